@@ -1,0 +1,33 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "GroupPolicy",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
+        .executable(name: "group-policy", targets: ["group-policy"]),
+    ],
+    targets: [
+        .target(
+            name: "GroupPolicy",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "group-policy",
+            dependencies: ["GroupPolicy"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupPolicyTests",
+            dependencies: ["GroupPolicy"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

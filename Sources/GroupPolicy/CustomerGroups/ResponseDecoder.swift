@@ -1,0 +1,383 @@
+/// Decodes Apple's group documents straight from bytes into the models, without an intermediate
+/// tree or `Codable` machinery: this is the per-request path.
+///
+/// Strict where Apple's contract is firm (valid JSON, required keys, JSON types, no duplicate
+/// keys), tolerant where Apple may evolve (unknown keys are skipped, unknown enum values kept).
+struct ResponseDecoder {
+    /// A decoding failure: where (byte offset, JSON path) and what.
+    struct Failure: Error {
+        var offset: Int
+        var path: JSONPath
+        var message: String
+        var isLimit = false
+    }
+
+    private var scanner: JSONScanner
+    private let limits: ResponseLimits
+
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: ResponseLimits) {
+        self.scanner = JSONScanner(bytes: bytes)
+        self.limits = limits
+    }
+
+    // MARK: Documents
+
+    mutating func decodeCustomerGroups() throws(Failure) -> GetCustomerGroupsResponse {
+        try checkSize()
+        var groups: [GroupEntry]?
+        try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in
+            guard key == .groups else { return false }
+            guard groups == nil else { throw decoder.duplicateKey("groups", at: keyOffset, in: .root) }
+            groups = try decoder.readGroups()
+            return true
+        }
+        try finish()
+        guard let groups else { throw missingKey("groups", in: .root, objectOffset: objectStart) }
+        return GetCustomerGroupsResponse(groups: groups)
+    }
+
+    mutating func decodeGroupMembers() throws(Failure) -> GetGroupMembersResponse {
+        try checkSize()
+        var members: [GroupMemberEntry]?
+        var hasMore: Bool?
+        var token: String?
+        var sawToken = false
+        try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in
+            let path = JSONPath.root
+            switch key {
+            case .members:
+                guard members == nil else { throw decoder.duplicateKey("members", at: keyOffset, in: path) }
+                members = try decoder.readMembers()
+            case .hasMore:
+                guard hasMore == nil else { throw decoder.duplicateKey("hasMore", at: keyOffset, in: path) }
+                hasMore = try decoder.readBool(at: path.appending("hasMore"))
+            case .paginationToken:
+                guard !sawToken else { throw decoder.duplicateKey("paginationToken", at: keyOffset, in: path) }
+                sawToken = true
+                token = try decoder.readOptionalString(at: path.appending("paginationToken"))
+            default:
+                return false
+            }
+            return true
+        }
+        try finish()
+        guard let members else { throw missingKey("members", in: .root, objectOffset: objectStart) }
+        guard let hasMore else { throw missingKey("hasMore", in: .root, objectOffset: objectStart) }
+        return GetGroupMembersResponse(members: members, hasMore: hasMore, paginationToken: token)
+    }
+
+    // MARK: Parts
+
+    private mutating func readGroups() throws(Failure) -> [GroupEntry] {
+        let path = JSONPath.root.appending("groups")
+        var groups: [GroupEntry] = []
+        try readArray(at: path, depth: 2) { (decoder, index) throws(Failure) in
+            guard index < decoder.limits.maximumGroups else {
+                throw decoder.limit("more than \(decoder.limits.maximumGroups) groups", at: path.appending(index))
+            }
+            groups.append(try decoder.readGroup(at: path.appending(index)))
+        }
+        return groups
+    }
+
+    private mutating func readGroup(at path: JSONPath) throws(Failure) -> GroupEntry {
+        var groupID: String?
+        var groupType: String?
+        var roles: [RoleEntry]?
+        var sawRoles = false
+        let start = scanner.position
+        try readObject(at: path, depth: 3) { (decoder, key, keyOffset) throws(Failure) in
+            switch key {
+            case .groupId:
+                guard groupID == nil else { throw decoder.duplicateKey("groupId", at: keyOffset, in: path) }
+                groupID = try decoder.readString(at: path.appending("groupId"))
+            case .groupType:
+                guard groupType == nil else { throw decoder.duplicateKey("groupType", at: keyOffset, in: path) }
+                groupType = try decoder.readString(at: path.appending("groupType"))
+            case .roles:
+                guard !sawRoles else { throw decoder.duplicateKey("roles", at: keyOffset, in: path) }
+                sawRoles = true
+                roles = try decoder.readRoles(at: path.appending("roles"))
+            default:
+                return false
+            }
+            return true
+        }
+        guard let groupID else { throw missingKey("groupId", in: path, objectOffset: start) }
+        guard let groupType else { throw missingKey("groupType", in: path, objectOffset: start) }
+        return GroupEntry(groupID: groupID, groupType: GroupType(rawValue: groupType), roles: roles ?? [])
+    }
+
+    /// Reads `roles`: an array of role entries, or `null` (treated as absent).
+    private mutating func readRoles(at path: JSONPath) throws(Failure) -> [RoleEntry]? {
+        if scanner.peekByte() == UInt8(ascii: "n") {
+            try readNull(at: path)
+            return nil
+        }
+        var roles: [RoleEntry] = []
+        try readArray(at: path, depth: 4) { (decoder, index) throws(Failure) in
+            guard index < decoder.limits.maximumRoleEntriesPerGroup else {
+                throw decoder.limit(
+                    "more than \(decoder.limits.maximumRoleEntriesPerGroup) role entries in one group",
+                    at: path.appending(index)
+                )
+            }
+            roles.append(try decoder.readRole(at: path.appending(index)))
+        }
+        return roles
+    }
+
+    private mutating func readRole(at path: JSONPath) throws(Failure) -> RoleEntry {
+        var productID: String?
+        var role: String?
+        let start = scanner.position
+        try readObject(at: path, depth: 5) { (decoder, key, keyOffset) throws(Failure) in
+            switch key {
+            case .productId:
+                guard productID == nil else { throw decoder.duplicateKey("productId", at: keyOffset, in: path) }
+                productID = try decoder.readString(at: path.appending("productId"))
+            case .role:
+                guard role == nil else { throw decoder.duplicateKey("role", at: keyOffset, in: path) }
+                role = try decoder.readString(at: path.appending("role"))
+            default:
+                return false
+            }
+            return true
+        }
+        guard let productID else { throw missingKey("productId", in: path, objectOffset: start) }
+        guard let role else { throw missingKey("role", in: path, objectOffset: start) }
+        return RoleEntry(productID: productID, role: Role(rawValue: role))
+    }
+
+    private mutating func readMembers() throws(Failure) -> [GroupMemberEntry] {
+        let path = JSONPath.root.appending("members")
+        var members: [GroupMemberEntry] = []
+        try readArray(at: path, depth: 2) { (decoder, index) throws(Failure) in
+            guard index < decoder.limits.maximumMembers else {
+                throw decoder.limit("more than \(decoder.limits.maximumMembers) members", at: path.appending(index))
+            }
+            let memberPath = path.appending(index)
+            let start = decoder.scanner.position
+            var transactionID: String?
+            try decoder.readObject(at: memberPath, depth: 3) { (decoder, key, keyOffset) throws(Failure) in
+                guard key == .appTransactionId else { return false }
+                guard transactionID == nil else {
+                    throw decoder.duplicateKey("appTransactionId", at: keyOffset, in: memberPath)
+                }
+                transactionID = try decoder.readString(at: memberPath.appending("appTransactionId"))
+                return true
+            }
+            guard let transactionID else {
+                throw decoder.missingKey("appTransactionId", in: memberPath, objectOffset: start)
+            }
+            members.append(GroupMemberEntry(appTransactionID: transactionID))
+        }
+        return members
+    }
+
+    // MARK: Structure
+
+    /// The offset of the root object, for "missing key" errors about it.
+    private var objectStart: Int {
+        var probe = JSONScanner(bytes: scanner.bytes)
+        probe.skipWhitespace()
+        return probe.position
+    }
+
+    private func checkSize() throws(Failure) {
+        guard scanner.bytes.count <= limits.maximumBytes else {
+            throw Failure(
+                offset: 0,
+                path: .root,
+                message: "document of \(scanner.bytes.count) bytes is over the limit of \(limits.maximumBytes) bytes",
+                isLimit: true
+            )
+        }
+    }
+
+    private mutating func finish() throws(Failure) {
+        do {
+            try scanner.expectEnd()
+        } catch {
+            throw Failure(offset: error.offset, path: .root, message: error.message)
+        }
+    }
+
+    /// The keys of Apple's group documents; every other key is skipped.
+    enum Key {
+        case groups, groupId, groupType, roles, productId, role, members, hasMore, paginationToken
+        case appTransactionId, other
+    }
+
+    /// Reads a key and classifies it by its raw bytes; only a key with escapes is decoded first,
+    /// so `"group\u0049d"` still counts as `groupId` and cannot slip a duplicate past the checks.
+    private mutating func readKey() throws(JSONSyntaxError) -> Key {
+        let (range, hasEscapes) = try scanner.readRawString()
+        if hasEscapes {
+            let text = try scanner.decodeString(from: range.lowerBound, to: range.upperBound)
+            var utf8 = Array(text.utf8)
+            return utf8.withUnsafeMutableBufferPointer { buffer in
+                Self.classify(JSONScanner(bytes: UnsafeBufferPointer(buffer)), 0..<buffer.count)
+            }
+        }
+        return Self.classify(scanner, range)
+    }
+
+    private static func classify(_ scanner: JSONScanner, _ range: Range<Int>) -> Key {
+        switch range.count {
+        case 4: if scanner.rawEquals(range, "role") { return .role }
+        case 5: if scanner.rawEquals(range, "roles") { return .roles }
+        case 6: if scanner.rawEquals(range, "groups") { return .groups }
+        case 7:
+            if scanner.rawEquals(range, "groupId") { return .groupId }
+            if scanner.rawEquals(range, "members") { return .members }
+            if scanner.rawEquals(range, "hasMore") { return .hasMore }
+        case 9:
+            if scanner.rawEquals(range, "groupType") { return .groupType }
+            if scanner.rawEquals(range, "productId") { return .productId }
+        case 15: if scanner.rawEquals(range, "paginationToken") { return .paginationToken }
+        case 16: if scanner.rawEquals(range, "appTransactionId") { return .appTransactionId }
+        default: break
+        }
+        return .other
+    }
+
+    /// Reads an object, handing each classified key to `member`, which reads the value and returns
+    /// true, or returns false to have the value validated and skipped.
+    private mutating func readObject(
+        at path: JSONPath,
+        depth: Int,
+        _ member: (inout ResponseDecoder, Key, Int) throws(Failure) -> Bool
+    ) throws(Failure) {
+        guard scanner.peekByte() == UInt8(ascii: "{") else { throw wrongType("an object", at: path) }
+        guard depth <= limits.maximumDepth else { throw tooDeep(at: path) }
+        scanner.position += 1
+        if scanner.peekByte() == UInt8(ascii: "}") {
+            scanner.position += 1
+            return
+        }
+        repeat {
+            scanner.skipWhitespace()
+            let keyOffset = scanner.position
+            let key: Key
+            do {
+                key = try readKey()
+                try scanner.expect(UInt8(ascii: ":"), "':' after the key")
+            } catch {
+                throw Failure(offset: error.offset, path: path, message: error.message)
+            }
+            if try !member(&self, key, keyOffset) {
+                do {
+                    try scanner.skipValue(depth: depth, maximumDepth: limits.maximumDepth)
+                } catch {
+                    throw Failure(offset: error.offset, path: path, message: error.message)
+                }
+            }
+        } while try commaOrClose(UInt8(ascii: "}"), "}", at: path)
+    }
+
+    private mutating func readArray(
+        at path: JSONPath,
+        depth: Int,
+        _ element: (inout ResponseDecoder, Int) throws(Failure) -> Void
+    ) throws(Failure) {
+        guard scanner.peekByte() == UInt8(ascii: "[") else { throw wrongType("an array", at: path) }
+        guard depth <= limits.maximumDepth else { throw tooDeep(at: path) }
+        scanner.position += 1
+        if scanner.peekByte() == UInt8(ascii: "]") {
+            scanner.position += 1
+            return
+        }
+        var index = 0
+        repeat {
+            try element(&self, index)
+            index += 1
+        } while try commaOrClose(UInt8(ascii: "]"), "]", at: path)
+    }
+
+    private mutating func commaOrClose(_ close: UInt8, _ what: String, at path: JSONPath) throws(Failure) -> Bool {
+        do {
+            return try scanner.commaOrClose(close, what)
+        } catch {
+            throw Failure(offset: error.offset, path: path, message: error.message)
+        }
+    }
+
+    // MARK: Scalars
+
+    private mutating func readString(at path: JSONPath) throws(Failure) -> String {
+        guard scanner.peekByte() == UInt8(ascii: "\"") else { throw wrongType("a string", at: path) }
+        do {
+            return try scanner.readString()
+        } catch {
+            throw Failure(offset: error.offset, path: path, message: error.message)
+        }
+    }
+
+    private mutating func readOptionalString(at path: JSONPath) throws(Failure) -> String? {
+        if scanner.peekByte() == UInt8(ascii: "n") {
+            try readNull(at: path)
+            return nil
+        }
+        return try readString(at: path)
+    }
+
+    private mutating func readBool(at path: JSONPath) throws(Failure) -> Bool {
+        guard let byte = scanner.peekByte(), byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f") else {
+            throw wrongType("a boolean", at: path)
+        }
+        do {
+            guard case .bool(let value) = try scanner.readLiteral() else { throw wrongType("a boolean", at: path) }
+            return value
+        } catch let error as JSONSyntaxError {
+            throw Failure(offset: error.offset, path: path, message: error.message)
+        } catch {
+            throw wrongType("a boolean", at: path)
+        }
+    }
+
+    private mutating func readNull(at path: JSONPath) throws(Failure) {
+        do {
+            guard case .null = try scanner.readLiteral() else { throw wrongType("null", at: path) }
+        } catch let error as JSONSyntaxError {
+            throw Failure(offset: error.offset, path: path, message: error.message)
+        } catch {
+            throw wrongType("null", at: path)
+        }
+    }
+
+    // MARK: Errors
+
+    private mutating func wrongType(_ expected: String, at path: JSONPath) -> Failure {
+        let found: String
+        guard let byte = scanner.peekByte() else {
+            return Failure(offset: scanner.position, path: path, message: "expected \(expected), found end of input")
+        }
+        switch byte {
+        case UInt8(ascii: "{"): found = "an object"
+        case UInt8(ascii: "["): found = "an array"
+        case UInt8(ascii: "\""): found = "a string"
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): found = "a boolean"
+        case UInt8(ascii: "n"): found = "null"
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): found = "a number"
+        default: found = scanner.describeCurrent()
+        }
+        return Failure(offset: scanner.position, path: path, message: "expected \(expected), found \(found)")
+    }
+
+    private func missingKey(_ key: String, in path: JSONPath, objectOffset: Int) -> Failure {
+        Failure(offset: objectOffset, path: path.appending(key), message: "missing required key '\(key)'")
+    }
+
+    private func duplicateKey(_ key: String, at offset: Int, in path: JSONPath) -> Failure {
+        Failure(offset: offset, path: path.appending(key), message: "duplicate key '\(key)'")
+    }
+
+    private func tooDeep(at path: JSONPath) -> Failure {
+        Failure(offset: scanner.position, path: path, message: "nesting deeper than \(limits.maximumDepth) levels")
+    }
+
+    private func limit(_ message: String, at path: JSONPath) -> Failure {
+        Failure(offset: scanner.position, path: path, message: message, isLimit: true)
+    }
+}

@@ -1,0 +1,114 @@
+/// A set of capabilities of one policy: a bit set over the policy's interned names that iterates
+/// its names in sorted (byte-wise) order.
+///
+/// Membership tests cost a name lookup and a bit test; sets from policies with up to 64
+/// capabilities need no heap storage at all.
+public struct CapabilitySet: Sendable, Sequence, CustomStringConvertible {
+    let catalog: CapabilityCatalog
+    let bits: CapabilityBits
+
+    init(catalog: CapabilityCatalog, bits: CapabilityBits) {
+        self.catalog = catalog
+        self.bits = bits
+    }
+
+    /// Whether the set holds the capability named `name`.
+    public func contains(_ name: String) -> Bool {
+        guard let index = catalog.index(of: name) else { return false }
+        return bits.contains(index)
+    }
+
+    /// Whether the set holds `capability`.
+    public func contains(_ capability: Capability) -> Bool { contains(capability.name) }
+
+    /// The number of capabilities in the set.
+    public var count: Int { bits.count }
+
+    /// Whether the set is empty.
+    public var isEmpty: Bool { bits.isEmpty }
+
+    /// The names, sorted.
+    public var names: [String] { bits.indices.map { catalog.names[$0] } }
+
+    /// Iterates the names in sorted order.
+    public func makeIterator() -> IndexingIterator<[String]> { names.makeIterator() }
+
+    /// The names as a JSON-like list.
+    public var description: String { "[" + names.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+}
+
+extension CapabilitySet: Equatable, Hashable {
+    /// Two sets are equal when they hold the same names (even when from different policies).
+    public static func == (lhs: CapabilitySet, rhs: CapabilitySet) -> Bool {
+        if lhs.catalog === rhs.catalog { return lhs.bits == rhs.bits }
+        return lhs.names == rhs.names
+    }
+
+    /// Hashes the names.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(names)
+    }
+}
+
+/// A fixed-width bit set over capability indices; one inline word covers up to 64 capabilities.
+enum CapabilityBits: Sendable, Hashable {
+    case small(UInt64)
+    case large([UInt64])
+
+    init(words: UnsafeBufferPointer<UInt64>) {
+        if words.count == 1 {
+            self = .small(words[0])
+        } else {
+            self = .large(Array(words))
+        }
+    }
+
+    init(indices: some Sequence<Int>, wordCount: Int) {
+        var words = [UInt64](repeating: 0, count: wordCount)
+        for index in indices { words[index >> 6] |= 1 << UInt64(index & 63) }
+        self = wordCount == 1 ? .small(words[0]) : .large(words)
+    }
+
+    func contains(_ index: Int) -> Bool {
+        switch self {
+        case .small(let word):
+            return index < 64 && word & (1 << UInt64(index)) != 0
+        case .large(let words):
+            let wordIndex = index >> 6
+            return wordIndex < words.count && words[wordIndex] & (1 << UInt64(index & 63)) != 0
+        }
+    }
+
+    var count: Int {
+        switch self {
+        case .small(let word): word.nonzeroBitCount
+        case .large(let words): words.reduce(0) { $0 + $1.nonzeroBitCount }
+        }
+    }
+
+    var isEmpty: Bool {
+        switch self {
+        case .small(let word): word == 0
+        case .large(let words): words.allSatisfy { $0 == 0 }
+        }
+    }
+
+    /// The set bits' indices, ascending.
+    var indices: [Int] {
+        var result: [Int] = []
+        func collect(_ word: UInt64, base: Int) {
+            var remaining = word
+            while remaining != 0 {
+                result.append(base + remaining.trailingZeroBitCount)
+                remaining &= remaining - 1
+            }
+        }
+        switch self {
+        case .small(let word):
+            collect(word, base: 0)
+        case .large(let words):
+            for (position, word) in words.enumerated() { collect(word, base: position * 64) }
+        }
+        return result
+    }
+}

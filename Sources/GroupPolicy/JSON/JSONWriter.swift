@@ -1,0 +1,116 @@
+/// Writes JSON text directly, in the caller's key order: compact, or pretty with two-space
+/// indentation and `"key": value`. Empty containers print as `[]` and `{}`.
+struct JSONWriter {
+    private(set) var output: [UInt8] = []
+    let pretty: Bool
+    private var indent = 0
+    /// Per open container: whether it has an element yet (for commas) — true after the first.
+    private var hasElements: [Bool] = []
+    private var afterKey = false
+
+    init(pretty: Bool, reservingCapacity capacity: Int = 256) {
+        self.pretty = pretty
+        output.reserveCapacity(capacity)
+    }
+
+    var string: String { String(decoding: output, as: UTF8.self) }
+
+    mutating func beginObject() { open(UInt8(ascii: "{")) }
+    mutating func endObject() { close(UInt8(ascii: "}")) }
+    mutating func beginArray() { open(UInt8(ascii: "[")) }
+    mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    mutating func key(_ key: String) {
+        separate()
+        appendQuoted(key)
+        output.append(UInt8(ascii: ":"))
+        if pretty { output.append(UInt8(ascii: " ")) }
+        afterKey = true
+    }
+
+    mutating func string(_ value: String) {
+        separate()
+        appendQuoted(value)
+    }
+
+    mutating func bool(_ value: Bool) {
+        separate()
+        output.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func number(_ value: Int64) {
+        separate()
+        output.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func null() {
+        separate()
+        output.append(contentsOf: "null".utf8)
+    }
+
+    /// A key with a string value.
+    mutating func member(_ name: String, _ value: String) {
+        key(name)
+        string(value)
+    }
+
+    /// A key with an array of strings.
+    mutating func member(_ name: String, strings: some Sequence<String>) {
+        key(name)
+        beginArray()
+        for value in strings { string(value) }
+        endArray()
+    }
+
+    private mutating func open(_ byte: UInt8) {
+        separate()
+        output.append(byte)
+        hasElements.append(false)
+        indent += 1
+    }
+
+    private mutating func close(_ byte: UInt8) {
+        indent -= 1
+        if hasElements.removeLast() { newline() }
+        output.append(byte)
+    }
+
+    /// Writes the comma and line break a new element or key needs; a value right after its key
+    /// needs none.
+    private mutating func separate() {
+        if afterKey {
+            afterKey = false
+            return
+        }
+        guard !hasElements.isEmpty else { return }
+        if hasElements[hasElements.count - 1] { output.append(UInt8(ascii: ",")) }
+        hasElements[hasElements.count - 1] = true
+        newline()
+    }
+
+    private mutating func newline() {
+        guard pretty else { return }
+        output.append(0x0A)
+        for _ in 0..<(indent * 2) { output.append(0x20) }
+    }
+
+    private mutating func appendQuoted(_ text: String) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,304 @@
+import FoundationEssentials
+
+/// A loaded, validated and compiled policy (or a set of policies) that turns Get Customer Groups
+/// responses into ``Decision``s.
+///
+/// A `Policy` is immutable and `Sendable`: load it once, share it across every request and thread.
+/// Loading is all or nothing: a file with any error throws a ``GroupPolicyError`` listing every
+/// diagnostic, and nothing is half-loaded. Warnings of a policy that loads are in ``warnings``.
+///
+/// ```swift
+/// let policy = try Policy(contentsOfFile: "Policies/team-workspace.json")
+/// let response = try GetCustomerGroupsResponse(jsonBytes: body)
+/// let decision = policy.evaluate(response, in: EvaluationContext(environment: .production))
+/// if decision.allows("workspace.manage-seats") { … }
+/// ```
+public struct Policy: Sendable {
+    let compiled: CompiledPolicy
+
+    init(documents: [PolicyDocument]) {
+        compiled = CompiledPolicy(documents: documents)
+    }
+
+    /// Loads one policy file.
+    ///
+    /// - Parameters:
+    ///   - path: The file's path; diagnostics print it as given.
+    ///   - limits: Bounds on size, rules, capabilities and nesting.
+    public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws {
+        let bytes = try readFile(path, limits: limits)
+        try self.init(jsonBytes: bytes, fileName: path, limits: limits)
+    }
+
+    /// Loads a policy from bytes.
+    ///
+    /// - Parameters:
+    ///   - jsonBytes: The policy file's content.
+    ///   - fileName: The name diagnostics print, if the bytes came from a file.
+    ///   - limits: Bounds on size, rules, capabilities and nesting.
+    public init(jsonBytes: some Collection<UInt8>, fileName: String? = nil, limits: PolicyLimits = .default) throws {
+        let document = try Self.parseDocument(Array(jsonBytes), fileName: fileName, limits: limits)
+        self.init(documents: [document])
+    }
+
+    /// Loads a policy set: every `*.json` file directly in `path` that is not a test file
+    /// (`*.tests.json`) or a JSON Schema (`*.schema.json`), in file-name order.
+    ///
+    /// The policies share one namespace of capabilities and workspaces and are evaluated together:
+    /// a deny in any policy removes that capability from the group whatever policy granted it.
+    /// Provenance names rules `policy-id/rule-id` when the set holds several policies.
+    public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws {
+        let files = try GroupPolicy.policyFiles(inDirectory: path)
+        guard !files.isEmpty else {
+            throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
+        }
+        try self.init(contentsOfFiles: files, limits: limits)
+    }
+
+    /// Loads a policy set from the given files (see ``init(contentsOfDirectory:limits:)``).
+    public init(contentsOfFiles paths: [String], limits: PolicyLimits = .default) throws {
+        var documents: [PolicyDocument] = []
+        var diagnostics: [Diagnostic] = []
+        var failed = false
+        for path in paths {
+            do {
+                let bytes = try readFile(path, limits: limits)
+                documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits))
+            } catch let error as GroupPolicyError {
+                failed = true
+                diagnostics += error.diagnostics.isEmpty
+                    ? [Diagnostic(severity: .error, kind: .unreadableFile, location: nil, jsonPath: "$", message: error.message)]
+                    : error.diagnostics
+            }
+        }
+        diagnostics += Self.setConflicts(documents)
+        if failed || diagnostics.contains(where: { $0.severity == .error }) {
+            throw GroupPolicyError(
+                code: .invalidPolicy,
+                message: "the policy set does not load",
+                location: diagnostics.first?.location,
+                jsonPath: diagnostics.first?.jsonPath,
+                diagnostics: diagnostics
+            )
+        }
+        self.init(documents: documents)
+    }
+
+    /// Loads a file as a single policy, or a directory as a policy set.
+    public init(contentsOf path: String, limits: PolicyLimits = .default) throws {
+        if isDirectory(path) {
+            try self.init(contentsOfDirectory: path, limits: limits)
+        } else {
+            try self.init(contentsOfFile: path, limits: limits)
+        }
+    }
+
+    static func parseDocument(_ bytes: [UInt8], fileName: String?, limits: PolicyLimits) throws -> PolicyDocument {
+        let (document, diagnostics) = PolicyParser.parse(bytes: bytes, fileName: fileName, limits: limits)
+        guard let document else {
+            let first = diagnostics.first { $0.severity == .error }
+            throw GroupPolicyError(
+                code: .invalidPolicy,
+                message: first?.message ?? "the policy does not load",
+                location: first?.location,
+                jsonPath: first?.jsonPath,
+                diagnostics: diagnostics
+            )
+        }
+        return document
+    }
+
+    /// Conflicts between the policies of one set: ids, capability kinds, workspace ids.
+    private static func setConflicts(_ documents: [PolicyDocument]) -> [Diagnostic] {
+        var diagnostics: [Diagnostic] = []
+        var policyIDs: [String: String] = [:]
+        var kinds: [String: (CapabilityKind, String)] = [:]
+        var workspaces: [String: String] = [:]
+        for document in documents {
+            let file = document.fileName ?? "<input>"
+            let location = SourceLocation(file: document.fileName, line: 1, column: 1)
+            if let other = policyIDs[document.id] {
+                diagnostics.append(
+                    Diagnostic(
+                        severity: .error,
+                        kind: .conflictInSet,
+                        location: location,
+                        jsonPath: "id",
+                        message: "policy id '\(document.id)' is also the id of \(other)"
+                    )
+                )
+            }
+            policyIDs[document.id] = file
+            for capability in document.capabilities {
+                if let (kind, other) = kinds[capability.name], kind != capability.kind {
+                    diagnostics.append(
+                        Diagnostic(
+                            severity: .error,
+                            kind: .conflictInSet,
+                            location: location,
+                            jsonPath: JSONPath.root.appending("capabilities").appending(capability.name).description,
+                            message: "capability '\(capability.name)' is '\(capability.kind.rawValue)' here but '\(kind.rawValue)' in \(other)"
+                        )
+                    )
+                }
+                kinds[capability.name] = kinds[capability.name] ?? (capability.kind, file)
+            }
+            for workspace in document.workspaces {
+                if let other = workspaces[workspace.id] {
+                    diagnostics.append(
+                        Diagnostic(
+                            severity: .error,
+                            kind: .conflictInSet,
+                            location: location,
+                            jsonPath: workspace.path.appending("id").description,
+                            message: "workspace id '\(workspace.id)' is also defined in \(other)"
+                        )
+                    )
+                }
+                workspaces[workspace.id] = file
+            }
+        }
+        return diagnostics
+    }
+
+    // MARK: Introspection
+
+    /// The ids of the policies, in load order.
+    public var ids: [String] { compiled.documents.map(\.document.id) }
+
+    /// The warnings found while loading, errors being impossible in a loaded policy.
+    public var warnings: [Diagnostic] { compiled.documents.flatMap(\.document.warnings) }
+
+    /// Every declared capability, sorted by name.
+    public var capabilities: [Capability] { compiled.catalog.names.map { Capability($0) } }
+
+    /// Whether a declared capability is `presentation` or `content`; `nil` when not declared.
+    public func kind(of capability: Capability) -> CapabilityKind? {
+        compiled.catalog.index(of: capability.name).map { compiled.catalog.kinds[$0] }
+    }
+
+    /// A declared capability's description, if it has one.
+    public func description(of capability: Capability) -> String? {
+        compiled.catalog.index(of: capability.name).flatMap { compiled.catalog.descriptions[$0] }
+    }
+
+    /// Every workspace definition's id, in definition order.
+    public var workspaces: [Workspace] { compiled.documents.flatMap { $0.document.workspaces.map { Workspace($0.id) } } }
+
+    /// The number of rules across the set.
+    public var ruleCount: Int { compiled.documents.reduce(0) { $0 + $1.document.rules.count } }
+}
+
+/// A policy set compiled: the shared capability catalog and each document's tables.
+final class CompiledPolicy: Sendable {
+    let catalog: CapabilityCatalog
+    let documents: [CompiledDocument]
+
+    init(documents: [PolicyDocument]) {
+        let catalog = CapabilityCatalog(declarations: documents.flatMap(\.capabilities))
+        self.catalog = catalog
+        let qualify = documents.count > 1
+        self.documents = documents.map { document in
+            CompiledDocument(document: document, catalog: catalog, qualifyRuleIDs: qualify)
+        }
+    }
+}
+
+// MARK: Files
+
+/// Reads a whole file, refusing one over the size limit before reading it.
+func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
+    if isDirectory(path) {
+        throw GroupPolicyError(code: .unreadableFile, message: "\(path) is a directory, not a file")
+    }
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+    if let size, size > limits.maximumBytes {
+        throw GroupPolicyError(
+            code: .limitExceeded,
+            message: "\(path): file of \(size) bytes is over the limit of \(limits.maximumBytes) bytes",
+            location: SourceLocation(file: path, line: 1, column: 1)
+        )
+    }
+    do {
+        return Array(try Data(contentsOf: URL(filePath: path)))
+    } catch {
+        throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): \(describe(error))")
+    }
+}
+
+/// A short reason for a file error, without Foundation's long wrappers.
+func describe(_ error: any Error) -> String {
+    if let error = error as? CocoaError {
+        switch error.code {
+        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
+        case .fileReadNoPermission: return "permission denied"
+        case .fileReadInvalidFileName: return "invalid file name"
+        default: break
+        }
+    }
+    return "\(error)"
+}
+
+func isDirectory(_ path: String) -> Bool {
+    var directory = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory
+}
+
+/// The policy files directly in a directory, sorted: `*.json` except tests and schemas.
+func policyFiles(inDirectory path: String) throws(GroupPolicyError) -> [String] {
+    let names: [String]
+    do {
+        names = try FileManager.default.contentsOfDirectory(atPath: path)
+    } catch {
+        throw GroupPolicyError(code: .unreadableFile, message: "cannot read directory \(path): \(describe(error))")
+    }
+    return names.filter(isPolicyFileName).sorted().map { joinPath(path, $0) }
+}
+
+func isPolicyFileName(_ name: String) -> Bool {
+    name.hasSuffix(".json") && !name.hasSuffix(".tests.json") && !name.hasSuffix(".schema.json")
+}
+
+func joinPath(_ directory: String, _ name: String) -> String {
+    directory.hasSuffix("/") ? directory + name : directory + "/" + name
+}
+
+extension Policy {
+    /// Every policy file (`*.json` that is not `*.tests.json` or `*.schema.json`) under the paths:
+    /// a file is taken as given, a directory is searched recursively; sorted within each directory.
+    public static func policyFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
+        try findFiles(under: paths, matching: isPolicyFileName)
+    }
+}
+
+/// Files under the paths whose names match, directories searched recursively in sorted order.
+func findFiles(under paths: [String], matching: (String) -> Bool) throws(GroupPolicyError) -> [String] {
+    var found: [String] = []
+    func walk(_ directory: String, depth: Int) throws(GroupPolicyError) {
+        guard depth < 32 else { return }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        } catch {
+            throw GroupPolicyError(code: .unreadableFile, message: "cannot read directory \(directory): \(describe(error))")
+        }
+        for name in names where !name.hasPrefix(".") {
+            let path = joinPath(directory, name)
+            if isDirectory(path) {
+                try walk(path, depth: depth + 1)
+            } else if matching(name) {
+                found.append(path)
+            }
+        }
+    }
+    for path in paths {
+        if isDirectory(path) {
+            try walk(path, depth: 0)
+        } else if FileManager.default.fileExists(atPath: path) {
+            found.append(path)
+        } else {
+            throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): no such file or directory")
+        }
+    }
+    return found
+}

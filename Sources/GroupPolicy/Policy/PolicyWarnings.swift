@@ -1,0 +1,81 @@
+/// The warnings of policy-format.md section 5 that need the whole document: things that load but
+/// are almost certainly not what the author meant. (Unknown `groupType`/`role` values are warned
+/// about while parsing, where their locations are at hand.)
+enum PolicyWarnings {
+    static func check(_ document: PolicyDocument, rootOffset: Int, rulesNode: JSONNode?, collector: DiagnosticCollector) {
+        if document.rules.isEmpty {
+            collector.warning(
+                .noRules,
+                at: rulesNode?.offset ?? rootOffset,
+                JSONPath.root.appending("rules"),
+                "the policy has no rules, so it grants nothing"
+            )
+        }
+        for rule in document.rules where rule.match.isRoleLevel && rule.match.groupTypes == .oneOf([GroupType.consumer.rawValue]) {
+            collector.warning(
+                .unreachableConsumerRule,
+                at: rule.offset,
+                rule.path,
+                "rule '\(rule.id)' matches role entries but only in CONSUMER groups, which have none: it can never match"
+            )
+        }
+        var granted: Set<String> = []
+        for rule in document.rules where rule.effect == .grant { granted.formUnion(rule.capabilities) }
+        for capability in document.capabilities where !granted.contains(capability.name) {
+            collector.warning(
+                .capabilityNeverGranted,
+                at: capability.offset,
+                JSONPath.root.appending("capabilities").appending(capability.name),
+                "capability '\(capability.name)' is declared but no rule grants it"
+            )
+        }
+        checkShadowedGrants(document, collector: collector)
+    }
+
+    /// A grant rule each of whose capabilities is removed by some deny rule that matches whenever
+    /// the grant does ("at least as broad") can never grant anything.
+    private static func checkShadowedGrants(_ document: PolicyDocument, collector: DiagnosticCollector) {
+        let denies = document.rules.filter { $0.effect == .deny }
+        guard !denies.isEmpty else { return }
+        var deniesByCapability: [String: [RuleDefinition]] = [:]
+        for deny in denies {
+            for capability in deny.capabilities { deniesByCapability[capability, default: []].append(deny) }
+        }
+        for grant in document.rules where grant.effect == .grant {
+            var shadowing: [String] = []
+            let allDenied = grant.capabilities.allSatisfy { capability in
+                guard let deny = deniesByCapability[capability]?.first(where: { isAtLeastAsBroad($0, as: grant) }) else {
+                    return false
+                }
+                if !shadowing.contains(deny.id) { shadowing.append(deny.id) }
+                return true
+            }
+            guard allDenied else { continue }
+            let names = shadowing.map { "'\($0)'" }.joined(separator: ", ")
+            collector.warning(
+                .grantAlwaysDenied,
+                at: grant.offset,
+                grant.path,
+                "grant rule '\(grant.id)' never grants anything: deny rule \(names) removes all its capabilities wherever it matches"
+            )
+        }
+    }
+
+    /// Whether `deny` matches (with its requirements holding) every group `grant` matches.
+    static func isAtLeastAsBroad(_ deny: RuleDefinition, as grant: RuleDefinition) -> Bool {
+        guard deny.requires.areWeaker(than: grant.requires) else { return false }
+        guard covers(deny.match.groupTypes, grant.match.groupTypes), covers(deny.match.groupIDs, grant.match.groupIDs)
+        else { return false }
+        guard deny.match.isRoleLevel else { return true }
+        // A role-level deny covers only role-level grants whose every matching entry it matches too.
+        guard grant.match.isRoleLevel else { return false }
+        return covers(deny.match.productIDs, grant.match.productIDs) && covers(deny.match.roles, grant.match.roles)
+    }
+
+    /// Whether condition `outer` holds for every value `inner` holds for (`nil` is no condition).
+    private static func covers(_ outer: ValueCondition?, _ inner: ValueCondition?) -> Bool {
+        guard let outer, outer != .any else { return true }
+        guard let inner else { return false }
+        return inner.isSubset(of: outer)
+    }
+}

@@ -1,0 +1,28 @@
+extension WorkspaceDefinition {
+    /// The membership role one group gives in this workspace, or `nil` when the group does not form
+    /// one (policy-format.md section 3).
+    ///
+    /// - Parameters:
+    ///   - entries: The group's role entries.
+    ///   - ruleProductIDs: Each entry's product id after sandbox aliasing.
+    func membershipRole(
+        groupID: String,
+        groupType: GroupType,
+        entries: [RoleEntry],
+        ruleProductIDs: [String],
+        context: EvaluationContext
+    ) -> WorkspaceRole? {
+        guard requires.hold(in: context), match.matchesGroup(groupID: groupID, groupType: groupType.rawValue) else {
+            return nil
+        }
+        var relevant = false
+        var admin = false
+        for (index, entry) in entries.enumerated() where match.productIDs?.matches(ruleProductIDs[index]) ?? true {
+            relevant = true
+            if adminRoles.contains(entry.role.rawValue) { admin = true }
+        }
+        // Naming a product requires an entry for it; otherwise every entry (maybe none) counts.
+        if match.productIDs != nil && !relevant { return nil }
+        return admin ? .admin : .member
+    }
+}

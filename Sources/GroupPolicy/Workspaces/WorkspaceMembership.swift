@@ -1,0 +1,25 @@
+/// The customer's membership in one shared workspace: a workspace definition matched one group.
+public struct WorkspaceMembership: Sendable, Hashable {
+    /// The workspace definition that matched.
+    public var workspace: Workspace
+    /// The group that forms the workspace (the administrator's and members' shared group).
+    public var groupID: String
+    /// Whether the customer administers the workspace or is a member.
+    public var role: WorkspaceRole
+
+    /// Creates a membership.
+    public init(workspace: Workspace, groupID: String, role: WorkspaceRole) {
+        self.workspace = workspace
+        self.groupID = groupID
+        self.role = role
+    }
+}
+
+/// A workspace membership's role: `admin` when a relevant role entry has a role in the
+/// definition's `adminRoles`, otherwise `member`.
+public enum WorkspaceRole: String, Sendable, Hashable, Codable {
+    /// Administers the workspace.
+    case admin
+    /// Belongs to the workspace.
+    case member
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Exit statuses of cli.md: 0 success, 1 the checked thing is wrong, 2 the command could not run.
+enum ExitStatus: Int32 {
+    case success = 0
+    case failure = 1
+    case unusable = 2
+}
+
+/// Output for people on stdout; diagnostics and errors on stderr.
+enum Terminal {
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func err(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// `Error: message` on one line.
+    static func error(_ message: String) {
+        err("Error: \(message)")
+    }
+}
+
+/// Reads a file, or standard input for `-`; failures are "could not run" (exit 2).
+func readInput(_ path: String) throws(CommandFailure) -> [UInt8] {
+    if path == "-" {
+        return Array(FileHandle.standardInput.readDataToEndOfFile())
+    }
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw CommandFailure(.unusable, "cannot read \(path): no such file")
+    }
+    guard !isDirectory.boolValue else { throw CommandFailure(.unusable, "\(path) is a directory, expected a file") }
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw CommandFailure(.unusable, "cannot read \(path): permission denied or unreadable")
+    }
+    return Array(data)
+}
+
+/// A command that ends with a status and, unless already printed, a one-line message.
+struct CommandFailure: Error {
+    var status: ExitStatus
+    var message: String?
+
+    init(_ status: ExitStatus, _ message: String? = nil) {
+        self.status = status
+        self.message = message
+    }
+}
