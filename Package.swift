@@ -26,7 +26,12 @@ let package = Package(
         .testTarget(
             name: "GroupPolicyTests",
             dependencies: ["GroupPolicy"],
-            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupPolicyCLITests",
+            dependencies: ["group-policy"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
     ]

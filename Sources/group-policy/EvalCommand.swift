@@ -9,15 +9,24 @@ enum EvalCommand {
             .init(name: "policy", valueName: "FILE", help: "The policy file (or a directory: a policy set)."),
             .init(name: "response", valueName: "FILE|-", help: "The response JSON; '-' reads standard input."),
             .init(name: "environment", valueName: "ENV", help: "production (default) or sandbox."),
-            .init(name: "entitlement", valueName: "E", help: "An entitlement from verified transactions (repeatable).", repeatable: true),
+            .init(
+                name: "entitlement",
+                valueName: "E",
+                help: "An entitlement from verified transactions (repeatable).",
+                repeatable: true
+            ),
             .init(name: "explain", help: "Include grants and denials with provenance."),
         ],
-        details: "Exit status: 0 printed a decision, 1 the policy does not load, 2 bad usage or unreadable/invalid response."
+        details:
+            "Exit status: 0 printed a decision, 1 the policy does not load, 2 bad usage or unreadable/invalid response."
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
         guard arguments.positionals.isEmpty else {
-            throw CommandFailure(.unusable, "unexpected argument '\(arguments.positionals[0])' (use --policy and --response)")
+            throw CommandFailure(
+                .unusable,
+                "unexpected argument '\(arguments.positionals[0])' (use --policy and --response)"
+            )
         }
         let policyPath: String
         let responsePath: String
@@ -33,7 +42,10 @@ enum EvalCommand {
         let bytes = try readInput(responsePath)
         let response: GetCustomerGroupsResponse
         do {
-            response = try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: responsePath == "-" ? "<stdin>" : responsePath)
+            response = try GetCustomerGroupsResponse(
+                jsonBytes: bytes,
+                fileName: responsePath == "-" ? "<stdin>" : responsePath
+            )
         } catch {
             throw CommandFailure(.unusable, "invalid response: \(error)")
         }

@@ -32,7 +32,9 @@ enum GroupPolicyCommand {
             return .success
         }
         guard let command = commands.first(where: { $0.spec.name == name }) else {
-            Terminal.error("unknown command '\(name)' (commands: \(commands.map(\.spec.name).joined(separator: ", ")); see 'group-policy --help')")
+            Terminal.error(
+                "unknown command '\(name)' (commands: \(commands.map(\.spec.name).joined(separator: ", ")); see 'group-policy --help')"
+            )
             return .unusable
         }
         let parsed: ParsedArguments

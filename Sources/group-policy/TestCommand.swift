@@ -15,7 +15,9 @@ enum TestCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard !arguments.positionals.isEmpty else { throw CommandFailure(.unusable, "give at least one PATH (a test file or a directory)") }
+        guard !arguments.positionals.isEmpty else {
+            throw CommandFailure(.unusable, "give at least one PATH (a test file or a directory)")
+        }
         let files: [String]
         do {
             files = try PolicyTestSuite.testFiles(under: arguments.positionals)
@@ -31,7 +33,9 @@ enum TestCommand {
             } catch let error as GroupPolicyError {
                 failed += 1
                 Terminal.out("FAIL \(file): the test file does not load")
-                for diagnostic in error.diagnostics where diagnostic.severity == .error { Terminal.err(diagnostic.description) }
+                for diagnostic in error.diagnostics where diagnostic.severity == .error {
+                    Terminal.err(diagnostic.description)
+                }
                 if error.diagnostics.isEmpty { Terminal.err(error.description) }
                 continue
             } catch {

@@ -11,8 +11,10 @@ extension GetCustomerGroupsResponse {
     ///   - jsonBytes: The body as Apple sent it.
     ///   - limits: Bounds on size, groups, role entries and nesting.
     ///   - fileName: The name errors print, when the bytes came from a file.
+    /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`).
     public init(jsonBytes: some Collection<UInt8>, limits: ResponseLimits = .default, fileName: String? = nil) throws {
-        self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) { decoder throws(ResponseDecoder.Failure) in
+        self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
+            decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeCustomerGroups()
         }
     }
@@ -58,15 +60,19 @@ extension GetCustomerGroupsResponse {
 }
 
 extension GetGroupMembersResponse {
-    /// Decodes Apple's JSON body strictly: `members` and `hasMore` are required, `paginationToken`
-    /// optional; unknown keys are skipped. Errors are ``GroupPolicyError``s naming the JSON path.
+    /// Decodes Apple's JSON body strictly.
+    ///
+    /// `members` and `hasMore` are required, `paginationToken` optional; unknown keys are skipped.
     ///
     /// - Parameters:
     ///   - jsonBytes: The body as Apple sent it.
     ///   - limits: Bounds on size, members and nesting.
     ///   - fileName: The name errors print, when the bytes came from a file.
+    /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`) naming the
+    ///   JSON path.
     public init(jsonBytes: some Collection<UInt8>, limits: ResponseLimits = .default, fileName: String? = nil) throws {
-        self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) { decoder throws(ResponseDecoder.Failure) in
+        self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
+            decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeGroupMembers()
         }
     }

@@ -4,8 +4,10 @@ public struct GroupEntry: Hashable, Sendable, Codable {
     public var groupID: String
     /// `ORGANIZATION`, `CONSUMER`, or a value Apple adds later.
     public var groupType: GroupType
-    /// One entry per product of the app the group gives the customer. Apple sends them for
-    /// `ORGANIZATION` groups and omits them for `CONSUMER` groups; absent decodes as empty.
+    /// One entry per product of the app the group gives the customer.
+    ///
+    /// Apple sends them for `ORGANIZATION` groups and omits them for `CONSUMER` groups; absent
+    /// decodes as empty.
     public var roles: [RoleEntry]
 
     /// Creates a group entry.

@@ -15,10 +15,13 @@ public struct GroupType: RawRepresentable, Hashable, Sendable, Codable, Expressi
     /// Creates a group type from a string literal.
     public init(stringLiteral value: String) { self.rawValue = value }
 
-    /// `ORGANIZATION`: an organization bought seats (Volume Purchasing, Apple Business or School
-    /// Manager) and assigned one to the customer. Its entries carry roles.
+    /// `ORGANIZATION`: an organization bought seats and assigned one to the customer.
+    ///
+    /// Seats come through Volume Purchasing or Apple Business or School Manager. Its entries carry
+    /// roles.
     public static let organization = GroupType(rawValue: "ORGANIZATION")
     /// `CONSUMER`: a subscriber bought seats through Group Purchases and invited the customer.
+    ///
     /// Its entries carry no roles.
     public static let consumer = GroupType(rawValue: "CONSUMER")
 

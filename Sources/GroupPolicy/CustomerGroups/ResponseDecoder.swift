@@ -259,6 +259,13 @@ struct ResponseDecoder {
         repeat {
             scanner.skipWhitespace()
             let keyOffset = scanner.position
+            guard scanner.peekByte() == UInt8(ascii: "\"") else {
+                throw Failure(
+                    offset: keyOffset,
+                    path: path,
+                    message: "expected a string key, found \(scanner.describeCurrent())"
+                )
+            }
             let key: Key
             do {
                 key = try readKey()

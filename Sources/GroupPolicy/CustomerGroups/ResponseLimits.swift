@@ -4,15 +4,25 @@
 /// The defaults sit far above anything Apple sends (an app has at most 10,000 in-app products, a
 /// customer is in a handful of groups) and far below what would hurt a server.
 public struct ResponseLimits: Sendable, Hashable {
-    /// The largest document accepted, in bytes. Default 1 MiB, the fetcher's body limit.
+    /// The largest document accepted, in bytes.
+    ///
+    /// Default 1 MiB, the fetcher's body limit.
     public var maximumBytes: Int
-    /// The most groups one Get Customer Groups response may hold. Default 10,000.
+    /// The most groups one Get Customer Groups response may hold.
+    ///
+    /// Default 10,000.
     public var maximumGroups: Int
-    /// The most role entries one group may hold (after merging duplicates). Default 10,000.
+    /// The most role entries one group may hold (after merging duplicates).
+    ///
+    /// Default 10,000.
     public var maximumRoleEntriesPerGroup: Int
-    /// The most members one Get Group Members page may hold. Default 10,000 (Apple sends at most 100).
+    /// The most members one Get Group Members page may hold.
+    ///
+    /// Default 10,000 (Apple sends at most 100).
     public var maximumMembers: Int
-    /// The deepest JSON nesting accepted, counting every object and array. Default 32.
+    /// The deepest JSON nesting accepted, counting every object and array.
+    ///
+    /// Default 32.
     public var maximumDepth: Int
 
     /// Creates limits; every parameter defaults to the documented default.

@@ -15,8 +15,9 @@ public struct Role: RawRepresentable, Hashable, Sendable, Codable, ExpressibleBy
 
     /// `ADMIN`: the customer administers the group for that product.
     public static let admin = Role(rawValue: "ADMIN")
-    /// `NONE`: the customer holds a seat and does not administer. (Named `unassigned` because
-    /// `.none` would collide with `Optional.none`.) Apple has no `MEMBER` value.
+    /// `NONE`: the customer holds a seat and does not administer.
+    ///
+    /// Named `unassigned` because `.none` would collide with `Optional.none`. Apple has no `MEMBER`.
     public static let unassigned = Role(rawValue: "NONE")
 
     /// The values this version knows.

@@ -74,7 +74,9 @@ final class DiagnosticCollector {
         return value
     }
 
-    /// An array of strings; `minimumCount` 1 reports an empty array. Each element keeps its offset.
+    /// An array of strings, each with its offset.
+    ///
+    /// With `minimumCount` 1 an empty array is reported.
     func stringArray(_ node: JSONNode, _ path: JSONPath, minimumCount: Int = 0) -> [Located<String>]? {
         guard case .array(let elements) = node.value else {
             error(.wrongType, at: node.offset, path, "expected an array of strings, found \(node.value.typeName)")
@@ -102,7 +104,12 @@ final class DiagnosticCollector {
             return [Located(value: value, offset: node.offset, path: path)]
         }
         guard case .array = node.value else {
-            error(.wrongType, at: node.offset, path, "expected a string or an array of strings, found \(node.value.typeName)")
+            error(
+                .wrongType,
+                at: node.offset,
+                path,
+                "expected a string or an array of strings, found \(node.value.typeName)"
+            )
             return nil
         }
         return stringArray(node, path, minimumCount: 1)

@@ -3,7 +3,9 @@
 /// Loading a policy or test file that has errors throws one `GroupPolicyError` carrying every
 /// diagnostic found (``diagnostics``), so a tool can print them all; nothing is half-loaded.
 public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
-    /// What kind of failure this is. New codes may be added; switch with a `default`.
+    /// What kind of failure this is.
+    ///
+    /// New codes may be added; switch with a `default`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
             case invalidResponse = "invalid-response"

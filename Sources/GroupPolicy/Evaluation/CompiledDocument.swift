@@ -131,7 +131,9 @@ final class CompiledDocument: Sendable {
             let bits = ruleBits[index]
             let isDeny = rule.effect == .deny
             let typeList: [Int] =
-                rule.match.groupTypes.map { condition in condition.values.compactMap { types.firstIndex(of: $0).map { $0 + 1 } } }
+                rule.match.groupTypes.map { condition in
+                    condition.values.compactMap { types.firstIndex(of: $0).map { $0 + 1 } }
+                }
                 ?? Array(0..<typeClasses)
             let roleList: [Int] =
                 switch rule.match.roles {
@@ -228,9 +230,10 @@ final class CompiledDocument: Sendable {
         environment == .sandbox ? document.productAliases[productID] ?? productID : productID
     }
 
-    /// ORs into `grant` and `deny` what this document's rules give one group through the given role
-    /// entries. Calling it again for more entries of the same group (duplicates in a response)
-    /// accumulates correctly, because every step is an OR.
+    /// ORs into `grant` and `deny` what this document's rules give one group through the given entries.
+    ///
+    /// Calling it again for more entries of the same group (duplicates in a response) accumulates
+    /// correctly, because every step is an OR.
     func accumulate(
         groupID: String,
         groupType: GroupType,

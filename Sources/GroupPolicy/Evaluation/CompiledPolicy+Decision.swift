@@ -37,7 +37,10 @@ extension CompiledPolicy {
                     GroupDecision(
                         groupID: groupID,
                         groupType: groupType,
-                        capabilities: CapabilitySet(catalog: catalog, bits: CapabilityBits(indices: [], wordCount: words))
+                        capabilities: CapabilitySet(
+                            catalog: catalog,
+                            bits: CapabilityBits(indices: [], wordCount: words)
+                        )
                     )
                 )
                 continue
@@ -129,7 +132,12 @@ extension CompiledPolicy {
                     for capability in bits.indices {
                         granted[capability >> 6] |= 1 << UInt64(capability & 63)
                         grantMatches.append(
-                            GrantMatch(capability: capability, document: documentIndex, rule: ruleIndex, entries: matchedEntries)
+                            GrantMatch(
+                                capability: capability,
+                                document: documentIndex,
+                                rule: ruleIndex,
+                                entries: matchedEntries
+                            )
                         )
                     }
                 case .deny:
@@ -145,13 +153,17 @@ extension CompiledPolicy {
                     ruleProductIDs: ruleProductIDs,
                     context: context
                 ) {
-                    memberships.append(WorkspaceMembership(workspace: Workspace(workspace.id), groupID: groupID, role: role))
+                    memberships.append(
+                        WorkspaceMembership(workspace: Workspace(workspace.id), groupID: groupID, role: role)
+                    )
                 }
             }
         }
 
         let surviving = (0..<words).map { granted[$0] & ~denied[$0] }
-        func has(_ bits: [UInt64], _ capability: Int) -> Bool { bits[capability >> 6] & (1 << UInt64(capability & 63)) != 0 }
+        func has(_ bits: [UInt64], _ capability: Int) -> Bool {
+            bits[capability >> 6] & (1 << UInt64(capability & 63)) != 0
+        }
 
         // Grants: by capability (sorted = catalog order), then document and rule order, then entry.
         grantMatches.sort { ($0.capability, $0.document, $0.rule) < ($1.capability, $1.document, $1.rule) }

@@ -6,6 +6,7 @@ extension Decision {
     /// - Parameters:
     ///   - includingProvenance: Whether to include `grants` and `denials` (the CLI's `--explain`).
     ///   - pretty: Pretty (the CLI's output) or compact.
+    /// - Returns: The JSON text, without a trailing newline.
     public func jsonString(includingProvenance: Bool = false, pretty: Bool = true) -> String {
         String(decoding: jsonBytes(includingProvenance: includingProvenance, pretty: pretty), as: UTF8.self)
     }

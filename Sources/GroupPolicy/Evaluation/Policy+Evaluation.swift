@@ -5,15 +5,25 @@ extension Policy {
     /// - Parameters:
     ///   - response: Apple's Get Customer Groups answer for the customer.
     ///   - context: The environment and the entitlements the app derived from transactions.
-    public func evaluate(_ response: GetCustomerGroupsResponse, in context: EvaluationContext = EvaluationContext())
+    /// - Returns: The decision, with provenance.
+    public func evaluate(
+        _ response: GetCustomerGroupsResponse,
+        in context: EvaluationContext = EvaluationContext()
+    )
         -> Decision
     {
         compiled.decide(response, context: context)
     }
 
-    /// The customer's capabilities only: the per-request fast path (no provenance, no workspaces,
-    /// no allocation for policies of up to 64 capabilities). Always equal to
-    /// `evaluate(response, in: context).capabilities`.
+    /// The customer's capabilities only: the per-request fast path.
+    ///
+    /// No provenance, no workspaces, and no allocation for policies of up to 64 capabilities. Always
+    /// equal to `evaluate(response, in: context).capabilities`.
+    ///
+    /// - Parameters:
+    ///   - response: Apple's Get Customer Groups answer for the customer.
+    ///   - context: The environment and the entitlements the app derived from transactions.
+    /// - Returns: The union over the groups of each group's capabilities.
     public func capabilities(
         for response: GetCustomerGroupsResponse,
         in context: EvaluationContext = EvaluationContext()

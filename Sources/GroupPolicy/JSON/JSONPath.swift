@@ -54,7 +54,8 @@ struct JSONPath: Hashable, Sendable, CustomStringConvertible {
             return false
         }
         return key.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
         }
     }
@@ -63,7 +64,9 @@ struct JSONPath: Hashable, Sendable, CustomStringConvertible {
         switch scalar {
         case "\"": "\\\""
         case "\\": "\\\\"
-        case _ where scalar.value < 0x20: "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+        case _ where scalar.value < 0x20:
+            "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                + String(scalar.value, radix: 16)
         default: String(scalar)
         }
     }

@@ -51,7 +51,10 @@ struct JSONReader {
         return node
     }
 
-    private mutating func parseValueContent(_ scanner: inout JSONScanner, depth: Int) throws(JSONSyntaxError) -> JSONNode {
+    private mutating func parseValueContent(
+        _ scanner: inout JSONScanner,
+        depth: Int
+    ) throws(JSONSyntaxError) -> JSONNode {
         guard let byte = scanner.peekByte() else { throw scanner.error("expected a value, found end of input") }
         let offset = scanner.position
         switch byte {

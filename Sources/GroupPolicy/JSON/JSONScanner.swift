@@ -161,9 +161,10 @@ struct JSONScanner {
         }
     }
 
-    /// Validates a string token: escapes, control characters and UTF-8. Leaves the cursor after the
-    /// closing quote and returns the offset of that quote and whether the content has escapes
-    /// (without escapes the raw bytes are the value).
+    /// Validates a string token: escapes, control characters and UTF-8.
+    ///
+    /// Leaves the cursor after the closing quote and returns the offset of that quote and whether
+    /// the content has escapes (without escapes the raw bytes are the value).
     private mutating func scanString() throws(JSONSyntaxError) -> (contentEnd: Int, hasEscapes: Bool) {
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
             throw error("expected a string, found \(describeCurrent())")
@@ -188,7 +189,10 @@ struct JSONScanner {
                 return (index, hasEscapes)
             }
             if byte < 0x20 {
-                throw error("control character 0x\(String(byte, radix: 16, uppercase: true)) in a string (use an escape)", at: index)
+                throw error(
+                    "control character 0x\(String(byte, radix: 16, uppercase: true)) in a string (use an escape)",
+                    at: index
+                )
             }
             if byte == UInt8(ascii: "\\") {
                 hasEscapes = true
@@ -210,16 +214,25 @@ struct JSONScanner {
         case UInt8(ascii: "u"):
             let high = try readHex4(at: index + 1, escapeStart: backslash)
             if high >= 0xDC00 && high < 0xE000 {
-                throw error("lone low surrogate \\u\(String(high, radix: 16, uppercase: true)) in a string", at: backslash)
+                throw error(
+                    "lone low surrogate \\u\(String(high, radix: 16, uppercase: true)) in a string",
+                    at: backslash
+                )
             }
             guard high >= 0xD800 && high < 0xDC00 else { return index + 5 }
             let next = index + 5
             guard next + 1 < bytes.count, bytes[next] == UInt8(ascii: "\\"), bytes[next + 1] == UInt8(ascii: "u") else {
-                throw error("high surrogate \\u\(String(high, radix: 16, uppercase: true)) without a low surrogate", at: backslash)
+                throw error(
+                    "high surrogate \\u\(String(high, radix: 16, uppercase: true)) without a low surrogate",
+                    at: backslash
+                )
             }
             let low = try readHex4(at: next + 2, escapeStart: next)
             guard low >= 0xDC00 && low < 0xE000 else {
-                throw error("high surrogate \\u\(String(high, radix: 16, uppercase: true)) without a low surrogate", at: backslash)
+                throw error(
+                    "high surrogate \\u\(String(high, radix: 16, uppercase: true)) without a low surrogate",
+                    at: backslash
+                )
             }
             return next + 6
         default:
@@ -336,7 +349,8 @@ struct JSONScanner {
         // A literal must not run into further letters ("nullx", "truee").
         if index < bytes.count {
             let next = bytes[index]
-            if (next >= UInt8(ascii: "a") && next <= UInt8(ascii: "z")) || (next >= UInt8(ascii: "A") && next <= UInt8(ascii: "Z"))
+            if (next >= UInt8(ascii: "a") && next <= UInt8(ascii: "z"))
+                || (next >= UInt8(ascii: "A") && next <= UInt8(ascii: "Z"))
                 || (next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9"))
             {
                 return false

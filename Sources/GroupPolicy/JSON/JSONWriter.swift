@@ -1,5 +1,7 @@
-/// Writes JSON text directly, in the caller's key order: compact, or pretty with two-space
-/// indentation and `"key": value`. Empty containers print as `[]` and `{}`.
+/// Writes JSON text directly, in the caller's key order.
+///
+/// Compact, or pretty with two-space indentation and `"key": value`. Empty containers print as `[]`
+/// and `{}`.
 struct JSONWriter {
     private(set) var output: [UInt8] = []
     let pretty: Bool
@@ -107,7 +109,9 @@ struct JSONWriter {
             case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                output.append(contentsOf: [
+                    0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
             default: output.append(byte)
             }
         }

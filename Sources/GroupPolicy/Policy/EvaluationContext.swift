@@ -4,9 +4,13 @@
 /// GroupPolicy never infers an entitlement from a group or a role; `content` capabilities are
 /// granted only through rules that require entitlements listed here.
 public struct EvaluationContext: Sendable, Hashable {
-    /// Where the response came from. Default `production`.
+    /// Where the response came from.
+    ///
+    /// Default `production`.
     public var environment: StoreEnvironment
-    /// Entitlements from verified transactions. Default none.
+    /// Entitlements from verified transactions.
+    ///
+    /// Default none.
     public var entitlements: Set<String>
 
     /// Creates a context; the defaults are Production with no entitlements.

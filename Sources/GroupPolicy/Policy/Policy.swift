@@ -25,6 +25,8 @@ public struct Policy: Sendable {
     /// - Parameters:
     ///   - path: The file's path; diagnostics print it as given.
     ///   - limits: Bounds on size, rules, capabilities and nesting.
+    /// - Throws: A ``GroupPolicyError``: `invalidPolicy` with every diagnostic, `unreadableFile`, or
+    ///   `limitExceeded`.
     public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws {
         let bytes = try readFile(path, limits: limits)
         try self.init(jsonBytes: bytes, fileName: path, limits: limits)
@@ -36,6 +38,7 @@ public struct Policy: Sendable {
     ///   - jsonBytes: The policy file's content.
     ///   - fileName: The name diagnostics print, if the bytes came from a file.
     ///   - limits: Bounds on size, rules, capabilities and nesting.
+    /// - Throws: A ``GroupPolicyError`` with code `invalidPolicy` listing every diagnostic.
     public init(jsonBytes: some Collection<UInt8>, fileName: String? = nil, limits: PolicyLimits = .default) throws {
         let document = try Self.parseDocument(Array(jsonBytes), fileName: fileName, limits: limits)
         self.init(documents: [document])
@@ -66,8 +69,17 @@ public struct Policy: Sendable {
                 documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits))
             } catch let error as GroupPolicyError {
                 failed = true
-                diagnostics += error.diagnostics.isEmpty
-                    ? [Diagnostic(severity: .error, kind: .unreadableFile, location: nil, jsonPath: "$", message: error.message)]
+                diagnostics +=
+                    error.diagnostics.isEmpty
+                    ? [
+                        Diagnostic(
+                            severity: .error,
+                            kind: .unreadableFile,
+                            location: nil,
+                            jsonPath: "$",
+                            message: error.message
+                        )
+                    ]
                     : error.diagnostics
             }
         }
@@ -137,7 +149,8 @@ public struct Policy: Sendable {
                             kind: .conflictInSet,
                             location: location,
                             jsonPath: JSONPath.root.appending("capabilities").appending(capability.name).description,
-                            message: "capability '\(capability.name)' is '\(capability.kind.rawValue)' here but '\(kind.rawValue)' in \(other)"
+                            message:
+                                "capability '\(capability.name)' is '\(capability.kind.rawValue)' here but '\(kind.rawValue)' in \(other)"
                         )
                     )
                 }
@@ -183,7 +196,9 @@ public struct Policy: Sendable {
     }
 
     /// Every workspace definition's id, in definition order.
-    public var workspaces: [Workspace] { compiled.documents.flatMap { $0.document.workspaces.map { Workspace($0.id) } } }
+    public var workspaces: [Workspace] {
+        compiled.documents.flatMap { $0.document.workspaces.map { Workspace($0.id) } }
+    }
 
     /// The number of rules across the set.
     public var ruleCount: Int { compiled.documents.reduce(0) { $0 + $1.document.rules.count } }
@@ -280,7 +295,10 @@ func findFiles(under paths: [String], matching: (String) -> Bool) throws(GroupPo
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         } catch {
-            throw GroupPolicyError(code: .unreadableFile, message: "cannot read directory \(directory): \(describe(error))")
+            throw GroupPolicyError(
+                code: .unreadableFile,
+                message: "cannot read directory \(directory): \(describe(error))"
+            )
         }
         for name in names where !name.hasPrefix(".") {
             let path = joinPath(directory, name)

@@ -1,13 +1,21 @@
 /// Bounds on the policy and test files GroupPolicy loads, so a broken or hostile file costs bounded
 /// work instead of whatever it asks for.
 public struct PolicyLimits: Sendable, Hashable {
-    /// The largest file accepted, in bytes. Default 32 MiB (a 100,000-rule policy is about 11 MiB).
+    /// The largest file accepted, in bytes.
+    ///
+    /// Default 32 MiB (a 100,000-rule policy is about 11 MiB).
     public var maximumBytes: Int
-    /// The most rules one policy may hold. Default 100,000.
+    /// The most rules one policy may hold.
+    ///
+    /// Default 100,000.
     public var maximumRules: Int
-    /// The most capabilities one policy may declare. Default 10,000.
+    /// The most capabilities one policy may declare.
+    ///
+    /// Default 10,000.
     public var maximumCapabilities: Int
-    /// The deepest JSON nesting accepted. Default 32 (the formats nest at most seven levels).
+    /// The deepest JSON nesting accepted.
+    ///
+    /// Default 32 (the formats nest at most seven levels).
     public var maximumDepth: Int
 
     /// Creates limits; every parameter defaults to the documented default.

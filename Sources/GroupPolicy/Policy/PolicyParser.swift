@@ -1,6 +1,7 @@
-/// Validates a policy file against the v1 format (policy-format.md sections 1, 3, 5 and 6) and
-/// builds its ``PolicyDocument``. Every problem becomes a diagnostic with a location; a document is
-/// returned only when there is no error.
+/// Validates a policy file against the v1 format and builds its ``PolicyDocument``.
+///
+/// Implements policy-format.md sections 1, 3, 5 and 6. Every problem becomes a diagnostic with a
+/// location; a document is returned only when there is no error.
 struct PolicyParser {
     static let format = "group-policy/v1"
 
@@ -14,7 +15,9 @@ struct PolicyParser {
         self.limits = limits
     }
 
-    /// Parses and validates one file. The diagnostics are sorted, errors first.
+    /// Parses and validates one file.
+    ///
+    /// The diagnostics are sorted, errors first.
     static func parse(
         bytes: [UInt8],
         fileName: String?,
@@ -60,7 +63,8 @@ struct PolicyParser {
             }
         }
         let description = fields.optionalString("description")
-        let capabilities = fields.required("capabilities").map { parseCapabilities($0, path.appending("capabilities")) } ?? []
+        let capabilities =
+            fields.required("capabilities").map { parseCapabilities($0, path.appending("capabilities")) } ?? []
         for capability in capabilities { declared[capability.name] = capability.kind }
 
         var rules: [RuleDefinition] = []
@@ -98,7 +102,8 @@ struct PolicyParser {
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
@@ -143,7 +148,9 @@ struct PolicyParser {
             case .string(let text):
                 description = text
             case .object:
-                guard let fields = collector.object(member.value, memberPath, allowed: ["description", "kind"]) else { continue }
+                guard let fields = collector.object(member.value, memberPath, allowed: ["description", "kind"]) else {
+                    continue
+                }
                 description = fields.optionalString("description")
                 if let kindNode = fields["kind"], let raw = collector.string(kindNode, memberPath.appending("kind")) {
                     if let parsed = CapabilityKind(rawValue: raw) {
@@ -175,7 +182,8 @@ struct PolicyParser {
     /// Checks that every name is declared, suggesting the closest declared name for a typo.
     private func checkDeclared(_ names: [Located<String>]) {
         for name in names where declared[name.value] == nil {
-            let suggestion = Suggestion.closest(to: name.value, among: declared.keys.sorted())
+            let suggestion =
+                Suggestion.closest(to: name.value, among: declared.keys.sorted())
                 .map { " (did you mean '\($0)'?)" } ?? ""
             collector.error(
                 .undeclaredCapability,
@@ -190,7 +198,12 @@ struct PolicyParser {
 
     private func parseRules(_ node: JSONNode, _ path: JSONPath) -> [RuleDefinition] {
         guard case .array(let elements) = node.value else {
-            collector.error(.wrongType, at: node.offset, path, "expected an array of rules, found \(node.value.typeName)")
+            collector.error(
+                .wrongType,
+                at: node.offset,
+                path,
+                "expected an array of rules, found \(node.value.typeName)"
+            )
             return []
         }
         if elements.count > limits.maximumRules {
@@ -243,7 +256,8 @@ struct PolicyParser {
                 capabilities = names
                 checkDeclared(names)
             }
-            let match = fields["match"].map { parseMatch($0, rulePath.appending("match"), allowsRole: true) } ?? .everything
+            let match =
+                fields["match"].map { parseMatch($0, rulePath.appending("match"), allowsRole: true) } ?? .everything
             let requires = fields["requires"].map { parseRequires($0, rulePath.appending("requires")) } ?? .none
             if effect == .grant, requires.entitlements.isEmpty {
                 for name in capabilities where declared[name.value] == .content {
@@ -303,8 +317,10 @@ struct PolicyParser {
         case groupType, groupID, productID, role
     }
 
-    /// A string or non-empty array; for `productId` and `role`, `"*"` (alone or in the list) is any
-    /// value. `groupType` and `role` values this version does not know are warned about.
+    /// A string or non-empty array of strings.
+    ///
+    /// For `productId` and `role`, `"*"` (alone or in the list) is any value. `groupType` and `role`
+    /// values this version does not know are warned about.
     private func condition(_ node: JSONNode, _ path: JSONPath, _ attribute: Attribute) -> ValueCondition? {
         guard let values = collector.stringOrArray(node, path) else { return nil }
         switch attribute {
@@ -379,7 +395,12 @@ struct PolicyParser {
 
     private func parseWorkspaces(_ node: JSONNode, _ path: JSONPath) -> [WorkspaceDefinition] {
         guard case .array(let elements) = node.value else {
-            collector.error(.wrongType, at: node.offset, path, "expected an array of workspaces, found \(node.value.typeName)")
+            collector.error(
+                .wrongType,
+                at: node.offset,
+                path,
+                "expected an array of workspaces, found \(node.value.typeName)"
+            )
             return []
         }
         var workspaces: [WorkspaceDefinition] = []
@@ -403,7 +424,9 @@ struct PolicyParser {
                 }
             }
             let description = fields.optionalString("description")
-            let match = fields["match"].map { parseMatch($0, workspacePath.appending("match"), allowsRole: false) } ?? .everything
+            let match =
+                fields["match"].map { parseMatch($0, workspacePath.appending("match"), allowsRole: false) }
+                ?? .everything
             var adminRoles = [Role.admin.rawValue]
             if let rolesNode = fields["adminRoles"],
                 let values = collector.stringArray(rolesNode, workspacePath.appending("adminRoles"))
@@ -456,14 +479,25 @@ struct PolicyParser {
 
     private func parseInvariants(_ node: JSONNode, _ path: JSONPath) -> [InvariantDefinition] {
         guard case .array(let elements) = node.value else {
-            collector.error(.wrongType, at: node.offset, path, "expected an array of invariants, found \(node.value.typeName)")
+            collector.error(
+                .wrongType,
+                at: node.offset,
+                path,
+                "expected an array of invariants, found \(node.value.typeName)"
+            )
             return []
         }
         var invariants: [InvariantDefinition] = []
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
             let invariantPath = path.appending(index)
-            guard let fields = collector.object(element, invariantPath, allowed: ["id", "description", "never", "always"]) else {
+            guard
+                let fields = collector.object(
+                    element,
+                    invariantPath,
+                    allowed: ["id", "description", "never", "always"]
+                )
+            else {
                 continue
             }
             var id: String?
@@ -520,7 +554,8 @@ struct PolicyParser {
                 capabilities = names.map(\.value)
                 checkDeclared(names)
             }
-            let match = body["match"].map { parseMatch($0, bodyPath.appending("match"), allowsRole: true) } ?? .everything
+            let match =
+                body["match"].map { parseMatch($0, bodyPath.appending("match"), allowsRole: true) } ?? .everything
             let requires = body["requires"].map { parseRequires($0, bodyPath.appending("requires")) } ?? .none
             guard let id else { continue }
             invariants.append(

@@ -2,7 +2,8 @@
 /// are almost certainly not what the author meant. (Unknown `groupType`/`role` values are warned
 /// about while parsing, where their locations are at hand.)
 enum PolicyWarnings {
-    static func check(_ document: PolicyDocument, rootOffset: Int, rulesNode: JSONNode?, collector: DiagnosticCollector) {
+    static func check(_ document: PolicyDocument, rootOffset: Int, rulesNode: JSONNode?, collector: DiagnosticCollector)
+    {
         if document.rules.isEmpty {
             collector.warning(
                 .noRules,
@@ -11,7 +12,8 @@ enum PolicyWarnings {
                 "the policy has no rules, so it grants nothing"
             )
         }
-        for rule in document.rules where rule.match.isRoleLevel && rule.match.groupTypes == .oneOf([GroupType.consumer.rawValue]) {
+        for rule in document.rules
+        where rule.match.isRoleLevel && rule.match.groupTypes == .oneOf([GroupType.consumer.rawValue]) {
             collector.warning(
                 .unreachableConsumerRule,
                 at: rule.offset,
@@ -44,7 +46,8 @@ enum PolicyWarnings {
         for grant in document.rules where grant.effect == .grant {
             var shadowing: [String] = []
             let allDenied = grant.capabilities.allSatisfy { capability in
-                guard let deny = deniesByCapability[capability]?.first(where: { isAtLeastAsBroad($0, as: grant) }) else {
+                guard let deny = deniesByCapability[capability]?.first(where: { isAtLeastAsBroad($0, as: grant) })
+                else {
                     return false
                 }
                 if !shadowing.contains(deny.id) { shadowing.append(deny.id) }

@@ -1,5 +1,6 @@
-/// What a policy test case expects of its decision (`expect` in a `*.tests.json` file). Every
-/// given part must hold.
+/// What a policy test case expects of its decision (`expect` in a `*.tests.json` file).
+///
+/// Every given part must hold.
 public struct PolicyTestExpectation: Sendable, Hashable {
     /// The exact set of the customer's capabilities, if given.
     public var capabilities: [String]?
@@ -54,7 +55,9 @@ public struct PolicyTestExpectation: Sendable, Hashable {
         if let capabilities {
             let expected = Self.sortedUnique(capabilities)
             if expected != actual {
-                failures.append("capabilities: expected \(Self.list(expected)), got \(Self.list(actual))\(Self.difference(expected, actual))")
+                failures.append(
+                    "capabilities: expected \(Self.list(expected)), got \(Self.list(actual))\(Self.difference(expected, actual))"
+                )
             }
         }
         for name in includes where !decision.capabilities.contains(name) {

@@ -1,5 +1,7 @@
-/// A loaded policy test file (`*.tests.json`, policy-format.md section 7): the policy it tests and
-/// its cases, ready to run, from the CLI (`group-policy test`) or inside `swift test`:
+/// A loaded policy test file (`*.tests.json`): the policy it tests and its cases, ready to run.
+///
+/// The format is policy-format.md section 7. Run it from the CLI (`group-policy test`) or inside
+/// `swift test`:
 ///
 /// ```swift
 /// @Test func teamWorkspaceRules() throws {
@@ -21,8 +23,13 @@ public struct PolicyTestSuite: Sendable {
     /// The cases, in file order.
     public let cases: [PolicyTestCase]
 
-    /// Loads a test file and the policy it names. Any error in either (or in a `responseFile`)
-    /// throws a ``GroupPolicyError`` with code `invalidTestFile` listing every diagnostic.
+    /// Loads a test file and the policy it names.
+    ///
+    /// - Parameters:
+    ///   - path: The test file's path; relative paths inside it resolve against its directory.
+    ///   - limits: Bounds on the sizes of the files read.
+    /// - Throws: A ``GroupPolicyError`` with code `invalidTestFile` listing every diagnostic when the
+    ///   file, its policy or a `responseFile` has an error; `unreadableFile` when it cannot be read.
     public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws {
         let bytes = try readFile(path, limits: limits)
         try self.init(jsonBytes: bytes, fileName: path, limits: limits)
@@ -97,7 +104,9 @@ enum PolicyTestParser {
         }
         var policy: Policy?
         var policyPath = ""
-        if let node = fields.required("policy"), let relative = collector.string(node, JSONPath.root.appending("policy")) {
+        if let node = fields.required("policy"),
+            let relative = collector.string(node, JSONPath.root.appending("policy"))
+        {
             policyPath = resolve(relative, against: collector.source.fileName)
             do {
                 policy = try Policy(contentsOf: policyPath, limits: limits)
@@ -128,7 +137,12 @@ enum PolicyTestParser {
     ) -> [PolicyTestCase] {
         let path = JSONPath.root.appending("cases")
         guard case .array(let elements) = node.value else {
-            collector.error(.wrongType, at: node.offset, path, "expected an array of cases, found \(node.value.typeName)")
+            collector.error(
+                .wrongType,
+                at: node.offset,
+                path,
+                "expected an array of cases, found \(node.value.typeName)"
+            )
             return []
         }
         var cases: [PolicyTestCase] = []
@@ -138,7 +152,9 @@ enum PolicyTestParser {
             let keys = ["name", "context", "response", "responseFile", "expect"]
             guard let fields = collector.object(element, casePath, allowed: keys) else { continue }
             var name: String?
-            if let nameNode = fields.required("name"), let value = collector.string(nameNode, casePath.appending("name")) {
+            if let nameNode = fields.required("name"),
+                let value = collector.string(nameNode, casePath.appending("name"))
+            {
                 name = value
                 if let first = seen[value] {
                     collector.error(
@@ -151,7 +167,9 @@ enum PolicyTestParser {
                     seen[value] = index
                 }
             }
-            let context = fields["context"].map { parseContext($0, casePath.appending("context"), collector) } ?? EvaluationContext()
+            let context =
+                fields["context"].map { parseContext($0, casePath.appending("context"), collector) }
+                ?? EvaluationContext()
             let response = parseResponse(fields, casePath, collector: collector)
             let expectation = fields.required("expect").flatMap {
                 parseExpectation($0, casePath.appending("expect"), policy: policy, collector: collector)
@@ -170,9 +188,15 @@ enum PolicyTestParser {
         return cases
     }
 
-    private static func parseContext(_ node: JSONNode, _ path: JSONPath, _ collector: DiagnosticCollector) -> EvaluationContext {
+    private static func parseContext(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        _ collector: DiagnosticCollector
+    ) -> EvaluationContext {
         var context = EvaluationContext()
-        guard let fields = collector.object(node, path, allowed: ["environment", "entitlements"]) else { return context }
+        guard let fields = collector.object(node, path, allowed: ["environment", "entitlements"]) else {
+            return context
+        }
         if let environmentNode = fields["environment"],
             let value = collector.string(environmentNode, path.appending("environment"))
         {
@@ -263,7 +287,12 @@ enum PolicyTestParser {
         let keys = ["capabilities", "includes", "excludes", "groups", "workspaces"]
         guard let fields = collector.object(node, path, allowed: keys) else { return nil }
         guard !fields.members.isEmpty else {
-            collector.error(.invalidValue, at: node.offset, path, "expect needs at least one of \(keys.joined(separator: ", "))")
+            collector.error(
+                .invalidValue,
+                at: node.offset,
+                path,
+                "expect needs at least one of \(keys.joined(separator: ", "))"
+            )
             return nil
         }
         let declared = policy.map { Set($0.capabilities.map(\.name)) }
@@ -297,7 +326,12 @@ enum PolicyTestParser {
             }
         }
         if let workspacesNode = fields["workspaces"] {
-            expectation.workspaces = parseWorkspaces(workspacesNode, path.appending("workspaces"), policy: policy, collector: collector)
+            expectation.workspaces = parseWorkspaces(
+                workspacesNode,
+                path.appending("workspaces"),
+                policy: policy,
+                collector: collector
+            )
         }
         return expectation
     }
@@ -309,14 +343,21 @@ enum PolicyTestParser {
         collector: DiagnosticCollector
     ) -> [WorkspaceMembership] {
         guard case .array(let elements) = node.value else {
-            collector.error(.wrongType, at: node.offset, path, "expected an array of workspace memberships, found \(node.value.typeName)")
+            collector.error(
+                .wrongType,
+                at: node.offset,
+                path,
+                "expected an array of workspace memberships, found \(node.value.typeName)"
+            )
             return []
         }
         let defined = policy.map { $0.workspaces.map(\.id) }
         var memberships: [WorkspaceMembership] = []
         for (index, element) in elements.enumerated() {
             let elementPath = path.appending(index)
-            guard let fields = collector.object(element, elementPath, allowed: ["workspace", "groupId", "role"]) else { continue }
+            guard let fields = collector.object(element, elementPath, allowed: ["workspace", "groupId", "role"]) else {
+                continue
+            }
             let workspaceNode = fields.required("workspace")
             let workspace = workspaceNode.flatMap { collector.string($0, elementPath.appending("workspace")) }
             let groupID = fields.required("groupId").flatMap { collector.string($0, elementPath.appending("groupId")) }
@@ -335,7 +376,8 @@ enum PolicyTestParser {
                 }
             }
             if let workspace, let workspaceNode, let defined, !defined.contains(workspace) {
-                let suggestion = Suggestion.closest(to: workspace, among: defined).map { " (did you mean '\($0)'?)" } ?? ""
+                let suggestion =
+                    Suggestion.closest(to: workspace, among: defined).map { " (did you mean '\($0)'?)" } ?? ""
                 collector.error(
                     .invalidValue,
                     at: workspaceNode.offset,
@@ -352,10 +394,15 @@ enum PolicyTestParser {
 
     /// A capability named in an expectation must be declared: a typo in `excludes` would otherwise
     /// pass forever.
-    private static func checkDeclared(_ names: [Located<String>], declared: Set<String>?, collector: DiagnosticCollector) {
+    private static func checkDeclared(
+        _ names: [Located<String>],
+        declared: Set<String>?,
+        collector: DiagnosticCollector
+    ) {
         guard let declared else { return }
         for name in names where !declared.contains(name.value) {
-            let suggestion = Suggestion.closest(to: name.value, among: declared.sorted()).map { " (did you mean '\($0)'?)" } ?? ""
+            let suggestion =
+                Suggestion.closest(to: name.value, among: declared.sorted()).map { " (did you mean '\($0)'?)" } ?? ""
             collector.error(
                 .undeclaredCapability,
                 at: name.offset,

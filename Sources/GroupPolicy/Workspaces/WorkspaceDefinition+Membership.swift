@@ -1,10 +1,13 @@
 extension WorkspaceDefinition {
-    /// The membership role one group gives in this workspace, or `nil` when the group does not form
-    /// one (policy-format.md section 3).
+    /// The membership role one group gives in this workspace (policy-format.md section 3).
     ///
     /// - Parameters:
+    ///   - groupID: The group's id.
+    ///   - groupType: The group's type.
     ///   - entries: The group's role entries.
     ///   - ruleProductIDs: Each entry's product id after sandbox aliasing.
+    ///   - context: The evaluation context (for `requires`).
+    /// - Returns: `admin` or `member`, or `nil` when the group does not form this workspace.
     func membershipRole(
         groupID: String,
         groupType: GroupType,

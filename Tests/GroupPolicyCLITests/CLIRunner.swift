@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// Runs the built `group-policy` binary and captures what it prints and how it exits.
+struct CLIRunner {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static let packageRoot: String = {
+        var path = #filePath
+        for _ in 0..<3 {
+            guard let slash = path.lastIndex(of: "/") else { break }
+            path = String(path[..<slash])
+        }
+        return path
+    }()
+
+    /// The binary next to the test bundle (both live in the build products directory).
+    static let binary: String = {
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [
+            products.appendingPathComponent("group-policy").path,
+            products.deletingLastPathComponent().appendingPathComponent("group-policy").path,
+            packageRoot + "/.build/debug/group-policy",
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[2]
+    }()
+
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> Output
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: packageRoot)
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
+        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdoutData, as: UTF8.self),
+            stderr: String(decoding: stderrData, as: UTF8.self)
+        )
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+@Suite struct EvalCommandTests {
+    @Test func printsTheDecisionOfABundledExample() throws {
+        let output = try CLIRunner.run([
+            "eval", "--policy", "Policies/team-workspace.json", "--response", "Examples/seat-holder.json",
+        ])
+        #expect(output.status == 0)
+        #expect(output.stderr == "")
+        #expect(
+            output.stdout == """
+                {
+                  "capabilities": [
+                    "workspace.members",
+                    "workspace.view"
+                  ],
+                  "groups": [
+                    {
+                      "groupId": "281474976710656",
+                      "groupType": "ORGANIZATION",
+                      "capabilities": [
+                        "workspace.members",
+                        "workspace.view"
+                      ]
+                    }
+                  ],
+                  "workspaces": [
+                    {
+                      "workspace": "team",
+                      "groupId": "281474976710656",
+                      "role": "member"
+                    }
+                  ],
+                  "notes": []
+                }
+
+                """
+        )
+    }
+
+    @Test func explainEnvironmentAndEntitlementsFromStandardInput() throws {
+        let output = try CLIRunner.run(
+            [
+                "eval", "--policy", "Policies/team-workspace.json", "--response", "-", "--environment", "sandbox",
+                "--entitlement", "com.example.teams.pro", "--explain",
+            ],
+            stdin:
+                #"{"groups":[{"groupId":"1","groupType":"ORGANIZATION","roles":[{"productId":"example.productId.one","role":"NONE"}]}]}"#
+        )
+        #expect(output.status == 0)
+        let decision = try #require(JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
+        #expect(decision["capabilities"] as? [String] == ["team.templates", "workspace.members", "workspace.view"])
+        let grants = try #require(decision["grants"] as? [[String: String]])
+        #expect(
+            grants.first == [
+                "capability": "team.templates", "groupId": "1", "rule": "pro-templates",
+                "productId": "com.example.teams.pro", "sandboxProductId": "example.productId.one", "role": "NONE",
+            ]
+        )
+        #expect(decision["denials"] as? [Any] != nil)
+    }
+
+    @Test func aPolicyWithErrorsExitsOneWithItsDiagnostics() throws {
+        let output = try CLIRunner.run([
+            "eval", "--policy", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json", "--response",
+            "Examples/no-groups.json",
+        ])
+        #expect(output.status == 1)
+        #expect(output.stdout == "")
+        #expect(
+            output.stderr == """
+                Tests/GroupPolicyCLITests/Fixtures/typo-policy.json:5:44: error: rules[0].capabilities[0]: undeclared capability 'workspace.mange' (did you mean 'workspace.manage'?)
+                Error: policy Tests/GroupPolicyCLITests/Fixtures/typo-policy.json does not load
+
+                """
+        )
+    }
+
+    @Test(arguments: [
+        (["eval", "--policy", "Policies/team-workspace.json"], "Error: missing required option --response\n"),
+        (
+            ["eval", "--policy", "Policies/team-workspace.json", "--response", "nope.json"],
+            "Error: cannot read nope.json: no such file\n"
+        ),
+        (
+            ["eval", "--polcy", "x"],
+            "Error: unknown option '--polcy' (did you mean '--policy'?) (usage: group-policy eval --policy FILE --response FILE|- [--environment production|sandbox] [--entitlement E]... [--explain])\n"
+        ),
+        (
+            [
+                "eval", "--policy", "Policies/team-workspace.json", "--response", "Examples/no-groups.json",
+                "--environment", "staging",
+            ], "Error: unknown environment 'staging' (use production or sandbox)\n"
+        ),
+        (
+            ["eval", "--policy", "missing.json", "--response", "Examples/no-groups.json"],
+            "Error: cannot read missing.json: no such file\n"
+        ),
+        (["frobnicate"], "Error: unknown command 'frobnicate' (commands: eval, test; see 'group-policy --help')\n"),
+    ])
+    func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
+        let output = try CLIRunner.run(arguments)
+        #expect(output.status == 2)
+        #expect(output.stdout == "")
+        #expect(output.stderr == expected)
+    }
+
+    @Test func anInvalidResponseExitsTwoNamingThePath() throws {
+        let output = try CLIRunner.run(
+            ["eval", "--policy", "Policies/team-workspace.json", "--response", "-"],
+            stdin: #"{"groups":[{"groupType":"CONSUMER"}]}"#
+        )
+        #expect(output.status == 2)
+        #expect(
+            output.stderr
+                == "Error: invalid response: <stdin>:1:12: groups[0].groupId: missing required key 'groupId'\n"
+        )
+    }
+
+    @Test(arguments: ["eval", "test"])
+    func everySubcommandHasHelp(_ command: String) throws {
+        let output = try CLIRunner.run([command, "--help"])
+        #expect(output.status == 0)
+        #expect(output.stdout.contains("Usage: group-policy \(command) "))
+        #expect(output.stdout.contains("--help"))
+    }
+}
+
+@Suite struct TestCommandTests {
+    @Test func theBundledPoliciesPass() throws {
+        let output = try CLIRunner.run(["test", "Policies"])
+        #expect(output.status == 0)
+        #expect(output.stdout == "19 passed, 0 failed\n")
+    }
+
+    @Test func failuresShowExpectedVersusActualAndTheLastLineCounts() throws {
+        let output = try CLIRunner.run(["test", "Tests/GroupPolicyCLITests/Fixtures/failing.tests.json"])
+        #expect(output.status == 1)
+        #expect(
+            output.stdout == """
+                FAIL Tests/GroupPolicyCLITests/Fixtures/failing.tests.json:10:5: seat holders manage seats (wrong on purpose)
+                  includes: expected 'workspace.manage-seats' to be granted, got ["workspace.members", "workspace.view"]
+                1 passed, 1 failed
+
+                """
+        )
+    }
+
+    @Test func aTestFileThatDoesNotLoadCountsAsAFailure() throws {
+        let output = try CLIRunner.run([
+            "test", "Tests/GroupPolicyCLITests/Fixtures/broken.tests.json", "Policies/family-sharing.tests.json",
+        ])
+        #expect(output.status == 1)
+        #expect(output.stdout.hasSuffix("7 passed, 1 failed\n"))
+        #expect(
+            output.stderr
+                == "Tests/GroupPolicyCLITests/Fixtures/broken.tests.json:4:84: error: cases[0].expect.excludes[0]: the policy declares no capability 'workspace.veiw' (did you mean 'workspace.view'?)\n"
+        )
+    }
+
+    @Test func aPathWithoutTestsFails() throws {
+        let output = try CLIRunner.run(["test", "Examples"])
+        #expect(output.status == 1)
+        #expect(output.stdout == "0 passed, 0 failed\n")
+        #expect(output.stderr == "no test files (*.tests.json) under Examples\n")
+    }
+}

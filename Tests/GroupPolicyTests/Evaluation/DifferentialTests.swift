@@ -1,0 +1,77 @@
+import Testing
+
+@testable import GroupPolicy
+
+/// The optimized evaluator (tables, bit sets, interning) against the naive reference.
+///
+/// Random policies, policy sets, responses and contexts; seeds are fixed, so a failure reproduces.
+@Suite struct DifferentialTests {
+    @Test(arguments: 0..<8)
+    func optimizedEvaluationMatchesTheReference(batch: Int) throws {
+        var random = RandomInputs(seed: UInt64(batch) &* 7919 &+ 17)
+        for iteration in 0..<250 {
+            let documentCount = random.chance(0.2) ? 2 : 1
+            // Mostly narrow policies, sometimes wider than one 64-bit word.
+            let capabilityCount = random.chance(0.15) ? random.int(60...140) : random.int(1...8)
+            var documents: [PolicyDocument] = []
+            for index in 0..<documentCount {
+                let json = random.policyJSON(id: "policy\(index)", capabilityCount: capabilityCount, contentEvery: 5)
+                documents.append(try Policy.parseDocument(bytes(json), fileName: "random.json", limits: .default))
+            }
+            let compiled = Policy(documents: documents)
+            let reference = ReferenceEvaluator(documents: documents)
+            for _ in 0..<6 {
+                let response = random.response()
+                let context = random.context()
+                let expected = reference.evaluate(response, context)
+                let decision = compiled.evaluate(response, in: context)
+                let actual = ReferenceEvaluator.Outcome(decision)
+                #expect(
+                    actual == expected,
+                    "batch \(batch) iteration \(iteration): \(response.jsonString()) \(context)"
+                )
+                let fast = compiled.capabilities(for: response, in: context)
+                #expect(Set(fast.names) == expected.customer, "fast path, batch \(batch) iteration \(iteration)")
+                if actual != expected { return }
+            }
+        }
+    }
+
+    /// Shuffling rules, groups or role entries never changes a decision (up to group order).
+    ///
+    /// Duplicate group ids get one type here: with conflicting types the spec makes the first
+    /// occurrence's type win, so there group order matters by definition.
+    @Test func shufflingNeverChangesADecision() throws {
+        var random = RandomInputs(seed: 42)
+        for _ in 0..<300 {
+            let json = random.policyJSON(id: "p", capabilityCount: 6, contentEvery: 4)
+            let document = try Policy.parseDocument(bytes(json), fileName: nil, limits: .default)
+            var shuffledDocument = document
+            shuffledDocument.rules.shuffle(using: &random.generator)
+            let original = Policy(documents: [document])
+            let shuffled = Policy(documents: [shuffledDocument])
+            var response = random.response()
+            var typeByID: [String: GroupType] = [:]
+            for index in response.groups.indices {
+                let group = response.groups[index]
+                response.groups[index].groupType = typeByID[group.groupID] ?? group.groupType
+                typeByID[group.groupID] = response.groups[index].groupType
+            }
+            var shuffledResponse = response
+            shuffledResponse.groups.shuffle(using: &random.generator)
+            for index in shuffledResponse.groups.indices {
+                shuffledResponse.groups[index].roles.shuffle(using: &random.generator)
+            }
+            let context = random.context()
+            let first = original.evaluate(response, in: context)
+            let second = shuffled.evaluate(shuffledResponse, in: context)
+            #expect(first.capabilities == second.capabilities)
+            let firstGroups = Dictionary(uniqueKeysWithValues: first.groups.map { ($0.groupID, $0.capabilities) })
+            let secondGroups = Dictionary(uniqueKeysWithValues: second.groups.map { ($0.groupID, $0.capabilities) })
+            #expect(firstGroups == secondGroups)
+            #expect(Set(first.grants) == Set(second.grants))
+            #expect(Set(first.denials) == Set(second.denials))
+            #expect(Set(first.workspaces) == Set(second.workspaces))
+        }
+    }
+}

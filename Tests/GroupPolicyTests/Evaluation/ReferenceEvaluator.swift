@@ -1,0 +1,165 @@
+@testable import GroupPolicy
+
+/// A deliberately naive evaluator written straight from policy-format.md sections 2-4.
+///
+/// No indexes, no bit sets, every rule checked for every group. The optimized evaluator must agree
+/// with it.
+struct ReferenceEvaluator {
+    struct GrantKey: Hashable {
+        var capability, groupID, rule: String
+        var productID: String?
+        var role: String?
+        var sandboxProductID: String?
+    }
+
+    struct DenialKey: Hashable {
+        var capability, groupID, rule: String
+    }
+
+    struct Outcome: Equatable {
+        var customer: Set<String> = []
+        var groups: [String] = []
+        var groupTypes: [String] = []
+        var groupCapabilities: [Set<String>] = []
+        var workspaces: [String] = []
+        var grants: Set<GrantKey> = []
+        var denials: Set<DenialKey> = []
+        var noteCount = 0
+    }
+
+    let documents: [PolicyDocument]
+
+    func evaluate(_ response: GetCustomerGroupsResponse, _ context: EvaluationContext) -> Outcome {
+        var outcome = Outcome()
+        // 2.6: merge duplicate group ids, first type wins.
+        var order: [String] = []
+        var types: [String: String] = [:]
+        var entries: [String: [RoleEntry]] = [:]
+        var conflict: Set<String> = []
+        for group in response.groups {
+            if let type = types[group.groupID] {
+                if type != group.groupType.rawValue { conflict.insert(group.groupID) }
+            } else {
+                order.append(group.groupID)
+                types[group.groupID] = group.groupType.rawValue
+            }
+            entries[group.groupID, default: []] += group.roles
+        }
+        outcome.noteCount = conflict.count
+        for groupID in order {
+            let groupType = types[groupID] ?? ""
+            outcome.groups.append(groupID)
+            outcome.groupTypes.append(groupType)
+            if context.environment == .production && groupID == "900000000000000000" {
+                outcome.noteCount += 1
+                outcome.groupCapabilities.append([])
+                continue
+            }
+            var granted: Set<String> = []
+            var denied: Set<String> = []
+            var grants: [GrantKey] = []
+            var denyRules: [(String, [String])] = []
+            for document in documents {
+                let aliases = context.environment == .sandbox ? document.productAliases : [:]
+                let groupEntries = entries[groupID] ?? []
+                let products = groupEntries.map { aliases[$0.productID] ?? $0.productID }
+                for rule in document.rules {
+                    let label = documents.count > 1 ? "\(document.id)/\(rule.id)" : rule.id
+                    guard holds(rule.requires, context), holds(rule.match.groupTypes, groupType),
+                        holds(rule.match.groupIDs, groupID)
+                    else { continue }
+                    var through: [Int?] = [nil]
+                    if rule.match.productIDs != nil || rule.match.roles != nil {
+                        through = groupEntries.indices.filter {
+                            holds(rule.match.productIDs, products[$0])
+                                && holds(rule.match.roles, groupEntries[$0].role.rawValue)
+                        }
+                        if through.isEmpty { continue }
+                    }
+                    if rule.effect == .deny {
+                        denied.formUnion(rule.capabilities)
+                        denyRules.append((label, rule.capabilities))
+                        continue
+                    }
+                    granted.formUnion(rule.capabilities)
+                    for capability in rule.capabilities {
+                        for index in through {
+                            grants.append(
+                                GrantKey(
+                                    capability: capability,
+                                    groupID: groupID,
+                                    rule: label,
+                                    productID: index.map { products[$0] },
+                                    role: index.map { groupEntries[$0].role.rawValue },
+                                    sandboxProductID: index.flatMap {
+                                        products[$0] != groupEntries[$0].productID ? groupEntries[$0].productID : nil
+                                    }
+                                )
+                            )
+                        }
+                    }
+                }
+                for workspace in document.workspaces {
+                    guard holds(workspace.requires, context), holds(workspace.match.groupTypes, groupType),
+                        holds(workspace.match.groupIDs, groupID)
+                    else { continue }
+                    let relevant = groupEntries.indices.filter { holds(workspace.match.productIDs, products[$0]) }
+                    if workspace.match.productIDs != nil && relevant.isEmpty { continue }
+                    let admin = relevant.contains { workspace.adminRoles.contains(groupEntries[$0].role.rawValue) }
+                    outcome.workspaces.append("\(workspace.id)@\(groupID):\(admin ? "admin" : "member")")
+                }
+            }
+            let capabilities = granted.subtracting(denied)
+            outcome.groupCapabilities.append(capabilities)
+            outcome.customer.formUnion(capabilities)
+            outcome.grants.formUnion(grants.filter { capabilities.contains($0.capability) })
+            for (rule, ruleCapabilities) in denyRules {
+                for capability in ruleCapabilities where granted.contains(capability) {
+                    outcome.denials.insert(DenialKey(capability: capability, groupID: groupID, rule: rule))
+                }
+            }
+        }
+        return outcome
+    }
+
+    private func holds(_ condition: ValueCondition?, _ value: String) -> Bool {
+        switch condition {
+        case nil, .any?: true
+        case .oneOf(let values)?: values.contains(value)
+        }
+    }
+
+    private func holds(_ requirements: Requirements, _ context: EvaluationContext) -> Bool {
+        (requirements.environments?.contains(context.environment) ?? true)
+            && requirements.entitlements.allSatisfy { context.entitlements.contains($0) }
+    }
+}
+
+extension ReferenceEvaluator.Outcome {
+    /// The same view of an optimized decision, for comparison.
+    init(_ decision: Decision) {
+        customer = Set(decision.capabilities.names)
+        groups = decision.groups.map(\.groupID)
+        groupTypes = decision.groups.map(\.groupType.rawValue)
+        groupCapabilities = decision.groups.map { Set($0.capabilities.names) }
+        workspaces = decision.workspaces.map { "\($0.workspace.id)@\($0.groupID):\($0.role.rawValue)" }
+        grants = Set(
+            decision.grants.map {
+                ReferenceEvaluator.GrantKey(
+                    capability: $0.capability,
+                    groupID: $0.groupID,
+                    rule: $0.rule,
+                    productID: $0.productID,
+                    role: $0.role?.rawValue,
+                    sandboxProductID: $0.sandboxProductID
+                )
+            }
+        )
+        denials = Set(
+            decision.denials.map {
+                ReferenceEvaluator.DenialKey(capability: $0.capability, groupID: $0.groupID, rule: $0.rule)
+            }
+        )
+        noteCount = decision.notes.count
+    }
+}

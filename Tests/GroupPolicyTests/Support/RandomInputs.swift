@@ -1,0 +1,132 @@
+@testable import GroupPolicy
+
+/// A small deterministic generator (SplitMix64), so every random test is reproducible by seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random but valid policies, responses and contexts over small vocabularies, so that rules,
+/// groups and entries collide often.
+struct RandomInputs {
+    var generator: SeededGenerator
+
+    static let products = ["p0", "p1", "p2", "p3", "example.productId.one", "example.productId.two"]
+    static let roles = ["ADMIN", "NONE", "MEMBER", "OWNER"]
+    static let types = ["ORGANIZATION", "CONSUMER", "ENTERPRISE"]
+    static let groupIDs = ["g0", "g1", "g2", "900000000000000000"]
+    static let entitlements = ["e0", "e1", "e2"]
+
+    init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
+
+    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &generator) < probability }
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &generator) }
+    mutating func pick<T>(_ values: [T]) -> T { values[int(0...(values.count - 1))] }
+
+    mutating func subset(_ values: [String], atLeast minimum: Int = 1) -> [String] {
+        var chosen = values.filter { _ in chance(0.4) }
+        while chosen.count < minimum { chosen.append(pick(values)) }
+        return chosen
+    }
+
+    mutating func jsonList(_ values: [String]) -> String {
+        "[" + values.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+    }
+
+    mutating func condition(_ pool: [String], wildcard: Bool) -> String {
+        if wildcard && chance(0.15) { return "\"*\"" }
+        if chance(0.5) { return "\"\(pick(pool))\"" }
+        return jsonList(subset(pool))
+    }
+
+    mutating func requires() -> (json: String, entitlements: Bool)? {
+        guard chance(0.3) else { return nil }
+        var parts: [String] = []
+        if chance(0.5) { parts.append(#""environment": \#(condition(["Production", "Sandbox"], wildcard: false))"#) }
+        let withEntitlements = chance(0.5)
+        if withEntitlements { parts.append(#""entitlements": \#(jsonList(subset(Self.entitlements)))"#) }
+        return ("{" + parts.joined(separator: ",") + "}", withEntitlements)
+    }
+
+    /// A policy document's JSON: capabilities `c0...`, some of kind content.
+    mutating func policyJSON(id: String, capabilityCount: Int, contentEvery: Int) -> String {
+        let capabilities = (0..<capabilityCount).map { "c\($0)" }
+        let declarations = capabilities.enumerated().map { index, name in
+            index % contentEvery == contentEvery - 1
+                ? #""\#(name)": { "kind": "content" }"# : #""\#(name)": "\#(name)""#
+        }
+        var rules: [String] = []
+        for index in 0..<int(0...14) {
+            var parts = [#""id": "r\#(index)""#]
+            let deny = chance(0.3)
+            if deny { parts.append(#""effect": "deny""#) }
+            let granted = (0..<int(1...3)).map { _ in pick(capabilities) }
+            parts.append(#""capabilities": \#(jsonList(granted))"#)
+            var match: [String] = []
+            if chance(0.4) { match.append(#""groupType": \#(condition(Self.types, wildcard: false))"#) }
+            if chance(0.2) { match.append(#""groupId": \#(condition(Self.groupIDs, wildcard: false))"#) }
+            if chance(0.5) { match.append(#""productId": \#(condition(Self.products, wildcard: true))"#) }
+            if chance(0.5) { match.append(#""role": \#(condition(Self.roles, wildcard: true))"#) }
+            if !match.isEmpty { parts.append(#""match": {\#(match.joined(separator: ","))}"#) }
+            var requirement = requires()
+            let grantsContent = granted.contains { name in
+                (capabilities.firstIndex(of: name) ?? 0) % contentEvery == contentEvery - 1
+            }
+            if !deny && grantsContent && !(requirement?.entitlements ?? false) {
+                requirement = (#"{"entitlements": \#(jsonList(subset(Self.entitlements)))}"#, true)
+            }
+            if let requirement { parts.append(#""requires": \#(requirement.json)"#) }
+            rules.append("{" + parts.joined(separator: ",") + "}")
+        }
+        var workspaces: [String] = []
+        for index in 0..<int(0...3) {
+            var parts = [#""id": "\#(id)-w\#(index)""#]
+            var match: [String] = []
+            if chance(0.5) { match.append(#""groupType": \#(condition(Self.types, wildcard: false))"#) }
+            if chance(0.2) { match.append(#""groupId": \#(condition(Self.groupIDs, wildcard: false))"#) }
+            if chance(0.5) { match.append(#""productId": \#(condition(Self.products, wildcard: true))"#) }
+            if !match.isEmpty { parts.append(#""match": {\#(match.joined(separator: ","))}"#) }
+            if chance(0.3) { parts.append(#""adminRoles": \#(jsonList(subset(Self.roles, atLeast: 0)))"#) }
+            if let requirement = requires() { parts.append(#""requires": \#(requirement.json)"#) }
+            workspaces.append("{" + parts.joined(separator: ",") + "}")
+        }
+        let aliases =
+            chance(0.5) ? #", "sandbox": { "productAliases": { "example.productId.one": "p0", "p3": "p1" } }"# : ""
+        return """
+            { "format": "group-policy/v1", "id": "\(id)",
+              "capabilities": { \(declarations.joined(separator: ", ")) },
+              "rules": [\(rules.joined(separator: ",\n"))],
+              "workspaces": [\(workspaces.joined(separator: ","))]\(aliases) }
+            """
+    }
+
+    mutating func response() -> GetCustomerGroupsResponse {
+        GetCustomerGroupsResponse(
+            groups: (0..<int(0...5)).map { _ in
+                GroupEntry(
+                    groupID: pick(Self.groupIDs),
+                    groupType: GroupType(pick(Self.types)),
+                    roles: (0..<int(0...4)).map { _ in
+                        RoleEntry(productID: pick(Self.products), role: Role(pick(Self.roles)))
+                    }
+                )
+            }
+        )
+    }
+
+    mutating func context() -> EvaluationContext {
+        EvaluationContext(
+            environment: chance(0.5) ? .production : .sandbox,
+            entitlements: Set(Self.entitlements.filter { _ in chance(0.5) })
+        )
+    }
+}
