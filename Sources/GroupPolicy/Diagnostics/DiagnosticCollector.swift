@@ -160,8 +160,9 @@ enum Suggestion {
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
             let other = Array(candidate.unicodeScalars)
-            // A typo changes at most a third of a name (and at least one edit is allowed).
-            let budget = max(1, min(target.count, other.count) / 3)
+            // A typo changes at most a third of a name (at least one edit is allowed) and keeps
+            // some of it: "y" is not a typo of "x".
+            let budget = min(max(1, min(target.count, other.count) / 3), min(target.count, other.count) - 1)
             guard abs(target.count - other.count) <= budget else { continue }
             let distance = editDistance(target, other, limit: budget)
             if distance <= budget, best.map({ distance < $0.distance }) ?? true {
