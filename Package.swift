@@ -43,5 +43,11 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
+        .testTarget(
+            name: "AppStoreGroupsTests",
+            dependencies: ["AppStoreGroups", "GroupPolicy"],
+            exclude: ["Fixtures", "Server"],
+            swiftSettings: strictSettings
+        ),
     ]
 )
