@@ -185,10 +185,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         var text = message
         var context: [String] = []
         if let httpStatus { context.append("HTTP \(httpStatus)") }
-        if let apiErrorCode {
-            let name = Code.forAPIErrorCode(apiErrorCode).map { " \($0.name)" } ?? ""
-            context.append("errorCode \(apiErrorCode)\(name)")
-        }
+        if let apiErrorCode { context.append("errorCode \(apiErrorCode)") }
         if let apiErrorMessage { context.append("errorMessage \"\(apiErrorMessage)\"") }
         if let retryAfter {
             let milliseconds = Int64((retryAfter.timeIntervalSince1970 * 1000).rounded())

@@ -254,7 +254,7 @@ struct ErrorAnswerTests {
         )
         #expect(
             error.description
-                == #"the App Store answered GroupNotFoundError (HTTP 404, errorCode 4040022 GroupNotFoundError, "#
+                == #"the App Store answered GroupNotFoundError (HTTP 404, errorCode 4040022, "#
                 + #"errorMessage "Group not found.")"#
         )
     }
