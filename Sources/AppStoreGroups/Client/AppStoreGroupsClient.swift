@@ -278,14 +278,20 @@ public struct AppStoreGroupsClient: Sendable {
             response = try await transport.send(request)
         } catch var error as AppStoreGroupsError {
             error.attempts = attempt
+            error.message = Self.redacting(token, in: error.message)
             return .failure(error)
         } catch is CancellationError {
             return .failure(
                 AppStoreGroupsError(code: .cancelled, message: "the request was cancelled", attempts: attempt)
             )
         } catch {
+            // A transport's own error may quote the request it was given, Authorization included.
             return .failure(
-                AppStoreGroupsError(code: .transportFailure, message: "the request failed: \(error)", attempts: attempt)
+                AppStoreGroupsError(
+                    code: .transportFailure,
+                    message: Self.redacting(token, in: "the request failed: \(error)"),
+                    attempts: attempt
+                )
             )
         }
         let limit = responseLimits.maximumBytes
@@ -322,6 +328,15 @@ public struct AppStoreGroupsClient: Sendable {
         }
     }
 
+    /// The message with the token, and its signature alone, replaced by `<redacted>`.
+    static func redacting(_ token: String, in message: String) -> String {
+        var text = message.replacing(token, with: "<redacted>")
+        if let signature = token.split(separator: ".").last, signature.count >= 16 {
+            text = text.replacing(signature, with: "<redacted>")
+        }
+        return text
+    }
+
     /// Reads Apple's `Retry-After`, a UNIX time in milliseconds.
     ///
     /// Anything else (seconds, an HTTP date, a number before September 2001, text) is not trusted
@@ -336,10 +351,13 @@ public struct AppStoreGroupsClient: Sendable {
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
-    /// The wait from `now` to `instant`, in whole milliseconds, never negative.
+    /// The wait from `now` to `instant`, rounded up to whole milliseconds, never negative.
+    ///
+    /// Rounding up means the retry never leaves before the instant Apple named; the microsecond
+    /// of slack absorbs floating-point error when both instants are whole milliseconds.
     static func duration(from now: Date, to instant: Date) -> Duration {
-        let nowMilliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded())
-        let instantMilliseconds = Int64((instant.timeIntervalSince1970 * 1000).rounded())
-        return .milliseconds(max(0, instantMilliseconds - nowMilliseconds))
+        let milliseconds = (instant.timeIntervalSince1970 - now.timeIntervalSince1970) * 1000
+        guard milliseconds > 0 else { return .zero }
+        return .milliseconds(Int64((milliseconds - 0.001).rounded(.up)))
     }
 }

@@ -122,6 +122,38 @@ struct GroupMembersTests {
         #expect(try await server.log().count == 2)
     }
 
+    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds")
+    func rateLimitThenSuccess() async throws {
+        let server = try await FakeAppStore()
+        let nowMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        let time = RecordingTimeSource(fixedNow: Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000))
+        let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+        let page = try await client.groupMembers(groupID: "ratelimit_\(nowMilliseconds + 2_250)_1", limit: 7)
+        #expect(page.members.count == 2)
+        #expect(time.sleeps == [.milliseconds(2_250)])
+        let requests = try await server.log()
+        #expect(requests.count == 2)
+        #expect(requests.map { $0.query["limit"] } == [["7"], ["7"]])
+    }
+
+    @Test("429 with Retry-After past the maximum wait fails at once, carrying the instant")
+    func rateLimitTooFar() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 31_000
+        let error = await expectError {
+            try await server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+                .groupMembers(groupID: "ratelimit_\(retryAfter)")
+        }
+        #expect(error?.code == .rateLimitExceeded)
+        #expect(error?.httpStatus == 429)
+        #expect(error?.apiErrorCode == 4_290_000)
+        #expect(error?.apiErrorMessage == "Rate limit exceeded.")
+        #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(retryAfter) / 1000))
+        #expect(error?.attempts == 1)
+        #expect(time.sleeps == [])
+    }
+
     @Test("a malformed page is a decoding error with the engine's JSON path")
     func malformed() async throws {
         let server = try await FakeAppStore()

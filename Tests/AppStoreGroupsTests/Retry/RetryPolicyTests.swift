@@ -75,13 +75,17 @@ struct RetryPolicyTests {
         }
     }
 
-    @Test("a wait to an instant in the past is zero")
+    @Test("waits are rounded up to whole milliseconds; an instant in the past is no wait")
     func pastInstant() {
         let now = Date(timeIntervalSince1970: 1_700_000_010)
         #expect(AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_000)) == .zero)
         #expect(
             AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_012.5))
                 == .milliseconds(2_500)
+        )
+        #expect(
+            AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_010.0002))
+                == .milliseconds(1)
         )
     }
 }

@@ -90,6 +90,29 @@ struct TransportTests {
         }
     }
 
+    @Test("a transport error that quotes the request never carries the token into the client's error")
+    func tokenRedacted() async throws {
+        struct Leaky: HTTPTransport {
+            struct Failure: Error, CustomStringConvertible {
+                var headers: [String: String]
+                var description: String { "failed with headers \(headers)" }
+            }
+            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+                throw Failure(headers: request.headerFields)
+            }
+        }
+        let client = try AppStoreGroupsClient(
+            environment: .sandbox,
+            credentials: FakeAppStore.credentials(),
+            transport: Leaky(),
+            retryPolicy: .none
+        )
+        let error = try #require(await expectError { try await client.customerGroups(anyTransactionID: "ok") })
+        #expect(error.code == .transportFailure)
+        #expect(error.description.contains("Bearer <redacted>"))
+        #expect(!error.description.contains("eyJ"))  // base64url of '{"' starts every JWT
+    }
+
     @Test("a truncated body is a transport failure, retried, then reported")
     func truncatedBody() async throws {
         let server = try await FakeAppStore()
