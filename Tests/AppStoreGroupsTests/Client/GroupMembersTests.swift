@@ -140,7 +140,7 @@ struct GroupMembersTests {
     func rateLimitTooFar() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
-        let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 31_000
+        let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 120_000
         let error = await expectError {
             try await server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
                 .groupMembers(groupID: "ratelimit_\(retryAfter)")
