@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
+        .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
     ],
     targets: [
@@ -18,9 +19,22 @@ let package = Package(
             name: "GroupPolicy",
             swiftSettings: strictSettings
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "AppStoreGroups",
+            dependencies: [
+                "GroupPolicy",
+                .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "group-policy",
-            dependencies: ["GroupPolicy"],
+            dependencies: ["GroupPolicy", "AppStoreGroups"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -32,6 +46,12 @@ let package = Package(
             name: "GroupPolicyCLITests",
             dependencies: ["group-policy"],
             exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AppStoreGroupsTests",
+            dependencies: ["AppStoreGroups", "GroupPolicy"],
+            exclude: ["Fixtures", "Server"],
             swiftSettings: strictSettings
         ),
     ]

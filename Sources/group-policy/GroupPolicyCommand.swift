@@ -3,10 +3,11 @@ import Foundation
 /// The `group-policy` entry point: dispatches to a subcommand, maps failures to exit statuses.
 @main
 enum GroupPolicyCommand {
-    static var commands: [(spec: CommandSpec, run: (ParsedArguments) throws(CommandFailure) -> Void)] {
+    static var commands: [(spec: CommandSpec, run: (ParsedArguments) async throws(CommandFailure) -> Void)] {
         [
             (EvalCommand.spec, EvalCommand.run),
             (TestCommand.spec, TestCommand.run),
+            (FetchCommand.spec, FetchCommand.run),
         ]
     }
 
@@ -18,11 +19,11 @@ enum GroupPolicyCommand {
         return text
     }
 
-    static func main() {
-        exit(run(Array(CommandLine.arguments.dropFirst())).rawValue)
+    static func main() async {
+        exit(await run(Array(CommandLine.arguments.dropFirst())).rawValue)
     }
 
-    static func run(_ arguments: [String]) -> ExitStatus {
+    static func run(_ arguments: [String]) async -> ExitStatus {
         guard let name = arguments.first else {
             Terminal.err(help)
             return .unusable
@@ -49,7 +50,7 @@ enum GroupPolicyCommand {
             return .success
         }
         do {
-            try command.run(parsed)
+            try await command.run(parsed)
             return .success
         } catch {
             if let message = error.message { Terminal.error(message) }

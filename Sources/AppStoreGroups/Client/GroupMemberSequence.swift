@@ -1,0 +1,89 @@
+public import GroupPolicy
+
+/// Every member of a group, fetched one Get Group Members page at a time as it is iterated.
+///
+/// Made by ``AppStoreGroupsClient/allGroupMembers(groupID:limit:)``. Each iteration starts from the
+/// first page. Every page is requested with the same `limit` and the previous page's
+/// `paginationToken`, until a page says `hasMore` is false.
+///
+/// ```swift
+/// for try await member in try client.allGroupMembers(groupID: groupID, limit: 100) {
+///     print(member.appTransactionID)
+/// }
+/// ```
+public struct GroupMemberSequence: AsyncSequence, Sendable {
+    /// A member.
+    public typealias Element = GroupMemberEntry
+    /// What iteration throws.
+    public typealias Failure = AppStoreGroupsError
+
+    let client: AppStoreGroupsClient
+    /// The group whose members this lists.
+    public let groupID: String
+    /// The page size sent on every request, or `nil` when none is sent.
+    public let limit: Int?
+
+    /// Starts an iteration at the first page.
+    ///
+    /// - Returns: A new iterator.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(client: client, groupID: groupID, limit: limit)
+    }
+
+    /// Fetches pages as the members of the previous one run out.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        /// A member.
+        public typealias Element = GroupMemberEntry
+        /// What iteration throws.
+        public typealias Failure = AppStoreGroupsError
+
+        private let client: AppStoreGroupsClient
+        private let groupID: String
+        private let limit: Int?
+        private var buffered: [GroupMemberEntry] = []
+        private var nextIndex = 0
+        private var nextToken: String?
+        private var finished = false
+
+        init(client: AppStoreGroupsClient, groupID: String, limit: Int?) {
+            self.client = client
+            self.groupID = groupID
+            self.limit = limit
+        }
+
+        /// The next member, fetching the next page when needed; `nil` after the last page.
+        ///
+        /// - Returns: The next member, or `nil` at the end.
+        /// - Throws: ``AppStoreGroupsError`` when a page fails; the iteration then ends.
+        public mutating func next() async throws(AppStoreGroupsError) -> GroupMemberEntry? {
+            while nextIndex == buffered.count {
+                guard !finished else { return nil }
+                let page: GetGroupMembersResponse
+                do {
+                    page = try await client.groupMembers(groupID: groupID, limit: limit, paginationToken: nextToken)
+                } catch {
+                    finished = true
+                    throw error
+                }
+                if page.hasMore, let token = page.paginationToken {
+                    guard token != nextToken else {
+                        finished = true
+                        throw AppStoreGroupsError(
+                            code: .invalidResponse,
+                            message: "the App Store sent the same paginationToken twice in a row",
+                            httpStatus: 200,
+                            jsonPath: "paginationToken"
+                        )
+                    }
+                    nextToken = token
+                } else {
+                    finished = true
+                }
+                buffered = page.members
+                nextIndex = 0
+            }
+            defer { nextIndex += 1 }
+            return buffered[nextIndex]
+        }
+    }
+}

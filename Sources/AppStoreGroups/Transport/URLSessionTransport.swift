@@ -1,0 +1,201 @@
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import Foundation
+public import FoundationNetworking
+#else
+public import Foundation
+#endif
+
+/// The ``HTTPTransport`` for production: `URLSession` with an ephemeral configuration (no cookies,
+/// no cache, no stored credentials).
+///
+/// It reads the body as it arrives, so an answer over the size limit is dropped as soon as its
+/// `Content-Length` or its running size says so, never buffered whole. It refuses every redirect
+/// and returns the 3xx answer as it is. The timeout covers the whole exchange, not just idle time.
+public final class URLSessionTransport: HTTPTransport {
+    private let session: URLSession
+    private let delegate: Delegate
+
+    /// Creates a transport with its own session.
+    ///
+    /// - Parameter configuration: The session configuration; by default an ephemeral one that
+    ///   keeps no cookies, cache or credentials.
+    public init(configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration()) {
+        let delegate = Delegate()
+        self.delegate = delegate
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// An ephemeral configuration that sets no cookies and caches nothing.
+    ///
+    /// - Returns: A new configuration.
+    public static func defaultConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
+    }
+
+    /// Sends the request; see ``HTTPTransport/send(_:)``.
+    ///
+    /// - Parameter request: The request, with its timeout and body limit.
+    /// - Returns: The whole answer.
+    /// - Throws: ``AppStoreGroupsError`` for a timeout, an oversized body or a failed connection;
+    ///   `CancellationError` when the task is cancelled.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        for (name, value) in request.headerFields { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        let seconds = Double(request.timeout.components.seconds) + Double(request.timeout.components.attoseconds) / 1e18
+        urlRequest.timeoutInterval = seconds
+        let task = session.dataTask(with: urlRequest)
+        let delegate = self.delegate
+        let deadline = Task {
+            try await Task.sleep(for: request.timeout)
+            delegate.expire(task)
+        }
+        defer { deadline.cancel() }
+        try Task.checkCancellation()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                delegate.start(task, limit: request.maximumResponseBodySize, continuation: continuation)
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Keeps each running task's body and continuation, and answers the session's questions.
+    private final class Delegate: NSObject, URLSessionDataDelegate, Sendable {
+        private struct Pending {
+            var continuation: CheckedContinuation<HTTPResponse, any Error>
+            var limit: Int
+            var body: [UInt8] = []
+            var failure: AppStoreGroupsError?
+        }
+
+        private let pending = Mutex<[Int: Pending]>([:])
+
+        func start(_ task: URLSessionDataTask, limit: Int, continuation: CheckedContinuation<HTTPResponse, any Error>) {
+            pending.withLock { $0[task.taskIdentifier] = Pending(continuation: continuation, limit: limit) }
+            task.resume()
+        }
+
+        /// Called at the deadline: the task ends as a timeout, not as a cancellation.
+        func expire(_ task: URLSessionTask) {
+            let running = pending.withLock { tasks in
+                guard tasks[task.taskIdentifier] != nil else { return false }
+                tasks[task.taskIdentifier]?.failure = AppStoreGroupsError(
+                    code: .timeout,
+                    message: "no complete answer from \(Self.host(of: task)) within the timeout"
+                )
+                return true
+            }
+            if running { task.cancel() }
+        }
+
+        private func fail(_ task: URLSessionTask, _ error: AppStoreGroupsError) {
+            pending.withLock { tasks in
+                if tasks[task.taskIdentifier]?.failure == nil { tasks[task.taskIdentifier]?.failure = error }
+            }
+        }
+
+        private static func tooLarge(_ limit: Int) -> AppStoreGroupsError {
+            AppStoreGroupsError(code: .responseTooLarge, message: "the answer's body is larger than \(limit) bytes")
+        }
+
+        private static func host(of task: URLSessionTask) -> String {
+            task.originalRequest?.url?.host ?? "the server"
+        }
+
+        func urlSession(
+            _ session: URLSession,
+            dataTask: URLSessionDataTask,
+            didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
+            let limit = pending.withLock { $0[dataTask.taskIdentifier]?.limit } ?? 0
+            if response.expectedContentLength > Int64(limit) {
+                fail(dataTask, Self.tooLarge(limit))
+                completionHandler(.cancel)
+                return
+            }
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            let overLimit = pending.withLock { tasks -> Int? in
+                guard var entry = tasks[dataTask.taskIdentifier] else { return nil }
+                guard entry.body.count + data.count <= entry.limit else {
+                    if entry.failure == nil { entry.failure = Self.tooLarge(entry.limit) }
+                    tasks[dataTask.taskIdentifier] = entry
+                    return entry.limit
+                }
+                tasks[dataTask.taskIdentifier] = nil  // so the body grows in place instead of being copied
+                entry.body.append(contentsOf: data)
+                tasks[dataTask.taskIdentifier] = entry
+                return nil
+            }
+            if overLimit != nil { dataTask.cancel() }
+        }
+
+        func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest,
+            completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+            if let failure = entry.failure {
+                entry.continuation.resume(throwing: failure)
+            } else if let error {
+                entry.continuation.resume(throwing: Self.transportError(error, task: task))
+            } else if let response = task.response as? HTTPURLResponse {
+                var fields: [String: String] = [:]
+                for (name, value) in response.allHeaderFields {
+                    if let name = name as? String, let value = value as? String { fields[name] = value }
+                }
+                entry.continuation.resume(
+                    returning: HTTPResponse(status: response.statusCode, headerFields: fields, body: entry.body)
+                )
+            } else {
+                entry.continuation.resume(
+                    throwing: AppStoreGroupsError(code: .transportFailure, message: "the answer is not HTTP")
+                )
+            }
+        }
+
+        private static func transportError(_ error: any Error, task: URLSessionTask) -> any Error {
+            guard let urlError = error as? URLError else {
+                return AppStoreGroupsError(code: .transportFailure, message: "the request failed: \(error)")
+            }
+            switch urlError.code {
+            case .cancelled:
+                return CancellationError()
+            case .timedOut:
+                return AppStoreGroupsError(
+                    code: .timeout,
+                    message: "no complete answer from \(host(of: task)) within the timeout"
+                )
+            default:
+                return AppStoreGroupsError(
+                    code: .transportFailure,
+                    message: "the request to \(host(of: task)) failed: URLError \(urlError.code.rawValue) "
+                        + urlError.localizedDescription
+                )
+            }
+        }
+    }
+}

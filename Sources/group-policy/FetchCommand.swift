@@ -1,0 +1,197 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+enum FetchCommand {
+    static let spec = CommandSpec(
+        name: "fetch",
+        synopsis: """
+            groups --transaction-id ID [--policy FILE [--entitlement E]... [--explain]] | \
+            members --group-id ID [--limit N] [--all] [--key-id K --issuer-id I --bundle-id B --private-key FILE] \
+            [--environment production|sandbox] [--base-url URL]
+            """,
+        summary: "Fetch a customer's groups or a group's members from Apple's App Store Server API.",
+        options: [
+            .init(name: "transaction-id", valueName: "ID", help: "groups: any transaction id of the customer."),
+            .init(name: "policy", valueName: "FILE", help: "groups: print the policy's Decision instead."),
+            .init(
+                name: "entitlement",
+                valueName: "E",
+                help: "groups --policy: an entitlement from verified transactions (repeatable).",
+                repeatable: true
+            ),
+            .init(name: "explain", help: "groups --policy: include grants and denials with provenance."),
+            .init(name: "group-id", valueName: "ID", help: "members: the group's id."),
+            .init(name: "limit", valueName: "N", help: "members: the most members per page, 1 to 100."),
+            .init(name: "all", help: "members: follow pagination and print every member."),
+            .init(name: "key-id", valueName: "K", help: "The key id (default: $APP_STORE_KEY_ID)."),
+            .init(name: "issuer-id", valueName: "I", help: "The issuer id (default: $APP_STORE_ISSUER_ID)."),
+            .init(name: "bundle-id", valueName: "B", help: "The app's bundle id (default: $APP_STORE_BUNDLE_ID)."),
+            .init(
+                name: "private-key",
+                valueName: "FILE",
+                help: "The .p8 key file (default: $APP_STORE_PRIVATE_KEY_PATH)."
+            ),
+            .init(name: "environment", valueName: "ENV", help: "sandbox (default) or production."),
+            .init(name: "base-url", valueName: "URL", help: "Another server, such as a local test server."),
+        ],
+        positionalName: "groups|members",
+        details: """
+            Apple serves the groups endpoints only in the sandbox today, hence the default environment.
+            Failed requests are retried (429 at its Retry-After, 5xx and network failures with backoff;
+            3 attempts in all). The key and the token are never printed.
+            Exit status: 0 printed the answer, 1 the App Store answered with an error,
+            2 bad usage, an unreadable or invalid key, or no usable answer (network, timeout, redirect, malformed).
+            """
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws(CommandFailure) {
+        guard let what = arguments.positionals.first else {
+            throw CommandFailure(.unusable, "say what to fetch: 'fetch groups' or 'fetch members'")
+        }
+        guard arguments.positionals.count == 1 else {
+            throw CommandFailure(.unusable, "unexpected argument '\(arguments.positionals[1])'")
+        }
+        switch what {
+        case "groups":
+            try checkOnlyOptions(["transaction-id", "policy", "entitlement", "explain"], in: arguments, for: what)
+            try await fetchGroups(arguments)
+        case "members":
+            try checkOnlyOptions(["group-id", "limit", "all"], in: arguments, for: what)
+            try await fetchMembers(arguments)
+        default:
+            throw CommandFailure(.unusable, "unknown fetch target '\(what)' (use groups or members)")
+        }
+    }
+
+    private static let sharedOptions: Set<String> = [
+        "key-id", "issuer-id", "bundle-id", "private-key", "environment", "base-url",
+    ]
+
+    private static func checkOnlyOptions(
+        _ allowed: Set<String>,
+        in arguments: ParsedArguments,
+        for what: String
+    ) throws(CommandFailure) {
+        let given = Set(arguments.values.keys).union(arguments.flags)
+        if let stray = given.subtracting(allowed).subtracting(sharedOptions).sorted().first {
+            throw CommandFailure(.unusable, "--\(stray) does not apply to 'fetch \(what)'")
+        }
+    }
+
+    private static func fetchGroups(_ arguments: ParsedArguments) async throws(CommandFailure) {
+        let transactionID: String
+        do {
+            transactionID = try arguments.required("transaction-id")
+        } catch {
+            throw CommandFailure(.unusable, error.message)
+        }
+        let policy: Policy?
+        if let path = arguments.value("policy") {
+            policy = try loadPolicy(path)
+        } else {
+            if !arguments.all("entitlement").isEmpty || arguments.has("explain") {
+                throw CommandFailure(.unusable, "--entitlement and --explain need --policy")
+            }
+            policy = nil
+        }
+        let client = try makeClient(arguments)
+        let response: GetCustomerGroupsResponse
+        do {
+            response = try await client.customerGroups(anyTransactionID: transactionID)
+        } catch {
+            throw failure(error)
+        }
+        guard let policy else {
+            Terminal.out(response.jsonString(pretty: true))
+            return
+        }
+        let context = EvaluationContext(
+            environment: client.storeEnvironment,
+            entitlements: Set(arguments.all("entitlement"))
+        )
+        let decision = policy.evaluate(response, in: context)
+        Terminal.out(decision.jsonString(includingProvenance: arguments.has("explain")))
+    }
+
+    private static func fetchMembers(_ arguments: ParsedArguments) async throws(CommandFailure) {
+        let groupID: String
+        do {
+            groupID = try arguments.required("group-id")
+        } catch {
+            throw CommandFailure(.unusable, error.message)
+        }
+        var limit: Int?
+        if let text = arguments.value("limit") {
+            guard let value = Int(text) else {
+                throw CommandFailure(.unusable, "--limit must be a number from 1 to 100")
+            }
+            limit = value
+        }
+        let client = try makeClient(arguments)
+        do {
+            guard arguments.has("all") else {
+                let page = try await client.groupMembers(groupID: groupID, limit: limit)
+                Terminal.out(page.jsonString(pretty: true))
+                return
+            }
+            var members: [GroupMemberEntry] = []
+            for try await member in try client.allGroupMembers(groupID: groupID, limit: limit) {
+                members.append(member)
+            }
+            Terminal.out(GetGroupMembersResponse(members: members, hasMore: false).jsonString(pretty: true))
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// Credentials from the flags, else the environment; any failure here is exit 2.
+    private static func makeClient(_ arguments: ParsedArguments) throws(CommandFailure) -> AppStoreGroupsClient {
+        let variables = ProcessInfo.processInfo.environment
+        func setting(_ option: String, _ variable: String) throws(CommandFailure) -> String {
+            if let value = arguments.value(option) ?? variables[variable], !value.isEmpty { return value }
+            throw CommandFailure(.unusable, "missing --\(option) (or set \(variable))")
+        }
+        let keyID = try setting("key-id", "APP_STORE_KEY_ID")
+        let issuerID = try setting("issuer-id", "APP_STORE_ISSUER_ID")
+        let bundleID = try setting("bundle-id", "APP_STORE_BUNDLE_ID")
+        let keyPath = try setting("private-key", "APP_STORE_PRIVATE_KEY_PATH")
+        let storeEnvironment: StoreEnvironment
+        do {
+            storeEnvironment = try parseEnvironment(arguments.value("environment") ?? "sandbox")
+        } catch {
+            throw CommandFailure(.unusable, error.message)
+        }
+        let environment: AppStoreEnvironment
+        if let text = arguments.value("base-url") {
+            guard let url = URL(string: text), url.scheme != nil else {
+                throw CommandFailure(.unusable, "--base-url '\(text)' is not an absolute URL")
+            }
+            environment = .custom(baseURL: url, storeEnvironment: storeEnvironment)
+        } else {
+            environment = storeEnvironment == .production ? .production : .sandbox
+        }
+        let pem = String(decoding: try readInput(keyPath), as: UTF8.self)
+        do {
+            return try AppStoreGroupsClient(
+                environment: environment,
+                credentials: AppStoreCredentials(
+                    keyID: keyID,
+                    issuerID: issuerID,
+                    bundleID: bundleID,
+                    privateKeyPEM: pem
+                )
+            )
+        } catch {
+            // Name the file for a bad key; other configuration errors are about the flags.
+            let prefix = error.code == .invalidPrivateKey ? "\(keyPath): " : ""
+            throw CommandFailure(.unusable, prefix + error.description)
+        }
+    }
+
+    /// An error answer from Apple is exit 1; anything that kept the command from getting a usable
+    /// answer (bad id, network, timeout, redirect, malformed body) is exit 2.
+    private static func failure(_ error: AppStoreGroupsError) -> CommandFailure {
+        CommandFailure(error.isErrorAnswer ? .failure : .unusable, error.description)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+@testable import AppStoreGroups
+
+@Suite("Tokens")
+struct TokenTests {
+    static func decodePart(_ part: Substring) throws -> [String: Any] {
+        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        let data = try #require(Data(base64Encoded: base64))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// Runs the fake server script's independent verifier (Python `cryptography`) on a token.
+    static func verifyWithPython(_ token: String) async throws -> ProcessResult {
+        try await runProcess(
+            URL(filePath: "/usr/bin/env"),
+            [
+                "python3", TestFiles.server.path, "verify",
+                "--public-key", TestFiles.fixture("test-key.pub.pem").path,
+                "--key-id", FakeAppStore.keyID, "--issuer-id", FakeAppStore.issuerID,
+                "--bundle-id", FakeAppStore.bundleID,
+            ],
+            input: token
+        )
+    }
+
+    @Test("a client token verifies with Python's cryptography against the public key")
+    func verifiesIndependently() async throws {
+        let client = try AppStoreGroupsClient(environment: .sandbox, credentials: FakeAppStore.credentials())
+        let result = try await Self.verifyWithPython(try client.makeToken())
+        #expect(result.standardOutput == "verified\n")
+        #expect(result.status == 0)
+    }
+
+    @Test("the independent verifier rejects a token signed by another key")
+    func verifierRejectsOtherKey() async throws {
+        let client = try AppStoreGroupsClient(
+            environment: .sandbox,
+            credentials: FakeAppStore.credentials(key: "other-key.p8")
+        )
+        let result = try await Self.verifyWithPython(try client.makeToken())
+        #expect(result.standardOutput == "rejected: bad signature\n")
+        #expect(result.status == 1)
+    }
+
+    @Test("a token signed with a SEC1 (EC PRIVATE KEY) PEM has a valid structure")
+    func sec1Key() throws {
+        let client = try AppStoreGroupsClient(
+            environment: .sandbox,
+            credentials: FakeAppStore.credentials(key: "test-key-sec1.pem")
+        )
+        let parts = try client.makeToken().split(separator: ".", omittingEmptySubsequences: false)
+        #expect(parts.count == 3)
+        #expect(parts.last.map { $0.count } == 86)  // 64 bytes, base64url without padding
+    }
+
+    @Test("header and claims are exactly Apple's, exp = iat + 300, base64url without padding")
+    func structure() throws {
+        let now = Date(timeIntervalSince1970: 1_700_000_000.9)
+        let client = try AppStoreGroupsClient(
+            environment: .sandbox,
+            credentials: FakeAppStore.credentials(),
+            timeSource: TimeSource(now: { now }, sleep: { _ in })
+        )
+        let token = try client.makeToken()
+        #expect(!token.contains("="))
+        #expect(!token.contains("+"))
+        #expect(!token.contains("/"))
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        try #require(parts.count == 3)
+        let header = try Self.decodePart(parts[0])
+        #expect(header.count == 3)
+        #expect(header["alg"] as? String == "ES256")
+        #expect(header["kid"] as? String == FakeAppStore.keyID)
+        #expect(header["typ"] as? String == "JWT")
+        let claims = try Self.decodePart(parts[1])
+        #expect(claims.count == 5)
+        #expect(claims["iss"] as? String == FakeAppStore.issuerID)
+        #expect((claims["iat"] as? NSNumber)?.int64Value == 1_700_000_000)
+        #expect((claims["exp"] as? NSNumber)?.int64Value == 1_700_000_300)
+        #expect(claims["aud"] as? String == "appstoreconnect-v1")
+        #expect(claims["bid"] as? String == FakeAppStore.bundleID)
+    }
+
+    @Test("two tokens differ (ECDSA signatures are randomized)")
+    func freshSignatures() throws {
+        let client = try AppStoreGroupsClient(environment: .sandbox, credentials: FakeAppStore.credentials())
+        #expect(try client.makeToken() != client.makeToken())
+    }
+
+    @Test("ids are JSON-escaped in the token")
+    func escaping() {
+        #expect(TokenSigner.quoted(#"a"b\c"#) == #""a\"b\\c""#)
+        #expect(TokenSigner.quoted("a\u{1}\n") == #""a\u0001\n""#)
+    }
+
+    @Test("base64url drops padding and uses - and _")
+    func base64URL() {
+        #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
+        #expect(Base64URL.encode(Array("ab".utf8)) == "YWI")
+        #expect(Base64URL.encode([]) == "")
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// Get Group Members through the real loopback server: every row of Apple's table, and pagination.
+@Suite("Get Group Members")
+struct GroupMembersTests {
+    @Test("200: one page decodes exactly; limit is sent, no token on the first page")
+    func onePage() async throws {
+        let server = try await FakeAppStore()
+        let page = try await server.client().groupMembers(groupID: "ok", limit: 10)
+        #expect(
+            page
+                == GetGroupMembersResponse(
+                    members: [
+                        GroupMemberEntry(appTransactionID: "700000000000000001"),
+                        GroupMemberEntry(appTransactionID: "700000000000000002"),
+                    ],
+                    hasMore: false
+                )
+        )
+        let requests = try await server.log()
+        #expect(requests.map(\.path) == ["/groups/v1/group/ok?limit=10"])
+        #expect(requests.first?.authorization == "ok")
+    }
+
+    @Test("200: without a limit no query is sent")
+    func noLimit() async throws {
+        let server = try await FakeAppStore()
+        let page = try await server.client().groupMembers(groupID: "placeholder")
+        #expect(page == .sandboxPlaceholder)
+        #expect(try await server.log().map(\.path) == ["/groups/v1/group/placeholder"])
+    }
+
+    @Test("pagination over three pages keeps limit and passes each token")
+    func threePages() async throws {
+        let server = try await FakeAppStore()
+        var members: [String] = []
+        for try await member in try server.client().allGroupMembers(groupID: "paged", limit: 2) {
+            members.append(member.appTransactionID)
+        }
+        #expect(members == ["a1", "a2", "a3", "a4", "a5"])
+        let requests = try await server.log()
+        #expect(
+            requests.map(\.query) == [
+                ["limit": ["2"]],
+                ["limit": ["2"], "paginationToken": ["page2-token"]],
+                ["limit": ["2"], "paginationToken": ["page3/token+=&x"]],
+            ]
+        )
+        #expect(
+            requests.map(\.path) == [
+                "/groups/v1/group/paged?limit=2",
+                "/groups/v1/group/paged?limit=2&paginationToken=page2-token",
+                "/groups/v1/group/paged?limit=2&paginationToken=page3%2Ftoken%2B%3D%26x",
+            ]
+        )
+    }
+
+    @Test("pages fetched one at a time by hand match the sequence")
+    func manualPages() async throws {
+        let server = try await FakeAppStore()
+        let client = try server.client()
+        let first = try await client.groupMembers(groupID: "paged", limit: 2)
+        #expect(first.hasMore)
+        #expect(first.paginationToken == "page2-token")
+        let second = try await client.groupMembers(groupID: "paged", limit: 2, paginationToken: first.paginationToken)
+        #expect(second.members.map(\.appTransactionID) == ["a3", "a4"])
+        #expect(second.paginationToken == "page3/token+=&x")
+    }
+
+    @Test("a limit that changes between pages is refused by the server (InvalidLimitError)")
+    func changedLimit() async throws {
+        let server = try await FakeAppStore()
+        let client = try server.client()
+        let first = try await client.groupMembers(groupID: "paged", limit: 2)
+        let error = await expectError {
+            try await client.groupMembers(groupID: "paged", limit: 3, paginationToken: first.paginationToken)
+        }
+        #expect(error?.code == .invalidLimit)
+        #expect(error?.apiErrorCode == 4_000_004)
+    }
+
+    @Test("PaginationTokenExpiredError 4000017 ends the sequence with its error")
+    func expiredToken() async throws {
+        let server = try await FakeAppStore()
+        var members: [String] = []
+        let error = await expectError {
+            for try await member in try server.client().allGroupMembers(groupID: "expiring", limit: 2) {
+                members.append(member.appTransactionID)
+            }
+        }
+        #expect(members == ["a1", "a2"])
+        #expect(error?.code == .paginationTokenExpired)
+        #expect(error?.httpStatus == 400)
+        #expect(error?.apiErrorCode == 4_000_017)
+        #expect(error?.apiErrorMessage == "Pagination token expired.")
+        #expect(error?.attempts == 1)
+        #expect(try await server.log().count == 2)
+    }
+
+    @Test("hasMore without a paginationToken is an invalid answer")
+    func tokenless() async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError { try await server.client().groupMembers(groupID: "tokenless") }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.jsonPath == "paginationToken")
+    }
+
+    @Test("the same paginationToken twice in a row stops the sequence instead of looping")
+    func loopingToken() async throws {
+        let server = try await FakeAppStore()
+        var count = 0
+        let error = await expectError {
+            for try await _ in try server.client().allGroupMembers(groupID: "loop") { count += 1 }
+        }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.message == "the App Store sent the same paginationToken twice in a row")
+        #expect(count == 1)
+        #expect(try await server.log().count == 2)
+    }
+
+    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds")
+    func rateLimitThenSuccess() async throws {
+        let server = try await FakeAppStore()
+        let nowMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        let time = RecordingTimeSource(fixedNow: Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000))
+        let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+        let page = try await client.groupMembers(groupID: "ratelimit_\(nowMilliseconds + 2_250)_1", limit: 7)
+        #expect(page.members.count == 2)
+        #expect(time.sleeps == [.milliseconds(2_250)])
+        let requests = try await server.log()
+        #expect(requests.count == 2)
+        #expect(requests.map { $0.query["limit"] } == [["7"], ["7"]])
+    }
+
+    @Test("429 with Retry-After past the maximum wait fails at once, carrying the instant")
+    func rateLimitTooFar() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 120_000
+        let error = await expectError {
+            try await server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+                .groupMembers(groupID: "ratelimit_\(retryAfter)")
+        }
+        #expect(error?.code == .rateLimitExceeded)
+        #expect(error?.httpStatus == 429)
+        #expect(error?.apiErrorCode == 4_290_000)
+        #expect(error?.apiErrorMessage == "Rate limit exceeded.")
+        #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(retryAfter) / 1000))
+        #expect(error?.attempts == 1)
+        #expect(time.sleeps == [])
+    }
+
+    @Test("a malformed page is a decoding error with the engine's JSON path")
+    func malformed() async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError { try await server.client().groupMembers(groupID: "malformed") }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.jsonPath == "members[0].appTransactionId")
+    }
+
+    @Test("500 then 200 inside a sequence: the page is retried and the listing completes")
+    func retryInsideSequence() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        var members: [String] = []
+        let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+        for try await member in try client.allGroupMembers(groupID: "flaky_generalInternalRetryable_1") {
+            members.append(member.appTransactionID)
+        }
+        #expect(members == ["700000000000000001", "700000000000000002"])
+        #expect(time.sleeps == [.milliseconds(500)])
+    }
+}

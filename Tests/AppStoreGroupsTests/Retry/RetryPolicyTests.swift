@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+@testable import AppStoreGroups
+
+@Suite("Retry policy")
+struct RetryPolicyTests {
+    @Test("backoff doubles from the initial wait up to the maximum")
+    func exponential() {
+        let policy = RetryPolicy(initialBackoff: .milliseconds(500), maximumBackoff: .seconds(3), jitter: 0)
+        let waits = (1...6).map { policy.backoff(beforeRetry: $0, random: 0.99) }
+        #expect(waits == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3)])
+    }
+
+    @Test("jitter takes a random share of the wait off")
+    func jitter() {
+        let policy = RetryPolicy(initialBackoff: .seconds(1), jitter: 0.5)
+        #expect(policy.backoff(beforeRetry: 1, random: 0) == .seconds(1))
+        #expect(policy.backoff(beforeRetry: 1, random: 0.5) == .milliseconds(750))
+        #expect(policy.backoff(beforeRetry: 2, random: 1) == .seconds(1))
+    }
+
+    @Test("the default policy's waits stay within its jitter bounds against the real server")
+    func defaultPolicyBounds() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let error = await expectError {
+            try await server.client(timeSource: time.timeSource).customerGroups(anyTransactionID: "generalInternal")
+        }
+        #expect(error?.attempts == 3)
+        let sleeps = time.sleeps
+        #expect(sleeps.count == 2)
+        #expect(sleeps.first.map { $0 > .milliseconds(250) && $0 <= .milliseconds(500) } == true)
+        #expect(sleeps.last.map { $0 > .milliseconds(500) && $0 <= .seconds(1) } == true)
+    }
+
+    @Test("defaults and none")
+    func presets() {
+        #expect(RetryPolicy.default.maximumAttempts == 3)
+        #expect(RetryPolicy.default.maximumRateLimitWait == .seconds(30))
+        #expect(RetryPolicy.none.maximumAttempts == 1)
+    }
+
+    @Test("policies out of range are refused at configuration")
+    func invalidPolicies() throws {
+        let credentials = try FakeAppStore.credentials()
+        for policy in [
+            RetryPolicy(maximumAttempts: 0), RetryPolicy(jitter: 1.5), RetryPolicy(jitter: -0.1),
+            RetryPolicy(initialBackoff: .seconds(-1)),
+        ] {
+            #expect(throws: AppStoreGroupsError.self) {
+                try AppStoreGroupsClient(environment: .sandbox, credentials: credentials, retryPolicy: policy)
+            }
+        }
+        #expect(throws: AppStoreGroupsError.self) {
+            try AppStoreGroupsClient(environment: .sandbox, credentials: credentials, timeout: .zero)
+        }
+    }
+
+    @Test("Retry-After is read as a UNIX time in milliseconds, and nothing else")
+    func retryAfterParsing() {
+        #expect(
+            AppStoreGroupsClient.retryAfterInstant("1700000000123")
+                == Date(timeIntervalSince1970: 1_700_000_000.123)
+        )
+        #expect(
+            AppStoreGroupsClient.retryAfterInstant(" 1700000000123 ")
+                == Date(timeIntervalSince1970: 1_700_000_000.123)
+        )
+        for garbage in [
+            "", "soon", "5", "1700000000", "-1700000000123", "1700000000123.5", "1 700000000123",
+            "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999",
+        ] {
+            #expect(AppStoreGroupsClient.retryAfterInstant(garbage) == nil, "\(garbage)")
+        }
+    }
+
+    @Test("waits are rounded up to whole milliseconds; an instant in the past is no wait")
+    func pastInstant() {
+        let now = Date(timeIntervalSince1970: 1_700_000_010)
+        #expect(AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_000)) == .zero)
+        #expect(
+            AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_012.5))
+                == .milliseconds(2_500)
+        )
+        #expect(
+            AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_010.0002))
+                == .milliseconds(1)
+        )
+    }
+}

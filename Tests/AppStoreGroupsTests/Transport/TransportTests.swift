@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+
+@testable import AppStoreGroups
+
+/// The URLSession transport and the client's checks of what any transport returns, against the
+/// real loopback server.
+@Suite("Transport")
+struct TransportTests {
+    @Test("an answer slower than the timeout is a timeout; with no retries, one attempt")
+    func slowAnswer() async throws {
+        let server = try await FakeAppStore()
+        let started = ContinuousClock.now
+        let error = await expectError {
+            try await server.client(retryPolicy: .none, timeout: .seconds(1))
+                .customerGroups(anyTransactionID: "slow_10000")
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.code == .timeout)
+        #expect(error?.httpStatus == nil)
+        #expect(error?.attempts == 1)
+        // The server answers after 10 s, so a timeout error proves the client gave up first; no
+        // upper bound on the elapsed time, which other suites' CPU load could stretch.
+        #expect(elapsed >= .seconds(1))
+        #expect(try await server.log().count == 1)
+    }
+
+    @Test("timeouts are retried with backoff")
+    func slowAnswerRetried() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let error = await expectError {
+            try await server.client(retryPolicy: exactRetries, timeout: .seconds(1), timeSource: time.timeSource)
+                .customerGroups(anyTransactionID: "slow_10000")
+        }
+        #expect(error?.code == .timeout)
+        #expect(error?.attempts == 3)
+        #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
+        #expect(try await server.log().count == 3)
+    }
+
+    @Test("an answer within the timeout succeeds")
+    func slowButInTime() async throws {
+        let server = try await FakeAppStore()
+        let response = try await server.client(timeout: .seconds(5)).customerGroups(anyTransactionID: "slow_200")
+        #expect(response == .sandboxPlaceholder)
+    }
+
+    @Test("a body over 1 MiB announced by Content-Length is rejected and not retried")
+    func oversizedByContentLength() async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError { try await server.client().customerGroups(anyTransactionID: "oversized") }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message == "the answer's body is larger than 1048576 bytes")
+        #expect(error?.attempts == 1)
+        #expect(try await server.log().count == 1)
+    }
+
+    @Test("a body over 1 MiB without Content-Length is cut off while reading")
+    func oversizedWhileReading() async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError { try await server.client().groupMembers(groupID: "oversizedclose") }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.attempts == 1)
+        #expect(try await server.log().count == 1)
+    }
+
+    @Test("the client rejects an oversized body even from a transport that ignores the limit")
+    func oversizedFromCustomTransport() async throws {
+        struct Careless: HTTPTransport {
+            let contentLength: String?
+            let bodySize: Int
+            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+                var headers: [String: String] = [:]
+                if let contentLength { headers["Content-Length"] = contentLength }
+                return HTTPResponse(status: 200, headerFields: headers, body: Array(repeating: 0x20, count: bodySize))
+            }
+        }
+        let credentials = try FakeAppStore.credentials()
+        for transport in [
+            Careless(contentLength: nil, bodySize: (1 << 20) + 1),
+            Careless(contentLength: "2000000", bodySize: 10),
+        ] {
+            let client = try AppStoreGroupsClient(
+                environment: .sandbox,
+                credentials: credentials,
+                transport: transport
+            )
+            let error = await expectError { try await client.customerGroups(anyTransactionID: "ok") }
+            #expect(error?.code == .responseTooLarge)
+        }
+    }
+
+    @Test("a transport error that quotes the request never carries the token into the client's error")
+    func tokenRedacted() async throws {
+        struct Leaky: HTTPTransport {
+            struct Failure: Error, CustomStringConvertible {
+                var headers: [String: String]
+                var description: String { "failed with headers \(headers)" }
+            }
+            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+                throw Failure(headers: request.headerFields)
+            }
+        }
+        let client = try AppStoreGroupsClient(
+            environment: .sandbox,
+            credentials: FakeAppStore.credentials(),
+            transport: Leaky(),
+            retryPolicy: .none
+        )
+        let error = try #require(await expectError { try await client.customerGroups(anyTransactionID: "ok") })
+        #expect(error.code == .transportFailure)
+        #expect(error.description.contains("Bearer <redacted>"))
+        #expect(!error.description.contains("eyJ"))  // base64url of '{"' starts every JWT
+    }
+
+    @Test("a truncated body is a transport failure, retried, then reported")
+    func truncatedBody() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let error = await expectError {
+            try await server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+                .customerGroups(anyTransactionID: "truncated")
+        }
+        #expect(error?.code == .transportFailure)
+        #expect(error?.httpStatus == nil)
+        #expect(error?.attempts == 3)
+        #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
+        #expect(try await server.log().count == 3)
+    }
+
+    @Test("a redirect is never followed: one request, no Authorization sent to the other host")
+    func redirectNotFollowed() async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError { try await server.client().customerGroups(anyTransactionID: "redirect") }
+        #expect(error?.code == .unexpectedRedirect)
+        #expect(error?.httpStatus == 302)
+        #expect(error?.attempts == 1)
+        #expect(error?.isErrorAnswer == false)
+        let requests = try await server.log()
+        #expect(requests.map(\.path) == ["/groups/v1/currentGroups/redirect"])
+        #expect(requests.map(\.host) == ["127.0.0.1:\(server.port)"])
+    }
+
+    @Test("a refused connection is a transport failure after every attempt")
+    func connectionRefused() async throws {
+        let server = try await FakeAppStore(dedicated: ())
+        let client = try server.client(retryPolicy: exactRetries, timeSource: RecordingTimeSource().timeSource)
+        server.stop()
+        let error = await expectError { try await client.customerGroups(anyTransactionID: "ok") }
+        #expect(error?.code == .transportFailure)
+        #expect(error?.attempts == 3)
+    }
+
+    @Test("cancelling the calling task ends the request as cancelled")
+    func cancellation() async throws {
+        let server = try await FakeAppStore()
+        let client = try server.client(retryPolicy: .none)
+        let task = Task { try await client.customerGroups(anyTransactionID: "slow_10000") }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        let started = ContinuousClock.now
+        let error = await expectError { try await task.value }
+        #expect(error?.code == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(8))
+    }
+
+    @Test("HTTPResponse looks header fields up case-insensitively")
+    func headerLookup() {
+        let response = HTTPResponse(status: 429, headerFields: ["Retry-After": "1", "content-TYPE": "a"])
+        #expect(response.value(forHeader: "retry-after") == "1")
+        #expect(response.value(forHeader: "Content-Type") == "a")
+        #expect(response.headerFields == ["retry-after": "1", "content-type": "a"])
+    }
+}
