@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 
 /// A policy shared by every request of a server, reloadable from its files without a restart.
 ///
@@ -22,7 +21,7 @@ public final class PolicyStore: Sendable {
         case failed(GroupPolicyError)
     }
 
-    private struct State {
+    private struct State: Sendable {
         var policy: Policy
         var generation: Int
         var lastFailure: GroupPolicyError?
@@ -33,9 +32,9 @@ public final class PolicyStore: Sendable {
     public let path: String
     /// The limits applied to every load.
     public let limits: PolicyLimits
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Serializes reloads, so that two concurrent reloads cannot swap in an older version last.
-    private let reloading = Mutex<Void>(())
+    private let reloading = Locked<Bool>(false)
 
     /// Loads the policy (a file) or policy set (a directory) at `path`.
     ///
@@ -48,7 +47,7 @@ public final class PolicyStore: Sendable {
         self.limits = limits
         let fingerprint = FileStamp.fingerprint(of: path)
         let policy = try Policy(contentsOf: path, limits: limits)
-        state = Mutex(State(policy: policy, generation: 1, lastFailure: nil, fingerprint: fingerprint))
+        state = Locked(State(policy: policy, generation: 1, lastFailure: nil, fingerprint: fingerprint))
     }
 
     /// The policy serving now: an immutable snapshot, safe to keep for the rest of a request.
