@@ -12,7 +12,7 @@ public struct ResponseLimits: Sendable, Hashable {
     ///
     /// Default 10,000.
     public var maximumGroups: Int
-    /// The most role entries one group may hold (after merging duplicates).
+    /// The most role entries one group entry of a response may hold.
     ///
     /// Default 10,000.
     public var maximumRoleEntriesPerGroup: Int
