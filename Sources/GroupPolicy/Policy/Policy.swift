@@ -51,7 +51,7 @@ public struct Policy: Sendable {
     /// a deny in any policy removes that capability from the group whatever policy granted it.
     /// Provenance names rules `policy-id/rule-id` when the set holds several policies.
     public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws {
-        let files = try GroupPolicy.policyFiles(inDirectory: path)
+        let files = try policyFilesDirectly(in: path)
         guard !files.isEmpty else {
             throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
         }
@@ -260,7 +260,7 @@ func isDirectory(_ path: String) -> Bool {
 }
 
 /// The policy files directly in a directory, sorted: `*.json` except tests and schemas.
-func policyFiles(inDirectory path: String) throws(GroupPolicyError) -> [String] {
+func policyFilesDirectly(in path: String) throws(GroupPolicyError) -> [String] {
     let names: [String]
     do {
         names = try FileManager.default.contentsOfDirectory(atPath: path)

@@ -161,7 +161,7 @@ struct FileStamp: Equatable, Sendable {
     var modified: Date?
 
     static func fingerprint(of path: String) -> [FileStamp] {
-        let files = isDirectory(path) ? ((try? policyFiles(inDirectory: path)) ?? []) : [path]
+        let files = isDirectory(path) ? ((try? policyFilesDirectly(in: path)) ?? []) : [path]
         return files.map { file in
             let attributes = try? FileManager.default.attributesOfItem(atPath: file)
             return FileStamp(
