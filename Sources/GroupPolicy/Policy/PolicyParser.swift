@@ -51,8 +51,10 @@ struct PolicyParser {
             )
         }
         var id = ""
+        var idOffset = root.offset
         if let node = fields.required("id"), let value = collector.string(node, path.appending("id")) {
             id = value
+            idOffset = node.offset
             if !Self.isValidPolicyID(value) {
                 collector.error(
                     .invalidValue,
@@ -71,14 +73,24 @@ struct PolicyParser {
         if let node = fields.required("rules") {
             rules = parseRules(node, path.appending("rules"))
         }
-        let workspaces = fields["workspaces"].map { parseWorkspaces($0, path.appending("workspaces")) } ?? []
+        var workspaces = fields["workspaces"].map { parseWorkspaces($0, path.appending("workspaces")) } ?? []
         let aliases = fields["sandbox"].map { parseSandbox($0, path.appending("sandbox")) } ?? [:]
-        let invariants = fields["invariants"].map { parseInvariants($0, path.appending("invariants")) } ?? []
+        var invariants = fields["invariants"].map { parseInvariants($0, path.appending("invariants")) } ?? []
 
         guard !collector.hasErrors else { return nil }
+        // One pass locates every rule, workspace and invariant, for the tools that point at them.
+        let locations = collector.source.locations(
+            ofOffsets: rules.map(\.offset) + workspaces.map(\.offset) + invariants.map(\.offset)
+        )
+        for index in rules.indices { rules[index].location = locations[index] }
+        for index in workspaces.indices { workspaces[index].location = locations[rules.count + index] }
+        for index in invariants.indices {
+            invariants[index].location = locations[rules.count + workspaces.count + index]
+        }
         let document = PolicyDocument(
             fileName: collector.source.fileName,
             id: id,
+            idOffset: idOffset,
             description: description,
             capabilities: capabilities,
             rules: rules,
@@ -410,8 +422,10 @@ struct PolicyParser {
             let keys = ["id", "description", "match", "adminRoles", "requires"]
             guard let fields = collector.object(element, workspacePath, allowed: keys) else { continue }
             var id: String?
+            var idOffset = element.offset
             if let idNode = fields.required("id"), let value = collector.string(idNode, workspacePath.appending("id")) {
                 id = value
+                idOffset = idNode.offset
                 if let first = seen[value] {
                     collector.error(
                         .duplicateID,
@@ -444,7 +458,8 @@ struct PolicyParser {
                     adminRoles: adminRoles,
                     requires: requires,
                     offset: element.offset,
-                    path: workspacePath
+                    path: workspacePath,
+                    idOffset: idOffset
                 )
             )
         }
