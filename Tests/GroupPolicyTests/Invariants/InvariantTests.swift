@@ -1,0 +1,160 @@
+import FoundationEssentials
+import Testing
+
+@testable import GroupPolicy
+
+/// policy-format.md section 6: invariants hold, or fail with a counterexample that really breaks
+/// them, or fail for being over budget; never a silent pass.
+@Suite struct InvariantTests {
+    @Test(arguments: [("Policies/team-workspace.json", 4), ("Policies/family-sharing.json", 2)])
+    func theBundledInvariantsHold(_ file: String, _ count: Int) throws {
+        let results = try Policy(contentsOfFile: repositoryFile(file)).checkInvariants()
+        #expect(results.count == count)
+        for result in results {
+            #expect(result.status == .holds, "\(result.invariantID): \(result.diagnostic.map { "\($0)" } ?? "")")
+            #expect(result.scenarioCount > 0)
+        }
+    }
+
+    static let consumerPolicy = """
+        { "format": "group-policy/v1", "id": "p", "capabilities": { "a": "A" },
+          "rules": [ { "id": "r", "match": { "groupType": "ORGANIZATION" }, "capabilities": ["a"] } ],
+          "invariants": [ { "id": "i", "never": { "capabilities": ["a"], "match": { "groupType": "CONSUMER" } } } ] }
+        """
+
+    @Test func aHoldingInvariantCountsItsScenarios() throws {
+        let results = try policy(Self.consumerPolicy).checkInvariants()
+        // A group-level invariant on CONSUMER: one entry-less scenario per group id, one in
+        // Production (the unnamed id) and two in Sandbox (plus the placeholder).
+        #expect(results.map(\.status) == [.holds])
+        #expect(results.first?.scenarioCount == 3)
+        #expect(results.first?.diagnostic == nil)
+    }
+
+    @Test func aSpaceOverTheBudgetFailsInsteadOfPassing() throws {
+        let results = try policy(Self.consumerPolicy).checkInvariants(budget: 2)
+        #expect(results.map(\.status) == [.overBudget])
+        #expect(results.first?.counterexample == nil)
+        // The invariant's object starts on line 3, column 19.
+        #expect(
+            results.first?.diagnostic?.description
+                == "test.json:3:19: error: invariants[0]: invariant 'i' was not checked: its scenario space holds 3 scenarios, over the budget of 2"
+        )
+    }
+
+    /// Covered by an `ADMIN` entry, granted through a `NONE` entry of another product: the
+    /// counterexample needs two products the policy never names.
+    static let adminSeesNothing = """
+        { "format": "group-policy/v1", "id": "p", "capabilities": { "c": "C" },
+          "rules": [ { "id": "r", "match": { "productId": "*", "role": "NONE" }, "capabilities": ["c"] } ],
+          "invariants": [ { "id": "admins-never-c", "never": { "capabilities": ["c"], "match": { "role": "ADMIN" } } } ] }
+        """
+
+    @Test func aViolatedNeverGivesACounterexampleThatReallyViolatesIt() throws {
+        let loaded = try policy(Self.adminSeesNothing)
+        let result = try #require(loaded.checkInvariants().first)
+        #expect(result.status == .violated)
+        let counterexample = try #require(result.counterexample)
+        #expect(
+            counterexample
+                == Scenario(
+                    environment: .production,
+                    groupID: "unnamed-group",
+                    groupType: .organization,
+                    roles: [
+                        RoleEntry(productID: "unnamed.product.1", role: .admin),
+                        RoleEntry(productID: "unnamed.product.2", role: .unassigned),
+                    ]
+                )
+        )
+        #expect(result.offendingCapabilities == ["c"])
+        // Evaluated, the scenario is covered (an ADMIN entry) and the group has 'c'.
+        let decision = loaded.evaluate(counterexample.response, in: counterexample.context)
+        #expect(counterexample.roles.contains { $0.role == .admin })
+        #expect(decision.groups.first?.capabilities.contains("c") == true)
+        #expect(
+            result.diagnostic?.description
+                == "test.json:3:19: error: invariants[0]: invariant 'admins-never-c' does not hold: 'c' is granted in Production, ORGANIZATION group 'unnamed-group', roles [unnamed.product.1: ADMIN, unnamed.product.2: NONE], entitlements []"
+        )
+    }
+
+    @Test func theCounterexampleIsATestCaseThatFailsUntilThePolicyIsFixed() throws {
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/counterexample-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(
+            FileManager.default.createFile(atPath: directory + "/p.json", contents: Data(Self.adminSeesNothing.utf8))
+        )
+        let result = try #require(try policy(Self.adminSeesNothing).checkInvariants().first)
+        let testCase = try #require(result.counterexampleTestCase)
+        #expect(
+            testCase == """
+                {
+                  "name": "counterexample to invariant 'admins-never-c'",
+                  "context": {"environment":"Production","entitlements":[]},
+                  "response": {"groups":[{"groupId":"unnamed-group","groupType":"ORGANIZATION","roles":[{"productId":"unnamed.product.1","role":"ADMIN"},{"productId":"unnamed.product.2","role":"NONE"}]}]},
+                  "expect": {"excludes":["c"]}
+                }
+                """
+        )
+        let file = #"{ "format": "group-policy-tests/v1", "policy": "p.json", "cases": [ "# + testCase + " ] }"
+        let suite = try PolicyTestSuite(jsonBytes: bytes(file), fileName: directory + "/p.tests.json")
+        #expect(
+            suite.run().map(\.failures) == [
+                ["excludes: expected 'c' not to be granted, but it is (granted by 'r' in group unnamed-group)"]
+            ]
+        )
+    }
+
+    @Test func aViolatedAlwaysFindsTheDenyWitnessAndItsEntitlements() throws {
+        let loaded = try policy(
+            """
+            { "format": "group-policy/v1", "id": "p", "capabilities": { "v": "V" },
+              "rules": [
+                { "id": "view", "match": { "productId": "pro" }, "capabilities": ["v"] },
+                { "id": "hide", "effect": "deny", "match": { "productId": "plus", "role": "NONE" },
+                  "requires": { "entitlements": ["e"] }, "capabilities": ["v"] } ],
+              "invariants": [ { "id": "pro-admins-view",
+                "always": { "capabilities": ["v"], "match": { "productId": "pro", "role": "ADMIN" } } } ] }
+            """
+        )
+        let result = try #require(loaded.checkInvariants().first)
+        #expect(result.status == .violated)
+        let counterexample = try #require(result.counterexample)
+        #expect(
+            counterexample
+                == Scenario(
+                    environment: .production,
+                    groupID: "unnamed-group",
+                    groupType: .organization,
+                    roles: [
+                        RoleEntry(productID: "plus", role: .unassigned), RoleEntry(productID: "pro", role: .admin),
+                    ],
+                    entitlements: ["e"]
+                )
+        )
+        #expect(result.offendingCapabilities == ["v"])
+        let decision = loaded.evaluate(counterexample.response, in: counterexample.context)
+        #expect(decision.groups.first?.capabilities.contains("v") == false)
+        #expect(decision.denials.map(\.rule) == ["hide"])
+        #expect(result.counterexampleTestCase?.contains(#""expect": {"includes":["v"]}"#) == true)
+    }
+
+    @Test func sandboxAliasesAreOneProductWithTheirTarget() throws {
+        // In the sandbox, 'example.productId.one' is 'pro': a scenario never holds both, and the
+        // deny on the alias source (which no sandbox entry can reach) cannot break the invariant.
+        let loaded = try policy(
+            """
+            { "format": "group-policy/v1", "id": "p", "capabilities": { "v": "V" },
+              "rules": [
+                { "id": "view", "match": { "productId": "pro" }, "capabilities": ["v"] },
+                { "id": "hide", "effect": "deny", "match": { "productId": "example.productId.one" },
+                  "requires": { "environment": "Sandbox" }, "capabilities": ["v"] } ],
+              "sandbox": { "productAliases": { "example.productId.one": "pro" } },
+              "invariants": [ { "id": "pro-views", "always": { "capabilities": ["v"], "match": { "productId": "pro" } } } ] }
+            """
+        )
+        #expect(loaded.checkInvariants().map(\.status) == [.holds])
+    }
+}
