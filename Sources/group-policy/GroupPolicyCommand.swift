@@ -7,6 +7,7 @@ enum GroupPolicyCommand {
         [
             (EvalCommand.spec, EvalCommand.run),
             (TestCommand.spec, TestCommand.run),
+            (CheckCommand.spec, CheckCommand.run),
         ]
     }
 

@@ -97,7 +97,7 @@ import Testing
             ["eval", "--policy", "missing.json", "--response", "Examples/no-groups.json"],
             "Error: cannot read missing.json: no such file\n"
         ),
-        (["frobnicate"], "Error: unknown command 'frobnicate' (commands: eval, test; see 'group-policy --help')\n"),
+        (["frobnicate"], "Error: unknown command 'frobnicate' (commands: eval, test, check; see 'group-policy --help')\n"),
     ])
     func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
         let output = try CLIRunner.run(arguments)
