@@ -8,6 +8,7 @@ enum GroupPolicyCommand {
             (EvalCommand.spec, EvalCommand.run),
             (TestCommand.spec, TestCommand.run),
             (CheckCommand.spec, CheckCommand.run),
+            (DiffCommand.spec, DiffCommand.run),
         ]
     }
 

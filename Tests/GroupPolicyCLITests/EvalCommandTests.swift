@@ -97,7 +97,10 @@ import Testing
             ["eval", "--policy", "missing.json", "--response", "Examples/no-groups.json"],
             "Error: cannot read missing.json: no such file\n"
         ),
-        (["frobnicate"], "Error: unknown command 'frobnicate' (commands: eval, test, check; see 'group-policy --help')\n"),
+        (
+            ["frobnicate"],
+            "Error: unknown command 'frobnicate' (commands: eval, test, check, diff; see 'group-policy --help')\n"
+        ),
     ])
     func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
         let output = try CLIRunner.run(arguments)
@@ -118,7 +121,7 @@ import Testing
         )
     }
 
-    @Test(arguments: ["eval", "test"])
+    @Test(arguments: ["eval", "test", "check", "diff"])
     func everySubcommandHasHelp(_ command: String) throws {
         let output = try CLIRunner.run([command, "--help"])
         #expect(output.status == 0)

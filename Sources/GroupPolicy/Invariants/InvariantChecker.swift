@@ -121,7 +121,8 @@ struct InvariantChecker {
                 let masks = evaluator.layerMasks(in: context)
                 for (groupType, groupID, selection) in plan.frames {
                     let type = GroupType(groupType)
-                    selection.forEach(plan.candidates) { roles in
+                    selection.forEach(plan.candidates) { indices in
+                        let roles = indices.map { plan.candidates[$0].entry }
                         evaluator.evaluate(
                             groupID: groupID,
                             groupType: type,

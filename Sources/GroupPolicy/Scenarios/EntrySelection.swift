@@ -48,13 +48,14 @@ struct EntrySelection: Sendable {
         return total
     }
 
-    /// Calls `body` with each entry set (entries in candidate order) until it returns `false`.
+    /// Calls `body` with each entry set, as candidate indices in ascending order, until it returns
+    /// `false`.
     ///
     /// - Returns: `false` when `body` stopped the enumeration.
     @discardableResult
-    func forEach(_ candidates: [ScenarioSpace.Candidate], _ body: ([RoleEntry]) -> Bool) -> Bool {
+    func forEach(_ candidates: [ScenarioSpace.Candidate], _ body: ([Int]) -> Bool) -> Bool {
         if includesEmpty && !body([]) { return false }
-        for index in singles where !body([candidates[index].entry]) { return false }
+        for index in singles where !body([index]) { return false }
         guard !pairFirst.isEmpty else { return true }
         let firstSet = Set(pairFirst)
         let secondSet = Set(pairSecond)
@@ -62,8 +63,7 @@ struct EntrySelection: Sendable {
             for second in pairSecond where candidates[first].slot != candidates[second].slot {
                 // Visited already as (second, first) when that order is a pair of the selection too.
                 if second < first && firstSet.contains(second) && secondSet.contains(first) { continue }
-                let ordered = first < second ? (first, second) : (second, first)
-                if !body([candidates[ordered.0].entry, candidates[ordered.1].entry]) { return false }
+                if !body(first < second ? [first, second] : [second, first]) { return false }
             }
         }
         return true

@@ -73,8 +73,9 @@ import Testing
 
     static func violates(_ invariant: InvariantDefinition, _ scenario: Scenario, _ policy: Policy) -> Bool {
         guard covers(invariant, scenario) else { return false }
-        let capabilities = policy.evaluate(scenario.response, in: scenario.context).groups.first?.capabilities
-        let has = invariant.capabilities.map { capabilities?.contains($0) ?? false }
+        // One group: the customer's capabilities are the group's.
+        let capabilities = policy.capabilities(for: scenario.response, in: scenario.context)
+        let has = invariant.capabilities.map { capabilities.contains($0) }
         return invariant.quantifier == .never ? has.contains(true) : has.contains(false)
     }
 
