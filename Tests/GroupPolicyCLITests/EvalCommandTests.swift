@@ -162,6 +162,37 @@ import Testing
         )
     }
 
+    @Test func coverageListsWhatNoCaseExercisedBeforeTheLastLine() throws {
+        let bundled = try CLIRunner.run(["test", "--coverage", "Policies"])
+        #expect(bundled.status == 0)
+        #expect(
+            bundled.stdout == """
+                coverage of Policies/family-sharing.json: 3 of 3 rules, 1 of 1 workspace exercised
+                coverage of Policies/team-workspace.json: 5 of 5 rules, 1 of 1 workspace exercised
+                19 passed, 0 failed
+
+                """
+        )
+        // One seat holder's cases exercise only 'seat-holders-view' and the workspace; each other
+        // rule's object starts at column 5 of lines 24, 30, 36 and 43.
+        let partial = try CLIRunner.run(["test", "--coverage", "Tests/GroupPolicyCLITests/Fixtures/failing.tests.json"])
+        #expect(partial.status == 1)
+        let policy = "Tests/GroupPolicyCLITests/Fixtures/../../../Policies/team-workspace.json"
+        #expect(
+            partial.stdout.hasSuffix(
+                """
+                coverage of \(policy): 1 of 5 rules, 1 of 1 workspace exercised
+                  \(policy):24:5: rules[1]: rule 'pro-admins-manage' was not exercised by any case
+                  \(policy):30:5: rules[2]: rule 'plus-admins-settings' was not exercised by any case
+                  \(policy):36:5: rules[3]: rule 'no-export-in-sandbox' was not exercised by any case
+                  \(policy):43:5: rules[4]: rule 'pro-templates' was not exercised by any case
+                1 passed, 1 failed
+
+                """
+            )
+        )
+    }
+
     @Test func aPathWithoutTestsFails() throws {
         let output = try CLIRunner.run(["test", "Examples"])
         #expect(output.status == 1)
