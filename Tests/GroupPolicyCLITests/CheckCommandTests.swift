@@ -108,6 +108,18 @@ import Testing
         #expect(output.stderr == expected)
     }
 
+    /// Each file is broken in one way the editor schema rejects too (see .ci/validate-schemas.py).
+    @Test(arguments: [
+        "bad-environment.json", "empty-expect.tests.json", "empty-rule-capabilities.json",
+        "invariant-never-and-always.json", "role-in-workspace-match.json", "unknown-case-key.tests.json",
+        "unknown-key.json", "unknown-workspace-role.tests.json", "wrong-format.json",
+    ])
+    func theLoaderRejectsWhatTheSchemaRejects(_ name: String) throws {
+        let output = try CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/schema/" + name])
+        #expect(output.status == 1)
+        #expect(output.stderr.contains(": error: "))
+    }
+
     @Test func checkHasHelp() throws {
         let output = try CLIRunner.run(["check", "--help"])
         #expect(output.status == 0)
