@@ -9,7 +9,7 @@ import Testing
         let output = try CLIRunner.run(arguments)
         #expect(output.status == 0)
         #expect(output.stderr == "")
-        #expect(output.stdout == "checked 2 policies, 2 test files: 0 errors, 0 warnings, 6 invariants hold\n")
+        #expect(output.stdout == "checked 2 policies, 2 test files: 0 errors, 0 warnings, 9 invariants hold\n")
     }
 
     @Test func aTypoedCapabilityIsReportedWithItsLineAndASuggestion() throws {
@@ -90,7 +90,7 @@ import Testing
 
                 """
         )
-        #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 3 of 4 invariants hold\n")
+        #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 4 of 5 invariants hold\n")
     }
 
     @Test(arguments: [

@@ -454,6 +454,26 @@ import Testing
         #expect(loaded.warnings.allSatisfy { $0.severity == .warning })
     }
 
+    /// Every kind of diagnostic has a test that asserts its exact line, column and JSON path: the
+    /// table cases above, and the tests named here for the others.
+    @Test func everyKindOfDiagnosticHasAPositionedTest() throws {
+        let all: Set<Diagnostic.Kind> = [
+            .invalidJSON, .unknownKey, .wrongType, .missingKey, .invalidValue, .duplicateID, .undeclaredCapability,
+            .emptyArray, .roleInWorkspaceMatch, .contentWithoutEntitlements, .unreadableFile, .conflictInSet,
+            .limitExceeded, .unreachableConsumerRule, .unknownEnumValue, .noRules, .capabilityNeverGranted,
+            .grantAlwaysDenied, .invariantViolated,
+        ]
+        var covered = Set(Self.errorCases.map(\.kind))
+        for warningCase in Self.warningCases {
+            covered.formUnion(try policy(warningCase.json).warnings.map(\.kind))
+        }
+        // conflictsBetweenTheFilesOfASetPointAtTheLaterValue, fileLimitsAreEnforced,
+        // PolicyTestSuiteTests.aMissingPolicyIsReported (the test file's `policy` value),
+        // InvariantTests (the invariant's object).
+        covered.formUnion([.conflictInSet, .limitExceeded, .unreadableFile, .invariantViolated])
+        #expect(all.subtracting(covered) == [])
+    }
+
     // MARK: Policy sets
 
     @Test func setsLoadFromADirectoryAndQualifyRuleIDs() throws {
