@@ -3,10 +3,11 @@ import GroupPolicy
 enum CheckCommand {
     static let spec = CommandSpec(
         name: "check",
-        synopsis: "PATH... [--strict] [--invariant-budget N]",
+        synopsis: "PATH... [--strict] [--invariant-budget N] [--verbose]",
         summary: "Check policies and test files under the paths: diagnostics with locations, and invariants.",
         options: [
             .init(name: "strict", help: "Treat warnings as errors."),
+            .init(name: "verbose", help: "Also print each invariant that holds, with its number of scenarios."),
             .init(
                 name: "invariant-budget",
                 valueName: "N",
@@ -101,6 +102,13 @@ enum CheckCommand {
                 tally.invariants += 1
                 guard let diagnostic = result.diagnostic else {
                     tally.invariantsHolding += 1
+                    if arguments.has("verbose") {
+                        let place = result.location.map { "\($0): " } ?? ""
+                        Terminal.out(
+                            "\(place)\(result.jsonPath): invariant '\(result.invariantID)' holds "
+                                + "(\(counted(result.scenarioCount, "scenario")) checked)"
+                        )
+                    }
                     continue
                 }
                 report(diagnostic)

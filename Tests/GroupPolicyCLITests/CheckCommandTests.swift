@@ -12,6 +12,26 @@ import Testing
         #expect(output.stdout == "checked 2 policies, 2 test files: 0 errors, 0 warnings, 9 invariants hold\n")
     }
 
+    @Test func verboseListsEachInvariantThatHoldsWithItsScenarios() throws {
+        let output = try CLIRunner.run(["check", "--verbose", "Policies/family-sharing.json"])
+        #expect(output.status == 0)
+        // The policy names no product or group id, and only group-level rules: each invariant
+        // needs one entry-less scenario per covered (group type, environment, group id) (one id
+        // in Production, two in Sandbox with the placeholder) and entitlement set: ORGANIZATION
+        // with and without the premium entitlement (6); CONSUMER (3); every type in Sandbox (6);
+        // CONSUMER in Production (1).
+        #expect(
+            output.stdout == """
+                Policies/family-sharing.json:38:5: invariants[0]: invariant 'organizations-never-see-family' holds (6 scenarios checked)
+                Policies/family-sharing.json:45:5: invariants[1]: invariant 'consumer-members-always-share' holds (3 scenarios checked)
+                Policies/family-sharing.json:49:5: invariants[2]: invariant 'no-badge-in-sandbox' holds (6 scenarios checked)
+                Policies/family-sharing.json:54:5: invariants[3]: invariant 'family-badge-in-production' holds (1 scenario checked)
+                checked 1 policy, 0 test files: 0 errors, 0 warnings, 4 invariants hold
+
+                """
+        )
+    }
+
     @Test func aTypoedCapabilityIsReportedWithItsLineAndASuggestion() throws {
         let output = try CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json"])
         #expect(output.status == 1)
@@ -123,6 +143,8 @@ import Testing
     @Test func checkHasHelp() throws {
         let output = try CLIRunner.run(["check", "--help"])
         #expect(output.status == 0)
-        #expect(output.stdout.contains("Usage: group-policy check PATH... [--strict] [--invariant-budget N]"))
+        #expect(
+            output.stdout.contains("Usage: group-policy check PATH... [--strict] [--invariant-budget N] [--verbose]")
+        )
     }
 }

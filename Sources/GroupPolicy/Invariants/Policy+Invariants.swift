@@ -9,7 +9,7 @@ extension Policy {
     /// policy names. It is enumerated in a reduced form that is provably equivalent: a violation
     /// exists in the full space exactly when one exists among scenarios with at most two role
     /// entries and entitlement sets that are unions of the invariant's and one rule's
-    /// `requires.entitlements` (see the *Scenario space* article).
+    /// `requires.entitlements` (see <doc:ScenarioSpace>).
     ///
     /// - Parameter budget: The most scenarios one invariant's reduced space may hold; a larger
     ///   space is reported ``InvariantResult/Status/overBudget`` without being enumerated.
