@@ -158,3 +158,33 @@ import Testing
         #expect(loaded.checkInvariants().map(\.status) == [.holds])
     }
 }
+
+@Suite struct EntrySelectionTests {
+    /// The count used for budgets is the number of entry sets the enumeration visits, whatever
+    /// the overlap of the two pair sides.
+    @Test(arguments: 0..<20)
+    func countMatchesTheEnumeration(_ seed: Int) {
+        var random = RandomInputs(seed: UInt64(seed) &+ 99)
+        let candidates = (0..<12).map { index in
+            ScenarioSpace.Candidate(
+                slot: index / 3,
+                entry: RoleEntry(productID: "p\(index / 3)", role: Role("r\(index % 3)"))
+            )
+        }
+        let indices = Array(0..<12)
+        let selection = EntrySelection(
+            includesEmpty: random.chance(0.5),
+            singles: indices.filter { _ in random.chance(0.5) },
+            pairFirst: indices.filter { _ in random.chance(0.5) },
+            pairSecond: indices.filter { _ in random.chance(0.5) }
+        )
+        var visited: [[Int]] = []
+        selection.forEach(candidates) { entries in
+            visited.append(entries)
+            return true
+        }
+        #expect(selection.count(candidates) == visited.count)
+        #expect(Set(visited).count == visited.count)
+        #expect(visited.allSatisfy { $0.count < 2 || candidates[$0[0]].slot != candidates[$0[1]].slot })
+    }
+}
