@@ -112,8 +112,6 @@ struct PolicyDiffer {
         for (planIndex, plan) in plans.enumerated() {
             for (setIndex, entitlements) in entitlementSets.enumerated() {
                 let context = EvaluationContext(environment: plan.environment, entitlements: Set(entitlements))
-                let oldMasks = oldEvaluator.layerMasks(in: context)
-                let newMasks = newEvaluator.layerMasks(in: context)
                 for (frameIndex, frame) in plan.frames.enumerated() {
                     let type = GroupType(frame.groupType)
                     frame.entries.forEach(plan.candidates) { indices in
@@ -122,15 +120,13 @@ struct PolicyDiffer {
                             groupID: frame.groupID,
                             groupType: type,
                             roles: roles,
-                            context: context,
-                            layerMasks: oldMasks
+                            context: context
                         )
                         newEvaluator.evaluate(
                             groupID: frame.groupID,
                             groupType: type,
                             roles: roles,
-                            context: context,
-                            layerMasks: newMasks
+                            context: context
                         )
                         guard
                             oldEvaluator.capabilities != newEvaluator.capabilities || names.count != oldToUnion.count

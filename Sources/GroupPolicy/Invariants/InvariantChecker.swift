@@ -118,7 +118,6 @@ struct InvariantChecker {
         for plan in plans {
             for entitlements in plan.entitlementSets {
                 let context = EvaluationContext(environment: plan.environment, entitlements: Set(entitlements))
-                let masks = evaluator.layerMasks(in: context)
                 for (groupType, groupID, selection) in plan.frames {
                     let type = GroupType(groupType)
                     selection.forEach(plan.candidates) { indices in
@@ -127,8 +126,7 @@ struct InvariantChecker {
                             groupID: groupID,
                             groupType: type,
                             roles: roles,
-                            context: context,
-                            layerMasks: masks
+                            context: context
                         )
                         let offending =
                             invariant.quantifier == .never

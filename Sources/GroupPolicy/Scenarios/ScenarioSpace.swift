@@ -29,8 +29,6 @@ struct ScenarioSpace: Sendable {
     let roles: [String]
     /// Each product slot's id as the rules see it (sorted), then the two unnamed products.
     let slots: [String]
-    /// Every entitlement the documents name, sorted.
-    let entitlements: [String]
     let freshGroupType: String
     let freshGroupID: String
     let freshProductIDs: [String]
@@ -45,23 +43,21 @@ struct ScenarioSpace: Sendable {
         var products: Set<String> = []
         var matchedProducts: Set<String> = []
         var namedRoles: Set<String> = []
-        var namedEntitlements: Set<String> = []
-        func collect(_ match: MatchCondition, _ requires: Requirements) {
+        func collect(_ match: MatchCondition) {
             types.formUnion(match.groupTypes?.values ?? [])
             ids.formUnion(match.groupIDs?.values ?? [])
             matchedProducts.formUnion(match.productIDs?.values ?? [])
             namedRoles.formUnion(match.roles?.values ?? [])
-            namedEntitlements.formUnion(requires.entitlements)
         }
         // Sandbox aliases of every document; where two documents alias one id, the first wins.
         var aliases: [String: String] = [:]
         for document in documents {
-            for rule in document.rules { collect(rule.match, rule.requires) }
+            for rule in document.rules { collect(rule.match) }
             for workspace in document.workspaces {
-                collect(workspace.match, workspace.requires)
+                collect(workspace.match)
                 namedRoles.formUnion(workspace.adminRoles)
             }
-            for invariant in document.invariants { collect(invariant.match, invariant.requires) }
+            for invariant in document.invariants { collect(invariant.match) }
             for (source, target) in document.productAliases.sorted(by: { $0.key < $1.key }) {
                 products.insert(source)
                 products.insert(target)
@@ -84,7 +80,6 @@ struct ScenarioSpace: Sendable {
         groupIDs = ids.sorted() + [freshGroupID]
         let knownRoles = Role.knownValues.map(\.rawValue)
         roles = knownRoles + namedRoles.subtracting(knownRoles).sorted() + [freshRole]
-        entitlements = namedEntitlements.sorted()
 
         let canonical = Set(products.map { aliases[$0] ?? $0 }).sorted()
         slots = canonical + freshProductIDs
@@ -175,24 +170,5 @@ struct ScenarioSpace: Sendable {
         -> String
     {
         environment == .sandbox ? document.productAliases[productID] ?? productID : productID
-    }
-
-    /// Whether a match holds for a scenario's group and, when role-level, for one of its entries.
-    static func covers(
-        _ match: MatchCondition,
-        _ document: PolicyDocument,
-        groupID: String,
-        groupType: String,
-        roles: [RoleEntry],
-        environment: StoreEnvironment
-    ) -> Bool {
-        guard match.matchesGroup(groupID: groupID, groupType: groupType) else { return false }
-        guard match.isRoleLevel else { return true }
-        return roles.contains { entry in
-            match.matchesEntry(
-                productID: ruleProductID(entry.productID, document, environment),
-                role: entry.role.rawValue
-            )
-        }
     }
 }
