@@ -58,31 +58,7 @@ public struct Scenario: Sendable, Hashable, CustomStringConvertible {
     /// - Returns: The case's JSON object on a few lines, without a trailing newline.
     public func testCaseJSON(name: String, includes: [String] = [], excludes: [String] = []) -> String {
         var context = JSONWriter(pretty: false)
-        context.beginObject()
-        context.member("environment", environment.rawValue)
-        context.member("entitlements", strings: entitlements)
-        context.endObject()
-        var response = JSONWriter(pretty: false)
-        response.beginObject()
-        response.key("groups")
-        response.beginArray()
-        response.beginObject()
-        response.member("groupId", groupID)
-        response.member("groupType", groupType.rawValue)
-        if !roles.isEmpty {
-            response.key("roles")
-            response.beginArray()
-            for entry in roles {
-                response.beginObject()
-                response.member("productId", entry.productID)
-                response.member("role", entry.role.rawValue)
-                response.endObject()
-            }
-            response.endArray()
-        }
-        response.endObject()
-        response.endArray()
-        response.endObject()
+        writeContext(to: &context)
         var expect = JSONWriter(pretty: false)
         expect.beginObject()
         if !includes.isEmpty { expect.member("includes", strings: includes) }
@@ -94,9 +70,17 @@ public struct Scenario: Sendable, Hashable, CustomStringConvertible {
             {
               "name": \(nameWriter.string),
               "context": \(context.string),
-              "response": \(response.string),
+              "response": \(response.jsonString()),
               "expect": \(expect.string)
             }
             """
+    }
+
+    /// Writes the context as a test file spells it: `{"environment":…,"entitlements":[…]}`.
+    func writeContext(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member("environment", environment.rawValue)
+        writer.member("entitlements", strings: entitlements)
+        writer.endObject()
     }
 }

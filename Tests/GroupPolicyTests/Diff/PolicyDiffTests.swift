@@ -77,7 +77,7 @@ import Testing
         )
         #expect(
             diff.jsonString(pretty: false)
-                == #"{"scenarios":9,"unnamed":{"groupType":"UNNAMED_TYPE","groupId":"unnamed-group","role":"UNNAMED_ROLE","productIds":["unnamed.product.1","unnamed.product.2"]},"changes":[{"change":"removed","capability":"a","environment":"*","groupType":"CONSUMER","groupId":"*","roles":[],"entitlements":[],"example":{"context":{"environment":"Production","entitlements":[]},"response":{"groups":[{"groupId":"unnamed-group","groupType":"CONSUMER","roles":[]}]}}}]}"#
+                == #"{"scenarios":9,"unnamed":{"groupType":"UNNAMED_TYPE","groupId":"unnamed-group","role":"UNNAMED_ROLE","productIds":["unnamed.product.1","unnamed.product.2"]},"changes":[{"change":"removed","capability":"a","environment":"*","groupType":"CONSUMER","groupId":"*","roles":[],"entitlements":[],"example":{"context":{"environment":"Production","entitlements":[]},"response":{"groups":[{"groupId":"unnamed-group","groupType":"CONSUMER"}]}}}]}"#
         )
     }
 }
