@@ -3,11 +3,11 @@
 ///
 /// A diff builds one space from both versions' documents, so that a value either version names is
 /// in it. Beyond the contract's values, every `groupType` and `role` a document names literally is
-/// in the space too (otherwise rules on such values would be invisible), and there are *two*
-/// unnamed products instead of one: a violation or a difference can need two role entries (see
-/// ``InvariantChecker``), and with a single unnamed product a customer holding two products the
-/// policy never names, say one as `ADMIN` and one as `NONE`, would be outside the space. The
-/// unnamed values (``freshGroupType`` and the like) collide with no named value.
+/// in the space too (otherwise rules on such values would be invisible; for policies that name no
+/// such value the space is exactly the contract's). Like the contract, the space has *one* unnamed
+/// product, so a customer holding two products the policy never names, one as `ADMIN` and one as
+/// `NONE`, is outside it: a known limit, documented in the README. The unnamed values
+/// (``freshGroupType`` and the like) collide with no named value.
 ///
 /// Products are counted after sandbox aliasing: each *slot* is a product as the rules see it, and
 /// a scenario holds at most one role entry per slot. In `Sandbox` a slot's entry is sent under a
@@ -27,7 +27,7 @@ struct ScenarioSpace: Sendable {
     let groupIDs: [String]
     /// `ADMIN`, `NONE`, the other named roles (sorted), then the unnamed role.
     let roles: [String]
-    /// Each product slot's id as the rules see it (sorted), then the two unnamed products.
+    /// Each product slot's id as the rules see it (sorted), then the unnamed product.
     let slots: [String]
     let freshGroupType: String
     let freshGroupID: String
@@ -72,8 +72,7 @@ struct ScenarioSpace: Sendable {
             avoiding: ids.union([GetCustomerGroupsResponse.sandboxPlaceholderGroupID])
         )
         freshRole = Self.fresh("UNNAMED_ROLE", avoiding: namedRoles)
-        let firstProduct = Self.fresh("unnamed.product.1", avoiding: products)
-        freshProductIDs = [firstProduct, Self.fresh("unnamed.product.2", avoiding: products.union([firstProduct]))]
+        freshProductIDs = [Self.fresh("unnamed.product", avoiding: products)]
 
         let knownTypes = GroupType.knownValues.map(\.rawValue)
         groupTypes = knownTypes + types.subtracting(knownTypes).sorted() + [freshGroupType]

@@ -42,13 +42,34 @@ import Testing
         )
     }
 
-    /// Covered by an `ADMIN` entry, granted through a `NONE` entry of another product: the
-    /// counterexample needs two products the policy never names.
+    /// Covered by an `ADMIN` entry of `pro`, granted through a `NONE` entry of another product:
+    /// the counterexample needs two role entries.
     static let adminSeesNothing = """
         { "format": "group-policy/v1", "id": "p", "capabilities": { "c": "C" },
           "rules": [ { "id": "r", "match": { "productId": "*", "role": "NONE" }, "capabilities": ["c"] } ],
-          "invariants": [ { "id": "admins-never-c", "never": { "capabilities": ["c"], "match": { "role": "ADMIN" } } } ] }
+          "invariants": [ { "id": "admins-never-c", "never": { "capabilities": ["c"], "match": { "productId": "pro", "role": "ADMIN" } } } ] }
         """
+
+    /// The contract's space has one unnamed product: a group holding two products no policy names,
+    /// one as `ADMIN` and one as `NONE`, is outside it, so this invariant holds over the space
+    /// (a documented limit) although such a customer would see `c`.
+    @Test func twoUnnamedProductsAtOnceAreOutsideTheSpace() throws {
+        let unnamed = """
+            { "format": "group-policy/v1", "id": "p", "capabilities": { "c": "C" },
+              "rules": [ { "id": "r", "match": { "productId": "*", "role": "NONE" }, "capabilities": ["c"] } ],
+              "invariants": [ { "id": "admins-never-c", "never": { "capabilities": ["c"], "match": { "role": "ADMIN" } } } ] }
+            """
+        let loaded = try policy(unnamed)
+        #expect(loaded.checkInvariants().map(\.status) == [.holds])
+        let twoProducts = GetCustomerGroupsResponse(groups: [
+            GroupEntry(
+                groupID: "g",
+                groupType: .organization,
+                roles: [RoleEntry(productID: "x", role: .admin), RoleEntry(productID: "y", role: .unassigned)]
+            )
+        ])
+        #expect(loaded.evaluate(twoProducts).allows("c"))
+    }
 
     @Test func aViolatedNeverGivesACounterexampleThatReallyViolatesIt() throws {
         let loaded = try policy(Self.adminSeesNothing)
@@ -62,8 +83,8 @@ import Testing
                     groupID: "unnamed-group",
                     groupType: .organization,
                     roles: [
-                        RoleEntry(productID: "unnamed.product.1", role: .admin),
-                        RoleEntry(productID: "unnamed.product.2", role: .unassigned),
+                        RoleEntry(productID: "pro", role: .admin),
+                        RoleEntry(productID: "unnamed.product", role: .unassigned),
                     ]
                 )
         )
@@ -74,7 +95,7 @@ import Testing
         #expect(decision.groups.first?.capabilities.contains("c") == true)
         #expect(
             result.diagnostic?.description
-                == "test.json:3:19: error: invariants[0]: invariant 'admins-never-c' does not hold: 'c' is granted in Production, ORGANIZATION group 'unnamed-group', roles [unnamed.product.1: ADMIN, unnamed.product.2: NONE], entitlements []"
+                == "test.json:3:19: error: invariants[0]: invariant 'admins-never-c' does not hold: 'c' is granted in Production, ORGANIZATION group 'unnamed-group', roles [pro: ADMIN, unnamed.product: NONE], entitlements []"
         )
     }
 
@@ -93,7 +114,7 @@ import Testing
                 {
                   "name": "counterexample to invariant 'admins-never-c'",
                   "context": {"environment":"Production","entitlements":[]},
-                  "response": {"groups":[{"groupId":"unnamed-group","groupType":"ORGANIZATION","roles":[{"productId":"unnamed.product.1","role":"ADMIN"},{"productId":"unnamed.product.2","role":"NONE"}]}]},
+                  "response": {"groups":[{"groupId":"unnamed-group","groupType":"ORGANIZATION","roles":[{"productId":"pro","role":"ADMIN"},{"productId":"unnamed.product","role":"NONE"}]}]},
                   "expect": {"excludes":["c"]}
                 }
                 """
