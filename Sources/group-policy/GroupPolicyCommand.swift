@@ -7,6 +7,8 @@ enum GroupPolicyCommand {
         [
             (EvalCommand.spec, EvalCommand.run),
             (TestCommand.spec, TestCommand.run),
+            (CheckCommand.spec, CheckCommand.run),
+            (DiffCommand.spec, DiffCommand.run),
             (FetchCommand.spec, FetchCommand.run),
         ]
     }

@@ -5,10 +5,14 @@ enum TestCommand {
         name: "test",
         synopsis: "PATH... [--coverage]",
         summary: "Run every policy test file (*.tests.json) under the paths.",
-        options: [],
+        options: [
+            .init(name: "coverage", help: "Also list, per policy, the rules and workspaces no case exercised.")
+        ],
         positionalName: "PATH",
         details: """
             Prints each failing case with expected vs actual; the last line is 'N passed, N failed'.
+            With --coverage, a rule counts as exercised when a case's decision lists it among its grants or
+            denials, a workspace when a decision lists a membership in it.
             A test file that does not load counts as one failed case.
             Exit status: 0 all passed, 1 a case failed (or no test file was found), 2 bad usage or unreadable path.
             """
@@ -26,6 +30,8 @@ enum TestCommand {
         }
         var passed = 0
         var failed = 0
+        // Per tested policy, in order of first appearance, across the test files that test it.
+        var coverages: [PolicyCoverage] = []
         for file in files {
             let suite: PolicyTestSuite
             do {
@@ -43,7 +49,15 @@ enum TestCommand {
                 Terminal.out("FAIL \(file): \(error)")
                 continue
             }
-            for result in suite.run() {
+            let results = suite.run()
+            if arguments.has("coverage") {
+                if let index = coverages.firstIndex(where: { $0.policyPath == suite.policyPath }) {
+                    for result in results { coverages[index].record(result.decision) }
+                } else {
+                    coverages.append(suite.coverage(of: results))
+                }
+            }
+            for result in results {
                 if result.passed {
                     passed += 1
                     continue
@@ -57,7 +71,26 @@ enum TestCommand {
         if files.isEmpty {
             Terminal.err("no test files (*.tests.json) under \(arguments.positionals.joined(separator: " "))")
         }
+        for coverage in coverages { Terminal.out(report(coverage)) }
         Terminal.out("\(passed) passed, \(failed) failed")
         if failed > 0 || files.isEmpty { throw CommandFailure(.failure) }
+    }
+
+    /// `coverage of FILE: R of N rules, W of M workspaces exercised`, then one line per definition
+    /// no case exercised, at its location.
+    private static func report(_ coverage: PolicyCoverage) -> String {
+        let rules = coverage.rules.count - coverage.unexercisedRules.count
+        let workspaces = coverage.workspaces.count - coverage.unexercisedWorkspaces.count
+        var lines = [
+            "coverage of \(coverage.policyPath): \(rules) of \(counted(coverage.rules.count, "rule")), "
+                + "\(workspaces) of \(counted(coverage.workspaces.count, "workspace")) exercised"
+        ]
+        for (kind, items) in [("rule", coverage.unexercisedRules), ("workspace", coverage.unexercisedWorkspaces)] {
+            for item in items {
+                let place = item.location.map { "\($0): " } ?? ""
+                lines.append("  \(place)\(item.jsonPath): \(kind) '\(item.id)' was not exercised by any case")
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 }

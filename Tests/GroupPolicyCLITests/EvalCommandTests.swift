@@ -99,7 +99,7 @@ import Testing
         ),
         (
             ["frobnicate"],
-            "Error: unknown command 'frobnicate' (commands: eval, test, fetch; see 'group-policy --help')\n"
+            "Error: unknown command 'frobnicate' (commands: eval, test, check, diff, fetch; see 'group-policy --help')\n"
         ),
     ])
     func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
@@ -121,7 +121,7 @@ import Testing
         )
     }
 
-    @Test(arguments: ["eval", "test"])
+    @Test(arguments: ["eval", "test", "check", "diff"])
     func everySubcommandHasHelp(_ command: String) throws {
         let output = try CLIRunner.run([command, "--help"])
         #expect(output.status == 0)
@@ -159,6 +159,37 @@ import Testing
         #expect(
             output.stderr
                 == "Tests/GroupPolicyCLITests/Fixtures/broken.tests.json:4:84: error: cases[0].expect.excludes[0]: the policy declares no capability 'workspace.veiw' (did you mean 'workspace.view'?)\n"
+        )
+    }
+
+    @Test func coverageListsWhatNoCaseExercisedBeforeTheLastLine() throws {
+        let bundled = try CLIRunner.run(["test", "--coverage", "Policies"])
+        #expect(bundled.status == 0)
+        #expect(
+            bundled.stdout == """
+                coverage of Policies/family-sharing.json: 3 of 3 rules, 1 of 1 workspace exercised
+                coverage of Policies/team-workspace.json: 5 of 5 rules, 1 of 1 workspace exercised
+                19 passed, 0 failed
+
+                """
+        )
+        // One seat holder's cases exercise only 'seat-holders-view' and the workspace; each other
+        // rule's object starts at column 5 of lines 24, 30, 36 and 43.
+        let partial = try CLIRunner.run(["test", "--coverage", "Tests/GroupPolicyCLITests/Fixtures/failing.tests.json"])
+        #expect(partial.status == 1)
+        let policy = "Tests/GroupPolicyCLITests/Fixtures/../../../Policies/team-workspace.json"
+        #expect(
+            partial.stdout.hasSuffix(
+                """
+                coverage of \(policy): 1 of 5 rules, 1 of 1 workspace exercised
+                  \(policy):24:5: rules[1]: rule 'pro-admins-manage' was not exercised by any case
+                  \(policy):30:5: rules[2]: rule 'plus-admins-settings' was not exercised by any case
+                  \(policy):36:5: rules[3]: rule 'no-export-in-sandbox' was not exercised by any case
+                  \(policy):43:5: rules[4]: rule 'pro-templates' was not exercised by any case
+                1 passed, 1 failed
+
+                """
+            )
         )
     }
 

@@ -61,12 +61,15 @@ public struct Policy: Sendable {
     /// Loads a policy set from the given files (see ``init(contentsOfDirectory:limits:)``).
     public init(contentsOfFiles paths: [String], limits: PolicyLimits = .default) throws {
         var documents: [PolicyDocument] = []
+        // Kept only while loading, so that conflicts between files can point at their values.
+        var sources: [SourceText] = []
         var diagnostics: [Diagnostic] = []
         var failed = false
         for path in paths {
             do {
                 let bytes = try readFile(path, limits: limits)
                 documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits))
+                sources.append(SourceText(fileName: path, bytes: bytes))
             } catch let error as GroupPolicyError {
                 failed = true
                 diagnostics +=
@@ -83,7 +86,7 @@ public struct Policy: Sendable {
                     : error.diagnostics
             }
         }
-        diagnostics += Self.setConflicts(documents)
+        diagnostics += Self.setConflicts(documents, sources: sources)
         if failed || diagnostics.contains(where: { $0.severity == .error }) {
             throw GroupPolicyError(
                 code: .invalidPolicy,
@@ -120,52 +123,50 @@ public struct Policy: Sendable {
         return document
     }
 
-    /// Conflicts between the policies of one set: ids, capability kinds, workspace ids.
-    private static func setConflicts(_ documents: [PolicyDocument]) -> [Diagnostic] {
+    /// Conflicts between the policies of one set: ids, capability kinds, workspace ids, each reported
+    /// at the later file's value.
+    static func setConflicts(_ documents: [PolicyDocument], sources: [SourceText]) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
         var policyIDs: [String: String] = [:]
         var kinds: [String: (CapabilityKind, String)] = [:]
         var workspaces: [String: String] = [:]
-        for document in documents {
+        for (document, source) in zip(documents, sources) {
             let file = document.fileName ?? "<input>"
-            let location = SourceLocation(file: document.fileName, line: 1, column: 1)
-            if let other = policyIDs[document.id] {
+            func conflict(at offset: Int, _ path: JSONPath, _ message: String) {
                 diagnostics.append(
                     Diagnostic(
                         severity: .error,
                         kind: .conflictInSet,
-                        location: location,
-                        jsonPath: "id",
-                        message: "policy id '\(document.id)' is also the id of \(other)"
+                        location: source.location(ofOffset: offset),
+                        jsonPath: path.description,
+                        message: message
                     )
+                )
+            }
+            if let other = policyIDs[document.id] {
+                conflict(
+                    at: document.idOffset,
+                    JSONPath.root.appending("id"),
+                    "policy id '\(document.id)' is also the id of \(other)"
                 )
             }
             policyIDs[document.id] = file
             for capability in document.capabilities {
                 if let (kind, other) = kinds[capability.name], kind != capability.kind {
-                    diagnostics.append(
-                        Diagnostic(
-                            severity: .error,
-                            kind: .conflictInSet,
-                            location: location,
-                            jsonPath: JSONPath.root.appending("capabilities").appending(capability.name).description,
-                            message:
-                                "capability '\(capability.name)' is '\(capability.kind.rawValue)' here but '\(kind.rawValue)' in \(other)"
-                        )
+                    conflict(
+                        at: capability.offset,
+                        JSONPath.root.appending("capabilities").appending(capability.name),
+                        "capability '\(capability.name)' is '\(capability.kind.rawValue)' here but '\(kind.rawValue)' in \(other)"
                     )
                 }
                 kinds[capability.name] = kinds[capability.name] ?? (capability.kind, file)
             }
             for workspace in document.workspaces {
                 if let other = workspaces[workspace.id] {
-                    diagnostics.append(
-                        Diagnostic(
-                            severity: .error,
-                            kind: .conflictInSet,
-                            location: location,
-                            jsonPath: workspace.path.appending("id").description,
-                            message: "workspace id '\(workspace.id)' is also defined in \(other)"
-                        )
+                    conflict(
+                        at: workspace.idOffset,
+                        workspace.path.appending("id"),
+                        "workspace id '\(workspace.id)' is also defined in \(other)"
                     )
                 }
                 workspaces[workspace.id] = file

@@ -4,6 +4,8 @@
 struct PolicyDocument: Sendable {
     var fileName: String?
     var id: String
+    /// Where the `id` value starts (set conflicts point at it).
+    var idOffset: Int = 0
     var description: String?
     var capabilities: [CapabilityDeclaration]
     var rules: [RuleDefinition]
@@ -122,6 +124,8 @@ struct RuleDefinition: Sendable {
     var requires: Requirements
     var offset: Int
     var path: JSONPath
+    /// Where the rule starts, for tools that point at it (coverage).
+    var location: SourceLocation?
 }
 
 /// One workspace definition.
@@ -134,6 +138,10 @@ struct WorkspaceDefinition: Sendable {
     var requires: Requirements
     var offset: Int
     var path: JSONPath
+    /// Where the `id` value starts (set conflicts point at it).
+    var idOffset: Int
+    /// Where the workspace starts, for tools that point at it (coverage).
+    var location: SourceLocation?
 }
 
 /// One invariant: a property checked over every scenario (policy-format.md section 6).
@@ -151,4 +159,6 @@ struct InvariantDefinition: Sendable {
     var requires: Requirements
     var offset: Int
     var path: JSONPath
+    /// Where the invariant starts: a violation is reported there.
+    var location: SourceLocation?
 }

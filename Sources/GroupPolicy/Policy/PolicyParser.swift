@@ -37,7 +37,7 @@ struct PolicyParser {
     private mutating func parseDocument() -> PolicyDocument? {
         guard let root = readJSON(collector, limits: limits) else { return nil }
         let path = JSONPath.root
-        let keys = ["format", "id", "description", "capabilities", "rules", "workspaces", "sandbox", "invariants"]
+        let keys = Keys.document
         guard let fields = collector.object(root, path, allowed: keys) else { return nil }
 
         if let node = fields.required("format"), let format = collector.string(node, path.appending("format")),
@@ -51,8 +51,10 @@ struct PolicyParser {
             )
         }
         var id = ""
+        var idOffset = root.offset
         if let node = fields.required("id"), let value = collector.string(node, path.appending("id")) {
             id = value
+            idOffset = node.offset
             if !Self.isValidPolicyID(value) {
                 collector.error(
                     .invalidValue,
@@ -71,14 +73,24 @@ struct PolicyParser {
         if let node = fields.required("rules") {
             rules = parseRules(node, path.appending("rules"))
         }
-        let workspaces = fields["workspaces"].map { parseWorkspaces($0, path.appending("workspaces")) } ?? []
+        var workspaces = fields["workspaces"].map { parseWorkspaces($0, path.appending("workspaces")) } ?? []
         let aliases = fields["sandbox"].map { parseSandbox($0, path.appending("sandbox")) } ?? [:]
-        let invariants = fields["invariants"].map { parseInvariants($0, path.appending("invariants")) } ?? []
+        var invariants = fields["invariants"].map { parseInvariants($0, path.appending("invariants")) } ?? []
 
         guard !collector.hasErrors else { return nil }
+        // One pass locates every rule, workspace and invariant, for the tools that point at them.
+        let locations = collector.source.locations(
+            ofOffsets: rules.map(\.offset) + workspaces.map(\.offset) + invariants.map(\.offset)
+        )
+        for index in rules.indices { rules[index].location = locations[index] }
+        for index in workspaces.indices { workspaces[index].location = locations[rules.count + index] }
+        for index in invariants.indices {
+            invariants[index].location = locations[rules.count + workspaces.count + index]
+        }
         let document = PolicyDocument(
             fileName: collector.source.fileName,
             id: id,
+            idOffset: idOffset,
             description: description,
             capabilities: capabilities,
             rules: rules,
@@ -148,7 +160,7 @@ struct PolicyParser {
             case .string(let text):
                 description = text
             case .object:
-                guard let fields = collector.object(member.value, memberPath, allowed: ["description", "kind"]) else {
+                guard let fields = collector.object(member.value, memberPath, allowed: Keys.capability) else {
                     continue
                 }
                 description = fields.optionalString("description")
@@ -219,7 +231,7 @@ struct PolicyParser {
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
             let rulePath = path.appending(index)
-            let keys = ["id", "description", "effect", "capabilities", "match", "requires"]
+            let keys = Keys.rule
             guard let fields = collector.object(element, rulePath, allowed: keys) else { continue }
             var id: String?
             if let idNode = fields.required("id"), let value = collector.string(idNode, rulePath.appending("id")) {
@@ -289,7 +301,7 @@ struct PolicyParser {
     // MARK: Match and requires
 
     private func parseMatch(_ node: JSONNode, _ path: JSONPath, allowsRole: Bool) -> MatchCondition {
-        let keys = ["groupType", "groupId", "productId", "role"]
+        let keys = Keys.match
         // `role` is a known key even for workspaces, so that it gets its own clear error below.
         guard let fields = collector.object(node, path, allowed: keys) else {
             return .everything
@@ -361,7 +373,7 @@ struct PolicyParser {
     }
 
     private func parseRequires(_ node: JSONNode, _ path: JSONPath) -> Requirements {
-        guard let fields = collector.object(node, path, allowed: ["environment", "entitlements"]) else { return .none }
+        guard let fields = collector.object(node, path, allowed: Keys.requires) else { return .none }
         var requires = Requirements()
         if let environmentNode = fields["environment"],
             let values = collector.stringOrArray(environmentNode, path.appending("environment"))
@@ -407,11 +419,13 @@ struct PolicyParser {
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
             let workspacePath = path.appending(index)
-            let keys = ["id", "description", "match", "adminRoles", "requires"]
+            let keys = Keys.workspace
             guard let fields = collector.object(element, workspacePath, allowed: keys) else { continue }
             var id: String?
+            var idOffset = element.offset
             if let idNode = fields.required("id"), let value = collector.string(idNode, workspacePath.appending("id")) {
                 id = value
+                idOffset = idNode.offset
                 if let first = seen[value] {
                     collector.error(
                         .duplicateID,
@@ -444,7 +458,8 @@ struct PolicyParser {
                     adminRoles: adminRoles,
                     requires: requires,
                     offset: element.offset,
-                    path: workspacePath
+                    path: workspacePath,
+                    idOffset: idOffset
                 )
             )
         }
@@ -454,7 +469,7 @@ struct PolicyParser {
     // MARK: Sandbox
 
     private func parseSandbox(_ node: JSONNode, _ path: JSONPath) -> [String: String] {
-        guard let fields = collector.object(node, path, allowed: ["productAliases"]) else { return [:] }
+        guard let fields = collector.object(node, path, allowed: Keys.sandbox) else { return [:] }
         guard let aliasesNode = fields["productAliases"] else { return [:] }
         let aliasesPath = path.appending("productAliases")
         guard case .object(let members) = aliasesNode.value else {
@@ -495,7 +510,7 @@ struct PolicyParser {
                 let fields = collector.object(
                     element,
                     invariantPath,
-                    allowed: ["id", "description", "never", "always"]
+                    allowed: Keys.invariant
                 )
             else {
                 continue
@@ -544,7 +559,7 @@ struct PolicyParser {
                 continue
             }
             let bodyPath = invariantPath.appending(quantifier.rawValue)
-            guard let body = collector.object(bodyNode, bodyPath, allowed: ["capabilities", "match", "requires"]) else {
+            guard let body = collector.object(bodyNode, bodyPath, allowed: Keys.invariantBody) else {
                 continue
             }
             var capabilities: [String] = []

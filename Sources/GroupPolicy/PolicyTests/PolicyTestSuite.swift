@@ -90,7 +90,7 @@ enum PolicyTestParser {
 
     private static func parse(_ collector: DiagnosticCollector, limits: PolicyLimits) -> Parsed? {
         guard let root = readJSON(collector, limits: limits),
-            let fields = collector.object(root, .root, allowed: ["format", "policy", "cases"])
+            let fields = collector.object(root, .root, allowed: Keys.document)
         else { return nil }
         if let node = fields.required("format"), let format = collector.string(node, JSONPath.root.appending("format")),
             format != PolicyTestSuite.format
@@ -149,7 +149,7 @@ enum PolicyTestParser {
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
             let casePath = path.appending(index)
-            let keys = ["name", "context", "response", "responseFile", "expect"]
+            let keys = Keys.testCase
             guard let fields = collector.object(element, casePath, allowed: keys) else { continue }
             var name: String?
             if let nameNode = fields.required("name"),
@@ -194,7 +194,7 @@ enum PolicyTestParser {
         _ collector: DiagnosticCollector
     ) -> EvaluationContext {
         var context = EvaluationContext()
-        guard let fields = collector.object(node, path, allowed: ["environment", "entitlements"]) else {
+        guard let fields = collector.object(node, path, allowed: Keys.context) else {
             return context
         }
         if let environmentNode = fields["environment"],
@@ -284,7 +284,7 @@ enum PolicyTestParser {
         policy: Policy?,
         collector: DiagnosticCollector
     ) -> PolicyTestExpectation? {
-        let keys = ["capabilities", "includes", "excludes", "groups", "workspaces"]
+        let keys = Keys.expect
         guard let fields = collector.object(node, path, allowed: keys) else { return nil }
         guard !fields.members.isEmpty else {
             collector.error(
@@ -355,7 +355,7 @@ enum PolicyTestParser {
         var memberships: [WorkspaceMembership] = []
         for (index, element) in elements.enumerated() {
             let elementPath = path.appending(index)
-            guard let fields = collector.object(element, elementPath, allowed: ["workspace", "groupId", "role"]) else {
+            guard let fields = collector.object(element, elementPath, allowed: Keys.membership) else {
                 continue
             }
             let workspaceNode = fields.required("workspace")

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Testing
 
 @testable import GroupPolicy
@@ -247,6 +248,22 @@ import Testing
             kind: .wrongType
         ),
         ErrorCase(
+            name: "a duplicate invariant id",
+            json: document(
+                extra:
+                    #""invariants": [ { "id": "i", "never": { "capabilities": ["workspace.view"] } }, { "id": "i", "always": { "capabilities": ["workspace.view"] } } ]"#
+            ),
+            expected: "test.json:6:91: error: invariants[1].id: duplicate invariant id 'i' (also invariants[0])",
+            kind: .duplicateID
+        ),
+        ErrorCase(
+            name: "an invariant with neither never nor always",
+            json: document(extra: #""invariants": [ { "id": "i" } ]"#),
+            expected:
+                "test.json:6:19: error: invariants[0].never: missing required key: an invariant needs one of 'never' or 'always'",
+            kind: .missingKey
+        ),
+        ErrorCase(
             name: "a root that is not an object",
             json: "[]",
             expected: "test.json:1:1: error: $: expected an object, found an array",
@@ -259,6 +276,35 @@ import Testing
         let error = try #require(singleError(errorCase.json))
         #expect(error.description == errorCase.expected)
         #expect(error.kind == errorCase.kind)
+    }
+
+    @Test func unsafeBytesAreErrorsWithALocationNotACrash() throws {
+        // 0xFF never occurs in UTF-8; it sits where the "a" of "team" was (line 3, column 12).
+        let text = Self.document()
+        let team = try #require(text.utf8.indices.first { text.utf8[$0...].starts(with: "\"team\"".utf8) })
+        var invalid = bytes(text)
+        invalid[text.utf8.distance(from: text.utf8.startIndex, to: team) + 3] = 0xFF
+        #expect {
+            try Policy(jsonBytes: invalid, fileName: "test.json")
+        } throws: { error in
+            (error as? GroupPolicyError)?.description
+                == "test.json:3:12: error: id: invalid JSON: invalid UTF-8 byte 0xFF"
+        }
+        // The 32nd '[' (column 42) is one level too deep.
+        let deep = "{\"format\":" + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}"
+        #expect {
+            try Policy(jsonBytes: bytes(deep), fileName: "test.json")
+        } throws: { error in
+            (error as? GroupPolicyError)?.description
+                == "test.json:1:42: error: format" + String(repeating: "[0]", count: 31)
+                + ": invalid JSON: nesting deeper than 32 levels"
+        }
+        let huge = Self.document().replacingFirst("\"team\"", with: String(repeating: "9", count: 400) + "e99999")
+        #expect {
+            try Policy(jsonBytes: bytes(huge), fileName: "test.json")
+        } throws: { error in
+            (error as? GroupPolicyError)?.description == "test.json:3:9: error: id: expected a string, found a number"
+        }
     }
 
     @Test func everyErrorIsReportedNotJustTheFirst() throws {
@@ -335,6 +381,27 @@ import Testing
             ]
         ),
         WarningCase(
+            name: "a role value this version does not know, in adminRoles",
+            json: document(
+                rules: #"[ { "id": "r1", "capabilities": ["workspace.view", "workspace.manage"] } ]"#,
+                extra: #""workspaces": [ { "id": "team", "adminRoles": ["ADMIN", "OWNER"] } ]"#
+            ),
+            expected: [
+                "test.json:6:59: warning: workspaces[0].adminRoles[1]: role 'OWNER' is not one this version knows (ADMIN, NONE); it matches only entries with exactly that role"
+            ]
+        ),
+        WarningCase(
+            name: "a role value this version does not know, in an invariant",
+            json: document(
+                rules: #"[ { "id": "r1", "capabilities": ["workspace.view", "workspace.manage"] } ]"#,
+                extra:
+                    #""invariants": [ { "id": "i", "never": { "capabilities": ["workspace.view"], "match": { "role": "MEMBER" } } } ]"#
+            ),
+            expected: [
+                "test.json:6:98: warning: invariants[0].never.match.role: role 'MEMBER' is not one this version knows (ADMIN, NONE); it matches only entries with exactly that role"
+            ]
+        ),
+        WarningCase(
             name: "no rules",
             json: document(rules: "[]"),
             expected: [
@@ -387,6 +454,26 @@ import Testing
         #expect(loaded.warnings.allSatisfy { $0.severity == .warning })
     }
 
+    /// Every kind of diagnostic has a test that asserts its exact line, column and JSON path: the
+    /// table cases above, and the tests named here for the others.
+    @Test func everyKindOfDiagnosticHasAPositionedTest() throws {
+        let all: Set<Diagnostic.Kind> = [
+            .invalidJSON, .unknownKey, .wrongType, .missingKey, .invalidValue, .duplicateID, .undeclaredCapability,
+            .emptyArray, .roleInWorkspaceMatch, .contentWithoutEntitlements, .unreadableFile, .conflictInSet,
+            .limitExceeded, .unreachableConsumerRule, .unknownEnumValue, .noRules, .capabilityNeverGranted,
+            .grantAlwaysDenied, .invariantViolated,
+        ]
+        var covered = Set(Self.errorCases.map(\.kind))
+        for warningCase in Self.warningCases {
+            covered.formUnion(try policy(warningCase.json).warnings.map(\.kind))
+        }
+        // conflictsBetweenTheFilesOfASetPointAtTheLaterValue, fileLimitsAreEnforced,
+        // PolicyTestSuiteTests.aMissingPolicyIsReported (the test file's `policy` value),
+        // InvariantTests (the invariant's object).
+        covered.formUnion([.conflictInSet, .limitExceeded, .unreadableFile, .invariantViolated])
+        #expect(all.subtracting(covered) == [])
+    }
+
     // MARK: Policy sets
 
     @Test func setsLoadFromADirectoryAndQualifyRuleIDs() throws {
@@ -399,6 +486,41 @@ import Testing
             single.evaluate(try response(#"{"groups":[{"groupId":"1","groupType":"CONSUMER"}]}"#)).grants.first?.rule
                 == "family-members-share"
         )
+    }
+
+    @Test func conflictsBetweenTheFilesOfASetPointAtTheLaterValue() throws {
+        let directory =
+            FileManager.default.temporaryDirectory.path + "/set-conflicts-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = """
+            { "format": "group-policy/v1", "id": "p", "capabilities": { "x": "X" },
+              "rules": [ { "id": "r", "capabilities": ["x"] } ], "workspaces": [ { "id": "w" } ] }
+            """
+        let second = """
+            {
+              "format": "group-policy/v1",
+              "id": "p",
+              "capabilities": { "x": { "kind": "content" } },
+              "rules": [ { "id": "r", "capabilities": ["x"], "requires": { "entitlements": ["e"] } } ],
+              "workspaces": [ { "id": "w" } ]
+            }
+            """
+        #expect(FileManager.default.createFile(atPath: directory + "/a.json", contents: Data(first.utf8)))
+        #expect(FileManager.default.createFile(atPath: directory + "/b.json", contents: Data(second.utf8)))
+        #expect {
+            try Policy(contentsOfDirectory: directory)
+        } throws: { error in
+            let diagnostics = (error as? GroupPolicyError)?.diagnostics ?? []
+            #expect(
+                diagnostics.map(\.description) == [
+                    "\(directory)/b.json:3:9: error: id: policy id 'p' is also the id of \(directory)/a.json",
+                    "\(directory)/b.json:4:21: error: capabilities.x: capability 'x' is 'content' here but 'presentation' in \(directory)/a.json",
+                    "\(directory)/b.json:6:27: error: workspaces[0].id: workspace id 'w' is also defined in \(directory)/a.json",
+                ]
+            )
+            return diagnostics.allSatisfy { $0.kind == .conflictInSet }
+        }
     }
 
     @Test func unreadableFilesAreTheirOwnError() {
@@ -421,7 +543,8 @@ import Testing
         #expect {
             try Policy(jsonBytes: bytes(Self.document()), limits: PolicyLimits(maximumRules: 0))
         } throws: { error in
-            (error as? GroupPolicyError)?.diagnostics.first?.message == "1 rules is over the limit of 0"
+            (error as? GroupPolicyError)?.diagnostics.first?.description
+                == "<input>:5:12: error: rules: 1 rules is over the limit of 0"
         }
         let deep = "{\"format\":" + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}"
         #expect {

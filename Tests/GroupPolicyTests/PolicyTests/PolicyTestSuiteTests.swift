@@ -141,6 +141,33 @@ import Testing
         }
     }
 
+    @Test func coverageCountsGrantsDenialsAndMemberships() throws {
+        let suite = try Self.suite(
+            """
+            [ { "name": "admin", "response": \(Self.admin), "expect": { "includes": ["workspace.view"] } },
+              { "name": "admin in the sandbox", "context": { "environment": "Sandbox" }, "response": \(Self.admin),
+                "expect": { "excludes": ["workspace.export"] } } ]
+            """
+        )
+        let results = suite.run()
+        let first = suite.coverage(of: Array(results.prefix(1)))
+        #expect(
+            first.rules.map(\.id) == [
+                "seat-holders-view", "pro-admins-manage", "plus-admins-settings", "no-export-in-sandbox",
+                "pro-templates",
+            ]
+        )
+        #expect(first.unexercisedRules.map(\.id) == ["plus-admins-settings", "no-export-in-sandbox", "pro-templates"])
+        #expect(first.unexercisedWorkspaces == [])
+        // The sandbox case removes the export a Pro admin would get: the deny rule counts.
+        let both = suite.coverage(of: results)
+        #expect(both.unexercisedRules.map(\.id) == ["plus-admins-settings", "pro-templates"])
+        #expect(both.unexercisedRules.first?.location == SourceLocation(file: Self.policyPath, line: 30, column: 5))
+        #expect(both.unexercisedRules.first?.jsonPath == "rules[2]")
+        // Nothing exercised by no case at all.
+        #expect(suite.coverage(of: []).unexercisedWorkspaces.map(\.id) == ["team"])
+    }
+
     @Test func aMissingPolicyIsReported() {
         #expect {
             try PolicyTestSuite(

@@ -1,0 +1,47 @@
+import GroupPolicy
+
+enum DiffCommand {
+    static let spec = CommandSpec(
+        name: "diff",
+        synopsis: "OLD NEW [--json] [--budget N]",
+        summary: "Show the capability changes between two versions of a policy over every scenario.",
+        options: [
+            .init(name: "json", help: "Print JSON for machines instead of a table."),
+            .init(
+                name: "budget",
+                valueName: "N",
+                help: "Most scenarios to compare (default \(PolicyDiff.defaultBudget))."
+            ),
+        ],
+        positionalName: "OLD NEW",
+        details: """
+            OLD and NEW are policy files (or directories: policy sets). Each row is a minimal class of scenarios
+            (one group, its role entries, the environment and entitlements) in which a capability is added (+)
+            or removed (-); '*' is any value. No rows means both versions give every group the same capabilities.
+            Exit status: 0 compared (whatever the changes), 1 a policy does not load, 2 bad usage, an unreadable
+            path or a space over the budget.
+            """
+    )
+
+    static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
+        guard arguments.positionals.count == 2 else {
+            throw CommandFailure(.unusable, "give exactly two policies, OLD and NEW")
+        }
+        var budget = PolicyDiff.defaultBudget
+        if let text = arguments.value("budget") {
+            guard let value = Int(text), value > 0 else {
+                throw CommandFailure(.unusable, "--budget needs a positive number of scenarios, not '\(text)'")
+            }
+            budget = value
+        }
+        let old = try loadPolicy(arguments.positionals[0])
+        let new = try loadPolicy(arguments.positionals[1])
+        let diff: PolicyDiff
+        do {
+            diff = try PolicyDiff(from: old, to: new, budget: budget)
+        } catch {
+            throw CommandFailure(.unusable, "\(error.message) (raise --budget)")
+        }
+        Terminal.out(arguments.has("json") ? diff.jsonString() : diff.table)
+    }
+}
