@@ -142,16 +142,6 @@ struct TransportTests {
         #expect(requests.map(\.host) == ["127.0.0.1:\(server.port)"])
     }
 
-    @Test("a refused connection is a transport failure after every attempt")
-    func connectionRefused() async throws {
-        let server = try await FakeAppStore(dedicated: ())
-        let client = try server.client(retryPolicy: exactRetries, timeSource: RecordingTimeSource().timeSource)
-        server.stop()
-        let error = await expectError { try await client.customerGroups(anyTransactionID: "ok") }
-        #expect(error?.code == .transportFailure)
-        #expect(error?.attempts == 3)
-    }
-
     @Test("cancelling the calling task ends the request as cancelled")
     func cancellation() async throws {
         let server = try await FakeAppStore()
