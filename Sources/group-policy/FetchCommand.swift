@@ -8,7 +8,7 @@ enum FetchCommand {
         synopsis: """
             groups --transaction-id ID [--policy FILE [--entitlement E]... [--explain]] | \
             members --group-id ID [--limit N] [--all] [--key-id K --issuer-id I --bundle-id B --private-key FILE] \
-            [--environment production|sandbox] [--base-url URL]
+            [--environment production|sandbox] [--base-url URL] [--timeout SECONDS]
             """,
         summary: "Fetch a customer's groups or a group's members from Apple's App Store Server API.",
         options: [
@@ -34,12 +34,17 @@ enum FetchCommand {
             ),
             .init(name: "environment", valueName: "ENV", help: "sandbox (default) or production."),
             .init(name: "base-url", valueName: "URL", help: "Another server, such as a local test server."),
+            .init(
+                name: "timeout",
+                valueName: "SECONDS",
+                help: "How long one attempt may take, the whole exchange (default 30)."
+            ),
         ],
         positionalName: "groups|members",
         details: """
             Apple serves the groups endpoints only in the sandbox today, hence the default environment.
             Failed requests are retried (429 at its Retry-After, 5xx and network failures with backoff;
-            3 attempts in all). The key and the token are never printed.
+            3 attempts in all, at most 30 s of waits between them). The key and the token are never printed.
             Exit status: 0 printed the answer, 1 the App Store answered with an error,
             2 bad usage, an unreadable or invalid key, or no usable answer (network, timeout, redirect, malformed).
             """
@@ -65,7 +70,7 @@ enum FetchCommand {
     }
 
     private static let sharedOptions: Set<String> = [
-        "key-id", "issuer-id", "bundle-id", "private-key", "environment", "base-url",
+        "key-id", "issuer-id", "bundle-id", "private-key", "environment", "base-url", "timeout",
     ]
 
     private static func checkOnlyOptions(
@@ -171,6 +176,7 @@ enum FetchCommand {
         } else {
             environment = storeEnvironment == .production ? .production : .sandbox
         }
+        let timeout = try parseTimeout(arguments.value("timeout"))
         let pem = String(decoding: try readInput(keyPath), as: UTF8.self)
         do {
             return try AppStoreGroupsClient(
@@ -180,13 +186,24 @@ enum FetchCommand {
                     issuerID: issuerID,
                     bundleID: bundleID,
                     privateKeyPEM: pem
-                )
+                ),
+                timeout: timeout
             )
         } catch {
             // Name the file for a bad key; other configuration errors are about the flags.
             let prefix = error.code == .invalidPrivateKey ? "\(keyPath): " : ""
             throw CommandFailure(.unusable, prefix + error.description)
         }
+    }
+
+    /// `--timeout` in seconds, 0.001 to 3600 (a bound keeps the conversion to milliseconds exact
+    /// and finite); 30 when not given, the library's default.
+    private static func parseTimeout(_ text: String?) throws(CommandFailure) -> Duration {
+        guard let text else { return .seconds(30) }
+        guard let seconds = Double(text), seconds >= 0.001, seconds <= 3600 else {
+            throw CommandFailure(.unusable, "--timeout must be a number of seconds from 0.001 to 3600")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     /// An error answer from Apple is exit 1; anything that kept the command from getting a usable

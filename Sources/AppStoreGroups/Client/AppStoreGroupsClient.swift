@@ -203,6 +203,7 @@ public struct AppStoreGroupsClient: Sendable {
             throw AppStoreGroupsError(code: .invalidArgument, message: "the request URL is not valid")
         }
         var backoffRetries = 0
+        var waited = Duration.zero
         for attempt in 1...retryPolicy.maximumAttempts {
             let outcome = await attemptOnce(url: url, attempt: attempt)
             let failure: AppStoreGroupsError
@@ -223,6 +224,10 @@ public struct AppStoreGroupsClient: Sendable {
                 backoffRetries += 1
                 delay = retryPolicy.backoff(beforeRetry: backoffRetries, random: Double.random(in: 0..<1))
             }
+            // Waiting less than Retry-After says is not an option, so a wait past the budget is
+            // not shortened: the call ends here.
+            guard waited + delay <= retryPolicy.maximumTotalWait else { throw failure }
+            waited += delay
             do {
                 try await timeSource.sleep(delay)
             } catch {

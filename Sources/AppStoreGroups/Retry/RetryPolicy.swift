@@ -9,6 +9,11 @@
 ///   exponential backoff with jitter.
 /// - 400, 401, 404 and every other answer, a redirect, an oversized or malformed body are never
 ///   retried: sending the same request again cannot change them.
+/// - The waits of one call add up to at most ``maximumTotalWait``: when the next wait would pass
+///   it, the call fails at once with the last failure, however many attempts are left.
+///
+/// So one call sends at most ``maximumAttempts`` requests and takes at most
+/// ``maximumAttempts`` × the client's timeout + ``maximumTotalWait``.
 ///
 /// Every attempt carries a freshly signed token.
 public struct RetryPolicy: Sendable, Hashable {
@@ -20,6 +25,13 @@ public struct RetryPolicy: Sendable, Hashable {
     ///
     /// Default 30 seconds.
     public var maximumRateLimitWait: Duration
+    /// The longest the client waits in all between the attempts of one call, `Retry-After` waits
+    /// and backoffs together.
+    ///
+    /// A wait that would take the total past it is not made: the call fails with the last
+    /// failure instead. It bounds a storm of 429s whose `Retry-After` instants are each close
+    /// enough to honour. Default 30 seconds.
+    public var maximumTotalWait: Duration
     /// The wait before the first retry after a backoff-worthy failure.
     ///
     /// Each further retry doubles it. Default 0.5 seconds.
@@ -39,25 +51,28 @@ public struct RetryPolicy: Sendable, Hashable {
     /// - Parameters:
     ///   - maximumAttempts: The most requests one call sends, the first included.
     ///   - maximumRateLimitWait: The longest wait for a `Retry-After` instant.
+    ///   - maximumTotalWait: The longest all the waits of one call may add up to.
     ///   - initialBackoff: The wait before the first backoff retry.
     ///   - maximumBackoff: The longest backoff.
     ///   - jitter: The random fraction of each backoff, 0 to 1.
     public init(
         maximumAttempts: Int = 3,
         maximumRateLimitWait: Duration = .seconds(30),
+        maximumTotalWait: Duration = .seconds(30),
         initialBackoff: Duration = .milliseconds(500),
         maximumBackoff: Duration = .seconds(8),
         jitter: Double = 0.5
     ) {
         self.maximumAttempts = maximumAttempts
         self.maximumRateLimitWait = maximumRateLimitWait
+        self.maximumTotalWait = maximumTotalWait
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
         self.jitter = jitter
     }
 
-    /// Three attempts, a 30-second limit on rate-limit waits, backoff from 0.5 to 8 seconds with
-    /// half of it random.
+    /// Three attempts, a 30-second limit on rate-limit waits and on all waits together, backoff
+    /// from 0.5 to 8 seconds with half of it random.
     public static let `default` = RetryPolicy()
 
     /// One attempt: nothing is ever retried.
@@ -66,7 +81,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Why the policy cannot be used, or `nil` when it can.
     var problem: String? {
         if maximumAttempts < 1 { return "the retry policy's maximumAttempts must be at least 1" }
-        if maximumRateLimitWait < .zero || initialBackoff < .zero || maximumBackoff < .zero {
+        if maximumRateLimitWait < .zero || maximumTotalWait < .zero || initialBackoff < .zero
+            || maximumBackoff < .zero
+        {
             return "the retry policy's waits must not be negative"
         }
         if !(0...1).contains(jitter) { return "the retry policy's jitter must be between 0 and 1" }

@@ -17,6 +17,10 @@ public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let delegate: Delegate
 
+    /// Where every transport's deadlines fire: a serial queue of its own, so a deadline never
+    /// waits for a cooperative thread.
+    private static let deadlines = DispatchQueue(label: "AppStoreGroups.URLSessionTransport.deadlines")
+
     /// Creates a transport with its own session.
     ///
     /// - Parameter configuration: The session configuration; by default an ephemeral one that
@@ -57,15 +61,16 @@ public final class URLSessionTransport: HTTPTransport {
         urlRequest.timeoutInterval = seconds
         let task = session.dataTask(with: urlRequest)
         let delegate = self.delegate
-        let deadline = Task {
-            try await Task.sleep(for: request.timeout)
-            delegate.expire(task)
-        }
+        // A Dispatch timer, not a Task: the deadline must fire on time even while the app's own
+        // work keeps every thread of Swift's cooperative pool busy.
+        let deadline = DispatchWorkItem { delegate.expire(task) }
         defer { deadline.cancel() }
         try Task.checkCancellation()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 delegate.start(task, limit: request.maximumResponseBodySize, continuation: continuation)
+                // Armed once the task is registered, so even a tiny timeout finds it to expire.
+                Self.deadlines.asyncAfter(deadline: .now() + seconds, execute: deadline)
             }
         } onCancel: {
             task.cancel()

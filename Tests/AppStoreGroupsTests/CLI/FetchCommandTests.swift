@@ -215,7 +215,7 @@ struct FetchCommandTests {
     func badUsage() async throws {
         let server = try await FakeAppStore()
         let flags = Self.credentialFlags(server)
-        let cases: [([String], String)] = [
+        var cases: [([String], String)] = [
             (["fetch"] + flags, "Error: say what to fetch: 'fetch groups' or 'fetch members'\n"),
             (["fetch", "teams"] + flags, "Error: unknown fetch target 'teams' (use groups or members)\n"),
             (["fetch", "groups"] + flags, "Error: missing required option --transaction-id\n"),
@@ -244,6 +244,14 @@ struct FetchCommandTests {
                 "Error: missing --key-id (or set APP_STORE_KEY_ID)\n"
             ),
         ]
+        for timeout in ["0", "-1", "0.0001", "3601", "soon", "nan", "inf", ""] {
+            cases.append(
+                (
+                    ["fetch", "groups", "--transaction-id", "ok", "--timeout", timeout] + flags,
+                    "Error: --timeout must be a number of seconds from 0.001 to 3600\n"
+                )
+            )
+        }
         for (arguments, message) in cases {
             let result = try await Self.run(arguments, server: server)
             #expect(result.status == 2, "\(arguments)")
@@ -309,7 +317,7 @@ struct FetchCommandTests {
         #expect(result.status == 0)
         for option in [
             "--transaction-id", "--group-id", "--limit", "--all", "--policy", "--entitlement", "--explain", "--key-id",
-            "--issuer-id", "--bundle-id", "--private-key", "--environment", "--base-url",
+            "--issuer-id", "--bundle-id", "--private-key", "--environment", "--base-url", "--timeout",
         ] {
             #expect(result.standardOutput.contains(option))
         }

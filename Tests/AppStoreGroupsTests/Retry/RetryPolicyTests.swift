@@ -34,10 +34,70 @@ struct RetryPolicyTests {
         #expect(sleeps.last.map { $0 > .milliseconds(500) && $0 <= .seconds(1) } == true)
     }
 
+    @Test("backoffs count toward maximumTotalWait: the wait that would pass it is not made")
+    func totalWaitBoundsBackoff() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let policy = RetryPolicy(
+            maximumAttempts: 10,
+            maximumTotalWait: .seconds(2),
+            initialBackoff: .milliseconds(500),
+            maximumBackoff: .seconds(8),
+            jitter: 0
+        )
+        let error = await expectError {
+            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
+                .customerGroups(anyTransactionID: "generalInternal")
+        }
+        // 0.5 s + 1 s = 1.5 s; the next backoff (2 s) would make 3.5 s.
+        #expect(error?.code == .generalInternalError)
+        #expect(error?.attempts == 3)
+        #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
+        #expect(try await server.log().count == 3)
+    }
+
+    @Test("a wait that exactly reaches maximumTotalWait is made")
+    func totalWaitInclusive() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let policy = RetryPolicy(
+            maximumAttempts: 3,
+            maximumTotalWait: .milliseconds(1_500),
+            initialBackoff: .milliseconds(500),
+            jitter: 0
+        )
+        let error = await expectError {
+            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
+                .customerGroups(anyTransactionID: "generalInternal")
+        }
+        #expect(error?.attempts == 3)
+        #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
+    }
+
+    @Test("maximumTotalWait zero: nothing is retried after a wait, but immediate retries still are")
+    func zeroTotalWait() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let policy = RetryPolicy(maximumAttempts: 3, maximumTotalWait: .zero, jitter: 0)
+        let backoff = await expectError {
+            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
+                .customerGroups(anyTransactionID: "generalInternal")
+        }
+        #expect(backoff?.attempts == 1)
+        // A Retry-After already past asks for no wait at all.
+        let past = await expectError {
+            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
+                .customerGroups(anyTransactionID: "ratelimit_1000000000000")
+        }
+        #expect(past?.attempts == 3)
+        #expect(time.sleeps == [.zero, .zero])
+    }
+
     @Test("defaults and none")
     func presets() {
         #expect(RetryPolicy.default.maximumAttempts == 3)
         #expect(RetryPolicy.default.maximumRateLimitWait == .seconds(30))
+        #expect(RetryPolicy.default.maximumTotalWait == .seconds(30))
         #expect(RetryPolicy.none.maximumAttempts == 1)
     }
 
@@ -46,7 +106,7 @@ struct RetryPolicyTests {
         let credentials = try FakeAppStore.credentials()
         for policy in [
             RetryPolicy(maximumAttempts: 0), RetryPolicy(jitter: 1.5), RetryPolicy(jitter: -0.1),
-            RetryPolicy(initialBackoff: .seconds(-1)),
+            RetryPolicy(initialBackoff: .seconds(-1)), RetryPolicy(maximumTotalWait: .milliseconds(-1)),
         ] {
             #expect(throws: AppStoreGroupsError.self) {
                 try AppStoreGroupsClient(environment: .sandbox, credentials: credentials, retryPolicy: policy)

@@ -24,6 +24,8 @@ import base64
 import json
 import os
 import re
+import socket
+import struct
 import sys
 import threading
 import time
@@ -230,6 +232,55 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_error_body(*ERRORS["rateLimitExceeded"], headers=headers)
             else:
                 self.send_json(200, ok)
+        elif scenario == "ratelimitin":
+            # ratelimitin_<ms>: 429 every time, with a Retry-After `ms` after the moment it is sent.
+            retry_after = int(time.time() * 1000) + int(arguments[0])
+            self.send_error_body(*ERRORS["rateLimitExceeded"], headers={"Retry-After": str(retry_after)})
+        elif scenario == "ratelimitstep":
+            # ratelimitstep_<startMs>_<stepMs>: 429 every time; the n-th answer (from 1) names the
+            # instant start + n * step, so a client whose clock moves only by its own waits is
+            # told to wait exactly `step` each time, however slow the machine.
+            retry_after = int(arguments[0]) + (seen + 1) * int(arguments[1])
+            self.send_error_body(*ERRORS["rateLimitExceeded"], headers={"Retry-After": str(retry_after)})
+        elif scenario == "ratelimithex":
+            # ratelimithex_<hex>[_<times>]: 429 with the Retry-After value whose UTF-8 bytes are
+            # <hex> (ids cannot hold dots, spaces or commas), `times` times (default always), then 200.
+            times = int(arguments[1]) if len(arguments) > 1 else None
+            if times is None or seen < times:
+                value = bytes.fromhex(arguments[0]).decode("utf-8")
+                self.send_error_body(*ERRORS["rateLimitExceeded"], headers={"Retry-After": value})
+            else:
+                self.send_json(200, ok)
+        elif scenario == "reset":
+            # reset_<bytes>: 200 promising 4096 bytes, `bytes` of them, then a TCP reset (RST, not
+            # FIN: SO_LINGER 0) in the middle of the body.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "4096")
+            self.end_headers()
+            self.wfile.write((json.dumps(ok).encode() + b" " * 4096)[: int(arguments[0])])
+            self.wfile.flush()
+            time.sleep(0.2)  # let the client read the headers and the first bytes
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+        elif scenario == "trickle":
+            # trickle_<intervalMs>_<bytes>: slow loris. Headers at once, then a body of `bytes` bytes
+            # one byte every `intervalMs`: never idle for long, yet the whole answer takes
+            # bytes * interval. Stops when the client hangs up.
+            body = (json.dumps(ok).encode() + b" " * int(arguments[1]))[: max(int(arguments[1]), 1)]
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.close_connection = True
+            try:
+                self.wfile.flush()
+                for index in range(len(body)):
+                    time.sleep(int(arguments[0]) / 1000)
+                    self.wfile.write(body[index : index + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         elif scenario == "flaky":
             # flaky_<errorName>_<times>: that error `times` times, then 200.
             if seen < int(arguments[1]):

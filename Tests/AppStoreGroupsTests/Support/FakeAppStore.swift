@@ -120,6 +120,20 @@ struct FakeAppStore: Sendable {
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/t/\(namespace)") ?? URL(filePath: "/") }
 
+    /// The log once it holds `count` requests, waiting up to `limit` for the server to get to them.
+    ///
+    /// A request the client gave up on at its deadline may not have been read, let alone logged,
+    /// when the error comes back; on a loaded machine the server reads it a little later.
+    func log(count: Int, limit: Duration = .seconds(10)) async throws -> [LoggedRequest] {
+        let end = ContinuousClock.now + limit
+        var requests = try await log()
+        while requests.count < count, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(50))
+            requests = try await log()
+        }
+        return requests
+    }
+
     /// Every request this test's namespace saw, oldest first.
     func log() async throws -> [LoggedRequest] {
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/__log/\(namespace)"))
@@ -168,6 +182,8 @@ struct ProcessResult: Sendable {
     var status: Int32
     var standardOutput: String
     var standardError: String
+    /// From starting the process to its exit, measured off the cooperative pool.
+    var elapsed: Duration = .zero
 }
 
 /// Runs a program to completion off the cooperative threads, feeding it `input`.
@@ -188,6 +204,7 @@ func runProcess(
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
+        let started = ContinuousClock.now
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
@@ -196,10 +213,12 @@ func runProcess(
         errorReader.start()
         let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let elapsed = ContinuousClock.now - started
         return ProcessResult(
             status: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.waitForValue(), as: UTF8.self)
+            standardError: String(decoding: errorData.waitForValue(), as: UTF8.self),
+            elapsed: elapsed
         )
     }
 }
