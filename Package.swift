@@ -34,7 +34,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "group-policy",
-            dependencies: ["GroupPolicy", "AppStoreGroups"],
+            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupPolicyCodegen"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "GroupPolicyCodegen",
+            dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -46,6 +51,11 @@ let package = Package(
             name: "GroupPolicyCLITests",
             dependencies: ["group-policy"],
             exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupPolicyCodegenTests",
+            dependencies: ["GroupPolicyCodegen", "GroupPolicy"],
             swiftSettings: strictSettings
         ),
         .testTarget(
