@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
         .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
+        .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
     ],
     targets: [
         .target(
@@ -41,6 +42,17 @@ let package = Package(
             name: "GroupPolicyCodegen",
             dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
+        ),
+        // The plugin's tool depends on the engine only, so apps using the plugin need no OpenSSL.
+        .executableTarget(
+            name: "group-policy-codegen",
+            dependencies: ["GroupPolicyCodegen"],
+            swiftSettings: strictSettings
+        ),
+        .plugin(
+            name: "TypedCapabilities",
+            capability: .buildTool(),
+            dependencies: ["group-policy-codegen"]
         ),
         .testTarget(
             name: "GroupPolicyTests",
