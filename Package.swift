@@ -49,6 +49,14 @@ let package = Package(
             dependencies: ["GroupPolicyCodegen"],
             swiftSettings: strictSettings
         ),
+        // An app-server integration to copy: decisions over HTTP with the standard library and
+        // Foundation only (see Examples/README.md).
+        .executableTarget(
+            name: "DecisionServer",
+            dependencies: ["GroupPolicy", "AppStoreGroups"],
+            path: "Examples/DecisionServer",
+            swiftSettings: strictSettings
+        ),
         .plugin(
             name: "TypedCapabilities",
             capability: .buildTool(),
