@@ -88,8 +88,9 @@ final class HTTPServer: Sendable {
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else {
-                // Out of file descriptors: let connections finish before accepting more.
-                if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+                // A client that gave up while queued is no reason to pause; anything else (out of
+                // file descriptors, above all) is: let connections finish instead of spinning.
+                if errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
                 continue
             }
             let admitted = activeConnections.withLock { count in
