@@ -24,6 +24,7 @@ struct TypedCapabilitiesFixtureTests {
         #expect(build.status == 0, "\(build.output)")
         #expect(!build.output.contains("warning:"), "\(build.output)")
         #expect(build.output.contains("Generating capability and workspace constants for FixtureApp"))
+        #expect(build.output.contains("Generating capability and workspace constants for SharedPolicies"))
 
         let run = try Self.run(Self.scratch.appending(path: "debug/FixtureApp"), [])
         #expect(run.status == 0)
@@ -35,6 +36,7 @@ struct TypedCapabilitiesFixtureTests {
                 default default true
                 teamTemplates team.templates false
                 teamSpace team-space 7 admin
+                billingViewInvoices billing.view-invoices true
 
                 """
         )

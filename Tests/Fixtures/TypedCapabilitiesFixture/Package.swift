@@ -10,10 +10,10 @@ let strictSettings: [SwiftSetting] = [
 ]
 
 /// An executable target that generates constants from the policy files in its directory.
-func app(_ name: String, exclude: [String] = []) -> Target {
+func app(_ name: String, exclude: [String] = [], dependencies: [Target.Dependency] = []) -> Target {
     .executableTarget(
         name: name,
-        dependencies: [.product(name: "GroupPolicy", package: "GroupPolicy")],
+        dependencies: [.product(name: "GroupPolicy", package: "GroupPolicy")] + dependencies,
         // Policy tests sit beside their policies; the plugin does not read them, so SwiftPM must
         // be told they are not sources.
         exclude: exclude,
@@ -27,7 +27,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "GroupPolicy", path: "../../..")],
     targets: [
-        app("FixtureApp", exclude: ["Policies/team.tests.json"]),
+        app("FixtureApp", exclude: ["Policies/team.tests.json"], dependencies: ["SharedPolicies"]),
+        // A library: the constants it generates are public, so FixtureApp can use them too.
+        .target(
+            name: "SharedPolicies",
+            dependencies: [.product(name: "GroupPolicy", package: "GroupPolicy")],
+            swiftSettings: strictSettings,
+            plugins: [.plugin(name: "TypedCapabilities", package: "GroupPolicy")]
+        ),
         app("MisspeltCapability"),
         app("BrokenPolicy"),
     ]
