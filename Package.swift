@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
         .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
+        .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
     ],
     targets: [
         .target(
@@ -34,8 +35,32 @@ let package = Package(
         ),
         .executableTarget(
             name: "group-policy",
-            dependencies: ["GroupPolicy", "AppStoreGroups"],
+            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupPolicyCodegen"],
             swiftSettings: strictSettings
+        ),
+        .target(
+            name: "GroupPolicyCodegen",
+            dependencies: ["GroupPolicy"],
+            swiftSettings: strictSettings
+        ),
+        // The plugin's tool depends on the engine only, so apps using the plugin need no OpenSSL.
+        .executableTarget(
+            name: "group-policy-codegen",
+            dependencies: ["GroupPolicyCodegen"],
+            swiftSettings: strictSettings
+        ),
+        // An app-server integration to copy: decisions over HTTP with the standard library and
+        // Foundation only (see Examples/README.md).
+        .executableTarget(
+            name: "DecisionServer",
+            dependencies: ["GroupPolicy", "AppStoreGroups"],
+            path: "Examples/DecisionServer",
+            swiftSettings: strictSettings
+        ),
+        .plugin(
+            name: "TypedCapabilities",
+            capability: .buildTool(),
+            dependencies: ["group-policy-codegen"]
         ),
         .testTarget(
             name: "GroupPolicyTests",
@@ -46,6 +71,11 @@ let package = Package(
             name: "GroupPolicyCLITests",
             dependencies: ["group-policy"],
             exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupPolicyCodegenTests",
+            dependencies: ["GroupPolicyCodegen", "GroupPolicy"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -10,13 +10,14 @@ enum GroupPolicyCommand {
             (CheckCommand.spec, CheckCommand.run),
             (DiffCommand.spec, DiffCommand.run),
             (FetchCommand.spec, FetchCommand.run),
+            (GenerateSwiftCommand.spec, GenerateSwiftCommand.run),
         ]
     }
 
     static var help: String {
         var text = "group-policy: check, test, evaluate and diff GroupPolicy policies; fetch App Store groups.\n\n"
         text += "Usage: group-policy COMMAND [OPTIONS]\n\nCommands:\n"
-        for (spec, _) in commands { text += "  " + spec.name.padding(toLength: 10) + spec.summary + "\n" }
+        for (spec, _) in commands { text += "  " + spec.name.padding(toLength: 16) + spec.summary + "\n" }
         text += "\nSee 'group-policy COMMAND --help' for a command's options."
         return text
     }

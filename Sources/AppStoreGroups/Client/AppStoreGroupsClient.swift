@@ -28,7 +28,7 @@ public struct AppStoreGroupsClient: Sendable {
     public let retryPolicy: RetryPolicy
     /// How long one attempt may take, from sending to the last body byte.
     public let timeout: Duration
-    /// Bounds on the answers: ``ResponseLimits/maximumBytes`` (1 MiB by default) caps every body
+    /// Bounds on the answers: `ResponseLimits.maximumBytes` (1 MiB by default) caps every body
     /// read; the rest bound decoding.
     public let responseLimits: ResponseLimits
 
@@ -50,7 +50,7 @@ public struct AppStoreGroupsClient: Sendable {
     ///   - transport: What sends the requests. Default: a new ``URLSessionTransport``.
     ///   - retryPolicy: When failed requests are sent again. Default ``RetryPolicy/default``.
     ///   - timeout: How long one attempt may take. Default 30 seconds.
-    ///   - responseLimits: Bounds on answers. Default ``ResponseLimits/default`` (1 MiB bodies).
+    ///   - responseLimits: Bounds on answers. Default `ResponseLimits.default` (1 MiB bodies).
     ///   - timeSource: The clock and sleep, injectable for tests. Default ``TimeSource/system``.
     /// - Throws: ``AppStoreGroupsError`` when the configuration or the key is unusable.
     public init(

@@ -1,7 +1,7 @@
 /// The body of Apple's Get Customer Groups answer: every group the customer belongs to for the
 /// app (empty when none).
 ///
-/// Decode it from the bytes Apple sent with ``init(jsonBytes:limits:)`` (strict, fast, with JSON
+/// Decode it from the bytes Apple sent with ``init(jsonBytes:limits:fileName:)`` (strict, fast, with JSON
 /// paths in its errors) or through `Codable`; encode it back to Apple's shape with ``jsonBytes()``.
 public struct GetCustomerGroupsResponse: Hashable, Sendable, Codable {
     /// The groups, in Apple's order.

@@ -334,6 +334,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Location", "http://localhost:%d/t/%s/groups/v1/currentGroups/ok" % (port, namespace))
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif scenario == "ingroup" and endpoint == "groups":
+            # ingroup_<groupId>: the customer administers that group (its id may hold underscores,
+            # so `ingroup_paged_team` is group `paged_team`) for the sandbox placeholder product.
+            group_id = "_".join(arguments)
+            self.send_json(200, {"groups": [{"groupId": group_id, "groupType": "ORGANIZATION",
+                                             "roles": [{"productId": "example.productId.one", "role": "ADMIN"}]}]})
         elif scenario == "placeholder" and endpoint == "members":
             self.send_json(200, {"members": [{"appTransactionId": "700000000000000000"}], "hasMore": False})
         elif scenario == "empty":

@@ -1,0 +1,244 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A minimal HTTP/1.1 server on POSIX sockets: one request per connection, one thread per
+/// connection, everything bounded.
+///
+/// - At most ``Limits/maximumConnections`` connections are served at once; more are answered 503
+///   at once and closed.
+/// - A request head (request line and header fields) may hold ``Limits/maximumHeadBytes``; longer
+///   is answered 431. The server takes no request bodies.
+/// - The whole head must arrive within ``Limits/readTimeout`` (408 otherwise), however slowly the
+///   client drips it; writing the answer has the same bound.
+/// - The handler gets ``Limits/handlerTimeout``; past it the client gets 504 and nothing else.
+///
+/// Connection threads block on their sockets, never on Swift's cooperative threads, so slow
+/// clients cannot starve the handlers.
+final class HTTPServer: Sendable {
+    struct Limits: Sendable {
+        var maximumConnections = 64
+        var maximumHeadBytes = 8192
+        var readTimeout: Duration = .seconds(5)
+        var handlerTimeout: Duration = .seconds(30)
+    }
+
+    struct StartError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The port the server listens on (the one the system chose when asked for port 0).
+    let port: Int
+    private let listener: Int32
+    private let limits: Limits
+    private let handler: @Sendable (ServerRequest) async -> ServerResponse
+    private let activeConnections = Mutex(0)
+
+    /// Binds and listens on an IPv4 address.
+    init(
+        host: String,
+        port: Int,
+        limits: Limits,
+        handler: @escaping @Sendable (ServerRequest) async -> ServerResponse
+    ) throws(StartError) {
+        // A client that hangs up before reading its answer must not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        guard let portNumber = UInt16(exactly: port), inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw StartError(description: "cannot listen on \(host):\(port): give an IPv4 address and a port")
+        }
+        address.sin_port = in_port_t(portNumber.bigEndian)
+        #if canImport(Glibc)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let listener = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard listener >= 0 else { throw StartError(description: "socket: \(Self.lastError())") }
+        var yes: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 128) == 0 else {
+            let error = Self.lastError()
+            close(listener)
+            throw StartError(description: "cannot listen on \(host):\(port): \(error)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        self.limits = limits
+        self.handler = handler
+    }
+
+    /// Accepts connections forever on the calling thread.
+    func run() -> Never {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else {
+                // A client that gave up while queued is no reason to pause; anything else (out of
+                // file descriptors, above all) is: let connections finish instead of spinning.
+                if errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
+                continue
+            }
+            let admitted = activeConnections.withLock { count in
+                guard count < limits.maximumConnections else { return false }
+                count += 1
+                return true
+            }
+            guard admitted else {
+                setTimeouts(connection, .seconds(1))
+                write(.error(503, "busy", "too many connections; try again"), to: connection)
+                close(connection)
+                continue
+            }
+            Thread.detachNewThread { [self] in
+                serve(connection)
+                close(connection)
+                activeConnections.withLock { $0 -= 1 }
+            }
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        let started = ContinuousClock.now
+        let response: ServerResponse
+        var request: ServerRequest?
+        switch readHead(connection) {
+        case .closed:
+            return
+        case .timedOut:
+            response = .error(408, "request-timeout", "the request did not arrive in time")
+        case .tooLarge:
+            response = .error(431, "request-too-large", "the request head is over \(limits.maximumHeadBytes) bytes")
+        case .head(let head):
+            switch ServerRequest.parse(head: head) {
+            case .failure(let refusal):
+                response = refusal
+            case .success(let parsed):
+                request = parsed
+                response = answer(parsed)
+            }
+        }
+        write(response, to: connection)
+        let elapsed = (ContinuousClock.now - started).components
+        let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
+        let line = "\(request?.method ?? "-") \(request?.path ?? "-") \(response.status) \(milliseconds) ms\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    /// Runs the async handler from this connection's thread, waiting at most the handler timeout.
+    private func answer(_ request: ServerRequest) -> ServerResponse {
+        let outcome = Outcome()
+        Task { [handler] in outcome.finish(await handler(request)) }
+        guard let response = outcome.wait(for: limits.handlerTimeout) else {
+            return .error(504, "timeout", "no answer within the server's time limit; nothing is granted")
+        }
+        return response
+    }
+
+    private enum HeadResult {
+        case head([UInt8])
+        case closed
+        case timedOut
+        case tooLarge
+    }
+
+    /// Reads up to the blank line that ends the head, within the read timeout overall.
+    private func readHead(_ connection: Int32) -> HeadResult {
+        let deadline = ContinuousClock.now + limits.readTimeout
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 2048)
+        while true {
+            if let end = Self.endOfHead(in: received) { return .head(Array(received[..<end])) }
+            guard received.count < limits.maximumHeadBytes else { return .tooLarge }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return .timedOut }
+            setTimeouts(connection, remaining)
+            let wanted = min(chunk.count, limits.maximumHeadBytes + 4 - received.count)
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, wanted, 0) }
+            if count > 0 {
+                received += chunk[..<count]
+            } else if count == 0 {
+                return .closed
+            } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                return .timedOut
+            } else if errno != EINTR {
+                return .closed
+            }
+        }
+    }
+
+    /// The offset of the CR LF CR LF that ends a head, if it has arrived.
+    private static func endOfHead(in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 0...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    private func write(_ response: ServerResponse, to connection: Int32) {
+        setTimeouts(connection, limits.readTimeout)
+        let bytes = response.serialized
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { unsent in
+                unsent.baseAddress.map { send(connection, $0, unsent.count, 0) } ?? -1
+            }
+            if count > 0 {
+                sent += count
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Bounds each blocking receive and send on the socket.
+    private func setTimeouts(_ connection: Int32, _ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var interval = timeval()
+        interval.tv_sec = .init(max(seconds, 0))
+        interval.tv_usec = .init(max(attoseconds / 1_000_000_000_000, seconds > 0 ? 0 : 1_000))
+        let size = socklen_t(MemoryLayout<timeval>.size)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &interval, size)
+        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &interval, size)
+    }
+
+    private static func lastError() -> String {
+        String(cString: strerror(errno))
+    }
+}
+
+/// A handler's answer, handed from its task to the waiting connection thread.
+private final class Outcome: Sendable {
+    private let value = Mutex<ServerResponse?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func finish(_ response: ServerResponse) {
+        value.withLock { $0 = response }
+        done.signal()
+    }
+
+    func wait(for duration: Duration) -> ServerResponse? {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        guard done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
+        return value.withLock { $0 }
+    }
+}

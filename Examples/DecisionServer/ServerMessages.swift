@@ -1,0 +1,101 @@
+import Foundation
+
+/// A request this server accepts: a method, a path and its decoded query parameters.
+struct ServerRequest: Sendable {
+    var method: String
+    var path: String
+    var query: [(name: String, value: String)]
+
+    /// Parses a request head (the request line and header fields, without the final CRLF CRLF).
+    ///
+    /// - Returns: The request, or the answer to send instead when the head is not one this server
+    ///   serves (it takes no bodies, so any announced body is refused).
+    static func parse(head: [UInt8]) -> Result<ServerRequest, ServerResponse> {
+        let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
+        let requestLine = lines.first?.split(separator: " ", omittingEmptySubsequences: false) ?? []
+        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1."), requestLine[1].hasPrefix("/") else {
+            return .failure(.error(400, "bad-request", "not an HTTP/1.1 request line"))
+        }
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":"), !line.hasPrefix(" "), !line.hasPrefix("\t") else {
+                return .failure(.error(400, "bad-request", "malformed header field"))
+            }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if name == "transfer-encoding" || (name == "content-length" && value != "0") {
+                return .failure(.error(413, "body-not-accepted", "this server takes no request bodies"))
+            }
+        }
+        let target = requestLine[1]
+        let path = target.prefix { $0 != "?" }
+        var query: [(name: String, value: String)] = []
+        for pair in target.dropFirst(path.count + 1).split(separator: "&") {
+            let name = pair.prefix { $0 != "=" }
+            let value = pair.dropFirst(name.count + 1)
+            guard let decodedName = decode(name), let decodedValue = decode(value) else {
+                return .failure(.error(400, "bad-request", "malformed percent-encoding in the query"))
+            }
+            query.append((decodedName, decodedValue))
+        }
+        return .success(ServerRequest(method: String(requestLine[0]), path: String(path), query: query))
+    }
+
+    /// Form decoding: `+` is a space, then percent-decoding.
+    private static func decode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}
+
+/// An answer: a status, extra header fields and a JSON body.
+struct ServerResponse: Sendable, Error {
+    var status: Int
+    var headerFields: [(String, String)] = []
+    var body: [UInt8]
+
+    /// A JSON answer.
+    static func json(_ status: Int, _ body: [UInt8], headerFields: [(String, String)] = []) -> ServerResponse {
+        ServerResponse(status: status, headerFields: headerFields, body: body)
+    }
+
+    /// An error answer: `{"error":{"code":…,"message":…}}` plus any `details`.
+    static func error(
+        _ status: Int,
+        _ code: String,
+        _ message: String,
+        details: [(String, JSON)] = [],
+        headerFields: [(String, String)] = []
+    ) -> ServerResponse {
+        let error = JSON.object([("code", .string(code)), ("message", .string(message))] + details)
+        return json(status, JSON.object([("error", error)]).bytes, headerFields: headerFields)
+    }
+
+    /// The whole HTTP/1.1 message.
+    ///
+    /// Every answer closes its connection.
+    var serialized: [UInt8] {
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+        head += "Content-Type: application/json; charset=utf-8\r\n"
+        head += "Content-Length: \(body.count)\r\n"
+        head += "Cache-Control: no-store\r\n"
+        head += "Connection: close\r\n"
+        for (name, value) in headerFields { head += "\(name): \(value)\r\n" }
+        return Array((head + "\r\n").utf8) + body
+    }
+
+    private static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 413: "Content Too Large"
+        case 431: "Request Header Fields Too Large"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "Internal Server Error"
+        }
+    }
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of the GroupPolicy and AppStoreGroups libraries from symbol
+# graphs, with warnings as errors (a link to a symbol that does not exist fails), and checks that
+# every public symbol has a documentation comment of its own. No SwiftPM plugin needed: the
+# symbol graphs come from 'swift package dump-symbol-graph' (an incremental debug build plus
+# swift-symbolgraph-extract), the archives from the toolchain's 'docc'.
+#
+#   Scripts/build-docs.sh            → .build/docs/GroupPolicy.doccarchive, AppStoreGroups.doccarchive
+#   docc preview Sources/GroupPolicy/GroupPolicy.docc \
+#       --additional-symbol-graph-dir .build/docs/symbol-graphs/GroupPolicy   (browse it locally)
+#
+# Rerun it after adding public API: a new undocumented symbol or a broken link fails it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# One archive per library. DocC links do not cross modules, so AppStoreGroups names GroupPolicy's
+# types in code voice (`ResponseLimits.default`), not as ``links``.
+modules=(GroupPolicy AppStoreGroups)
+out=.build/docs
+
+echo "Extracting symbol graphs"
+swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public >/dev/null
+graphs="$(dirname "$(swift build --show-bin-path)")/symbolgraph"
+
+rm -rf "$out"
+for module in "${modules[@]}"; do
+    mkdir -p "$out/symbol-graphs/$module"
+    # The module's own graph, plus its extensions of other modules' types (Module@Other).
+    cp "$graphs/$module.symbols.json" "$out/symbol-graphs/$module/"
+    find "$graphs" -maxdepth 1 -name "$module@*.symbols.json" -exec cp {} "$out/symbol-graphs/$module/" \;
+done
+
+echo "Checking that every public symbol is documented"
+# GroupPolicyCodegen (the plugin's generator) has no catalog, but its public API is checked too.
+mkdir -p "$out/symbol-graphs/GroupPolicyCodegen"
+cp "$graphs/GroupPolicyCodegen.symbols.json" "$out/symbol-graphs/GroupPolicyCodegen/"
+python3 Scripts/check-doc-coverage.py "${modules[@]/#/$out/symbol-graphs/}" "$out/symbol-graphs/GroupPolicyCodegen"
+
+for module in "${modules[@]}"; do
+    echo "Converting $module"
+    docc convert "Sources/$module/$module.docc" \
+        --additional-symbol-graph-dir "$out/symbol-graphs/$module" \
+        --fallback-display-name "$module" \
+        --fallback-bundle-identifier "com.example.$module" \
+        --warnings-as-errors \
+        --output-path "$out/$module.doccarchive"
+done
+echo "Documentation in $out"

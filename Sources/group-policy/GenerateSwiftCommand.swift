@@ -1,0 +1,76 @@
+import Foundation
+import GroupPolicy
+import GroupPolicyCodegen
+
+enum GenerateSwiftCommand {
+    static let spec = CommandSpec(
+        name: "generate-swift",
+        synopsis: "POLICY... [--output FILE] [--access-level public|package|internal]",
+        summary: "Generate Swift constants for the capabilities and workspaces the policies declare.",
+        options: [
+            .init(name: "output", valueName: "FILE", help: "Write the Swift file here (default: standard output)."),
+            .init(name: "access-level", valueName: "LEVEL", help: "public (default), package or internal."),
+        ],
+        positionalName: "POLICY",
+        details: """
+            The policies are loaded as one policy set; a directory stands for the *.json files directly in it
+            (not *.tests.json or *.schema.json), as 'eval --policy' reads it. The constants are those the
+            TypedCapabilities build plugin generates: 'workspace.manage-seats' becomes
+            'Capability.workspaceManageSeats'. The output file is rewritten only when its content changes.
+            Exit status: 0 generated, 1 a policy does not load or a name cannot be a Swift constant,
+            2 bad usage or an unreadable path.
+            """
+    )
+
+    static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
+        guard !arguments.positionals.isEmpty else {
+            throw CommandFailure(.unusable, "give at least one POLICY (a policy file or a directory)")
+        }
+        let level = arguments.value("access-level") ?? "public"
+        guard let accessLevel = SwiftConstantsGenerator.AccessLevel(rawValue: level) else {
+            throw CommandFailure(.unusable, "unknown access level '\(level)' (use public, package or internal)")
+        }
+        var files: [String] = []
+        for path in arguments.positionals {
+            files += try policyFiles(at: path)
+        }
+        let output: SwiftConstantsGenerator.Output
+        do {
+            output = try SwiftConstantsGenerator(accessLevel: accessLevel).generate(policyFiles: files)
+        } catch {
+            for line in error.diagnostics { Terminal.err(line) }
+            throw CommandFailure(.failure, "no Swift constants generated")
+        }
+        for warning in output.warnings { Terminal.err(warning) }
+        guard let path = arguments.value("output") else {
+            FileHandle.standardOutput.write(Data(output.source.utf8))
+            return
+        }
+        do {
+            try output.write(to: path)
+        } catch {
+            throw CommandFailure(.unusable, "cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// A file as given; a directory's policy files directly in it, by the engine's naming rule.
+    private static func policyFiles(at path: String) throws(CommandFailure) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CommandFailure(.unusable, "cannot read \(path): no such file or directory")
+        }
+        guard isDirectory.boolValue else { return [path] }
+        let found: [String]
+        do {
+            found = try Policy.policyFiles(under: [path])
+        } catch {
+            throw CommandFailure(.unusable, error.message)
+        }
+        let prefix = path.hasSuffix("/") ? path : path + "/"
+        let direct = found.filter { !$0.dropFirst(prefix.count).contains("/") }
+        guard !direct.isEmpty else {
+            throw CommandFailure(.unusable, "no policy files (*.json) in directory \(path)")
+        }
+        return direct
+    }
+}

@@ -1,0 +1,328 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Examples/DecisionServer, run as the built binary on 127.0.0.1 against the fake App Store, and
+/// asked over real HTTP.
+@Suite("Example: DecisionServer")
+struct DecisionServerTests {
+    static let policies = TestFiles.packageRoot.appending(path: "Policies").path
+
+    @Test("/decision answers exactly Policy.evaluate's JSON for the fake's response, and caches Apple's answer")
+    func decisionMatchesTheEngine() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let policy = try Policy(contentsOf: Self.policies)
+        // The fake's answer, fetched in a namespace of its own so the server's log stays its own.
+        let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
+        let sandbox = EvaluationContext(environment: .sandbox, entitlements: ["com.example.teams.pro"])
+
+        let first = try await server.get(
+            "/decision?transactionId=ok1&environment=sandbox&entitlement=com.example.teams.pro"
+        )
+        #expect(first.status == 200)
+        #expect(first.contentType == "application/json; charset=utf-8")
+        #expect(first.text == policy.evaluate(response, in: sandbox).jsonString(pretty: false))
+        #expect(
+            first.text.contains(#""workspaces":[{"workspace":"team","groupId":"900000000000000000","role":"admin"}]"#)
+        )
+
+        let explained = try await server.get(
+            "/decision?transactionId=ok1&entitlement=com.example.teams.pro&explain=true"
+        )
+        #expect(explained.status == 200)
+        #expect(
+            explained.text
+                == policy.evaluate(response, in: sandbox).jsonString(includingProvenance: true, pretty: false)
+        )
+
+        let production = try await server.get("/decision?transactionId=ok1&environment=production")
+        #expect(production.status == 200)
+        #expect(production.text == policy.evaluate(response, in: EvaluationContext()).jsonString(pretty: false))
+        #expect(production.text.contains(#""capabilities":[],"#))
+
+        // One fetch per environment: the second and third sandbox answers came from the cache.
+        let fetches = try await store.log().map(\.path)
+        #expect(fetches == ["/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok1"])
+    }
+
+    @Test("/workspace/members lists every page once, only for a member of the group's workspace")
+    func workspaceMembers() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let path = "/workspace/members?transactionId=ingroup_paged_team&groupId=paged_team"
+        let expected = """
+            {"groupId":"paged_team","workspaces":[{"workspace":"team","role":"admin"}],"members":[\
+            {"appTransactionId":"a1"},{"appTransactionId":"a2"},{"appTransactionId":"a3"},\
+            {"appTransactionId":"a4"},{"appTransactionId":"a5"}]}
+            """
+        let first = try await server.get(path)
+        #expect(first.status == 200)
+        #expect(first.text == expected)
+        let again = try await server.get(path)
+        #expect(again.text == expected)
+
+        let outsider = try await server.get("/workspace/members?transactionId=ingroup_paged_team&groupId=paged_other")
+        #expect(outsider.status == 403)
+        #expect(
+            outsider.text
+                == #"{"error":{"code":"not-a-member","message":"the customer is in no workspace of group paged_other"}}"#
+        )
+
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/ingroup_paged_team",
+                "/groups/v1/group/paged_team?limit=100",
+                "/groups/v1/group/paged_team?limit=100&paginationToken=page2-token",
+                "/groups/v1/group/paged_team?limit=100&paginationToken=page3%2Ftoken%2B%3D%26x",
+            ]
+        )
+    }
+
+    @Test("a failed fetch grants nothing, says why, and is not cached")
+    func failuresFailClosed() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        // What the library itself says about this answer, fetched in a namespace of its own.
+        let reference = try #require(
+            await expectError { try await FakeAppStore().client().customerGroups(anyTransactionID: "unauthorized") }
+        )
+        for _ in 0..<2 {
+            let answer = try await server.get("/decision?transactionId=unauthorized&entitlement=com.example.teams.pro")
+            #expect(answer.status == 502)
+            #expect(
+                answer.text
+                    == #"{"error":{"code":"unauthorized","message":"\#(reference.description)","httpStatus":401}}"#
+            )
+        }
+        let unknown = try await server.get("/decision?transactionId=transactionIdNotFound")
+        #expect(unknown.status == 404)
+        #expect(unknown.text.hasPrefix(#"{"error":{"code":"transaction-id-not-found","#))
+        #expect(unknown.text.hasSuffix(#""httpStatus":404,"apiErrorCode":4040010}}"#))
+
+        let refused = try await server.get("/decision?transactionId=not%20an%20id")
+        #expect(refused.status == 400)
+        #expect(refused.text.hasPrefix(#"{"error":{"code":"invalid-argument","#))
+
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/unauthorized", "/groups/v1/currentGroups/unauthorized",
+                "/groups/v1/currentGroups/transactionIdNotFound",
+            ]
+        )
+    }
+
+    @Test("an answer is reused for the cache TTL, then fetched again")
+    func cacheEntriesExpire() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-ttl", "1"])
+        #expect(try await server.get("/decision?transactionId=ok2").status == 200)
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(try await server.get("/decision?transactionId=ok2").status == 200)
+        #expect(try await store.log().count == 2)
+    }
+
+    @Test(
+        "requests the server does not serve are refused with a JSON error",
+        arguments: [
+            ("/decision", 400, #"{"error":{"code":"bad-request","message":"missing parameter 'transactionId'"}}"#),
+            (
+                "/decision?transactionId=ok&entitlements=x", 400,
+                #"{"error":{"code":"bad-request","message":"unknown parameter 'entitlements' (this endpoint takes entitlement, environment, explain, transactionId)"}}"#
+            ),
+            (
+                "/decision?transactionId=ok&transactionId=ok", 400,
+                #"{"error":{"code":"bad-request","message":"parameter 'transactionId' given more than once"}}"#
+            ),
+            (
+                "/decision?transactionId=ok&environment=staging", 400,
+                #"{"error":{"code":"bad-request","message":"unknown environment 'staging' (sandbox or production)"}}"#
+            ),
+            (
+                "/decision?transactionId=ok&explain=yes", 400,
+                #"{"error":{"code":"bad-request","message":"parameter 'explain' must be true or false, not 'yes'"}}"#
+            ),
+            (
+                "/workspace/members?transactionId=ok", 400,
+                #"{"error":{"code":"bad-request","message":"missing parameter 'groupId'"}}"#
+            ),
+            (
+                "/decisions", 404,
+                #"{"error":{"code":"not-found","message":"no such path (try /decision or /workspace/members)"}}"#
+            ),
+        ]
+    )
+    func badRequests(path: String, status: Int, body: String) async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let answer = try await server.get(path)
+        #expect(answer.status == status)
+        #expect(answer.text == body)
+        #expect(try await store.log().isEmpty)
+    }
+
+    @Test("HTTP limits: only GET, no bodies, a bounded head, a bounded wait for it")
+    func httpLimits() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--read-timeout", "1"])
+
+        let post = try await server.exchange("POST /decision?transactionId=ok HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(post.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
+        #expect(post.contains("\r\nAllow: GET\r\n"))
+
+        let body = try await server.exchange(
+            "GET /decision?transactionId=ok HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
+        )
+        #expect(body.hasPrefix("HTTP/1.1 413 Content Too Large\r\n"))
+
+        let huge = try await server.exchange(
+            "GET /decision HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 9000))\r\n\r\n"
+        )
+        #expect(huge.hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
+
+        let notHTTP = try await server.exchange("hello\r\n\r\n")
+        #expect(notHTTP.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+
+        // A client that never finishes its head is answered 408 once the read timeout passes.
+        let started = ContinuousClock.now
+        let slow = try await server.exchange("GET /decision?transactionId=ok HTTP/1.1\r\nHost: x\r\n")
+        #expect(slow.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+        #expect(ContinuousClock.now - started >= .milliseconds(900))
+        #expect(slow.hasSuffix(#"{"error":{"code":"request-timeout","message":"the request did not arrive in time"}}"#))
+
+        #expect(try await store.log().isEmpty)
+    }
+}
+
+/// A running DecisionServer, stopped when released.
+final class DecisionServerProcess: @unchecked Sendable {
+    let port: Int
+    private let process: Process
+
+    /// The built binary next to the test runner, or in the package's default build folder.
+    static func binary() throws -> URL {
+        var candidates: [URL] = []
+        if let runner = Bundle.main.executableURL {
+            candidates.append(runner.deletingLastPathComponent().appending(path: "DecisionServer"))
+        }
+        candidates.append(TestFiles.packageRoot.appending(path: ".build/debug/DecisionServer"))
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        return try #require(found, "build DecisionServer first (swift build); looked in \(candidates.map(\.path))")
+    }
+
+    /// Starts a server on an ephemeral port of 127.0.0.1, serving Policies/ and fetching from the
+    /// fake App Store.
+    static func start(appStore: FakeAppStore, arguments: [String] = []) async throws -> DecisionServerProcess {
+        let binary = try binary()
+        return try await offCooperativePool {
+            try DecisionServerProcess(binary: binary, appStore: appStore, arguments: arguments)
+        }
+    }
+
+    private init(binary: URL, appStore: FakeAppStore, arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments =
+            [
+                "--port", "0", "--policies", DecisionServerTests.policies,
+                "--base-url", appStore.baseURL.absoluteString,
+            ] + arguments
+        process.environment = [
+            "APP_STORE_KEY_ID": FakeAppStore.keyID,
+            "APP_STORE_ISSUER_ID": FakeAppStore.issuerID,
+            "APP_STORE_BUNDLE_ID": FakeAppStore.bundleID,
+            "APP_STORE_PRIVATE_KEY_PATH": TestFiles.fixture("test-key.p8").path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        var line: [UInt8] = []
+        while !line.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            line += data
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let prefix = "DecisionServer listening on http://127.0.0.1:"
+        guard text.hasPrefix(prefix), let port = Int(text.dropFirst(prefix.count)) else {
+            process.terminate()
+            throw FakeAppStoreError(message: "DecisionServer did not start (printed '\(text)')")
+        }
+        self.port = port
+        self.process = process
+    }
+
+    /// Stops the server: SIGTERM, and SIGKILL if it is still running two seconds later.
+    deinit {
+        process.terminate()
+        for _ in 0..<200 where process.isRunning { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    struct Answer {
+        var status: Int
+        var contentType: String?
+        var text: String
+    }
+
+    /// `GET path` over HTTP.
+    func get(_ path: String) async throws -> Answer {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
+        let (data, response) = try await URLSession.shared.data(from: url)
+        let http = try #require(response as? HTTPURLResponse)
+        return Answer(
+            status: http.statusCode,
+            contentType: http.value(forHTTPHeaderField: "Content-Type"),
+            text: String(decoding: data, as: UTF8.self)
+        )
+    }
+
+    /// Sends raw bytes on a new connection and returns everything the server sends until it closes.
+    func exchange(_ request: String) async throws -> String {
+        let port = port
+        return try await offCooperativePool {
+            #if canImport(Glibc)
+            let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #else
+            let connection = socket(AF_INET, SOCK_STREAM, 0)
+            #endif
+            guard connection >= 0 else { throw FakeAppStoreError(message: "socket failed") }
+            defer { close(connection) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else { throw FakeAppStoreError(message: "connect failed") }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let bytes = Array(request.utf8)
+            _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                received += chunk[..<count]
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+}
