@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
+        .executable(name: "group-policy-bench", targets: ["group-policy-bench"]),
     ],
     targets: [
         .target(
@@ -23,6 +24,12 @@ let package = Package(
             dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "group-policy-bench",
+            dependencies: ["GroupPolicy", "CMallocInfo"],
+            swiftSettings: strictSettings
+        ),
+        .systemLibrary(name: "CMallocInfo"),
         .testTarget(
             name: "GroupPolicyTests",
             dependencies: ["GroupPolicy"],
