@@ -226,6 +226,7 @@ enum Profiling {
             responses: responses,
             bodies: workload.responseBodies,
             decisions: decisions,
+            policyBytes: policyCase.jsonBytes,
             iterations: iterations
         )
         print("\(kind): \(iterations) iterations over \(responses.count) responses, R=\(policyCase.rules) (\(sink))")
@@ -238,6 +239,7 @@ enum Profiling {
         responses: [GetCustomerGroupsResponse],
         bodies: [[UInt8]],
         decisions: [Decision],
+        policyBytes: [UInt8],
         iterations: Int
     ) -> Int {
         let context = EvaluationContext(environment: .production)
@@ -248,6 +250,7 @@ enum Profiling {
             case "decision": sink &+= policy.capabilities(for: responses[index], in: context).count
             case "evaluate": sink &+= policy.evaluate(responses[index], in: context).grants.count
             case "encode": sink &+= decisions[index].jsonBytes(includingProvenance: true).count
+            case "load": sink &+= (try? Policy(jsonBytes: policyBytes))?.ruleCount ?? 0
             default: sink &+= (try? GetCustomerGroupsResponse(jsonBytes: bodies[index]))?.groups.count ?? 0
             }
             index += 1
