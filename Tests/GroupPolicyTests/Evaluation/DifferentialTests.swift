@@ -10,31 +10,52 @@ import Testing
     func optimizedEvaluationMatchesTheReference(batch: Int) throws {
         var random = RandomInputs(seed: UInt64(batch) &* 7919 &+ 17)
         for iteration in 0..<250 {
-            let documentCount = random.chance(0.2) ? 2 : 1
             // Mostly narrow policies, sometimes wider than one 64-bit word.
             let capabilityCount = random.chance(0.15) ? random.int(60...140) : random.int(1...8)
-            var documents: [PolicyDocument] = []
-            for index in 0..<documentCount {
-                let json = random.policyJSON(id: "policy\(index)", capabilityCount: capabilityCount, contentEvery: 5)
-                documents.append(try Policy.parseDocument(bytes(json), fileName: "random.json", limits: .default))
-            }
-            let compiled = Policy(documents: documents)
-            let reference = ReferenceEvaluator(documents: documents)
-            for _ in 0..<6 {
-                let response = random.response()
-                let context = random.context()
-                let expected = reference.evaluate(response, context)
-                let decision = compiled.evaluate(response, in: context)
-                let actual = ReferenceEvaluator.Outcome(decision)
-                #expect(
-                    actual == expected,
-                    "batch \(batch) iteration \(iteration): \(response.jsonString()) \(context)"
-                )
-                let fast = compiled.capabilities(for: response, in: context)
-                #expect(Set(fast.names) == expected.customer, "fast path, batch \(batch) iteration \(iteration)")
-                if actual != expected { return }
-            }
+            guard try compare(&random, capabilityCount: capabilityCount, label: "batch \(batch) iteration \(iteration)")
+            else { return }
         }
+    }
+
+    /// The paths narrow inputs rarely reach: many products (ids on both sides of the interning's
+    /// 8- and 16-byte boundaries, and longer), responses of 33 to 48 groups (merged through the
+    /// dictionary plan) with repeated ids, and up to 200 capabilities.
+    @Test(arguments: 0..<4)
+    func wideInputsMatchTheReference(batch: Int) throws {
+        var random = RandomInputs(seed: UInt64(batch) &* 104_729 &+ 5)
+        random.products = RandomInputs.manyProducts
+        random.groupIDs = RandomInputs.manyGroupIDs
+        for iteration in 0..<80 {
+            let capabilityCount = random.chance(0.5) ? random.int(65...200) : random.int(1...64)
+            random.groupCount = random.chance(0.5) ? 33...48 : 0...32
+            guard try compare(&random, capabilityCount: capabilityCount, label: "wide \(batch) iteration \(iteration)")
+            else { return }
+        }
+    }
+
+    /// One random policy (or set of two) against the reference, on a few responses and contexts.
+    ///
+    /// Checks the full decision and the fast path; returns false after the first difference.
+    private func compare(_ random: inout RandomInputs, capabilityCount: Int, label: String) throws -> Bool {
+        let documentCount = random.chance(0.2) ? 2 : 1
+        var documents: [PolicyDocument] = []
+        for index in 0..<documentCount {
+            let json = random.policyJSON(id: "policy\(index)", capabilityCount: capabilityCount, contentEvery: 5)
+            documents.append(try Policy.parseDocument(bytes(json), fileName: "random.json", limits: .default))
+        }
+        let compiled = Policy(documents: documents)
+        let reference = ReferenceEvaluator(documents: documents)
+        for _ in 0..<6 {
+            let response = random.response()
+            let context = random.context()
+            let expected = reference.evaluate(response, context)
+            let actual = ReferenceEvaluator.Outcome(compiled.evaluate(response, in: context))
+            #expect(actual == expected, "\(label): \(response.jsonString()) \(context)")
+            let fast = compiled.capabilities(for: response, in: context)
+            #expect(Set(fast.names) == expected.customer, "fast path, \(label)")
+            if actual != expected || Set(fast.names) != expected.customer { return false }
+        }
+        return true
     }
 
     /// Shuffling rules, groups or role entries never changes a decision (up to group order).
