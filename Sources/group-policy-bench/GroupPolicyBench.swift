@@ -117,7 +117,14 @@ enum GroupPolicyBench {
         var passTimes: [Double] = []
         for _ in 0..<options.passes { passTimes.append(timePass(count: responses.count, decide).nanoseconds) }
         let passTime = Statistics(passTimes).median
-        let fast = Statistics(
+        // Each decision timed alone (two clock reads around one call, their own cost subtracted),
+        // and in batches of back-to-back repetitions of the same decision.
+        let single = Statistics(
+            timePerInput(count: responses.count, repetitions: 1, passes: options.passes, decide).samples.map {
+                max(0, $0 - clockOverhead)
+            }
+        )
+        let batched = Statistics(
             timePerInput(
                 count: responses.count,
                 repetitions: decisionRepetitions,
@@ -155,7 +162,8 @@ enum GroupPolicyBench {
             load: Statistics(loadTimes),
             decodeMedian: decoding.median,
             decodeP99: decoding.p99,
-            fast: fast,
+            single: single,
+            batched: batched,
             passMean: passTime / Double(responses.count),
             perSecond: Double(responses.count) * 1e9 / passTime,
             mismatches: mismatches,
