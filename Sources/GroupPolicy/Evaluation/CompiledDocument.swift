@@ -19,8 +19,8 @@ final class CompiledDocument: Sendable {
     let typeNames: [String]
     let roleNames: [String]
     /// Group type -> its class (1-based), and role -> its class; absent names are class 0.
-    private let typeClasses: StringTable
-    private let roleClasses: StringTable
+    let typeClasses: StringTable
+    let roleClasses: StringTable
     let productCount: Int
     var typeClassCount: Int { typeNames.count + 1 }
     var roleClassCount: Int { roleNames.count + 1 }
@@ -46,11 +46,50 @@ final class CompiledDocument: Sendable {
     /// Rules evaluated one by one: those with a `groupId` condition (few, and usually specific),
     /// and those past the 64th distinct `requires`.
     let directRules: [Int]
+    /// Each rule's layer (the index of its `requires` in `layers`), or -1 for a direct rule.
+    let ruleLayers: [Int]
 
     // Candidate lists for provenance (rules that can match through a given path).
     let groupLevelRules: [Int]
     let anyProductRules: [Int]
     let rulesByProduct: [[Int]]
+    /// Each rule's match conditions over interned classes, for the provenance path: the group type
+    /// classes, role classes and products it accepts, as ranges of `conditionPool`.
+    let ruleConditions: [RuleConditions]
+    let conditionPool: [Int32]
+
+    /// The values one condition accepts: `count` values of the pool from `start`, or any value.
+    struct ConditionRange {
+        var start: Int32
+        var count: Int32
+
+        static let any = ConditionRange(start: 0, count: -1)
+
+        /// Whether the condition accepts the interned `value` (class 0 or product -1, a value no
+        /// rule names, is accepted only by `any`).
+        @inline(__always)
+        func accepts(_ value: Int32, in pool: [Int32]) -> Bool {
+            guard count >= 0 else { return true }
+            var index = Int(start)
+            let end = index + Int(count)
+            while index < end {
+                if pool[index] == value { return true }
+                index += 1
+            }
+            return false
+        }
+    }
+
+    /// A rule's `groupType`, `role` and `productId` conditions as interned values.
+    struct RuleConditions {
+        var types: ConditionRange
+        var roles: ConditionRange
+        var products: ConditionRange
+        /// Whether the match names `productId` or `role` (even as `"*"`): it holds per role entry.
+        var isRoleLevel: Bool
+        /// Whether the match names `groupId` (checked on the strings: such rules are few).
+        var hasGroupIDs: Bool
+    }
 
     init(document: PolicyDocument, catalog: CapabilityCatalog, qualifyRuleIDs: Bool) {
         self.document = document
@@ -125,6 +164,7 @@ final class CompiledDocument: Sendable {
         }
         self.entitlementLayers = entitlementLayers
         directRules = direct
+        ruleLayers = ruleLayer.map { $0 ?? -1 }
 
         // Fold the rules into the tables.
         let typeClassTotal = types.count + 1
@@ -137,6 +177,15 @@ final class CompiledDocument: Sendable {
         var groupLevel: [Int] = []
         var anyProduct: [Int] = []
         var byProduct = [[Int]](repeating: [], count: products.count)
+        var conditions: [RuleConditions] = []
+        conditions.reserveCapacity(rules.count)
+        var conditionPool: [Int32] = []
+        func range(_ values: [Int]?) -> ConditionRange {
+            guard let values else { return .any }
+            let start = Int32(conditionPool.count)
+            conditionPool += values.map { Int32($0) }
+            return ConditionRange(start: start, count: Int32(values.count))
+        }
         for (index, rule) in rules.enumerated() {
             let bits = ruleBits[index]
             let isDeny = rule.effect == .deny
@@ -155,6 +204,15 @@ final class CompiledDocument: Sendable {
                 case nil, .any?: nil
                 case .oneOf(let values)?: values.compactMap { productIndex[$0] }
                 }
+            conditions.append(
+                RuleConditions(
+                    types: rule.match.groupTypes == nil ? .any : range(typeList),
+                    roles: rule.match.roles?.values.isEmpty ?? true ? .any : range(roleList),
+                    products: range(productList),
+                    isRoleLevel: rule.match.isRoleLevel,
+                    hasGroupIDs: rule.match.groupIDs != nil
+                )
+            )
             if rule.match.groupIDs == nil {
                 if !rule.match.isRoleLevel {
                     groupLevel.append(index)
@@ -200,6 +258,8 @@ final class CompiledDocument: Sendable {
         groupLevelRules = groupLevel
         anyProductRules = anyProduct
         rulesByProduct = byProduct
+        ruleConditions = conditions
+        self.conditionPool = conditionPool
     }
 
     private static func normalized(_ requirements: Requirements) -> Requirements {
