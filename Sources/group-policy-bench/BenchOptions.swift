@@ -32,7 +32,8 @@ struct BenchOptions {
                               1,000 groups with 10,000 role entries.
           --profile KIND      Only run KIND (decision, evaluate, encode, decode, load) --iterations times in
                               the function profileLoop, for `valgrind --tool=callgrind
-                              --toggle-collect='*profileLoop*'`; uses the first of --rules.
+                              --toggle-collect='*profileLoop*'`; uses the first of --rules
+                              (with --scale, `--profile load` loads the 100,000-rule policy).
           --iterations N      Iterations for --profile (default 100000).
           --help              Show this help.
         """

@@ -22,6 +22,11 @@ enum GroupPolicyBench {
         #if DEBUG
         FileHandle.standardError.write(Data("warning: a debug build; run with -c release for real figures\n".utf8))
         #endif
+        if options.scale && options.profile == "load" {
+            let sink = Profiling.profileLoopLoading(ScaleCheck.policyJSON(), iterations: options.iterations)
+            print("loaded the scale policy \(options.iterations) times (\(sink) rules)")
+            return
+        }
         if options.scale {
             let result = try ScaleCheck.run(quick: options.quick)
             print(options.json ? result.json : result.text)
@@ -238,6 +243,14 @@ enum Profiling {
             iterations: iterations
         )
         print("\(kind): \(iterations) iterations over \(responses.count) responses, R=\(policyCase.rules) (\(sink))")
+    }
+
+    /// Loads a policy `iterations` times (callgrind: `--toggle-collect='*profileLoop*'`).
+    @inline(never)
+    static func profileLoopLoading(_ bytes: [UInt8], iterations: Int) -> Int {
+        var sink = 0
+        for _ in 0..<iterations { sink &+= (try? Policy(jsonBytes: bytes))?.ruleCount ?? 0 }
+        return sink
     }
 
     @inline(never)

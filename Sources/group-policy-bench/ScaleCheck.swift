@@ -63,12 +63,19 @@ enum ScaleCheck {
         }
     }
 
-    static func run(quick: Bool) throws(BenchError) -> Result {
-        let (rules, products, capabilities) = (100_000, 20_000, 128)
+    static let (rules, products, capabilities) = (100_000, 20_000, 128)
+
+    /// The scale policy: 100,000 rules (every tenth a deny) over 20,000 products, 128 capabilities.
+    static func policyJSON() -> [UInt8] {
         var generator = WorkloadGenerator(seed: 100_000)
-        let json = Array(
+        return Array(
             generator.policyJSON(rules: rules, products: products, capabilities: capabilities, denyEvery: 10).utf8
         )
+    }
+
+    static func run(quick: Bool) throws(BenchError) -> Result {
+        var generator = WorkloadGenerator(seed: 100_001)
+        let json = policyJSON()
         MemoryProbe.trim()
         _ = MemoryProbe.resetPeak()
         let heapBefore = MemoryProbe.heapInUse()

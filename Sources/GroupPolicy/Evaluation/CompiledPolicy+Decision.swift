@@ -99,7 +99,8 @@ extension CompiledPolicy {
         var matchedEntries: [Int32] = []
         var denyMatches: [(document: Int32, rule: Int32)] = []
         var denialRecords: [(capability: Int32, document: Int32, rule: Int32)] = []
-        var candidates: [Int] = []
+        /// Role-level matches found through the entries' products: (rule, entry) pairs.
+        var pairs: [(rule: Int32, entry: Int32)] = []
         /// Per document, each entry's product id as that document's rules see it.
         var ruleProductIDs: [[String]] = []
         /// For the current document, each entry's interned product (-1: no rule names it) and role class.
@@ -162,40 +163,20 @@ extension CompiledPolicy {
                 scratch.entryRoles.append(roles.value(for: entry.role.rawValue) ?? 0)
             }
 
-            // Candidates: every rule that can match through some path, ascending and once each.
-            scratch.candidates.removeAll(keepingCapacity: true)
-            scratch.candidates += document.groupLevelRules
-            scratch.candidates += document.anyProductRules
-            scratch.candidates += document.directRules
-            for product in scratch.entryProducts where product >= 0 {
-                scratch.candidates += document.rulesByProduct[Int(product)]
-            }
-            scratch.candidates.sort()
-
             let layerMask = document.activeLayers(in: context)
             let pool = document.conditionPool
-            var previous = -1
-            for ruleIndex in scratch.candidates where ruleIndex != previous {
-                previous = ruleIndex
-                let conditions = document.ruleConditions[ruleIndex]
+            let conditions = document.ruleConditions
+            /// Whether a rule's requirements and group-level conditions hold for this group.
+            func holdsForGroup(_ ruleIndex: Int) -> Bool {
                 let layer = document.ruleLayers[ruleIndex]
                 let requirementsHold =
                     layer >= 0 ? layerMask & (1 << UInt64(layer)) != 0 : rules[ruleIndex].requires.hold(in: context)
-                guard requirementsHold, conditions.types.accepts(typeClass, in: pool) else { continue }
-                if conditions.hasGroupIDs && !(rules[ruleIndex].match.groupIDs?.matches(groupID) ?? true) { continue }
-                var entryStart: Int32 = -1
-                var entryCount: Int32 = -1
-                if conditions.isRoleLevel {
-                    entryStart = Int32(scratch.matchedEntries.count)
-                    for index in entries.indices
-                    where conditions.products.accepts(scratch.entryProducts[index], in: pool)
-                        && conditions.roles.accepts(scratch.entryRoles[index], in: pool)
-                    {
-                        scratch.matchedEntries.append(Int32(index))
-                    }
-                    entryCount = Int32(scratch.matchedEntries.count) - entryStart
-                    guard entryCount > 0 else { continue }
-                }
+                return requirementsHold && conditions[ruleIndex].types.accepts(typeClass, in: pool)
+                    && (!conditions[ruleIndex].hasGroupIDs
+                        || (rules[ruleIndex].match.groupIDs?.matches(groupID) ?? true))
+            }
+            /// Records a matched rule: its capabilities, and for a grant where they came from.
+            func record(_ ruleIndex: Int, entryStart: Int32, entryCount: Int32) {
                 switch rules[ruleIndex].effect {
                 case .grant:
                     document.ruleBits[ruleIndex].forEachIndex { capability in
@@ -216,6 +197,67 @@ extension CompiledPolicy {
                     }
                     scratch.denyMatches.append((Int32(documentIndex), Int32(ruleIndex)))
                 }
+            }
+
+            // Group-level rules (without groupId conditions).
+            for ruleIndex in document.groupLevelRules where holdsForGroup(ruleIndex) {
+                record(ruleIndex, entryStart: -1, entryCount: -1)
+            }
+            // Rules with groupId conditions are in no index: each is checked against every entry
+            // (they are few; the others past the 64th requirement layer are in the indexes too).
+            for ruleIndex in document.directRules where conditions[ruleIndex].hasGroupIDs && holdsForGroup(ruleIndex) {
+                guard conditions[ruleIndex].isRoleLevel else {
+                    record(ruleIndex, entryStart: -1, entryCount: -1)
+                    continue
+                }
+                let entryStart = Int32(scratch.matchedEntries.count)
+                for index in entries.indices
+                where conditions[ruleIndex].products.accepts(scratch.entryProducts[index], in: pool)
+                    && conditions[ruleIndex].roles.accepts(scratch.entryRoles[index], in: pool)
+                {
+                    scratch.matchedEntries.append(Int32(index))
+                }
+                let entryCount = Int32(scratch.matchedEntries.count) - entryStart
+                if entryCount > 0 { record(ruleIndex, entryStart: entryStart, entryCount: entryCount) }
+            }
+            // Role-level rules through each entry's product (its rules accept that product) and the
+            // any-product rules: (rule, entry) pairs, then one record per rule with its entries in
+            // response order. Work grows with the matches, not with rules x entries.
+            scratch.pairs.removeAll(keepingCapacity: true)
+            for index in entries.indices {
+                let role = scratch.entryRoles[index]
+                let product = scratch.entryProducts[index]
+                if product >= 0 {
+                    for ruleIndex in document.rulesByProduct[Int(product)]
+                    where conditions[ruleIndex].roles.accepts(role, in: pool) {
+                        scratch.pairs.append((Int32(ruleIndex), Int32(index)))
+                    }
+                }
+                for ruleIndex in document.anyProductRules where conditions[ruleIndex].roles.accepts(role, in: pool) {
+                    scratch.pairs.append((Int32(ruleIndex), Int32(index)))
+                }
+            }
+            scratch.pairs.sort { ($0.rule, $0.entry) < ($1.rule, $1.entry) }
+            var position = 0
+            while position < scratch.pairs.count {
+                let ruleIndex = scratch.pairs[position].rule
+                var end = position
+                while end < scratch.pairs.count && scratch.pairs[end].rule == ruleIndex { end += 1 }
+                if holdsForGroup(Int(ruleIndex)) {
+                    let entryStart = Int32(scratch.matchedEntries.count)
+                    var previous: Int32 = -1
+                    // A rule naming one product twice lists the same entry twice: once is enough.
+                    for pair in scratch.pairs[position..<end] where pair.entry != previous {
+                        scratch.matchedEntries.append(pair.entry)
+                        previous = pair.entry
+                    }
+                    record(
+                        Int(ruleIndex),
+                        entryStart: entryStart,
+                        entryCount: Int32(scratch.matchedEntries.count) - entryStart
+                    )
+                }
+                position = end
             }
             for workspace in document.document.workspaces {
                 if let role = workspace.membershipRole(

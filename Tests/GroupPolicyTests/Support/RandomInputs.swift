@@ -43,6 +43,12 @@ struct RandomInputs {
     var groupIDs = Self.groupIDs
     /// How many groups a response has.
     var groupCount = 0...5
+    /// How many rules a policy has.
+    var ruleCount = 0...14
+    /// The entitlements rules require and contexts hold.
+    var entitlements = Self.entitlements
+    /// How often a rule has a `requires`.
+    var requiresChance = 0.3
 
     init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
 
@@ -67,11 +73,11 @@ struct RandomInputs {
     }
 
     mutating func requires() -> (json: String, entitlements: Bool)? {
-        guard chance(0.3) else { return nil }
+        guard chance(requiresChance) else { return nil }
         var parts: [String] = []
         if chance(0.5) { parts.append(#""environment": \#(condition(["Production", "Sandbox"], wildcard: false))"#) }
         let withEntitlements = chance(0.5)
-        if withEntitlements { parts.append(#""entitlements": \#(jsonList(subset(Self.entitlements)))"#) }
+        if withEntitlements { parts.append(#""entitlements": \#(jsonList(subset(entitlements)))"#) }
         return ("{" + parts.joined(separator: ",") + "}", withEntitlements)
     }
 
@@ -83,7 +89,7 @@ struct RandomInputs {
                 ? #""\#(name)": { "kind": "content" }"# : #""\#(name)": "\#(name)""#
         }
         var rules: [String] = []
-        for index in 0..<int(0...14) {
+        for index in 0..<int(ruleCount) {
             var parts = [#""id": "r\#(index)""#]
             let deny = chance(0.3)
             if deny { parts.append(#""effect": "deny""#) }
@@ -100,7 +106,7 @@ struct RandomInputs {
                 (capabilities.firstIndex(of: name) ?? 0) % contentEvery == contentEvery - 1
             }
             if !deny && grantsContent && !(requirement?.entitlements ?? false) {
-                requirement = (#"{"entitlements": \#(jsonList(subset(Self.entitlements)))}"#, true)
+                requirement = (#"{"entitlements": \#(jsonList(subset(entitlements)))}"#, true)
             }
             if let requirement { parts.append(#""requires": \#(requirement.json)"#) }
             rules.append("{" + parts.joined(separator: ",") + "}")
@@ -144,7 +150,7 @@ struct RandomInputs {
     mutating func context() -> EvaluationContext {
         EvaluationContext(
             environment: chance(0.5) ? .production : .sandbox,
-            entitlements: Set(Self.entitlements.filter { _ in chance(0.5) })
+            entitlements: Set(entitlements.filter { _ in chance(0.5) })
         )
     }
 }
