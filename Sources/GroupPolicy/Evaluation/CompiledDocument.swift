@@ -183,7 +183,7 @@ final class CompiledDocument: Sendable {
         func range(_ values: [Int]?) -> ConditionRange {
             guard let values else { return .any }
             let start = Int32(conditionPool.count)
-            conditionPool += values.map { Int32($0) }
+            for value in values { conditionPool.append(Int32(value)) }
             return ConditionRange(start: start, count: Int32(values.count))
         }
         for (index, rule) in rules.enumerated() {
