@@ -12,7 +12,6 @@ let package = Package(
     products: [
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
-        .executable(name: "group-policy-bench", targets: ["group-policy-bench"]),
     ],
     targets: [
         .target(
@@ -24,12 +23,6 @@ let package = Package(
             dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
         ),
-        .executableTarget(
-            name: "group-policy-bench",
-            dependencies: ["GroupPolicy", "CMallocInfo"],
-            swiftSettings: strictSettings
-        ),
-        .systemLibrary(name: "CMallocInfo"),
         .testTarget(
             name: "GroupPolicyTests",
             dependencies: ["GroupPolicy"],
@@ -43,3 +36,15 @@ let package = Package(
         ),
     ]
 )
+
+// The benchmark of issue #5 (see README, Performance): figures from release builds only. It may use
+// full Foundation, and reads glibc's allocator statistics through a header-only system library.
+package.products.append(.executable(name: "group-policy-bench", targets: ["group-policy-bench"]))
+package.targets += [
+    .executableTarget(
+        name: "group-policy-bench",
+        dependencies: ["GroupPolicy", "CMallocInfo"],
+        swiftSettings: strictSettings
+    ),
+    .systemLibrary(name: "CMallocInfo"),
+]
