@@ -17,8 +17,8 @@ extension Policy {
 
     /// The customer's capabilities only: the per-request fast path.
     ///
-    /// No provenance, no workspaces, and no allocation for policies of up to 64 capabilities. Always
-    /// equal to `evaluate(response, in: context).capabilities`.
+    /// No provenance, no workspaces, and no allocation for policies of up to 64 capabilities and
+    /// responses of up to 32 groups. Always equal to `evaluate(response, in: context).capabilities`.
     ///
     /// - Parameters:
     ///   - response: Apple's Get Customer Groups answer for the customer.
