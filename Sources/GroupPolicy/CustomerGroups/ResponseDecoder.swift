@@ -10,6 +10,58 @@ struct ResponseDecoder {
         var path: JSONPath
         var message: String
         var isLimit = false
+
+        init(offset: Int, path: Path, message: String, isLimit: Bool = false) {
+            self.offset = offset
+            self.path = path.jsonPath
+            self.message = message
+            self.isLimit = isLimit
+        }
+    }
+
+    /// Where the decoder is in the document, in 24 bytes of plain values (no allocation per value
+    /// read); it becomes a ``JSONPath`` only when a failure is reported.
+    ///
+    /// Apple's documents alternate keys and array indices from the root, and the decoder descends
+    /// at most five levels (`groups[3].roles[7].productId`): three keys, two indices.
+    struct Path {
+        private var keys: (Key, Key, Key) = (.other, .other, .other)
+        private var indices: (Int, Int) = (0, 0)
+        private var count = 0
+
+        static let root = Path()
+
+        /// The path to member `key` of the object at this path (which ends with an index, or is the root).
+        func appending(_ key: Key) -> Path {
+            var copy = self
+            switch count {
+            case 0: copy.keys.0 = key
+            case 2: copy.keys.1 = key
+            case 4: copy.keys.2 = key
+            default: return self  // Not a shape the decoder reads (see above).
+            }
+            copy.count += 1
+            return copy
+        }
+
+        /// The path to element `index` of the array at this path (which ends with a key).
+        func appending(_ index: Int) -> Path {
+            var copy = self
+            switch count {
+            case 1: copy.indices.0 = index
+            case 3: copy.indices.1 = index
+            default: return self  // Not a shape the decoder reads (see above).
+            }
+            copy.count += 1
+            return copy
+        }
+
+        var jsonPath: JSONPath {
+            let all: [JSONPath.Component] = [
+                .key(keys.0.name), .index(indices.0), .key(keys.1.name), .index(indices.1), .key(keys.2.name),
+            ]
+            return JSONPath(components: Array(all.prefix(count)))
+        }
     }
 
     private var scanner: JSONScanner
@@ -27,12 +79,12 @@ struct ResponseDecoder {
         var groups: [GroupEntry]?
         try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in
             guard key == .groups else { return false }
-            guard groups == nil else { throw decoder.duplicateKey("groups", at: keyOffset, in: .root) }
+            guard groups == nil else { throw decoder.duplicateKey(.groups, at: keyOffset, in: Path.root) }
             groups = try decoder.readGroups()
             return true
         }
         try finish()
-        guard let groups else { throw missingKey("groups", in: .root, objectOffset: objectStart) }
+        guard let groups else { throw missingKey(.groups, in: Path.root, objectOffset: objectStart) }
         return GetCustomerGroupsResponse(groups: groups)
     }
 
@@ -43,33 +95,33 @@ struct ResponseDecoder {
         var token: String?
         var sawToken = false
         try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in
-            let path = JSONPath.root
+            let path = Path.root
             switch key {
             case .members:
-                guard members == nil else { throw decoder.duplicateKey("members", at: keyOffset, in: path) }
+                guard members == nil else { throw decoder.duplicateKey(.members, at: keyOffset, in: path) }
                 members = try decoder.readMembers()
             case .hasMore:
-                guard hasMore == nil else { throw decoder.duplicateKey("hasMore", at: keyOffset, in: path) }
-                hasMore = try decoder.readBool(at: path.appending("hasMore"))
+                guard hasMore == nil else { throw decoder.duplicateKey(.hasMore, at: keyOffset, in: path) }
+                hasMore = try decoder.readBool(at: path.appending(.hasMore))
             case .paginationToken:
-                guard !sawToken else { throw decoder.duplicateKey("paginationToken", at: keyOffset, in: path) }
+                guard !sawToken else { throw decoder.duplicateKey(.paginationToken, at: keyOffset, in: path) }
                 sawToken = true
-                token = try decoder.readOptionalString(at: path.appending("paginationToken"))
+                token = try decoder.readOptionalString(at: path.appending(.paginationToken))
             default:
                 return false
             }
             return true
         }
         try finish()
-        guard let members else { throw missingKey("members", in: .root, objectOffset: objectStart) }
-        guard let hasMore else { throw missingKey("hasMore", in: .root, objectOffset: objectStart) }
+        guard let members else { throw missingKey(.members, in: Path.root, objectOffset: objectStart) }
+        guard let hasMore else { throw missingKey(.hasMore, in: Path.root, objectOffset: objectStart) }
         return GetGroupMembersResponse(members: members, hasMore: hasMore, paginationToken: token)
     }
 
     // MARK: Parts
 
     private mutating func readGroups() throws(Failure) -> [GroupEntry] {
-        let path = JSONPath.root.appending("groups")
+        let path = Path.root.appending(.groups)
         var groups: [GroupEntry] = []
         try readArray(at: path, depth: 2) { (decoder, index) throws(Failure) in
             guard index < decoder.limits.maximumGroups else {
@@ -80,7 +132,7 @@ struct ResponseDecoder {
         return groups
     }
 
-    private mutating func readGroup(at path: JSONPath) throws(Failure) -> GroupEntry {
+    private mutating func readGroup(at path: Path) throws(Failure) -> GroupEntry {
         var groupID: String?
         var groupType: String?
         var roles: [RoleEntry]?
@@ -89,27 +141,27 @@ struct ResponseDecoder {
         try readObject(at: path, depth: 3) { (decoder, key, keyOffset) throws(Failure) in
             switch key {
             case .groupId:
-                guard groupID == nil else { throw decoder.duplicateKey("groupId", at: keyOffset, in: path) }
-                groupID = try decoder.readString(at: path.appending("groupId"))
+                guard groupID == nil else { throw decoder.duplicateKey(.groupId, at: keyOffset, in: path) }
+                groupID = try decoder.readString(at: path.appending(.groupId))
             case .groupType:
-                guard groupType == nil else { throw decoder.duplicateKey("groupType", at: keyOffset, in: path) }
-                groupType = try decoder.readString(at: path.appending("groupType"))
+                guard groupType == nil else { throw decoder.duplicateKey(.groupType, at: keyOffset, in: path) }
+                groupType = try decoder.readString(at: path.appending(.groupType))
             case .roles:
-                guard !sawRoles else { throw decoder.duplicateKey("roles", at: keyOffset, in: path) }
+                guard !sawRoles else { throw decoder.duplicateKey(.roles, at: keyOffset, in: path) }
                 sawRoles = true
-                roles = try decoder.readRoles(at: path.appending("roles"))
+                roles = try decoder.readRoles(at: path.appending(.roles))
             default:
                 return false
             }
             return true
         }
-        guard let groupID else { throw missingKey("groupId", in: path, objectOffset: start) }
-        guard let groupType else { throw missingKey("groupType", in: path, objectOffset: start) }
+        guard let groupID else { throw missingKey(.groupId, in: path, objectOffset: start) }
+        guard let groupType else { throw missingKey(.groupType, in: path, objectOffset: start) }
         return GroupEntry(groupID: groupID, groupType: GroupType(rawValue: groupType), roles: roles ?? [])
     }
 
     /// Reads `roles`: an array of role entries, or `null` (treated as absent).
-    private mutating func readRoles(at path: JSONPath) throws(Failure) -> [RoleEntry]? {
+    private mutating func readRoles(at path: Path) throws(Failure) -> [RoleEntry]? {
         if scanner.peekByte() == UInt8(ascii: "n") {
             try readNull(at: path)
             return nil
@@ -127,30 +179,30 @@ struct ResponseDecoder {
         return roles
     }
 
-    private mutating func readRole(at path: JSONPath) throws(Failure) -> RoleEntry {
+    private mutating func readRole(at path: Path) throws(Failure) -> RoleEntry {
         var productID: String?
         var role: String?
         let start = scanner.position
         try readObject(at: path, depth: 5) { (decoder, key, keyOffset) throws(Failure) in
             switch key {
             case .productId:
-                guard productID == nil else { throw decoder.duplicateKey("productId", at: keyOffset, in: path) }
-                productID = try decoder.readString(at: path.appending("productId"))
+                guard productID == nil else { throw decoder.duplicateKey(.productId, at: keyOffset, in: path) }
+                productID = try decoder.readString(at: path.appending(.productId))
             case .role:
-                guard role == nil else { throw decoder.duplicateKey("role", at: keyOffset, in: path) }
-                role = try decoder.readString(at: path.appending("role"))
+                guard role == nil else { throw decoder.duplicateKey(.role, at: keyOffset, in: path) }
+                role = try decoder.readString(at: path.appending(.role))
             default:
                 return false
             }
             return true
         }
-        guard let productID else { throw missingKey("productId", in: path, objectOffset: start) }
-        guard let role else { throw missingKey("role", in: path, objectOffset: start) }
+        guard let productID else { throw missingKey(.productId, in: path, objectOffset: start) }
+        guard let role else { throw missingKey(.role, in: path, objectOffset: start) }
         return RoleEntry(productID: productID, role: Role(rawValue: role))
     }
 
     private mutating func readMembers() throws(Failure) -> [GroupMemberEntry] {
-        let path = JSONPath.root.appending("members")
+        let path = Path.root.appending(.members)
         var members: [GroupMemberEntry] = []
         try readArray(at: path, depth: 2) { (decoder, index) throws(Failure) in
             guard index < decoder.limits.maximumMembers else {
@@ -162,13 +214,13 @@ struct ResponseDecoder {
             try decoder.readObject(at: memberPath, depth: 3) { (decoder, key, keyOffset) throws(Failure) in
                 guard key == .appTransactionId else { return false }
                 guard transactionID == nil else {
-                    throw decoder.duplicateKey("appTransactionId", at: keyOffset, in: memberPath)
+                    throw decoder.duplicateKey(.appTransactionId, at: keyOffset, in: memberPath)
                 }
-                transactionID = try decoder.readString(at: memberPath.appending("appTransactionId"))
+                transactionID = try decoder.readString(at: memberPath.appending(.appTransactionId))
                 return true
             }
             guard let transactionID else {
-                throw decoder.missingKey("appTransactionId", in: memberPath, objectOffset: start)
+                throw decoder.missingKey(.appTransactionId, in: memberPath, objectOffset: start)
             }
             members.append(GroupMemberEntry(appTransactionID: transactionID))
         }
@@ -188,7 +240,7 @@ struct ResponseDecoder {
         guard scanner.bytes.count <= limits.maximumBytes else {
             throw Failure(
                 offset: 0,
-                path: .root,
+                path: Path.root,
                 message: "document of \(scanner.bytes.count) bytes is over the limit of \(limits.maximumBytes) bytes",
                 isLimit: true
             )
@@ -199,7 +251,7 @@ struct ResponseDecoder {
         do {
             try scanner.expectEnd()
         } catch {
-            throw Failure(offset: error.offset, path: .root, message: error.message)
+            throw Failure(offset: error.offset, path: Path.root, message: error.message)
         }
     }
 
@@ -207,6 +259,23 @@ struct ResponseDecoder {
     enum Key {
         case groups, groupId, groupType, roles, productId, role, members, hasMore, paginationToken
         case appTransactionId, other
+
+        /// The key as Apple spells it.
+        var name: String {
+            switch self {
+            case .groups: "groups"
+            case .groupId: "groupId"
+            case .groupType: "groupType"
+            case .roles: "roles"
+            case .productId: "productId"
+            case .role: "role"
+            case .members: "members"
+            case .hasMore: "hasMore"
+            case .paginationToken: "paginationToken"
+            case .appTransactionId: "appTransactionId"
+            case .other: "?"
+            }
+        }
     }
 
     /// Reads a key and classifies it by its raw bytes; only a key with escapes is decoded first,
@@ -245,7 +314,7 @@ struct ResponseDecoder {
     /// Reads an object, handing each classified key to `member`, which reads the value and returns
     /// true, or returns false to have the value validated and skipped.
     private mutating func readObject(
-        at path: JSONPath,
+        at path: Path,
         depth: Int,
         _ member: (inout ResponseDecoder, Key, Int) throws(Failure) -> Bool
     ) throws(Failure) {
@@ -284,7 +353,7 @@ struct ResponseDecoder {
     }
 
     private mutating func readArray(
-        at path: JSONPath,
+        at path: Path,
         depth: Int,
         _ element: (inout ResponseDecoder, Int) throws(Failure) -> Void
     ) throws(Failure) {
@@ -302,7 +371,7 @@ struct ResponseDecoder {
         } while try commaOrClose(UInt8(ascii: "]"), "]", at: path)
     }
 
-    private mutating func commaOrClose(_ close: UInt8, _ what: String, at path: JSONPath) throws(Failure) -> Bool {
+    private mutating func commaOrClose(_ close: UInt8, _ what: String, at path: Path) throws(Failure) -> Bool {
         do {
             return try scanner.commaOrClose(close, what)
         } catch {
@@ -312,7 +381,7 @@ struct ResponseDecoder {
 
     // MARK: Scalars
 
-    private mutating func readString(at path: JSONPath) throws(Failure) -> String {
+    private mutating func readString(at path: Path) throws(Failure) -> String {
         guard scanner.peekByte() == UInt8(ascii: "\"") else { throw wrongType("a string", at: path) }
         do {
             return try scanner.readString()
@@ -321,7 +390,7 @@ struct ResponseDecoder {
         }
     }
 
-    private mutating func readOptionalString(at path: JSONPath) throws(Failure) -> String? {
+    private mutating func readOptionalString(at path: Path) throws(Failure) -> String? {
         if scanner.peekByte() == UInt8(ascii: "n") {
             try readNull(at: path)
             return nil
@@ -329,7 +398,7 @@ struct ResponseDecoder {
         return try readString(at: path)
     }
 
-    private mutating func readBool(at path: JSONPath) throws(Failure) -> Bool {
+    private mutating func readBool(at path: Path) throws(Failure) -> Bool {
         guard let byte = scanner.peekByte(), byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f") else {
             throw wrongType("a boolean", at: path)
         }
@@ -343,7 +412,7 @@ struct ResponseDecoder {
         }
     }
 
-    private mutating func readNull(at path: JSONPath) throws(Failure) {
+    private mutating func readNull(at path: Path) throws(Failure) {
         do {
             guard case .null = try scanner.readLiteral() else { throw wrongType("null", at: path) }
         } catch let error as JSONSyntaxError {
@@ -355,7 +424,7 @@ struct ResponseDecoder {
 
     // MARK: Errors
 
-    private mutating func wrongType(_ expected: String, at path: JSONPath) -> Failure {
+    private mutating func wrongType(_ expected: String, at path: Path) -> Failure {
         let found: String
         guard let byte = scanner.peekByte() else {
             return Failure(offset: scanner.position, path: path, message: "expected \(expected), found end of input")
@@ -372,19 +441,19 @@ struct ResponseDecoder {
         return Failure(offset: scanner.position, path: path, message: "expected \(expected), found \(found)")
     }
 
-    private func missingKey(_ key: String, in path: JSONPath, objectOffset: Int) -> Failure {
-        Failure(offset: objectOffset, path: path.appending(key), message: "missing required key '\(key)'")
+    private func missingKey(_ key: Key, in path: Path, objectOffset: Int) -> Failure {
+        Failure(offset: objectOffset, path: path.appending(key), message: "missing required key '\(key.name)'")
     }
 
-    private func duplicateKey(_ key: String, at offset: Int, in path: JSONPath) -> Failure {
-        Failure(offset: offset, path: path.appending(key), message: "duplicate key '\(key)'")
+    private func duplicateKey(_ key: Key, at offset: Int, in path: Path) -> Failure {
+        Failure(offset: offset, path: path.appending(key), message: "duplicate key '\(key.name)'")
     }
 
-    private func tooDeep(at path: JSONPath) -> Failure {
+    private func tooDeep(at path: Path) -> Failure {
         Failure(offset: scanner.position, path: path, message: "nesting deeper than \(limits.maximumDepth) levels")
     }
 
-    private func limit(_ message: String, at path: JSONPath) -> Failure {
+    private func limit(_ message: String, at path: Path) -> Failure {
         Failure(offset: scanner.position, path: path, message: message, isLimit: true)
     }
 }

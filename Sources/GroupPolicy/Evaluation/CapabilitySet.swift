@@ -93,6 +93,24 @@ enum CapabilityBits: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with each set bit's index, ascending, without building an array.
+    @inline(__always)
+    func forEachIndex(_ body: (Int) -> Void) {
+        func visit(_ word: UInt64, base: Int) {
+            var remaining = word
+            while remaining != 0 {
+                body(base + remaining.trailingZeroBitCount)
+                remaining &= remaining - 1
+            }
+        }
+        switch self {
+        case .small(let word):
+            visit(word, base: 0)
+        case .large(let words):
+            for (position, word) in words.enumerated() { visit(word, base: position * 64) }
+        }
+    }
+
     /// The set bits' indices, ascending.
     var indices: [Int] {
         var result: [Int] = []

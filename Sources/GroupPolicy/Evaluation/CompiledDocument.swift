@@ -18,31 +18,78 @@ final class CompiledDocument: Sendable {
     let sandboxProducts: StringTable
     let typeNames: [String]
     let roleNames: [String]
+    /// Group type -> its class (1-based), and role -> its class; absent names are class 0.
+    let typeClasses: StringTable
+    let roleClasses: StringTable
     let productCount: Int
     var typeClassCount: Int { typeNames.count + 1 }
     var roleClassCount: Int { roleNames.count + 1 }
 
     // Layers: which are active depends on the context only.
     let layers: [Requirements]
-    private let environmentLayerMask: [StoreEnvironment: UInt64]
+    /// The layers without entitlements whose environment condition holds, per environment.
+    private let productionLayers: UInt64
+    private let sandboxLayers: UInt64
     /// Layers that need entitlements, with their masks (checked per request).
     private let entitlementLayers: [(index: Int, requirements: Requirements)]
 
     // Tables: each cell is an index into `pairWords` (0 = nothing).
     let wordCount: Int
     /// Pair `k`: grant words at `k * 2W`, deny words right after.
-    let pairWords: [UInt64]
-    let groupCells: [UInt32]
-    let anyProductCells: [UInt32]
-    let productCells: [UInt32]
+    let pairWords: TableStorage<UInt64>
+    /// By (layer, type class).
+    let groupCells: TableStorage<UInt32>
+    /// By (layer, type class, role class).
+    let anyProductCells: TableStorage<UInt32>
+    /// By (layer, type class, product, role class).
+    let productCells: TableStorage<UInt32>
     /// Rules evaluated one by one: those with a `groupId` condition (few, and usually specific),
     /// and those past the 64th distinct `requires`.
     let directRules: [Int]
+    /// Each rule's layer (the index of its `requires` in `layers`), or -1 for a direct rule.
+    let ruleLayers: [Int]
 
     // Candidate lists for provenance (rules that can match through a given path).
     let groupLevelRules: [Int]
     let anyProductRules: [Int]
     let rulesByProduct: [[Int]]
+    /// Each rule's match conditions over interned classes, for the provenance path: the group type
+    /// classes, role classes and products it accepts, as ranges of `conditionPool`.
+    let ruleConditions: [RuleConditions]
+    let conditionPool: [Int32]
+
+    /// The values one condition accepts: `count` values of the pool from `start`, or any value.
+    struct ConditionRange {
+        var start: Int32
+        var count: Int32
+
+        static let any = ConditionRange(start: 0, count: -1)
+
+        /// Whether the condition accepts the interned `value` (class 0 or product -1, a value no
+        /// rule names, is accepted only by `any`).
+        @inline(__always)
+        func accepts(_ value: Int32, in pool: [Int32]) -> Bool {
+            guard count >= 0 else { return true }
+            var index = Int(start)
+            let end = index + Int(count)
+            while index < end {
+                if pool[index] == value { return true }
+                index += 1
+            }
+            return false
+        }
+    }
+
+    /// A rule's `groupType`, `role` and `productId` conditions as interned values.
+    struct RuleConditions {
+        var types: ConditionRange
+        var roles: ConditionRange
+        var products: ConditionRange
+        /// Whether the match names `productId` or `role` (even as `"*"`): it holds per role entry.
+        var isRoleLevel: Bool
+        /// Whether the match names `groupId` (checked on the strings: such rules are few).
+        var hasGroupIDs: Bool
+    }
 
     init(document: PolicyDocument, catalog: CapabilityCatalog, qualifyRuleIDs: Bool) {
         self.document = document
@@ -68,6 +115,8 @@ final class CompiledDocument: Sendable {
         }
         typeNames = types
         roleNames = roles
+        typeClasses = StringTable(types.enumerated().map { (key: $0.element, value: Int32($0.offset + 1)) })
+        roleClasses = StringTable(roles.enumerated().map { (key: $0.element, value: Int32($0.offset + 1)) })
         productCount = products.count
         let productEntries = products.enumerated().map { (key: $0.element, value: Int32($0.offset)) }
         productionProducts = StringTable(productEntries)
@@ -100,33 +149,43 @@ final class CompiledDocument: Sendable {
             }
         }
         self.layers = layers
-        var environmentMasks: [StoreEnvironment: UInt64] = [:]
-        var entitlementLayers: [(Int, Requirements)] = []
-        for environment in StoreEnvironment.allCases {
+        func environmentMask(_ environment: StoreEnvironment) -> UInt64 {
             var mask: UInt64 = 0
             for (index, layer) in layers.enumerated() where layer.entitlements.isEmpty {
                 if layer.environments?.contains(environment) ?? true { mask |= 1 << UInt64(index) }
             }
-            environmentMasks[environment] = mask
+            return mask
         }
+        productionLayers = environmentMask(.production)
+        sandboxLayers = environmentMask(.sandbox)
+        var entitlementLayers: [(Int, Requirements)] = []
         for (index, layer) in layers.enumerated() where !layer.entitlements.isEmpty {
             entitlementLayers.append((index, layer))
         }
-        environmentLayerMask = environmentMasks
         self.entitlementLayers = entitlementLayers
         directRules = direct
+        ruleLayers = ruleLayer.map { $0 ?? -1 }
 
         // Fold the rules into the tables.
-        let typeClasses = types.count + 1
-        let roleClasses = roles.count + 1
+        let typeClassTotal = types.count + 1
+        let roleClassTotal = roles.count + 1
         let layerCount = layers.count
         var pool = PairPool(wordCount: catalog.wordCount)
-        var groupTable = CellTableBuilder(count: layerCount * typeClasses)
-        var anyProductTable = CellTableBuilder(count: layerCount * typeClasses * roleClasses)
-        var productTable = CellTableBuilder(count: layerCount * typeClasses * products.count * roleClasses)
+        var groupTable = CellTableBuilder(count: layerCount * typeClassTotal)
+        var anyProductTable = CellTableBuilder(count: layerCount * typeClassTotal * roleClassTotal)
+        var productTable = CellTableBuilder(count: layerCount * typeClassTotal * products.count * roleClassTotal)
         var groupLevel: [Int] = []
         var anyProduct: [Int] = []
         var byProduct = [[Int]](repeating: [], count: products.count)
+        var conditions: [RuleConditions] = []
+        conditions.reserveCapacity(rules.count)
+        var conditionPool: [Int32] = []
+        func range(_ values: [Int]?) -> ConditionRange {
+            guard let values else { return .any }
+            let start = Int32(conditionPool.count)
+            for value in values { conditionPool.append(Int32(value)) }
+            return ConditionRange(start: start, count: Int32(values.count))
+        }
         for (index, rule) in rules.enumerated() {
             let bits = ruleBits[index]
             let isDeny = rule.effect == .deny
@@ -134,10 +193,10 @@ final class CompiledDocument: Sendable {
                 rule.match.groupTypes.map { condition in
                     condition.values.compactMap { types.firstIndex(of: $0).map { $0 + 1 } }
                 }
-                ?? Array(0..<typeClasses)
+                ?? Array(0..<typeClassTotal)
             let roleList: [Int] =
                 switch rule.match.roles {
-                case nil, .any?: Array(0..<roleClasses)
+                case nil, .any?: Array(0..<roleClassTotal)
                 case .oneOf(let values)?: values.compactMap { roles.firstIndex(of: $0).map { $0 + 1 } }
                 }
             let productList: [Int]? =
@@ -145,6 +204,15 @@ final class CompiledDocument: Sendable {
                 case nil, .any?: nil
                 case .oneOf(let values)?: values.compactMap { productIndex[$0] }
                 }
+            conditions.append(
+                RuleConditions(
+                    types: rule.match.groupTypes == nil ? .any : range(typeList),
+                    roles: rule.match.roles?.values.isEmpty ?? true ? .any : range(roleList),
+                    products: range(productList),
+                    isRoleLevel: rule.match.isRoleLevel,
+                    hasGroupIDs: rule.match.groupIDs != nil
+                )
+            )
             if rule.match.groupIDs == nil {
                 if !rule.match.isRoleLevel {
                     groupLevel.append(index)
@@ -156,7 +224,7 @@ final class CompiledDocument: Sendable {
             }
             guard let layer = ruleLayer[index] else { continue }
             for type in typeList {
-                let layerType = layer * typeClasses + type
+                let layerType = layer * typeClassTotal + type
                 if !rule.match.isRoleLevel {
                     groupTable.add(cell: layerType, bits: bits, deny: isDeny, pool: &pool)
                     continue
@@ -165,26 +233,33 @@ final class CompiledDocument: Sendable {
                     if let productList {
                         for product in productList {
                             productTable.add(
-                                cell: (layerType * products.count + product) * roleClasses + role,
+                                cell: (layerType * products.count + product) * roleClassTotal + role,
                                 bits: bits,
                                 deny: isDeny,
                                 pool: &pool
                             )
                         }
                     } else {
-                        anyProductTable.add(cell: layerType * roleClasses + role, bits: bits, deny: isDeny, pool: &pool)
+                        anyProductTable.add(
+                            cell: layerType * roleClassTotal + role,
+                            bits: bits,
+                            deny: isDeny,
+                            pool: &pool
+                        )
                     }
                 }
             }
         }
         let finalPool = pool.finalize([groupTable, anyProductTable, productTable])
-        pairWords = finalPool.words
-        groupCells = finalPool.tables[0]
-        anyProductCells = finalPool.tables[1]
-        productCells = finalPool.tables[2]
+        pairWords = TableStorage(finalPool.words)
+        groupCells = TableStorage(finalPool.tables[0])
+        anyProductCells = TableStorage(finalPool.tables[1])
+        productCells = TableStorage(finalPool.tables[2])
         groupLevelRules = groupLevel
         anyProductRules = anyProduct
         rulesByProduct = byProduct
+        ruleConditions = conditions
+        self.conditionPool = conditionPool
     }
 
     private static func normalized(_ requirements: Requirements) -> Requirements {
@@ -198,31 +273,11 @@ final class CompiledDocument: Sendable {
     /// The layers whose requirements hold in `context`, as a bit mask.
     @inline(__always)
     func activeLayers(in context: EvaluationContext) -> UInt64 {
-        var mask = environmentLayerMask[context.environment] ?? 1
+        var mask = context.environment == .sandbox ? sandboxLayers : productionLayers
         for (index, requirements) in entitlementLayers where requirements.hold(in: context) {
             mask |= 1 << UInt64(index)
         }
         return mask
-    }
-
-    @inline(__always)
-    func typeClass(of groupType: GroupType) -> Int {
-        var index = 0
-        while index < typeNames.count {
-            if typeNames[index] == groupType.rawValue { return index + 1 }
-            index += 1
-        }
-        return 0
-    }
-
-    @inline(__always)
-    func roleClass(of role: Role) -> Int {
-        var index = 0
-        while index < roleNames.count {
-            if roleNames[index] == role.rawValue { return index + 1 }
-            index += 1
-        }
-        return 0
     }
 
     /// The product id a rule sees for an entry's product id (aliased in the sandbox).
@@ -230,56 +285,138 @@ final class CompiledDocument: Sendable {
         environment == .sandbox ? document.productAliases[productID] ?? productID : productID
     }
 
-    /// ORs into `grant` and `deny` what this document's rules give one group through the given entries.
+    /// ORs into each group's (grant, deny) bit sets what this document's rules give it.
     ///
-    /// Calling it again for more entries of the same group (duplicates in a response) accumulates
-    /// correctly, because every step is an OR.
+    /// Every step is an OR, so a merged group's entries can arrive in any order. No allocation and
+    /// no reference counting: the tables are read through pointers this document owns.
+    ///
+    /// - Parameters:
+    ///   - groups: The response's groups.
+    ///   - first: For each group, the index of the first group with its id (whose type and id
+    ///     apply to the merged group), or -1 for a group that gets nothing (the placeholder in
+    ///     Production).
+    ///   - context: The request's context (which layers are active, aliasing in the sandbox).
+    ///   - bits: For group `g` (a first occurrence), grant words at `g * 2W` and deny words right
+    ///     after, `W` being `wordCount`; `groups.count * 2W` words in all.
     func accumulate(
+        groups: UnsafeBufferPointer<GroupEntry>,
+        first: UnsafeBufferPointer<Int>,
+        context: EvaluationContext,
+        bits: UnsafeMutablePointer<UInt64>
+    ) {
+        let words = wordCount
+        let typeClassCount = self.typeClassCount
+        let layerMask = activeLayers(in: context)
+        let products = context.environment == .sandbox ? sandboxProducts.reader : productionProducts.reader
+        let roles = roleClasses.reader
+        let types = typeClasses.reader
+        let groupCells = self.groupCells.buffer
+        for index in 0..<groups.count {
+            let target = first[index]
+            guard target >= 0 else { continue }
+            let grant = bits + target &* 2 &* words
+            // A merged group takes the first occurrence's type.
+            let type = Int(types.value(for: groups[target].groupType.rawValue) ?? 0)
+            var layers = layerMask
+            while layers != 0 {
+                let layer = layers.trailingZeroBitCount
+                layers &= layers &- 1
+                // layer < layers.count and type < typeClassCount: in range.
+                or(groupCells[layer &* typeClassCount &+ type], into: grant)
+            }
+            accumulateEntries(
+                groups[index].roles,
+                type: type,
+                layerMask: layerMask,
+                products: products,
+                roles: roles,
+                into: grant
+            )
+        }
+        guard !directRules.isEmpty else { return }
+        for index in 0..<groups.count {
+            let target = first[index]
+            guard target >= 0 else { continue }
+            let group = groups[target]
+            accumulateDirectRules(
+                groupID: group.groupID,
+                groupType: group.groupType,
+                roles: groups[index].roles,
+                context: context,
+                grant: bits + target * 2 * words,
+                deny: bits + target * 2 * words + words
+            )
+        }
+    }
+
+    /// ORs pair `pair` (0: nothing) into a group's grant words and the deny words right after them.
+    @inline(__always)
+    private func or(_ pair: UInt32, into grant: UnsafeMutablePointer<UInt64>) {
+        guard pair != 0 else { return }
+        let words = wordCount
+        let pairs = pairWords.buffer
+        // Cells hold pair indices below pairs.count / 2W (PairPool.finalize), so the reads are in
+        // range; the buffer's subscript still checks in debug builds.
+        let base = Int(pair) &* (words &* 2)
+        if words == 1 {
+            grant[0] |= pairs[base]
+            grant[1] |= pairs[base &+ 1]
+            return
+        }
+        var word = 0
+        while word < words {
+            grant[word] |= pairs[base &+ word]
+            grant[words &+ word] |= pairs[base &+ words &+ word]
+            word += 1
+        }
+    }
+
+    /// The role-level part of ``accumulate(groups:first:context:bits:)`` for one group's entries.
+    ///
+    /// Per entry: its role class and product, then one any-product cell and one product cell per
+    /// active layer. Kept out of line and small, so the two string lookups inline into the loop.
+    @inline(never)
+    private func accumulateEntries(
+        _ entries: [RoleEntry],
+        type: Int,
+        layerMask: UInt64,
+        products: StringTable.Reader,
+        roles: StringTable.Reader,
+        into grant: UnsafeMutablePointer<UInt64>
+    ) {
+        let typeClassCount = self.typeClassCount
+        let roleClassCount = self.roleClassCount
+        let productCount = self.productCount
+        let anyProductCells = self.anyProductCells.buffer
+        let productCells = self.productCells.buffer
+        for entry in entries {
+            let role = Int(roles.value(for: entry.role.rawValue) ?? 0)
+            let product = productCount == 0 ? -1 : Int(products.value(for: entry.productID) ?? -1)
+            var layers = layerMask
+            while layers != 0 {
+                let layer = layers.trailingZeroBitCount
+                layers &= layers &- 1
+                // Every index is built from classes in range (layer < layers.count, type <
+                // typeClassCount, role < roleClassCount, 0 <= product < productCount), so the
+                // tables' sizes (PairPool, CellTableBuilder counts) bound it.
+                let layerType = layer &* typeClassCount &+ type
+                or(anyProductCells[layerType &* roleClassCount &+ role], into: grant)
+                if product >= 0 {
+                    or(productCells[(layerType &* productCount &+ product) &* roleClassCount &+ role], into: grant)
+                }
+            }
+        }
+    }
+
+    /// The rules outside the tables, checked one by one against a group and its entries.
+    private func accumulateDirectRules(
         groupID: String,
         groupType: GroupType,
         roles: [RoleEntry],
         context: EvaluationContext,
-        layerMask: UInt64,
         grant: UnsafeMutablePointer<UInt64>,
         deny: UnsafeMutablePointer<UInt64>
     ) {
-        let words = wordCount
-        let typeClasses = typeClassCount
-        let roleClasses = roleClassCount
-        let type = typeClass(of: groupType)
-        let products = context.environment == .sandbox ? sandboxProducts : productionProducts
-        pairWords.withUnsafeBufferPointer { pairs in
-            @inline(__always) func or(_ pair: UInt32) {
-                guard pair != 0 else { return }
-                let base = Int(pair) &* (words &* 2)
-                var word = 0
-                while word < words {
-                    grant[word] |= pairs[base &+ word]
-                    deny[word] |= pairs[base &+ words &+ word]
-                    word += 1
-                }
-            }
-            var layers = layerMask
-            while layers != 0 {
-                let layer = layers.trailingZeroBitCount
-                layers &= layers - 1
-                or(groupCells[layer * typeClasses + type])
-            }
-            for entry in roles {
-                let role = roleClass(of: entry.role)
-                let product = productCount == 0 ? -1 : Int(products.value(for: entry.productID) ?? -1)
-                var layers = layerMask
-                while layers != 0 {
-                    let layer = layers.trailingZeroBitCount
-                    layers &= layers - 1
-                    let layerType = layer * typeClasses + type
-                    or(anyProductCells[layerType * roleClasses + role])
-                    if product >= 0 {
-                        or(productCells[(layerType * productCount + product) * roleClasses + role])
-                    }
-                }
-            }
-        }
         for index in directRules {
             let rule = document.rules[index]
             guard rule.requires.hold(in: context),

@@ -17,8 +17,8 @@ extension Policy {
 
     /// The customer's capabilities only: the per-request fast path.
     ///
-    /// No provenance, no workspaces, and no allocation for policies of up to 64 capabilities. Always
-    /// equal to `evaluate(response, in: context).capabilities`.
+    /// No provenance, no workspaces, and no allocation for policies of up to 64 capabilities and
+    /// responses of up to 32 groups. Always equal to `evaluate(response, in: context).capabilities`.
     ///
     /// - Parameters:
     ///   - response: Apple's Get Customer Groups answer for the customer.
@@ -34,65 +34,85 @@ extension Policy {
 
 extension CompiledPolicy {
     /// The union over groups of (granted - denied), merged by group id, from the tables.
+    ///
+    /// Allocates nothing for responses of up to 32 groups and policies of up to 64 capabilities:
+    /// the working bit sets, merge indices and id hashes live in temporary (stack) buffers.
     func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
         let words = catalog.wordCount
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 3 * words + documents.count) { buffer in
-            guard let base = buffer.baseAddress else { return .small(0) }
-            let customer = base
-            let grant = base + words
-            let deny = base + 2 * words
-            let layerMasks = base + 3 * words
-            customer.initialize(repeating: 0, count: words)
-            for (index, document) in documents.enumerated() {
-                layerMasks[index] = document.activeLayers(in: context)
-            }
-            let skipPlaceholder = context.environment == .production
-
-            func evaluate(_ groupIndex: Int, duplicates: some Sequence<Int>) {
-                let group = groups[groupIndex]
-                if skipPlaceholder && group.groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID { return }
-                grant.initialize(repeating: 0, count: 2 * words)
-                for (index, document) in documents.enumerated() {
-                    document.accumulate(
-                        groupID: group.groupID,
-                        groupType: group.groupType,
-                        roles: group.roles,
-                        context: context,
-                        layerMask: layerMasks[index],
-                        grant: grant,
-                        deny: deny
-                    )
-                    // A repeated group id's entries join the first occurrence (whose type wins).
-                    for duplicate in duplicates {
-                        document.accumulate(
-                            groupID: group.groupID,
-                            groupType: group.groupType,
-                            roles: groups[duplicate].roles,
-                            context: context,
-                            layerMask: layerMasks[index],
-                            grant: grant,
-                            deny: deny
-                        )
+        let count = groups.count
+        let skipPlaceholder = context.environment == .production
+        return groups.withUnsafeBufferPointer { groups in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { first in
+                // first[i]: the index of the first group with group i's id, or -1 when it gets nothing.
+                if count <= 32 {
+                    // Few groups: compare hashes of the ids (then the ids), without allocating.
+                    withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { hashes in
+                        for index in 0..<count {
+                            let hash = StringTable.hash(of: groups[index].groupID)
+                            hashes[index] = hash
+                            first[index] = index
+                            for earlier in 0..<index
+                            where hashes[earlier] == hash && groups[earlier].groupID == groups[index].groupID {
+                                first[index] = first[earlier]
+                                break
+                            }
+                            if skipPlaceholder && first[index] == index && hash == Self.placeholderHash
+                                && groups[index].groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID
+                            {
+                                first[index] = -1
+                            }
+                        }
+                    }
+                } else {
+                    let plan = MergePlan(groups)
+                    for index in 0..<count {
+                        let target = plan.first[index]
+                        let ignored =
+                            skipPlaceholder
+                            && groups[target].groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID
+                        first[index] = ignored ? -1 : target
                     }
                 }
-                for word in 0..<words { customer[word] |= grant[word] & ~deny[word] }
-            }
-
-            if groups.count <= 32 {
-                // Few groups: find duplicates by comparing ids, with no allocation.
-                outer: for index in groups.indices {
-                    let groupID = groups[index].groupID
-                    for earlier in 0..<index where groups[earlier].groupID == groupID { continue outer }
-                    let later = (index + 1)..<groups.count
-                    evaluate(index, duplicates: later.lazy.filter { groups[$0].groupID == groupID })
+                let first = UnsafeBufferPointer(first)
+                return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: words + 2 * words * count) { buffer in
+                    // The capacity is exact: the customer's words, then (grant, deny) per group.
+                    guard let customer = buffer.baseAddress else { return .small(0) }
+                    buffer.initialize(repeating: 0)
+                    let bits = customer + words
+                    for document in documents {
+                        document.accumulate(groups: groups, first: first, context: context, bits: bits)
+                    }
+                    for index in 0..<count where first[index] == index {
+                        let grant = bits + index * 2 * words
+                        for word in 0..<words { customer[word] |= grant[word] & ~grant[words + word] }
+                    }
+                    return CapabilityBits(words: UnsafeBufferPointer(start: customer, count: words))
                 }
-            } else {
-                for members in mergePlan(groups) {
-                    evaluate(members[0], duplicates: members.dropFirst())
-                }
             }
-            return CapabilityBits(words: UnsafeBufferPointer(start: customer, count: words))
         }
+    }
+
+    private static let placeholderHash = StringTable.hash(of: GetCustomerGroupsResponse.sandboxPlaceholderGroupID)
+}
+
+/// For each group of a response, the index of the first group with the same id.
+struct MergePlan {
+    let first: [Int]
+
+    init(_ groups: UnsafeBufferPointer<GroupEntry>) {
+        var firstByID: [String: Int] = [:]
+        firstByID.reserveCapacity(groups.count)
+        var first: [Int] = []
+        first.reserveCapacity(groups.count)
+        for (index, group) in groups.enumerated() {
+            if let existing = firstByID[group.groupID] {
+                first.append(existing)
+            } else {
+                firstByID[group.groupID] = index
+                first.append(index)
+            }
+        }
+        self.first = first
     }
 }
 

@@ -7,15 +7,40 @@ struct SourceText: Sendable {
     let fileName: String?
     let bytes: [UInt8]
     private let lineStarts: [Int]
+    /// Unicode scalars that start before byte `k * checkpointStride`, for every `k`: columns are
+    /// differences of scalar counts, so a query scans at most one stride instead of its whole line
+    /// (a minified policy is one line, and a scan per diagnostic made loading quadratic).
+    private let scalarCheckpoints: [Int]
+    private static let checkpointStride = 256
 
     init(fileName: String?, bytes: [UInt8]) {
         self.fileName = fileName
         self.bytes = bytes
         var starts = [0]
-        for (index, byte) in bytes.enumerated() where byte == 0x0A {
-            starts.append(index + 1)
+        var checkpoints: [Int] = []
+        checkpoints.reserveCapacity(bytes.count / Self.checkpointStride + 1)
+        var scalars = 0
+        for (index, byte) in bytes.enumerated() {
+            if index % Self.checkpointStride == 0 { checkpoints.append(scalars) }
+            // Continuation bytes do not start a new scalar.
+            if byte & 0xC0 != 0x80 { scalars += 1 }
+            if byte == 0x0A { starts.append(index + 1) }
         }
+        if bytes.count % Self.checkpointStride == 0 { checkpoints.append(scalars) }
         self.lineStarts = starts
+        self.scalarCheckpoints = checkpoints
+    }
+
+    /// The number of Unicode scalars that start before byte `offset` (`0...bytes.count`).
+    private func scalarCount(before offset: Int) -> Int {
+        let checkpoint = offset / Self.checkpointStride
+        var count = scalarCheckpoints[checkpoint]
+        var index = checkpoint * Self.checkpointStride
+        while index < offset {
+            if bytes[index] & 0xC0 != 0x80 { count += 1 }
+            index += 1
+        }
+        return count
     }
 
     /// The 1-based line and column of the byte at `offset`.
@@ -28,13 +53,7 @@ struct SourceText: Sendable {
             let middle = (low + high + 1) / 2
             if lineStarts[middle] <= clamped { low = middle } else { high = middle - 1 }
         }
-        var column = 1
-        var index = lineStarts[low]
-        while index < clamped {
-            // Continuation bytes do not start a new scalar.
-            if bytes[index] & 0xC0 != 0x80 { column += 1 }
-            index += 1
-        }
+        let column = scalarCount(before: clamped) - scalarCount(before: lineStarts[low]) + 1
         return (low + 1, column)
     }
 

@@ -146,6 +146,31 @@ import Testing
             message: "invalid \\u escape (expected 4 hex digits)"
         ),
         Failure(json: #"{"groups":[],}"#, path: "$", line: 1, column: 14, message: "expected a string key, found '}'"),
+        // Paths at the deepest level the decoder reads, past the first element of each array.
+        Failure(
+            json: #"{"groups":[{"groupId":"1","groupType":"CONSUMER"},{"groupId":"2","groupType":"ORGANIZATION","#
+                + #""roles":[{"productId":"a","role":"ADMIN"},{"productId":1,"role":"NONE"}]}]}"#,
+            path: "groups[1].roles[1].productId",
+            line: 1,
+            column: 148,
+            message: "expected a string, found a number"
+        ),
+        Failure(
+            json: #"{"groups":[{"groupId":"1","groupType":"O","roles":[{"productId":"a","role":"A"},"#
+                + #"{"productId":"b","role":"A","role":"B"}]}]}"#,
+            path: "groups[0].roles[1].role",
+            line: 1,
+            column: 109,
+            message: "duplicate key 'role'"
+        ),
+        Failure(
+            json: #"{"groups":[{"groupId":"1","groupType":"O","roles":[{"productId":"a","role":"A"},"#
+                + #"{"productId":"b"}]}]}"#,
+            path: "groups[0].roles[1].role",
+            line: 1,
+            column: 81,
+            message: "missing required key 'role'"
+        ),
     ]
 
     @Test(arguments: failures)

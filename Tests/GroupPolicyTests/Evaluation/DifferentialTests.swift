@@ -10,31 +10,74 @@ import Testing
     func optimizedEvaluationMatchesTheReference(batch: Int) throws {
         var random = RandomInputs(seed: UInt64(batch) &* 7919 &+ 17)
         for iteration in 0..<250 {
-            let documentCount = random.chance(0.2) ? 2 : 1
             // Mostly narrow policies, sometimes wider than one 64-bit word.
             let capabilityCount = random.chance(0.15) ? random.int(60...140) : random.int(1...8)
-            var documents: [PolicyDocument] = []
-            for index in 0..<documentCount {
-                let json = random.policyJSON(id: "policy\(index)", capabilityCount: capabilityCount, contentEvery: 5)
-                documents.append(try Policy.parseDocument(bytes(json), fileName: "random.json", limits: .default))
-            }
-            let compiled = Policy(documents: documents)
-            let reference = ReferenceEvaluator(documents: documents)
-            for _ in 0..<6 {
-                let response = random.response()
-                let context = random.context()
-                let expected = reference.evaluate(response, context)
-                let decision = compiled.evaluate(response, in: context)
-                let actual = ReferenceEvaluator.Outcome(decision)
-                #expect(
-                    actual == expected,
-                    "batch \(batch) iteration \(iteration): \(response.jsonString()) \(context)"
-                )
-                let fast = compiled.capabilities(for: response, in: context)
-                #expect(Set(fast.names) == expected.customer, "fast path, batch \(batch) iteration \(iteration)")
-                if actual != expected { return }
+            let label = "batch \(batch) iteration \(iteration)"
+            guard try compare(&random, capabilityCount: capabilityCount, label: label) != nil else { return }
+        }
+    }
+
+    /// The paths narrow inputs rarely reach: many products (ids on both sides of the interning's
+    /// 8- and 16-byte boundaries, and longer), responses of 33 to 48 groups (merged through the
+    /// dictionary plan) with repeated ids, and up to 200 capabilities.
+    @Test(arguments: 0..<4)
+    func wideInputsMatchTheReference(batch: Int) throws {
+        var random = RandomInputs(seed: UInt64(batch) &* 104_729 &+ 5)
+        random.products = RandomInputs.manyProducts
+        random.groupIDs = RandomInputs.manyGroupIDs
+        for iteration in 0..<80 {
+            let capabilityCount = random.chance(0.5) ? random.int(65...200) : random.int(1...64)
+            random.groupCount = random.chance(0.5) ? 33...48 : 0...32
+            let label = "wide \(batch) iteration \(iteration)"
+            guard try compare(&random, capabilityCount: capabilityCount, label: label) != nil else { return }
+        }
+    }
+
+    /// Policies with more distinct `requires` than the 64 the tables hold as layers: the rules past
+    /// the 64th are evaluated one by one (fast path) and through the indexes (provenance).
+    @Test(arguments: 0..<2)
+    func manyRequirementsMatchTheReference(batch: Int) throws {
+        var random = RandomInputs(seed: UInt64(batch) &* 15_485_863 &+ 3)
+        random.ruleCount = 150...220
+        random.requiresChance = 0.95
+        random.entitlements = (0..<12).map { "e\($0)" }
+        var pastTheLayers = 0
+        for iteration in 0..<25 {
+            let capabilityCount = random.chance(0.3) ? random.int(65...100) : random.int(1...12)
+            let label = "layers \(batch) iteration \(iteration)"
+            guard let policy = try compare(&random, capabilityCount: capabilityCount, label: label) else { return }
+            for document in policy.compiled.documents {
+                pastTheLayers += document.directRules.filter { !document.ruleConditions[$0].hasGroupIDs }.count
             }
         }
+        // The point of this test: there are rules past the 64th layer.
+        #expect(pastTheLayers > 100)
+    }
+
+    /// One random policy (or set of two) against the reference, on a few responses and contexts.
+    ///
+    /// Checks the full decision and the fast path; returns the policy, or nil after the first
+    /// difference.
+    private func compare(_ random: inout RandomInputs, capabilityCount: Int, label: String) throws -> Policy? {
+        let documentCount = random.chance(0.2) ? 2 : 1
+        var documents: [PolicyDocument] = []
+        for index in 0..<documentCount {
+            let json = random.policyJSON(id: "policy\(index)", capabilityCount: capabilityCount, contentEvery: 5)
+            documents.append(try Policy.parseDocument(bytes(json), fileName: "random.json", limits: .default))
+        }
+        let compiled = Policy(documents: documents)
+        let reference = ReferenceEvaluator(documents: documents)
+        for _ in 0..<6 {
+            let response = random.response()
+            let context = random.context()
+            let expected = reference.evaluate(response, context)
+            let actual = ReferenceEvaluator.Outcome(compiled.evaluate(response, in: context))
+            #expect(actual == expected, "\(label): \(response.jsonString()) \(context)")
+            let fast = compiled.capabilities(for: response, in: context)
+            #expect(Set(fast.names) == expected.customer, "fast path, \(label)")
+            if actual != expected || Set(fast.names) != expected.customer { return nil }
+        }
+        return compiled
     }
 
     /// Shuffling rules, groups or role entries never changes a decision (up to group order).

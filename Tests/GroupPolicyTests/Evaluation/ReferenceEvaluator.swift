@@ -24,6 +24,11 @@ struct ReferenceEvaluator {
         var workspaces: [String] = []
         var grants: Set<GrantKey> = []
         var denials: Set<DenialKey> = []
+        /// Grants and denials as the decision lists them (README, "Provenance order"): by group, then
+        /// capability (byte-wise), then rule (document order, then rule order), then role entry;
+        /// identical records once.
+        var grantList: [GrantKey] = []
+        var denialList: [DenialKey] = []
         var noteCount = 0
     }
 
@@ -112,14 +117,30 @@ struct ReferenceEvaluator {
             let capabilities = granted.subtracting(denied)
             outcome.groupCapabilities.append(capabilities)
             outcome.customer.formUnion(capabilities)
-            outcome.grants.formUnion(grants.filter { capabilities.contains($0.capability) })
+            let surviving = grants.filter { capabilities.contains($0.capability) }
+            outcome.grants.formUnion(surviving)
+            outcome.grantList += Self.ordered(surviving, by: \.capability)
+            var denials: [DenialKey] = []
             for (rule, ruleCapabilities) in denyRules {
                 for capability in ruleCapabilities where granted.contains(capability) {
                     outcome.denials.insert(DenialKey(capability: capability, groupID: groupID, rule: rule))
+                    denials.append(DenialKey(capability: capability, groupID: groupID, rule: rule))
                 }
             }
+            outcome.denialList += Self.ordered(denials, by: \.capability)
         }
         return outcome
+    }
+
+    /// Stable-sorted by capability name (byte-wise), keeping the first of identical records: the
+    /// records arrive in rule order (and entry order within a rule).
+    private static func ordered<Record: Hashable>(_ records: [Record], by name: (Record) -> String) -> [Record] {
+        var seen: Set<Record> = []
+        let unique = records.filter { seen.insert($0).inserted }
+        return unique.enumerated().sorted { lhs, rhs in
+            let (left, right) = (Array(name(lhs.element).utf8), Array(name(rhs.element).utf8))
+            return left != right ? left.lexicographicallyPrecedes(right) : lhs.offset < rhs.offset
+        }.map(\.element)
     }
 
     private func holds(_ condition: ValueCondition?, _ value: String) -> Bool {
@@ -160,6 +181,19 @@ extension ReferenceEvaluator.Outcome {
                 ReferenceEvaluator.DenialKey(capability: $0.capability, groupID: $0.groupID, rule: $0.rule)
             }
         )
+        grantList = decision.grants.map {
+            ReferenceEvaluator.GrantKey(
+                capability: $0.capability,
+                groupID: $0.groupID,
+                rule: $0.rule,
+                productID: $0.productID,
+                role: $0.role?.rawValue,
+                sandboxProductID: $0.sandboxProductID
+            )
+        }
+        denialList = decision.denials.map {
+            ReferenceEvaluator.DenialKey(capability: $0.capability, groupID: $0.groupID, rule: $0.rule)
+        }
         noteCount = decision.notes.count
     }
 }

@@ -133,4 +133,35 @@ import Testing
         #expect(source.lineAndColumn(ofOffset: 10) == (2, 4))
         #expect(source.lineAndColumn(ofOffset: 999) == (3, 1))
     }
+
+    /// Long lines with multi-byte characters across the checkpoints the column lookup starts from,
+    /// against a scan from the start of the line.
+    @Test(arguments: [0, 1, 255, 256, 257, 511, 512, 1000])
+    func lineAndColumnOnLongLines(length: Int) {
+        var random = SeededGenerator(seed: UInt64(length) + 1)
+        var text = ""
+        for _ in 0..<length {
+            switch random.next() % 8 {
+            case 0: text += "\u{e9}"
+            case 1: text += "\u{1F600}"
+            case 2: text += "\n"
+            case 3: text += "\u{4E2D}"
+            default: text += "a"
+            }
+        }
+        let utf8 = bytes(text)
+        let source = SourceText(fileName: nil, bytes: utf8)
+        var line = 1
+        var column = 1
+        for offset in 0...utf8.count {
+            #expect(source.lineAndColumn(ofOffset: offset) == (line, column), "offset \(offset) of \(utf8.count)")
+            guard offset < utf8.count else { break }
+            if utf8[offset] == 0x0A {
+                line += 1
+                column = 1
+            } else if utf8[offset] & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+    }
 }

@@ -26,6 +26,30 @@ struct RandomInputs {
     static let groupIDs = ["g0", "g1", "g2", "900000000000000000"]
     static let entitlements = ["e0", "e1", "e2"]
 
+    /// A larger product vocabulary whose ids straddle the interning's length boundaries (4, 7, 8,
+    /// 15, 16 and 17 bytes and beyond), for policies with many products.
+    static let manyProducts =
+        products + (0..<30).map { "p\($0 + 10)" } + [
+            "abcdefg", "abcdefgh", "abcdefghijklmno", "abcdefghijklmnop", "abcdefghijklmnopq",
+            "abcdefghijklmnopqrstuvwxyz.0123", "com.example.product.monthly", "com.example.product.yearly",
+            "com.example.product.yearlz", "\u{e9}t\u{e9}.pro",
+        ]
+    /// Many group ids, a few repeated, of different lengths.
+    static let manyGroupIDs = groupIDs + (0..<40).map { "group-\($0)" } + ["123456789012345678", "12345678901234567"]
+
+    /// The product ids policies and responses draw from.
+    var products = Self.products
+    /// The group ids responses draw from.
+    var groupIDs = Self.groupIDs
+    /// How many groups a response has.
+    var groupCount = 0...5
+    /// How many rules a policy has.
+    var ruleCount = 0...14
+    /// The entitlements rules require and contexts hold.
+    var entitlements = Self.entitlements
+    /// How often a rule has a `requires`.
+    var requiresChance = 0.3
+
     init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
 
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &generator) < probability }
@@ -49,11 +73,11 @@ struct RandomInputs {
     }
 
     mutating func requires() -> (json: String, entitlements: Bool)? {
-        guard chance(0.3) else { return nil }
+        guard chance(requiresChance) else { return nil }
         var parts: [String] = []
         if chance(0.5) { parts.append(#""environment": \#(condition(["Production", "Sandbox"], wildcard: false))"#) }
         let withEntitlements = chance(0.5)
-        if withEntitlements { parts.append(#""entitlements": \#(jsonList(subset(Self.entitlements)))"#) }
+        if withEntitlements { parts.append(#""entitlements": \#(jsonList(subset(entitlements)))"#) }
         return ("{" + parts.joined(separator: ",") + "}", withEntitlements)
     }
 
@@ -65,7 +89,7 @@ struct RandomInputs {
                 ? #""\#(name)": { "kind": "content" }"# : #""\#(name)": "\#(name)""#
         }
         var rules: [String] = []
-        for index in 0..<int(0...14) {
+        for index in 0..<int(ruleCount) {
             var parts = [#""id": "r\#(index)""#]
             let deny = chance(0.3)
             if deny { parts.append(#""effect": "deny""#) }
@@ -73,8 +97,8 @@ struct RandomInputs {
             parts.append(#""capabilities": \#(jsonList(granted))"#)
             var match: [String] = []
             if chance(0.4) { match.append(#""groupType": \#(condition(Self.types, wildcard: false))"#) }
-            if chance(0.2) { match.append(#""groupId": \#(condition(Self.groupIDs, wildcard: false))"#) }
-            if chance(0.5) { match.append(#""productId": \#(condition(Self.products, wildcard: true))"#) }
+            if chance(0.2) { match.append(#""groupId": \#(condition(groupIDs, wildcard: false))"#) }
+            if chance(0.5) { match.append(#""productId": \#(condition(products, wildcard: true))"#) }
             if chance(0.5) { match.append(#""role": \#(condition(Self.roles, wildcard: true))"#) }
             if !match.isEmpty { parts.append(#""match": {\#(match.joined(separator: ","))}"#) }
             var requirement = requires()
@@ -82,7 +106,7 @@ struct RandomInputs {
                 (capabilities.firstIndex(of: name) ?? 0) % contentEvery == contentEvery - 1
             }
             if !deny && grantsContent && !(requirement?.entitlements ?? false) {
-                requirement = (#"{"entitlements": \#(jsonList(subset(Self.entitlements)))}"#, true)
+                requirement = (#"{"entitlements": \#(jsonList(subset(entitlements)))}"#, true)
             }
             if let requirement { parts.append(#""requires": \#(requirement.json)"#) }
             rules.append("{" + parts.joined(separator: ",") + "}")
@@ -92,8 +116,8 @@ struct RandomInputs {
             var parts = [#""id": "\#(id)-w\#(index)""#]
             var match: [String] = []
             if chance(0.5) { match.append(#""groupType": \#(condition(Self.types, wildcard: false))"#) }
-            if chance(0.2) { match.append(#""groupId": \#(condition(Self.groupIDs, wildcard: false))"#) }
-            if chance(0.5) { match.append(#""productId": \#(condition(Self.products, wildcard: true))"#) }
+            if chance(0.2) { match.append(#""groupId": \#(condition(groupIDs, wildcard: false))"#) }
+            if chance(0.5) { match.append(#""productId": \#(condition(products, wildcard: true))"#) }
             if !match.isEmpty { parts.append(#""match": {\#(match.joined(separator: ","))}"#) }
             if chance(0.3) { parts.append(#""adminRoles": \#(jsonList(subset(Self.roles, atLeast: 0)))"#) }
             if let requirement = requires() { parts.append(#""requires": \#(requirement.json)"#) }
@@ -111,12 +135,12 @@ struct RandomInputs {
 
     mutating func response() -> GetCustomerGroupsResponse {
         GetCustomerGroupsResponse(
-            groups: (0..<int(0...5)).map { _ in
+            groups: (0..<int(groupCount)).map { _ in
                 GroupEntry(
-                    groupID: pick(Self.groupIDs),
+                    groupID: pick(groupIDs),
                     groupType: GroupType(pick(Self.types)),
                     roles: (0..<int(0...4)).map { _ in
-                        RoleEntry(productID: pick(Self.products), role: Role(pick(Self.roles)))
+                        RoleEntry(productID: pick(products), role: Role(pick(Self.roles)))
                     }
                 )
             }
@@ -126,7 +150,7 @@ struct RandomInputs {
     mutating func context() -> EvaluationContext {
         EvaluationContext(
             environment: chance(0.5) ? .production : .sandbox,
-            entitlements: Set(Self.entitlements.filter { _ in chance(0.5) })
+            entitlements: Set(entitlements.filter { _ in chance(0.5) })
         )
     }
 }
