@@ -37,20 +37,37 @@ enum PolicyWarnings {
     /// A grant rule each of whose capabilities is removed by some deny rule that matches whenever
     /// the grant does ("at least as broad") can never grant anything.
     private static func checkShadowedGrants(_ document: PolicyDocument, collector: DiagnosticCollector) {
-        let denies = document.rules.filter { $0.effect == .deny }
-        guard !denies.isEmpty else { return }
-        var deniesByCapability: [String: [RuleDefinition]] = [:]
-        for deny in denies {
-            for capability in deny.capabilities { deniesByCapability[capability, default: []].append(deny) }
+        let rules = document.rules
+        // Per capability, the deny rules (indices, in rule order) that can cover a grant: those
+        // naming no product cover any grant as far as products go; one naming products covers
+        // only grants limited to products it names, so it is filed under each of them. A grant
+        // then looks at two short lists instead of every deny (policies with many product-specific
+        // denies would otherwise cost grants x denies comparisons).
+        var anyProduct: [String: [Int]] = [:]
+        var byProduct: [String: [String: [Int]]] = [:]
+        for (index, rule) in rules.enumerated() where rule.effect == .deny {
+            for capability in rule.capabilities {
+                switch rule.match.productIDs {
+                case nil, .any?:
+                    anyProduct[capability, default: []].append(index)
+                case .oneOf(let products)?:
+                    for product in products { byProduct[capability, default: [:]][product, default: []].append(index) }
+                }
+            }
         }
-        for grant in document.rules where grant.effect == .grant {
+        guard !anyProduct.isEmpty || !byProduct.isEmpty else { return }
+        for grant in rules where grant.effect == .grant {
             var shadowing: [String] = []
             let allDenied = grant.capabilities.allSatisfy { capability in
-                guard let deny = deniesByCapability[capability]?.first(where: { isAtLeastAsBroad($0, as: grant) })
-                else {
+                var candidates = anyProduct[capability] ?? []
+                if case .oneOf(let products)? = grant.match.productIDs, let first = products.first {
+                    candidates += byProduct[capability]?[first] ?? []
+                }
+                // The first covering deny in rule order names the warning.
+                guard let deny = candidates.sorted().first(where: { isAtLeastAsBroad(rules[$0], as: grant) }) else {
                     return false
                 }
-                if !shadowing.contains(deny.id) { shadowing.append(deny.id) }
+                if !shadowing.contains(rules[deny].id) { shadowing.append(rules[deny].id) }
                 return true
             }
             guard allDenied else { continue }

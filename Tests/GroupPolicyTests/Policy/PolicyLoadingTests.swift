@@ -433,6 +433,32 @@ import Testing
             ]
         ),
         WarningCase(
+            name: "a deny naming the grant's products in another order shadows it",
+            json: document(
+                rules: """
+                    [
+                        { "id": "g", "match": { "productId": ["p", "q"], "role": "ADMIN" }, "capabilities": ["workspace.manage", "workspace.view"] },
+                        { "id": "d", "effect": "deny", "match": { "productId": ["r", "q", "p"] }, "capabilities": ["workspace.manage", "workspace.view"] }
+                      ]
+                    """
+            ),
+            expected: [
+                "test.json:6:5: warning: rules[0]: grant rule 'g' never grants anything: deny rule 'd' removes all its capabilities wherever it matches"
+            ]
+        ),
+        WarningCase(
+            name: "a deny naming only some of the grant's products does not shadow it",
+            json: document(
+                rules: """
+                    [
+                        { "id": "g", "match": { "productId": ["p", "q"] }, "capabilities": ["workspace.manage", "workspace.view"] },
+                        { "id": "d", "effect": "deny", "match": { "productId": "p" }, "capabilities": ["workspace.manage", "workspace.view"] }
+                      ]
+                    """
+            ),
+            expected: []
+        ),
+        WarningCase(
             name: "a narrower deny does not shadow",
             json: document(
                 rules: """
