@@ -56,7 +56,7 @@ for target in "${targets[@]}"; do
     # shellcheck disable=SC2086
     swiftc -O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6 \
         -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
-        -module-name GroupPolicyFuzz $sources "$(entry "$target")" -o "$binary"
+        -module-name GroupPolicyFuzz -package-name GroupPolicy $sources "$(entry "$target")" -o "$binary"
     corpus="$build/corpus/$target"
     seed "$target" "$corpus"
     echo "==> fuzzing $target for ${seconds}s"

@@ -6,15 +6,20 @@
 let fuzzResponses: [GetCustomerGroupsResponse] = [
     GetCustomerGroupsResponse.sandboxPlaceholder,
     GetCustomerGroupsResponse(groups: [
-        GroupEntry(groupID: "1", groupType: .organization, roles: [
-            RoleEntry(productID: "p", role: .admin), RoleEntry(productID: "q", role: .unassigned),
-            RoleEntry(productID: "p", role: "MEMBER"),
-        ]),
+        GroupEntry(
+            groupID: "1",
+            groupType: .organization,
+            roles: [
+                RoleEntry(productID: "p", role: .admin), RoleEntry(productID: "q", role: .unassigned),
+                RoleEntry(productID: "p", role: "MEMBER"),
+            ]
+        ),
         GroupEntry(groupID: "2", groupType: .consumer),
         GroupEntry(groupID: "1", groupType: "OTHER", roles: [RoleEntry(productID: "com.example.pro", role: .admin)]),
     ]),
 ]
 
+/// libFuzzer's entry point: one input, as bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPolicies(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

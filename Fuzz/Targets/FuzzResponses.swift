@@ -21,6 +21,7 @@ let fuzzPolicyJSON = """
 
 let fuzzPolicy: Policy? = try? Policy(jsonBytes: Array(fuzzPolicyJSON.utf8))
 
+/// libFuzzer's entry point: one input, as bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzResponses(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

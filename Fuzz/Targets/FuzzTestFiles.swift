@@ -15,6 +15,7 @@ let fuzzTestFileName: String = {
     return directory + "/fuzz.tests.json"
 }()
 
+/// libFuzzer's entry point: one input, as bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestFiles(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

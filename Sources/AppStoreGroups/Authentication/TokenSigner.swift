@@ -1,3 +1,5 @@
+import GroupPolicy
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -42,22 +44,8 @@ struct TokenSigner: Sendable {
         return signingInput + "." + Base64URL.encode(signature)
     }
 
-    /// A JSON string literal.
+    /// A JSON string literal, escaped the way the engine's writer escapes every JSON string.
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        JSONWriter.quoted(text)
     }
 }

@@ -1,14 +1,21 @@
 /// Writes JSON text directly, in the caller's key order.
 ///
 /// Compact, or pretty with two-space indentation and `"key": value`. Empty containers print as `[]`
-/// and `{}`.
-struct JSONWriter {
+/// and `{}`. Package-visible so the package's other modules quote JSON strings the same way.
+package struct JSONWriter {
     private(set) var output: [UInt8] = []
     let pretty: Bool
     private var indent = 0
     /// Per open container: whether it has an element yet (for commas) — true after the first.
     private var hasElements: [Bool] = []
     private var afterKey = false
+
+    /// A JSON string literal for `text`: quoted, with the escapes JSON requires.
+    package static func quoted(_ text: String) -> String {
+        var writer = JSONWriter(pretty: false, reservingCapacity: text.utf8.count + 2)
+        writer.string(text)
+        return writer.string
+    }
 
     init(pretty: Bool, reservingCapacity capacity: Int = 256) {
         self.pretty = pretty
