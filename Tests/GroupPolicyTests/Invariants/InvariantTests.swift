@@ -100,9 +100,7 @@ import Testing
     }
 
     @Test func theCounterexampleIsATestCaseThatFailsUntilThePolicyIsFixed() throws {
-        let directory =
-            FileManager.default.temporaryDirectory.path + "/counterexample-\(UInt64.random(in: 0...UInt64.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("counterexample")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         #expect(
             FileManager.default.createFile(atPath: directory + "/p.json", contents: Data(Self.adminSeesNothing.utf8))

@@ -515,9 +515,7 @@ import Testing
     }
 
     @Test func conflictsBetweenTheFilesOfASetPointAtTheLaterValue() throws {
-        let directory =
-            FileManager.default.temporaryDirectory.path + "/set-conflicts-\(UInt64.random(in: 0...UInt64.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("set-conflicts")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = """
             { "format": "group-policy/v1", "id": "p", "capabilities": { "x": "X" },

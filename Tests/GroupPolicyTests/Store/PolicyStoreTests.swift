@@ -25,9 +25,7 @@ import Testing
 
     /// A fresh temporary directory holding `policy.json`.
     static func directory(with contents: String) throws -> (directory: String, file: String) {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("policy-store-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try makeTemporaryDirectory("policy-store")
         let file = directory + "/policy.json"
         try write(contents, to: file)
         return (directory, file)

@@ -58,3 +58,10 @@ func singleError(_ json: String, fileName: String = "test.json") -> Diagnostic? 
 
 let sandbox = EvaluationContext(environment: .sandbox)
 let production = EvaluationContext(environment: .production)
+
+/// A new, empty directory under the system's temporary directory; the caller removes it.
+func makeTemporaryDirectory(_ prefix: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.path + "/\(prefix)-\(UInt64.random(in: 0...UInt64.max))"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    return directory
+}
