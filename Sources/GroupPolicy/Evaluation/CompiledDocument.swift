@@ -48,6 +48,19 @@ final class CompiledDocument: Sendable {
     let directRules: [Int]
     /// Each rule's layer (the index of its `requires` in `layers`), or -1 for a direct rule.
     let ruleLayers: [Int]
+    /// The direct rules a group with a given id can match: those naming the id, in rule order.
+    ///
+    /// A request or a scenario consults these and ``directRulesForEveryGroup`` only, so work does
+    /// not grow with the number of rules naming other groups.
+    let directRulesByGroupID: [String: [Int]]
+    /// The direct rules without a `groupId` list (past the 64th layer, or `"groupId": "*"`).
+    let directRulesForEveryGroup: [Int]
+    /// Whether role-level rules are folded into ``anyProductCells`` and ``productCells``.
+    ///
+    /// When the dense tables would be large (their cells grow as the product of the dimensions a policy
+    /// names), they stay empty and such rules are found per entry through ``rulesByProduct`` and
+    /// ``anyProductRules`` instead, so compiling costs what the input's size allows.
+    let hasDenseRoleTables: Bool
 
     // Candidate lists for provenance (rules that can match through a given path).
     let groupLevelRules: [Int]
@@ -71,7 +84,12 @@ final class CompiledDocument: Sendable {
         func accepts(_ value: Int32, in pool: [Int32]) -> Bool {
             guard count >= 0 else { return true }
             var index = Int(start)
-            let end = index + Int(count)
+            var end = index + Int(count)
+            // The values are sorted and distinct: bisect a long list down to a short scan.
+            while end - index > 8 {
+                let middle = index + (end - index) / 2
+                if pool[middle] <= value { index = middle } else { end = middle }
+            }
             while index < end {
                 if pool[index] == value { return true }
                 index += 1
@@ -104,10 +122,18 @@ final class CompiledDocument: Sendable {
         var types: [String] = []
         var roles: [String] = []
         var products: [String] = []
+        var typeIndex: [String: Int] = [:]
+        var roleIndex: [String: Int] = [:]
         var productIndex: [String: Int] = [:]
         for rule in rules {
-            for type in rule.match.groupTypes?.values ?? [] where !types.contains(type) { types.append(type) }
-            for role in rule.match.roles?.values ?? [] where !roles.contains(role) { roles.append(role) }
+            for type in rule.match.groupTypes?.values ?? [] where typeIndex[type] == nil {
+                typeIndex[type] = types.count
+                types.append(type)
+            }
+            for role in rule.match.roles?.values ?? [] where roleIndex[role] == nil {
+                roleIndex[role] = roles.count
+                roles.append(role)
+            }
             for product in rule.match.productIDs?.values ?? [] where productIndex[product] == nil {
                 productIndex[product] = products.count
                 products.append(product)
@@ -131,10 +157,17 @@ final class CompiledDocument: Sendable {
         var layers: [Requirements] = [.none]
         var ruleLayer: [Int?] = []
         var direct: [Int] = []
+        var directByGroupID: [String: [Int]] = [:]
+        var directForEveryGroup: [Int] = []
         for (index, rule) in rules.enumerated() {
-            if rule.match.groupIDs != nil {
+            if let groupIDs = rule.match.groupIDs {
                 direct.append(index)
                 ruleLayer.append(nil)
+                if case .oneOf(let ids) = groupIDs {
+                    for id in Set(ids) { directByGroupID[id, default: []].append(index) }
+                } else {
+                    directForEveryGroup.append(index)
+                }
                 continue
             }
             let normalized = Self.normalized(rule.requires)
@@ -145,9 +178,12 @@ final class CompiledDocument: Sendable {
                 layers.append(normalized)
             } else {
                 direct.append(index)
+                directForEveryGroup.append(index)
                 ruleLayer.append(nil)
             }
         }
+        directRulesByGroupID = directByGroupID
+        directRulesForEveryGroup = directForEveryGroup
         self.layers = layers
         func environmentMask(_ environment: StoreEnvironment) -> UInt64 {
             var mask: UInt64 = 0
@@ -170,10 +206,30 @@ final class CompiledDocument: Sendable {
         let typeClassTotal = types.count + 1
         let roleClassTotal = roles.count + 1
         let layerCount = layers.count
+        let typeLists: [[Int]] = rules.map { rule in
+            rule.match.groupTypes.map { condition in condition.values.compactMap { typeIndex[$0].map { $0 + 1 } } }
+                ?? Array(0..<typeClassTotal)
+        }
+        let roleLists: [[Int]] = rules.map { rule in
+            switch rule.match.roles {
+            case nil, .any?: Array(0..<roleClassTotal)
+            case .oneOf(let values)?: values.compactMap { roleIndex[$0].map { $0 + 1 } }
+            }
+        }
+        let dense = Self.denseRoleTablesFit(
+            rules: rules,
+            ruleLayers: ruleLayer,
+            typeLists: typeLists,
+            roleLists: roleLists,
+            cellCount: saturatingProduct(layerCount, typeClassTotal, roleClassTotal, max(products.count, 1))
+        )
+        hasDenseRoleTables = dense
         var pool = PairPool(wordCount: catalog.wordCount)
         var groupTable = CellTableBuilder(count: layerCount * typeClassTotal)
-        var anyProductTable = CellTableBuilder(count: layerCount * typeClassTotal * roleClassTotal)
-        var productTable = CellTableBuilder(count: layerCount * typeClassTotal * products.count * roleClassTotal)
+        var anyProductTable = CellTableBuilder(count: dense ? layerCount * typeClassTotal * roleClassTotal : 0)
+        var productTable = CellTableBuilder(
+            count: dense ? layerCount * typeClassTotal * products.count * roleClassTotal : 0
+        )
         var groupLevel: [Int] = []
         var anyProduct: [Int] = []
         var byProduct = [[Int]](repeating: [], count: products.count)
@@ -183,22 +239,15 @@ final class CompiledDocument: Sendable {
         func range(_ values: [Int]?) -> ConditionRange {
             guard let values else { return .any }
             let start = Int32(conditionPool.count)
-            for value in values { conditionPool.append(Int32(value)) }
-            return ConditionRange(start: start, count: Int32(values.count))
+            // Sorted, so that a long list is searched by bisection.
+            for value in Set(values).sorted() { conditionPool.append(Int32(value)) }
+            return ConditionRange(start: start, count: Int32(conditionPool.count) - start)
         }
         for (index, rule) in rules.enumerated() {
             let bits = ruleBits[index]
             let isDeny = rule.effect == .deny
-            let typeList: [Int] =
-                rule.match.groupTypes.map { condition in
-                    condition.values.compactMap { types.firstIndex(of: $0).map { $0 + 1 } }
-                }
-                ?? Array(0..<typeClassTotal)
-            let roleList: [Int] =
-                switch rule.match.roles {
-                case nil, .any?: Array(0..<roleClassTotal)
-                case .oneOf(let values)?: values.compactMap { roles.firstIndex(of: $0).map { $0 + 1 } }
-                }
+            let typeList = typeLists[index]
+            let roleList = roleLists[index]
             let productList: [Int]? =
                 switch rule.match.productIDs {
                 case nil, .any?: nil
@@ -229,6 +278,7 @@ final class CompiledDocument: Sendable {
                     groupTable.add(cell: layerType, bits: bits, deny: isDeny, pool: &pool)
                     continue
                 }
+                guard dense else { break }
                 for role in roleList {
                     if let productList {
                         for product in productList {
@@ -260,6 +310,43 @@ final class CompiledDocument: Sendable {
         rulesByProduct = byProduct
         ruleConditions = conditions
         self.conditionPool = conditionPool
+    }
+
+    /// The most cells the dense role-level tables may hold, and the most cell updates folding the
+    /// rules into them may take: 4 Mi each (16 MiB of cells), far above any hand-written policy
+    /// (the example policies need a few hundred), and reached only by matches naming thousands of
+    /// values in several dimensions at once.
+    static let maximumDenseCells = 1 << 22
+
+    /// The bound compiling applies: ``maximumDenseCells`` except in tests, which lower it to
+    /// compare the sparse path with the reference on small policies.
+    @TaskLocal static var denseCellLimit = maximumDenseCells
+
+    /// Whether the dense role-level tables stay within ``maximumDenseCells`` in size and in the
+    /// work of filling them.
+    private static func denseRoleTablesFit(
+        rules: [RuleDefinition],
+        ruleLayers: [Int?],
+        typeLists: [[Int]],
+        roleLists: [[Int]],
+        cellCount: Int
+    ) -> Bool {
+        let limit = denseCellLimit
+        guard cellCount <= limit else { return false }
+        var updates = 0
+        for (index, rule) in rules.enumerated() where ruleLayers[index] != nil && rule.match.isRoleLevel {
+            let productCount =
+                switch rule.match.productIDs {
+                case .oneOf(let values)?: values.count
+                case nil, .any?: 1
+                }
+            updates = saturatingSum(
+                updates,
+                saturatingProduct(typeLists[index].count, roleLists[index].count, productCount)
+            )
+            if updates > limit { return false }
+        }
+        return true
     }
 
     private static func normalized(_ requirements: Requirements) -> Requirements {
@@ -384,6 +471,17 @@ final class CompiledDocument: Sendable {
         roles: StringTable.Reader,
         into grant: UnsafeMutablePointer<UInt64>
     ) {
+        guard hasDenseRoleTables else {
+            accumulateEntriesSparsely(
+                entries,
+                type: type,
+                layerMask: layerMask,
+                products: products,
+                roles: roles,
+                into: grant
+            )
+            return
+        }
         let typeClassCount = self.typeClassCount
         let roleClassCount = self.roleClassCount
         let productCount = self.productCount
@@ -408,6 +506,46 @@ final class CompiledDocument: Sendable {
         }
     }
 
+    /// ``accumulateEntries(_:type:layerMask:products:roles:into:)`` without dense tables: each
+    /// entry's candidate rules (those naming its product, and the any-product rules) are checked
+    /// against the entry's role class and the group's type class, so the work is bounded by the
+    /// rules' conditions rather than by the product of the dimensions.
+    @inline(never)
+    private func accumulateEntriesSparsely(
+        _ entries: [RoleEntry],
+        type: Int,
+        layerMask: UInt64,
+        products: StringTable.Reader,
+        roles: StringTable.Reader,
+        into grant: UnsafeMutablePointer<UInt64>
+    ) {
+        let deny = grant + wordCount
+        func apply(_ ruleIndex: Int, role: Int32) {
+            let layer = ruleLayers[ruleIndex]
+            // Direct rules (layer -1) are checked by accumulateDirectRules.
+            guard layer >= 0, layerMask & (1 << UInt64(layer)) != 0 else { return }
+            let conditions = ruleConditions[ruleIndex]
+            guard conditions.types.accepts(Int32(type), in: conditionPool),
+                conditions.roles.accepts(role, in: conditionPool)
+            else { return }
+            let target = document.rules[ruleIndex].effect == .grant ? grant : deny
+            switch ruleBits[ruleIndex] {
+            case .small(let word):
+                target[0] |= word
+            case .large(let ruleWords):
+                for (position, word) in ruleWords.enumerated() { target[position] |= word }
+            }
+        }
+        for entry in entries {
+            let role = roles.value(for: entry.role.rawValue) ?? 0
+            let product = productCount == 0 ? -1 : Int(products.value(for: entry.productID) ?? -1)
+            if product >= 0 {
+                for ruleIndex in rulesByProduct[product] { apply(ruleIndex, role: role) }
+            }
+            for ruleIndex in anyProductRules { apply(ruleIndex, role: role) }
+        }
+    }
+
     /// The rules outside the tables, checked one by one against a group and its entries.
     private func accumulateDirectRules(
         groupID: String,
@@ -417,11 +555,13 @@ final class CompiledDocument: Sendable {
         grant: UnsafeMutablePointer<UInt64>,
         deny: UnsafeMutablePointer<UInt64>
     ) {
-        for index in directRules {
+        for index in directRulesByGroupID[groupID] ?? [] { applyDirectRule(index) }
+        for index in directRulesForEveryGroup { applyDirectRule(index) }
+        func applyDirectRule(_ index: Int) {
             let rule = document.rules[index]
             guard rule.requires.hold(in: context),
                 rule.match.matchesGroup(groupID: groupID, groupType: groupType.rawValue)
-            else { continue }
+            else { return }
             if rule.match.isRoleLevel {
                 let matched = roles.contains { entry in
                     rule.match.matchesEntry(
@@ -429,7 +569,7 @@ final class CompiledDocument: Sendable {
                         role: entry.role.rawValue
                     )
                 }
-                guard matched else { continue }
+                guard matched else { return }
             }
             let target = rule.effect == .grant ? grant : deny
             switch ruleBits[index] {

@@ -203,9 +203,11 @@ extension CompiledPolicy {
             for ruleIndex in document.groupLevelRules where holdsForGroup(ruleIndex) {
                 record(ruleIndex, entryStart: -1, entryCount: -1)
             }
-            // Rules with groupId conditions are in no index: each is checked against every entry
-            // (they are few; the others past the 64th requirement layer are in the indexes too).
-            for ruleIndex in document.directRules where conditions[ruleIndex].hasGroupIDs && holdsForGroup(ruleIndex) {
+            // Rules with groupId conditions are in no product index: those naming this group (or
+            // `"*"`) are checked against every entry (the rules past the 64th requirement layer
+            // are in the product indexes too).
+            let groupIDRules = (document.directRulesByGroupID[groupID] ?? []) + document.directRulesForEveryGroup
+            for ruleIndex in groupIDRules where conditions[ruleIndex].hasGroupIDs && holdsForGroup(ruleIndex) {
                 guard conditions[ruleIndex].isRoleLevel else {
                     record(ruleIndex, entryStart: -1, entryCount: -1)
                     continue

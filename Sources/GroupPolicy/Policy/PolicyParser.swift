@@ -349,7 +349,8 @@ struct PolicyParser {
             }
         }
         var unique: [String] = []
-        for value in values where !unique.contains(value.value) { unique.append(value.value) }
+        var seen: Set<String> = []
+        for value in values where seen.insert(value.value).inserted { unique.append(value.value) }
         return .oneOf(unique)
     }
 

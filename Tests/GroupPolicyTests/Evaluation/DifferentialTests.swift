@@ -54,6 +54,21 @@ import Testing
         #expect(pastTheLayers > 100)
     }
 
+    /// Policies compiled without the dense role-level tables (as a policy naming thousands of
+    /// types, roles and products is): rules are found per entry through the product indexes.
+    @Test(arguments: 0..<4)
+    func sparseTablesMatchTheReference(batch: Int) throws {
+        var random = RandomInputs(seed: UInt64(batch) &* 6_700_417 &+ 11)
+        try CompiledDocument.$denseCellLimit.withValue(0) {
+            for iteration in 0..<150 {
+                let capabilityCount = random.chance(0.2) ? random.int(65...140) : random.int(1...8)
+                let label = "sparse \(batch) iteration \(iteration)"
+                guard let policy = try compare(&random, capabilityCount: capabilityCount, label: label) else { return }
+                #expect(policy.compiled.documents.allSatisfy { !$0.hasDenseRoleTables })
+            }
+        }
+    }
+
     /// One random policy (or set of two) against the reference, on a few responses and contexts.
     ///
     /// Checks the full decision and the fast path; returns the policy, or nil after the first
