@@ -12,6 +12,8 @@ struct PolicyDiffer {
     /// Entitlement sets to enumerate, smaller first.
     let entitlementSets: [[String]]
     private let plans: [Plan]
+    /// Whether the frames (group types x group ids, per environment) alone were over the budget.
+    private let tooManyFrames: Bool
 
     /// One environment's frames (group type and id) and the entry sets to visit in each.
     private struct Plan {
@@ -20,11 +22,16 @@ struct PolicyDiffer {
         var frames: [(groupType: String, groupID: String, entries: EntrySelection)]
     }
 
-    init(old: CompiledPolicy, new: CompiledPolicy) {
+    /// - Parameters:
+    ///   - old: The version before the change.
+    ///   - new: The version after the change.
+    ///   - maximumCandidates: The scenario budget: a space whose role entries alone exceed it is
+    ///     not built, and ``scenarioCount`` reports their number.
+    init(old: CompiledPolicy, new: CompiledPolicy, maximumCandidates: Int = Int.max) {
         self.old = old
         self.new = new
         let documents = old.documents.map(\.document) + new.documents.map(\.document)
-        space = ScenarioSpace(documents: documents)
+        space = ScenarioSpace(documents: documents, maximumCandidates: maximumCandidates)
         names = Set(old.catalog.names + new.catalog.names).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var unionIndex: [String: Int] = [:]
         for (index, name) in names.enumerated() { unionIndex[name] = index }
@@ -46,13 +53,25 @@ struct PolicyDiffer {
             }
         }
         // A change needs a grant of one version, perhaps a deny of the other: their entitlements.
+        // Denies are indexed by capability (their distinct entitlement lists), so the work grows
+        // with the distinct lists rather than with grants x denies.
         var sets: Set<[String]> = [[]]
         for side in 0..<2 {
+            var denyEntitlements: [String: Set<[String]>] = [:]
+            for deny in denies[1 - side] {
+                let entitlements = Set(deny.rule.requires.entitlements).sorted()
+                for capability in Set(deny.rule.capabilities) {
+                    denyEntitlements[capability, default: []].insert(entitlements)
+                }
+            }
             for grant in grants[side] {
                 sets.insert(Set(grant.rule.requires.entitlements).sorted())
-                for deny in denies[1 - side]
-                where deny.rule.capabilities.contains(where: grant.rule.capabilities.contains) {
-                    sets.insert(Set(grant.rule.requires.entitlements + deny.rule.requires.entitlements).sorted())
+                var paired: Set<[String]> = []
+                for capability in Set(grant.rule.capabilities) {
+                    paired.formUnion(denyEntitlements[capability] ?? [])
+                }
+                for entitlements in paired {
+                    sets.insert(Set(grant.rule.requires.entitlements + entitlements).sorted())
                 }
             }
         }
@@ -61,7 +80,11 @@ struct PolicyDiffer {
         var plans: [Plan] = []
         let allGrants = (grants[0] + grants[1]).map { ($0.document, $0.rule.match) }
         let allDenies = (denies[0] + denies[1]).map { ($0.document, $0.rule.match) }
-        for environment in StoreEnvironment.allCases {
+        // Every frame visits at least the scenario without entries: too many frames are over any
+        // budget by themselves, and are not built.
+        let frameCount = saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2)
+        tooManyFrames = frameCount > maximumCandidates
+        for environment in StoreEnvironment.allCases where !space.isOverLimit && !tooManyFrames {
             let granting = space.candidates(matching: allGrants, in: environment)
             let denying = space.candidates(matching: allDenies, in: environment)
             let selection = EntrySelection(
@@ -85,6 +108,8 @@ struct PolicyDiffer {
 
     /// How many scenarios the enumeration visits.
     var scenarioCount: Int {
+        guard !space.isOverLimit else { return space.candidateCount }
+        guard !tooManyFrames else { return saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2) }
         var total = 0
         for plan in plans {
             let perSet = plan.frames.reduce(0) { saturatingSum($0, $1.entries.count(plan.candidates)) }

@@ -22,9 +22,13 @@ struct InvariantChecker {
     let policy: CompiledPolicy
     let space: ScenarioSpace
 
-    init(policy: CompiledPolicy) {
+    /// - Parameters:
+    ///   - policy: The compiled policy.
+    ///   - budget: The budget ``check(_:document:budget:)`` will be given: a space whose role
+    ///     entries alone exceed it is not built.
+    init(policy: CompiledPolicy, budget: Int = Int.max) {
         self.policy = policy
-        self.space = ScenarioSpace(documents: policy.documents.map(\.document))
+        self.space = ScenarioSpace(documents: policy.documents.map(\.document), maximumCandidates: budget)
     }
 
     /// The scenarios one invariant needs, per environment.
@@ -42,6 +46,20 @@ struct InvariantChecker {
 
     func check(_ invariant: InvariantDefinition, document documentIndex: Int, budget: Int) -> InvariantResult {
         let document = policy.documents[documentIndex].document
+        guard !space.isOverLimit else {
+            return InvariantResult(
+                invariantID: invariant.id,
+                policyID: document.id,
+                location: invariant.location,
+                jsonPath: invariant.path.description,
+                status: .overBudget,
+                scenarioCount: space.candidateCount,
+                budget: budget,
+                counterexample: nil,
+                offendingCapabilities: [],
+                quantifier: invariant.quantifier.rawValue
+            )
+        }
         let listed = invariant.capabilities.compactMap(policy.catalog.index(of:))
         let listedNames = Set(invariant.capabilities)
         // The rules that can witness a violation: grants of a listed capability break `never`,
@@ -74,6 +92,29 @@ struct InvariantChecker {
                 )
             } else {
                 selection = EntrySelection(includesEmpty: true, singles: witnessEntries, pairFirst: [], pairSecond: [])
+            }
+            // Every frame visits at least one scenario (a role-level invariant's CONSUMER frames
+            // aside, when it covers some entry), so their number alone can exceed the budget:
+            // then the frames are not built.
+            let frameTypes = space.groupTypes.filter { groupType in
+                (invariant.match.groupTypes?.matches(groupType) ?? true)
+                    && (!roleLevel || groupType != GroupType.consumer.rawValue)
+            }
+            let frameIDs = space.groupIDs(in: environment).filter { invariant.match.groupIDs?.matches($0) ?? true }
+            let visitedFrames = saturatingProduct(frameTypes.count, frameIDs.count)
+            if visitedFrames > budget && (!roleLevel || selection.count(space.candidates(in: environment)) > 0) {
+                return InvariantResult(
+                    invariantID: invariant.id,
+                    policyID: document.id,
+                    location: invariant.location,
+                    jsonPath: invariant.path.description,
+                    status: .overBudget,
+                    scenarioCount: visitedFrames,
+                    budget: budget,
+                    counterexample: nil,
+                    offendingCapabilities: [],
+                    quantifier: invariant.quantifier.rawValue
+                )
             }
             var frames: [(String, String, EntrySelection)] = []
             for groupType in space.groupTypes where invariant.match.groupTypes?.matches(groupType) ?? true {

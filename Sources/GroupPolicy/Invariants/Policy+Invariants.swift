@@ -15,8 +15,10 @@ extension Policy {
     ///   space is reported ``InvariantResult/Status/overBudget`` without being enumerated.
     /// - Returns: One result per invariant, in policy order, then file order.
     public func checkInvariants(budget: Int = Policy.defaultInvariantBudget) -> [InvariantResult] {
-        let checker = InvariantChecker(policy: compiled)
         var results: [InvariantResult] = []
+        // The space is built only when there is an invariant to check.
+        guard compiled.documents.contains(where: { !$0.document.invariants.isEmpty }) else { return results }
+        let checker = InvariantChecker(policy: compiled, budget: budget)
         for (index, document) in compiled.documents.enumerated() {
             for invariant in document.document.invariants {
                 results.append(checker.check(invariant, document: index, budget: budget))

@@ -35,8 +35,21 @@ struct ScenarioSpace: Sendable {
     let freshRole: String
     private let productionCandidates: [Candidate]
     private let sandboxCandidates: [Candidate]
+    /// How many role entries the larger environment offers (products x roles, each production id
+    /// counted), whether or not they were built.
+    let candidateCount: Int
+    /// Whether ``candidateCount`` was over the maximum given at creation, so that no candidates
+    /// were built: the space is then too large for any budget and is reported as such.
+    let isOverLimit: Bool
 
-    init(documents: [PolicyDocument]) {
+    /// Builds the space of `documents`.
+    ///
+    /// - Parameters:
+    ///   - documents: The documents whose names make up the space.
+    ///   - maximumCandidates: The most role entries to build per environment. The entries alone
+    ///     are a lower bound on the scenarios any enumeration of the space visits, so a caller with
+    ///     a scenario budget passes it here and a huge space costs no memory.
+    init(documents: [PolicyDocument], maximumCandidates: Int = Int.max) {
         self.documents = documents
         var types: Set<String> = []
         var ids: Set<String> = []
@@ -82,11 +95,20 @@ struct ScenarioSpace: Sendable {
 
         let canonical = Set(products.map { aliases[$0] ?? $0 }).sorted()
         slots = canonical + freshProductIDs
+        // Alias sources per slot, sorted.
+        var sourcesBySlot: [String: [String]] = [:]
+        for (source, target) in aliases where source != target { sourcesBySlot[target, default: []].append(source) }
+        var productionCount = 0
+        for product in slots {
+            let ids = 1 + (sourcesBySlot[product] ?? []).filter(matchedProducts.contains).count
+            productionCount = saturatingSum(productionCount, saturatingProduct(ids, roles.count))
+        }
+        candidateCount = max(productionCount, saturatingProduct(slots.count, roles.count))
+        isOverLimit = candidateCount > maximumCandidates
         var production: [Candidate] = []
         var sandbox: [Candidate] = []
-        for (slot, product) in slots.enumerated() {
-            // Alias sources of this slot, sorted.
-            let sources = aliases.filter { $0.value == product && $0.key != product }.map(\.key).sorted()
+        for (slot, product) in slots.enumerated() where !isOverLimit {
+            let sources = (sourcesBySlot[product] ?? []).sorted()
             let productionIDs = [product] + sources.filter(matchedProducts.contains)
             let sandboxID = aliases[product] == nil ? product : sources.first ?? product
             for role in roles {
