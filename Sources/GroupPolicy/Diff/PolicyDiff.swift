@@ -93,7 +93,11 @@ public struct PolicyDiff: Sendable {
     /// - Throws: A ``GroupPolicyError`` with code `limitExceeded` when the space holds more
     ///   scenarios than `budget`.
     public init(from old: Policy, to new: Policy, budget: Int = PolicyDiff.defaultBudget) throws(GroupPolicyError) {
-        let differ = PolicyDiffer(old: old.compiled, new: new.compiled, maximumCandidates: budget)
+        let differ = PolicyDiffer(
+            old: old.compiled,
+            new: new.compiled,
+            maximumCandidates: min(budget, ScenarioSpace.maximumCandidates)
+        )
         let count = differ.scenarioCount
         guard count <= budget else {
             throw GroupPolicyError(

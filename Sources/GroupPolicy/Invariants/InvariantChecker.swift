@@ -28,7 +28,10 @@ struct InvariantChecker {
     ///     entries alone exceed it is not built.
     init(policy: CompiledPolicy, budget: Int = Int.max) {
         self.policy = policy
-        self.space = ScenarioSpace(documents: policy.documents.map(\.document), maximumCandidates: budget)
+        self.space = ScenarioSpace(
+            documents: policy.documents.map(\.document),
+            maximumCandidates: min(budget, ScenarioSpace.maximumCandidates)
+        )
     }
 
     /// The scenarios one invariant needs, per environment.

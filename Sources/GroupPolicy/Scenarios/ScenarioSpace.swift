@@ -42,13 +42,21 @@ struct ScenarioSpace: Sendable {
     /// were built: the space is then too large for any budget and is reported as such.
     let isOverLimit: Bool
 
+    /// The most role entries (products x roles) a space holds per environment: a million.
+    ///
+    /// No hand-written policy approaches it (it takes a thousand products and a thousand roles).
+    /// Larger spaces are not built: invariants over them are reported over budget, and a diff
+    /// over them is refused.
+    static let maximumCandidates = 1_000_000
+
     /// Builds the space of `documents`.
     ///
     /// - Parameters:
     ///   - documents: The documents whose names make up the space.
-    ///   - maximumCandidates: The most role entries to build per environment. The entries alone
-    ///     are a lower bound on the scenarios any enumeration of the space visits, so a caller with
-    ///     a scenario budget passes it here and a huge space costs no memory.
+    ///   - maximumCandidates: The most role entries to build per environment. Each is a
+    ///     scenario of the full space, so a space with more entries than a scenario budget is over
+    ///     it; a caller passes the budget (at most ``maximumCandidates``) and a huge space costs no
+    ///     memory.
     init(documents: [PolicyDocument], maximumCandidates: Int = Int.max) {
         self.documents = documents
         var types: Set<String> = []
@@ -153,12 +161,15 @@ struct ScenarioSpace: Sendable {
         var byProduct: [Int: [String: [Int]]] = [:]
         for (documentIndex, match) in matches where match.isRoleLevel {
             let document = documents[documentIndex]
+            // Sets, so that a match naming thousands of values costs one lookup per candidate.
+            let acceptedProducts = match.productIDs.flatMap { condition in
+                condition == .any ? nil : Set(condition.values)
+            }
+            let acceptedRoles = match.roles.flatMap { condition in condition == .any ? nil : Set(condition.values) }
             func accepts(_ index: Int) -> Bool {
                 let entry = candidates[index].entry
-                return match.matchesEntry(
-                    productID: Self.ruleProductID(entry.productID, document, environment),
-                    role: entry.role.rawValue
-                )
+                return (acceptedRoles?.contains(entry.role.rawValue) ?? true)
+                    && (acceptedProducts?.contains(Self.ruleProductID(entry.productID, document, environment)) ?? true)
             }
             guard case .oneOf(let products)? = match.productIDs else {
                 found.formUnion(candidates.indices.filter(accepts))
@@ -173,7 +184,7 @@ struct ScenarioSpace: Sendable {
                 }
                 byProduct[documentIndex] = index
             }
-            for product in products {
+            for product in Set(products) {
                 for position in byProduct[documentIndex]?[product] ?? [] where accepts(position) {
                     found.insert(position)
                 }

@@ -1,0 +1,159 @@
+import Testing
+
+@testable import GroupPolicy
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Large structured inputs cost bounded work: loading, checking and diffing policies that name
+/// thousands of values per match, or thousands of group ids, finish within 10 s and 1 GB (debug
+/// builds included), or are refused at once with a limit error naming the dimension.
+///
+/// The bounds are generous on purpose: the inputs used to take minutes and gigabytes, so a
+/// regression shows as a failure here rather than as a slow CI run.
+@Suite struct StructuredInputBoundTests {
+    static let seconds: Double = 10
+    static let bytes = 1 << 30
+
+    /// One rule whose match names 200 group types, 200 roles and 2,000 products: its dense table
+    /// would hold 80 million cells.
+    @Test func aMatchNamingThousandsOfValuesCompilesInBoundedWork() throws {
+        let json = Self.wideRule(types: 200, roles: 200, products: 2000)
+        let (loaded, cost) = try Self.measure { try Policy(jsonBytes: Array(json.utf8), fileName: "wide.json") }
+        #expect(cost.seconds < Self.seconds)
+        #expect(cost.peakGrowth < Self.bytes)
+        #expect(loaded.compiled.documents.map(\.hasDenseRoleTables) == [false])
+
+        let named = try response(
+            """
+            {"groups":[{"groupId":"g","groupType":"T7","roles":[{"productId":"p1999","role":"R3"}]}]}
+            """
+        )
+        let unnamed = try response(
+            """
+            {"groups":[{"groupId":"g","groupType":"T7","roles":[{"productId":"other","role":"R3"}]}]}
+            """
+        )
+        #expect(loaded.capabilities(for: named).names == ["a"])
+        #expect(loaded.evaluate(named).capabilities.names == ["a"])
+        #expect(loaded.capabilities(for: unnamed).names == [])
+        #expect(loaded.evaluate(unnamed).capabilities.names == [])
+    }
+
+    /// 3,000 rules that each name a distinct group id: the invariant holds and a policy diffed with
+    /// itself changes nothing, each within the bound (both took seconds per thousand rules).
+    @Test func rulesNamingThousandsOfGroupIDsCheckAndDiffQuickly() throws {
+        let loaded = try policy(Self.groupIDRules(count: 3000))
+        let (results, checkCost) = Self.measure { loaded.checkInvariants() }
+        #expect(checkCost.seconds < Self.seconds)
+        #expect(results.map(\.status) == [.holds])
+        // Per environment: 3 group types (ORGANIZATION, CONSUMER, the unnamed one) times 3,001 ids
+        // (3,002 in Sandbox with the placeholder), one entry-less scenario each.
+        #expect(results.first?.scenarioCount == 3 * 3001 + 3 * 3002)
+
+        let (diff, diffCost) = try Self.measure { try PolicyDiff(from: loaded, to: loaded) }
+        #expect(diffCost.seconds < Self.seconds)
+        #expect(diff.rows.count == 0)
+    }
+
+    /// A policy over the rule limit is refused before it is compiled, naming the limit.
+    @Test func aPolicyOverTheRuleLimitIsRefusedAtOnce() throws {
+        let json = Self.groupIDRules(count: 3000)
+        let start = Self.clock.now
+        let error = #expect(throws: GroupPolicyError.self) {
+            try Policy(jsonBytes: Array(json.utf8), fileName: "many.json", limits: PolicyLimits(maximumRules: 1000))
+        }
+        #expect(Self.clock.now - start < .seconds(Self.seconds))
+        #expect("\(error.map { "\($0)" } ?? "")".contains("over the limit of 1000"))
+    }
+
+    // MARK: Inputs
+
+    static func wideRule(types: Int, roles: Int, products: Int) -> String {
+        func list(_ prefix: String, _ count: Int) -> String {
+            "[" + (0..<count).map { "\"\(prefix)\($0)\"" }.joined(separator: ",") + "]"
+        }
+        return """
+            { "format": "group-policy/v1", "id": "wide", "capabilities": { "a": "A", "b": "B" },
+              "rules": [ { "id": "r", "match": { "groupType": \(list("T", types)), "role": \(list("R", roles)),
+                "productId": \(list("p", products)) }, "capabilities": ["a"] } ] }
+            """
+    }
+
+    static func groupIDRules(count: Int) -> String {
+        let rules = (0..<count).map { #"{"id":"r\#($0)","match":{"groupId":"g\#($0)"},"capabilities":["a"]}"# }
+        return """
+            { "format": "group-policy/v1", "id": "ids", "capabilities": { "a": "A", "b": "B" },
+              "rules": [\(rules.joined(separator: ","))],
+              "invariants": [ { "id": "never-b", "never": { "capabilities": ["b"] } } ] }
+            """
+    }
+
+    // MARK: Measuring
+
+    static let clock = ContinuousClock()
+
+    struct Cost {
+        var seconds: Double
+        /// The process's peak resident memory afterwards less its resident memory before.
+        var peakGrowth: Int
+    }
+
+    static func measure<T>(_ body: () throws -> T) rethrows -> (T, Cost) {
+        let before = residentBytes()
+        let start = clock.now
+        let value = try body()
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (value, Cost(seconds: seconds, peakGrowth: max(0, peakResidentBytes() - before)))
+    }
+
+    /// Resident memory from `/proc/self/statm` (its second field, in pages); 0 where unavailable.
+    static func residentBytes() -> Int {
+        let fields = procFile("/proc/self/statm").split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * pageSize
+    }
+
+    /// The peak resident memory (`VmHWM` of `/proc/self/status`); 0 where unavailable.
+    static func peakResidentBytes() -> Int {
+        for line in procFile("/proc/self/status").split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let digits = line.filter(\.isNumber)
+            return (Int(String(digits)) ?? 0) * 1024
+        }
+        return 0
+    }
+
+    static var pageSize: Int {
+        #if canImport(Glibc)
+        Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+        4096
+        #endif
+    }
+
+    /// A small file of `/proc` (whose size reads as 0, so it is read to its end).
+    static func procFile(_ path: String) -> String {
+        #if canImport(Glibc)
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return "" }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 16 {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+        #else
+        return ""
+        #endif
+    }
+}
