@@ -7,7 +7,7 @@ import Testing
 /// Get Group Members through the real loopback server: every row of Apple's table, and pagination.
 @Suite("Get Group Members")
 struct GroupMembersTests {
-    @Test("200: one page decodes exactly; limit is sent, no token on the first page")
+    @Test("200: one page decodes exactly; limit is sent, no token on the first page", .requires(.pythonCryptography))
     func onePage() async throws {
         let server = try await FakeAppStore()
         let page = try await server.client().groupMembers(groupID: "ok", limit: 10)
@@ -26,7 +26,7 @@ struct GroupMembersTests {
         #expect(requests.first?.authorization == "ok")
     }
 
-    @Test("200: without a limit no query is sent")
+    @Test("200: without a limit no query is sent", .requires(.pythonCryptography))
     func noLimit() async throws {
         let server = try await FakeAppStore()
         let page = try await server.client().groupMembers(groupID: "placeholder")
@@ -34,7 +34,7 @@ struct GroupMembersTests {
         #expect(try await server.log().map(\.path) == ["/groups/v1/group/placeholder"])
     }
 
-    @Test("pagination over three pages keeps limit and passes each token")
+    @Test("pagination over three pages keeps limit and passes each token", .requires(.pythonCryptography))
     func threePages() async throws {
         let server = try await FakeAppStore()
         var members: [String] = []
@@ -59,7 +59,7 @@ struct GroupMembersTests {
         )
     }
 
-    @Test("pages fetched one at a time by hand match the sequence")
+    @Test("pages fetched one at a time by hand match the sequence", .requires(.pythonCryptography))
     func manualPages() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -71,7 +71,10 @@ struct GroupMembersTests {
         #expect(second.paginationToken == "page3/token+=&x")
     }
 
-    @Test("a limit that changes between pages is refused by the server (InvalidLimitError)")
+    @Test(
+        "a limit that changes between pages is refused by the server (InvalidLimitError)",
+        .requires(.pythonCryptography)
+    )
     func changedLimit() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -83,7 +86,7 @@ struct GroupMembersTests {
         #expect(error?.apiErrorCode == 4_000_004)
     }
 
-    @Test("PaginationTokenExpiredError 4000017 ends the sequence with its error")
+    @Test("PaginationTokenExpiredError 4000017 ends the sequence with its error", .requires(.pythonCryptography))
     func expiredToken() async throws {
         let server = try await FakeAppStore()
         var members: [String] = []
@@ -101,7 +104,7 @@ struct GroupMembersTests {
         #expect(try await server.log().count == 2)
     }
 
-    @Test("hasMore without a paginationToken is an invalid answer")
+    @Test("hasMore without a paginationToken is an invalid answer", .requires(.pythonCryptography))
     func tokenless() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().groupMembers(groupID: "tokenless") }
@@ -109,7 +112,10 @@ struct GroupMembersTests {
         #expect(error?.jsonPath == "paginationToken")
     }
 
-    @Test("the same paginationToken twice in a row stops the sequence instead of looping")
+    @Test(
+        "the same paginationToken twice in a row stops the sequence instead of looping",
+        .requires(.pythonCryptography)
+    )
     func loopingToken() async throws {
         let server = try await FakeAppStore()
         var count = 0
@@ -122,7 +128,7 @@ struct GroupMembersTests {
         #expect(try await server.log().count == 2)
     }
 
-    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds")
+    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds", .requires(.pythonCryptography))
     func rateLimitThenSuccess() async throws {
         let server = try await FakeAppStore()
         let nowMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
@@ -136,7 +142,10 @@ struct GroupMembersTests {
         #expect(requests.map { $0.query["limit"] } == [["7"], ["7"]])
     }
 
-    @Test("429 with Retry-After past the maximum wait fails at once, carrying the instant")
+    @Test(
+        "429 with Retry-After past the maximum wait fails at once, carrying the instant",
+        .requires(.pythonCryptography)
+    )
     func rateLimitTooFar() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -154,7 +163,7 @@ struct GroupMembersTests {
         #expect(time.sleeps == [])
     }
 
-    @Test("a malformed page is a decoding error with the engine's JSON path")
+    @Test("a malformed page is a decoding error with the engine's JSON path", .requires(.pythonCryptography))
     func malformed() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().groupMembers(groupID: "malformed") }
@@ -162,7 +171,10 @@ struct GroupMembersTests {
         #expect(error?.jsonPath == "members[0].appTransactionId")
     }
 
-    @Test("500 then 200 inside a sequence: the page is retried and the listing completes")
+    @Test(
+        "500 then 200 inside a sequence: the page is retried and the listing completes",
+        .requires(.pythonCryptography)
+    )
     func retryInsideSequence() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()

@@ -19,7 +19,10 @@ import Darwin
 struct DecisionServerTests {
     static let policies = TestFiles.packageRoot.appending(path: "Policies").path
 
-    @Test("/decision answers exactly Policy.evaluate's JSON for the fake's response, and caches Apple's answer")
+    @Test(
+        "/decision answers exactly Policy.evaluate's JSON for the fake's response, and caches Apple's answer",
+        .requires(.pythonCryptography)
+    )
     func decisionMatchesTheEngine() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -57,7 +60,10 @@ struct DecisionServerTests {
         #expect(fetches == ["/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok1"])
     }
 
-    @Test("/workspace/members lists every page once, only for a member of the group's workspace")
+    @Test(
+        "/workspace/members lists every page once, only for a member of the group's workspace",
+        .requires(.pythonCryptography)
+    )
     func workspaceMembers() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -90,7 +96,7 @@ struct DecisionServerTests {
         )
     }
 
-    @Test("a failed fetch grants nothing, says why, and is not cached")
+    @Test("a failed fetch grants nothing, says why, and is not cached", .requires(.pythonCryptography))
     func failuresFailClosed() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -123,7 +129,7 @@ struct DecisionServerTests {
         )
     }
 
-    @Test("an answer is reused for the cache TTL, then fetched again")
+    @Test("an answer is reused for the cache TTL, then fetched again", .requires(.pythonCryptography))
     func cacheEntriesExpire() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-ttl", "1"])
@@ -135,6 +141,7 @@ struct DecisionServerTests {
 
     @Test(
         "requests the server does not serve are refused with a JSON error",
+        .requires(.pythonCryptography),
         arguments: [
             ("/decision", 400, #"{"error":{"code":"bad-request","message":"missing parameter 'transactionId'"}}"#),
             (
@@ -172,7 +179,7 @@ struct DecisionServerTests {
         #expect(try await store.log().isEmpty)
     }
 
-    @Test("HTTP limits: only GET, no bodies, a bounded head, a bounded wait for it")
+    @Test("HTTP limits: only GET, no bodies, a bounded head, a bounded wait for it", .requires(.pythonCryptography))
     func httpLimits() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--read-timeout", "1"])
