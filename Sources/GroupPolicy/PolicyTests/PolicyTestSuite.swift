@@ -22,6 +22,8 @@ public struct PolicyTestSuite: Sendable {
     public let policy: Policy
     /// The cases, in file order.
     public let cases: [PolicyTestCase]
+    /// How many distinct `responseFile`s loading read, each once however many cases share it.
+    let responseFilesRead: Int
 
     /// Loads a test file and the policy it names.
     ///
@@ -54,6 +56,7 @@ public struct PolicyTestSuite: Sendable {
         self.policyPath = parsed.policyPath
         self.policy = parsed.policy
         self.cases = parsed.cases
+        self.responseFilesRead = parsed.responseFilesRead
     }
 
     /// Runs every case.
@@ -79,6 +82,7 @@ enum PolicyTestParser {
         var policyPath: String
         var policy: Policy
         var cases: [PolicyTestCase]
+        var responseFilesRead: Int
     }
 
     static func parse(_ source: SourceText, limits: PolicyLimits) -> (suite: Parsed?, diagnostics: [Diagnostic]) {
@@ -122,18 +126,24 @@ enum PolicyTestParser {
             }
         }
         var cases: [PolicyTestCase] = []
+        var responseFiles = ResponseFileCache()
         if let node = fields.required("cases") {
-            cases = parseCases(node, policy: policy, collector: collector, limits: limits)
+            cases = parseCases(node, policy: policy, collector: collector, responseFiles: &responseFiles)
         }
         guard let policy, !collector.hasErrors else { return nil }
-        return Parsed(policyPath: policyPath, policy: policy, cases: cases)
+        return Parsed(
+            policyPath: policyPath,
+            policy: policy,
+            cases: cases,
+            responseFilesRead: responseFiles.filesRead
+        )
     }
 
     private static func parseCases(
         _ node: JSONNode,
         policy: Policy?,
         collector: DiagnosticCollector,
-        limits: PolicyLimits
+        responseFiles: inout ResponseFileCache
     ) -> [PolicyTestCase] {
         let path = JSONPath.root.appending("cases")
         guard case .array(let elements) = node.value else {
@@ -170,7 +180,7 @@ enum PolicyTestParser {
             let context =
                 fields["context"].map { parseContext($0, casePath.appending("context"), collector) }
                 ?? EvaluationContext()
-            let response = parseResponse(fields, casePath, collector: collector)
+            let response = parseResponse(fields, casePath, collector: collector, responseFiles: &responseFiles)
             let expectation = fields.required("expect").flatMap {
                 parseExpectation($0, casePath.appending("expect"), policy: policy, collector: collector)
             }
@@ -223,7 +233,8 @@ enum PolicyTestParser {
     private static func parseResponse(
         _ fields: ObjectFields,
         _ casePath: JSONPath,
-        collector: DiagnosticCollector
+        collector: DiagnosticCollector,
+        responseFiles: inout ResponseFileCache
     ) -> GetCustomerGroupsResponse? {
         switch (fields["response"], fields["responseFile"]) {
         case (let node?, nil):
@@ -247,10 +258,10 @@ enum PolicyTestParser {
         case (nil, let node?):
             guard let relative = collector.string(node, casePath.appending("responseFile")) else { return nil }
             let responsePath = resolve(relative, against: collector.source.fileName)
-            do {
-                let bytes = try readFile(responsePath, limits: .default)
-                return try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: responsePath)
-            } catch {
+            switch responseFiles.response(at: responsePath) {
+            case .success(let response):
+                return response
+            case .failure(let error):
                 collector.error(
                     .unreadableFile,
                     at: node.offset,
@@ -423,6 +434,6 @@ extension PolicyTestSuite {
     /// Every test file (`*.tests.json`) under the paths: a file is taken as given, a directory is
     /// searched recursively; sorted within each directory.
     public static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
-        try findFiles(under: paths) { $0.hasSuffix(".tests.json") }
+        try PolicyFiles.files(under: paths, matching: PolicyFiles.isTestFileName)
     }
 }
