@@ -57,8 +57,7 @@ package enum BoundedFileReader {
         if opened.kind == .regular && opened.size > maximumBytes {
             throw GroupPolicyError(
                 code: .limitExceeded,
-                message: "\(path): file of \(opened.size) bytes is over the limit of \(maximumBytes) bytes",
-                location: SourceLocation(file: path, line: 1, column: 1)
+                message: "\(path): file of \(opened.size) bytes is over the limit of \(maximumBytes) bytes"
             )
         }
         if !waitForWriter { makeBlocking(descriptor) }
@@ -68,8 +67,7 @@ package enum BoundedFileReader {
             // A regular file that reports no size but has content is a special one (`/proc`).
             noun: opened.kind != .regular ? "stream" : opened.size == 0 ? "special file" : "file",
             expectedSize: opened.kind == .regular ? opened.size : nil,
-            maximumBytes: maximumBytes,
-            location: SourceLocation(file: path, line: 1, column: 1)
+            maximumBytes: maximumBytes
         )
     }
 
@@ -92,8 +90,7 @@ package enum BoundedFileReader {
             name: name,
             noun: "stream",
             expectedSize: status?.kind == .regular ? status?.size : nil,
-            maximumBytes: maximumBytes,
-            location: nil
+            maximumBytes: maximumBytes
         )
     }
 
@@ -144,8 +141,7 @@ package enum BoundedFileReader {
         name: String,
         noun: String,
         expectedSize: Int?,
-        maximumBytes: Int,
-        location: SourceLocation?
+        maximumBytes: Int
     ) throws(GroupPolicyError) -> [UInt8] {
         let limit = max(0, maximumBytes)
         let cap = limit == Int.max ? Int.max : limit + 1
@@ -188,8 +184,7 @@ package enum BoundedFileReader {
             if bytes.count > limit {
                 throw GroupPolicyError(
                     code: .limitExceeded,
-                    message: "\(name): \(noun) of more than \(limit) bytes is over the limit of \(limit) bytes",
-                    location: location
+                    message: "\(name): \(noun) of more than \(limit) bytes is over the limit of \(limit) bytes"
                 )
             }
         }
