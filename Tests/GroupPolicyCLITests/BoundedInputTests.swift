@@ -32,7 +32,7 @@ import Glibc
         posix_spawn_file_actions_addopen(&actions, 1, directory + "/out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, directory + "/err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv: [UnsafeMutablePointer<CChar>?] = ([CLIRunner.binary] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
         let start = ContinuousClock.now
         let spawned = posix_spawn(&pid, CLIRunner.binary, &actions, nil, argv, environ)
