@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A loaded, validated and compiled policy (or a set of policies) that turns Get Customer Groups
 /// responses into ``Decision``s.
