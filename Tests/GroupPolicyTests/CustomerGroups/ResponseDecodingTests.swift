@@ -1,11 +1,13 @@
+import GroupPolicyTestSupport
+import Testing
+
+@testable import GroupPolicy
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Testing
-
-@testable import GroupPolicy
 
 @Suite struct ResponseDecodingTests {
     @Test func decodesApplesSandboxPlaceholderExactly() throws {

@@ -1,11 +1,13 @@
+import GroupPolicyTestSupport
+import Testing
+
+@testable import GroupPolicy
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Testing
-
-@testable import GroupPolicy
 
 /// Properties that must hold for every policy, response and context, checked on many seeded random
 /// cases per run (a failure names its seed and reproduces).
