@@ -123,9 +123,62 @@ struct GroupMembersTests {
             for try await _ in try server.client().allGroupMembers(groupID: "loop") { count += 1 }
         }
         #expect(error?.code == .invalidResponse)
-        #expect(error?.message == "the App Store sent the same paginationToken twice in a row")
+        #expect(
+            error?.message
+                == "the App Store sent a paginationToken it had sent before (page 2 repeats an earlier one), "
+                + "so the listing would never end"
+        )
         #expect(count == 1)
         #expect(try await server.log().count == 2)
+    }
+
+    @Test(
+        "a pagination cycle longer than one token (A, B, A) stops the sequence at the first repeat",
+        .requires(.pythonCryptography)
+    )
+    func paginationCycle() async throws {
+        let server = try await FakeAppStore()
+        var members: [String] = []
+        let error = await expectError {
+            for try await member in try server.client().allGroupMembers(groupID: "cycle") {
+                members.append(member.appTransactionID)
+            }
+        }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.jsonPath == "paginationToken")
+        #expect(
+            error?.description
+                == "the App Store sent a paginationToken it had sent before (page 3 repeats an earlier one), "
+                + "so the listing would never end (HTTP 200, at paginationToken)"
+        )
+        #expect(members == ["c-first", "c-token-a"])
+        #expect(
+            try await server.log().map(\.path) == [
+                "/groups/v1/group/cycle",
+                "/groups/v1/group/cycle?paginationToken=token-a",
+                "/groups/v1/group/cycle?paginationToken=token-b",
+            ]
+        )
+    }
+
+    @Test(
+        "a listing that never ends stops at the documented page limit",
+        .requires(.pythonCryptography)
+    )
+    func pageLimit() async throws {
+        let server = try await FakeAppStore()
+        var count = 0
+        let error = await expectError {
+            for try await _ in try server.client().allGroupMembers(groupID: "endless") { count += 1 }
+        }
+        #expect(error?.code == .responseTooLarge)
+        #expect(
+            error?.message
+                == "the group's members fill more than 1000 pages; the listing stops there"
+        )
+        #expect(GroupMemberSequence.maximumPages == 1_000)
+        #expect(count == 999)
+        #expect(try await server.log().count == 1_000)
     }
 
     @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds", .requires(.pythonCryptography))
