@@ -107,10 +107,10 @@ enum DecisionServerCommand {
     /// description is joined with `; `), logged once per broken version of the files.
     static func watch(_ store: PolicyStore, every interval: Duration) {
         let (seconds, attoseconds) = interval.components
-        let microseconds = UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        let pause = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
         Thread.detachNewThread {
             while true {
-                usleep(microseconds)
+                Thread.sleep(forTimeInterval: pause)
                 switch store.reloadIfChanged() {
                 case nil: break
                 case .reloaded(let generation)?: log("policies reloaded (generation \(generation))")
