@@ -376,12 +376,6 @@ class Handler(BaseHTTPRequestHandler):
             next_token = "token-b" if token == "token-a" else "token-a"
             member = {"appTransactionId": "c-%s" % (token or "first")}
             self.send_json(200, {"members": [member], "hasMore": True, "paginationToken": next_token})
-        elif scenario == "endless" and endpoint == "members":
-            # A new token on every page, forever: page n's token is "page-<n+1>".
-            token = query.get("paginationToken", [None])[0]
-            number = int(token[len("page-"):]) if token else 1
-            self.send_json(200, {"members": [{"appTransactionId": "e%d" % number}], "hasMore": True,
-                                 "paginationToken": "page-%d" % (number + 1)})
         elif scenario == "big" and endpoint == "groups":
             # big_<n>[_<tag>]: n organization groups, each with one role; the tag only makes the id
             # (and so the cache key) distinct.
