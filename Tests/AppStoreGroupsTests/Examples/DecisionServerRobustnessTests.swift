@@ -160,7 +160,8 @@ struct DecisionServerRobustnessTests {
                 )
             }
         }
-        try await Task.sleep(for: .milliseconds(500))
+        // Both are past their heads once the fake App Store has seen both fetches.
+        #expect(try await store.log(count: 2).count == 2)
         for _ in 0..<10 {
             let refused = try await RawConnection.exchange(
                 port: port,
