@@ -10,7 +10,10 @@ import Testing
 /// Later runs reuse `.build/fixtures/typed-capabilities` and take seconds.
 @Suite(
     .serialized,
-    .enabled(if: ProcessInfo.processInfo.environment["GROUP_POLICY_FIXTURE_TESTS"] == "1"),
+    .enabled(
+        if: ProcessInfo.processInfo.environment["GROUP_POLICY_FIXTURE_TESTS"] == "1",
+        "builds a fixture package with the plugin (about a minute cold): set GROUP_POLICY_FIXTURE_TESTS=1"
+    ),
     .timeLimit(.minutes(10))
 )
 struct TypedCapabilitiesFixtureTests {

@@ -19,7 +19,10 @@ import Darwin
 struct DecisionServerTests {
     static let policies = TestFiles.packageRoot.appending(path: "Policies").path
 
-    @Test("/decision answers exactly Policy.evaluate's JSON for the fake's response, and caches Apple's answer")
+    @Test(
+        "/decision answers exactly Policy.evaluate's JSON for the fake's response, and caches Apple's answer",
+        .requires(.pythonCryptography)
+    )
     func decisionMatchesTheEngine() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -57,7 +60,10 @@ struct DecisionServerTests {
         #expect(fetches == ["/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok1"])
     }
 
-    @Test("/workspace/members lists every page once, only for a member of the group's workspace")
+    @Test(
+        "/workspace/members lists every page once, only for a member of the group's workspace",
+        .requires(.pythonCryptography)
+    )
     func workspaceMembers() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -90,7 +96,7 @@ struct DecisionServerTests {
         )
     }
 
-    @Test("a failed fetch grants nothing, says why, and is not cached")
+    @Test("a failed fetch grants nothing, says why, and is not cached", .requires(.pythonCryptography))
     func failuresFailClosed() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -123,7 +129,7 @@ struct DecisionServerTests {
         )
     }
 
-    @Test("an answer is reused for the cache TTL, then fetched again")
+    @Test("an answer is reused for the cache TTL, then fetched again", .requires(.pythonCryptography))
     func cacheEntriesExpire() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-ttl", "1"])
@@ -135,6 +141,7 @@ struct DecisionServerTests {
 
     @Test(
         "requests the server does not serve are refused with a JSON error",
+        .requires(.pythonCryptography),
         arguments: [
             ("/decision", 400, #"{"error":{"code":"bad-request","message":"missing parameter 'transactionId'"}}"#),
             (
@@ -172,7 +179,7 @@ struct DecisionServerTests {
         #expect(try await store.log().isEmpty)
     }
 
-    @Test("HTTP limits: only GET, no bodies, a bounded head, a bounded wait for it")
+    @Test("HTTP limits: only GET, no bodies, a bounded head, a bounded wait for it", .requires(.pythonCryptography))
     func httpLimits() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--read-timeout", "1"])
@@ -223,19 +230,26 @@ final class DecisionServerProcess: @unchecked Sendable {
 
     /// Starts a server on an ephemeral port of 127.0.0.1, serving Policies/ and fetching from the
     /// fake App Store.
-    static func start(appStore: FakeAppStore, arguments: [String] = []) async throws -> DecisionServerProcess {
+    static func start(
+        appStore: FakeAppStore,
+        policies: String = DecisionServerTests.policies,
+        arguments: [String] = []
+    ) async throws -> DecisionServerProcess {
         let binary = try binary()
         return try await offCooperativePool {
-            try DecisionServerProcess(binary: binary, appStore: appStore, arguments: arguments)
+            try DecisionServerProcess(binary: binary, appStore: appStore, policies: policies, arguments: arguments)
         }
     }
 
-    private init(binary: URL, appStore: FakeAppStore, arguments: [String]) throws {
+    /// Where the server's standard error (its log) goes.
+    let logFile = URL(filePath: NSTemporaryDirectory()).appending(path: "decision-server-\(UUID().uuidString).log")
+
+    private init(binary: URL, appStore: FakeAppStore, policies: String, arguments: [String]) throws {
         let process = Process()
         process.executableURL = binary
         process.arguments =
             [
-                "--port", "0", "--policies", DecisionServerTests.policies,
+                "--port", "0", "--policies", policies,
                 "--base-url", appStore.baseURL.absoluteString,
             ] + arguments
         process.environment = [
@@ -246,7 +260,8 @@ final class DecisionServerProcess: @unchecked Sendable {
         ]
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         var line: [UInt8] = []
@@ -270,12 +285,20 @@ final class DecisionServerProcess: @unchecked Sendable {
         process.terminate()
         for _ in 0..<200 where process.isRunning { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: logFile)
+    }
+
+    /// The lines the server has logged so far.
+    func logLines() -> [String] {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
     struct Answer {
         var status: Int
         var contentType: String?
         var text: String
+        var retryAfter: String? = nil
     }
 
     /// `GET path` over HTTP.
@@ -286,7 +309,8 @@ final class DecisionServerProcess: @unchecked Sendable {
         return Answer(
             status: http.statusCode,
             contentType: http.value(forHTTPHeaderField: "Content-Type"),
-            text: String(decoding: data, as: UTF8.self)
+            text: String(decoding: data, as: UTF8.self),
+            retryAfter: http.value(forHTTPHeaderField: "Retry-After")
         )
     }
 
