@@ -18,9 +18,9 @@ enum Terminal {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// `Error: message` on one line.
+    /// `Error: message` on one line: control characters in the message are escaped.
     static func error(_ message: String) {
-        err("Error: \(message)")
+        err("Error: \(message.escapingControlCharacters)")
     }
 }
 

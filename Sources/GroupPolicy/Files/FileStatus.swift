@@ -102,7 +102,7 @@ struct SystemError: Error, Sendable {
 
 /// The canonical path of what `path` names (symbolic links, `.` and `..` resolved), or `nil` when
 /// it does not resolve.
-func realPath(_ path: String) -> String? {
+package func realPath(_ path: String) -> String? {
     guard let resolved = realpath(path, nil) else { return nil }
     defer { free(resolved) }
     return String(cString: resolved)

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A loaded, validated and compiled policy (or a set of policies) that turns Get Customer Groups
 /// responses into ``Decision``s.
@@ -14,7 +18,7 @@ import FoundationEssentials
 /// if decision.allows("workspace.manage-seats") { … }
 /// ```
 public struct Policy: Sendable {
-    let compiled: CompiledPolicy
+    package let compiled: CompiledPolicy
 
     init(documents: [PolicyDocument]) {
         compiled = CompiledPolicy(documents: documents)
@@ -206,9 +210,9 @@ public struct Policy: Sendable {
 }
 
 /// A policy set compiled: the shared capability catalog and each document's tables.
-final class CompiledPolicy: Sendable {
-    let catalog: CapabilityCatalog
-    let documents: [CompiledDocument]
+package final class CompiledPolicy: Sendable {
+    package let catalog: CapabilityCatalog
+    package let documents: [CompiledDocument]
 
     init(documents: [PolicyDocument]) {
         let catalog = CapabilityCatalog(declarations: documents.flatMap(\.capabilities))
@@ -224,7 +228,7 @@ final class CompiledPolicy: Sendable {
 
 /// Reads a whole policy or test file through the bounded reader: never more than the size limit
 /// (plus one byte) however large the file, stream or special file is.
-func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
+package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
     try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
 }
 
@@ -243,12 +247,4 @@ func describe(_ error: any Error) -> String {
 
 func isDirectory(_ path: String) -> Bool {
     (try? FileStatus(path: path))?.kind == .directory
-}
-
-extension Policy {
-    /// Every policy file (`*.json` that is not `*.tests.json` or `*.schema.json`) under the paths:
-    /// a file is taken as given, a directory is searched recursively; sorted within each directory.
-    public static func policyFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
-        try PolicyFiles.files(under: paths, matching: PolicyFiles.isPolicyFileName)
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
@@ -52,9 +53,9 @@ import Testing
         let named = try PolicyFiles.find(under: [directory + "/team.json", directory + "/team.json", directory])
         #expect(named.policyFiles == [directory + "/team.json", directory + "/sub/inner.json"])
         #expect(
-            try Policy.policyFiles(under: [directory]) == [directory + "/sub/inner.json", directory + "/team.json"]
+            try PolicyFiles.files(under: [directory], matching: PolicyFiles.isTestFileName)
+                == [directory + "/team.tests.json"]
         )
-        #expect(try PolicyTestSuite.testFiles(under: [directory]) == [directory + "/team.tests.json"])
     }
 
     @Test func namedFilesAreTakenByTheirNames() throws {

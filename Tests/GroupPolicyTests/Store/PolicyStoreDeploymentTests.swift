@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
