@@ -62,8 +62,40 @@ public struct PolicyTestSuite: Sendable {
     }
 
     /// Runs every case.
+    ///
+    /// Cases that share a response (every case naming one `responseFile` holds the same decoded
+    /// response) and a context are evaluated once and share the decision, so time and memory grow
+    /// with the distinct responses, not with the cases.
     public func run() -> [PolicyTestResult] {
-        cases.map(run)
+        struct Shared: Hashable {
+            var storage: UnsafeRawPointer?
+            var count: Int
+            var context: EvaluationContext
+        }
+        var decisions: [Shared: Decision] = [:]
+        return cases.map { testCase in
+            let groups = testCase.response.groups
+            let key = Shared(
+                storage: groups.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) },
+                count: groups.count,
+                context: testCase.context
+            )
+            // The cases keep every response alive during the run, so a storage address cannot be
+            // reused by another response; equal storage means an equal response.
+            let decision: Decision
+            if let known = decisions[key] {
+                decision = known
+            } else {
+                decision = policy.evaluate(testCase.response, in: testCase.context)
+                decisions[key] = decision
+            }
+            return PolicyTestResult(
+                name: testCase.name,
+                location: testCase.location,
+                failures: testCase.expectation.failures(for: decision),
+                decision: decision
+            )
+        }
     }
 
     /// Runs one case.

@@ -45,6 +45,14 @@ import Testing
         #expect(suite.responseFilesRead == 1)
         // A generous bound (one decoded copy is a few MB); shared with whatever runs in parallel.
         #expect(after - before < 200 << 20, "resident memory grew by \((after - before) >> 20) MB")
+
+        // Running them evaluates the shared response once: the 2,000 results share one decision
+        // (before, each case held a decision of 8,000 groups).
+        let results = suite.run()
+        let afterRun = try #require(Self.residentBytes())
+        #expect(results.count == 2_000)
+        #expect(results.allSatisfy { $0.passed && $0.decision.groups.count == 8_000 })
+        #expect(afterRun - before < 200 << 20, "resident memory grew by \((afterRun - before) >> 20) MB")
     }
 
     @Test func aSpecialResponseFileStopsAtTheResponseLimit() throws {
