@@ -20,6 +20,13 @@ let package = Package(
             name: "GroupPolicy",
             swiftSettings: strictSettings
         ),
+        // The command-line parser shared by the tools and the example server (not a product). It
+        // uses the runtime's edit distance for its did-you-mean suggestions.
+        .target(
+            name: "ArgumentParsing",
+            dependencies: ["GroupPolicy"],
+            swiftSettings: strictSettings
+        ),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
@@ -35,7 +42,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "group-policy",
-            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupPolicyCodegen"],
+            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupPolicyCodegen", "ArgumentParsing"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -46,14 +53,14 @@ let package = Package(
         // The plugin's tool depends on the engine only, so apps using the plugin need no OpenSSL.
         .executableTarget(
             name: "group-policy-codegen",
-            dependencies: ["GroupPolicyCodegen"],
+            dependencies: ["GroupPolicyCodegen", "ArgumentParsing"],
             swiftSettings: strictSettings
         ),
         // An app-server integration to copy: decisions over HTTP with the standard library and
         // Foundation only (see Examples/README.md).
         .executableTarget(
             name: "DecisionServer",
-            dependencies: ["GroupPolicy", "AppStoreGroups"],
+            dependencies: ["GroupPolicy", "AppStoreGroups", "ArgumentParsing"],
             path: "Examples/DecisionServer",
             swiftSettings: strictSettings
         ),
@@ -65,6 +72,11 @@ let package = Package(
         .testTarget(
             name: "GroupPolicyTests",
             dependencies: ["GroupPolicy"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ArgumentParsingTests",
+            dependencies: ["ArgumentParsing"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -93,7 +105,7 @@ package.products.append(.executable(name: "group-policy-bench", targets: ["group
 package.targets += [
     .executableTarget(
         name: "group-policy-bench",
-        dependencies: ["GroupPolicy", "CMallocInfo"],
+        dependencies: ["GroupPolicy", "CMallocInfo", "ArgumentParsing"],
         swiftSettings: strictSettings
     ),
     .systemLibrary(name: "CMallocInfo"),

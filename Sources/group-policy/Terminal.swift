@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Foundation
 
 /// Exit statuses of cli.md: 0 success, 1 the checked thing is wrong, 2 the command could not run.
@@ -39,13 +40,31 @@ func readInput(_ path: String) throws(CommandFailure) -> [UInt8] {
     return Array(data)
 }
 
-/// A command that ends with a status and, unless already printed, a one-line message.
+/// A command that ends with a status and, unless already printed, a one-line message (or, for
+/// bad usage found after parsing, the parser's error with the command's usage).
 struct CommandFailure: Error {
     var status: ExitStatus
     var message: String?
+    var usageError: UsageError?
 
     init(_ status: ExitStatus, _ message: String? = nil) {
         self.status = status
         self.message = message
+    }
+
+    init(_ usageError: UsageError) {
+        self.init(.unusable)
+        self.usageError = usageError
+    }
+}
+
+extension ParsedArguments {
+    /// A required option's value; the parser checked that it is there.
+    func requiredValue(_ name: String) throws(CommandFailure) -> String {
+        do {
+            return try required(name)
+        } catch {
+            throw CommandFailure(error)
+        }
     }
 }

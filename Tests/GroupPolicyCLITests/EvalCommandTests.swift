@@ -78,14 +78,27 @@ import Testing
     }
 
     @Test(arguments: [
-        (["eval", "--policy", "Policies/team-workspace.json"], "Error: missing required option --response\n"),
+        (
+            ["eval", "--policy", "Policies/team-workspace.json"],
+            """
+            Error: missing required option '--response <file>'
+            Usage: group-policy eval --policy <file> --response <file> [options]
+              See 'group-policy eval --help' for more information.
+
+            """
+        ),
         (
             ["eval", "--policy", "Policies/team-workspace.json", "--response", "nope.json"],
             "Error: cannot read nope.json: no such file\n"
         ),
         (
             ["eval", "--polcy", "x"],
-            "Error: unknown option '--polcy' (did you mean '--policy'?) (usage: group-policy eval --policy FILE --response FILE|- [--environment production|sandbox] [--entitlement E]... [--explain])\n"
+            """
+            Error: unknown option '--polcy' (did you mean '--policy'?)
+            Usage: group-policy eval --policy <file> --response <file> [options]
+              See 'group-policy eval --help' for more information.
+
+            """
         ),
         (
             [
@@ -99,7 +112,12 @@ import Testing
         ),
         (
             ["frobnicate"],
-            "Error: unknown command 'frobnicate' (commands: eval, test, check, diff, fetch, generate-swift; see 'group-policy --help')\n"
+            """
+            Error: unknown subcommand 'frobnicate' (one of: eval, test, check, diff, fetch, generate-swift)
+            Usage: group-policy <subcommand>
+              See 'group-policy --help' for more information.
+
+            """
         ),
     ])
     func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {

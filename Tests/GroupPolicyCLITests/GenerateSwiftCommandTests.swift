@@ -59,7 +59,15 @@ import Testing
 
     @Test(
         arguments: [
-            (["generate-swift"], "Error: give at least one POLICY (a policy file or a directory)\n"),
+            (
+                ["generate-swift"],
+                """
+                Error: give at least one POLICY (a policy file or a directory)
+                Usage: group-policy generate-swift <policy> ... [options]
+                  See 'group-policy generate-swift --help' for more information.
+
+                """
+            ),
             (["generate-swift", "nowhere.json"], "Error: cannot read nowhere.json: no such file or directory\n"),
             (
                 ["generate-swift", "Policies", "--access-level", "open"],

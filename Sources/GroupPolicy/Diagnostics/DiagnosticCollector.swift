@@ -152,10 +152,11 @@ struct ObjectFields {
     }
 }
 
-/// "Did you mean" suggestions by edit distance.
-enum Suggestion {
+/// "Did you mean" suggestions by edit distance: the one implementation in the package, shared by
+/// the loaders and, through `package` access, the command-line argument parser.
+package enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a plausible typo.
-    static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
+    package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
         let target = Array(word.unicodeScalars)
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
