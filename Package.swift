@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
         .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
+        .plugin(name: "GroupPolicyCommand", targets: ["GroupPolicyCommand"]),
     ],
     targets: [
         .target(
@@ -73,6 +74,18 @@ let package = Package(
             name: "GroupPolicyTests",
             dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
+        ),
+        // `swift package group-policy check Policies` in an app's package: the CLI, with no
+        // permissions (the commands it offers only read).
+        .plugin(
+            name: "GroupPolicyCommand",
+            capability: .command(
+                intent: .custom(
+                    verb: "group-policy",
+                    description: "Check, test, diff and evaluate GroupPolicy policies with the group-policy CLI"
+                )
+            ),
+            dependencies: ["group-policy"]
         ),
         .testTarget(
             name: "ArgumentParsingTests",
