@@ -29,7 +29,7 @@ struct TypedCapabilitiesFixtureTests {
         #expect(build.output.contains("Generating capability and workspace constants for FixtureApp"))
         #expect(build.output.contains("Generating capability and workspace constants for SharedPolicies"))
 
-        let run = try Self.run(Self.scratch.appending(path: "debug/FixtureApp"), [])
+        let run = try Self.run(Self.scratch.appending(path: "debug/FixtureApp"), [], in: Self.fixture)
         #expect(run.status == 0)
         #expect(
             run.output == """
@@ -145,6 +145,8 @@ struct TypedCapabilitiesFixtureTests {
         var status: Int32
         var standardOutput: String
         var standardError: String
+        /// Both streams, for checks that do not care which one a line is on.
+        var output: String { standardOutput + standardError }
         var description: String { "status \(status)\n\(standardOutput)\n\(standardError)" }
     }
 
@@ -183,35 +185,16 @@ struct TypedCapabilitiesFixtureTests {
         )
     }
 
-    struct Result {
-        var status: Int32
-        var output: String
-    }
-
     /// `swift build` of the fixture with warnings as errors (the same flags every time, so builds
     /// after the first are incremental).
-    static func swiftBuild(_ arguments: [String]) throws -> Result {
+    static func swiftBuild(_ arguments: [String]) throws -> Output {
         try run(
             URL(filePath: "/usr/bin/env"),
             [
                 "swift", "build", "--package-path", fixture.path, "--scratch-path", scratch.path,
                 "-Xswiftc", "-warnings-as-errors",
-            ] + arguments
+            ] + arguments,
+            in: fixture
         )
-    }
-
-    /// Runs a program to its end, standard output and error together.
-    static func run(_ executable: URL, _ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
     }
 }
