@@ -45,10 +45,7 @@ enum CheckCommand {
         var budget = Policy.defaultInvariantBudget
         if let text = arguments.value("invariant-budget") {
             guard let value = Int(text), value > 0 else {
-                throw CommandFailure(
-                    .unusable,
-                    "--invariant-budget needs a positive number of scenarios, not '\(text)'"
-                )
+                throw arguments.usage("--invariant-budget needs a positive number of scenarios, not '\(text)'")
             }
             budget = value
         }

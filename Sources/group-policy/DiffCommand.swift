@@ -28,7 +28,7 @@ enum DiffCommand {
         var budget = PolicyDiff.defaultBudget
         if let text = arguments.value("budget") {
             guard let value = Int(text), value > 0 else {
-                throw CommandFailure(.unusable, "--budget needs a positive number of scenarios, not '\(text)'")
+                throw arguments.usage("--budget needs a positive number of scenarios, not '\(text)'")
             }
             budget = value
         }

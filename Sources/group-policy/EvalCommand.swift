@@ -24,7 +24,7 @@ enum EvalCommand {
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
         let policyPath = try arguments.requiredValue("policy")
         let responsePath = try arguments.requiredValue("response")
-        let environment = try parseEnvironment(arguments.value("environment") ?? "production")
+        let environment = try parseEnvironment(arguments, default: .production)
         let policy = try loadPolicy(policyPath)
         let bytes = try readInput(responsePath)
         let response: GetCustomerGroupsResponse
@@ -42,12 +42,16 @@ enum EvalCommand {
     }
 }
 
-/// `production` or `sandbox` (any case), as the CLI spells environments.
-func parseEnvironment(_ value: String) throws(CommandFailure) -> StoreEnvironment {
+/// `--environment production|sandbox` (any case), as the CLI spells environments.
+func parseEnvironment(
+    _ arguments: ParsedArguments,
+    default: StoreEnvironment
+) throws(CommandFailure) -> StoreEnvironment {
+    guard let value = arguments.value("environment") else { return `default` }
     switch value.lowercased() {
     case "production": return .production
     case "sandbox": return .sandbox
-    default: throw CommandFailure(.unusable, "unknown environment '\(value)' (use production or sandbox)")
+    default: throw arguments.usage("unknown environment '\(value)' (use production or sandbox)")
     }
 }
 

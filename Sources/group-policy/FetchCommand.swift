@@ -65,7 +65,7 @@ enum FetchCommand {
             policy = try loadPolicy(path)
         } else {
             if !arguments.all("entitlement").isEmpty || arguments.has("explain") {
-                throw CommandFailure(.unusable, "--entitlement and --explain need --policy")
+                throw arguments.usage("--entitlement and --explain need --policy")
             }
             policy = nil
         }
@@ -93,7 +93,7 @@ enum FetchCommand {
         var limit: Int?
         if let text = arguments.value("limit") {
             guard let value = Int(text) else {
-                throw CommandFailure(.unusable, "--limit must be a number from 1 to 100")
+                throw arguments.usage("--limit must be a number from 1 to 100")
             }
             limit = value
         }
@@ -119,23 +119,23 @@ enum FetchCommand {
         let variables = ProcessInfo.processInfo.environment
         func setting(_ option: String, _ variable: String) throws(CommandFailure) -> String {
             if let value = arguments.value(option) ?? variables[variable], !value.isEmpty { return value }
-            throw CommandFailure(.unusable, "missing --\(option) (or set \(variable))")
+            throw arguments.usage("missing --\(option) (or set \(variable))")
         }
         let keyID = try setting("key-id", "APP_STORE_KEY_ID")
         let issuerID = try setting("issuer-id", "APP_STORE_ISSUER_ID")
         let bundleID = try setting("bundle-id", "APP_STORE_BUNDLE_ID")
         let keyPath = try setting("private-key", "APP_STORE_PRIVATE_KEY_PATH")
-        let storeEnvironment = try parseEnvironment(arguments.value("environment") ?? "sandbox")
+        let storeEnvironment = try parseEnvironment(arguments, default: .sandbox)
         let environment: AppStoreEnvironment
         if let text = arguments.value("base-url") {
             guard let url = URL(string: text), url.scheme != nil else {
-                throw CommandFailure(.unusable, "--base-url '\(text)' is not an absolute URL")
+                throw arguments.usage("--base-url '\(text)' is not an absolute URL")
             }
             environment = .custom(baseURL: url, storeEnvironment: storeEnvironment)
         } else {
             environment = storeEnvironment == .production ? .production : .sandbox
         }
-        let timeout = try parseTimeout(arguments.value("timeout"))
+        let timeout = try parseTimeout(arguments)
         let pem = String(decoding: try readInput(keyPath), as: UTF8.self)
         do {
             return try AppStoreGroupsClient(
@@ -157,10 +157,10 @@ enum FetchCommand {
 
     /// `--timeout` in seconds, 0.001 to 3600 (a bound keeps the conversion to milliseconds exact
     /// and finite); 30 when not given, the library's default.
-    private static func parseTimeout(_ text: String?) throws(CommandFailure) -> Duration {
-        guard let text else { return .seconds(30) }
+    private static func parseTimeout(_ arguments: ParsedArguments) throws(CommandFailure) -> Duration {
+        guard let text = arguments.value("timeout") else { return .seconds(30) }
         guard let seconds = Double(text), seconds >= 0.001, seconds <= 3600 else {
-            throw CommandFailure(.unusable, "--timeout must be a number of seconds from 0.001 to 3600")
+            throw arguments.usage("--timeout must be a number of seconds from 0.001 to 3600")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }

@@ -30,7 +30,7 @@ enum GenerateSwiftCommand {
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
         let level = arguments.value("access-level") ?? "public"
         guard let accessLevel = SwiftConstantsGenerator.AccessLevel(rawValue: level) else {
-            throw CommandFailure(.unusable, "unknown access level '\(level)' (use public, package or internal)")
+            throw arguments.usage("unknown access level '\(level)' (use public, package or internal)")
         }
         var files: [String] = []
         for path in arguments.positionals {

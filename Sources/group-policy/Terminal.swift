@@ -59,6 +59,12 @@ struct CommandFailure: Error {
 }
 
 extension ParsedArguments {
+    /// Bad usage found after parsing (a value out of range, options that do not go together):
+    /// printed like the parser's errors, with the command's usage.
+    func usage(_ message: String) -> CommandFailure {
+        CommandFailure(usageError(message))
+    }
+
     /// A required option's value; the parser checked that it is there.
     func requiredValue(_ name: String) throws(CommandFailure) -> String {
         do {

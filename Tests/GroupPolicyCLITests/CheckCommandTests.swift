@@ -126,7 +126,12 @@ import Testing
         (["check", "missing-dir"], "Error: cannot read missing-dir: no such file or directory\n"),
         (
             ["check", "--invariant-budget", "0", "Policies"],
-            "Error: --invariant-budget needs a positive number of scenarios, not '0'\n"
+            """
+            Error: --invariant-budget needs a positive number of scenarios, not '0'
+            Usage: group-policy check <path> ... [options]
+              See 'group-policy check --help' for more information.
+
+            """
         ),
     ])
     func badUsageExitsTwo(_ arguments: [String], _ expected: String) throws {

@@ -104,7 +104,13 @@ import Testing
             [
                 "eval", "--policy", "Policies/team-workspace.json", "--response", "Examples/no-groups.json",
                 "--environment", "staging",
-            ], "Error: unknown environment 'staging' (use production or sandbox)\n"
+            ],
+            """
+            Error: unknown environment 'staging' (use production or sandbox)
+            Usage: group-policy eval --policy <file> --response <file> [options]
+              See 'group-policy eval --help' for more information.
+
+            """
         ),
         (
             ["eval", "--policy", "missing.json", "--response", "Examples/no-groups.json"],
@@ -120,7 +126,7 @@ import Testing
             """
         ),
     ])
-    func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
+    func badUsageAndUnreadableInputsExitTwo(_ arguments: [String], _ expected: String) throws {
         let output = try CLIRunner.run(arguments)
         #expect(output.status == 2)
         #expect(output.stdout == "")

@@ -214,7 +214,7 @@ struct FetchCommandTests {
         #expect(try await server.log().isEmpty)
     }
 
-    @Test("bad usage is exit 2 with an Error: line, and the usage when parsing fails", .requires(.pythonCryptography))
+    @Test("bad usage is exit 2 with an Error: line, the usage and where to find help", .requires(.pythonCryptography))
     func badUsage() async throws {
         let server = try await FakeAppStore()
         let flags = Self.credentialFlags(server)
@@ -257,11 +257,21 @@ struct FetchCommandTests {
             ),
             (
                 ["fetch", "groups", "--transaction-id", "ok", "--explain"] + flags,
-                "Error: --entitlement and --explain need --policy\n"
+                """
+                Error: --entitlement and --explain need --policy
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
             ),
             (
                 ["fetch", "members", "--group-id", "ok", "--limit", "ten"] + flags,
-                "Error: --limit must be a number from 1 to 100\n"
+                """
+                Error: --limit must be a number from 1 to 100
+                Usage: group-policy fetch members --group-id <id> [options]
+                  See 'group-policy fetch members --help' for more information.
+
+                """
             ),
             (
                 ["fetch", "members", "--group-id", "ok", "--limit", "101"] + flags,
@@ -269,18 +279,33 @@ struct FetchCommandTests {
             ),
             (
                 ["fetch", "groups", "--transaction-id", "ok", "--environment", "staging"] + flags,
-                "Error: unknown environment 'staging' (use production or sandbox)\n"
+                """
+                Error: unknown environment 'staging' (use production or sandbox)
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
             ),
             (
                 ["fetch", "groups", "--transaction-id", "ok"],
-                "Error: missing --key-id (or set APP_STORE_KEY_ID)\n"
+                """
+                Error: missing --key-id (or set APP_STORE_KEY_ID)
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
             ),
         ]
         for timeout in ["0", "-1", "0.0001", "3601", "soon", "nan", "inf", ""] {
             cases.append(
                 (
                     ["fetch", "groups", "--transaction-id", "ok", "--timeout", timeout] + flags,
-                    "Error: --timeout must be a number of seconds from 0.001 to 3600\n"
+                    """
+                    Error: --timeout must be a number of seconds from 0.001 to 3600
+                    Usage: group-policy fetch groups --transaction-id <id> [options]
+                      See 'group-policy fetch groups --help' for more information.
+
+                    """
                 )
             )
         }
