@@ -1,5 +1,6 @@
 import ArgumentParsing
 import GroupPolicy
+import GroupPolicyTooling
 
 enum DiffCommand {
     static let spec = CommandSpec(
