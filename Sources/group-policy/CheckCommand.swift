@@ -90,12 +90,8 @@ enum CheckCommand {
             let policy: Policy
             do {
                 policy = try Policy(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
-                report(error)
-                continue
             } catch {
-                tally.errors += 1
-                Terminal.err("\(file): error: $: \(error)")
+                report(error)
                 continue
             }
             policy.warnings.forEach(report)
@@ -125,11 +121,8 @@ enum CheckCommand {
             tally.testFiles += 1
             do {
                 _ = try PolicyTestSuite(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
-                report(error)
             } catch {
-                tally.errors += 1
-                Terminal.err("\(file): error: $: \(error)")
+                report(error)
             }
         }
 

@@ -37,17 +37,13 @@ enum TestCommand {
             let suite: PolicyTestSuite
             do {
                 suite = try PolicyTestSuite(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
+            } catch {
                 failed += 1
                 Terminal.out("FAIL \(file): the test file does not load")
                 for diagnostic in error.diagnostics where diagnostic.severity == .error {
                     Terminal.err(diagnostic.description)
                 }
                 if error.diagnostics.isEmpty { Terminal.err(error.description) }
-                continue
-            } catch {
-                failed += 1
-                Terminal.out("FAIL \(file): \(error)".escapingControlCharacters)
                 continue
             }
             let results = suite.run()

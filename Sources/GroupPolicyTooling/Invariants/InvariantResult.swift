@@ -35,7 +35,7 @@ public struct InvariantResult: Sendable {
     /// The id of the policy that declares the invariant.
     public var policyID: String
     /// Where the invariant is written.
-    public var location: SourceLocation?
+    public var location: SourcePosition?
     /// The invariant's JSON path, such as `invariants[1]`.
     public var jsonPath: String
     /// Holds, violated or over budget.

@@ -14,7 +14,7 @@ public struct PolicyCoverage: Sendable {
         /// or the workspace's id.
         public var id: String
         /// Where the definition starts.
-        public var location: SourceLocation?
+        public var location: SourcePosition?
         /// The definition's JSON path, such as `rules[2]`.
         public var jsonPath: String
     }
