@@ -26,17 +26,6 @@ enum CheckCommand {
             """
     )
 
-    /// What was found, for the summary line.
-    private struct Tally {
-        var policies = 0
-        var testFiles = 0
-        var errors = 0
-        var warnings = 0
-        var invariants = 0
-        var invariantsHolding = 0
-        var unreadable = false
-    }
-
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
         guard !arguments.positionals.isEmpty else {
             throw CommandFailure(.unusable, "give at least one PATH (a policy, a test file or a directory)")
@@ -51,54 +40,25 @@ enum CheckCommand {
             }
             budget = value
         }
-        let strict = arguments.has("strict")
-        let policyFiles: [String]
-        let testFiles: [String]
+        let check = PolicyCheck(invariantBudget: budget, strict: arguments.has("strict"))
+        let report: PolicyCheckReport
         do {
-            // A file named on the command line comes back from both searches: its name decides.
-            policyFiles = try Policy.policyFiles(under: arguments.positionals).filter {
-                !$0.hasSuffix(".tests.json") && !$0.hasSuffix(".schema.json")
-            }
-            testFiles = try PolicyTestSuite.testFiles(under: arguments.positionals).filter {
-                $0.hasSuffix(".tests.json")
-            }
+            report = try check.run(paths: arguments.positionals)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
 
-        var tally = Tally()
-        func report(_ diagnostic: Diagnostic) {
-            var diagnostic = diagnostic
-            if strict { diagnostic.severity = .error }
-            if diagnostic.severity == .error { tally.errors += 1 } else { tally.warnings += 1 }
-            Terminal.err(diagnostic.description)
-        }
-        func report(_ error: GroupPolicyError) {
-            if error.code == .unreadableFile {
-                tally.unreadable = true
-                Terminal.error(error.message)
-            } else if error.diagnostics.isEmpty {
-                tally.errors += 1
-                Terminal.err(error.description)
-            } else {
-                error.diagnostics.forEach(report)
+        for file in report.files {
+            if let error = file.error {
+                if error.code == .unreadableFile {
+                    Terminal.error(error.message)
+                } else {
+                    Terminal.err(error.description)
+                }
             }
-        }
-
-        for file in policyFiles {
-            tally.policies += 1
-            let policy: Policy
-            do {
-                policy = try Policy(contentsOfFile: file)
-            } catch {
-                report(error)
-                continue
-            }
-            policy.warnings.forEach(report)
-            for result in policy.checkInvariants(budget: budget) {
-                tally.invariants += 1
-                guard let diagnostic = result.diagnostic else {
-                    tally.invariantsHolding += 1
+            for diagnostic in file.diagnostics { Terminal.err(diagnostic.description) }
+            for result in file.invariants {
+                guard let diagnostic = check.diagnostic(for: result) else {
                     if arguments.has("verbose") {
                         let place = result.location.map { "\($0): " } ?? ""
                         Terminal.out(
@@ -108,7 +68,7 @@ enum CheckCommand {
                     }
                     continue
                 }
-                report(diagnostic)
+                Terminal.err(diagnostic.description)
                 if let testCase = result.counterexampleTestCase {
                     Terminal.err("  counterexample, as a test case that fails until the policy is fixed:")
                     Terminal.err(testCase.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
@@ -117,25 +77,16 @@ enum CheckCommand {
                 }
             }
         }
-        for file in testFiles {
-            tally.testFiles += 1
-            do {
-                _ = try PolicyTestSuite(contentsOfFile: file)
-            } catch {
-                report(error)
-            }
-        }
 
-        if policyFiles.isEmpty && testFiles.isEmpty {
+        if report.files.isEmpty {
             Terminal.err("no policy or test files under \(arguments.positionals.joined(separator: " "))")
-            tally.errors += 1
         }
-        Terminal.out(summary(tally))
-        if tally.unreadable { throw CommandFailure(.unusable) }
-        if tally.errors > 0 { throw CommandFailure(.failure) }
+        Terminal.out(summary(report.summary))
+        if report.summary.unreadable { throw CommandFailure(.unusable) }
+        if report.summary.errors > 0 { throw CommandFailure(.failure) }
     }
 
-    private static func summary(_ tally: Tally) -> String {
+    private static func summary(_ tally: PolicyCheckReport.Summary) -> String {
         let invariants =
             tally.invariantsHolding == tally.invariants
             ? counted(tally.invariants, "invariant") + (tally.invariants == 1 ? " holds" : " hold")

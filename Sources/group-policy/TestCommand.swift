@@ -47,13 +47,7 @@ enum TestCommand {
                 continue
             }
             let results = suite.run()
-            if arguments.has("coverage") {
-                if let index = coverages.firstIndex(where: { $0.policyPath == suite.policyPath }) {
-                    for result in results { coverages[index].record(result.decision) }
-                } else {
-                    coverages.append(suite.coverage(of: results))
-                }
-            }
+            if arguments.has("coverage") { PolicyCoverage.merge(results, of: suite, into: &coverages) }
             for result in results {
                 if result.passed {
                     passed += 1
