@@ -1,4 +1,5 @@
-/// One invariant: a property checked over every scenario (policy-format.md section 6).
+/// One invariant: a property checked over every scenario (see the DocC article "Policy file
+/// format", section "Invariants").
 package struct InvariantDefinition: Sendable {
     package enum Quantifier: String, Sendable {
         case never

@@ -1,7 +1,7 @@
 public import GroupPolicy
 
 /// The capability changes between two versions of a policy, over the scenario space of both
-/// (policy-format.md section 6, with every value either version names).
+/// (the DocC article "The scenario space", with every value either version names).
 ///
 /// Each ``Row`` is a class of scenarios in which one capability is added or removed: the minimal
 /// scenarios where the change shows (a scenario that only extends another one with the same

@@ -2,8 +2,8 @@ public import GroupPolicy
 
 /// A loaded policy test file (`*.tests.json`): the policy it tests and its cases, ready to run.
 ///
-/// The format is policy-format.md section 7. Run it from the CLI (`group-policy test`) or inside
-/// `swift test`:
+/// The format is the DocC article "Policy test file format". Run it from the CLI (`group-policy
+/// test`) or inside `swift test`:
 ///
 /// ```swift
 /// @Test func teamWorkspaceRules() throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import GroupPolicy
 @testable import GroupPolicyTooling
 
-/// policy-format.md section 7: the test file format and the Swift API that runs it.
+/// The DocC article "Policy test file format": the test file format and the Swift API that runs it.
 @Suite struct PolicyTestSuiteTests {
     /// The repository's own rule-set tests, run inside `swift test`, one Swift test per file.
     @Test(arguments: ["Policies/team-workspace.tests.json", "Policies/family-sharing.tests.json"])
