@@ -9,7 +9,7 @@ public import GroupPolicy
 /// code generator and the plugin can share it and format it as they need.
 public struct PolicyCheck: Sendable {
     /// The most scenarios one invariant's reduced space may hold (see
-    /// ``GroupPolicy/Policy/checkInvariants(budget:)``).
+    /// `Policy.checkInvariants(budget:)`).
     public var invariantBudget: Int
     /// Whether warnings count as errors: every diagnostic the report holds is then an error.
     public var strict: Bool
@@ -28,7 +28,7 @@ public struct PolicyCheck: Sendable {
     ///
     /// - Parameter paths: Files and directories.
     /// - Returns: One entry per file found, policies first, then test files, each in search order.
-    /// - Throws: A ``GroupPolicyError`` with code `unreadableFile` when a path cannot be searched;
+    /// - Throws: A `GroupPolicyError` with code `unreadableFile` when a path cannot be searched;
     ///   a file that does not load is reported in the result instead.
     public func run(paths: [String]) throws(GroupPolicyError) -> PolicyCheckReport {
         // A file named on the command line comes back from both searches: its name decides.

@@ -92,7 +92,7 @@ public struct PolicyDiff: Sendable {
     ///   - old: The version before the change.
     ///   - new: The version after the change.
     ///   - budget: The most scenarios to evaluate.
-    /// - Throws: A ``GroupPolicyError`` with code `limitExceeded` when the space holds more
+    /// - Throws: A `GroupPolicyError` with code `limitExceeded` when the space holds more
     ///   scenarios than `budget`.
     public init(from old: Policy, to new: Policy, budget: Int = PolicyDiff.defaultBudget) throws(GroupPolicyError) {
         let differ = PolicyDiffer(old: old.compiled, new: new.compiled)

@@ -30,7 +30,7 @@ public struct PolicyTestSuite: Sendable {
     /// - Parameters:
     ///   - path: The test file's path; relative paths inside it resolve against its directory.
     ///   - limits: Bounds on the sizes of the files read.
-    /// - Throws: A ``GroupPolicyError`` with code `invalidTestFile` listing every diagnostic when the
+    /// - Throws: A `GroupPolicyError` with code `invalidTestFile` listing every diagnostic when the
     ///   file, its policy or a `responseFile` has an error; `unreadableFile` when it cannot be read.
     public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
         let bytes = try readFile(path, limits: limits)

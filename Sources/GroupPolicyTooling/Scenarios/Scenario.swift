@@ -4,7 +4,7 @@ public import GroupPolicy
 /// its role entries, in one environment, with the entitlements the app verified.
 ///
 /// Invariant counterexamples and diff rows are scenarios. ``response`` and ``context`` turn one into
-/// the inputs of ``Policy/evaluate(_:in:)``; ``testCaseJSON(name:includes:excludes:)`` prints it as
+/// the inputs of `Policy.evaluate(_:in:)`; ``testCaseJSON(name:includes:excludes:)`` prints it as
 /// a case to paste into a `*.tests.json` file.
 public struct Scenario: Sendable, Hashable, CustomStringConvertible {
     /// The environment the response came from.
