@@ -135,7 +135,7 @@ let package = Package(
     ]
 )
 
-// The benchmark of issue #5 (see README, Performance): figures from release builds only. It may use
+// The benchmark (see README, Performance): figures from release builds only. It may use
 // full Foundation, and reads glibc's allocator statistics through a header-only system library.
 package.products.append(.executable(name: "group-policy-bench", targets: ["group-policy-bench"]))
 package.targets += [

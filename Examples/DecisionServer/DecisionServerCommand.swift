@@ -36,11 +36,9 @@ enum DecisionServerCommand {
         let store: PolicyStore
         do {
             store = try PolicyStore(contentsOf: configuration.policies)
-        } catch let error as GroupPolicyError {
+        } catch {
             for line in error.description.split(separator: "\n") { log(String(line)) }
             fail("the policies in \(configuration.policies) do not load", status: 1)
-        } catch {
-            fail("\(error)", status: 1)
         }
         for warning in store.current.warnings { log("\(warning)") }
 

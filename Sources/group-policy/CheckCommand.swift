@@ -31,17 +31,6 @@ enum CheckCommand {
             """
     )
 
-    /// What was found, for the summary line.
-    private struct Tally {
-        var policies = 0
-        var testFiles = 0
-        var errors = 0
-        var warnings = 0
-        var invariants = 0
-        var invariantsHolding = 0
-        var unreadable = false
-    }
-
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
         var budget = Policy.defaultInvariantBudget
         if let text = arguments.value("invariant-budget") {
@@ -50,52 +39,25 @@ enum CheckCommand {
             }
             budget = value
         }
-        let strict = arguments.has("strict")
-        let policyFiles: [String]
-        let testFiles: [String]
+        let check = PolicyCheck(invariantBudget: budget, strict: arguments.has("strict"))
+        let report: PolicyCheckReport
         do {
-            (policyFiles, testFiles) = try PolicyFiles.find(under: arguments.positionals)
+            report = try check.run(paths: arguments.positionals)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
 
-        var tally = Tally()
-        func report(_ diagnostic: Diagnostic) {
-            var diagnostic = diagnostic
-            if strict { diagnostic.severity = .error }
-            if diagnostic.severity == .error { tally.errors += 1 } else { tally.warnings += 1 }
-            Terminal.err(diagnostic.description)
-        }
-        func report(_ error: GroupPolicyError) {
-            if error.code == .unreadableFile {
-                tally.unreadable = true
-                Terminal.error(error.message)
-            } else if error.diagnostics.isEmpty {
-                tally.errors += 1
-                Terminal.err(error.description)
-            } else {
-                error.diagnostics.forEach(report)
+        for file in report.files {
+            if let error = file.error {
+                if error.code == .unreadableFile {
+                    Terminal.error(error.message)
+                } else {
+                    Terminal.err(error.description)
+                }
             }
-        }
-
-        for file in policyFiles {
-            tally.policies += 1
-            let policy: Policy
-            do {
-                policy = try Policy(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
-                report(error)
-                continue
-            } catch {
-                tally.errors += 1
-                Terminal.err("\(file): error: $: \(error)")
-                continue
-            }
-            policy.warnings.forEach(report)
-            for result in policy.checkInvariants(budget: budget) {
-                tally.invariants += 1
-                guard let diagnostic = result.diagnostic else {
-                    tally.invariantsHolding += 1
+            for diagnostic in file.diagnostics { Terminal.err(diagnostic.description) }
+            for result in file.invariants {
+                guard let diagnostic = check.diagnostic(for: result) else {
                     if arguments.has("verbose") {
                         let place = result.location.map { "\($0): " } ?? ""
                         Terminal.out(
@@ -105,7 +67,7 @@ enum CheckCommand {
                     }
                     continue
                 }
-                report(diagnostic)
+                Terminal.err(diagnostic.description)
                 if let testCase = result.counterexampleTestCase {
                     Terminal.err("  counterexample, as a test case that fails until the policy is fixed:")
                     Terminal.err(testCase.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
@@ -114,28 +76,16 @@ enum CheckCommand {
                 }
             }
         }
-        for file in testFiles {
-            tally.testFiles += 1
-            do {
-                _ = try PolicyTestSuite(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
-                report(error)
-            } catch {
-                tally.errors += 1
-                Terminal.err("\(file): error: $: \(error)")
-            }
-        }
 
-        if policyFiles.isEmpty && testFiles.isEmpty {
+        if report.files.isEmpty {
             Terminal.err("no policy or test files under \(arguments.positionals.joined(separator: " "))")
-            tally.errors += 1
         }
-        Terminal.out(summary(tally))
-        if tally.unreadable { throw CommandFailure(.unusable) }
-        if tally.errors > 0 { throw CommandFailure(.failure) }
+        Terminal.out(summary(report.summary))
+        if report.summary.unreadable { throw CommandFailure(.unusable) }
+        if report.summary.errors > 0 { throw CommandFailure(.failure) }
     }
 
-    private static func summary(_ tally: Tally) -> String {
+    private static func summary(_ tally: PolicyCheckReport.Summary) -> String {
         let invariants =
             tally.invariantsHolding == tally.invariants
             ? counted(tally.invariants, "invariant") + (tally.invariants == 1 ? " holds" : " hold")

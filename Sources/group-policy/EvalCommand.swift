@@ -60,12 +60,10 @@ func parseEnvironment(
 func loadPolicy(_ path: String) throws(CommandFailure) -> Policy {
     do {
         return try Policy(contentsOf: path)
-    } catch let error as GroupPolicyError {
+    } catch {
         if error.code == .unreadableFile { throw CommandFailure(.unusable, error.message) }
         for diagnostic in error.diagnostics { Terminal.err(diagnostic.description) }
         if error.diagnostics.isEmpty { Terminal.err(error.description) }
         throw CommandFailure(.failure, "policy \(path) does not load")
-    } catch {
-        throw CommandFailure(.unusable, "\(error)")
     }
 }

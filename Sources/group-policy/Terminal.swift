@@ -2,7 +2,8 @@ import ArgumentParsing
 import Foundation
 import GroupPolicy
 
-/// Exit statuses of cli.md: 0 success, 1 the checked thing is wrong, 2 the command could not run.
+/// Exit statuses of the DocC article "Command-line reference": 0 success, 1 the checked thing is
+/// wrong, 2 the command could not run.
 enum ExitStatus: Int32 {
     case success = 0
     case failure = 1

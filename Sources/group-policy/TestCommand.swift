@@ -39,7 +39,7 @@ enum TestCommand {
             let suite: PolicyTestSuite
             do {
                 suite = try PolicyTestSuite(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
+            } catch {
                 failed += 1
                 Terminal.out("FAIL \(file): the test file does not load")
                 for diagnostic in error.diagnostics where diagnostic.severity == .error {
@@ -47,19 +47,9 @@ enum TestCommand {
                 }
                 if error.diagnostics.isEmpty { Terminal.err(error.description) }
                 continue
-            } catch {
-                failed += 1
-                Terminal.out("FAIL \(file): \(error)".escapingControlCharacters)
-                continue
             }
             let results = suite.run()
-            if arguments.has("coverage") {
-                if let index = coverages.firstIndex(where: { $0.policyPath == suite.policyPath }) {
-                    for result in results { coverages[index].record(result.decision) }
-                } else {
-                    coverages.append(suite.coverage(of: results))
-                }
-            }
+            if arguments.has("coverage") { PolicyCoverage.merge(results, of: suite, into: &coverages) }
             for result in results {
                 if result.passed {
                     passed += 1

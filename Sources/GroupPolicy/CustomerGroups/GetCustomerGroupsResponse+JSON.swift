@@ -12,7 +12,11 @@ extension GetCustomerGroupsResponse {
     ///   - limits: Bounds on size, groups, role entries and nesting.
     ///   - fileName: The name errors print, when the bytes came from a file.
     /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`).
-    public init(jsonBytes: some Collection<UInt8>, limits: ResponseLimits = .default, fileName: String? = nil) throws {
+    public init(
+        jsonBytes: some Collection<UInt8>,
+        limits: ResponseLimits = .default,
+        fileName: String? = nil
+    ) throws(GroupPolicyError) {
         self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
             decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeCustomerGroups()
@@ -70,7 +74,11 @@ extension GetGroupMembersResponse {
     ///   - fileName: The name errors print, when the bytes came from a file.
     /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`) naming the
     ///   JSON path.
-    public init(jsonBytes: some Collection<UInt8>, limits: ResponseLimits = .default, fileName: String? = nil) throws {
+    public init(
+        jsonBytes: some Collection<UInt8>,
+        limits: ResponseLimits = .default,
+        fileName: String? = nil
+    ) throws(GroupPolicyError) {
         self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
             decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeGroupMembers()

@@ -39,7 +39,7 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
     /// What is wrong, for people.
     public var message: String
     /// Where the problem is, when it is in a file or document.
-    public var location: SourceLocation?
+    public var location: SourcePosition?
     /// The JSON path of the offending value, when there is one.
     public var jsonPath: String?
     /// Every diagnostic found while loading (errors first in file order, then warnings); empty for
@@ -53,7 +53,7 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
     public init(
         code: Code,
         message: String,
-        location: SourceLocation? = nil,
+        location: SourcePosition? = nil,
         jsonPath: String? = nil,
         diagnostics: [Diagnostic] = []
     ) {

@@ -1,5 +1,5 @@
 extension Decision {
-    /// The decision as policy-format.md section 4 prints it: keys in the documented order
+    /// The decision as the DocC article "Decision JSON" prints it: keys in the documented order
     /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`), capability lists
     /// sorted, pretty with two-space indentation or compact.
     ///

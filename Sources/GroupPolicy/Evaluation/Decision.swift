@@ -27,11 +27,6 @@ public struct Decision: Sendable {
         capabilities.contains(capability.name)
     }
 
-    /// Whether the customer has the capability named `name` in any group.
-    public func allows(_ name: String) -> Bool {
-        capabilities.contains(name)
-    }
-
     /// Whether the customer has `capability` in the group `groupID`.
     public func allows(_ capability: Capability, inGroup groupID: String) -> Bool {
         capabilities(inGroup: groupID)?.contains(capability.name) ?? false

@@ -21,18 +21,3 @@ package enum JSONValue: Equatable {
         }
     }
 }
-
-/// A JSON value and the byte range it spans in its document.
-package struct JSONNode: Equatable {
-    package var offset: Int
-    package var value: JSONValue
-    /// The offset just past the value's last character.
-    package var end: Int = 0
-}
-
-/// One member of a JSON object, in document order.
-package struct JSONMember: Equatable {
-    package var key: String
-    var keyOffset: Int
-    package var value: JSONNode
-}

@@ -58,8 +58,8 @@ package struct SourceText: Sendable {
     }
 
     /// The source location of the byte at `offset`.
-    package func location(ofOffset offset: Int) -> SourceLocation {
+    package func location(ofOffset offset: Int) -> SourcePosition {
         let (line, column) = lineAndColumn(ofOffset: offset)
-        return SourceLocation(file: fileName, line: line, column: column)
+        return SourcePosition(file: fileName, line: line, column: column)
     }
 }

@@ -46,7 +46,7 @@ public final class PolicyStore: Sendable {
     ///   - path: A policy file, or a directory of policy files.
     ///   - limits: Bounds applied to this and every later load.
     /// - Throws: The ``GroupPolicyError`` of the first load: a store never starts without a policy.
-    public init(contentsOf path: String, limits: PolicyLimits = .default) throws {
+    public init(contentsOf path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
         self.path = path
         self.limits = limits
         let fingerprint = FileStamp.fingerprint(of: path)

@@ -1,7 +1,7 @@
 public import GroupPolicy
 
 /// The capability changes between two versions of a policy, over the scenario space of both
-/// (policy-format.md section 6, with every value either version names).
+/// (the DocC article "The scenario space", with every value either version names).
 ///
 /// Each ``Row`` is a class of scenarios in which one capability is added or removed: the minimal
 /// scenarios where the change shows (a scenario that only extends another one with the same
@@ -92,7 +92,7 @@ public struct PolicyDiff: Sendable {
     ///   - old: The version before the change.
     ///   - new: The version after the change.
     ///   - budget: The most scenarios to evaluate.
-    /// - Throws: A ``GroupPolicyError`` with code `limitExceeded` when the space holds more
+    /// - Throws: A `GroupPolicyError` with code `limitExceeded` when the space holds more
     ///   scenarios than `budget`.
     public init(from old: Policy, to new: Policy, budget: Int = PolicyDiff.defaultBudget) throws(GroupPolicyError) {
         let differ = PolicyDiffer(old: old.compiled, new: new.compiled)

@@ -1,6 +1,7 @@
 public import GroupPolicy
 
-/// The outcome of checking one invariant (policy-format.md section 6) over its scenario space.
+/// The outcome of checking one invariant (see the DocC article "The scenario space") over its
+/// scenario space.
 ///
 /// An invariant either holds in every scenario, is violated (with one concrete counterexample), or
 /// was not checked because its space is larger than the budget; the last is a failure too, never a
@@ -35,7 +36,7 @@ public struct InvariantResult: Sendable {
     /// The id of the policy that declares the invariant.
     public var policyID: String
     /// Where the invariant is written.
-    public var location: SourceLocation?
+    public var location: SourcePosition?
     /// The invariant's JSON path, such as `invariants[1]`.
     public var jsonPath: String
     /// Holds, violated or over budget.

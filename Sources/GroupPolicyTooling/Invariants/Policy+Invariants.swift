@@ -7,11 +7,11 @@ extension Policy {
 
     /// Checks every invariant of the policy (or set) exhaustively over its scenario space.
     ///
-    /// The space is policy-format.md section 6's, extended with every `groupType` and `role` the
-    /// policy names. It is enumerated in a reduced form that is provably equivalent: a violation
-    /// exists in the full space exactly when one exists among scenarios with at most two role
-    /// entries and entitlement sets that are unions of the invariant's and one rule's
-    /// `requires.entitlements` (see <doc:ScenarioSpace>).
+    /// The space is the one of the DocC article "The scenario space", extended with every
+    /// `groupType` and `role` the policy names. It is enumerated in a reduced form that is provably
+    /// equivalent: a violation exists in the full space exactly when one exists among scenarios
+    /// with at most two role entries and entitlement sets that are unions of the invariant's and
+    /// one rule's `requires.entitlements` (see <doc:ScenarioSpace>).
     ///
     /// - Parameter budget: The most scenarios one invariant's reduced space may hold; a larger
     ///   space is reported ``InvariantResult/Status/overBudget`` without being enumerated.

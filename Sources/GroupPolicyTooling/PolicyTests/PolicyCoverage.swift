@@ -2,8 +2,8 @@ public import GroupPolicy
 
 /// Which rules and workspaces of a policy the cases of its tests exercised.
 ///
-/// A rule is exercised when a case's decision lists it in ``Decision/grants`` or
-/// ``Decision/denials`` (it contributed a capability, or removed one that would have been
+/// A rule is exercised when a case's decision lists it in `Decision.grants` or
+/// `Decision.denials` (it contributed a capability, or removed one that would have been
 /// granted); a workspace when a decision lists a membership in it. Record the decisions of every
 /// case that tests the policy, across test files, then read ``unexercisedRules`` and
 /// ``unexercisedWorkspaces``.
@@ -14,7 +14,7 @@ public struct PolicyCoverage: Sendable {
         /// or the workspace's id.
         public var id: String
         /// Where the definition starts.
-        public var location: SourceLocation?
+        public var location: SourcePosition?
         /// The definition's JSON path, such as `rules[2]`.
         public var jsonPath: String
     }

@@ -11,7 +11,7 @@ public struct PolicyTestCase: Sendable {
     /// What the decision must be.
     public var expectation: PolicyTestExpectation
     /// Where the case starts in its file.
-    public var location: SourceLocation?
+    public var location: SourcePosition?
 
     /// Creates a case.
     public init(
@@ -19,7 +19,7 @@ public struct PolicyTestCase: Sendable {
         context: EvaluationContext = EvaluationContext(),
         response: GetCustomerGroupsResponse,
         expectation: PolicyTestExpectation,
-        location: SourceLocation? = nil
+        location: SourcePosition? = nil
     ) {
         self.name = name
         self.context = context
@@ -27,19 +27,4 @@ public struct PolicyTestCase: Sendable {
         self.expectation = expectation
         self.location = location
     }
-}
-
-/// The outcome of one policy test case.
-public struct PolicyTestResult: Sendable {
-    /// The case's name.
-    public var name: String
-    /// Where the case starts in its file.
-    public var location: SourceLocation?
-    /// Each unmet part of the expectation, as "what: expected X, got Y"; empty when the case passed.
-    public var failures: [String]
-    /// The decision the case produced (with provenance, for explaining a failure).
-    public var decision: Decision
-
-    /// Whether every part of the expectation held.
-    public var passed: Bool { failures.isEmpty }
 }

@@ -1,10 +1,10 @@
 public import GroupPolicy
 
-/// One point of the scenario space of policy-format.md section 6: a single group with its role
-/// entries, in one environment, with the entitlements the app verified.
+/// One point of the scenario space (see the DocC article "The scenario space"): a single group with
+/// its role entries, in one environment, with the entitlements the app verified.
 ///
 /// Invariant counterexamples and diff rows are scenarios. ``response`` and ``context`` turn one into
-/// the inputs of ``Policy/evaluate(_:in:)``; ``testCaseJSON(name:includes:excludes:)`` prints it as
+/// the inputs of `Policy.evaluate(_:in:)`; ``testCaseJSON(name:includes:excludes:)`` prints it as
 /// a case to paste into a `*.tests.json` file.
 public struct Scenario: Sendable, Hashable, CustomStringConvertible {
     /// The environment the response came from.
@@ -50,8 +50,8 @@ public struct Scenario: Sendable, Hashable, CustomStringConvertible {
             + "entitlements [\(entitlements.joined(separator: ", "))]"
     }
 
-    /// The scenario as a policy test case (policy-format.md section 7), ready to paste into the
-    /// `cases` of a `*.tests.json` file.
+    /// The scenario as a policy test case (see the DocC article "Policy test file format"), ready
+    /// to paste into the `cases` of a `*.tests.json` file.
     ///
     /// - Parameters:
     ///   - name: The case's name.

@@ -1,7 +1,7 @@
 import GroupPolicy
 
 /// Evaluates single-group scenarios through the compiled tables: the same code as
-/// ``Policy/capabilities(for:in:)``, so invariants and diffs see exactly what requests see.
+/// `Policy.capabilities(for:in:)`, so invariants and diffs see exactly what requests see.
 struct ScenarioEvaluator {
     let policy: CompiledPolicy
     /// The group's capabilities after the last ``evaluate(groupID:groupType:roles:context:)``.

@@ -1,7 +1,7 @@
 import GroupPolicy
 
-/// The scenario space of policy-format.md section 6 for a set of policy documents: the values each
-/// dimension takes, and the role entries a scenario can hold in each environment.
+/// The scenario space (the DocC article "The scenario space") for a set of policy documents: the
+/// values each dimension takes, and the role entries a scenario can hold in each environment.
 ///
 /// A diff builds one space from both versions' documents, so that a value either version names is
 /// in it. Beyond the contract's values, every `groupType` and `role` a document names literally is

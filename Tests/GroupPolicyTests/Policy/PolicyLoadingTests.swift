@@ -9,7 +9,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Every load-time error and warning of policy-format.md section 5, with its exact location.
+/// Every load-time error and warning of the DocC article "Policy file format", section "Load-time
+/// validation", with its exact location.
 @Suite struct PolicyLoadingTests {
     /// A valid policy whose lines are easy to count; tests replace one line.
     static func document(

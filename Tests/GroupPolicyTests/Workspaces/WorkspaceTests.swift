@@ -3,7 +3,7 @@ import Testing
 
 @testable import GroupPolicy
 
-/// policy-format.md section 3.
+/// The DocC article "Evaluation semantics", section "Workspace membership".
 @Suite struct WorkspaceTests {
     static func workspacePolicy(_ workspaces: String, aliases: String = "") throws -> Policy {
         try policy(

@@ -10,8 +10,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// policy-format.md section 6: invariants hold, or fail with a counterexample that really breaks
-/// them, or fail for being over budget; never a silent pass.
+/// The DocC article "The scenario space": invariants hold, or fail with a counterexample that
+/// really breaks them, or fail for being over budget; never a silent pass.
 @Suite struct InvariantTests {
     @Test(arguments: [("Policies/team-workspace.json", 5), ("Policies/family-sharing.json", 4)])
     func theBundledInvariantsHold(_ file: String, _ count: Int) throws {

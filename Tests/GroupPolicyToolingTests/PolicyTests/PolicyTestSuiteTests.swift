@@ -4,7 +4,7 @@ import Testing
 @testable import GroupPolicy
 @testable import GroupPolicyTooling
 
-/// policy-format.md section 7: the test file format and the Swift API that runs it.
+/// The DocC article "Policy test file format": the test file format and the Swift API that runs it.
 @Suite struct PolicyTestSuiteTests {
     /// The repository's own rule-set tests, run inside `swift test`, one Swift test per file.
     @Test(arguments: ["Policies/team-workspace.tests.json", "Policies/family-sharing.tests.json"])
@@ -43,7 +43,7 @@ import Testing
         let results = suite.run()
         #expect(results.count == 1)
         #expect(!results[0].passed)
-        #expect(results[0].location == SourceLocation(file: "t.tests.json", line: 1, column: 49))
+        #expect(results[0].location == SourcePosition(file: "t.tests.json", line: 1, column: 49))
         #expect(
             results[0].failures == [
                 #"capabilities: expected ["team.templates", "workspace.view"], got ["workspace.export", "workspace.manage-seats", "workspace.manage-settings", "workspace.members", "workspace.view"] (missing ["team.templates"]; unexpected ["workspace.export", "workspace.manage-seats", "workspace.manage-settings", "workspace.members"])"#,
@@ -164,7 +164,7 @@ import Testing
         // The sandbox case removes the export a Pro admin would get: the deny rule counts.
         let both = suite.coverage(of: results)
         #expect(both.unexercisedRules.map(\.id) == ["plus-admins-settings", "pro-templates"])
-        #expect(both.unexercisedRules.first?.location == SourceLocation(file: Self.policyPath, line: 30, column: 5))
+        #expect(both.unexercisedRules.first?.location == SourcePosition(file: Self.policyPath, line: 30, column: 5))
         #expect(both.unexercisedRules.first?.jsonPath == "rules[2]")
         // Nothing exercised by no case at all.
         #expect(suite.coverage(of: []).unexercisedWorkspaces.map(\.id) == ["team"])

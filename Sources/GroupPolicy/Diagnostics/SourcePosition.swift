@@ -1,7 +1,7 @@
-/// A place in a source file: the file name as given, and a 1-based line and column.
+/// A position in a source file: the file name as given, and a 1-based line and column.
 ///
 /// Columns count Unicode scalars from the start of the line.
-public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+public struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
     /// The file's path as the caller gave it, or `nil` when the bytes came from memory.
     public var file: String?
     /// The 1-based line.
@@ -9,7 +9,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     /// The 1-based column, in Unicode scalars.
     public var column: Int
 
-    /// Creates a location.
+    /// Creates a position.
     public init(file: String?, line: Int, column: Int) {
         self.file = file
         self.line = line

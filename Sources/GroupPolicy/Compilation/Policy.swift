@@ -31,7 +31,7 @@ public struct Policy: Sendable {
     ///   - limits: Bounds on size, rules, capabilities and nesting.
     /// - Throws: A ``GroupPolicyError``: `invalidPolicy` with every diagnostic, `unreadableFile`, or
     ///   `limitExceeded`.
-    public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws {
+    public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
         let bytes = try readFile(path, limits: limits)
         try self.init(jsonBytes: bytes, fileName: path, limits: limits)
     }
@@ -43,7 +43,11 @@ public struct Policy: Sendable {
     ///   - fileName: The name diagnostics print, if the bytes came from a file.
     ///   - limits: Bounds on size, rules, capabilities and nesting.
     /// - Throws: A ``GroupPolicyError`` with code `invalidPolicy` listing every diagnostic.
-    public init(jsonBytes: some Collection<UInt8>, fileName: String? = nil, limits: PolicyLimits = .default) throws {
+    public init(
+        jsonBytes: some Collection<UInt8>,
+        fileName: String? = nil,
+        limits: PolicyLimits = .default
+    ) throws(GroupPolicyError) {
         let document = try Self.parseDocument(Array(jsonBytes), fileName: fileName, limits: limits)
         self.init(documents: [document])
     }
@@ -54,7 +58,7 @@ public struct Policy: Sendable {
     /// The policies share one namespace of capabilities and workspaces and are evaluated together:
     /// a deny in any policy removes that capability from the group whatever policy granted it.
     /// Provenance names rules `policy-id/rule-id` when the set holds several policies.
-    public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws {
+    public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
         let files = try PolicyFiles.policySet(inDirectory: path)
         guard !files.isEmpty else {
             throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
@@ -63,7 +67,7 @@ public struct Policy: Sendable {
     }
 
     /// Loads a policy set from the given files (see ``init(contentsOfDirectory:limits:)``).
-    public init(contentsOfFiles paths: [String], limits: PolicyLimits = .default) throws {
+    public init(contentsOfFiles paths: [String], limits: PolicyLimits = .default) throws(GroupPolicyError) {
         var documents: [PolicyDocument] = []
         // Kept only while loading, so that conflicts between files can point at their values.
         var sources: [SourceText] = []
@@ -74,7 +78,7 @@ public struct Policy: Sendable {
                 let bytes = try readFile(path, limits: limits)
                 documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits))
                 sources.append(SourceText(fileName: path, bytes: bytes))
-            } catch let error as GroupPolicyError {
+            } catch {
                 failed = true
                 diagnostics +=
                     error.diagnostics.isEmpty
@@ -104,7 +108,7 @@ public struct Policy: Sendable {
     }
 
     /// Loads a file as a single policy, or a directory as a policy set.
-    public init(contentsOf path: String, limits: PolicyLimits = .default) throws {
+    public init(contentsOf path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
         if isDirectory(path) {
             try self.init(contentsOfDirectory: path, limits: limits)
         } else {
@@ -112,7 +116,11 @@ public struct Policy: Sendable {
         }
     }
 
-    static func parseDocument(_ bytes: [UInt8], fileName: String?, limits: PolicyLimits) throws -> PolicyDocument {
+    static func parseDocument(
+        _ bytes: [UInt8],
+        fileName: String?,
+        limits: PolicyLimits
+    ) throws(GroupPolicyError) -> PolicyDocument {
         let (document, diagnostics) = PolicyParser.parse(bytes: bytes, fileName: fileName, limits: limits)
         guard let document else {
             let first = diagnostics.first { $0.severity == .error }
@@ -207,21 +215,6 @@ public struct Policy: Sendable {
 
     /// The number of rules across the set.
     public var ruleCount: Int { compiled.documents.reduce(0) { $0 + $1.document.rules.count } }
-}
-
-/// A policy set compiled: the shared capability catalog and each document's tables.
-package final class CompiledPolicy: Sendable {
-    package let catalog: CapabilityCatalog
-    package let documents: [CompiledDocument]
-
-    init(documents: [PolicyDocument]) {
-        let catalog = CapabilityCatalog(declarations: documents.flatMap(\.capabilities))
-        self.catalog = catalog
-        let qualify = documents.count > 1
-        self.documents = documents.map { document in
-            CompiledDocument(document: document, catalog: catalog, qualifyRuleIDs: qualify)
-        }
-    }
 }
 
 // MARK: Files
