@@ -6,6 +6,7 @@ enum GroupPolicyCommand {
     static var commands: [(spec: CommandSpec, run: (ParsedArguments) async throws(CommandFailure) -> Void)] {
         [
             (EvalCommand.spec, EvalCommand.run),
+            (ExplainCommand.spec, ExplainCommand.run),
             (TestCommand.spec, TestCommand.run),
             (CheckCommand.spec, CheckCommand.run),
             (DiffCommand.spec, DiffCommand.run),
