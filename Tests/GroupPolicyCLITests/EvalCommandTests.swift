@@ -99,7 +99,7 @@ import Testing
         ),
         (
             ["frobnicate"],
-            "Error: unknown command 'frobnicate' (commands: eval, test, check, diff, fetch, generate-swift; see 'group-policy --help')\n"
+            "Error: unknown command 'frobnicate' (commands: eval, explain, test, check, diff, fetch, generate-swift; see 'group-policy --help')\n"
         ),
     ])
     func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
