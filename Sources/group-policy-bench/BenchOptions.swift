@@ -30,8 +30,8 @@ struct BenchOptions {
           --loads N           Policy loads timed for load_ms (default 5).
           --scale             Only the scale checks: a generated 100,000-rule policy, and responses of
                               1,000 groups with 10,000 role entries.
-          --profile KIND      Only run KIND (decision, evaluate, encode, decode, load) --iterations times in
-                              the function profileLoop, for `valgrind --tool=callgrind
+          --profile KIND      Only run KIND (decision, evaluate, encode, explain, decode, load)
+                              --iterations times in the function profileLoop, for `valgrind --tool=callgrind
                               --toggle-collect='*profileLoop*'`; uses the first of --rules
                               (with --scale, `--profile load` loads the 100,000-rule policy).
           --iterations N      Iterations for --profile (default 100000).
@@ -80,8 +80,10 @@ struct BenchOptions {
             case "--loads": options.loads = try number("loads")
             case "--profile":
                 let kind = try value("profile")
-                guard ["decision", "evaluate", "encode", "decode", "load"].contains(kind) else {
-                    throw BenchError("--profile takes decision, evaluate, encode, decode or load, not '\(kind)'")
+                guard ["decision", "evaluate", "encode", "explain", "decode", "load"].contains(kind) else {
+                    throw BenchError(
+                        "--profile takes decision, evaluate, encode, explain, decode or load, not '\(kind)'"
+                    )
                 }
                 options.profile = kind
             case "--iterations": options.iterations = try number("iterations")

@@ -27,18 +27,21 @@ extension CompiledPolicy {
             )
         }
 
-        // The rules that name the capability, in set order.
-        var grantRules: [RuleReference] = []
-        var denyRules: [RuleReference] = []
-        for (documentIndex, document) in documents.enumerated() {
-            for (ruleIndex, rule) in document.document.rules.enumerated()
-            where document.ruleBits[ruleIndex].contains(capabilityIndex) {
-                let reference = RuleReference(document: documentIndex, rule: ruleIndex)
-                switch rule.effect {
-                case .grant: grantRules.append(reference)
-                case .deny: denyRules.append(reference)
+        // Per document, the rules that name the capability, in rule order.
+        var grantRules: [[Int]] = []
+        var denyRules: [[Int]] = []
+        for document in documents {
+            var grants: [Int] = []
+            var denies: [Int] = []
+            // By index: reading a rule's bits and effect copies no rule definition.
+            for ruleIndex in document.ruleBits.indices where document.ruleBits[ruleIndex].contains(capabilityIndex) {
+                switch document.document.rules[ruleIndex].effect {
+                case .grant: grants.append(ruleIndex)
+                case .deny: denies.append(ruleIndex)
                 }
             }
+            grantRules.append(grants)
+            denyRules.append(denies)
         }
 
         var explanations: [GroupExplanation] = []
@@ -58,13 +61,8 @@ extension CompiledPolicy {
                 )
             )
         }
-        return Explanation(capability: capability, hasGrantRules: !grantRules.isEmpty, groups: explanations)
-    }
-
-    /// A rule of the set: its document's index and its index there.
-    private struct RuleReference {
-        var document: Int
-        var rule: Int
+        let hasGrantRules = grantRules.contains { !$0.isEmpty }
+        return Explanation(capability: capability, hasGrantRules: hasGrantRules, groups: explanations)
     }
 
     private func explainGroup(
@@ -73,100 +71,88 @@ extension CompiledPolicy {
         groupType: GroupType,
         entries: [RoleEntry],
         context: EvaluationContext,
-        grantRules: [RuleReference],
-        denyRules: [RuleReference]
+        grantRules: [[Int]],
+        denyRules: [[Int]]
     ) -> GroupExplanation {
         if context.environment == .production && groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
             return GroupExplanation(groupID: groupID, groupType: groupType, outcome: .ignored)
         }
-        // Per document, each entry's product id as that document's rules see it (sandbox aliases).
-        var ruleProductIDs: [Int: [String]] = [:]
-        func productIDs(of document: Int) -> [String] {
-            if let known = ruleProductIDs[document] { return known }
-            let aliased = entries.map {
-                documents[document].ruleProductID($0.productID, environment: context.environment)
-            }
-            ruleProductIDs[document] = aliased
-            return aliased
-        }
-
+        let group = GroupFacts(groupID: groupID, groupType: groupType, context: context)
         var grants: [Grant] = []
         var matchedGrant = false
         var nearMisses: [NearMiss] = []
-        for reference in grantRules {
-            let rule = documents[reference.document].document.rules[reference.rule]
-            let label = documents[reference.document].ruleLabels[reference.rule]
-            let products = productIDs(of: reference.document)
-            let unmet = Self.unmetConditions(
-                of: rule,
-                groupID: groupID,
-                groupType: groupType,
-                entries: entries,
-                ruleProductIDs: products,
-                context: context
-            )
-            guard unmet.isEmpty else {
-                nearMisses.append(NearMiss(rule: label, unmet: unmet))
-                continue
-            }
-            matchedGrant = true
-            guard rule.match.isRoleLevel else {
-                grants.append(Grant(capability: capability, groupID: groupID, rule: label))
-                continue
-            }
-            var recorded: [(productID: String, ruleProductID: String, role: Role)] = []
-            for (entry, ruleProductID) in zip(entries, products)
-            where rule.match.matchesEntry(productID: ruleProductID, role: entry.role.rawValue) {
-                // Identical entries (a merged duplicate group) yield one grant, as in the decision.
-                if recorded.contains(where: {
-                    $0.productID == entry.productID && $0.ruleProductID == ruleProductID && $0.role == entry.role
-                }) {
-                    continue
+        nearMisses.reserveCapacity(grantRules.reduce(0) { $0 + $1.count })
+        for (documentIndex, document) in documents.enumerated() where !grantRules[documentIndex].isEmpty {
+            let seen = seenEntries(entries, by: document, in: context)
+            let labels = document.ruleLabels
+            // Rules are read in place through a buffer pointer, never copied: a copy retains and
+            // releases each of a rule's many fields, which was half the cost of explaining with a
+            // thousand rules (an array's subscript copies its element; a pointer's pointee does not).
+            document.document.rules.withUnsafeBufferPointer { rules in
+                guard let base = rules.baseAddress else { return }
+                for ruleIndex in grantRules[documentIndex] {
+                    let rule = base + ruleIndex
+                    let unmet = Self.unmetConditions(of: rule, in: group, seen: seen)
+                    guard unmet.isEmpty else {
+                        nearMisses.append(NearMiss(rule: labels[ruleIndex], unmet: unmet))
+                        continue
+                    }
+                    matchedGrant = true
+                    guard rule.pointee.match.isRoleLevel else {
+                        grants.append(Grant(capability: capability, groupID: groupID, rule: labels[ruleIndex]))
+                        continue
+                    }
+                    var recorded: [(productID: String, ruleProductID: String, role: Role)] = []
+                    for index in entries.indices
+                    where rule.pointee.match.matchesEntry(
+                        productID: seen[index].productID,
+                        role: seen[index].role.rawValue
+                    ) {
+                        let entry = entries[index]
+                        let ruleProductID = seen[index].productID
+                        // Identical entries (a merged duplicate group) yield one grant, as in the decision.
+                        if recorded.contains(where: {
+                            $0.productID == entry.productID && $0.ruleProductID == ruleProductID
+                                && $0.role == entry.role
+                        }) {
+                            continue
+                        }
+                        recorded.append((entry.productID, ruleProductID, entry.role))
+                        grants.append(
+                            Grant(
+                                capability: capability,
+                                groupID: groupID,
+                                rule: labels[ruleIndex],
+                                productID: ruleProductID,
+                                role: entry.role,
+                                sandboxProductID: ruleProductID != entry.productID ? entry.productID : nil
+                            )
+                        )
+                    }
                 }
-                recorded.append((entry.productID, ruleProductID, entry.role))
-                grants.append(
-                    Grant(
-                        capability: capability,
-                        groupID: groupID,
-                        rule: label,
-                        productID: ruleProductID,
-                        role: entry.role,
-                        sandboxProductID: ruleProductID != entry.productID ? entry.productID : nil
-                    )
-                )
             }
         }
         guard matchedGrant else {
-            // Nearest first; the sort is stable, so rule order in the set breaks ties.
-            let sorted = nearMisses.enumerated().sorted {
-                ($0.element.unmet.count, $0.offset) < ($1.element.unmet.count, $1.offset)
+            // Nearest first, then rule order: a stable bucket sort by the number of unmet conditions
+            // (one to five, one per kind of condition).
+            var sorted: [NearMiss] = []
+            sorted.reserveCapacity(nearMisses.count)
+            for count in 1...5 {
+                for nearMiss in nearMisses where nearMiss.unmet.count == count { sorted.append(nearMiss) }
             }
-            return GroupExplanation(
-                groupID: groupID,
-                groupType: groupType,
-                outcome: .notGranted,
-                nearMisses: sorted.map(\.element)
-            )
+            return GroupExplanation(groupID: groupID, groupType: groupType, outcome: .notGranted, nearMisses: sorted)
         }
         var denials: [Denial] = []
-        for reference in denyRules {
-            let rule = documents[reference.document].document.rules[reference.rule]
-            let matches = Self.unmetConditions(
-                of: rule,
-                groupID: groupID,
-                groupType: groupType,
-                entries: entries,
-                ruleProductIDs: productIDs(of: reference.document),
-                context: context
-            ).isEmpty
-            if matches {
-                denials.append(
-                    Denial(
-                        capability: capability,
-                        groupID: groupID,
-                        rule: documents[reference.document].ruleLabels[reference.rule]
+        for (documentIndex, document) in documents.enumerated() where !denyRules[documentIndex].isEmpty {
+            let seen = seenEntries(entries, by: document, in: context)
+            document.document.rules.withUnsafeBufferPointer { rules in
+                guard let base = rules.baseAddress else { return }
+                for ruleIndex in denyRules[documentIndex]
+                where Self.unmetConditions(of: base + ruleIndex, in: group, seen: seen).isEmpty {
+                    denials.append(
+                        Denial(capability: capability, groupID: groupID, rule: document.ruleLabels[ruleIndex])
                     )
-                )
+                }
             }
         }
         return GroupExplanation(
@@ -178,48 +164,71 @@ extension CompiledPolicy {
         )
     }
 
-    /// Every condition of a rule that the group or context does not meet, in the documented order;
-    /// empty when the rule matches.
+    /// What a rule's conditions are checked against, besides the role entries.
+    private struct GroupFacts {
+        var groupID: String
+        var groupType: GroupType
+        var context: EvaluationContext
+    }
+
+    /// The entries as a document's rules see them, product ids aliased in the sandbox.
+    ///
+    /// Without aliases they are the entries themselves, shared rather than copied.
+    private func seenEntries(
+        _ entries: [RoleEntry],
+        by document: CompiledDocument,
+        in context: EvaluationContext
+    ) -> [RoleEntry] {
+        let aliases = document.document.productAliases
+        guard context.environment == .sandbox && !aliases.isEmpty else { return entries }
+        return entries.map { RoleEntry(productID: aliases[$0.productID] ?? $0.productID, role: $0.role) }
+    }
+
+    /// Every condition of a rule that the group or context does not meet, in the documented order.
+    ///
+    /// Empty when the rule matches. `seen` holds the group's entries as the rule's policy sees them.
     private static func unmetConditions(
-        of rule: RuleDefinition,
-        groupID: String,
-        groupType: GroupType,
-        entries: [RoleEntry],
-        ruleProductIDs: [String],
-        context: EvaluationContext
+        of rule: UnsafePointer<RuleDefinition>,
+        in group: GroupFacts,
+        seen: [RoleEntry]
     ) -> [UnmetCondition] {
         var unmet: [UnmetCondition] = []
-        let match = rule.match
-        if let types = match.groupTypes, !types.matches(groupType.rawValue) {
-            unmet.append(.groupType(expected: types.values.map { GroupType(rawValue: $0) }, actual: groupType))
+        unmet.reserveCapacity(3)
+        if let types = rule.pointee.match.groupTypes, !types.matches(group.groupType.rawValue) {
+            unmet.append(.groupType(expected: types.values, actual: group.groupType))
         }
-        if let ids = match.groupIDs, !ids.matches(groupID) {
-            unmet.append(.groupID(expected: ids.values, actual: groupID))
+        if let ids = rule.pointee.match.groupIDs, !ids.matches(group.groupID) {
+            unmet.append(.groupID(expected: ids.values, actual: group.groupID))
         }
-        if match.isRoleLevel {
-            let satisfied = zip(entries, ruleProductIDs).contains { entry, productID in
-                match.matchesEntry(productID: productID, role: entry.role.rawValue)
+        if rule.pointee.match.isRoleLevel {
+            var satisfied = false
+            for entry in seen
+            where rule.pointee.match.matchesEntry(productID: entry.productID, role: entry.role.rawValue) {
+                satisfied = true
+                break
             }
             if !satisfied {
+                let products = rule.pointee.match.productIDs
+                let roles = rule.pointee.match.roles
                 unmet.append(
                     .roleEntry(
-                        productIDs: match.productIDs.flatMap { $0 == .any ? nil : $0.values },
-                        roles: match.roles.flatMap { $0 == .any ? nil : $0.values.map { Role(rawValue: $0) } },
-                        actual: zip(entries, ruleProductIDs).map { RoleEntry(productID: $1, role: $0.role) }
+                        productIDs: products.flatMap { $0 == .any ? nil : $0.values },
+                        roles: roles.flatMap { $0 == .any ? nil : $0.values },
+                        actual: seen
                     )
                 )
             }
         }
-        if let environments = rule.requires.environments, !environments.contains(context.environment) {
+        let environment = group.context.environment
+        if let environments = rule.pointee.requires.environments, !environments.contains(environment) {
             unmet.append(
-                .environment(
-                    expected: StoreEnvironment.allCases.filter(environments.contains),
-                    actual: context.environment
-                )
+                .environment(expected: StoreEnvironment.allCases.filter(environments.contains), actual: environment)
             )
         }
-        let missing = rule.requires.entitlements.filter { !context.entitlements.contains($0) }
-        if !missing.isEmpty { unmet.append(.entitlements(missing: missing)) }
+        if !rule.pointee.requires.entitlements.isEmpty {
+            let missing = rule.pointee.requires.entitlements.filter { !group.context.entitlements.contains($0) }
+            if !missing.isEmpty { unmet.append(.entitlements(missing: missing)) }
+        }
         return unmet
     }
 }

@@ -77,14 +77,14 @@ extension JSONWriter {
         member("condition", condition.name)
         switch condition {
         case .groupType(let expected, let actual):
-            member("expected", strings: expected.map(\.rawValue))
+            member("expected", strings: expected)
             member("actual", actual.rawValue)
         case .groupID(let expected, let actual):
             member("expected", strings: expected)
             member("actual", actual)
         case .roleEntry(let productIDs, let roles, let actual):
             anyOrList("productId", productIDs)
-            anyOrList("role", roles?.map(\.rawValue))
+            anyOrList("role", roles)
             key("actual")
             beginArray()
             for entry in actual {

@@ -61,11 +61,11 @@ extension Explanation {
     private static func phrase(_ condition: UnmetCondition) -> String {
         switch condition {
         case .groupType(let expected, let actual):
-            return "needs group type \(alternatives(expected.map(\.rawValue))); this group is \(actual.rawValue)"
+            return "needs group type \(alternatives(expected)); this group is \(actual.rawValue)"
         case .groupID(let expected, let actual):
             return "needs group \(alternatives(expected)); this is group \(actual)"
         case .roleEntry(let productIDs, let roles, let actual):
-            let role = roles.map { "role \(alternatives($0.map(\.rawValue)))" } ?? "any role"
+            let role = roles.map { "role \(alternatives($0))" } ?? "any role"
             let product = productIDs.map(alternatives) ?? "any product"
             let relevant = actual.filter { productIDs?.contains($0.productID) ?? true }
             let has: String

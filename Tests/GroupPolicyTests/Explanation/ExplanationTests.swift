@@ -43,7 +43,7 @@ import Testing
                             unmet: [
                                 .roleEntry(
                                     productIDs: ["pro"],
-                                    roles: [.admin],
+                                    roles: ["ADMIN"],
                                     actual: [RoleEntry(productID: "pro", role: .unassigned)]
                                 )
                             ]
@@ -71,8 +71,8 @@ import Testing
                 NearMiss(
                     rule: "admins-manage",
                     unmet: [
-                        .groupType(expected: [.organization], actual: .consumer),
-                        .roleEntry(productIDs: ["pro"], roles: [.admin], actual: []),
+                        .groupType(expected: ["ORGANIZATION"], actual: .consumer),
+                        .roleEntry(productIDs: ["pro"], roles: ["ADMIN"], actual: []),
                     ]
                 ),
                 NearMiss(
@@ -167,7 +167,7 @@ import Testing
                     unmet: [
                         .roleEntry(
                             productIDs: ["pro"],
-                            roles: [.admin],
+                            roles: ["ADMIN"],
                             actual: [RoleEntry(productID: "sandbox.pro", role: .admin)]
                         )
                     ]
@@ -178,7 +178,7 @@ import Testing
             try Self.loaded().explain("seats", for: seat, in: sandbox).groups.first?.nearMisses.first?.unmet == [
                 .roleEntry(
                     productIDs: ["pro"],
-                    roles: [.admin],
+                    roles: ["ADMIN"],
                     actual: [RoleEntry(productID: "pro", role: .unassigned)]
                 )
             ]
@@ -351,7 +351,7 @@ import Testing
             explanation.groups.first?.nearMisses.first?.unmet == [
                 .roleEntry(
                     productIDs: ["pro"],
-                    roles: [.admin],
+                    roles: ["ADMIN"],
                     actual: [
                         RoleEntry(productID: "pro", role: .unassigned), RoleEntry(productID: "plus", role: .admin),
                         RoleEntry(productID: "pro", role: .unassigned),
@@ -411,7 +411,7 @@ import Testing
                             unmet: [
                                 .roleEntry(
                                     productIDs: ["pro"],
-                                    roles: [.admin],
+                                    roles: ["ADMIN"],
                                     actual: [RoleEntry(productID: "pro", role: .unassigned)]
                                 )
                             ]
