@@ -1,5 +1,10 @@
-import FoundationEssentials
 import Testing
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 @testable import GroupPolicy
 
