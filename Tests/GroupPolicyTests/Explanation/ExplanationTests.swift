@@ -1,10 +1,10 @@
-import Testing
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+
+import Testing
 
 @testable import GroupPolicy
 
