@@ -1,12 +1,12 @@
+import Testing
+
+@testable import GroupPolicy
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-
-import Testing
-
-@testable import GroupPolicy
 
 /// Explaining one capability: each outcome, each kind of unmet condition, the order of near misses,
 /// the JSON and the text, with exact expected values.
