@@ -33,11 +33,13 @@ extension CompiledPolicy {
         for document in documents {
             var grants: [Int] = []
             var denies: [Int] = []
-            // By index: reading a rule's bits and effect copies no rule definition.
-            for ruleIndex in document.ruleBits.indices where document.ruleBits[ruleIndex].contains(capabilityIndex) {
-                switch document.document.rules[ruleIndex].effect {
-                case .grant: grants.append(ruleIndex)
-                case .deny: denies.append(ruleIndex)
+            // The bits first; then the effect, read in place (see `explainGroup`).
+            document.document.rules.withUnsafeBufferPointer { rules in
+                for ruleIndex in rules.indices where document.ruleBits[ruleIndex].contains(capabilityIndex) {
+                    switch rules[ruleIndex].effect {
+                    case .grant: grants.append(ruleIndex)
+                    case .deny: denies.append(ruleIndex)
+                    }
                 }
             }
             grantRules.append(grants)
