@@ -1,25 +1,23 @@
+import ArgumentParsing
 import GroupPolicy
 
 enum ExplainCommand {
     static let spec = CommandSpec(
-        name: "explain",
-        synopsis:
-            "--policy FILE --response FILE|- --capability NAME [--group ID] [--environment production|sandbox] "
-            + "[--entitlement E]... [--json]",
+        "explain",
         summary: "Explain why a capability is granted, denied or not granted in each group of a response.",
         options: [
-            .init(name: "policy", valueName: "FILE", help: "The policy file (or a directory: a policy set)."),
-            .init(name: "response", valueName: "FILE|-", help: "The response JSON; '-' reads standard input."),
-            .init(name: "capability", valueName: "NAME", help: "The capability to explain."),
-            .init(name: "group", valueName: "ID", help: "Explain only this group of the response."),
-            .init(name: "environment", valueName: "ENV", help: "production (default) or sandbox."),
+            .init("policy", value: "file", help: "The policy file (or a directory: a policy set).", required: true),
+            .init("response", value: "file", help: "The response JSON; '-' reads standard input.", required: true),
+            .init("capability", value: "name", help: "The capability to explain.", required: true),
+            .init("group", value: "id", help: "Explain only this group of the response."),
+            .init("environment", value: "env", help: "production (default) or sandbox."),
             .init(
-                name: "entitlement",
-                valueName: "E",
+                "entitlement",
+                value: "e",
                 help: "An entitlement from verified transactions (repeatable).",
                 repeatable: true
             ),
-            .init(name: "json", help: "Print the explanation as JSON instead of text."),
+            .flag("json", help: "Print the explanation as JSON instead of text."),
         ],
         details:
             "Exit status: 0 printed an explanation (whatever the outcome), 1 the capability is not declared or the "
@@ -27,24 +25,10 @@ enum ExplainCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard arguments.positionals.isEmpty else {
-            throw CommandFailure(
-                .unusable,
-                "unexpected argument '\(arguments.positionals[0])' (use --policy, --response and --capability)"
-            )
-        }
-        let policyPath: String
-        let responsePath: String
-        let capability: String
-        let environment: StoreEnvironment
-        do {
-            policyPath = try arguments.required("policy")
-            responsePath = try arguments.required("response")
-            capability = try arguments.required("capability")
-            environment = try parseEnvironment(arguments.value("environment") ?? "production")
-        } catch {
-            throw CommandFailure(.unusable, error.message)
-        }
+        let policyPath = try arguments.requiredValue("policy")
+        let responsePath = try arguments.requiredValue("response")
+        let capability = try arguments.requiredValue("capability")
+        let environment = try parseEnvironment(arguments, default: .production)
         let policy = try loadPolicy(policyPath)
         let bytes = try readInput(responsePath)
         let response: GetCustomerGroupsResponse

@@ -124,14 +124,24 @@ import Testing
         ),
         (
             [String](),
-            "Error: missing required option --capability\n"
+            """
+            Error: missing required option '--capability <name>'
+            Usage: group-policy explain --policy <file> --response <file> --capability <name> [options]
+              See 'group-policy explain --help' for more information.
+
+            """
         ),
         (
             ["--capability", "workspace.view", "--environment", "staging"],
-            "Error: unknown environment 'staging' (use production or sandbox)\n"
+            """
+            Error: unknown environment 'staging' (use production or sandbox)
+            Usage: group-policy explain --policy <file> --response <file> --capability <name> [options]
+              See 'group-policy explain --help' for more information.
+
+            """
         ),
     ])
-    func badUsageOrInputExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
+    func badUsageOrInputExitsTwo(_ arguments: [String], _ expected: String) throws {
         let output = try CLIRunner.run(
             ["explain", "--policy", "Policies/team-workspace.json", "--response", "Examples/seat-holder.json"]
                 + arguments
