@@ -39,15 +39,35 @@ struct DecisionService: Sendable {
     ///
     /// `/decision?transactionId=…[&environment=sandbox|production][&entitlement=…]…[&explain=true]`:
     /// the customer's Decision as the JSON of `Decision.jsonBytes`, with grants and denials when
-    /// `explain` is true.
+    /// `explain` is true. With `&whyNot=CAPABILITY`, the answer is
+    /// `{"decision":…,"explanation":…}`: the same Decision, and `Explanation.jsonBytes` for that
+    /// capability (400 `undeclared-capability` when the policy does not declare it).
     private func decision(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(
             request.query,
-            allowed: ["transactionId", "environment", "entitlement", "explain"]
+            allowed: ["transactionId", "environment", "entitlement", "explain", "whyNot"]
         )
         let explain = try parameters.flag("explain")
-        let (decision, _) = try await evaluate(parameters)
-        return .json(200, decision.jsonBytes(includingProvenance: explain, pretty: false))
+        guard !parameters.all("whyNot").isEmpty else {
+            let (decision, _) = try await evaluate(parameters)
+            return .json(200, decision.jsonBytes(includingProvenance: explain, pretty: false))
+        }
+        let capability = try parameters.required("whyNot")
+        let (response, context, _) = try await customer(parameters)
+        // One snapshot for both, so a reload between them cannot mix two policy versions.
+        let policy = store.current
+        let explanation: Explanation
+        do {
+            explanation = try policy.explain(Capability(capability), for: response, in: context)
+        } catch {
+            throw .error(400, error.code.description, error.message)
+        }
+        let decision = policy.evaluate(response, in: context).jsonBytes(includingProvenance: explain, pretty: false)
+        return .json(
+            200,
+            Array(#"{"decision":"#.utf8) + decision + Array(#","explanation":"#.utf8)
+                + explanation.jsonBytes(pretty: false) + Array("}".utf8)
+        )
     }
 
     /// Answers `GET /workspace/members`: every member of a shared workspace's group.
@@ -98,6 +118,14 @@ struct DecisionService: Sendable {
     private func evaluate(
         _ parameters: Parameters
     ) async throws(ServerResponse) -> (Decision, AppStoreGroupsClient) {
+        let (response, context, client) = try await customer(parameters)
+        return (store.evaluate(response, in: context), client)
+    }
+
+    /// The customer's groups (fetched, or from the cache) and the context to evaluate them in.
+    private func customer(
+        _ parameters: Parameters
+    ) async throws(ServerResponse) -> (GetCustomerGroupsResponse, EvaluationContext, AppStoreGroupsClient) {
         let transactionID = try parameters.required("transactionId")
         let environment = try parameters.environment()
         guard let client = clients[environment] else {
@@ -115,7 +143,7 @@ struct DecisionService: Sendable {
             environment: client.storeEnvironment,
             entitlements: Set(parameters.all("entitlement"))
         )
-        return (store.evaluate(response, in: context), client)
+        return (response, context, client)
     }
 
     /// The bytes a customer's groups take in the cache: every string's UTF-8 bytes, plus an

@@ -163,6 +163,16 @@ enum GroupPolicyBench {
         let encode = Statistics(encodeSamples)
         withExtendedLifetime(sink) {}
 
+        // Explaining one capability the policy declares (the first) in every group, in Production.
+        let explained = policy.capabilities.first ?? Capability("")
+        let explain = { (index: Int) -> Int in
+            guard let explanation = try? policy.explain(explained, for: responses[index], in: context) else { return 0 }
+            return explanation.groups.reduce(0) { $0 &+ $1.grants.count &+ $1.nearMisses.count }
+        }
+        let explanation = Statistics(
+            timePerInput(count: responses.count, repetitions: evaluateRepetitions, passes: 1, explain).samples
+        )
+
         return Row(
             rules: policyCase.rules,
             products: policyCase.products,
@@ -179,6 +189,7 @@ enum GroupPolicyBench {
             evaluateMismatches: evaluateMismatches,
             evaluate: full,
             encode: encode,
+            explain: explanation,
             peakRSS: peakRSS,
             peakIsPerR: peakIsPerR,
             rssBeforeLoad: rssBefore,
@@ -275,6 +286,9 @@ enum Profiling {
             case "decision": sink &+= policy.capabilities(for: responses[index], in: context).count
             case "evaluate": sink &+= policy.evaluate(responses[index], in: context).grants.count
             case "encode": sink &+= decisions[index].jsonBytes(includingProvenance: true).count
+            case "explain":
+                let capability = policy.capabilities.first ?? Capability("")
+                sink &+= (try? policy.explain(capability, for: responses[index], in: context))?.groups.count ?? 0
             case "load": sink &+= (try? Policy(jsonBytes: policyBytes))?.ruleCount ?? 0
             default: sink &+= (try? GetCustomerGroupsResponse(jsonBytes: bodies[index]))?.groups.count ?? 0
             }

@@ -11,14 +11,15 @@ enum GroupPolicyCommand {
         "group-policy",
         summary: "group-policy: check, test, evaluate and diff GroupPolicy policies; fetch App Store groups.",
         subcommands: [
-            EvalCommand.spec, TestCommand.spec, CheckCommand.spec, DiffCommand.spec, FetchCommand.spec,
-            GenerateSwiftCommand.spec,
+            EvalCommand.spec, ExplainCommand.spec, TestCommand.spec, CheckCommand.spec, DiffCommand.spec,
+            FetchCommand.spec, GenerateSwiftCommand.spec,
         ]
     )
 
     /// What runs each command, by its words after `group-policy`.
     static let commands: [String: Run] = [
         "eval": { arguments throws(CommandFailure) in try EvalCommand.run(arguments) },
+        "explain": { arguments throws(CommandFailure) in try ExplainCommand.run(arguments) },
         "test": { arguments throws(CommandFailure) in try TestCommand.run(arguments) },
         "check": { arguments throws(CommandFailure) in try CheckCommand.run(arguments) },
         "diff": { arguments throws(CommandFailure) in try DiffCommand.run(arguments) },

@@ -19,12 +19,21 @@ import Testing
         HelpCase(
             command: [],
             firstLine: "group-policy: check, test, evaluate and diff GroupPolicy policies; fetch App Store groups.",
-            options: ["eval", "test", "check", "diff", "fetch", "generate-swift"]
+            options: ["eval", "explain", "test", "check", "diff", "fetch", "generate-swift"]
         ),
         HelpCase(
             command: ["eval"],
             firstLine: "Evaluate a Get Customer Groups response against a policy and print the Decision JSON.",
             options: ["--policy", "--response", "--environment", "--entitlement", "--explain", "--help"]
+        ),
+        HelpCase(
+            command: ["explain"],
+            firstLine: "Explain why a capability is granted, denied or not granted in each group of a response.",
+            options: [
+                "--policy", "--response", "--capability", "--group", "--environment", "--entitlement", "--json",
+                "--help",
+            ],
+            absent: ["--explain"]
         ),
         HelpCase(
             command: ["test"],
@@ -130,7 +139,7 @@ import Testing
         (
             [],
             """
-            Error: missing subcommand (one of: eval, test, check, diff, fetch, generate-swift)
+            Error: missing subcommand (one of: eval, explain, test, check, diff, fetch, generate-swift)
             Usage: group-policy <subcommand>
               See 'group-policy --help' for more information.
 

@@ -13,6 +13,8 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
             case invalidTestFile = "invalid-test-file"
             case unreadableFile = "unreadable-file"
             case limitExceeded = "limit-exceeded"
+            case undeclaredCapability = "undeclared-capability"
+            case unknownGroup = "unknown-group"
         }
 
         private let base: Base
@@ -29,6 +31,11 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
         public static let unreadableFile = Code(.unreadableFile)
         /// Input over a configured size limit.
         public static let limitExceeded = Code(.limitExceeded)
+        /// A capability the policy does not declare, asked about by name (the message suggests the
+        /// closest declared one).
+        public static let undeclaredCapability = Code(.undeclaredCapability)
+        /// A group id that is not in the response it was asked about.
+        public static let unknownGroup = Code(.unknownGroup)
 
         /// The code's identifier, such as `invalid-policy`.
         public var description: String { base.rawValue }

@@ -39,26 +39,11 @@ extension Decision {
         if includingProvenance {
             writer.key("grants")
             writer.beginArray()
-            for grant in grants {
-                writer.beginObject()
-                writer.member("capability", grant.capability)
-                writer.member("groupId", grant.groupID)
-                writer.member("rule", grant.rule)
-                if let productID = grant.productID { writer.member("productId", productID) }
-                if let sandboxProductID = grant.sandboxProductID { writer.member("sandboxProductId", sandboxProductID) }
-                if let role = grant.role { writer.member("role", role.rawValue) }
-                writer.endObject()
-            }
+            for grant in grants { writer.grant(grant) }
             writer.endArray()
             writer.key("denials")
             writer.beginArray()
-            for denial in denials {
-                writer.beginObject()
-                writer.member("capability", denial.capability)
-                writer.member("groupId", denial.groupID)
-                writer.member("rule", denial.rule)
-                writer.endObject()
-            }
+            for denial in denials { writer.denial(denial) }
             writer.endArray()
         }
         writer.member("notes", strings: notes)

@@ -91,6 +91,25 @@ public final class PolicyStore: Sendable {
         current.capabilities(for: response, in: context)
     }
 
+    /// Explains one capability with the current policy (see
+    /// ``Policy/explain(_:for:in:group:)``).
+    ///
+    /// - Parameters:
+    ///   - capability: A capability the current policy declares.
+    ///   - response: Apple's Get Customer Groups answer for the customer.
+    ///   - context: The environment and the entitlements the app derived from transactions.
+    ///   - groupID: Explain only this group of the response; `nil` explains every group.
+    /// - Returns: The explanation under the version serving at the time of the call.
+    /// - Throws: A ``GroupPolicyError`` with code `undeclaredCapability` or `unknownGroup`.
+    public func explain(
+        _ capability: Capability,
+        for response: GetCustomerGroupsResponse,
+        in context: EvaluationContext = EvaluationContext(),
+        group groupID: String? = nil
+    ) throws(GroupPolicyError) -> Explanation {
+        try current.explain(capability, for: response, in: context, group: groupID)
+    }
+
     /// Loads the files again; swaps the new version in only if it loads completely.
     ///
     /// - Returns: `.reloaded` with the new generation, or `.failed` with why (the old version

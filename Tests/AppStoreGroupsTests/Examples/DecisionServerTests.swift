@@ -61,6 +61,40 @@ struct DecisionServerTests {
     }
 
     @Test(
+        "/decision with whyNot answers the Decision and Policy.explain's JSON beside it",
+        .requires(.pythonCryptography)
+    )
+    func decisionWithWhyNot() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let policy = try Policy(contentsOf: Self.policies)
+        let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
+        let sandbox = EvaluationContext(environment: .sandbox)
+
+        let answer = try await server.get("/decision?transactionId=ok1&whyNot=team.templates&explain=true")
+        #expect(answer.status == 200)
+        let explanation = try policy.explain("team.templates", for: response, in: sandbox)
+        #expect(
+            answer.text
+                == #"{"decision":"#
+                + policy.evaluate(response, in: sandbox).jsonString(includingProvenance: true, pretty: false)
+                + #","explanation":"# + explanation.jsonString(pretty: false) + "}"
+        )
+        // Without the Pro entitlement, templates are a near miss of the rule that requires it.
+        #expect(answer.text.contains(#"{"condition":"entitlements","missing":["com.example.teams.pro"]}"#))
+
+        let misspelt = try await server.get("/decision?transactionId=ok1&whyNot=team.template")
+        #expect(misspelt.status == 400)
+        #expect(
+            misspelt.text
+                == #"{"error":{"code":"undeclared-capability","message":"undeclared capability 'team.template' (did you mean 'team.templates'?)"}}"#
+        )
+        let empty = try await server.get("/decision?transactionId=ok1&whyNot=")
+        #expect(empty.status == 400)
+        #expect(empty.text == #"{"error":{"code":"bad-request","message":"missing parameter 'whyNot'"}}"#)
+    }
+
+    @Test(
         "/workspace/members lists every page once, only for a member of the group's workspace",
         .requires(.pythonCryptography)
     )
@@ -146,7 +180,7 @@ struct DecisionServerTests {
             ("/decision", 400, #"{"error":{"code":"bad-request","message":"missing parameter 'transactionId'"}}"#),
             (
                 "/decision?transactionId=ok&entitlements=x", 400,
-                #"{"error":{"code":"bad-request","message":"unknown parameter 'entitlements' (this endpoint takes entitlement, environment, explain, transactionId)"}}"#
+                #"{"error":{"code":"bad-request","message":"unknown parameter 'entitlements' (this endpoint takes entitlement, environment, explain, transactionId, whyNot)"}}"#
             ),
             (
                 "/decision?transactionId=ok&transactionId=ok", 400,
