@@ -120,6 +120,38 @@ struct RedisGroupsStoreTests {
         #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) != nil)
     }
 
+    @Test("two services sharing Redis: one fetch for both, and a 429 holds both back", .requires(.redisServer))
+    func servicesShareRedis() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let retryAfter = Date().addingTimeInterval(60)
+        let stub = StubAppStore(responder: { id, _ in
+            id == "limited" ? StubAppStore.tooManyRequests(until: retryAfter) : StubAppStore.consumerGroup
+        })
+        func service() throws -> GroupDecisionService {
+            var configuration = GroupDecisionService.Configuration()
+            configuration.maximumRateLimitWait = .zero
+            return try GroupDecisionService(
+                policies: GroupDecisionServiceTests.policies(),
+                clients: [stub.client()],
+                sharedStore: server.store(),
+                configuration: configuration
+            )
+        }
+        let first = try service()
+        let second = try service()
+        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        let shared = try await second.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(shared.source == .cache)
+        #expect(shared.decision.allows("family.space"))
+        let limited = await expectError { try await first.decision(forCustomer: "limited", environment: .sandbox) }
+        #expect(limited?.httpStatus == 429)
+        let held = await expectError { try await second.decision(forCustomer: "c2", environment: .sandbox) }
+        #expect(held?.code == .rateLimitExceeded)
+        #expect(held?.httpStatus == nil)
+        #expect(stub.requests == ["c1", "limited"])
+    }
+
     @Test("a server that accepts and never answers: every call fails within its timeout")
     func silentServer() async throws {
         let silent = try LoopbackSocket(listening: ())
