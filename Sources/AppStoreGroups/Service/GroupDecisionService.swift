@@ -51,6 +51,7 @@ public final class GroupDecisionService: Sendable {
     private let local: InMemoryGroupsStore
     private let timeSource: TimeSource
     private let log: @Sendable (String) -> Void
+    private let decisionLog: DecisionLog?
     private let flights = Guarded<[FlightKey: Task<Loaded, any Error>]>([:])
     private let buckets = Guarded<[BucketKey: TokenBucket]>([:])
     private let lastStoreComplaint = Guarded<Date?>(nil)
@@ -81,6 +82,7 @@ public final class GroupDecisionService: Sendable {
     ///   - sharedStore: A store shared by the fleet, or `nil` for this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
     ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
+    ///   - decisionLog: Receives one record per decision served or refused. Default: none.
     ///   - log: Receives one line when the shared store fails, at most once a minute. Default:
     ///     standard error.
     /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of
@@ -91,6 +93,7 @@ public final class GroupDecisionService: Sendable {
         sharedStore: (any GroupsStore)? = nil,
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
+        decisionLog: DecisionLog? = nil,
         log: @escaping @Sendable (String) -> Void = GroupDecisionService.standardError
     ) throws(AppStoreGroupsError) {
         if let problem = configuration.problem {
@@ -111,6 +114,7 @@ public final class GroupDecisionService: Sendable {
         self.configuration = configuration
         self.timeSource = timeSource
         self.log = log
+        self.decisionLog = decisionLog
         self.local = InMemoryGroupsStore(capacityBytes: configuration.capacityBytes, now: timeSource.now)
     }
 
@@ -144,13 +148,41 @@ public final class GroupDecisionService: Sendable {
         entitlements: Set<String> = [],
         environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> ServedDecision {
-        let loaded = try await groups(forCustomer: customerID, in: environment)
+        let loaded: Loaded
+        do {
+            loaded = try await groups(forCustomer: customerID, in: environment)
+        } catch {
+            if let decisionLog {
+                decisionLog.record(
+                    DecisionRecord(
+                        time: timeSource.now(),
+                        customerHash: decisionLog.customerHash(customerID),
+                        environment: environment.rawValue,
+                        errorCode: error.code.description
+                    )
+                )
+            }
+            throw error
+        }
         let context = EvaluationContext(environment: environment, entitlements: entitlements)
-        return ServedDecision(
+        let served = ServedDecision(
             decision: policies.evaluate(loaded.decoded, in: context),
             source: loaded.source,
             fetchedAt: loaded.answer.fetchedAt
         )
+        if let decisionLog {
+            decisionLog.record(
+                DecisionRecord(
+                    time: timeSource.now(),
+                    customerHash: decisionLog.customerHash(customerID),
+                    environment: environment.rawValue,
+                    source: served.source.name,
+                    fetchedAt: served.fetchedAt,
+                    capabilities: served.decision.capabilities.sorted()
+                )
+            )
+        }
+        return served
     }
 
     /// Forgets a customer's groups, here and in the shared store.
