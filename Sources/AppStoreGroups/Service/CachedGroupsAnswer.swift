@@ -8,7 +8,7 @@ public import Foundation
 ///
 /// A store holds Apple's bytes and when they were fetched, never a decision: decisions are made
 /// from these bytes with whatever policy serves at the time, so a policy reload applies at once to
-/// every cached customer. A ``notFound`` answer (Apple's `TransactionIdNotFoundError`) is kept too,
+/// every cached customer. A ``Kind/notFound`` answer (Apple's `TransactionIdNotFoundError`) is kept too,
 /// for the shorter negative time to live.
 public struct CachedGroupsAnswer: Sendable, Hashable {
     /// What Apple answered.
