@@ -93,7 +93,7 @@ package.products.append(.executable(name: "group-policy-bench", targets: ["group
 package.targets += [
     .executableTarget(
         name: "group-policy-bench",
-        dependencies: ["GroupPolicy", "CMallocInfo"],
+        dependencies: ["GroupPolicy", "AppStoreGroups", "CMallocInfo"],
         swiftSettings: strictSettings
     ),
     .systemLibrary(name: "CMallocInfo"),

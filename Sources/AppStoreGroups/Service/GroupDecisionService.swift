@@ -46,7 +46,13 @@ public final class GroupDecisionService: Sendable {
     /// How fresh answers must be, how long callers wait, how fast requests may go.
     public let configuration: Configuration
 
-    private let clients: [StoreEnvironment: AppStoreGroupsClient]
+    /// Fetches Get Customer Groups for one environment: the answer's bytes and its decoding.
+    package typealias Fetch =
+        @Sendable (_ customerID: String) async throws(AppStoreGroupsError) -> (
+            body: [UInt8], response: GetCustomerGroupsResponse
+        )
+
+    private let fetchers: [StoreEnvironment: Fetch]
     private let shared: (any GroupsStore)?
     private let local: InMemoryGroupsStore
     private let timeSource: TimeSource
@@ -87,9 +93,42 @@ public final class GroupDecisionService: Sendable {
     ///     standard error.
     /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of
     ///   range or two clients for one environment.
-    public init(
+    public convenience init(
         policies: PolicyStore,
         clients: [AppStoreGroupsClient],
+        sharedStore: (any GroupsStore)? = nil,
+        configuration: Configuration = Configuration(),
+        timeSource: TimeSource = .system,
+        decisionLog: DecisionLog? = nil,
+        log: @escaping @Sendable (String) -> Void = GroupDecisionService.standardError
+    ) throws(AppStoreGroupsError) {
+        var byEnvironment: [StoreEnvironment: Fetch] = [:]
+        for client in clients {
+            let fetch: Fetch = { customerID throws(AppStoreGroupsError) in
+                try await client.customerGroupsAnswer(anyTransactionID: customerID)
+            }
+            guard byEnvironment.updateValue(fetch, forKey: client.storeEnvironment) == nil else {
+                throw AppStoreGroupsError(
+                    code: .invalidConfiguration,
+                    message: "two clients for the \(client.storeEnvironment) environment"
+                )
+            }
+        }
+        try self.init(
+            policies: policies,
+            fetchers: byEnvironment,
+            sharedStore: sharedStore,
+            configuration: configuration,
+            timeSource: timeSource,
+            decisionLog: decisionLog,
+            log: log
+        )
+    }
+
+    /// Creates a service whose fetches are functions, for the package's benchmark.
+    package init(
+        policies: PolicyStore,
+        fetchers: [StoreEnvironment: Fetch],
         sharedStore: (any GroupsStore)? = nil,
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
@@ -99,17 +138,8 @@ public final class GroupDecisionService: Sendable {
         if let problem = configuration.problem {
             throw AppStoreGroupsError(code: .invalidConfiguration, message: problem)
         }
-        var byEnvironment: [StoreEnvironment: AppStoreGroupsClient] = [:]
-        for client in clients {
-            guard byEnvironment.updateValue(client, forKey: client.storeEnvironment) == nil else {
-                throw AppStoreGroupsError(
-                    code: .invalidConfiguration,
-                    message: "two clients for the \(client.storeEnvironment) environment"
-                )
-            }
-        }
         self.policies = policies
-        self.clients = byEnvironment
+        self.fetchers = fetchers
         self.shared = sharedStore
         self.configuration = configuration
         self.timeSource = timeSource
@@ -365,7 +395,7 @@ public final class GroupDecisionService: Sendable {
         environment: StoreEnvironment,
         fallback: (answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse?)?
     ) async throws(AppStoreGroupsError) -> Loaded {
-        guard let client = clients[environment] else {
+        guard let fetchGroups = fetchers[environment] else {
             throw AppStoreGroupsError(
                 code: .invalidArgument,
                 message: "no client is configured for the \(environment) environment"
@@ -373,7 +403,7 @@ public final class GroupDecisionService: Sendable {
         }
         do {
             try await spendBudget(for: .customerGroups, in: environment)
-            let (body, response) = try await client.customerGroupsAnswer(anyTransactionID: customerID)
+            let (body, response) = try await fetchGroups(customerID)
             let now = timeSource.now()
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
             await keep(answer, decoded: response, customerID: customerID, environment: environment, now: now)

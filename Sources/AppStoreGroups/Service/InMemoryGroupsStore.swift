@@ -12,9 +12,9 @@ public import Foundation
 /// The ``GroupDecisionService`` always keeps one (its first-level cache, and what it falls back
 /// on when a shared store is unreachable); give one to several services in a process to share it.
 ///
-/// An answer's cost is an estimate of what it holds on the heap: Apple's body, the customer id,
-/// the decoded groups the service keeps beside them (counted as large as the body) and a fixed
-/// 160 bytes of bookkeeping. An answer costing more than the whole capacity is not kept.
+/// An answer's cost is an estimate of what it holds on the heap: Apple's body (or, in the
+/// service's own cache, the decoded groups kept instead, counted at twice the body's size), the
+/// customer id and a fixed 160 bytes of bookkeeping. An answer costing more than the whole capacity is not kept.
 public final class InMemoryGroupsStore: GroupsStore {
     /// The default capacity, 64 MiB: about 100,000 customers of a typical answer.
     public static let defaultCapacityBytes = 64 << 20
@@ -72,9 +72,10 @@ public final class InMemoryGroupsStore: GroupsStore {
     /// What the answers held cost together, in bytes (see the type's discussion).
     public var costBytes: Int { state.withLock { $0.bytes } }
 
-    /// The estimated cost of keeping an answer for a customer.
-    static func cost(of answer: CachedGroupsAnswer, customerID: String) -> Int {
-        160 + customerID.utf8.count + 2 * answer.body.count
+    /// The estimated cost of keeping an answer for a customer: with its bytes, or (for the
+    /// service's own cache) with its decoded groups instead, counted at twice the bytes.
+    static func cost(of answer: CachedGroupsAnswer, customerID: String, decoded: Bool = false) -> Int {
+        160 + customerID.utf8.count + (decoded ? 2 : 1) * answer.body.count
     }
 
     // MARK: GroupsStore
@@ -219,7 +220,8 @@ public final class InMemoryGroupsStore: GroupsStore {
         }
     }
 
-    /// Keeps an answer with its decoded groups.
+    /// Keeps an answer, or with decoded groups, the groups in place of the bytes (the service
+    /// needs them no more once they are in the shared store).
     func set(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
@@ -228,7 +230,9 @@ public final class InMemoryGroupsStore: GroupsStore {
         timeToLive: Duration
     ) {
         let key = Key(environment: environment, customerID: customerID)
-        let cost = Self.cost(of: answer, customerID: customerID)
+        let cost = Self.cost(of: answer, customerID: customerID, decoded: decoded != nil)
+        var answer = answer
+        if decoded != nil { answer.body = [] }
         let expires = now().addingTimeInterval(timeToLive.seconds)
         state.withLock { state in
             Self.remove(key, from: &state)

@@ -162,7 +162,8 @@ struct GroupDecisionServiceTests {
                         body: Array(StubAppStore.consumerBody.utf8),
                         fetchedAt: Date()
                     ),
-                    customerID: "a"
+                    customerID: "a",
+                    decoded: true
                 )
         )
     }

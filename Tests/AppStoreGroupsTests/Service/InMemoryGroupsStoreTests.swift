@@ -33,7 +33,7 @@ struct InMemoryGroupsStoreTests {
         let clock = ManualClock()
         let body = String(repeating: "x", count: 100)
         let cost = InMemoryGroupsStore.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
-        #expect(cost == 160 + 2 + 200)
+        #expect(cost == 160 + 2 + 100)
         let store = InMemoryGroupsStore(capacityBytes: 3 * cost, now: clock.now)
         for id in ["c0", "c1", "c2"] {
             try await store.setAnswer(
