@@ -152,6 +152,29 @@ struct RedisGroupsStoreTests {
         #expect(stub.requests == ["c1", "limited"])
     }
 
+    @Test("single flight across processes: four services asking at once send one request", .requires(.redisServer))
+    func singleFlightAcrossServices() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let stub = StubAppStore(delay: .milliseconds(300))
+        let services = try (0..<4).map { _ in
+            try GroupDecisionService(
+                policies: GroupDecisionServiceTests.policies(),
+                clients: [stub.client()],
+                sharedStore: server.store()
+            )
+        }
+        let sources = try await withThrowingTaskGroup(of: ServedDecision.Source.self) { group in
+            for service in services {
+                group.addTask { try await service.decision(forCustomer: "c1", environment: .sandbox).source }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(stub.requests == ["c1"])
+        #expect(sources.filter { $0 == .live }.count == 1)
+        #expect(sources.filter { $0 == .cache }.count == 3)
+    }
+
     @Test("a server that accepts and never answers: every call fails within its timeout")
     func silentServer() async throws {
         let silent = try LoopbackSocket(listening: ())
