@@ -52,6 +52,11 @@ extension GroupDecisionService {
         /// A longer wait fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
         /// sent. Default 1 second; zero fails fast.
         public var maximumRateLimitWait: Duration = .seconds(1)
+        /// How long the shared store is left alone after it fails.
+        ///
+        /// Meanwhile the service works from its own cache and budget, so a store that hangs costs
+        /// one timeout per interval instead of several per request. Default 5 seconds.
+        public var sharedStoreRetryInterval: Duration = .seconds(5)
         /// The most bytes this process's cache of answers may cost.
         ///
         /// Default 64 MiB.
@@ -69,6 +74,7 @@ extension GroupDecisionService {
             if fetchLockWait < .zero { return "the fetch lock wait must not be negative" }
             if fetchLockPollInterval <= .zero { return "the fetch lock poll interval must be positive" }
             if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
+            if sharedStoreRetryInterval < .zero { return "the shared store's retry interval must not be negative" }
             for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
                 return "the \(environment) request rate must be a positive number"
             }

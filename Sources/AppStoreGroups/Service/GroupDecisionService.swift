@@ -60,7 +60,14 @@ public final class GroupDecisionService: Sendable {
     private let decisionLog: DecisionLog?
     private let flights = Guarded<[FlightKey: Task<Loaded, any Error>]>([:])
     private let buckets = Guarded<[BucketKey: TokenBucket]>([:])
-    private let lastStoreComplaint = Guarded<Date?>(nil)
+    private let storeHealth = Guarded(StoreHealth())
+
+    private struct StoreHealth {
+        /// When the last log line about the shared store was written.
+        var lastComplaint: Date?
+        /// Until when the shared store is skipped after a failure.
+        var skipUntil: Date?
+    }
 
     private struct FlightKey: Hashable {
         var environment: StoreEnvironment
@@ -548,14 +555,22 @@ public final class GroupDecisionService: Sendable {
 
     /// Runs a shared-store call; on failure logs (at most once a minute) and returns `nil`.
     @discardableResult
+    ///
+    /// After a failure the store is skipped for ``Configuration/sharedStoreRetryInterval``, so a
+    /// store that hangs costs one timeout per interval rather than several per request.
     private func withSharedStore<T>(_ body: () async throws(AppStoreGroupsError) -> T) async -> T? {
+        let start = timeSource.now()
+        if storeHealth.withLock({ health in health.skipUntil.map { start < $0 } ?? false }) { return nil }
         do {
             return try await body()
         } catch {
             let now = timeSource.now()
-            let complain = lastStoreComplaint.withLock { last in
-                guard last.map({ now.timeIntervalSince($0) >= 60 || now < $0 }) ?? true else { return false }
-                last = now
+            let complain = storeHealth.withLock { health in
+                health.skipUntil = now.addingTimeInterval(configuration.sharedStoreRetryInterval.seconds)
+                guard health.lastComplaint.map({ now.timeIntervalSince($0) >= 60 || now < $0 }) ?? true else {
+                    return false
+                }
+                health.lastComplaint = now
                 return true
             }
             if complain {

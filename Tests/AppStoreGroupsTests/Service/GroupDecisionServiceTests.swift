@@ -257,10 +257,19 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
         let log = LogLines()
-        let service = try Self.service(stub, clock: clock, shared: UnreachableGroupsStore(), log: log)
+        let store = UnreachableGroupsStore()
+        let service = try Self.service(stub, clock: clock, shared: store, log: log)
         #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
         #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
         #expect(stub.requests == ["c1"])
+        // After the failure the store is left alone for 5 seconds, then tried again.
+        #expect(store.answerLookups == 1)
+        #expect(try await service.decision(forCustomer: "c2", environment: .sandbox).source == .live)
+        #expect(store.answerLookups == 1)
+        clock.advance(by: .seconds(5))
+        #expect(try await service.decision(forCustomer: "c3", environment: .sandbox).source == .live)
+        #expect(store.answerLookups == 2)
+        #expect(stub.requests == ["c1", "c2", "c3"])
         #expect(
             log.lines == [
                 "shared groups store unavailable, serving from this process's cache and budget (this line repeats "

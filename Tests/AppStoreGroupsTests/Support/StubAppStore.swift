@@ -83,16 +83,23 @@ final class StubAppStore: HTTPTransport, @unchecked Sendable {
     }
 }
 
-/// A groups store that is always down.
-struct UnreachableGroupsStore: GroupsStore {
+/// A groups store that is always down, counting the calls it gets.
+final class UnreachableGroupsStore: GroupsStore, @unchecked Sendable {
     static let failure = AppStoreGroupsError(code: .storeFailure, message: "Redis at 127.0.0.1:1: connection refused")
+
+    private let lock = NSLock()
+    private var answerCalls = 0
+
+    /// How many times an answer was asked for.
+    var answerLookups: Int { lock.withLock { answerCalls } }
 
     func answer(
         forCustomer customerID: String,
         in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError)
-        -> CachedGroupsAnswer?
-    { throw Self.failure }
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+        lock.withLock { answerCalls += 1 }
+        throw Self.failure
+    }
 
     func setAnswer(
         _ answer: CachedGroupsAnswer,
