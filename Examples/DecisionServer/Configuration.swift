@@ -15,6 +15,9 @@ struct Configuration {
     /// can show is presentation only: content follows verified transactions, never the cache.
     var cacheTTL: Duration = .seconds(300)
     var reloadInterval: Duration = .seconds(5)
+    /// The most bytes Apple's cached answers may take, estimated from their strings; half for
+    /// customers' groups, half for groups' members.
+    var cacheBytes = 64 << 20
     var limits = HTTPServer.Limits()
     /// Another server for the App Store requests (a local test server); Apple's hosts otherwise.
     var baseURL: URL?
@@ -23,7 +26,8 @@ struct Configuration {
 
     static let usage = """
         Usage: DecisionServer [--host 127.0.0.1] [--port 8080] [--policies Policies] [--cache-ttl SECONDS]
-                              [--reload-interval SECONDS] [--read-timeout SECONDS] [--base-url URL]
+                              [--reload-interval SECONDS] [--read-timeout SECONDS] [--max-connections N]
+                              [--cache-bytes BYTES] [--base-url URL]
 
         Serves GroupPolicy decisions over HTTP:
           GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true]
@@ -52,6 +56,13 @@ struct Configuration {
             }
             return .seconds(seconds)
         }
+        func count(_ flag: String, in range: ClosedRange<Int>) throws(Failure) -> Int {
+            let text = try value(flag)
+            guard let number = Int(text), range.contains(number) else {
+                throw Failure(message: "\(flag) must be \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            }
+            return number
+        }
         while let flag = remaining.popFirst() {
             switch flag {
             case "--host": configuration.host = try value(flag)
@@ -65,6 +76,10 @@ struct Configuration {
             case "--cache-ttl": configuration.cacheTTL = try seconds(flag)
             case "--reload-interval": configuration.reloadInterval = try seconds(flag)
             case "--read-timeout": configuration.limits.readTimeout = try seconds(flag)
+            case "--max-connections":
+                configuration.limits.maximumConnections = try count(flag, in: 1...4096)
+            case "--cache-bytes":
+                configuration.cacheBytes = try count(flag, in: 0...(1 << 40))
             case "--base-url":
                 let text = try value(flag)
                 guard let url = URL(string: text), url.scheme != nil else {

@@ -118,6 +118,20 @@ struct DecisionService: Sendable {
         return (store.evaluate(response, in: context), client)
     }
 
+    /// The bytes a customer's groups take in the cache: every string's UTF-8 bytes, plus an
+    /// overhead per string and per element.
+    @Sendable static func estimatedBytes(_ response: GetCustomerGroupsResponse) -> Int {
+        response.groups.reduce(64) { total, group in
+            total + 96 + group.groupID.utf8.count + group.groupType.rawValue.utf8.count
+                + group.roles.reduce(0) { $0 + 64 + $1.productID.utf8.count + $1.role.rawValue.utf8.count }
+        }
+    }
+
+    /// The bytes a group's members take in the cache, estimated as for groups.
+    @Sendable static func estimatedBytes(_ members: [GroupMemberEntry]) -> Int {
+        members.reduce(32) { $0 + 32 + $1.appTransactionID.utf8.count }
+    }
+
     /// Every page of a group's members, bounded.
     private static func allMembers(
         of groupID: String,

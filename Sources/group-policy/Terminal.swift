@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicy
 
 /// Exit statuses of cli.md: 0 success, 1 the checked thing is wrong, 2 the command could not run.
 enum ExitStatus: Int32 {
@@ -17,9 +18,9 @@ enum Terminal {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// `Error: message` on one line.
+    /// `Error: message` on one line: control characters in the message are escaped.
     static func error(_ message: String) {
-        err("Error: \(message)")
+        err("Error: \(message.escapingControlCharacters)")
     }
 }
 

@@ -46,7 +46,7 @@ enum TestCommand {
                 continue
             } catch {
                 failed += 1
-                Terminal.out("FAIL \(file): \(error)")
+                Terminal.out("FAIL \(file): \(error)".escapingControlCharacters)
                 continue
             }
             let results = suite.run()
@@ -64,8 +64,8 @@ enum TestCommand {
                 }
                 failed += 1
                 let place = result.location.map { "\($0)" } ?? file
-                Terminal.out("FAIL \(place): \(result.name)")
-                for failure in result.failures { Terminal.out("  \(failure)") }
+                Terminal.out("FAIL \(place): \(result.name)".escapingControlCharacters)
+                for failure in result.failures { Terminal.out("  \(failure)".escapingControlCharacters) }
             }
         }
         if files.isEmpty {

@@ -187,9 +187,16 @@ public struct AppStoreGroupsClient: Sendable {
         do {
             return try body()
         } catch let error as GroupPolicyError {
+            let message: String
+            if error.isSyntaxError {
+                let place = error.location.map { " at line \($0.line), column \($0.column)" } ?? ""
+                message = "the body is not JSON: \(error.message)\(place)"
+            } else {
+                message = "the App Store's answer is not the documented JSON: \(error.message)"
+            }
             throw AppStoreGroupsError(
                 code: .invalidResponse,
-                message: "the App Store's answer is not the documented JSON: \(error.message)",
+                message: message,
                 httpStatus: 200,
                 jsonPath: error.jsonPath,
                 attempts: attempts
@@ -309,7 +316,7 @@ public struct AppStoreGroupsClient: Sendable {
             )
         }
         let limit = responseLimits.maximumBytes
-        let announced = response.value(forHeader: "Content-Length").flatMap { Int($0) } ?? 0
+        let announced = response.value(forHeader: "Content-Length").flatMap(Self.announcedLength) ?? 0
         if announced > limit || response.body.count > limit {
             return .failure(
                 AppStoreGroupsError(
@@ -340,6 +347,14 @@ public struct AppStoreGroupsClient: Sendable {
             }
             return .failure(error)
         }
+    }
+
+    /// The length a `Content-Length` value announces; `Int.max` for a number too large for an `Int`
+    /// (such as 10^23), which is over any limit; `nil` when it is not a number.
+    static func announcedLength(_ value: String) -> Int? {
+        let digits = value.utf8.drop { $0 == UInt8(ascii: " ") }.prefix { $0 != UInt8(ascii: " ") }
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self)) ?? Int.max
     }
 
     /// The message with the token, and its signature alone, replaced by `<redacted>`.

@@ -1,3 +1,5 @@
+import GroupPolicy
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -185,6 +187,9 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
     }
 
     /// One line: the message, then the status, Apple's code and message, and the attempts made.
+    ///
+    /// Control characters (a newline or ESC in Apple's `errorMessage`, say) are escaped as JSON
+    /// escapes them, so the line stays one line.
     public var description: String {
         var text = message
         var context: [String] = []
@@ -198,6 +203,6 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         if let jsonPath { context.append("at \(jsonPath)") }
         if attempts > 1 { context.append("after \(attempts) attempts") }
         if !context.isEmpty { text += " (" + context.joined(separator: ", ") + ")" }
-        return text
+        return text.escapingControlCharacters
     }
 }

@@ -131,11 +131,13 @@ private func decodeDocument<Bytes: Collection<UInt8>, Document>(
         return document
     case .failure(let failure):
         let source = SourceText(fileName: fileName, bytes: Array(bytes))
-        throw GroupPolicyError(
+        var error = GroupPolicyError(
             code: failure.isLimit ? .limitExceeded : .invalidResponse,
             message: failure.message,
             location: source.location(ofOffset: failure.offset),
             jsonPath: failure.path.description
         )
+        error.isSyntaxError = failure.isSyntax
+        throw error
     }
 }

@@ -32,10 +32,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// `file:line:col: error|warning: json.path: message`.
+    /// `file:line:col: error|warning: json.path: message`, on one line: control characters in any
+    /// part (a file name, a key or a value quoted in the message) are escaped as JSON escapes them.
     public var description: String {
         let place = location.map { "\($0): " } ?? ""
-        return "\(place)\(severity.rawValue): \(jsonPath): \(message)"
+        return "\(place)\(severity.rawValue): \(jsonPath): \(message)".escapingControlCharacters
     }
 }
 

@@ -45,6 +45,9 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
     /// Every diagnostic found while loading (errors first in file order, then warnings); empty for
     /// failures that are not about a policy or test file's content.
     public var diagnostics: [Diagnostic]
+    /// Whether a document's bytes are not JSON at all, as opposed to JSON of the wrong shape; the
+    /// fetcher words the two differently.
+    package var isSyntaxError = false
 
     /// Creates an error.
     public init(
@@ -62,6 +65,9 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
     }
 
     /// One line per finding: `file:line:col: json.path: message`, or each diagnostic's line.
+    ///
+    /// Control characters in any part are escaped as JSON escapes them, so each finding stays on
+    /// its line.
     public var description: String {
         let errors = diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty {
@@ -70,6 +76,6 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
         var text = ""
         if let location { text += "\(location): " }
         if let jsonPath { text += "\(jsonPath): " }
-        return text + message
+        return (text + message).escapingControlCharacters
     }
 }

@@ -145,6 +145,44 @@ struct FetchCommandTests {
         #expect(result.standardOutput == expected.jsonString(pretty: true) + "\n")
     }
 
+    @Test(
+        "fetch members --all on a pagination cycle (A, B, A) ends with one Error: line",
+        .requires(.pythonCryptography)
+    )
+    func paginationCycle() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "members", "--group-id", "cycle", "--all"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "")
+        #expect(
+            result.standardError
+                == "Error: the App Store sent a paginationToken it had sent before (page 3 repeats an earlier one), "
+                + "so the listing would never end (HTTP 200, at paginationToken)\n"
+        )
+        #expect(try await server.log().count == 3)
+    }
+
+    @Test(
+        "Apple's errorMessage with a newline, a CI annotation and ESC stays on the one Error: line",
+        .requires(.pythonCryptography)
+    )
+    func injectedErrorMessage() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "groups", "--transaction-id", "injected"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 1)
+        #expect(
+            result.standardError
+                == #"Error: the App Store answered InvalidTransactionIdError (HTTP 400, errorCode 4000006, "#
+                + #"errorMessage "Invalid id.\n::error file=x.swift::forged\u001b[2J")"# + "\n"
+        )
+    }
+
     @Test("an API error answer is exit 1 with one Error: line", .requires(.pythonCryptography))
     func apiError() async throws {
         let server = try await FakeAppStore()

@@ -230,19 +230,26 @@ final class DecisionServerProcess: @unchecked Sendable {
 
     /// Starts a server on an ephemeral port of 127.0.0.1, serving Policies/ and fetching from the
     /// fake App Store.
-    static func start(appStore: FakeAppStore, arguments: [String] = []) async throws -> DecisionServerProcess {
+    static func start(
+        appStore: FakeAppStore,
+        policies: String = DecisionServerTests.policies,
+        arguments: [String] = []
+    ) async throws -> DecisionServerProcess {
         let binary = try binary()
         return try await offCooperativePool {
-            try DecisionServerProcess(binary: binary, appStore: appStore, arguments: arguments)
+            try DecisionServerProcess(binary: binary, appStore: appStore, policies: policies, arguments: arguments)
         }
     }
 
-    private init(binary: URL, appStore: FakeAppStore, arguments: [String]) throws {
+    /// Where the server's standard error (its log) goes.
+    let logFile = URL(filePath: NSTemporaryDirectory()).appending(path: "decision-server-\(UUID().uuidString).log")
+
+    private init(binary: URL, appStore: FakeAppStore, policies: String, arguments: [String]) throws {
         let process = Process()
         process.executableURL = binary
         process.arguments =
             [
-                "--port", "0", "--policies", DecisionServerTests.policies,
+                "--port", "0", "--policies", policies,
                 "--base-url", appStore.baseURL.absoluteString,
             ] + arguments
         process.environment = [
@@ -253,7 +260,8 @@ final class DecisionServerProcess: @unchecked Sendable {
         ]
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         var line: [UInt8] = []
@@ -277,12 +285,20 @@ final class DecisionServerProcess: @unchecked Sendable {
         process.terminate()
         for _ in 0..<200 where process.isRunning { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: logFile)
+    }
+
+    /// The lines the server has logged so far.
+    func logLines() -> [String] {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
     struct Answer {
         var status: Int
         var contentType: String?
         var text: String
+        var retryAfter: String? = nil
     }
 
     /// `GET path` over HTTP.
@@ -293,7 +309,8 @@ final class DecisionServerProcess: @unchecked Sendable {
         return Answer(
             status: http.statusCode,
             contentType: http.value(forHTTPHeaderField: "Content-Type"),
-            text: String(decoding: data, as: UTF8.self)
+            text: String(decoding: data, as: UTF8.self),
+            retryAfter: http.value(forHTTPHeaderField: "Retry-After")
         )
     }
 

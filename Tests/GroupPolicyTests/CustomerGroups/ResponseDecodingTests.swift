@@ -117,6 +117,21 @@ import Testing
         ),
         Failure(json: #"{}"#, path: "groups", line: 1, column: 1, message: "missing required key 'groups'"),
         Failure(json: #"[]"#, path: "$", line: 1, column: 1, message: "expected an object, found an array"),
+        // Text is not a boolean because it starts with a `t`, nor null because it starts with an `n`.
+        Failure(
+            json: "this is not JSON",
+            path: "$",
+            line: 1,
+            column: 1,
+            message: "invalid literal (expected true, false or null)"
+        ),
+        Failure(
+            json: #"{"groups":[{"groupId":nope}]}"#,
+            path: "groups[0].groupId",
+            line: 1,
+            column: 23,
+            message: "invalid literal (expected true, false or null)"
+        ),
         Failure(
             json: #"{"groups":[{"groupId":"1","groupId":"2","groupType":"CONSUMER"}]}"#,
             path: "groups[0].groupId",
