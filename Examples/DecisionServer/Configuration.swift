@@ -15,9 +15,18 @@ struct Configuration {
     /// can show is presentation only: content follows verified transactions, never the cache.
     var cacheTTL: Duration = .seconds(300)
     var reloadInterval: Duration = .seconds(5)
-    /// The most bytes Apple's cached answers may take, estimated from their strings; half for
-    /// customers' groups, half for groups' members.
+    /// The most bytes customers' cached groups may take in this process (the library's estimate).
     var cacheBytes = 64 << 20
+    /// A Redis shared by every server of the fleet: answers, fetch locks and the 429 instant.
+    var redis: (host: String, port: Int)?
+    /// Where one JSON line per decision goes: a file, or `-` for standard output.
+    var decisionLog: String?
+    /// The salt of the decision log's customer hashes (`DECISION_LOG_SALT`); random per process
+    /// when unset, so hashes then join within one run only.
+    var decisionLogSalt: [UInt8]?
+    /// Get Customer Groups requests a second from this process; Apple's limit for the environment
+    /// when unset.
+    var requestsPerSecond: Double?
     var limits = HTTPServer.Limits()
     /// Another server for the App Store requests (a local test server); Apple's hosts otherwise.
     var baseURL: URL?
@@ -27,15 +36,18 @@ struct Configuration {
     static let usage = """
         Usage: DecisionServer [--host 127.0.0.1] [--port 8080] [--policies Policies] [--cache-ttl SECONDS]
                               [--reload-interval SECONDS] [--read-timeout SECONDS] [--max-connections N]
-                              [--cache-bytes BYTES] [--base-url URL]
+                              [--cache-bytes BYTES] [--base-url URL] [--redis HOST:PORT]
+                              [--decision-log FILE|-] [--requests-per-second N]
 
         Serves GroupPolicy decisions over HTTP:
           GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true]
           GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
+          POST /invalidate?transactionId=ID   or   POST /invalidate?all=true
 
         Credentials come from APP_STORE_KEY_ID, APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and
-        APP_STORE_PRIVATE_KEY_PATH (a .p8 file). The server trusts its callers (entitlements are
-        theirs to verify): keep it on loopback or a private network.
+        APP_STORE_PRIVATE_KEY_PATH (a .p8 file); the decision log's salt from DECISION_LOG_SALT. The
+        server trusts its callers (entitlements are theirs to verify): keep it on loopback or a
+        private network.
         """
 
     struct Failure: Error {
@@ -86,6 +98,17 @@ struct Configuration {
                     throw Failure(message: "--base-url '\(text)' is not an absolute URL")
                 }
                 configuration.baseURL = url
+            case "--redis":
+                let text = try value(flag)
+                guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+                    (1...65_535).contains(port), colon > text.startIndex
+                else {
+                    throw Failure(message: "--redis must be HOST:PORT, not '\(text)'")
+                }
+                configuration.redis = (String(text[..<colon]), port)
+            case "--decision-log": configuration.decisionLog = try value(flag)
+            case "--requests-per-second":
+                configuration.requestsPerSecond = Double(try count(flag, in: 1...1_000_000))
             case "--help", "-h": configuration.wantsHelp = true
             default: throw Failure(message: "unknown argument '\(flag)'")
             }
@@ -94,6 +117,10 @@ struct Configuration {
         func setting(_ name: String) throws(Failure) -> String {
             guard let value = environment[name], !value.isEmpty else { throw Failure(message: "set \(name)") }
             return value
+        }
+        if let salt = environment["DECISION_LOG_SALT"], !salt.isEmpty {
+            guard salt.utf8.count >= 16 else { throw Failure(message: "DECISION_LOG_SALT must be at least 16 bytes") }
+            configuration.decisionLogSalt = Array(salt.utf8)
         }
         let keyPath = try setting("APP_STORE_PRIVATE_KEY_PATH")
         guard let pem = FileManager.default.contents(atPath: keyPath) else {

@@ -52,6 +52,12 @@ extension GroupDecisionService {
         /// A longer wait fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
         /// sent. Default 1 second; zero fails fast.
         public var maximumRateLimitWait: Duration = .seconds(1)
+        /// With a shared store, the longest this process serves an answer from its own cache
+        /// before reading the shared store again.
+        ///
+        /// An invalidation made through any process therefore reaches every process within it,
+        /// while most hits stay in memory. Default 5 seconds.
+        public var localTimeToLive: Duration = .seconds(5)
         /// How long the shared store is left alone after it fails.
         ///
         /// Meanwhile the service works from its own cache and budget, so a store that hangs costs
@@ -74,6 +80,7 @@ extension GroupDecisionService {
             if fetchLockWait < .zero { return "the fetch lock wait must not be negative" }
             if fetchLockPollInterval <= .zero { return "the fetch lock poll interval must be positive" }
             if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
+            if localTimeToLive < .zero { return "the local time to live must not be negative" }
             if sharedStoreRetryInterval < .zero { return "the shared store's retry interval must not be negative" }
             for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
                 return "the \(environment) request rate must be a positive number"

@@ -451,7 +451,10 @@ public final class GroupDecisionService: Sendable {
         now: Date
     ) {
         let life = lifetime(of: answer)
-        let left = answer.fetchedAt.addingTimeInterval(life.seconds).timeIntervalSince(now)
+        var left = answer.fetchedAt.addingTimeInterval(life.seconds).timeIntervalSince(now)
+        // With a shared store, this process re-reads it often enough that another process's
+        // invalidation reaches it within the bound.
+        if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
         guard left > 0 else { return }
         local.set(
             answer,

@@ -236,6 +236,23 @@ struct GroupDecisionServiceTests {
         #expect(stub.requests == ["c1"])
     }
 
+    @Test("another process's invalidation reaches this one within the local time to live")
+    func invalidationAcrossProcesses() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsStore(now: clock.now)
+        let first = try Self.service(stub, clock: clock, shared: shared)
+        let second = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
+        await first.invalidate(customer: "c1")
+        clock.advance(by: .milliseconds(4_999))
+        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
+        clock.advance(by: .milliseconds(1))
+        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["c1", "c1"])
+    }
+
     @Test("a lock whose holder died: waiters poll for the fetch lock wait, then fetch themselves")
     func deadLockHolder() async throws {
         let clock = ManualClock()
