@@ -11,13 +11,22 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
+        .library(name: "GroupPolicyTooling", targets: ["GroupPolicyTooling"]),
         .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
         .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
     ],
     targets: [
+        // The runtime: what an app server links to load policies and evaluate decisions.
         .target(
             name: "GroupPolicy",
+            swiftSettings: strictSettings
+        ),
+        // What authors and CI link: scenarios, invariants, diff, policy tests and the check report.
+        // It uses the runtime's internals through `package` access.
+        .target(
+            name: "GroupPolicyTooling",
+            dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
         ),
         .systemLibrary(
@@ -35,7 +44,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "group-policy",
-            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupPolicyCodegen"],
+            dependencies: ["GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupPolicyCodegen"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -62,9 +71,21 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["group-policy-codegen"]
         ),
+        // Helpers both library test targets share: seeded random inputs, policy builders, paths.
+        .target(
+            name: "GroupPolicyTestSupport",
+            dependencies: ["GroupPolicy"],
+            path: "Tests/GroupPolicyTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "GroupPolicyTests",
-            dependencies: ["GroupPolicy"],
+            dependencies: ["GroupPolicy", "GroupPolicyTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupPolicyToolingTests",
+            dependencies: ["GroupPolicyTooling", "GroupPolicy", "GroupPolicyTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

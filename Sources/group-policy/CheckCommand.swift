@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyTooling
 
 enum CheckCommand {
     static let spec = CommandSpec(

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyTooling
 
 enum DiffCommand {
     static let spec = CommandSpec(

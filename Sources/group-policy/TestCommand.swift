@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyTooling
 
 enum TestCommand {
     static let spec = CommandSpec(

@@ -33,7 +33,7 @@ extension GetCustomerGroupsResponse {
         return writer.string
     }
 
-    func write(to writer: inout JSONWriter) {
+    package func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("groups")
         writer.beginArray()

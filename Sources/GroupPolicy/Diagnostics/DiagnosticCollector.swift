@@ -1,16 +1,16 @@
 /// Collects diagnostics for one source file while it is validated, turning byte offsets into
 /// locations, and offers the typed readers every strict format here shares.
-final class DiagnosticCollector {
-    let source: SourceText
+package final class DiagnosticCollector {
+    package let source: SourceText
     private(set) var diagnostics: [Diagnostic] = []
 
-    init(source: SourceText) {
+    package init(source: SourceText) {
         self.source = source
     }
 
-    var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 
-    func error(_ kind: Diagnostic.Kind, at offset: Int, _ path: JSONPath, _ message: String) {
+    package func error(_ kind: Diagnostic.Kind, at offset: Int, _ path: JSONPath, _ message: String) {
         diagnostics.append(
             Diagnostic(
                 severity: .error,
@@ -35,7 +35,7 @@ final class DiagnosticCollector {
     }
 
     /// Errors first, then warnings, each in file order.
-    var sortedDiagnostics: [Diagnostic] {
+    package var sortedDiagnostics: [Diagnostic] {
         func key(_ diagnostic: Diagnostic) -> (Int, Int, Int) {
             (diagnostic.severity == .error ? 0 : 1, diagnostic.location?.line ?? 0, diagnostic.location?.column ?? 0)
         }
@@ -49,7 +49,7 @@ final class DiagnosticCollector {
 
     /// The members of an object whose keys must all be in `allowed`; reports unknown keys (with a
     /// suggestion) and a non-object value, returning `nil` for the latter.
-    func object(_ node: JSONNode, _ path: JSONPath, allowed: [String]) -> ObjectFields? {
+    package func object(_ node: JSONNode, _ path: JSONPath, allowed: [String]) -> ObjectFields? {
         guard case .object(let members) = node.value else {
             error(.wrongType, at: node.offset, path, "expected an object, found \(node.value.typeName)")
             return nil
@@ -66,7 +66,7 @@ final class DiagnosticCollector {
         return ObjectFields(node: node, path: path, members: members, collector: self)
     }
 
-    func string(_ node: JSONNode, _ path: JSONPath) -> String? {
+    package func string(_ node: JSONNode, _ path: JSONPath) -> String? {
         guard case .string(let value) = node.value else {
             error(.wrongType, at: node.offset, path, "expected a string, found \(node.value.typeName)")
             return nil
@@ -77,7 +77,7 @@ final class DiagnosticCollector {
     /// An array of strings, each with its offset.
     ///
     /// With `minimumCount` 1 an empty array is reported.
-    func stringArray(_ node: JSONNode, _ path: JSONPath, minimumCount: Int = 0) -> [Located<String>]? {
+    package func stringArray(_ node: JSONNode, _ path: JSONPath, minimumCount: Int = 0) -> [Located<String>]? {
         guard case .array(let elements) = node.value else {
             error(.wrongType, at: node.offset, path, "expected an array of strings, found \(node.value.typeName)")
             return nil
@@ -117,28 +117,28 @@ final class DiagnosticCollector {
 }
 
 /// A value read from a file, with where it was.
-struct Located<Value> {
-    var value: Value
-    var offset: Int
-    var path: JSONPath
+package struct Located<Value> {
+    package var value: Value
+    package var offset: Int
+    package var path: JSONPath
 }
 
 extension Located: Equatable where Value: Equatable {}
 extension Located: Sendable where Value: Sendable {}
 
 /// An object's members by key, after its keys were checked.
-struct ObjectFields {
-    let node: JSONNode
+package struct ObjectFields {
+    package let node: JSONNode
     let path: JSONPath
-    let members: [JSONMember]
+    package let members: [JSONMember]
     let collector: DiagnosticCollector
 
-    subscript(key: String) -> JSONNode? {
+    package subscript(key: String) -> JSONNode? {
         members.first { $0.key == key }?.value
     }
 
     /// The value of a required key; reports it missing (at the object) when absent.
-    func required(_ key: String) -> JSONNode? {
+    package func required(_ key: String) -> JSONNode? {
         guard let value = self[key] else {
             collector.error(.missingKey, at: node.offset, path.appending(key), "missing required key '\(key)'")
             return nil
@@ -153,9 +153,9 @@ struct ObjectFields {
 }
 
 /// "Did you mean" suggestions by edit distance.
-enum Suggestion {
+package enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a plausible typo.
-    static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
+    package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
         let target = Array(word.unicodeScalars)
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {

@@ -51,7 +51,7 @@ extension CapabilitySet: Equatable, Hashable {
 }
 
 /// A fixed-width bit set over capability indices; one inline word covers up to 64 capabilities.
-enum CapabilityBits: Sendable, Hashable {
+package enum CapabilityBits: Sendable, Hashable {
     case small(UInt64)
     case large([UInt64])
 
@@ -69,7 +69,7 @@ enum CapabilityBits: Sendable, Hashable {
         self = wordCount == 1 ? .small(words[0]) : .large(words)
     }
 
-    func contains(_ index: Int) -> Bool {
+    package func contains(_ index: Int) -> Bool {
         switch self {
         case .small(let word):
             return index < 64 && word & (1 << UInt64(index)) != 0

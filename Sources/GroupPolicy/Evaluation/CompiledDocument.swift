@@ -5,10 +5,10 @@
 /// Tables are indexed by *layer* (one per distinct `requires`, layer 0 being "no requirement"),
 /// group type class, product, and role class. Class 0 of types and roles stands for every value
 /// the policy does not name; such values can only match `"*"` or an absent condition.
-final class CompiledDocument: Sendable {
-    let document: PolicyDocument
+package final class CompiledDocument: Sendable {
+    package let document: PolicyDocument
     /// How provenance names each rule: its id, qualified as `policy/rule` in a set of several.
-    let ruleLabels: [String]
+    package let ruleLabels: [String]
     /// Each rule's capabilities over the set's catalog.
     let ruleBits: [CapabilityBits]
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A loaded, validated and compiled policy (or a set of policies) that turns Get Customer Groups
 /// responses into ``Decision``s.
@@ -14,7 +18,7 @@ import FoundationEssentials
 /// if decision.allows("workspace.manage-seats") { … }
 /// ```
 public struct Policy: Sendable {
-    let compiled: CompiledPolicy
+    package let compiled: CompiledPolicy
 
     init(documents: [PolicyDocument]) {
         compiled = CompiledPolicy(documents: documents)
@@ -206,9 +210,9 @@ public struct Policy: Sendable {
 }
 
 /// A policy set compiled: the shared capability catalog and each document's tables.
-final class CompiledPolicy: Sendable {
-    let catalog: CapabilityCatalog
-    let documents: [CompiledDocument]
+package final class CompiledPolicy: Sendable {
+    package let catalog: CapabilityCatalog
+    package let documents: [CompiledDocument]
 
     init(documents: [PolicyDocument]) {
         let catalog = CapabilityCatalog(declarations: documents.flatMap(\.capabilities))
@@ -223,7 +227,7 @@ final class CompiledPolicy: Sendable {
 // MARK: Files
 
 /// Reads a whole file, refusing one over the size limit before reading it.
-func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
+package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
     if isDirectory(path) {
         throw GroupPolicyError(code: .unreadableFile, message: "\(path) is a directory, not a file")
     }
@@ -282,13 +286,13 @@ func joinPath(_ directory: String, _ name: String) -> String {
 extension Policy {
     /// Every policy file (`*.json` that is not `*.tests.json` or `*.schema.json`) under the paths:
     /// a file is taken as given, a directory is searched recursively; sorted within each directory.
-    public static func policyFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
+    package static func policyFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
         try findFiles(under: paths, matching: isPolicyFileName)
     }
 }
 
 /// Files under the paths whose names match, directories searched recursively in sorted order.
-func findFiles(under paths: [String], matching: (String) -> Bool) throws(GroupPolicyError) -> [String] {
+package func findFiles(under paths: [String], matching: (String) -> Bool) throws(GroupPolicyError) -> [String] {
     var found: [String] = []
     func walk(_ directory: String, depth: Int) throws(GroupPolicyError) {
         guard depth < 32 else { return }

@@ -591,7 +591,7 @@ struct PolicyParser {
 }
 
 /// Reads a whole file as JSON, reporting size, syntax and encoding problems as diagnostics.
-func readJSON(_ collector: DiagnosticCollector, limits: PolicyLimits) -> JSONNode? {
+package func readJSON(_ collector: DiagnosticCollector, limits: PolicyLimits) -> JSONNode? {
     let bytes = collector.source.bytes
     guard bytes.count <= limits.maximumBytes else {
         collector.error(

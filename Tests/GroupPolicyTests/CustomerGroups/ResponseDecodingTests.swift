@@ -1,7 +1,13 @@
-import FoundationEssentials
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 @Suite struct ResponseDecodingTests {
     @Test func decodesApplesSandboxPlaceholderExactly() throws {

@@ -1,3 +1,5 @@
+import GroupPolicyTestSupport
+
 @testable import GroupPolicy
 
 /// A deliberately naive evaluator written straight from policy-format.md sections 2-4.
