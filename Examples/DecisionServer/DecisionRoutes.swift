@@ -40,8 +40,8 @@ struct DecisionRoutes: Sendable {
     ///
     /// `/decision?transactionId=…[&environment=sandbox|production][&entitlement=…]…[&explain=true]`:
     /// the customer's Decision as the JSON of `Decision.jsonBytes`, with grants and denials when
-    /// `explain` is true, followed by `groupsSource` (`live`, `cache` or `stale`) and
-    /// `groupsFetchedAt` (when Apple sent the groups).
+    /// `explain` is true, ending with `groupsSource` (`live`, `cache` or `stale`),
+    /// `groupsFetchedAt` (when Apple sent the groups) and `policyRevision`.
     private func decision(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(
             request.query,
@@ -49,15 +49,7 @@ struct DecisionRoutes: Sendable {
         )
         let explain = try parameters.flag("explain")
         let served = try await evaluate(parameters)
-        var body = served.decision.jsonBytes(includingProvenance: explain, pretty: false)
-        // The Decision's JSON is one object: its freshness goes in before the closing brace.
-        if body.last == UInt8(ascii: "}") {
-            body.removeLast()
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let timestamp = formatter.string(from: served.fetchedAt)
-            body += Array(",\"groupsSource\":\"\(served.source)\",\"groupsFetchedAt\":\"\(timestamp)\"}".utf8)
-        }
+        let body = served.decision.jsonBytes(includingProvenance: explain, pretty: false)
         return .json(200, body)
     }
 

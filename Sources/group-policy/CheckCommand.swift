@@ -138,6 +138,12 @@ enum CheckCommand {
             tally.errors += 1
         }
         Terminal.out(summary(tally))
+        // The revision a server loading these files as one set reports in its decisions.
+        if tally.errors == 0, !tally.unreadable, !policyFiles.isEmpty,
+            let revision = try? Policy.revision(ofFiles: policyFiles)
+        {
+            Terminal.out("policy revision \(revision)")
+        }
         if tally.unreadable { throw CommandFailure(.unusable) }
         if tally.errors > 0 { throw CommandFailure(.failure) }
     }

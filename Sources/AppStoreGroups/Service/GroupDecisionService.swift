@@ -195,6 +195,7 @@ public final class GroupDecisionService: Sendable {
                         time: timeSource.now(),
                         customerHash: decisionLog.customerHash(customerID),
                         environment: environment.rawValue,
+                        policyRevision: policies.revision,
                         errorCode: error.code.description
                     )
                 )
@@ -202,17 +203,19 @@ public final class GroupDecisionService: Sendable {
             throw error
         }
         let context = EvaluationContext(environment: environment, entitlements: entitlements)
-        let served = ServedDecision(
-            decision: policies.evaluate(loaded.decoded, in: context),
-            source: loaded.source,
-            fetchedAt: loaded.answer.fetchedAt
-        )
+        let policy = policies.current
+        var decision = policy.evaluate(loaded.decoded, in: context)
+        decision.groupsSource = loaded.source
+        decision.groupsFetchedAt = loaded.answer.fetchedAt
+        decision.policyRevision = policy.revision
+        let served = ServedDecision(decision: decision, source: loaded.source, fetchedAt: loaded.answer.fetchedAt)
         if let decisionLog {
             decisionLog.record(
                 DecisionRecord(
                     time: timeSource.now(),
                     customerHash: decisionLog.customerHash(customerID),
                     environment: environment.rawValue,
+                    policyRevision: policy.revision,
                     source: served.source.name,
                     fetchedAt: served.fetchedAt,
                     capabilities: served.decision.capabilities.sorted()
@@ -411,13 +414,13 @@ public final class GroupDecisionService: Sendable {
         do {
             try await spendBudget(for: .customerGroups, in: environment)
             let (body, response) = try await fetchGroups(customerID)
-            let now = timeSource.now()
+            let now = Self.wholeMilliseconds(timeSource.now())
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
             await keep(answer, decoded: response, customerID: customerID, environment: environment, now: now)
             return Loaded(answer: answer, decoded: response, source: .live)
         } catch {
             if error.code == .transactionIDNotFound {
-                let now = timeSource.now()
+                let now = Self.wholeMilliseconds(timeSource.now())
                 let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
                 await keep(answer, decoded: nil, customerID: customerID, environment: environment, now: now)
                 throw error
@@ -441,6 +444,12 @@ public final class GroupDecisionService: Sendable {
             }
             throw error
         }
+    }
+
+    /// The instant cut to whole milliseconds, the resolution a shared store keeps, so a fetch time
+    /// reads the same from every process.
+    private static func wholeMilliseconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
     private func keepLocally(

@@ -7,27 +7,12 @@ public import Foundation
 #endif
 
 /// A ``GroupDecisionService`` answer: the Decision, and how fresh the groups it was made from are.
+///
+/// The Decision carries the same facts (`groupsSource`, `groupsFetchedAt`, `policyRevision`), so
+/// its JSON says them too.
 public struct ServedDecision: Sendable {
-    /// Where the customer's groups came from.
-    public struct Source: Sendable, Hashable, CustomStringConvertible {
-        /// `live`, `cache` or `stale`.
-        public let name: String
-
-        private init(name: String) {
-            self.name = name
-        }
-
-        /// Fetched from Apple for this call (or for a concurrent call it joined).
-        public static let live = Source(name: "live")
-        /// A cached answer within its time to live, from this process or the shared store.
-        public static let cache = Source(name: "cache")
-        /// A cached answer past its time to live, served because fetching failed and the
-        /// stale-if-error window had not closed.
-        public static let stale = Source(name: "stale")
-
-        /// The source's name.
-        public var description: String { name }
-    }
+    /// Where the customer's groups came from: `live`, `cache` or `stale`.
+    public typealias Source = GroupsSource
 
     /// The customer's capabilities, groups and workspaces under the policy serving at the time.
     public let decision: Decision

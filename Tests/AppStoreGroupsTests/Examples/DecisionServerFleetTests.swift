@@ -52,11 +52,20 @@ struct DecisionServerFleetTests {
         let server = try await DecisionServerProcess.start(appStore: store)
         let live = try await server.get("/decision?transactionId=ok1")
         let fetchedAt = try #require(live.groupsFetchedAt)
-        #expect(live.text.hasSuffix(#","groupsSource":"live","groupsFetchedAt":"\#(fetchedAt)"}"#))
+        let revision = try Policy(contentsOf: DecisionServerTests.policies).revision
+        #expect(
+            live.text.hasSuffix(
+                #","groupsSource":"live","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)"}"#
+            )
+        )
         #expect(fetchedAt.count == 24)
         #expect(fetchedAt.hasSuffix("Z"))
         let cached = try await server.get("/decision?transactionId=ok1")
-        #expect(cached.text.hasSuffix(#","groupsSource":"cache","groupsFetchedAt":"\#(fetchedAt)"}"#))
+        #expect(
+            cached.text.hasSuffix(
+                #","groupsSource":"cache","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)"}"#
+            )
+        )
     }
 
     @Test(
@@ -107,7 +116,12 @@ struct DecisionServerFleetTests {
         let hash = SHA256Digest.hex(SHA256Digest.hash(Array((salt + "ok1").utf8)))
         let capabilities =
             #"["team.templates","workspace.manage-seats","workspace.manage-settings","workspace.members","workspace.view"]"#
-        #expect(lines[0].contains(#""customer":"\#(hash)","environment":"Sandbox","source":"live","#))
+        let revision = try Policy(contentsOf: DecisionServerTests.policies).revision
+        #expect(
+            lines[0].contains(
+                #""customer":"\#(hash)","environment":"Sandbox","policyRevision":"\#(revision)","source":"live","#
+            )
+        )
         #expect(lines[0].hasSuffix(#""capabilities":\#(capabilities)}"#))
         #expect(lines[1].contains(#""source":"cache","#))
         #expect(lines[2].hasSuffix(#""capabilities":[],"error":"unauthorized"}"#))

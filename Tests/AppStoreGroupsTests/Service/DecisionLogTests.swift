@@ -31,9 +31,9 @@ struct DecisionLogTests {
         let hash = "ffe4c82b690e235acd30e5cb3ed3cb242db0940e90b9532d6a4686d2bca88ec3"
         #expect(
             text.split(separator: "\n") == [
-                #"{"time":"2027-01-15T08:00:00.000Z","customer":"\#(hash)","environment":"Sandbox","source":"live","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
-                #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(hash)","environment":"Sandbox","source":"cache","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
-                #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(SHA256Digest.hex(SHA256Digest.hash(Self.salt + Array("customer-secret-2".utf8))))","environment":"Sandbox","capabilities":[],"error":"general-internal-error"}"#,
+                #"{"time":"2027-01-15T08:00:00.000Z","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"live","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
+                #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"cache","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
+                #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(SHA256Digest.hex(SHA256Digest.hash(Self.salt + Array("customer-secret-2".utf8))))","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","capabilities":[],"error":"general-internal-error"}"#,
             ]
         )
         #expect(!text.contains("customer-secret"))

@@ -25,14 +25,14 @@ struct RedisGroupsStoreTests {
         let store = try server.store()
         let answer = Self.answer("{\"groups\":[{\"groupId\":\"g1\",\"groupType\":\"CONSUMER\"}]}")
         #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
-        try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .milliseconds(300))
+        try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(2))
         #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
         #expect(try await store.answer(forCustomer: "c1", in: .production) == nil)
         // A second store instance (another process of the fleet) sees the same answer.
         #expect(try await server.store().answer(forCustomer: "c1", in: .sandbox) == answer)
         // Another app's prefix does not.
         #expect(try await server.store(prefix: "other").answer(forCustomer: "c1", in: .sandbox) == nil)
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(for: .milliseconds(2_500))
         #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
         let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
         try await store.setAnswer(notFound, forCustomer: "c2", in: .sandbox, timeToLive: .seconds(60))
@@ -50,7 +50,7 @@ struct RedisGroupsStoreTests {
                 forCustomer: "c",
                 in: .sandbox,
                 owner: "h",
-                timeToLive: .milliseconds(300)
+                timeToLive: .seconds(2)
             )
         )
         #expect(
@@ -60,8 +60,9 @@ struct RedisGroupsStoreTests {
         #expect(
             !(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
         )
-        // The holder never releases (it died): the lock lapses by itself.
-        try await Task.sleep(for: .milliseconds(600))
+        // The holder never releases (it died): the lock lapses by itself. (Two seconds, so that a
+        // loaded machine cannot let it lapse before the checks above.)
+        try await Task.sleep(for: .milliseconds(2_500))
         #expect(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
         // The dead holder's late release does not free the new owner's lock.
         try await holder.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "h")
@@ -85,10 +86,10 @@ struct RedisGroupsStoreTests {
         #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
         #expect(try await second.rateLimitedUntil(.customerGroups, in: .production) == nil)
         // An instant already past sets nothing; a short one lapses in Redis.
-        let soon = Date().addingTimeInterval(0.3)
+        let soon = Date().addingTimeInterval(2)
         try await first.setRateLimitedUntil(soon, for: .groupMembers, in: .sandbox)
         #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) != nil)
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(for: .milliseconds(2_500))
         #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
     }
 
