@@ -58,7 +58,7 @@ public struct DecisionLog: Sendable {
 
     /// The salted hash of a customer id.
     func customerHash(_ customerID: String) -> String {
-        SHA256Digest.hex(SHA256Digest.hash(salt + Array(customerID.utf8)))
+        SHA256Hasher.hex(SHA256Hasher.hash(salt + Array(customerID.utf8)))
     }
 
     func record(_ record: DecisionRecord) {

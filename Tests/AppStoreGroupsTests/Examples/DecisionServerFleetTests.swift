@@ -113,7 +113,7 @@ struct DecisionServerFleetTests {
         #expect(try await server.get("/decision?transactionId=unauthorized").status == 502)
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(lines.count == 3)
-        let hash = SHA256Digest.hex(SHA256Digest.hash(Array((salt + "ok1").utf8)))
+        let hash = SHA256Hasher.hex(SHA256Hasher.hash(Array((salt + "ok1").utf8)))
         let capabilities =
             #"["team.templates","workspace.manage-seats","workspace.manage-settings","workspace.members","workspace.view"]"#
         let revision = try Policy(contentsOf: DecisionServerTests.policies).revision

@@ -33,7 +33,7 @@ struct DecisionLogTests {
             text.split(separator: "\n") == [
                 #"{"time":"2027-01-15T08:00:00.000Z","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"live","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
                 #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"cache","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
-                #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(SHA256Digest.hex(SHA256Digest.hash(Self.salt + Array("customer-secret-2".utf8))))","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","capabilities":[],"error":"general-internal-error"}"#,
+                #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(SHA256Hasher.hex(SHA256Hasher.hash(Self.salt + Array("customer-secret-2".utf8))))","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","capabilities":[],"error":"general-internal-error"}"#,
             ]
         )
         #expect(!text.contains("customer-secret"))
@@ -58,11 +58,11 @@ struct DecisionLogTests {
     @Test("SHA-256 of known inputs")
     func digest() {
         #expect(
-            SHA256Digest.hex(SHA256Digest.hash(Array("abc".utf8)))
+            SHA256Hasher.hex(SHA256Hasher.hash(Array("abc".utf8)))
                 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         )
         #expect(
-            SHA256Digest.hex(SHA256Digest.hash([]))
+            SHA256Hasher.hex(SHA256Hasher.hash([]))
                 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         )
     }

@@ -5,7 +5,7 @@ import COpenSSL
 #endif
 
 /// SHA-256: CryptoKit on Apple platforms, the system libcrypto elsewhere.
-enum SHA256Digest {
+enum SHA256Hasher {
     /// The 32-byte digest of `bytes`.
     static func hash(_ bytes: [UInt8]) -> [UInt8] {
         #if canImport(CryptoKit)
