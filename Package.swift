@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
         .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
+        .plugin(name: "GroupPolicyCommand", targets: ["GroupPolicyCommand"]),
     ],
     targets: [
         // The runtime: what an app server links to load policies and evaluate decisions.
@@ -26,6 +27,13 @@ let package = Package(
         // It uses the runtime's internals through `package` access.
         .target(
             name: "GroupPolicyTooling",
+            dependencies: ["GroupPolicy"],
+            swiftSettings: strictSettings
+        ),
+        // The command-line parser shared by the tools and the example server (not a product). It
+        // uses the runtime's edit distance for its did-you-mean suggestions.
+        .target(
+            name: "ArgumentParsing",
             dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
         ),
@@ -44,7 +52,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "group-policy",
-            dependencies: ["GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupPolicyCodegen"],
+            dependencies: [
+                "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupPolicyCodegen", "ArgumentParsing",
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -55,14 +65,14 @@ let package = Package(
         // The plugin's tool depends on the engine only, so apps using the plugin need no OpenSSL.
         .executableTarget(
             name: "group-policy-codegen",
-            dependencies: ["GroupPolicyCodegen"],
+            dependencies: ["GroupPolicyCodegen", "ArgumentParsing"],
             swiftSettings: strictSettings
         ),
         // An app-server integration to copy: decisions over HTTP with the standard library and
         // Foundation only (see Examples/README.md).
         .executableTarget(
             name: "DecisionServer",
-            dependencies: ["GroupPolicy", "AppStoreGroups"],
+            dependencies: ["GroupPolicy", "AppStoreGroups", "ArgumentParsing"],
             path: "Examples/DecisionServer",
             swiftSettings: strictSettings
         ),
@@ -86,6 +96,23 @@ let package = Package(
         .testTarget(
             name: "GroupPolicyToolingTests",
             dependencies: ["GroupPolicyTooling", "GroupPolicy", "GroupPolicyTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // `swift package group-policy check Policies` in an app's package: the CLI, with no
+        // permissions (the commands it offers only read).
+        .plugin(
+            name: "GroupPolicyCommand",
+            capability: .command(
+                intent: .custom(
+                    verb: "group-policy",
+                    description: "Check, test, diff and evaluate GroupPolicy policies with the group-policy CLI"
+                )
+            ),
+            dependencies: ["group-policy"]
+        ),
+        .testTarget(
+            name: "ArgumentParsingTests",
+            dependencies: ["ArgumentParsing"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -114,7 +141,7 @@ package.products.append(.executable(name: "group-policy-bench", targets: ["group
 package.targets += [
     .executableTarget(
         name: "group-policy-bench",
-        dependencies: ["GroupPolicy", "AppStoreGroups", "CMallocInfo"],
+        dependencies: ["GroupPolicy", "AppStoreGroups", "CMallocInfo", "ArgumentParsing"],
         swiftSettings: strictSettings
     ),
     .systemLibrary(name: "CMallocInfo"),

@@ -6,11 +6,15 @@ import GroupPolicy
 @main
 enum GroupPolicyBench {
     static func main() {
+        let options: BenchOptions
         do {
-            guard let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else {
-                print(BenchOptions.help)
-                return
-            }
+            guard let parsed = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else { return }
+            options = parsed
+        } catch {
+            FileHandle.standardError.write(Data("\(error.description)\n".utf8))
+            exit(2)
+        }
+        do {
             try run(options)
         } catch {
             FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))

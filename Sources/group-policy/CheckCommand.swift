@@ -1,21 +1,26 @@
+import ArgumentParsing
 import GroupPolicy
 import GroupPolicyTooling
 
 enum CheckCommand {
     static let spec = CommandSpec(
-        name: "check",
-        synopsis: "PATH... [--strict] [--invariant-budget N] [--verbose]",
+        "check",
         summary: "Check policies and test files under the paths: diagnostics with locations, and invariants.",
         options: [
-            .init(name: "strict", help: "Treat warnings as errors."),
-            .init(name: "verbose", help: "Also print each invariant that holds, with its number of scenarios."),
+            .flag("strict", help: "Treat warnings as errors."),
+            .flag("verbose", help: "Also print each invariant that holds, with its number of scenarios."),
             .init(
-                name: "invariant-budget",
-                valueName: "N",
+                "invariant-budget",
+                value: "n",
                 help: "Most scenarios one invariant may need (default \(Policy.defaultInvariantBudget))."
             ),
         ],
-        positionalName: "PATH",
+        arguments: .init(
+            ["path"],
+            minimum: 1,
+            maximum: nil,
+            missingMessage: "give at least one PATH (a policy, a test file or a directory)"
+        ),
         details: """
             Loads every policy (*.json that is not *.tests.json or *.schema.json) under the paths, each on its
             own, and every test file (*.tests.json), which loads its policy. Prints each diagnostic on stderr as
@@ -38,16 +43,10 @@ enum CheckCommand {
     }
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard !arguments.positionals.isEmpty else {
-            throw CommandFailure(.unusable, "give at least one PATH (a policy, a test file or a directory)")
-        }
         var budget = Policy.defaultInvariantBudget
         if let text = arguments.value("invariant-budget") {
             guard let value = Int(text), value > 0 else {
-                throw CommandFailure(
-                    .unusable,
-                    "--invariant-budget needs a positive number of scenarios, not '\(text)'"
-                )
+                throw arguments.usage("--invariant-budget needs a positive number of scenarios, not '\(text)'")
             }
             budget = value
         }

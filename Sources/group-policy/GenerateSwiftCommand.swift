@@ -1,17 +1,22 @@
+import ArgumentParsing
 import Foundation
 import GroupPolicy
 import GroupPolicyCodegen
 
 enum GenerateSwiftCommand {
     static let spec = CommandSpec(
-        name: "generate-swift",
-        synopsis: "POLICY... [--output FILE] [--access-level public|package|internal]",
+        "generate-swift",
         summary: "Generate Swift constants for the capabilities and workspaces the policies declare.",
         options: [
-            .init(name: "output", valueName: "FILE", help: "Write the Swift file here (default: standard output)."),
-            .init(name: "access-level", valueName: "LEVEL", help: "public (default), package or internal."),
+            .init("output", value: "file", help: "Write the Swift file here (default: standard output)."),
+            .init("access-level", value: "level", help: "public (default), package or internal."),
         ],
-        positionalName: "POLICY",
+        arguments: .init(
+            ["policy"],
+            minimum: 1,
+            maximum: nil,
+            missingMessage: "give at least one POLICY (a policy file or a directory)"
+        ),
         details: """
             The policies are loaded as one policy set; a directory stands for the *.json files directly in it
             (not *.tests.json or *.schema.json), as 'eval --policy' reads it. The constants are those the
@@ -23,12 +28,9 @@ enum GenerateSwiftCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard !arguments.positionals.isEmpty else {
-            throw CommandFailure(.unusable, "give at least one POLICY (a policy file or a directory)")
-        }
         let level = arguments.value("access-level") ?? "public"
         guard let accessLevel = SwiftConstantsGenerator.AccessLevel(rawValue: level) else {
-            throw CommandFailure(.unusable, "unknown access level '\(level)' (use public, package or internal)")
+            throw arguments.usage("unknown access level '\(level)' (use public, package or internal)")
         }
         var files: [String] = []
         for path in arguments.positionals {

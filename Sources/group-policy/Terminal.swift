@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Foundation
 import GroupPolicy
 
@@ -40,13 +41,37 @@ func readInput(_ path: String) throws(CommandFailure) -> [UInt8] {
     return Array(data)
 }
 
-/// A command that ends with a status and, unless already printed, a one-line message.
+/// A command that ends with a status and, unless already printed, a one-line message (or, for
+/// bad usage found after parsing, the parser's error with the command's usage).
 struct CommandFailure: Error {
     var status: ExitStatus
     var message: String?
+    var usageError: UsageError?
 
     init(_ status: ExitStatus, _ message: String? = nil) {
         self.status = status
         self.message = message
+    }
+
+    init(_ usageError: UsageError) {
+        self.init(.unusable)
+        self.usageError = usageError
+    }
+}
+
+extension ParsedArguments {
+    /// Bad usage found after parsing (a value out of range, options that do not go together):
+    /// printed like the parser's errors, with the command's usage.
+    func usage(_ message: String) -> CommandFailure {
+        CommandFailure(usageError(message))
+    }
+
+    /// A required option's value; the parser checked that it is there.
+    func requiredValue(_ name: String) throws(CommandFailure) -> String {
+        do {
+            return try required(name)
+        } catch {
+            throw CommandFailure(error)
+        }
     }
 }

@@ -1,15 +1,20 @@
+import ArgumentParsing
 import GroupPolicy
 import GroupPolicyTooling
 
 enum TestCommand {
     static let spec = CommandSpec(
-        name: "test",
-        synopsis: "PATH... [--coverage]",
+        "test",
         summary: "Run every policy test file (*.tests.json) under the paths.",
         options: [
-            .init(name: "coverage", help: "Also list, per policy, the rules and workspaces no case exercised.")
+            .flag("coverage", help: "Also list, per policy, the rules and workspaces no case exercised.")
         ],
-        positionalName: "PATH",
+        arguments: .init(
+            ["path"],
+            minimum: 1,
+            maximum: nil,
+            missingMessage: "give at least one PATH (a test file or a directory)"
+        ),
         details: """
             Prints each failing case with expected vs actual; the last line is 'N passed, N failed'.
             With --coverage, a rule counts as exercised when a case's decision lists it among its grants or
@@ -20,9 +25,6 @@ enum TestCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard !arguments.positionals.isEmpty else {
-            throw CommandFailure(.unusable, "give at least one PATH (a test file or a directory)")
-        }
         let files: [String]
         do {
             files = try PolicyTestSuite.testFiles(under: arguments.positionals)

@@ -152,7 +152,8 @@ package struct ObjectFields {
     }
 }
 
-/// "Did you mean" suggestions by edit distance.
+/// "Did you mean" suggestions by edit distance: the one implementation in the package, shared by
+/// the loaders and, through `package` access, the command-line argument parser.
 package enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a plausible typo.
     package static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
