@@ -54,13 +54,7 @@ enum CheckCommand {
         let policyFiles: [String]
         let testFiles: [String]
         do {
-            // A file named on the command line comes back from both searches: its name decides.
-            policyFiles = try Policy.policyFiles(under: arguments.positionals).filter {
-                !$0.hasSuffix(".tests.json") && !$0.hasSuffix(".schema.json")
-            }
-            testFiles = try PolicyTestSuite.testFiles(under: arguments.positionals).filter {
-                $0.hasSuffix(".tests.json")
-            }
+            (policyFiles, testFiles) = try PolicyFiles.find(under: arguments.positionals)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }

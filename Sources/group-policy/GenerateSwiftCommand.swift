@@ -55,7 +55,7 @@ enum GenerateSwiftCommand {
         }
     }
 
-    /// A file as given; a directory's policy files directly in it, by the engine's naming rule.
+    /// A file as given; a directory's policy set, by the engine's flat rule.
     private static func policyFiles(at path: String) throws(CommandFailure) -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -64,15 +64,13 @@ enum GenerateSwiftCommand {
         guard isDirectory.boolValue else { return [path] }
         let found: [String]
         do {
-            found = try Policy.policyFiles(under: [path])
+            found = try PolicyFiles.policySet(inDirectory: path)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
-        let prefix = path.hasSuffix("/") ? path : path + "/"
-        let direct = found.filter { !$0.dropFirst(prefix.count).contains("/") }
-        guard !direct.isEmpty else {
+        guard !found.isEmpty else {
             throw CommandFailure(.unusable, "no policy files (*.json) in directory \(path)")
         }
-        return direct
+        return found
     }
 }

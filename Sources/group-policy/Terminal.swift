@@ -26,19 +26,15 @@ enum Terminal {
 }
 
 /// Reads a file, or standard input for `-`; failures are "could not run" (exit 2).
+///
+/// The package's bounded reader with the response limit (1 MiB): an endless stream or a special
+/// file stops there.
 func readInput(_ path: String) throws(CommandFailure) -> [UInt8] {
-    if path == "-" {
-        return Array(FileHandle.standardInput.readDataToEndOfFile())
+    do {
+        return try BoundedFileReader.read(pathOrStandardInput: path, maximumBytes: ResponseLimits.default.maximumBytes)
+    } catch {
+        throw CommandFailure(.unusable, error.message)
     }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-        throw CommandFailure(.unusable, "cannot read \(path): no such file")
-    }
-    guard !isDirectory.boolValue else { throw CommandFailure(.unusable, "\(path) is a directory, expected a file") }
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw CommandFailure(.unusable, "cannot read \(path): permission denied or unreadable")
-    }
-    return Array(data)
 }
 
 /// A command that ends with a status and, unless already printed, a one-line message (or, for

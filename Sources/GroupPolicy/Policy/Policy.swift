@@ -66,7 +66,7 @@ public struct Policy: Sendable {
     /// a deny in any policy removes that capability from the group whatever policy granted it.
     /// Provenance names rules `policy-id/rule-id` when the set holds several policies.
     public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws {
-        let files = try policyFilesDirectly(in: path)
+        let files = try PolicyFiles.policySet(inDirectory: path)
         guard !files.isEmpty else {
             throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
         }
@@ -247,24 +247,10 @@ package final class CompiledPolicy: Sendable {
 
 // MARK: Files
 
-/// Reads a whole file, refusing one over the size limit before reading it.
+/// Reads a whole policy or test file through the bounded reader: never more than the size limit
+/// (plus one byte) however large the file, stream or special file is.
 package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
-    if isDirectory(path) {
-        throw GroupPolicyError(code: .unreadableFile, message: "\(path) is a directory, not a file")
-    }
-    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
-    if let size, size > limits.maximumBytes {
-        throw GroupPolicyError(
-            code: .limitExceeded,
-            message: "\(path): file of \(size) bytes is over the limit of \(limits.maximumBytes) bytes",
-            location: SourceLocation(file: path, line: 1, column: 1)
-        )
-    }
-    do {
-        return Array(try Data(contentsOf: URL(filePath: path)))
-    } catch {
-        throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): \(describe(error))")
-    }
+    try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
 }
 
 /// A short reason for a file error, without Foundation's long wrappers.
@@ -281,68 +267,5 @@ func describe(_ error: any Error) -> String {
 }
 
 func isDirectory(_ path: String) -> Bool {
-    var directory = false
-    return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory
-}
-
-/// The policy files directly in a directory, sorted: `*.json` except tests and schemas.
-func policyFilesDirectly(in path: String) throws(GroupPolicyError) -> [String] {
-    let names: [String]
-    do {
-        names = try FileManager.default.contentsOfDirectory(atPath: path)
-    } catch {
-        throw GroupPolicyError(code: .unreadableFile, message: "cannot read directory \(path): \(describe(error))")
-    }
-    return names.filter(isPolicyFileName).sorted().map { joinPath(path, $0) }
-}
-
-func isPolicyFileName(_ name: String) -> Bool {
-    name.hasSuffix(".json") && !name.hasSuffix(".tests.json") && !name.hasSuffix(".schema.json")
-}
-
-func joinPath(_ directory: String, _ name: String) -> String {
-    directory.hasSuffix("/") ? directory + name : directory + "/" + name
-}
-
-extension Policy {
-    /// Every policy file (`*.json` that is not `*.tests.json` or `*.schema.json`) under the paths:
-    /// a file is taken as given, a directory is searched recursively; sorted within each directory.
-    package static func policyFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
-        try findFiles(under: paths, matching: isPolicyFileName)
-    }
-}
-
-/// Files under the paths whose names match, directories searched recursively in sorted order.
-package func findFiles(under paths: [String], matching: (String) -> Bool) throws(GroupPolicyError) -> [String] {
-    var found: [String] = []
-    func walk(_ directory: String, depth: Int) throws(GroupPolicyError) {
-        guard depth < 32 else { return }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-        } catch {
-            throw GroupPolicyError(
-                code: .unreadableFile,
-                message: "cannot read directory \(directory): \(describe(error))"
-            )
-        }
-        for name in names where !name.hasPrefix(".") {
-            let path = joinPath(directory, name)
-            if isDirectory(path) {
-                try walk(path, depth: depth + 1)
-            } else if matching(name) {
-                found.append(path)
-            }
-        }
-    }
-    for path in paths {
-        if isDirectory(path) {
-            try walk(path, depth: 0)
-        } else if FileManager.default.fileExists(atPath: path) {
-            found.append(path)
-        } else {
-            throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): no such file or directory")
-        }
-    }
-    return found
+    (try? FileStatus(path: path))?.kind == .directory
 }

@@ -127,8 +127,8 @@ public final class PolicyStore: Sendable {
         }
     }
 
-    /// Reloads when the files changed since the last load attempt (their names, sizes or
-    /// modification times), and otherwise does nothing.
+    /// Reloads when the files changed since the last load attempt (their names, the files their
+    /// links resolve to, sizes or modification times), and otherwise does nothing.
     ///
     /// - Returns: The outcome of the reload, or `nil` when nothing changed.
     @discardableResult
@@ -161,22 +161,21 @@ public final class PolicyStore: Sendable {
     }
 }
 
-/// What identifies a version of the policy files cheaply: each file's path, size and modification
-/// time.
+/// What identifies a version of the policy files cheaply: each file's path, the real file it
+/// resolves to, and that file's identity, size and modification time.
+///
+/// Everything is read through symbolic links (`stat`, not `lstat`), so a deployment that swaps a
+/// link, as a Kubernetes ConfigMap volume swaps `..data` to a new timestamped directory, changes
+/// the fingerprint even when the new file has the same size and time as the old one.
 struct FileStamp: Equatable, Sendable {
     var path: String
-    var size: Int
-    var modified: Date?
+    var realPath: String?
+    var status: FileStatus?
 
     static func fingerprint(of path: String) -> [FileStamp] {
-        let files = isDirectory(path) ? ((try? policyFilesDirectly(in: path)) ?? []) : [path]
+        let files = isDirectory(path) ? ((try? PolicyFiles.policySet(inDirectory: path)) ?? []) : [path]
         return files.map { file in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: file)
-            return FileStamp(
-                path: file,
-                size: attributes?[.size] as? Int ?? -1,
-                modified: attributes?[.modificationDate] as? Date
-            )
+            FileStamp(path: file, realPath: GroupPolicy.realPath(file), status: try? FileStatus(path: file))
         }
     }
 }

@@ -24,6 +24,8 @@ public struct PolicyTestSuite: Sendable {
     public let policy: Policy
     /// The cases, in file order.
     public let cases: [PolicyTestCase]
+    /// How many distinct `responseFile`s loading read, each once however many cases share it.
+    let responseFilesRead: Int
 
     /// Loads a test file and the policy it names.
     ///
@@ -56,11 +58,44 @@ public struct PolicyTestSuite: Sendable {
         self.policyPath = parsed.policyPath
         self.policy = parsed.policy
         self.cases = parsed.cases
+        self.responseFilesRead = parsed.responseFilesRead
     }
 
     /// Runs every case.
+    ///
+    /// Cases that share a response (every case naming one `responseFile` holds the same decoded
+    /// response) and a context are evaluated once and share the decision, so time and memory grow
+    /// with the distinct responses, not with the cases.
     public func run() -> [PolicyTestResult] {
-        cases.map(run)
+        struct Shared: Hashable {
+            var storage: UnsafeRawPointer?
+            var count: Int
+            var context: EvaluationContext
+        }
+        var decisions: [Shared: Decision] = [:]
+        return cases.map { testCase in
+            let groups = testCase.response.groups
+            let key = Shared(
+                storage: groups.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) },
+                count: groups.count,
+                context: testCase.context
+            )
+            // The cases keep every response alive during the run, so a storage address cannot be
+            // reused by another response; equal storage means an equal response.
+            let decision: Decision
+            if let known = decisions[key] {
+                decision = known
+            } else {
+                decision = policy.evaluate(testCase.response, in: testCase.context)
+                decisions[key] = decision
+            }
+            return PolicyTestResult(
+                name: testCase.name,
+                location: testCase.location,
+                failures: testCase.expectation.failures(for: decision),
+                decision: decision
+            )
+        }
     }
 
     /// Runs one case.
@@ -81,6 +116,7 @@ enum PolicyTestParser {
         var policyPath: String
         var policy: Policy
         var cases: [PolicyTestCase]
+        var responseFilesRead: Int
     }
 
     static func parse(_ source: SourceText, limits: PolicyLimits) -> (suite: Parsed?, diagnostics: [Diagnostic]) {
@@ -124,18 +160,24 @@ enum PolicyTestParser {
             }
         }
         var cases: [PolicyTestCase] = []
+        var responseFiles = ResponseFileCache()
         if let node = fields.required("cases") {
-            cases = parseCases(node, policy: policy, collector: collector, limits: limits)
+            cases = parseCases(node, policy: policy, collector: collector, responseFiles: &responseFiles)
         }
         guard let policy, !collector.hasErrors else { return nil }
-        return Parsed(policyPath: policyPath, policy: policy, cases: cases)
+        return Parsed(
+            policyPath: policyPath,
+            policy: policy,
+            cases: cases,
+            responseFilesRead: responseFiles.filesRead
+        )
     }
 
     private static func parseCases(
         _ node: JSONNode,
         policy: Policy?,
         collector: DiagnosticCollector,
-        limits: PolicyLimits
+        responseFiles: inout ResponseFileCache
     ) -> [PolicyTestCase] {
         let path = JSONPath.root.appending("cases")
         guard case .array(let elements) = node.value else {
@@ -172,7 +214,7 @@ enum PolicyTestParser {
             let context =
                 fields["context"].map { parseContext($0, casePath.appending("context"), collector) }
                 ?? EvaluationContext()
-            let response = parseResponse(fields, casePath, collector: collector)
+            let response = parseResponse(fields, casePath, collector: collector, responseFiles: &responseFiles)
             let expectation = fields.required("expect").flatMap {
                 parseExpectation($0, casePath.appending("expect"), policy: policy, collector: collector)
             }
@@ -225,7 +267,8 @@ enum PolicyTestParser {
     private static func parseResponse(
         _ fields: ObjectFields,
         _ casePath: JSONPath,
-        collector: DiagnosticCollector
+        collector: DiagnosticCollector,
+        responseFiles: inout ResponseFileCache
     ) -> GetCustomerGroupsResponse? {
         switch (fields["response"], fields["responseFile"]) {
         case (let node?, nil):
@@ -249,10 +292,10 @@ enum PolicyTestParser {
         case (nil, let node?):
             guard let relative = collector.string(node, casePath.appending("responseFile")) else { return nil }
             let responsePath = resolve(relative, against: collector.source.fileName)
-            do {
-                let bytes = try readFile(responsePath, limits: .default)
-                return try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: responsePath)
-            } catch {
+            switch responseFiles.response(at: responsePath) {
+            case .success(let response):
+                return response
+            case .failure(let error):
                 collector.error(
                     .unreadableFile,
                     at: node.offset,
@@ -425,6 +468,6 @@ extension PolicyTestSuite {
     /// Every test file (`*.tests.json`) under the paths: a file is taken as given, a directory is
     /// searched recursively; sorted within each directory.
     package static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
-        try findFiles(under: paths) { $0.hasSuffix(".tests.json") }
+        try PolicyFiles.files(under: paths, matching: PolicyFiles.isTestFileName)
     }
 }
