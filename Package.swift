@@ -141,7 +141,7 @@ package.products.append(.executable(name: "group-policy-bench", targets: ["group
 package.targets += [
     .executableTarget(
         name: "group-policy-bench",
-        dependencies: ["GroupPolicy", "CMallocInfo", "ArgumentParsing"],
+        dependencies: ["GroupPolicy", "AppStoreGroups", "CMallocInfo", "ArgumentParsing"],
         swiftSettings: strictSettings
     ),
     .systemLibrary(name: "CMallocInfo"),

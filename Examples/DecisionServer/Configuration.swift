@@ -16,9 +16,18 @@ struct Configuration {
     /// can show is presentation only: content follows verified transactions, never the cache.
     var cacheTTL: Duration = .seconds(300)
     var reloadInterval: Duration = .seconds(5)
-    /// The most bytes Apple's cached answers may take, estimated from their strings; half for
-    /// customers' groups, half for groups' members.
+    /// The most bytes customers' cached groups may take in this process (the library's estimate).
     var cacheBytes = 64 << 20
+    /// A Redis shared by every server of the fleet: answers, fetch locks and the 429 instant.
+    var redis: (host: String, port: Int)?
+    /// Where one JSON line per decision goes: a file, or `-` for standard output.
+    var decisionLog: String?
+    /// The salt of the decision log's customer hashes (`DECISION_LOG_SALT`); random per process
+    /// when unset, so hashes then join within one run only.
+    var decisionLogSalt: [UInt8]?
+    /// Get Customer Groups requests a second from this process; Apple's limit for the environment
+    /// when unset.
+    var requestsPerSecond: Double?
     var limits = HTTPServer.Limits()
     /// Another server for the App Store requests (a local test server); Apple's hosts otherwise.
     var baseURL: URL?
@@ -38,15 +47,28 @@ struct Configuration {
             .init("max-connections", value: "n", help: "Connections served at once, 1 to 4096 (default 64)."),
             .init("cache-bytes", value: "bytes", help: "The most bytes cached answers may take (default 64 MiB)."),
             .init("base-url", value: "url", help: "Another server for the App Store requests (a local test server)."),
+            .init(
+                "redis",
+                value: "host:port",
+                help: "A Redis shared by the fleet: answers, fetch locks, the 429 instant."
+            ),
+            .init(
+                "decision-log",
+                value: "file",
+                help: "One JSON line per decision to the file, or - for standard output."
+            ),
+            .init("requests-per-second", value: "n", help: "This process's App Store budget (default Apple's limit)."),
         ],
         details: """
             Answers:
               GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true]
               GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
+              POST /invalidate?transactionId=ID   or   POST /invalidate?all=true
 
             Credentials come from APP_STORE_KEY_ID, APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and
-            APP_STORE_PRIVATE_KEY_PATH (a .p8 file). The server trusts its callers (entitlements are
-            theirs to verify): keep it on loopback or a private network.
+            APP_STORE_PRIVATE_KEY_PATH (a .p8 file); the decision log's salt from DECISION_LOG_SALT. The
+            server trusts its callers (entitlements are theirs to verify): keep it on loopback or a
+            private network.
             """
     )
 
@@ -97,6 +119,22 @@ struct Configuration {
                 throw Failure(message: "--base-url '\(text)' is not an absolute URL")
             }
             configuration.baseURL = url
+        }
+        if let text = parsed.value("redis") {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+                (1...65_535).contains(port), colon > text.startIndex
+            else {
+                throw Failure(message: "--redis must be HOST:PORT, not '\(text)'")
+            }
+            configuration.redis = (String(text[..<colon]), port)
+        }
+        configuration.decisionLog = parsed.value("decision-log")
+        if let rate = try count("requests-per-second", in: 1...1_000_000) {
+            configuration.requestsPerSecond = Double(rate)
+        }
+        if let salt = environment["DECISION_LOG_SALT"], !salt.isEmpty {
+            guard salt.utf8.count >= 16 else { throw Failure(message: "DECISION_LOG_SALT must be at least 16 bytes") }
+            configuration.decisionLogSalt = Array(salt.utf8)
         }
         func setting(_ name: String) throws(Failure) -> String {
             guard let value = environment[name], !value.isEmpty else { throw Failure(message: "set \(name)") }

@@ -66,27 +66,60 @@ enum DecisionServerCommand {
             }
         }
 
-        let service = DecisionService(
-            store: store,
-            clients: clients,
-            groups: ExpiringCache(
-                timeToLive: configuration.cacheTTL,
-                maximumBytes: configuration.cacheBytes / 2,
-                cost: DecisionService.estimatedBytes
-            ),
-            members: ExpiringCache(
-                timeToLive: configuration.cacheTTL,
-                maximumBytes: configuration.cacheBytes / 2,
-                cost: DecisionService.estimatedBytes
+        var settings = GroupDecisionService.Configuration()
+        settings.timeToLive = configuration.cacheTTL
+        settings.capacityBytes = configuration.cacheBytes
+        if let rate = configuration.requestsPerSecond {
+            settings.requestsPerSecond = [.production: rate, .sandbox: rate]
+        }
+        // A request waits for its turn in the budget for at most a second; a 429's instant is
+        // not waited out: every caller gets 503 with Retry-After until then.
+        settings.maximumRateLimitWait = .seconds(1)
+        var sharedStore: RedisGroupsStore?
+        if let redis = configuration.redis {
+            do {
+                sharedStore = try RedisGroupsStore(
+                    host: redis.host,
+                    port: redis.port,
+                    keyPrefix: "group-policy:\(configuration.credentials.bundleID)"
+                )
+            } catch {
+                fail("\(error)", status: 2)
+            }
+        }
+        var decisionLog: DecisionLog?
+        if let path = configuration.decisionLog {
+            let salt = configuration.decisionLogSalt ?? (0..<32).map { _ in UInt8.random(in: 0...255) }
+            if configuration.decisionLogSalt == nil {
+                log("DECISION_LOG_SALT is not set: the decision log's customer hashes join within this run only")
+            }
+            do {
+                decisionLog = try DecisionLog.jsonLines(path: path, salt: salt)
+            } catch {
+                fail("\(error)", status: 2)
+            }
+        }
+        let service: GroupDecisionService
+        do {
+            service = try GroupDecisionService(
+                policies: store,
+                clients: Array(clients.values),
+                sharedStore: sharedStore,
+                configuration: settings,
+                decisionLog: decisionLog,
+                log: { line in log(line) }
             )
-        )
+        } catch {
+            fail("\(error)", status: 2)
+        }
+        let routes = DecisionRoutes(service: service, clients: clients)
         let server: HTTPServer
         do {
             server = try HTTPServer(
                 host: configuration.host,
                 port: configuration.port,
                 limits: configuration.limits,
-                handler: service.respond
+                handler: routes.respond
             )
         } catch {
             fail(error.description, status: 2)

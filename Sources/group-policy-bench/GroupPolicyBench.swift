@@ -68,6 +68,15 @@ enum GroupPolicyBench {
             if options.json { print(row.json) }
         }
         if !options.json { print(Row.table(rows)) }
+        for policyCase in workload.policies {
+            let service = try ServiceMeasurement.measure(
+                policyCase,
+                bodies: workload.responseBodies,
+                responses: decoding.responses,
+                passes: options.passes
+            )
+            print(options.json ? service.json : service.text)
+        }
         if rows.contains(where: { $0.mismatches > 0 || $0.evaluateMismatches > 0 }) {
             throw BenchError("decisions differ from the expected ones (see mismatches)")
         }

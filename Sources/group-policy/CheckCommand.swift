@@ -81,6 +81,9 @@ enum CheckCommand {
             Terminal.err("no policy or test files under \(arguments.positionals.joined(separator: " "))")
         }
         Terminal.out(summary(report.summary))
+        if let revision = report.policyRevision {
+            Terminal.out("policy revision \(revision)")
+        }
         if report.summary.unreadable { throw CommandFailure(.unusable) }
         if report.summary.errors > 0 { throw CommandFailure(.failure) }
     }

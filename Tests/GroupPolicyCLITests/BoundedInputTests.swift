@@ -159,7 +159,10 @@ import Glibc
 
         let check = try CLIRunner.run(["check", directory])
         #expect(check.status == 0)
-        #expect(check.stdout == "checked 1 policy, 1 test file: 0 errors, 0 warnings, 5 invariants hold\n")
+        #expect(
+            check.stdout
+                == "checked 1 policy, 1 test file: 0 errors, 0 warnings, 5 invariants hold\npolicy revision c5d57356482477ba\n"
+        )
         let test = try CLIRunner.run(["test", directory])
         #expect(test.status == 0)
         #expect(test.stdout == "1 passed, 0 failed\n")

@@ -98,11 +98,20 @@ public struct AppStoreGroupsClient: Sendable {
     public func customerGroups(
         anyTransactionID: String
     ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
+        try await customerGroupsAnswer(anyTransactionID: anyTransactionID).response
+    }
+
+    /// Get Customer Groups with the answer's bytes as sent, which the decision service caches so
+    /// that a shared store holds Apple's answer rather than anything derived from it.
+    func customerGroupsAnswer(
+        anyTransactionID: String
+    ) async throws(AppStoreGroupsError) -> (body: [UInt8], response: GetCustomerGroupsResponse) {
         try RequestValidation.checkIdentifier(anyTransactionID, name: "transaction id")
         let (body, attempts) = try await send(path: "/groups/v1/currentGroups/\(anyTransactionID)")
-        return try decode(attempts: attempts) { () throws -> GetCustomerGroupsResponse in
+        let response = try decode(attempts: attempts) { () throws -> GetCustomerGroupsResponse in
             try GetCustomerGroupsResponse(jsonBytes: body, limits: responseLimits)
         }
+        return (body, response)
     }
 
     /// Get Group Members: one page of a group's members.

@@ -42,6 +42,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
             case timeout
             case transportFailure = "transport-failure"
             case cancelled
+            case storeFailure = "store-failure"
         }
 
         private let base: Base
@@ -100,6 +101,9 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         public static let transportFailure = Code(.transportFailure)
         /// The calling task was cancelled.
         public static let cancelled = Code(.cancelled)
+        /// A shared groups store (such as ``RedisGroupsStore``) could not be reached, timed out,
+        /// or answered something other than what was asked for.
+        public static let storeFailure = Code(.storeFailure)
 
         /// The code's identifier, such as `group-not-found`.
         public var description: String { base.rawValue }

@@ -19,9 +19,17 @@ import Foundation
 /// ```
 public struct Policy: Sendable {
     package let compiled: CompiledPolicy
+    /// The policy set's revision: a digest of its files' names and bytes, 16 hex digits.
+    ///
+    /// 64-bit FNV-1a over, for each file in load order, the length and UTF-8 bytes of its name (the
+    /// last path component) and the length and bytes of its content; `""` is the name of a policy
+    /// loaded from bytes without a file name. Stable across processes and machines, so a fleet can
+    /// tell which version made a decision; not cryptographic.
+    public let revision: String
 
-    init(documents: [PolicyDocument]) {
+    init(documents: [PolicyDocument], revision: String = "") {
         compiled = CompiledPolicy(documents: documents)
+        self.revision = revision
     }
 
     /// Loads one policy file.
@@ -48,8 +56,11 @@ public struct Policy: Sendable {
         fileName: String? = nil,
         limits: PolicyLimits = .default
     ) throws(GroupPolicyError) {
-        let document = try Self.parseDocument(Array(jsonBytes), fileName: fileName, limits: limits)
-        self.init(documents: [document])
+        let bytes = Array(jsonBytes)
+        let document = try Self.parseDocument(bytes, fileName: fileName, limits: limits)
+        var revision = PolicyRevision()
+        revision.add(fileName: fileName ?? "", bytes: bytes)
+        self.init(documents: [document], revision: revision.hex)
     }
 
     /// Loads a policy set: every `*.json` file directly in `path` that is not a test file
@@ -73,9 +84,11 @@ public struct Policy: Sendable {
         var sources: [SourceText] = []
         var diagnostics: [Diagnostic] = []
         var failed = false
+        var revision = PolicyRevision()
         for path in paths {
             do {
                 let bytes = try readFile(path, limits: limits)
+                revision.add(fileName: path, bytes: bytes)
                 documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits))
                 sources.append(SourceText(fileName: path, bytes: bytes))
             } catch {
@@ -104,7 +117,18 @@ public struct Policy: Sendable {
                 diagnostics: diagnostics
             )
         }
-        self.init(documents: documents)
+        self.init(documents: documents, revision: revision.hex)
+    }
+
+    /// The revision a policy set of these files would have (see ``revision``), without compiling
+    /// them: for `group-policy check`, which loads each file on its own.
+    package static func revision(
+        ofFiles paths: [String],
+        limits: PolicyLimits = .default
+    ) throws(GroupPolicyError) -> String {
+        var revision = PolicyRevision()
+        for path in paths { revision.add(fileName: path, bytes: try readFile(path, limits: limits)) }
+        return revision.hex
     }
 
     /// Loads a file as a single policy, or a directory as a policy set.

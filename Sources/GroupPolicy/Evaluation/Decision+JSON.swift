@@ -1,7 +1,8 @@
 extension Decision {
-    /// The decision as the DocC article "Decision JSON" prints it: keys in the documented order
-    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`), capability lists
-    /// sorted, pretty with two-space indentation or compact.
+    /// The decision as the DocC article "Decision JSON" documents it: keys in the documented order
+    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`), then, only when
+    /// known, `groupsSource`, `groupsFetchedAt` and `policyRevision`; capability lists sorted,
+    /// pretty with two-space indentation or compact.
     ///
     /// - Parameters:
     ///   - includingProvenance: Whether to include `grants` and `denials` (the CLI's `--explain`).
@@ -47,6 +48,9 @@ extension Decision {
             writer.endArray()
         }
         writer.member("notes", strings: notes)
+        if let groupsSource { writer.member("groupsSource", groupsSource.name) }
+        if let groupsFetchedAt { writer.member("groupsFetchedAt", Timestamp.rfc3339(groupsFetchedAt)) }
+        if let policyRevision { writer.member("policyRevision", policyRevision) }
         writer.endObject()
         return writer.output
     }

@@ -57,6 +57,10 @@ public final class PolicyStore: Sendable {
     /// The policy serving now: an immutable snapshot, safe to keep for the rest of a request.
     public var current: Policy { state.withLock { $0.policy } }
 
+    /// The revision of the version serving now (``Policy/revision``); it changes with every reload
+    /// that changes a file's name or bytes.
+    public var revision: String { current.revision }
+
     /// How many versions have loaded successfully, counting the first.
     public var generation: Int { state.withLock { $0.generation } }
 

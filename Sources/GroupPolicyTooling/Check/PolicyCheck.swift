@@ -54,7 +54,11 @@ public struct PolicyCheck: Sendable {
             }
             files.append(file)
         }
-        return PolicyCheckReport(files: files, summary: summary(of: files))
+        var report = PolicyCheckReport(files: files, summary: summary(of: files))
+        if report.summary.errors == 0, !report.summary.unreadable, !policyFiles.isEmpty {
+            report.policyRevision = try? Policy.revision(ofFiles: policyFiles)
+        }
+        return report
     }
 
     /// The diagnostic an invariant result reports, if it does not hold, as this check counts it

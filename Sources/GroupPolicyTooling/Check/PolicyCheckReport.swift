@@ -58,6 +58,9 @@ public struct PolicyCheckReport: Sendable {
     public var files: [File]
     /// The counts over every file.
     public var summary: Summary
+    /// The revision a server loading the checked policy files as one set reports in its decisions
+    /// (`Policy.revision`); `nil` when there is an error or no policy file.
+    public var policyRevision: String?
 
     /// Creates a report.
     public init(files: [File], summary: Summary) {

@@ -52,7 +52,7 @@ struct DecisionServerRobustnessTests {
         let path = "/decision?transactionId=ok1"
         let original = try expected()
         #expect(original.hasPrefix(#"{"capabilities":["x.edit","x.view"],"#))
-        #expect(try await server.get(path).text == original)
+        #expect(try await server.get(path).decisionText == original)
 
         let tightened = Self.reloadPolicy.split(separator: "\n").filter { !$0.contains("org-edit") }
             .joined(separator: "\n").replacingOccurrences(of: #"["x.view"] },"#, with: #"["x.view"] }"#)
@@ -60,16 +60,16 @@ struct DecisionServerRobustnessTests {
         let tightenedDecision = try expected()
         #expect(tightenedDecision.hasPrefix(#"{"capabilities":["x.view"],"#))
         let edited = ContinuousClock.now
-        var served = try await server.get(path).text
+        var served = try await server.get(path).decisionText
         while served != tightenedDecision, ContinuousClock.now - edited < .seconds(2) {
             try await Task.sleep(for: .milliseconds(100))
-            served = try await server.get(path).text
+            served = try await server.get(path).decisionText
         }
         #expect(served == tightenedDecision, "the edit was not served within two reload intervals")
 
         try "{ \"format\": \"group-policy/v1\", \"id\": ".write(to: file, atomically: false, encoding: .utf8)
         try await Task.sleep(for: .seconds(3))
-        #expect(try await server.get(path).text == tightenedDecision)
+        #expect(try await server.get(path).decisionText == tightenedDecision)
         let failures = server.logLines().filter { $0.hasPrefix("policies not reloaded") }
         #expect(failures.count == 1)
         #expect(
@@ -96,7 +96,11 @@ struct DecisionServerRobustnessTests {
         }
         let other = try await server.get("/decision?transactionId=ok1")
         #expect(other.status == 503)
-        #expect(other.text.hasPrefix(#"{"error":{"code":"rate-limit-exceeded","message":"not sent: "#))
+        #expect(
+            other.text.hasPrefix(
+                #"{"error":{"code":"rate-limit-exceeded","message":"the App Store asked for no customer-groups requests before this instant; none was sent"#
+            )
+        )
         let members = try await server.get("/workspace/members?transactionId=ok1&groupId=paged_team")
         #expect(members.status == 503)
         #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ratelimitin_3600000"])
@@ -182,9 +186,9 @@ struct DecisionServerRobustnessTests {
     @Test("the cache is bounded by bytes and evicts the least recently used answer", .requires(.pythonCryptography))
     func cacheBoundedByBytes() async throws {
         let store = try await FakeAppStore()
-        // Each big_100 answer is estimated at 20,720 bytes; the groups cache gets half of 100,000,
-        // so two fit and a third evicts the least recently used.
-        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-bytes", "100000"])
+        // Each big_100 answer (12,012 bytes from Apple) is estimated at 24,193 bytes kept decoded, so
+        // two fit in 60,000 and a third evicts the least recently used.
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-bytes", "60000"])
         for id in ["big_100_a", "big_100_b", "big_100_a", "big_100_c", "big_100_a", "big_100_b"] {
             #expect(try await server.get("/decision?transactionId=\(id)").status == 200)
         }

@@ -36,7 +36,8 @@ struct DecisionServerTests {
         )
         #expect(first.status == 200)
         #expect(first.contentType == "application/json; charset=utf-8")
-        #expect(first.text == policy.evaluate(response, in: sandbox).jsonString(pretty: false))
+        #expect(first.decisionText == policy.evaluate(response, in: sandbox).jsonString(pretty: false))
+        #expect(first.groupsSource == "live")
         #expect(
             first.text.contains(#""workspaces":[{"workspace":"team","groupId":"900000000000000000","role":"admin"}]"#)
         )
@@ -46,13 +47,17 @@ struct DecisionServerTests {
         )
         #expect(explained.status == 200)
         #expect(
-            explained.text
+            explained.decisionText
                 == policy.evaluate(response, in: sandbox).jsonString(includingProvenance: true, pretty: false)
         )
+        #expect(explained.groupsSource == "cache")
 
         let production = try await server.get("/decision?transactionId=ok1&environment=production")
         #expect(production.status == 200)
-        #expect(production.text == policy.evaluate(response, in: EvaluationContext()).jsonString(pretty: false))
+        #expect(
+            production.decisionText == policy.evaluate(response, in: EvaluationContext()).jsonString(pretty: false)
+        )
+        #expect(production.groupsSource == "live")
         #expect(production.text.contains(#""capabilities":[],"#))
 
         // One fetch per environment: the second and third sandbox answers came from the cache.
@@ -74,12 +79,10 @@ struct DecisionServerTests {
         let answer = try await server.get("/decision?transactionId=ok1&whyNot=team.templates&explain=true")
         #expect(answer.status == 200)
         let explanation = try policy.explain("team.templates", for: response, in: sandbox)
-        #expect(
-            answer.text
-                == #"{"decision":"#
-                + policy.evaluate(response, in: sandbox).jsonString(includingProvenance: true, pretty: false)
-                + #","explanation":"# + explanation.jsonString(pretty: false) + "}"
-        )
+        // The served Decision is Policy.evaluate's, followed by its freshness keys.
+        let evaluated = policy.evaluate(response, in: sandbox).jsonString(includingProvenance: true, pretty: false)
+        #expect(answer.text.hasPrefix(#"{"decision":"# + evaluated.dropLast() + #","groupsSource":"live","#))
+        #expect(answer.text.hasSuffix(#"},"explanation":"# + explanation.jsonString(pretty: false) + "}"))
         // Without the Pro entitlement, templates are a near miss of the rule that requires it.
         #expect(answer.text.contains(#"{"condition":"entitlements","missing":["com.example.teams.pro"]}"#))
 
@@ -95,7 +98,7 @@ struct DecisionServerTests {
     }
 
     @Test(
-        "/workspace/members lists every page once, only for a member of the group's workspace",
+        "/workspace/members lists every page, fetched again on every call, only for a member of the group's workspace",
         .requires(.pythonCryptography)
     )
     func workspaceMembers() async throws {
@@ -123,6 +126,9 @@ struct DecisionServerTests {
         #expect(
             try await store.log().map(\.path) == [
                 "/groups/v1/currentGroups/ingroup_paged_team",
+                "/groups/v1/group/paged_team?limit=100",
+                "/groups/v1/group/paged_team?limit=100&paginationToken=page2-token",
+                "/groups/v1/group/paged_team?limit=100&paginationToken=page3%2Ftoken%2B%3D%26x",
                 "/groups/v1/group/paged_team?limit=100",
                 "/groups/v1/group/paged_team?limit=100&paginationToken=page2-token",
                 "/groups/v1/group/paged_team?limit=100&paginationToken=page3%2Ftoken%2B%3D%26x",
@@ -200,7 +206,7 @@ struct DecisionServerTests {
             ),
             (
                 "/decisions", 404,
-                #"{"error":{"code":"not-found","message":"no such path (try /decision or /workspace/members)"}}"#
+                #"{"error":{"code":"not-found","message":"no such path (try /decision, /workspace/members or /invalidate)"}}"#
             ),
         ]
     )
@@ -267,18 +273,31 @@ final class DecisionServerProcess: @unchecked Sendable {
     static func start(
         appStore: FakeAppStore,
         policies: String = DecisionServerTests.policies,
-        arguments: [String] = []
+        arguments: [String] = [],
+        environment: [String: String] = [:]
     ) async throws -> DecisionServerProcess {
         let binary = try binary()
         return try await offCooperativePool {
-            try DecisionServerProcess(binary: binary, appStore: appStore, policies: policies, arguments: arguments)
+            try DecisionServerProcess(
+                binary: binary,
+                appStore: appStore,
+                policies: policies,
+                arguments: arguments,
+                environment: environment
+            )
         }
     }
 
     /// Where the server's standard error (its log) goes.
     let logFile = URL(filePath: NSTemporaryDirectory()).appending(path: "decision-server-\(UUID().uuidString).log")
 
-    private init(binary: URL, appStore: FakeAppStore, policies: String, arguments: [String]) throws {
+    private init(
+        binary: URL,
+        appStore: FakeAppStore,
+        policies: String,
+        arguments: [String],
+        environment: [String: String]
+    ) throws {
         let process = Process()
         process.executableURL = binary
         process.arguments =
@@ -291,7 +310,7 @@ final class DecisionServerProcess: @unchecked Sendable {
             "APP_STORE_ISSUER_ID": FakeAppStore.issuerID,
             "APP_STORE_BUNDLE_ID": FakeAppStore.bundleID,
             "APP_STORE_PRIVATE_KEY_PATH": TestFiles.fixture("test-key.p8").path,
-        ]
+        ].merging(environment) { _, new in new }
         let output = Pipe()
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
@@ -333,6 +352,39 @@ final class DecisionServerProcess: @unchecked Sendable {
         var contentType: String?
         var text: String
         var retryAfter: String? = nil
+
+        /// The Decision's JSON without the freshness keys the server appends.
+        var decisionText: String {
+            guard let range = text.range(of: #","groupsSource":""#, options: .backwards) else { return text }
+            return text[..<range.lowerBound] + "}"
+        }
+
+        /// The `groupsSource` the server appended: `live`, `cache` or `stale`.
+        var groupsSource: String? { field("groupsSource") }
+
+        /// The `groupsFetchedAt` the server appended.
+        var groupsFetchedAt: String? { field("groupsFetchedAt") }
+
+        private func field(_ name: String) -> String? {
+            guard let start = text.range(of: "\"\(name)\":\"", options: .backwards),
+                let end = text[start.upperBound...].firstIndex(of: "\"")
+            else { return nil }
+            return String(text[start.upperBound..<end])
+        }
+    }
+
+    /// `POST path` over HTTP, without a body.
+    func post(_ path: String) async throws -> Answer {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        return Answer(
+            status: http.statusCode,
+            contentType: http.value(forHTTPHeaderField: "Content-Type"),
+            text: String(decoding: data, as: UTF8.self)
+        )
     }
 
     /// `GET path` over HTTP.

@@ -1,34 +1,35 @@
 import AppStoreGroups
+import Foundation
 import GroupPolicy
 
-/// The server's two endpoints: a customer's Decision, and the members of a shared workspace.
+/// The server's endpoints: a customer's Decision, the members of a shared workspace, and
+/// invalidation for an App Store Server Notifications handler.
 ///
-/// It trusts its caller: `entitlement` parameters must come from transactions your backend has
-/// verified, so run it on loopback (or a private network) next to that backend, never open to
-/// apps. Every failure grants nothing: the answer is an error, never a partial Decision.
-struct DecisionService: Sendable {
+/// Decisions come from the library's `GroupDecisionService`: its caches (in this process, and in
+/// Redis with `--redis`), single flight, rate budget and 429 gate. It trusts its caller:
+/// `entitlement` parameters must come from transactions your backend has verified, so run it on
+/// loopback (or a private network) next to that backend, never open to apps. Every failure grants
+/// nothing: the answer is an error, never a partial Decision.
+struct DecisionRoutes: Sendable {
     /// The most members listed for one group (Apple sends 100 a page).
     static let maximumMembers = 10_000
 
-    let store: PolicyStore
+    let service: GroupDecisionService
+    /// For member listings, which are not cached: a workspace admin asks for them rarely.
     let clients: [StoreEnvironment: AppStoreGroupsClient]
-    let groups: ExpiringCache<CacheKey, GetCustomerGroupsResponse>
-    let members: ExpiringCache<CacheKey, [GroupMemberEntry]>
-
-    struct CacheKey: Hashable, Sendable {
-        var environment: StoreEnvironment
-        var id: String
-    }
 
     func respond(to request: ServerRequest) async -> ServerResponse {
-        guard request.method == "GET" else {
-            return .error(405, "method-not-allowed", "only GET is served", headerFields: [("Allow", "GET")])
-        }
         do {
-            switch request.path {
-            case "/decision": return try await decision(request)
-            case "/workspace/members": return try await workspaceMembers(request)
-            default: return .error(404, "not-found", "no such path (try /decision or /workspace/members)")
+            switch (request.method, request.path) {
+            case ("GET", "/decision"): return try await decision(request)
+            case ("GET", "/workspace/members"): return try await workspaceMembers(request)
+            case ("POST", "/invalidate"): return try await invalidate(request)
+            case (_, "/decision"), (_, "/workspace/members"):
+                return .error(405, "method-not-allowed", "only GET is served here", headerFields: [("Allow", "GET")])
+            case (_, "/invalidate"):
+                return .error(405, "method-not-allowed", "only POST is served here", headerFields: [("Allow", "POST")])
+            default:
+                return .error(404, "not-found", "no such path (try /decision, /workspace/members or /invalidate)")
             }
         } catch {
             return error
@@ -39,33 +40,36 @@ struct DecisionService: Sendable {
     ///
     /// `/decision?transactionId=…[&environment=sandbox|production][&entitlement=…]…[&explain=true]`:
     /// the customer's Decision as the JSON of `Decision.jsonBytes`, with grants and denials when
-    /// `explain` is true. With `&whyNot=CAPABILITY`, the answer is
-    /// `{"decision":…,"explanation":…}`: the same Decision, and `Explanation.jsonBytes` for that
-    /// capability (400 `undeclared-capability` when the policy does not declare it).
+    /// `explain` is true, ending with `groupsSource` (`live`, `cache` or `stale`),
+    /// `groupsFetchedAt` (when Apple sent the groups) and `policyRevision`. With
+    /// `&whyNot=CAPABILITY`, the answer is `{"decision":…,"explanation":…}`: the same Decision, and
+    /// `Explanation.jsonBytes` for that capability, from the same groups and policy snapshot (400
+    /// `undeclared-capability` when the policy does not declare it).
     private func decision(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(
             request.query,
             allowed: ["transactionId", "environment", "entitlement", "explain", "whyNot"]
         )
         let explain = try parameters.flag("explain")
+        let served = try await evaluate(parameters)
+        let body = served.decision.jsonBytes(includingProvenance: explain, pretty: false)
         guard !parameters.all("whyNot").isEmpty else {
-            let (decision, _) = try await evaluate(parameters)
-            return .json(200, decision.jsonBytes(includingProvenance: explain, pretty: false))
+            return .json(200, body)
         }
         let capability = try parameters.required("whyNot")
-        let (response, context, _) = try await customer(parameters)
-        // One snapshot for both, so a reload between them cannot mix two policy versions.
-        let policy = store.current
+        let context = EvaluationContext(
+            environment: try parameters.environment(),
+            entitlements: Set(parameters.all("entitlement"))
+        )
         let explanation: Explanation
         do {
-            explanation = try policy.explain(Capability(capability), for: response, in: context)
+            explanation = try served.policy.explain(Capability(capability), for: served.groups, in: context)
         } catch {
             throw .error(400, error.code.description, error.message)
         }
-        let decision = policy.evaluate(response, in: context).jsonBytes(includingProvenance: explain, pretty: false)
         return .json(
             200,
-            Array(#"{"decision":"#.utf8) + decision + Array(#","explanation":"#.utf8)
+            Array(#"{"decision":"#.utf8) + body + Array(#","explanation":"#.utf8)
                 + explanation.jsonBytes(pretty: false) + Array("}".utf8)
         )
     }
@@ -76,23 +80,29 @@ struct DecisionService: Sendable {
     /// member of the group, for a customer whose Decision puts them in a workspace of that group
     /// (403 otherwise), with the customer's workspace memberships there:
     /// `{"groupId":…,"workspaces":[{"workspace":…,"role":…}],"members":[{"appTransactionId":…}]}`.
+    /// When Apple answers `GroupNotFoundError`, the customer's cached groups are forgotten.
     private func workspaceMembers(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(
             request.query,
             allowed: ["transactionId", "groupId", "environment", "entitlement"]
         )
         let groupID = try parameters.required("groupId")
-        let (decision, client) = try await evaluate(parameters)
-        let memberships = decision.workspaces.filter { $0.groupID == groupID }
+        let served = try await evaluate(parameters)
+        let environment = try parameters.environment()
+        let memberships = served.decision.workspaces.filter { $0.groupID == groupID }
         guard !memberships.isEmpty else {
             return .error(403, "not-a-member", "the customer is in no workspace of group \(groupID)")
         }
+        guard let client = clients[environment] else {
+            throw .error(400, "bad-request", "environment \(environment) is not configured")
+        }
         let list: [GroupMemberEntry]
         do {
-            list = try await members.value(for: CacheKey(environment: client.storeEnvironment, id: groupID)) {
-                try await Self.allMembers(of: groupID, using: client)
-            }
+            list = try await Self.allMembers(of: groupID, using: client)
         } catch {
+            if error.code == .groupNotFound {
+                await service.invalidate(customer: try parameters.required("transactionId"))
+            }
             throw Self.failure(error)
         }
         let body = JSON.object([
@@ -110,54 +120,35 @@ struct DecisionService: Sendable {
         return .json(200, body.bytes)
     }
 
-    /// Fetches (or takes from the cache) the customer's groups and evaluates them with the policy
-    /// serving now.
-    ///
-    /// The cache holds Apple's answers, not decisions, so a policy reload applies to the next
-    /// request.
-    private func evaluate(
-        _ parameters: Parameters
-    ) async throws(ServerResponse) -> (Decision, AppStoreGroupsClient) {
-        let (response, context, client) = try await customer(parameters)
-        return (store.evaluate(response, in: context), client)
+    /// Answers `POST /invalidate`: forgets one customer's groups (`transactionId=…`, the id their
+    /// decisions are asked with) or everyone's (`all=true`), here and in Redis.
+    private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
+        let parameters = try Parameters(request.query, allowed: ["transactionId", "all"])
+        if try parameters.flag("all") {
+            await service.invalidateAll()
+            return .json(200, JSON.object([("invalidated", .string("all"))]).bytes)
+        }
+        let transactionID = try parameters.required("transactionId")
+        await service.invalidate(customer: transactionID)
+        return .json(200, JSON.object([("invalidated", .string(transactionID))]).bytes)
     }
 
-    /// The customer's groups (fetched, or from the cache) and the context to evaluate them in.
-    private func customer(
-        _ parameters: Parameters
-    ) async throws(ServerResponse) -> (GetCustomerGroupsResponse, EvaluationContext, AppStoreGroupsClient) {
+    /// The customer's Decision from the library's service.
+    private func evaluate(_ parameters: Parameters) async throws(ServerResponse) -> ServedDecision {
         let transactionID = try parameters.required("transactionId")
         let environment = try parameters.environment()
-        guard let client = clients[environment] else {
+        guard clients[environment] != nil else {
             throw .error(400, "bad-request", "environment \(environment) is not configured")
         }
-        let response: GetCustomerGroupsResponse
         do {
-            response = try await groups.value(for: CacheKey(environment: environment, id: transactionID)) {
-                try await client.customerGroups(anyTransactionID: transactionID)
-            }
+            return try await service.decision(
+                forCustomer: transactionID,
+                entitlements: Set(parameters.all("entitlement")),
+                environment: environment
+            )
         } catch {
             throw Self.failure(error)
         }
-        let context = EvaluationContext(
-            environment: client.storeEnvironment,
-            entitlements: Set(parameters.all("entitlement"))
-        )
-        return (response, context, client)
-    }
-
-    /// The bytes a customer's groups take in the cache: every string's UTF-8 bytes, plus an
-    /// overhead per string and per element.
-    @Sendable static func estimatedBytes(_ response: GetCustomerGroupsResponse) -> Int {
-        response.groups.reduce(64) { total, group in
-            total + 96 + group.groupID.utf8.count + group.groupType.rawValue.utf8.count
-                + group.roles.reduce(0) { $0 + 64 + $1.productID.utf8.count + $1.role.rawValue.utf8.count }
-        }
-    }
-
-    /// The bytes a group's members take in the cache, estimated as for groups.
-    @Sendable static func estimatedBytes(_ members: [GroupMemberEntry]) -> Int {
-        members.reduce(32) { $0 + 32 + $1.appTransactionID.utf8.count }
     }
 
     /// Every page of a group's members, bounded.
