@@ -39,7 +39,15 @@ import Testing
     }
 
     @Test(arguments: [
-        (["diff", "Policies/team-workspace.json"], "Error: give exactly two policies, OLD and NEW\n"),
+        (
+            ["diff", "Policies/team-workspace.json"],
+            """
+            Error: give exactly two policies, OLD and NEW
+            Usage: group-policy diff <old> <new> [options]
+              See 'group-policy diff --help' for more information.
+
+            """
+        ),
         (
             ["diff", "Policies/team-workspace.json", "Policies/team-workspace.json", "--budget", "10"],
             "Error: the diff's scenario space holds 90 scenarios, over the budget of 10 (raise --budget)\n"

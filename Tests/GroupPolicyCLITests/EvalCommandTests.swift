@@ -78,20 +78,39 @@ import Testing
     }
 
     @Test(arguments: [
-        (["eval", "--policy", "Policies/team-workspace.json"], "Error: missing required option --response\n"),
+        (
+            ["eval", "--policy", "Policies/team-workspace.json"],
+            """
+            Error: missing required option '--response <file>'
+            Usage: group-policy eval --policy <file> --response <file> [options]
+              See 'group-policy eval --help' for more information.
+
+            """
+        ),
         (
             ["eval", "--policy", "Policies/team-workspace.json", "--response", "nope.json"],
             "Error: cannot read nope.json: no such file\n"
         ),
         (
             ["eval", "--polcy", "x"],
-            "Error: unknown option '--polcy' (did you mean '--policy'?) (usage: group-policy eval --policy FILE --response FILE|- [--environment production|sandbox] [--entitlement E]... [--explain])\n"
+            """
+            Error: unknown option '--polcy' (did you mean '--policy'?)
+            Usage: group-policy eval --policy <file> --response <file> [options]
+              See 'group-policy eval --help' for more information.
+
+            """
         ),
         (
             [
                 "eval", "--policy", "Policies/team-workspace.json", "--response", "Examples/no-groups.json",
                 "--environment", "staging",
-            ], "Error: unknown environment 'staging' (use production or sandbox)\n"
+            ],
+            """
+            Error: unknown environment 'staging' (use production or sandbox)
+            Usage: group-policy eval --policy <file> --response <file> [options]
+              See 'group-policy eval --help' for more information.
+
+            """
         ),
         (
             ["eval", "--policy", "missing.json", "--response", "Examples/no-groups.json"],
@@ -99,10 +118,15 @@ import Testing
         ),
         (
             ["frobnicate"],
-            "Error: unknown command 'frobnicate' (commands: eval, test, check, diff, fetch, generate-swift; see 'group-policy --help')\n"
+            """
+            Error: unknown subcommand 'frobnicate' (one of: eval, explain, test, check, diff, fetch, generate-swift)
+            Usage: group-policy <subcommand>
+              See 'group-policy --help' for more information.
+
+            """
         ),
     ])
-    func badUsageExitsTwoWithOneLine(_ arguments: [String], _ expected: String) throws {
+    func badUsageAndUnreadableInputsExitTwo(_ arguments: [String], _ expected: String) throws {
         let output = try CLIRunner.run(arguments)
         #expect(output.status == 2)
         #expect(output.stdout == "")

@@ -59,11 +59,24 @@ import Testing
 
     @Test(
         arguments: [
-            (["generate-swift"], "Error: give at least one POLICY (a policy file or a directory)\n"),
+            (
+                ["generate-swift"],
+                """
+                Error: give at least one POLICY (a policy file or a directory)
+                Usage: group-policy generate-swift <policy> ... [options]
+                  See 'group-policy generate-swift --help' for more information.
+
+                """
+            ),
             (["generate-swift", "nowhere.json"], "Error: cannot read nowhere.json: no such file or directory\n"),
             (
                 ["generate-swift", "Policies", "--access-level", "open"],
-                "Error: unknown access level 'open' (use public, package or internal)\n"
+                """
+                Error: unknown access level 'open' (use public, package or internal)
+                Usage: group-policy generate-swift <policy> ... [options]
+                  See 'group-policy generate-swift --help' for more information.
+
+                """
             ),
             (["generate-swift", "Tests"], "Error: no policy files (*.json) in directory Tests\n"),
         ]

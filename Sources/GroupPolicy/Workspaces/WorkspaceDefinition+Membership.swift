@@ -1,5 +1,6 @@
 extension WorkspaceDefinition {
-    /// The membership role one group gives in this workspace (policy-format.md section 3).
+    /// The membership role one group gives in this workspace (see the DocC article "Evaluation
+    /// semantics", section "Workspace membership").
     ///
     /// - Parameters:
     ///   - groupID: The group's id.

@@ -227,6 +227,25 @@ struct CustomerGroupsTests {
         #expect(error?.code == .invalidResponse)
         #expect(error?.jsonPath == "$")
         #expect(error?.attempts == 1)
+        // Not "expected an object, found a boolean": the body starts with a `t`, but is not JSON.
+        #expect(
+            error?.message == "the body is not JSON: invalid literal (expected true, false or null) at line 1, column 1"
+        )
+    }
+
+    @Test(
+        "a Content-Length of 10^23 is too large at once: no waiting for the body, no retry",
+        .requires(.pythonCryptography)
+    )
+    func hugeContentLength() async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError {
+            try await server.client(timeout: .seconds(3)).customerGroups(anyTransactionID: "hugelength")
+        }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message == "the answer's body is larger than 1048576 bytes")
+        #expect(error?.attempts == 1)
+        #expect(try await server.log().count == 1)
     }
 
     @Test("the environment maps to the engine's StoreEnvironment")

@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import Synchronization
 import Testing
 
 @testable import AppStoreGroups
@@ -123,9 +124,74 @@ struct GroupMembersTests {
             for try await _ in try server.client().allGroupMembers(groupID: "loop") { count += 1 }
         }
         #expect(error?.code == .invalidResponse)
-        #expect(error?.message == "the App Store sent the same paginationToken twice in a row")
+        #expect(
+            error?.message
+                == "the App Store sent a paginationToken it had sent before (page 2 repeats an earlier one), "
+                + "so the listing would never end"
+        )
         #expect(count == 1)
         #expect(try await server.log().count == 2)
+    }
+
+    @Test(
+        "a pagination cycle longer than one token (A, B, A) stops the sequence at the first repeat",
+        .requires(.pythonCryptography)
+    )
+    func paginationCycle() async throws {
+        let server = try await FakeAppStore()
+        var members: [String] = []
+        let error = await expectError {
+            for try await member in try server.client().allGroupMembers(groupID: "cycle") {
+                members.append(member.appTransactionID)
+            }
+        }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.jsonPath == "paginationToken")
+        #expect(
+            error?.description
+                == "the App Store sent a paginationToken it had sent before (page 3 repeats an earlier one), "
+                + "so the listing would never end (HTTP 200, at paginationToken)"
+        )
+        #expect(members == ["c-first", "c-token-a"])
+        #expect(
+            try await server.log().map(\.path) == [
+                "/groups/v1/group/cycle",
+                "/groups/v1/group/cycle?paginationToken=token-a",
+                "/groups/v1/group/cycle?paginationToken=token-b",
+            ]
+        )
+    }
+
+    @Test("a listing that never ends stops at the documented page limit")
+    func pageLimit() async throws {
+        // A thousand round trips to the Python server take most of a minute on a loaded machine,
+        // so this listing is served in process: a new token on every page, forever.
+        struct EndlessPages: HTTPTransport {
+            let requests = RequestCounter()
+
+            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+                let number = requests.increment()
+                let body =
+                    #"{"members":[{"appTransactionId":"e\#(number)"}],"hasMore":true,"#
+                    + #""paginationToken":"page-\#(number + 1)"}"#
+                return HTTPResponse(status: 200, body: Array(body.utf8))
+            }
+        }
+        let transport = EndlessPages()
+        let client = try AppStoreGroupsClient(
+            environment: .custom(baseURL: try #require(URL(string: "http://127.0.0.1:9"))),
+            credentials: FakeAppStore.credentials(),
+            transport: transport
+        )
+        var count = 0
+        let error = await expectError {
+            for try await _ in try client.allGroupMembers(groupID: "endless") { count += 1 }
+        }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message == "the group's members fill more than 1000 pages; the listing stops there")
+        #expect(GroupMemberSequence.maximumPages == 1_000)
+        #expect(count == 999)
+        #expect(transport.requests.value == 1_000)
     }
 
     @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds", .requires(.pythonCryptography))
@@ -186,4 +252,19 @@ struct GroupMembersTests {
         #expect(members == ["700000000000000001", "700000000000000002"])
         #expect(time.sleeps == [.milliseconds(500)])
     }
+}
+
+/// Counts requests across the tasks a transport is called from.
+final class RequestCounter: Sendable {
+    private let count = Mutex(0)
+
+    /// Counts one more and returns the new count.
+    func increment() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+
+    var value: Int { count.withLock { $0 } }
 }

@@ -24,6 +24,13 @@ struct OptionalComponent: Sendable {
         isAvailable: probe(["python3", "-c", "import cryptography"])
     )
 
+    /// `redis-server`: the shared-store tests start their own on a loopback port.
+    static let redisServer = OptionalComponent(
+        name: "redis-server",
+        installation: "apt-get install redis-server",
+        isAvailable: probe(["redis-server", "--version"])
+    )
+
     /// Whether every optional component must be present (CI).
     static let allRequired = ProcessInfo.processInfo.environment["GROUP_POLICY_REQUIRE_ALL_TESTS"] == "1"
 
