@@ -91,14 +91,14 @@ import Glibc
         ),
         (["check", "/dev/zero"], Int32(2), "Error: /dev/zero is a character device, not a file\n"),
     ])
-    func specialFilesGetOneClearLine(arguments: [String], status: Int32, stderr: String) throws {
+    func specialFilesGetOneClearLine(arguments: [String], status: Int32, stderr: String) async throws {
         try #require(FileManager.default.fileExists(atPath: Self.pagemap))
-        let output = try CLIRunner.run(arguments)
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == status)
         #expect(output.stderr == stderr)
     }
 
-    @Test func aTestCaseWhoseResponseFileIsSpecialFailsWithOneLine() throws {
+    @Test func aTestCaseWhoseResponseFileIsSpecialFailsWithOneLine() async throws {
         try #require(FileManager.default.fileExists(atPath: Self.pagemap))
         let directory = try Self.makeScratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -109,7 +109,7 @@ import Glibc
               "cases": [ { "name": "special", "responseFile": "/proc/self/pagemap", "expect": { "capabilities": [] } } ] }
             """.utf8
         ).write(to: URL(fileURLWithPath: testFile))
-        let output = try CLIRunner.run(["test", testFile])
+        let output = try await CLIRunner.run(["test", testFile])
         #expect(output.status == 1)
         #expect(output.stdout == "FAIL \(testFile): the test file does not load\n0 passed, 1 failed\n")
         #expect(
@@ -119,7 +119,7 @@ import Glibc
         )
     }
 
-    @Test func aFIFOIsReadNotPermissionDenied() throws {
+    @Test func aFIFOIsReadNotPermissionDenied() async throws {
         let directory = try Self.makeScratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let fifo = directory + "/response.json"
@@ -133,8 +133,8 @@ import Glibc
             _ = response.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             close(descriptor)
         }
-        let output = try CLIRunner.run(["eval", "--policy", Self.policy, "--response", fifo])
-        let expected = try CLIRunner.run([
+        let output = try await CLIRunner.run(["eval", "--policy", Self.policy, "--response", fifo])
+        let expected = try await CLIRunner.run([
             "eval", "--policy", Self.policy, "--response", "Examples/organization-admin.json",
         ])
         #expect(output.status == 0)
@@ -142,7 +142,7 @@ import Glibc
         #expect(output.stdout == expected.stdout)
     }
 
-    @Test func walksEndOnLinkLoopsAndCountEachFileOnce() throws {
+    @Test func walksEndOnLinkLoopsAndCountEachFileOnce() async throws {
         // A directory holding a policy and two links to itself: before, check/test/generate-swift never
         // finished (one link made the same file count 32 times).
         let directory = try Self.makeScratchDirectory()
@@ -157,17 +157,17 @@ import Glibc
         try FileManager.default.createSymbolicLink(atPath: directory + "/loop-a", withDestinationPath: ".")
         try FileManager.default.createSymbolicLink(atPath: directory + "/loop-b", withDestinationPath: ".")
 
-        let check = try CLIRunner.run(["check", directory])
+        let check = try await CLIRunner.run(["check", directory])
         #expect(check.status == 0)
         #expect(
             check.stdout
                 == "checked 1 policy, 1 test file: 0 errors, 0 warnings, 5 invariants hold\npolicy revision c5d57356482477ba\n"
         )
-        let test = try CLIRunner.run(["test", directory])
+        let test = try await CLIRunner.run(["test", directory])
         #expect(test.status == 0)
         #expect(test.stdout == "1 passed, 0 failed\n")
-        let generated = try CLIRunner.run(["generate-swift", directory])
-        let single = try CLIRunner.run(["generate-swift", directory + "/team.json"])
+        let generated = try await CLIRunner.run(["generate-swift", directory])
+        let single = try await CLIRunner.run(["generate-swift", directory + "/team.json"])
         #expect(generated.status == 0)
         #expect(generated.stdout == single.stdout)
     }

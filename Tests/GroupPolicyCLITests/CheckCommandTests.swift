@@ -5,8 +5,8 @@ import Testing
     static let fixtures = "Tests/GroupPolicyCLITests/Fixtures/check/"
 
     @Test(arguments: [["check", "Policies"], ["check", "--strict", "Policies"]])
-    func theBundledPoliciesAndTestsAreClean(_ arguments: [String]) throws {
-        let output = try CLIRunner.run(arguments)
+    func theBundledPoliciesAndTestsAreClean(_ arguments: [String]) async throws {
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == 0)
         #expect(output.stderr == "")
         #expect(
@@ -15,8 +15,8 @@ import Testing
         )
     }
 
-    @Test func verboseListsEachInvariantThatHoldsWithItsScenarios() throws {
-        let output = try CLIRunner.run(["check", "--verbose", "Policies/family-sharing.json"])
+    @Test func verboseListsEachInvariantThatHoldsWithItsScenarios() async throws {
+        let output = try await CLIRunner.run(["check", "--verbose", "Policies/family-sharing.json"])
         #expect(output.status == 0)
         // The policy names no product or group id, and only group-level rules: each invariant
         // needs one entry-less scenario per covered (group type, environment, group id) (one id
@@ -36,8 +36,8 @@ import Testing
         )
     }
 
-    @Test func aTypoedCapabilityIsReportedWithItsLineAndASuggestion() throws {
-        let output = try CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json"])
+    @Test func aTypoedCapabilityIsReportedWithItsLineAndASuggestion() async throws {
+        let output = try await CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json"])
         #expect(output.status == 1)
         // Line 5, column 44 is the opening quote of "workspace.mange".
         #expect(
@@ -47,8 +47,8 @@ import Testing
         #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 0 invariants hold\n")
     }
 
-    @Test func aTruncatedFileFailsCleanlyWithALocation() throws {
-        let output = try CLIRunner.run(["check", Self.fixtures + "truncated.json"])
+    @Test func aTruncatedFileFailsCleanlyWithALocation() async throws {
+        let output = try await CLIRunner.run(["check", Self.fixtures + "truncated.json"])
         #expect(output.status == 1)
         // The file ends inside the string "pro-admins-manage", which opens at line 25, column 13.
         #expect(
@@ -58,26 +58,26 @@ import Testing
         #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 0 invariants hold\n")
     }
 
-    @Test func warningsPassUnlessStrict() throws {
+    @Test func warningsPassUnlessStrict() async throws {
         let file = Self.fixtures + "unused-capability.json"
         let warning =
             ":4:47: capabilities[\"workspace.export\"]: capability 'workspace.export' is declared but no rule grants it\n"
-        let lenient = try CLIRunner.run(["check", file])
+        let lenient = try await CLIRunner.run(["check", file])
         #expect(lenient.status == 0)
         #expect(lenient.stderr == file + warning.replacingOccurrences(of: ":4:47: ", with: ":4:47: warning: "))
         #expect(
             lenient.stdout
                 == "checked 1 policy, 0 test files: 0 errors, 1 warning, 0 invariants hold\npolicy revision 46434da983ee6e22\n"
         )
-        let strict = try CLIRunner.run(["check", "--strict", file])
+        let strict = try await CLIRunner.run(["check", "--strict", file])
         #expect(strict.status == 1)
         #expect(strict.stderr == file + warning.replacingOccurrences(of: ":4:47: ", with: ":4:47: error: "))
         #expect(strict.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 0 invariants hold\n")
     }
 
-    @Test func aViolatedInvariantPrintsACounterexampleThatReallyFails() throws {
+    @Test func aViolatedInvariantPrintsACounterexampleThatReallyFails() async throws {
         let file = Self.fixtures + "violated-invariant.json"
-        let output = try CLIRunner.run(["check", file])
+        let output = try await CLIRunner.run(["check", file])
         #expect(output.status == 1)
         #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 1 of 2 invariants hold\n")
         let lines = output.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -97,7 +97,7 @@ import Testing
         let policyPath = CLIRunner.packageRoot + "/" + file
         let testFile = #"{ "format": "group-policy-tests/v1", "policy": "\#(policyPath)", "cases": [ \#(testCase) ] }"#
         #expect(FileManager.default.createFile(atPath: directory + "/c.tests.json", contents: Data(testFile.utf8)))
-        let run = try CLIRunner.run(["test", directory])
+        let run = try await CLIRunner.run(["test", directory])
         #expect(run.status == 1)
         #expect(
             run.stdout.contains(
@@ -107,8 +107,8 @@ import Testing
         #expect(run.stdout.hasSuffix("0 passed, 1 failed\n"))
     }
 
-    @Test func anInvariantOverTheBudgetFails() throws {
-        let output = try CLIRunner.run(["check", "--invariant-budget", "6", "Policies/team-workspace.json"])
+    @Test func anInvariantOverTheBudgetFails() async throws {
+        let output = try await CLIRunner.run(["check", "--invariant-budget", "6", "Policies/team-workspace.json"])
         #expect(output.status == 1)
         #expect(
             output.stderr == """
@@ -141,8 +141,8 @@ import Testing
             """
         ),
     ])
-    func badUsageExitsTwo(_ arguments: [String], _ expected: String) throws {
-        let output = try CLIRunner.run(arguments)
+    func badUsageExitsTwo(_ arguments: [String], _ expected: String) async throws {
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == 2)
         #expect(output.stdout == "")
         #expect(output.stderr == expected)
@@ -154,14 +154,14 @@ import Testing
         "invariant-never-and-always.json", "role-in-workspace-match.json", "unknown-case-key.tests.json",
         "unknown-key.json", "unknown-workspace-role.tests.json", "wrong-format.json",
     ])
-    func theLoaderRejectsWhatTheSchemaRejects(_ name: String) throws {
-        let output = try CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/schema/" + name])
+    func theLoaderRejectsWhatTheSchemaRejects(_ name: String) async throws {
+        let output = try await CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/schema/" + name])
         #expect(output.status == 1)
         #expect(output.stderr.contains(": error: "))
     }
 
-    @Test func checkHasHelp() throws {
-        let output = try CLIRunner.run(["check", "--help"])
+    @Test func checkHasHelp() async throws {
+        let output = try await CLIRunner.run(["check", "--help"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("\nUsage: group-policy check <path> ... [options]\n"))
     }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @Suite struct ExplainCommandTests {
-    @Test func explainsEveryGroupInTextNearestMissFirst() throws {
-        let output = try CLIRunner.run([
+    @Test func explainsEveryGroupInTextNearestMissFirst() async throws {
+        let output = try await CLIRunner.run([
             "explain", "--policy", "Policies/team-workspace.json", "--response", "Examples/several-groups.json",
             "--capability", "workspace.manage-seats",
         ])
@@ -23,8 +23,8 @@ import Testing
         )
     }
 
-    @Test func printsTheJSONOfAPolicySetWithQualifiedRuleNames() throws {
-        let output = try CLIRunner.run([
+    @Test func printsTheJSONOfAPolicySetWithQualifiedRuleNames() async throws {
+        let output = try await CLIRunner.run([
             "explain", "--policy", "Policies", "--response", "Examples/seat-holder.json", "--capability",
             "workspace.manage-seats", "--json",
         ])
@@ -71,8 +71,8 @@ import Testing
         )
     }
 
-    @Test func oneGroupWithEnvironmentAndEntitlementsFromStandardInput() throws {
-        let output = try CLIRunner.run(
+    @Test func oneGroupWithEnvironmentAndEntitlementsFromStandardInput() async throws {
+        let output = try await CLIRunner.run(
             [
                 "explain", "--policy", "Policies/team-workspace.json", "--response", "-", "--capability",
                 "workspace.export", "--environment", "sandbox", "--entitlement", "com.example.teams.pro", "--group",
@@ -104,8 +104,8 @@ import Testing
         )
     }
 
-    @Test func anUndeclaredCapabilityExitsOneWithADidYouMean() throws {
-        let output = try CLIRunner.run([
+    @Test func anUndeclaredCapabilityExitsOneWithADidYouMean() async throws {
+        let output = try await CLIRunner.run([
             "explain", "--policy", "Policies/team-workspace.json", "--response", "Examples/seat-holder.json",
             "--capability", "workspace.manage-seat",
         ])
@@ -141,8 +141,8 @@ import Testing
             """
         ),
     ])
-    func badUsageOrInputExitsTwo(_ arguments: [String], _ expected: String) throws {
-        let output = try CLIRunner.run(
+    func badUsageOrInputExitsTwo(_ arguments: [String], _ expected: String) async throws {
+        let output = try await CLIRunner.run(
             ["explain", "--policy", "Policies/team-workspace.json", "--response", "Examples/seat-holder.json"]
                 + arguments
         )

@@ -76,9 +76,9 @@ import Testing
     ]
 
     @Test(arguments: helpCases)
-    func everyCommandHasItsOwnHelp(_ help: HelpCase) throws {
+    func everyCommandHasItsOwnHelp(_ help: HelpCase) async throws {
         for flag in ["--help", "-h"] {
-            let output = try CLIRunner.run(help.command + [flag])
+            let output = try await CLIRunner.run(help.command + [flag])
             #expect(output.status == 0)
             #expect(output.stderr == "")
             let lines = output.stdout.split(separator: "\n", omittingEmptySubsequences: false)
@@ -93,8 +93,8 @@ import Testing
         }
     }
 
-    @Test func helpWinsOverOtherArgumentsAndUsageLinesAreExact() throws {
-        let output = try CLIRunner.run(["fetch", "groups", "--limit", "3", "--help"])
+    @Test func helpWinsOverOtherArgumentsAndUsageLinesAreExact() async throws {
+        let output = try await CLIRunner.run(["fetch", "groups", "--limit", "3", "--help"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("\nUsage: group-policy fetch groups --transaction-id <id> [options]\n"))
     }
@@ -173,15 +173,15 @@ import Testing
             """
         ),
     ])
-    func parseErrorsShowTheUsageAndExitTwo(_ arguments: [String], _ expected: String) throws {
-        let output = try CLIRunner.run(arguments)
+    func parseErrorsShowTheUsageAndExitTwo(_ arguments: [String], _ expected: String) async throws {
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == 2)
         #expect(output.stdout == "")
         #expect(output.stderr == expected)
     }
 
-    @Test func afterTwoDashesEverythingIsAPositional() throws {
-        let output = try CLIRunner.run(["check", "--", "--strict"])
+    @Test func afterTwoDashesEverythingIsAPositional() async throws {
+        let output = try await CLIRunner.run(["check", "--", "--strict"])
         #expect(output.status == 2)
         #expect(output.stderr == "Error: cannot read --strict: no such file or directory\n")
     }

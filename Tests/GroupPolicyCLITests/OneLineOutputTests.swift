@@ -4,7 +4,7 @@ import Testing
 /// Every line the CLI prints about a file is one line, whatever the file's name or content holds:
 /// a newline would start a line CI systems read as an annotation (`::error file=…`).
 struct OneLineOutputTests {
-    @Test func aFileNameAndACapabilityWithNewlinesAndESCStayOnTheDiagnosticsLine() throws {
+    @Test func aFileNameAndACapabilityWithNewlinesAndESCStayOnTheDiagnosticsLine() async throws {
         let directory = NSTemporaryDirectory() + "one-line-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -16,7 +16,7 @@ struct OneLineOutputTests {
             """#
         try policy.write(toFile: file, atomically: false, encoding: .utf8)
 
-        let output = try CLIRunner.run(["check", file])
+        let output = try await CLIRunner.run(["check", file])
         #expect(output.status == 1)
         #expect(
             output.stderr == directory

@@ -44,7 +44,12 @@ public final class RedisGroupsStore: GroupsStore {
     let maximumValueBytes: Int
     private let idle = Guarded<[RedisConnection]>([])
     private let now: @Sendable () -> Date
-    private static let queue = DispatchQueue(label: "RedisGroupsStore", attributes: .concurrent)
+    /// The threads Redis calls block on: serial queues, each with a thread of its own, because a
+    /// concurrent queue draws on Dispatch's shared pool, as wide as the machine has cores, which
+    /// other blocking work in the process (a test run, an app's own) can fill, delaying every call
+    /// past its deadline. Calls take the queues in turn.
+    private static let queues = (0..<4).map { DispatchQueue(label: "RedisGroupsStore.\($0)") }
+    private static let nextQueue = Guarded(0)
 
     /// Creates a store; nothing is sent until the first call.
     ///
@@ -342,7 +347,11 @@ public final class RedisGroupsStore: GroupsStore {
     func call(_ arguments: [[UInt8]]) async throws(AppStoreGroupsError) -> RESPReply {
         let deadline = ContinuousClock.now + timeout
         let result: Result<RESPReply, RedisFailure> = await withCheckedContinuation { continuation in
-            Self.queue.async {
+            let queue = Self.nextQueue.withLock { next in
+                defer { next = (next + 1) % Self.queues.count }
+                return Self.queues[next]
+            }
+            queue.async {
                 continuation.resume(returning: self.callBlocking(arguments, deadline: deadline))
             }
         }

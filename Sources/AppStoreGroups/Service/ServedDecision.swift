@@ -12,7 +12,7 @@ public import Foundation
 /// its JSON says them too.
 public struct ServedDecision: Sendable {
     /// Where the customer's groups came from: `live`, `cache` or `stale`.
-    public typealias Source = GroupsSource
+    public typealias Source = Decision.GroupsSource
 
     /// The customer's capabilities, groups and workspaces under the policy serving at the time.
     public let decision: Decision

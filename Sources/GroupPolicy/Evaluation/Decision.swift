@@ -29,7 +29,7 @@ public struct Decision: Sendable {
     public let notes: [String]
     /// Where the customer's groups came from, when a cache stood between Apple and this decision
     /// (set by a decision service); `nil` otherwise.
-    public package(set) var groupsSource: GroupsSource?
+    public package(set) var groupsSource: Decision.GroupsSource?
     /// When Apple sent the customer's groups, when known (set by a decision service).
     public package(set) var groupsFetchedAt: Date?
     /// The revision of the policy set that made this decision (``Policy/revision``), when known

@@ -46,7 +46,7 @@ extension CompiledPolicy {
             denyRules.append(denies)
         }
 
-        var explanations: [GroupExplanation] = []
+        var explanations: [Explanation.Group] = []
         for members in mergePlan(groups) {
             let first = groups[members[0]]
             if let requestedGroupID, first.groupID != requestedGroupID { continue }
@@ -75,14 +75,14 @@ extension CompiledPolicy {
         context: EvaluationContext,
         grantRules: [[Int]],
         denyRules: [[Int]]
-    ) -> GroupExplanation {
+    ) -> Explanation.Group {
         if context.environment == .production && groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
-            return GroupExplanation(groupID: groupID, groupType: groupType, outcome: .ignored)
+            return Explanation.Group(groupID: groupID, groupType: groupType, outcome: .ignored)
         }
         let group = GroupFacts(groupID: groupID, groupType: groupType, context: context)
         var grants: [Grant] = []
         var matchedGrant = false
-        var nearMisses: [NearMiss] = []
+        var nearMisses: [Explanation.NearMiss] = []
         nearMisses.reserveCapacity(grantRules.reduce(0) { $0 + $1.count })
         for (documentIndex, document) in documents.enumerated() where !grantRules[documentIndex].isEmpty {
             let seen = seenEntries(entries, by: document, in: context)
@@ -96,7 +96,7 @@ extension CompiledPolicy {
                     let rule = base + ruleIndex
                     let unmet = Self.unmetConditions(of: rule, in: group, seen: seen)
                     guard unmet.isEmpty else {
-                        nearMisses.append(NearMiss(rule: labels[ruleIndex], unmet: unmet))
+                        nearMisses.append(Explanation.NearMiss(rule: labels[ruleIndex], unmet: unmet))
                         continue
                     }
                     matchedGrant = true
@@ -137,12 +137,12 @@ extension CompiledPolicy {
         guard matchedGrant else {
             // Nearest first, then rule order: a stable bucket sort by the number of unmet conditions
             // (one to five, one per kind of condition).
-            var sorted: [NearMiss] = []
+            var sorted: [Explanation.NearMiss] = []
             sorted.reserveCapacity(nearMisses.count)
             for count in 1...5 {
                 for nearMiss in nearMisses where nearMiss.unmet.count == count { sorted.append(nearMiss) }
             }
-            return GroupExplanation(groupID: groupID, groupType: groupType, outcome: .notGranted, nearMisses: sorted)
+            return Explanation.Group(groupID: groupID, groupType: groupType, outcome: .notGranted, nearMisses: sorted)
         }
         var denials: [Denial] = []
         for (documentIndex, document) in documents.enumerated() where !denyRules[documentIndex].isEmpty {
@@ -157,7 +157,7 @@ extension CompiledPolicy {
                 }
             }
         }
-        return GroupExplanation(
+        return Explanation.Group(
             groupID: groupID,
             groupType: groupType,
             outcome: denials.isEmpty ? .granted : .denied,
@@ -193,8 +193,8 @@ extension CompiledPolicy {
         of rule: UnsafePointer<RuleDefinition>,
         in group: GroupFacts,
         seen: [RoleEntry]
-    ) -> [UnmetCondition] {
-        var unmet: [UnmetCondition] = []
+    ) -> [Explanation.UnmetCondition] {
+        var unmet: [Explanation.UnmetCondition] = []
         unmet.reserveCapacity(3)
         if let types = rule.pointee.match.groupTypes, !types.matches(group.groupType.rawValue) {
             unmet.append(.groupType(expected: types.values, actual: group.groupType))

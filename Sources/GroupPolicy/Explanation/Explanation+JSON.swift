@@ -72,7 +72,7 @@ extension JSONWriter {
     }
 
     /// An unmet condition: `{"condition": name, ...}` with the condition's own members.
-    mutating func condition(_ condition: UnmetCondition) {
+    mutating func condition(_ condition: Explanation.UnmetCondition) {
         beginObject()
         member("condition", condition.name)
         switch condition {

@@ -54,11 +54,11 @@ extension Explanation {
         return "rule '\(grant.rule)' through \(productID)\(sandbox) \(role.rawValue)"
     }
 
-    private static func phrase(_ nearMiss: NearMiss) -> String {
+    private static func phrase(_ nearMiss: Explanation.NearMiss) -> String {
         "rule '\(nearMiss.rule)' " + nearMiss.unmet.map(phrase).joined(separator: ", and ")
     }
 
-    private static func phrase(_ condition: UnmetCondition) -> String {
+    private static func phrase(_ condition: Explanation.UnmetCondition) -> String {
         switch condition {
         case .groupType(let expected, let actual):
             return "needs group type \(alternatives(expected)); this group is \(actual.rawValue)"

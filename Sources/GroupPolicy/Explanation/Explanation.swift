@@ -15,21 +15,21 @@ public struct Explanation: Sendable, Hashable {
     /// Whether any grant rule of the policy (or set) names the capability.
     ///
     /// `false` means no group can ever get it: every group's outcome is
-    /// ``GroupExplanation/Outcome-swift.enum/notGranted`` (or `ignored`) with no near misses.
+    /// ``Explanation/Group/Outcome-swift.enum/notGranted`` (or `ignored`) with no near misses.
     public var hasGrantRules: Bool
     /// One explanation per group, in response order (groups repeated in the response merged), or
     /// only the group asked about.
-    public var groups: [GroupExplanation]
+    public var groups: [Explanation.Group]
 
     /// Creates an explanation.
-    public init(capability: Capability, hasGrantRules: Bool, groups: [GroupExplanation]) {
+    public init(capability: Capability, hasGrantRules: Bool, groups: [Explanation.Group]) {
         self.capability = capability
         self.hasGrantRules = hasGrantRules
         self.groups = groups
     }
 
     /// The explanation of the group `groupID`, or `nil` when it is not among ``groups``.
-    public func group(_ groupID: String) -> GroupExplanation? {
+    public func group(_ groupID: String) -> Explanation.Group? {
         groups.first { $0.groupID == groupID }
     }
 }

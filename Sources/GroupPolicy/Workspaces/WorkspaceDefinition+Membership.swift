@@ -15,7 +15,7 @@ extension WorkspaceDefinition {
         entries: [RoleEntry],
         ruleProductIDs: [String],
         context: EvaluationContext
-    ) -> WorkspaceRole? {
+    ) -> WorkspaceMembership.Role? {
         guard requires.hold(in: context), match.matchesGroup(groupID: groupID, groupType: groupType.rawValue) else {
             return nil
         }

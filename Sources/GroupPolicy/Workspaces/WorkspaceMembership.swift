@@ -5,10 +5,10 @@ public struct WorkspaceMembership: Sendable, Hashable {
     /// The group that forms the workspace (the administrator's and members' shared group).
     public var groupID: String
     /// Whether the customer administers the workspace or is a member.
-    public var role: WorkspaceRole
+    public var role: WorkspaceMembership.Role
 
     /// Creates a membership.
-    public init(workspace: Workspace, groupID: String, role: WorkspaceRole) {
+    public init(workspace: Workspace, groupID: String, role: WorkspaceMembership.Role) {
         self.workspace = workspace
         self.groupID = groupID
         self.role = role

@@ -296,9 +296,9 @@ enum PolicyTestParser {
             let groupID = fields.required("groupId").flatMap { collector.string($0, elementPath.appending("groupId")) }
             let roleNode = fields.required("role")
             let rawRole = roleNode.flatMap { collector.string($0, elementPath.appending("role")) }
-            var role: WorkspaceRole?
+            var role: WorkspaceMembership.Role?
             if let rawRole, let roleNode {
-                role = WorkspaceRole(rawValue: rawRole)
+                role = WorkspaceMembership.Role(rawValue: rawRole)
                 if role == nil {
                     collector.error(
                         .invalidValue,

@@ -12,7 +12,7 @@ import Testing
     func explanationsMatchTheReference(batch: Int) throws {
         var random = RandomInputs(seed: UInt64(batch) &* 48_611 &+ 29)
         var explained = 0
-        var outcomes: [GroupExplanation.Outcome: Int] = [:]
+        var outcomes: [Explanation.Group.Outcome: Int] = [:]
         for iteration in 0..<120 {
             let capabilityCount = random.int(1...8)
             let documentCount = random.chance(0.25) ? random.int(2...3) : 1
@@ -41,7 +41,7 @@ import Testing
         }
         // The inputs reach every outcome, many times.
         #expect(explained == 960)
-        for outcome in GroupExplanation.Outcome.allCases { #expect(outcomes[outcome, default: 0] > 20, "\(outcome)") }
+        for outcome in Explanation.Group.Outcome.allCases { #expect(outcomes[outcome, default: 0] > 20, "\(outcome)") }
     }
 
     /// Outcomes, grants and denials as the decision has them for that capability and group.

@@ -39,12 +39,12 @@ import Foundation
         #expect(explanation.hasGrantRules)
         #expect(
             explanation.groups == [
-                GroupExplanation(
+                Explanation.Group(
                     groupID: "1",
                     groupType: .organization,
                     outcome: .notGranted,
                     nearMisses: [
-                        NearMiss(
+                        Explanation.NearMiss(
                             rule: "admins-manage",
                             unmet: [
                                 .roleEntry(
@@ -54,7 +54,7 @@ import Foundation
                                 )
                             ]
                         ),
-                        NearMiss(
+                        Explanation.NearMiss(
                             rule: "beta-groups",
                             unmet: [
                                 .groupID(expected: ["g-beta", "g-gamma"], actual: "1"),
@@ -74,14 +74,14 @@ import Foundation
         let explanation = try Self.loaded().explain("seats", for: response, in: context)
         #expect(
             explanation.groups.first?.nearMisses == [
-                NearMiss(
+                Explanation.NearMiss(
                     rule: "admins-manage",
                     unmet: [
                         .groupType(expected: ["ORGANIZATION"], actual: .consumer),
                         .roleEntry(productIDs: ["pro"], roles: ["ADMIN"], actual: []),
                     ]
                 ),
-                NearMiss(
+                Explanation.NearMiss(
                     rule: "beta-groups",
                     unmet: [
                         .groupID(expected: ["g-beta", "g-gamma"], actual: "c"),
@@ -101,7 +101,7 @@ import Foundation
         let explanation = try Self.loaded().explain("seats", for: response)
         #expect(
             explanation.groups == [
-                GroupExplanation(
+                Explanation.Group(
                     groupID: "1",
                     groupType: .organization,
                     outcome: .granted,
@@ -118,7 +118,7 @@ import Foundation
         let explanation = try Self.loaded().explain("export", for: response, in: sandbox)
         #expect(
             explanation.groups == [
-                GroupExplanation(
+                Explanation.Group(
                     groupID: "1",
                     groupType: .organization,
                     outcome: .denied,
@@ -143,7 +143,7 @@ import Foundation
         let production = try Self.loaded().explain("view", for: placeholder)
         #expect(
             production.groups == [
-                GroupExplanation(groupID: "900000000000000000", groupType: .organization, outcome: .ignored)
+                Explanation.Group(groupID: "900000000000000000", groupType: .organization, outcome: .ignored)
             ]
         )
         let inSandbox = try Self.loaded().explain("view", for: placeholder, in: sandbox)
@@ -168,7 +168,7 @@ import Foundation
         // In Production the alias does not apply: the entry is seen as sent.
         #expect(
             try Self.loaded().explain("seats", for: admin).groups.first?.nearMisses.first
-                == NearMiss(
+                == Explanation.NearMiss(
                     rule: "admins-manage",
                     unmet: [
                         .roleEntry(
@@ -196,7 +196,10 @@ import Foundation
         let explanation = try Self.loaded().explain("view", for: response)
         #expect(
             explanation.groups.first?.nearMisses == [
-                NearMiss(rule: "everyone-views", unmet: [.roleEntry(productIDs: nil, roles: nil, actual: [])])
+                Explanation.NearMiss(
+                    rule: "everyone-views",
+                    unmet: [.roleEntry(productIDs: nil, roles: nil, actual: [])]
+                )
             ]
         )
         #expect(
@@ -300,7 +303,7 @@ import Foundation
         let response = GetCustomerGroupsResponse(groups: [Self.group("1", .organization, [("pro", .admin)])])
         let explanation = try Self.loaded().explain("unused", for: response)
         #expect(!explanation.hasGrantRules)
-        #expect(explanation.groups == [GroupExplanation(groupID: "1", groupType: .organization, outcome: .notGranted)])
+        #expect(explanation.groups == [Explanation.Group(groupID: "1", groupType: .organization, outcome: .notGranted)])
         #expect(
             explanation.text == """
                 capability unused: no rule of the policy grants it
@@ -392,7 +395,7 @@ import Foundation
         let explanation = try set.explain("seats", for: response)
         #expect(
             explanation.groups == [
-                GroupExplanation(
+                Explanation.Group(
                     groupID: "1",
                     groupType: .organization,
                     outcome: .denied,
@@ -407,12 +410,12 @@ import Foundation
                     ],
                     denials: [Denial(capability: "seats", groupID: "1", rule: "freeze/frozen")]
                 ),
-                GroupExplanation(
+                Explanation.Group(
                     groupID: "2",
                     groupType: .organization,
                     outcome: .notGranted,
                     nearMisses: [
-                        NearMiss(
+                        Explanation.NearMiss(
                             rule: "team/admins-manage",
                             unmet: [
                                 .roleEntry(
@@ -422,7 +425,7 @@ import Foundation
                                 )
                             ]
                         ),
-                        NearMiss(
+                        Explanation.NearMiss(
                             rule: "freeze/owners",
                             unmet: [
                                 .roleEntry(
@@ -432,7 +435,7 @@ import Foundation
                                 )
                             ]
                         ),
-                        NearMiss(
+                        Explanation.NearMiss(
                             rule: "team/beta-groups",
                             unmet: [
                                 .groupID(expected: ["g-beta", "g-gamma"], actual: "2"),
