@@ -44,10 +44,11 @@ public final class RedisGroupsStore: GroupsStore {
     let maximumValueBytes: Int
     private let idle = Guarded<[RedisConnection]>([])
     private let now: @Sendable () -> Date
-    /// The threads Redis calls block on: serial queues, each with a thread of its own, because a
-    /// concurrent queue draws on Dispatch's shared pool, as wide as the machine has cores, which
-    /// other blocking work in the process (a test run, an app's own) can fill, delaying every call
-    /// past its deadline. Calls take the queues in turn.
+    /// The threads Redis calls block on, taken in turn.
+    ///
+    /// Serial queues, each with a thread of its own: a concurrent queue draws on Dispatch's shared
+    /// pool, as wide as the machine has cores, which other blocking work in the process (a test
+    /// run, an app's own) can fill, delaying every call past its deadline.
     private static let queues = (0..<4).map { DispatchQueue(label: "RedisGroupsStore.\($0)") }
     private static let nextQueue = Guarded(0)
 
