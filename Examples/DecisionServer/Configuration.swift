@@ -61,7 +61,7 @@ struct Configuration {
         ],
         details: """
             Answers:
-              GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true]
+              GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true][&whyNot=CAPABILITY]
               GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
               POST /invalidate?transactionId=ID   or   POST /invalidate?all=true
 

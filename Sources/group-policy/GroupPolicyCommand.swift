@@ -9,7 +9,7 @@ enum GroupPolicyCommand {
 
     static let spec = CommandSpec(
         "group-policy",
-        summary: "group-policy: check, test, evaluate and diff GroupPolicy policies; fetch App Store groups.",
+        summary: "group-policy: check, test, evaluate, explain and diff GroupPolicy policies; fetch App Store groups.",
         subcommands: [
             EvalCommand.spec, ExplainCommand.spec, TestCommand.spec, CheckCommand.spec, DiffCommand.spec,
             FetchCommand.spec, GenerateSwiftCommand.spec,
