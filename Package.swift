@@ -11,13 +11,30 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
+        .library(name: "GroupPolicyTooling", targets: ["GroupPolicyTooling"]),
         .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
         .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
+        .plugin(name: "GroupPolicyCommand", targets: ["GroupPolicyCommand"]),
     ],
     targets: [
+        // The runtime: what an app server links to load policies and evaluate decisions.
         .target(
             name: "GroupPolicy",
+            swiftSettings: strictSettings
+        ),
+        // What authors and CI link: scenarios, invariants, diff, policy tests and the check report.
+        // It uses the runtime's internals through `package` access.
+        .target(
+            name: "GroupPolicyTooling",
+            dependencies: ["GroupPolicy"],
+            swiftSettings: strictSettings
+        ),
+        // The command-line parser shared by the tools and the example server (not a product). It
+        // uses the runtime's edit distance for its did-you-mean suggestions.
+        .target(
+            name: "ArgumentParsing",
+            dependencies: ["GroupPolicy"],
             swiftSettings: strictSettings
         ),
         .systemLibrary(
@@ -35,7 +52,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "group-policy",
-            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupPolicyCodegen"],
+            dependencies: [
+                "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupPolicyCodegen", "ArgumentParsing",
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -46,14 +65,14 @@ let package = Package(
         // The plugin's tool depends on the engine only, so apps using the plugin need no OpenSSL.
         .executableTarget(
             name: "group-policy-codegen",
-            dependencies: ["GroupPolicyCodegen"],
+            dependencies: ["GroupPolicyCodegen", "ArgumentParsing"],
             swiftSettings: strictSettings
         ),
         // An app-server integration to copy: decisions over HTTP with the standard library and
         // Foundation only (see Examples/README.md).
         .executableTarget(
             name: "DecisionServer",
-            dependencies: ["GroupPolicy", "AppStoreGroups"],
+            dependencies: ["GroupPolicy", "AppStoreGroups", "ArgumentParsing"],
             path: "Examples/DecisionServer",
             swiftSettings: strictSettings
         ),
@@ -62,9 +81,38 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["group-policy-codegen"]
         ),
+        // Helpers both library test targets share: seeded random inputs, policy builders, paths.
+        .target(
+            name: "GroupPolicyTestSupport",
+            dependencies: ["GroupPolicy"],
+            path: "Tests/GroupPolicyTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "GroupPolicyTests",
-            dependencies: ["GroupPolicy"],
+            dependencies: ["GroupPolicy", "GroupPolicyTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupPolicyToolingTests",
+            dependencies: ["GroupPolicyTooling", "GroupPolicy", "GroupPolicyTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        // `swift package group-policy check Policies` in an app's package: the CLI, with no
+        // permissions (the commands it offers only read).
+        .plugin(
+            name: "GroupPolicyCommand",
+            capability: .command(
+                intent: .custom(
+                    verb: "group-policy",
+                    description: "Check, test, diff and evaluate GroupPolicy policies with the group-policy CLI"
+                )
+            ),
+            dependencies: ["group-policy"]
+        ),
+        .testTarget(
+            name: "ArgumentParsingTests",
+            dependencies: ["ArgumentParsing"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -87,13 +135,13 @@ let package = Package(
     ]
 )
 
-// The benchmark of issue #5 (see README, Performance): figures from release builds only. It may use
+// The benchmark (see README, Performance): figures from release builds only. It may use
 // full Foundation, and reads glibc's allocator statistics through a header-only system library.
 package.products.append(.executable(name: "group-policy-bench", targets: ["group-policy-bench"]))
 package.targets += [
     .executableTarget(
         name: "group-policy-bench",
-        dependencies: ["GroupPolicy", "CMallocInfo"],
+        dependencies: ["GroupPolicy", "AppStoreGroups", "CMallocInfo", "ArgumentParsing"],
         swiftSettings: strictSettings
     ),
     .systemLibrary(name: "CMallocInfo"),

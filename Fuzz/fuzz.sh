@@ -5,7 +5,8 @@
 #
 # Targets: responses (Apple's documents), policies (policy files, the position-tracking reader,
 # compilation, evaluation), testfiles (policy test files). Each is compiled with
-# -sanitize=fuzzer,address together with Sources/GroupPolicy. The corpus grows in
+# -sanitize=fuzzer,address together with Sources/GroupPolicy and Sources/GroupPolicyTooling, as one
+# module named GroupPolicy (so the tooling's `import GroupPolicy` is ignored). The corpus grows in
 # .build/fuzz/corpus/TARGET (seeded from Policies/, Examples/ and the test fixtures); crashes are
 # written to Fuzz/artifacts/ — turn each into a regression test. A summary line per target reports
 # the time, executions and corpus size.
@@ -18,7 +19,7 @@ targets=("$@")
 
 build=.build/fuzz
 mkdir -p "$build" Fuzz/artifacts
-sources=$(find Sources/GroupPolicy -name '*.swift' | sort)
+sources=$(find Sources/GroupPolicy Sources/GroupPolicyTooling -name '*.swift' | sort)
 
 entry() {
     case "$1" in
@@ -35,9 +36,6 @@ seed() {
     case "$target" in
         responses)
             cp Examples/*.json "$corpus"/ 2>/dev/null || true
-            if [ -f ../shared/bench/responses.jsonl ]; then
-                head -n 200 ../shared/bench/responses.jsonl | split -l 1 - "$corpus/bench-"
-            fi
             printf '%s' '{"members":[{"appTransactionId":"700000000000000000"}],"hasMore":false}' > "$corpus/members.json"
             ;;
         policies)
@@ -56,7 +54,7 @@ for target in "${targets[@]}"; do
     # shellcheck disable=SC2086
     swiftc -O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6 \
         -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
-        -module-name GroupPolicyFuzz -package-name GroupPolicy $sources "$(entry "$target")" -o "$binary"
+        -module-name GroupPolicy -package-name GroupPolicy $sources "$(entry "$target")" -o "$binary"
     corpus="$build/corpus/$target"
     seed "$target" "$corpus"
     echo "==> fuzzing $target for ${seconds}s"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the GroupPolicy and AppStoreGroups libraries from symbol
-# graphs, with warnings as errors (a link to a symbol that does not exist fails), and checks that
-# every public symbol has a documentation comment of its own. No SwiftPM plugin needed: the
+# Builds the DocC documentation of the GroupPolicy, GroupPolicyTooling and AppStoreGroups libraries
+# from symbol graphs, with warnings as errors (a link to a symbol that does not exist fails), and
+# checks that every public symbol has a documentation comment of its own. No SwiftPM plugin needed: the
 # symbol graphs come from 'swift package dump-symbol-graph' (an incremental debug build plus
 # swift-symbolgraph-extract), the archives from the toolchain's 'docc'.
 #
-#   Scripts/build-docs.sh            → .build/docs/GroupPolicy.doccarchive, AppStoreGroups.doccarchive
+#   Scripts/build-docs.sh            → .build/docs/MODULE.doccarchive for each library
 #   docc preview Sources/GroupPolicy/GroupPolicy.docc \
 #       --additional-symbol-graph-dir .build/docs/symbol-graphs/GroupPolicy   (browse it locally)
 #
@@ -13,9 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# One archive per library. DocC links do not cross modules, so AppStoreGroups names GroupPolicy's
-# types in code voice (`ResponseLimits.default`), not as ``links``.
-modules=(GroupPolicy AppStoreGroups)
+# One archive per library. DocC links do not cross modules, so AppStoreGroups and
+# GroupPolicyTooling name GroupPolicy's types in code voice (`ResponseLimits.default`), not as
+# ``links``.
+modules=(GroupPolicy GroupPolicyTooling AppStoreGroups)
 out=.build/docs
 
 echo "Extracting symbol graphs"

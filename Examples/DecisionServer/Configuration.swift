@@ -1,4 +1,5 @@
 import AppStoreGroups
+import ArgumentParsing
 import Foundation
 
 /// The server's settings: flags for where and how to serve, the environment for App Store
@@ -15,24 +16,64 @@ struct Configuration {
     /// can show is presentation only: content follows verified transactions, never the cache.
     var cacheTTL: Duration = .seconds(300)
     var reloadInterval: Duration = .seconds(5)
+    /// The most bytes customers' cached groups may take in this process (the library's estimate).
+    var cacheBytes = 64 << 20
+    /// A Redis shared by every server of the fleet: answers, fetch locks and the 429 instant.
+    var redis: (host: String, port: Int)?
+    /// Where one JSON line per decision goes: a file, or `-` for standard output.
+    var decisionLog: String?
+    /// The salt of the decision log's customer hashes (`DECISION_LOG_SALT`); random per process
+    /// when unset, so hashes then join within one run only.
+    var decisionLogSalt: [UInt8]?
+    /// Get Customer Groups requests a second from this process; Apple's limit for the environment
+    /// when unset.
+    var requestsPerSecond: Double?
     var limits = HTTPServer.Limits()
     /// Another server for the App Store requests (a local test server); Apple's hosts otherwise.
     var baseURL: URL?
     var credentials = AppStoreCredentials(keyID: "", issuerID: "", bundleID: "", privateKeyPEM: "")
     var wantsHelp = false
 
-    static let usage = """
-        Usage: DecisionServer [--host 127.0.0.1] [--port 8080] [--policies Policies] [--cache-ttl SECONDS]
-                              [--reload-interval SECONDS] [--read-timeout SECONDS] [--base-url URL]
+    static let spec = CommandSpec(
+        "DecisionServer",
+        summary: "Serves GroupPolicy decisions over HTTP.",
+        options: [
+            .init("host", value: "address", help: "The address to listen on (default 127.0.0.1)."),
+            .init("port", value: "port", help: "0 to 65535 (default 8080; 0 picks a free port)."),
+            .init("policies", value: "path", help: "The policy file or directory (default Policies)."),
+            .init("cache-ttl", value: "seconds", help: "How long an answer from Apple is reused (default 300)."),
+            .init("reload-interval", value: "seconds", help: "How often the policies are reloaded (default 5)."),
+            .init("read-timeout", value: "seconds", help: "How long a request's head may take (default 5)."),
+            .init("max-connections", value: "n", help: "Connections served at once, 1 to 4096 (default 64)."),
+            .init("cache-bytes", value: "bytes", help: "The most bytes cached answers may take (default 64 MiB)."),
+            .init("base-url", value: "url", help: "Another server for the App Store requests (a local test server)."),
+            .init(
+                "redis",
+                value: "host:port",
+                help: "A Redis shared by the fleet: answers, fetch locks, the 429 instant."
+            ),
+            .init(
+                "decision-log",
+                value: "file",
+                help: "One JSON line per decision to the file, or - for standard output."
+            ),
+            .init("requests-per-second", value: "n", help: "This process's App Store budget (default Apple's limit)."),
+        ],
+        details: """
+            Answers:
+              GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true][&whyNot=CAPABILITY]
+              GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
+              POST /invalidate?transactionId=ID   or   POST /invalidate?all=true
 
-        Serves GroupPolicy decisions over HTTP:
-          GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true]
-          GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
+            Credentials come from APP_STORE_KEY_ID, APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and
+            APP_STORE_PRIVATE_KEY_PATH (a .p8 file); the decision log's salt from DECISION_LOG_SALT. The
+            server trusts its callers (entitlements are theirs to verify): keep it on loopback or a
+            private network.
+            """
+    )
 
-        Credentials come from APP_STORE_KEY_ID, APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and
-        APP_STORE_PRIVATE_KEY_PATH (a .p8 file). The server trusts its callers (entitlements are
-        theirs to verify): keep it on loopback or a private network.
-        """
+    /// The help, without its last newline (the server prints it as a line).
+    static let usage = String(spec.help(path: [spec.name]).dropLast())
 
     struct Failure: Error {
         var message: String
@@ -40,42 +81,61 @@ struct Configuration {
 
     static func parse(_ arguments: [String], environment: [String: String]) throws(Failure) -> Configuration {
         var configuration = Configuration()
-        var remaining = arguments[...]
-        func value(_ flag: String) throws(Failure) -> String {
-            guard let value = remaining.popFirst() else { throw Failure(message: "\(flag) needs a value") }
-            return value
+        let parsed: ParsedArguments
+        do {
+            guard case .run(let options) = try spec.parse(arguments) else {
+                configuration.wantsHelp = true
+                return configuration
+            }
+            parsed = options
+        } catch {
+            throw Failure(message: error.message)
         }
-        func seconds(_ flag: String) throws(Failure) -> Duration {
-            let text = try value(flag)
+        func seconds(_ name: String) throws(Failure) -> Duration? {
+            guard let text = parsed.value(name) else { return nil }
             guard let seconds = Int(text), seconds > 0 else {
-                throw Failure(message: "\(flag) must be a positive number of seconds, not '\(text)'")
+                throw Failure(message: "--\(name) must be a positive number of seconds, not '\(text)'")
             }
             return .seconds(seconds)
         }
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--host": configuration.host = try value(flag)
-            case "--port":
-                let text = try value(flag)
-                guard let port = Int(text), (0...65535).contains(port) else {
-                    throw Failure(message: "--port must be 0 to 65535, not '\(text)'")
-                }
-                configuration.port = port
-            case "--policies": configuration.policies = try value(flag)
-            case "--cache-ttl": configuration.cacheTTL = try seconds(flag)
-            case "--reload-interval": configuration.reloadInterval = try seconds(flag)
-            case "--read-timeout": configuration.limits.readTimeout = try seconds(flag)
-            case "--base-url":
-                let text = try value(flag)
-                guard let url = URL(string: text), url.scheme != nil else {
-                    throw Failure(message: "--base-url '\(text)' is not an absolute URL")
-                }
-                configuration.baseURL = url
-            case "--help", "-h": configuration.wantsHelp = true
-            default: throw Failure(message: "unknown argument '\(flag)'")
+        func count(_ name: String, in range: ClosedRange<Int>) throws(Failure) -> Int? {
+            guard let text = parsed.value(name) else { return nil }
+            guard let number = Int(text), range.contains(number) else {
+                throw Failure(message: "--\(name) must be \(range.lowerBound) to \(range.upperBound), not '\(text)'")
             }
+            return number
         }
-        if configuration.wantsHelp { return configuration }
+        configuration.host = parsed.value("host") ?? configuration.host
+        configuration.port = try count("port", in: 0...65535) ?? configuration.port
+        configuration.policies = parsed.value("policies") ?? configuration.policies
+        configuration.cacheTTL = try seconds("cache-ttl") ?? configuration.cacheTTL
+        configuration.reloadInterval = try seconds("reload-interval") ?? configuration.reloadInterval
+        configuration.limits.readTimeout = try seconds("read-timeout") ?? configuration.limits.readTimeout
+        configuration.limits.maximumConnections =
+            try count("max-connections", in: 1...4096) ?? configuration.limits.maximumConnections
+        configuration.cacheBytes = try count("cache-bytes", in: 0...(1 << 40)) ?? configuration.cacheBytes
+        if let text = parsed.value("base-url") {
+            guard let url = URL(string: text), url.scheme != nil else {
+                throw Failure(message: "--base-url '\(text)' is not an absolute URL")
+            }
+            configuration.baseURL = url
+        }
+        if let text = parsed.value("redis") {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+                (1...65_535).contains(port), colon > text.startIndex
+            else {
+                throw Failure(message: "--redis must be HOST:PORT, not '\(text)'")
+            }
+            configuration.redis = (String(text[..<colon]), port)
+        }
+        configuration.decisionLog = parsed.value("decision-log")
+        if let rate = try count("requests-per-second", in: 1...1_000_000) {
+            configuration.requestsPerSecond = Double(rate)
+        }
+        if let salt = environment["DECISION_LOG_SALT"], !salt.isEmpty {
+            guard salt.utf8.count >= 16 else { throw Failure(message: "DECISION_LOG_SALT must be at least 16 bytes") }
+            configuration.decisionLogSalt = Array(salt.utf8)
+        }
         func setting(_ name: String) throws(Failure) -> String {
             guard let value = environment[name], !value.isEmpty else { throw Failure(message: "set \(name)") }
             return value

@@ -26,7 +26,7 @@ enum DecisionServerCommand {
                 environment: ProcessInfo.processInfo.environment
             )
         } catch {
-            fail("\(error.message)\n\n\(Configuration.usage)", status: 2)
+            fail(error.message, usage: true, status: 2)
         }
         if configuration.wantsHelp {
             say(Configuration.usage)
@@ -36,10 +36,9 @@ enum DecisionServerCommand {
         let store: PolicyStore
         do {
             store = try PolicyStore(contentsOf: configuration.policies)
-        } catch let error as GroupPolicyError {
-            fail("\(error)\nthe policies in \(configuration.policies) do not load", status: 1)
         } catch {
-            fail("\(error)", status: 1)
+            for line in error.description.split(separator: "\n") { log(String(line)) }
+            fail("the policies in \(configuration.policies) do not load", status: 1)
         }
         for warning in store.current.warnings { log("\(warning)") }
 
@@ -52,10 +51,14 @@ enum DecisionServerCommand {
                     environment == .production ? .production : .sandbox
                 }
             do {
-                // A decision waits for this fetch: fail within seconds rather than Apple's 30.
+                // A decision waits for this fetch: fail within seconds rather than Apple's 30. A 429
+                // is not waited out inside a request: the gate answers every caller 503 until the
+                // instant Apple named, and nothing goes upstream before it.
                 clients[environment] = try AppStoreGroupsClient(
                     environment: target,
                     credentials: configuration.credentials,
+                    transport: RateLimitGate(wrapping: URLSessionTransport()),
+                    retryPolicy: RetryPolicy(maximumRateLimitWait: .zero),
                     timeout: .seconds(10)
                 )
             } catch {
@@ -63,34 +66,91 @@ enum DecisionServerCommand {
             }
         }
 
-        let service = DecisionService(
-            store: store,
-            clients: clients,
-            groups: ExpiringCache(timeToLive: configuration.cacheTTL, capacity: 100_000),
-            members: ExpiringCache(timeToLive: configuration.cacheTTL, capacity: 10_000)
-        )
+        var settings = GroupDecisionService.Configuration()
+        settings.timeToLive = configuration.cacheTTL
+        settings.capacityBytes = configuration.cacheBytes
+        if let rate = configuration.requestsPerSecond {
+            settings.requestsPerSecond = [.production: rate, .sandbox: rate]
+        }
+        // A request waits for its turn in the budget for at most a second; a 429's instant is
+        // not waited out: every caller gets 503 with Retry-After until then.
+        settings.maximumRateLimitWait = .seconds(1)
+        var sharedStore: RedisGroupsStore?
+        if let redis = configuration.redis {
+            do {
+                sharedStore = try RedisGroupsStore(
+                    host: redis.host,
+                    port: redis.port,
+                    keyPrefix: "group-policy:\(configuration.credentials.bundleID)"
+                )
+            } catch {
+                fail("\(error)", status: 2)
+            }
+        }
+        var decisionLog: DecisionLog?
+        if let path = configuration.decisionLog {
+            let salt = configuration.decisionLogSalt ?? (0..<32).map { _ in UInt8.random(in: 0...255) }
+            if configuration.decisionLogSalt == nil {
+                log("DECISION_LOG_SALT is not set: the decision log's customer hashes join within this run only")
+            }
+            do {
+                decisionLog = try DecisionLog.jsonLines(path: path, salt: salt)
+            } catch {
+                fail("\(error)", status: 2)
+            }
+        }
+        let service: GroupDecisionService
+        do {
+            service = try GroupDecisionService(
+                policies: store,
+                clients: Array(clients.values),
+                sharedStore: sharedStore,
+                configuration: settings,
+                decisionLog: decisionLog,
+                log: { line in log(line) }
+            )
+        } catch {
+            fail("\(error)", status: 2)
+        }
+        let routes = DecisionRoutes(service: service, clients: clients)
         let server: HTTPServer
         do {
             server = try HTTPServer(
                 host: configuration.host,
                 port: configuration.port,
                 limits: configuration.limits,
-                handler: service.respond
+                handler: routes.respond
             )
         } catch {
             fail(error.description, status: 2)
         }
 
-        Task {
-            await store.watch(every: configuration.reloadInterval) { outcome in
-                switch outcome {
-                case .reloaded(let generation): log("policies reloaded (generation \(generation))")
-                case .failed(let error): log("policies not reloaded, the previous version keeps serving:\n\(error)")
+        watch(store, every: configuration.reloadInterval)
+        say("DecisionServer listening on http://\(configuration.host):\(server.port)")
+        server.run()
+    }
+
+    /// Reloads the policies when their files change, on a thread of its own.
+    ///
+    /// Not a `Task`: `main` runs on the main actor, whose thread `server.run()` then keeps forever,
+    /// so a task inheriting that actor would never start; and a thread keeps the compiling off the
+    /// few cooperative threads the handlers need. A failed reload is one log line (a multi-error
+    /// description is joined with `; `), logged once per broken version of the files.
+    static func watch(_ store: PolicyStore, every interval: Duration) {
+        let (seconds, attoseconds) = interval.components
+        let pause = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        Thread.detachNewThread {
+            while true {
+                Thread.sleep(forTimeInterval: pause)
+                switch store.reloadIfChanged() {
+                case nil: break
+                case .reloaded(let generation)?: log("policies reloaded (generation \(generation))")
+                case .failed(let error)?:
+                    let reason = error.description.split(separator: "\n").joined(separator: "; ")
+                    log("policies not reloaded, the previous version keeps serving: \(reason)")
                 }
             }
         }
-        say("DecisionServer listening on http://\(configuration.host):\(server.port)")
-        server.run()
     }
 
     /// A line on standard output, unbuffered (tests wait for the listening line).
@@ -98,12 +158,15 @@ enum DecisionServerCommand {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
+    /// A log line on standard error; control characters in it are escaped, so it stays one line.
     static func log(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        FileHandle.standardError.write(Data((text.escapingControlCharacters + "\n").utf8))
     }
 
-    static func fail(_ message: String, status: Int32) -> Never {
+    /// `Error: message` on one line, then the usage when asked, and exit.
+    static func fail(_ message: String, usage: Bool = false, status: Int32) -> Never {
         log("Error: \(message)")
+        if usage { FileHandle.standardError.write(Data("\n\(Configuration.usage)\n".utf8)) }
         exit(status)
     }
 }

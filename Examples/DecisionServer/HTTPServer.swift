@@ -11,8 +11,10 @@ import Darwin
 /// A minimal HTTP/1.1 server on POSIX sockets: one request per connection, one thread per
 /// connection, everything bounded.
 ///
-/// - At most ``Limits/maximumConnections`` connections are served at once; more are answered 503
-///   at once and closed.
+/// - At most ``Limits/maximumConnections`` connections are served at once. When all are taken, the
+///   connection that has waited longest for its head (a slow client, since a normal one sends its
+///   head at once) is answered 408 and makes room for the new one; when none has waited
+///   ``Limits/evictableAfter``, the new connection is answered 503.
 /// - A request head (request line and header fields) may hold ``Limits/maximumHeadBytes``; longer
 ///   is answered 431. The server takes no request bodies.
 /// - The whole head must arrive within ``Limits/readTimeout`` (408 otherwise), however slowly the
@@ -20,13 +22,57 @@ import Darwin
 /// - The handler gets ``Limits/handlerTimeout``; past it the client gets 504 and nothing else.
 ///
 /// Connection threads block on their sockets, never on Swift's cooperative threads, so slow
-/// clients cannot starve the handlers.
+/// clients cannot starve the handlers. Every connection ends gracefully: the answer, then FIN, then
+/// a short drain of what the client still sends, so closing with unread bytes never turns the
+/// answer into a TCP reset.
 final class HTTPServer: Sendable {
     struct Limits: Sendable {
         var maximumConnections = 64
         var maximumHeadBytes = 8192
         var readTimeout: Duration = .seconds(5)
         var handlerTimeout: Duration = .seconds(30)
+        /// How long a connection must have been reading its head before a new one may take its
+        /// place when every slot is taken: long enough that a client sending its request at once
+        /// is never the one dropped.
+        var evictableAfter: Duration = .milliseconds(50)
+        /// How long a closing connection's leftover bytes are read (and dropped) after the answer.
+        var drainTimeout: Duration = .seconds(1)
+        /// The most connections answering 503 or 408 and closing at once (each for at most the
+        /// drain timeout); beyond it a new connection is closed without an answer.
+        var maximumClosing = 256
+    }
+
+    /// Who holds the connection slots.
+    ///
+    /// A connection is `serving` from its accept until it is closed, unless it was evicted or
+    /// refused: then it is `closing`, answering and draining, which is bounded separately so a
+    /// flood cannot start threads without limit.
+    private struct Slots {
+        var serving = 0
+        var closing = 0
+        /// The connections still reading their heads, and since when.
+        var readingSince: [Int32: ContinuousClock.Instant] = [:]
+        /// Serving connections whose slot went to a newer one; they answer 408 and close.
+        var evicted: Set<Int32> = []
+    }
+
+    /// The slots behind a pthread mutex: the thread sanitizer follows it, while it reports every
+    /// access under a `Synchronization.Mutex` on Linux as a race (that lock is a bare futex).
+    private final class SlotTable: @unchecked Sendable {
+        private let lock = NSLock()
+        private var slots = Slots()
+
+        func withLock<Result>(_ body: (inout Slots) -> Result) -> Result {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&slots)
+        }
+    }
+
+    private enum Admission {
+        case serve
+        case refuse
+        case drop
     }
 
     struct StartError: Error, CustomStringConvertible {
@@ -38,7 +84,7 @@ final class HTTPServer: Sendable {
     private let listener: Int32
     private let limits: Limits
     private let handler: @Sendable (ServerRequest) async -> ServerResponse
-    private let activeConnections = Mutex(0)
+    private let slots = SlotTable()
 
     /// Binds and listens on an IPv4 address.
     init(
@@ -93,22 +139,62 @@ final class HTTPServer: Sendable {
                 if errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
                 continue
             }
-            let admitted = activeConnections.withLock { count in
-                guard count < limits.maximumConnections else { return false }
-                count += 1
-                return true
-            }
-            guard admitted else {
-                setTimeouts(connection, .seconds(1))
-                write(.error(503, "busy", "too many connections; try again"), to: connection)
+            switch admit(connection) {
+            case .serve:
+                Thread.detachNewThread { [self] in
+                    serve(connection)
+                    finish(connection)
+                }
+            case .refuse:
+                Thread.detachNewThread { [self] in
+                    write(.error(503, "busy", "too many connections; try again"), to: connection)
+                    closeGracefully(connection)
+                    slots.withLock { $0.closing -= 1 }
+                }
+            case .drop:
                 close(connection)
-                continue
             }
-            Thread.detachNewThread { [self] in
-                serve(connection)
-                close(connection)
-                activeConnections.withLock { $0 -= 1 }
+        }
+    }
+
+    /// Gives the connection a slot, taking the one of the connection that has waited longest for
+    /// its head when all are taken; or has it refused (503), or, when even the threads that answer
+    /// refusals are all busy, dropped.
+    private func admit(_ connection: Int32) -> Admission {
+        let now = ContinuousClock.now
+        return slots.withLock { slots in
+            if slots.serving < limits.maximumConnections {
+                slots.serving += 1
+                slots.readingSince[connection] = now
+                return .serve
             }
+            guard slots.closing < limits.maximumClosing else { return .drop }
+            slots.closing += 1
+            guard let (oldest, since) = slots.readingSince.min(by: { $0.value < $1.value }),
+                now - since >= limits.evictableAfter
+            else { return .refuse }
+            // Still under the lock, so the evicted connection cannot have closed its descriptor
+            // (and the number been reused) in between: it leaves `readingSince` under this lock
+            // before it closes. Its blocked receive returns at once and it answers 408.
+            slots.readingSince[oldest] = nil
+            slots.evicted.insert(oldest)
+            shutdown(oldest, Int32(SHUT_RD))
+            slots.readingSince[connection] = now
+            return .serve
+        }
+    }
+
+    /// Frees the connection's slot (a serving one, or a closing one when it was evicted), then
+    /// closes it gracefully.
+    private func finish(_ connection: Int32) {
+        // Forgotten before the descriptor is closed, so its number, once reused, is nobody's victim.
+        let wasEvicted = slots.withLock { slots in
+            slots.readingSince[connection] = nil
+            return slots.evicted.remove(connection) != nil
+        }
+        closeGracefully(connection)
+        slots.withLock { slots in
+            if wasEvicted { slots.closing -= 1 } else { slots.serving -= 1 }
         }
     }
 
@@ -116,7 +202,12 @@ final class HTTPServer: Sendable {
         let started = ContinuousClock.now
         let response: ServerResponse
         var request: ServerRequest?
-        switch readHead(connection) {
+        let head = readHead(connection)
+        let evicted = slots.withLock { slots in
+            slots.readingSince[connection] = nil
+            return slots.evicted.contains(connection)
+        }
+        switch evicted ? .timedOut : head {
         case .closed:
             return
         case .timedOut:
@@ -135,8 +226,9 @@ final class HTTPServer: Sendable {
         write(response, to: connection)
         let elapsed = (ContinuousClock.now - started).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
-        let line = "\(request?.method ?? "-") \(request?.path ?? "-") \(response.status) \(milliseconds) ms\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        // The method and path are the client's bytes: escaped, so a forged line cannot be injected.
+        let line = "\(request?.method ?? "-") \(request?.path ?? "-") \(response.status) \(milliseconds) ms"
+        FileHandle.standardError.write(Data((line.escapingControlCharacters + "\n").utf8))
     }
 
     /// Runs the async handler from this connection's thread, waiting at most the handler timeout.
@@ -207,6 +299,32 @@ final class HTTPServer: Sendable {
                 return
             }
         }
+    }
+
+    /// Sends FIN after the answer, reads (and drops) what the client still sends until it closes,
+    /// for at most the drain timeout, then closes.
+    ///
+    /// Closing a socket whose received bytes were never read makes the kernel send a reset, and a
+    /// reset can make the client discard the answer it has not read yet.
+    private func closeGracefully(_ connection: Int32) {
+        shutdown(connection, Int32(SHUT_WR))
+        let deadline = ContinuousClock.now + limits.drainTimeout
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var drained = 0
+        while drained < 1 << 20 {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { break }
+            setTimeouts(connection, remaining)
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                drained += count
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        close(connection)
     }
 
     /// Bounds each blocking receive and send on the socket.

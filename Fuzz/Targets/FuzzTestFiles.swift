@@ -2,7 +2,7 @@
 // a file name inside the repository's Policies/ (given by FUZZ_POLICIES_DIR), so seeds that name a
 // real policy load it and run their cases.
 //
-// Compiled together with Sources/GroupPolicy by Fuzz/fuzz.sh.
+// Compiled together with Sources/GroupPolicy and Sources/GroupPolicyTooling by Fuzz/fuzz.sh.
 
 #if canImport(Glibc)
 import Glibc

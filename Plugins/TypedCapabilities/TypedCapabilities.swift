@@ -36,6 +36,9 @@ struct TypedCapabilities: BuildToolPlugin {
 }
 
 /// The engine's rule for a policy set's files: `*.json` except tests and schemas.
+///
+/// A plugin cannot link the library, so this mirrors `PolicyFiles.isPolicyFileName` in the
+/// `GroupPolicy` module; change both together.
 func isPolicyFileName(_ name: String) -> Bool {
     name.hasSuffix(".json") && !name.hasSuffix(".tests.json") && !name.hasSuffix(".schema.json")
 }

@@ -1,3 +1,5 @@
+import GroupPolicy
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -12,7 +14,9 @@ extension SwiftConstantsGenerator.Output {
     /// - Throws: The file system's error when the file cannot be written.
     public func write(to path: String) throws {
         let bytes = Data(source.utf8)
-        if FileManager.default.contents(atPath: path) == bytes { return }
+        // Read no more of the old file than the new source's size: a longer file (or a special
+        // one named by mistake) differs anyway.
+        if let old = try? BoundedFileReader.read(path, maximumBytes: bytes.count), old.elementsEqual(bytes) { return }
         try bytes.write(to: URL(filePath: path), options: .atomic)
     }
 }

@@ -71,11 +71,9 @@ public struct SwiftConstantsGenerator: Sendable {
             // A set that loads is made of files that load; loading each again tells which file
             // declares what, for the comments and for errors about names.
             for file in policyFiles { perFile.append((file, try Policy(contentsOfFile: file))) }
-        } catch let error as GroupPolicyError {
+        } catch {
             let lines = error.diagnostics.map(\.description)
             throw Failure(diagnostics: lines.isEmpty ? ["error: \(error.description)"] : lines)
-        } catch {
-            throw Failure(diagnostics: ["error: \(error)"])
         }
 
         var capabilities: [Constant] = []

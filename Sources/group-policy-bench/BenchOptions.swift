@@ -1,3 +1,5 @@
+import ArgumentParsing
+
 /// The benchmark's command line.
 struct BenchOptions {
     var dataDirectory: String?
@@ -11,83 +13,83 @@ struct BenchOptions {
     var profile: String?
     var iterations = 100_000
 
-    static let usage = "group-policy-bench [--data DIR] [--json] [--quick] [--rules 10,100,...] [--scale]"
+    static let spec = CommandSpec(
+        "group-policy-bench",
+        summary: "group-policy-bench: measures GroupPolicy on the shared decision workload (release builds only).",
+        options: [
+            .init("data", value: "dir", help: "The shared workload (see below); without it, a generated one."),
+            .flag("json", help: "One JSON object per R (see below)."),
+            .flag("quick", help: "A smoke run of seconds: 1,000 responses, one load, one timed pass."),
+            .init("rules", value: "list", help: "Only these R (comma-separated, from 10, 100, 1000, 10000)."),
+            .init("responses", value: "n", help: "Only the first N responses."),
+            .init("passes", value: "n", help: "Timed passes over the responses (default 3)."),
+            .init("loads", value: "n", help: "Policy loads timed for load_ms (default 5)."),
+            .flag("scale", help: "Only the scale checks (see below)."),
+            .init("profile", value: "kind", help: "Only run KIND --iterations times, for callgrind (see below)."),
+            .init("iterations", value: "n", help: "Iterations for --profile (default 100000)."),
+        ],
+        details: """
+            --data DIR holds responses.jsonl, policy_R*.json and expected_R*.jsonl; without it a comparable
+            workload is generated from a fixed seed.
+            --json prints R, load_ms, decode_ns_median, median_ns, p99_ns, per_second, mismatches,
+            peak_rss_mb, and more.
+            --scale runs only the scale checks: a generated 100,000-rule policy, and responses of 1,000 groups
+            with 10,000 role entries.
+            --profile KIND (decision, evaluate, encode, explain, decode, load) runs only KIND --iterations
+            times in the function profileLoop, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;
+            it uses the first of --rules (with --scale, `--profile load` loads the 100,000-rule policy).
+            """
+    )
 
-    static let help = """
-        group-policy-bench: measures GroupPolicy on the shared decision workload (release builds only).
-
-        Usage: \(usage)
-
-        Options:
-          --data DIR          The shared workload (responses.jsonl, policy_R*.json, expected_R*.jsonl);
-                              without it a comparable workload is generated from a fixed seed.
-          --json              One JSON object per R (R, load_ms, decode_ns_median, median_ns, p99_ns,
-                              per_second, mismatches, peak_rss_mb, and more).
-          --quick             A smoke run of seconds: 1,000 responses, one load, one timed pass.
-          --rules LIST        Only these R (comma-separated, from 10, 100, 1000, 10000).
-          --responses N       Only the first N responses.
-          --passes N          Timed passes over the responses (default 3).
-          --loads N           Policy loads timed for load_ms (default 5).
-          --scale             Only the scale checks: a generated 100,000-rule policy, and responses of
-                              1,000 groups with 10,000 role entries.
-          --profile KIND      Only run KIND (decision, evaluate, encode, decode, load) --iterations times in
-                              the function profileLoop, for `valgrind --tool=callgrind
-                              --toggle-collect='*profileLoop*'`; uses the first of --rules
-                              (with --scale, `--profile load` loads the 100,000-rule policy).
-          --iterations N      Iterations for --profile (default 100000).
-          --help              Show this help.
-        """
-
-    static func parse(_ arguments: [String]) throws(BenchError) -> BenchOptions? {
-        var options = BenchOptions()
-        var index = 0
-        func value(_ name: String) throws(BenchError) -> String {
-            guard index < arguments.count else { throw BenchError("--\(name) needs a value (usage: \(usage))") }
-            index += 1
-            return arguments[index - 1]
+    /// The options, or `nil` when the command line asks for help (printed already).
+    static func parse(_ arguments: [String]) throws(UsageError) -> BenchOptions? {
+        let parsed: ParsedArguments
+        switch try spec.parse(arguments) {
+        case .help(let text):
+            print(text, terminator: "")
+            return nil
+        case .run(let arguments):
+            parsed = arguments
         }
-        func number(_ name: String) throws(BenchError) -> Int {
-            let text = try value(name)
+        func number(_ name: String) throws(UsageError) -> Int? {
+            guard let text = parsed.value(name) else { return nil }
             guard let number = Int(text), number > 0 else {
-                throw BenchError("--\(name) needs a positive number, not '\(text)'")
+                throw parsed.usageError("--\(name) needs a positive number, not '\(text)'")
             }
             return number
         }
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            switch argument {
-            case "--help", "-h": return nil
-            case "--data": options.dataDirectory = try value("data")
-            case "--json": options.json = true
-            case "--scale": options.scale = true
-            case "--quick":
-                options.quick = true
-                options.responseLimit = options.responseLimit ?? 1000
-                options.passes = 1
-                options.loads = 1
-            case "--rules":
-                var rules: [Int] = []
-                for part in try value("rules").split(separator: ",") {
-                    guard let rule = Int(part), Workload.shapes.contains(where: { $0.0 == rule }) else {
-                        throw BenchError("--rules takes values from 10, 100, 1000, 10000, not '\(part)'")
-                    }
-                    rules.append(rule)
-                }
-                options.rules = rules
-            case "--responses": options.responseLimit = try number("responses")
-            case "--passes": options.passes = try number("passes")
-            case "--loads": options.loads = try number("loads")
-            case "--profile":
-                let kind = try value("profile")
-                guard ["decision", "evaluate", "encode", "decode", "load"].contains(kind) else {
-                    throw BenchError("--profile takes decision, evaluate, encode, decode or load, not '\(kind)'")
-                }
-                options.profile = kind
-            case "--iterations": options.iterations = try number("iterations")
-            default: throw BenchError("unknown option '\(argument)' (usage: \(usage))")
-            }
+        var options = BenchOptions()
+        options.dataDirectory = parsed.value("data")
+        options.json = parsed.has("json")
+        options.scale = parsed.has("scale")
+        if parsed.has("quick") {
+            options.quick = true
+            options.responseLimit = 1000
+            options.passes = 1
+            options.loads = 1
         }
+        if let list = parsed.value("rules") {
+            var rules: [Int] = []
+            for part in list.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let rule = Int(part), Workload.shapes.contains(where: { $0.0 == rule }) else {
+                    throw parsed.usageError("--rules takes values from 10, 100, 1000, 10000, not '\(part)'")
+                }
+                rules.append(rule)
+            }
+            options.rules = rules
+        }
+        options.responseLimit = try number("responses") ?? options.responseLimit
+        options.passes = try number("passes") ?? options.passes
+        options.loads = try number("loads") ?? options.loads
+        if let kind = parsed.value("profile") {
+            guard ["decision", "evaluate", "encode", "explain", "decode", "load"].contains(kind) else {
+                throw parsed.usageError(
+                    "--profile takes decision, evaluate, encode, explain, decode or load, not '\(kind)'"
+                )
+            }
+            options.profile = kind
+        }
+        options.iterations = try number("iterations") ?? options.iterations
         return options
     }
 }

@@ -6,11 +6,15 @@ import GroupPolicy
 @main
 enum GroupPolicyBench {
     static func main() {
+        let options: BenchOptions
         do {
-            guard let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else {
-                print(BenchOptions.help)
-                return
-            }
+            guard let parsed = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) else { return }
+            options = parsed
+        } catch {
+            FileHandle.standardError.write(Data("\(error.description)\n".utf8))
+            exit(2)
+        }
+        do {
             try run(options)
         } catch {
             FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))
@@ -64,6 +68,15 @@ enum GroupPolicyBench {
             if options.json { print(row.json) }
         }
         if !options.json { print(Row.table(rows)) }
+        for policyCase in workload.policies {
+            let service = try ServiceMeasurement.measure(
+                policyCase,
+                bodies: workload.responseBodies,
+                responses: decoding.responses,
+                passes: options.passes
+            )
+            print(options.json ? service.json : service.text)
+        }
         if rows.contains(where: { $0.mismatches > 0 || $0.evaluateMismatches > 0 }) {
             throw BenchError("decisions differ from the expected ones (see mismatches)")
         }
@@ -159,6 +172,16 @@ enum GroupPolicyBench {
         let encode = Statistics(encodeSamples)
         withExtendedLifetime(sink) {}
 
+        // Explaining one capability the policy declares (the first) in every group, in Production.
+        let explained = policy.capabilities.first ?? Capability("")
+        let explain = { (index: Int) -> Int in
+            guard let explanation = try? policy.explain(explained, for: responses[index], in: context) else { return 0 }
+            return explanation.groups.reduce(0) { $0 &+ $1.grants.count &+ $1.nearMisses.count }
+        }
+        let explanation = Statistics(
+            timePerInput(count: responses.count, repetitions: evaluateRepetitions, passes: 1, explain).samples
+        )
+
         return Row(
             rules: policyCase.rules,
             products: policyCase.products,
@@ -175,6 +198,7 @@ enum GroupPolicyBench {
             evaluateMismatches: evaluateMismatches,
             evaluate: full,
             encode: encode,
+            explain: explanation,
             peakRSS: peakRSS,
             peakIsPerR: peakIsPerR,
             rssBeforeLoad: rssBefore,
@@ -271,6 +295,9 @@ enum Profiling {
             case "decision": sink &+= policy.capabilities(for: responses[index], in: context).count
             case "evaluate": sink &+= policy.evaluate(responses[index], in: context).grants.count
             case "encode": sink &+= decisions[index].jsonBytes(includingProvenance: true).count
+            case "explain":
+                let capability = policy.capabilities.first ?? Capability("")
+                sink &+= (try? policy.explain(capability, for: responses[index], in: context))?.groups.count ?? 0
             case "load": sink &+= (try? Policy(jsonBytes: policyBytes))?.ruleCount ?? 0
             default: sink &+= (try? GetCustomerGroupsResponse(jsonBytes: bodies[index]))?.groups.count ?? 0
             }

@@ -19,6 +19,8 @@ struct Row {
     var evaluateMismatches: Int
     var evaluate: Statistics
     var encode: Statistics
+    /// Explaining the policy's first capability for a response, in Production.
+    var explain: Statistics
     var peakRSS: Double
     var peakIsPerR: Bool
     var rssBeforeLoad: Double
@@ -53,6 +55,8 @@ struct Row {
             ("evaluate_p99_ns", format(evaluate.p99)),
             ("encode_median_ns", format(encode.median)),
             ("encode_p99_ns", format(encode.p99)),
+            ("explain_median_ns", format(explain.median)),
+            ("explain_p99_ns", format(explain.p99)),
             ("policy_heap_mb", format(policyHeap, decimals: 2)),
             ("rss_before_load_mb", format(rssBeforeLoad, decimals: 1)),
             ("rss_after_load_mb", format(rssAfterLoad, decimals: 1)),
@@ -67,14 +71,15 @@ struct Row {
     static func table(_ rows: [Row]) -> String {
         let header = [
             "R", "P", "K", "load ms", "median ns", "p99 ns", "batched ns", "mean ns", "decisions/s", "evaluate ns",
-            "encode ns", "mismatches", "policy MB", "peak RSS MB",
+            "encode ns", "explain ns", "mismatches", "policy MB", "peak RSS MB",
         ]
         let lines = rows.map { row in
             [
                 "\(row.rules)", "\(row.products)", "\(row.capabilities)", format(row.load.median, decimals: 1),
                 format(row.single.median), format(row.single.p99), format(row.batched.median), format(row.passMean),
                 format(row.perSecond),
-                format(row.evaluate.median), format(row.encode.median), "\(row.mismatches + row.evaluateMismatches)",
+                format(row.evaluate.median), format(row.encode.median), format(row.explain.median),
+                "\(row.mismatches + row.evaluateMismatches)",
                 format(row.policyHeap, decimals: 2), format(row.peakRSS, decimals: 1),
             ]
         }

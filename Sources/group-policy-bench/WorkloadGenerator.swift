@@ -1,7 +1,8 @@
 import Foundation
 import GroupPolicy
 
-/// Generates the benchmark workload in the shape `shared/bench/README.md` describes, from a seed.
+/// Generates the benchmark workload in the shape the README's Performance section describes, from
+/// a seed.
 ///
 /// Responses: 0-4 groups (mean 1.7), 70% `ORGANIZATION` with 0-20 role entries (7.7 per response
 /// on average), 30% `CONSUMER` without roles; roles `MEMBER` (a value this version does not know),

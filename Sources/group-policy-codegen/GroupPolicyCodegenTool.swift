@@ -1,3 +1,4 @@
+import ArgumentParsing
 import Foundation
 import GroupPolicyCodegen
 
@@ -8,23 +9,30 @@ import GroupPolicyCodegen
 /// become a Swift constant. `group-policy generate-swift` is the same generator for people.
 @main
 enum GroupPolicyCodegenTool {
+    static let spec = CommandSpec(
+        "group-policy-codegen",
+        summary: "Generate Swift constants for the TypedCapabilities build plugin.",
+        options: [.init("output", value: "file", help: "Write the Swift file here.", required: true)],
+        arguments: .init(["policy"], minimum: 1, maximum: nil, missingMessage: "give at least one POLICY file")
+    )
+
     static func main() {
-        var files: [String] = []
-        var output: String?
-        var arguments = CommandLine.arguments.dropFirst()
-        while let argument = arguments.popFirst() {
-            if argument == "--output" {
-                output = arguments.popFirst()
-            } else {
-                files.append(argument)
+        let arguments: ParsedArguments
+        do {
+            switch try spec.parse(Array(CommandLine.arguments.dropFirst())) {
+            case .help(let text):
+                FileHandle.standardOutput.write(Data(text.utf8))
+                return
+            case .run(let parsed):
+                arguments = parsed
             }
-        }
-        guard let output, !files.isEmpty else {
-            printError("usage: group-policy-codegen POLICY... --output FILE")
+        } catch {
+            printError(error.description)
             exit(2)
         }
+        let output = arguments.value("output") ?? ""
         do {
-            let generated = try SwiftConstantsGenerator().generate(policyFiles: files)
+            let generated = try SwiftConstantsGenerator().generate(policyFiles: arguments.positionals)
             for warning in generated.warnings { printError(warning) }
             try generated.write(to: output)
         } catch let failure as SwiftConstantsGenerator.Failure {

@@ -1,20 +1,26 @@
+import ArgumentParsing
 import GroupPolicy
+import GroupPolicyTooling
 
 enum CheckCommand {
     static let spec = CommandSpec(
-        name: "check",
-        synopsis: "PATH... [--strict] [--invariant-budget N] [--verbose]",
+        "check",
         summary: "Check policies and test files under the paths: diagnostics with locations, and invariants.",
         options: [
-            .init(name: "strict", help: "Treat warnings as errors."),
-            .init(name: "verbose", help: "Also print each invariant that holds, with its number of scenarios."),
+            .flag("strict", help: "Treat warnings as errors."),
+            .flag("verbose", help: "Also print each invariant that holds, with its number of scenarios."),
             .init(
-                name: "invariant-budget",
-                valueName: "N",
+                "invariant-budget",
+                value: "n",
                 help: "Most scenarios one invariant may need (default \(Policy.defaultInvariantBudget))."
             ),
         ],
-        positionalName: "PATH",
+        arguments: .init(
+            ["path"],
+            minimum: 1,
+            maximum: nil,
+            missingMessage: "give at least one PATH (a policy, a test file or a directory)"
+        ),
         details: """
             Loads every policy (*.json that is not *.tests.json or *.schema.json) under the paths, each on its
             own, and every test file (*.tests.json), which loads its policy. Prints each diagnostic on stderr as
@@ -25,83 +31,33 @@ enum CheckCommand {
             """
     )
 
-    /// What was found, for the summary line.
-    private struct Tally {
-        var policies = 0
-        var testFiles = 0
-        var errors = 0
-        var warnings = 0
-        var invariants = 0
-        var invariantsHolding = 0
-        var unreadable = false
-    }
-
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard !arguments.positionals.isEmpty else {
-            throw CommandFailure(.unusable, "give at least one PATH (a policy, a test file or a directory)")
-        }
         var budget = Policy.defaultInvariantBudget
         if let text = arguments.value("invariant-budget") {
             guard let value = Int(text), value > 0 else {
-                throw CommandFailure(
-                    .unusable,
-                    "--invariant-budget needs a positive number of scenarios, not '\(text)'"
-                )
+                throw arguments.usage("--invariant-budget needs a positive number of scenarios, not '\(text)'")
             }
             budget = value
         }
-        let strict = arguments.has("strict")
-        let policyFiles: [String]
-        let testFiles: [String]
+        let check = PolicyCheck(invariantBudget: budget, strict: arguments.has("strict"))
+        let report: PolicyCheckReport
         do {
-            // A file named on the command line comes back from both searches: its name decides.
-            policyFiles = try Policy.policyFiles(under: arguments.positionals).filter {
-                !$0.hasSuffix(".tests.json") && !$0.hasSuffix(".schema.json")
-            }
-            testFiles = try PolicyTestSuite.testFiles(under: arguments.positionals).filter {
-                $0.hasSuffix(".tests.json")
-            }
+            report = try check.run(paths: arguments.positionals)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
 
-        var tally = Tally()
-        func report(_ diagnostic: Diagnostic) {
-            var diagnostic = diagnostic
-            if strict { diagnostic.severity = .error }
-            if diagnostic.severity == .error { tally.errors += 1 } else { tally.warnings += 1 }
-            Terminal.err(diagnostic.description)
-        }
-        func report(_ error: GroupPolicyError) {
-            if error.code == .unreadableFile {
-                tally.unreadable = true
-                Terminal.error(error.message)
-            } else if error.diagnostics.isEmpty {
-                tally.errors += 1
-                Terminal.err(error.description)
-            } else {
-                error.diagnostics.forEach(report)
+        for file in report.files {
+            if let error = file.error {
+                if error.code == .unreadableFile {
+                    Terminal.error(error.message)
+                } else {
+                    Terminal.err(error.description)
+                }
             }
-        }
-
-        for file in policyFiles {
-            tally.policies += 1
-            let policy: Policy
-            do {
-                policy = try Policy(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
-                report(error)
-                continue
-            } catch {
-                tally.errors += 1
-                Terminal.err("\(file): error: $: \(error)")
-                continue
-            }
-            policy.warnings.forEach(report)
-            for result in policy.checkInvariants(budget: budget) {
-                tally.invariants += 1
-                guard let diagnostic = result.diagnostic else {
-                    tally.invariantsHolding += 1
+            for diagnostic in file.diagnostics { Terminal.err(diagnostic.description) }
+            for result in file.invariants {
+                guard let diagnostic = check.diagnostic(for: result) else {
                     if arguments.has("verbose") {
                         let place = result.location.map { "\($0): " } ?? ""
                         Terminal.out(
@@ -111,7 +67,7 @@ enum CheckCommand {
                     }
                     continue
                 }
-                report(diagnostic)
+                Terminal.err(diagnostic.description)
                 if let testCase = result.counterexampleTestCase {
                     Terminal.err("  counterexample, as a test case that fails until the policy is fixed:")
                     Terminal.err(testCase.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
@@ -120,28 +76,19 @@ enum CheckCommand {
                 }
             }
         }
-        for file in testFiles {
-            tally.testFiles += 1
-            do {
-                _ = try PolicyTestSuite(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
-                report(error)
-            } catch {
-                tally.errors += 1
-                Terminal.err("\(file): error: $: \(error)")
-            }
-        }
 
-        if policyFiles.isEmpty && testFiles.isEmpty {
+        if report.files.isEmpty {
             Terminal.err("no policy or test files under \(arguments.positionals.joined(separator: " "))")
-            tally.errors += 1
         }
-        Terminal.out(summary(tally))
-        if tally.unreadable { throw CommandFailure(.unusable) }
-        if tally.errors > 0 { throw CommandFailure(.failure) }
+        Terminal.out(summary(report.summary))
+        if let revision = report.policyRevision {
+            Terminal.out("policy revision \(revision)")
+        }
+        if report.summary.unreadable { throw CommandFailure(.unusable) }
+        if report.summary.errors > 0 { throw CommandFailure(.failure) }
     }
 
-    private static func summary(_ tally: Tally) -> String {
+    private static func summary(_ tally: PolicyCheckReport.Summary) -> String {
         let invariants =
             tally.invariantsHolding == tally.invariants
             ? counted(tally.invariants, "invariant") + (tally.invariants == 1 ? " holds" : " hold")

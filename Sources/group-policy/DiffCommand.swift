@@ -1,19 +1,21 @@
+import ArgumentParsing
 import GroupPolicy
+import GroupPolicyTooling
 
 enum DiffCommand {
     static let spec = CommandSpec(
-        name: "diff",
-        synopsis: "OLD NEW [--json] [--budget N]",
+        "diff",
         summary: "Show the capability changes between two versions of a policy over every scenario.",
         options: [
-            .init(name: "json", help: "Print JSON for machines instead of a table."),
-            .init(
-                name: "budget",
-                valueName: "N",
-                help: "Most scenarios to compare (default \(PolicyDiff.defaultBudget))."
-            ),
+            .flag("json", help: "Print JSON for machines instead of a table."),
+            .init("budget", value: "n", help: "Most scenarios to compare (default \(PolicyDiff.defaultBudget))."),
         ],
-        positionalName: "OLD NEW",
+        arguments: .init(
+            ["old", "new"],
+            minimum: 2,
+            maximum: 2,
+            missingMessage: "give exactly two policies, OLD and NEW"
+        ),
         details: """
             OLD and NEW are policy files (or directories: policy sets). Each row is a minimal class of scenarios
             (one group, its role entries, the environment and entitlements) in which a capability is added (+)
@@ -24,13 +26,10 @@ enum DiffCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard arguments.positionals.count == 2 else {
-            throw CommandFailure(.unusable, "give exactly two policies, OLD and NEW")
-        }
         var budget = PolicyDiff.defaultBudget
         if let text = arguments.value("budget") {
             guard let value = Int(text), value > 0 else {
-                throw CommandFailure(.unusable, "--budget needs a positive number of scenarios, not '\(text)'")
+                throw arguments.usage("--budget needs a positive number of scenarios, not '\(text)'")
             }
             budget = value
         }

@@ -1,102 +1,71 @@
 import AppStoreGroups
+import ArgumentParsing
 import Foundation
 import GroupPolicy
 
 enum FetchCommand {
     static let spec = CommandSpec(
-        name: "fetch",
-        synopsis: """
-            groups --transaction-id ID [--policy FILE [--entitlement E]... [--explain]] | \
-            members --group-id ID [--limit N] [--all] [--key-id K --issuer-id I --bundle-id B --private-key FILE] \
-            [--environment production|sandbox] [--base-url URL] [--timeout SECONDS]
-            """,
+        "fetch",
         summary: "Fetch a customer's groups or a group's members from Apple's App Store Server API.",
-        options: [
-            .init(name: "transaction-id", valueName: "ID", help: "groups: any transaction id of the customer."),
-            .init(name: "policy", valueName: "FILE", help: "groups: print the policy's Decision instead."),
-            .init(
-                name: "entitlement",
-                valueName: "E",
-                help: "groups --policy: an entitlement from verified transactions (repeatable).",
-                repeatable: true
-            ),
-            .init(name: "explain", help: "groups --policy: include grants and denials with provenance."),
-            .init(name: "group-id", valueName: "ID", help: "members: the group's id."),
-            .init(name: "limit", valueName: "N", help: "members: the most members per page, 1 to 100."),
-            .init(name: "all", help: "members: follow pagination and print every member."),
-            .init(name: "key-id", valueName: "K", help: "The key id (default: $APP_STORE_KEY_ID)."),
-            .init(name: "issuer-id", valueName: "I", help: "The issuer id (default: $APP_STORE_ISSUER_ID)."),
-            .init(name: "bundle-id", valueName: "B", help: "The app's bundle id (default: $APP_STORE_BUNDLE_ID)."),
-            .init(
-                name: "private-key",
-                valueName: "FILE",
-                help: "The .p8 key file (default: $APP_STORE_PRIVATE_KEY_PATH)."
-            ),
-            .init(name: "environment", valueName: "ENV", help: "sandbox (default) or production."),
-            .init(name: "base-url", valueName: "URL", help: "Another server, such as a local test server."),
-            .init(
-                name: "timeout",
-                valueName: "SECONDS",
-                help: "How long one attempt may take, the whole exchange (default 30)."
-            ),
-        ],
-        positionalName: "groups|members",
-        details: """
-            Apple serves the groups endpoints only in the sandbox today, hence the default environment.
-            Failed requests are retried (429 at its Retry-After, 5xx and network failures with backoff;
-            3 attempts in all, at most 30 s of waits between them). The key and the token are never printed.
-            Exit status: 0 printed the answer, 1 the App Store answered with an error,
-            2 bad usage, an unreadable or invalid key, or no usable answer (network, timeout, redirect, malformed).
-            """
+        subcommands: [groupsSpec, membersSpec],
+        details: details
     )
 
-    static func run(_ arguments: ParsedArguments) async throws(CommandFailure) {
-        guard let what = arguments.positionals.first else {
-            throw CommandFailure(.unusable, "say what to fetch: 'fetch groups' or 'fetch members'")
-        }
-        guard arguments.positionals.count == 1 else {
-            throw CommandFailure(.unusable, "unexpected argument '\(arguments.positionals[1])'")
-        }
-        switch what {
-        case "groups":
-            try checkOnlyOptions(["transaction-id", "policy", "entitlement", "explain"], in: arguments, for: what)
-            try await fetchGroups(arguments)
-        case "members":
-            try checkOnlyOptions(["group-id", "limit", "all"], in: arguments, for: what)
-            try await fetchMembers(arguments)
-        default:
-            throw CommandFailure(.unusable, "unknown fetch target '\(what)' (use groups or members)")
-        }
-    }
+    static let groupsSpec = CommandSpec(
+        "groups",
+        summary: "Get Customer Groups: print the response JSON, or with --policy the Decision.",
+        options: [
+            .init("transaction-id", value: "id", help: "Any transaction id of the customer.", required: true),
+            .init("policy", value: "file", help: "Print the policy's Decision instead."),
+            .init(
+                "entitlement",
+                value: "e",
+                help: "With --policy: an entitlement from verified transactions (repeatable).",
+                repeatable: true
+            ),
+            .flag("explain", help: "With --policy: include grants and denials with provenance."),
+        ] + connectionOptions,
+        details: details
+    )
 
-    private static let sharedOptions: Set<String> = [
-        "key-id", "issuer-id", "bundle-id", "private-key", "environment", "base-url", "timeout",
+    static let membersSpec = CommandSpec(
+        "members",
+        summary: "Get Group Members: print a page of members, or with --all every member.",
+        options: [
+            .init("group-id", value: "id", help: "The group's id.", required: true),
+            .init("limit", value: "n", help: "The most members per page, 1 to 100."),
+            .flag("all", help: "Follow pagination and print every member."),
+        ] + connectionOptions,
+        details: details
+    )
+
+    /// Credentials and where to send the requests: the same for both subcommands.
+    private static let connectionOptions: [CommandSpec.Option] = [
+        .init("key-id", value: "k", help: "The key id (default: $APP_STORE_KEY_ID)."),
+        .init("issuer-id", value: "i", help: "The issuer id (default: $APP_STORE_ISSUER_ID)."),
+        .init("bundle-id", value: "b", help: "The app's bundle id (default: $APP_STORE_BUNDLE_ID)."),
+        .init("private-key", value: "file", help: "The .p8 key file (default: $APP_STORE_PRIVATE_KEY_PATH)."),
+        .init("environment", value: "env", help: "sandbox (default) or production."),
+        .init("base-url", value: "url", help: "Another server, such as a local test server."),
+        .init("timeout", value: "seconds", help: "How long one attempt may take, the whole exchange (default 30)."),
     ]
 
-    private static func checkOnlyOptions(
-        _ allowed: Set<String>,
-        in arguments: ParsedArguments,
-        for what: String
-    ) throws(CommandFailure) {
-        let given = Set(arguments.values.keys).union(arguments.flags)
-        if let stray = given.subtracting(allowed).subtracting(sharedOptions).sorted().first {
-            throw CommandFailure(.unusable, "--\(stray) does not apply to 'fetch \(what)'")
-        }
-    }
+    private static let details = """
+        Apple serves the groups endpoints only in the sandbox today, hence the default environment.
+        Failed requests are retried (429 at its Retry-After, 5xx and network failures with backoff;
+        3 attempts in all, at most 30 s of waits between them). The key and the token are never printed.
+        Exit status: 0 printed the answer, 1 the App Store answered with an error,
+        2 bad usage, an unreadable or invalid key, or no usable answer (network, timeout, redirect, malformed).
+        """
 
-    private static func fetchGroups(_ arguments: ParsedArguments) async throws(CommandFailure) {
-        let transactionID: String
-        do {
-            transactionID = try arguments.required("transaction-id")
-        } catch {
-            throw CommandFailure(.unusable, error.message)
-        }
+    static func fetchGroups(_ arguments: ParsedArguments) async throws(CommandFailure) {
+        let transactionID = try arguments.requiredValue("transaction-id")
         let policy: Policy?
         if let path = arguments.value("policy") {
             policy = try loadPolicy(path)
         } else {
             if !arguments.all("entitlement").isEmpty || arguments.has("explain") {
-                throw CommandFailure(.unusable, "--entitlement and --explain need --policy")
+                throw arguments.usage("--entitlement and --explain need --policy")
             }
             policy = nil
         }
@@ -119,17 +88,12 @@ enum FetchCommand {
         Terminal.out(decision.jsonString(includingProvenance: arguments.has("explain")))
     }
 
-    private static func fetchMembers(_ arguments: ParsedArguments) async throws(CommandFailure) {
-        let groupID: String
-        do {
-            groupID = try arguments.required("group-id")
-        } catch {
-            throw CommandFailure(.unusable, error.message)
-        }
+    static func fetchMembers(_ arguments: ParsedArguments) async throws(CommandFailure) {
+        let groupID = try arguments.requiredValue("group-id")
         var limit: Int?
         if let text = arguments.value("limit") {
             guard let value = Int(text) else {
-                throw CommandFailure(.unusable, "--limit must be a number from 1 to 100")
+                throw arguments.usage("--limit must be a number from 1 to 100")
             }
             limit = value
         }
@@ -155,28 +119,23 @@ enum FetchCommand {
         let variables = ProcessInfo.processInfo.environment
         func setting(_ option: String, _ variable: String) throws(CommandFailure) -> String {
             if let value = arguments.value(option) ?? variables[variable], !value.isEmpty { return value }
-            throw CommandFailure(.unusable, "missing --\(option) (or set \(variable))")
+            throw arguments.usage("missing --\(option) (or set \(variable))")
         }
         let keyID = try setting("key-id", "APP_STORE_KEY_ID")
         let issuerID = try setting("issuer-id", "APP_STORE_ISSUER_ID")
         let bundleID = try setting("bundle-id", "APP_STORE_BUNDLE_ID")
         let keyPath = try setting("private-key", "APP_STORE_PRIVATE_KEY_PATH")
-        let storeEnvironment: StoreEnvironment
-        do {
-            storeEnvironment = try parseEnvironment(arguments.value("environment") ?? "sandbox")
-        } catch {
-            throw CommandFailure(.unusable, error.message)
-        }
+        let storeEnvironment = try parseEnvironment(arguments, default: .sandbox)
         let environment: AppStoreEnvironment
         if let text = arguments.value("base-url") {
             guard let url = URL(string: text), url.scheme != nil else {
-                throw CommandFailure(.unusable, "--base-url '\(text)' is not an absolute URL")
+                throw arguments.usage("--base-url '\(text)' is not an absolute URL")
             }
             environment = .custom(baseURL: url, storeEnvironment: storeEnvironment)
         } else {
             environment = storeEnvironment == .production ? .production : .sandbox
         }
-        let timeout = try parseTimeout(arguments.value("timeout"))
+        let timeout = try parseTimeout(arguments)
         let pem = String(decoding: try readInput(keyPath), as: UTF8.self)
         do {
             return try AppStoreGroupsClient(
@@ -198,10 +157,10 @@ enum FetchCommand {
 
     /// `--timeout` in seconds, 0.001 to 3600 (a bound keeps the conversion to milliseconds exact
     /// and finite); 30 when not given, the library's default.
-    private static func parseTimeout(_ text: String?) throws(CommandFailure) -> Duration {
-        guard let text else { return .seconds(30) }
+    private static func parseTimeout(_ arguments: ParsedArguments) throws(CommandFailure) -> Duration {
+        guard let text = arguments.value("timeout") else { return .seconds(30) }
         guard let seconds = Double(text), seconds >= 0.001, seconds <= 3600 else {
-            throw CommandFailure(.unusable, "--timeout must be a number of seconds from 0.001 to 3600")
+            throw arguments.usage("--timeout must be a number of seconds from 0.001 to 3600")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }

@@ -1,17 +1,22 @@
+import ArgumentParsing
 import Foundation
 import GroupPolicy
 import GroupPolicyCodegen
 
 enum GenerateSwiftCommand {
     static let spec = CommandSpec(
-        name: "generate-swift",
-        synopsis: "POLICY... [--output FILE] [--access-level public|package|internal]",
+        "generate-swift",
         summary: "Generate Swift constants for the capabilities and workspaces the policies declare.",
         options: [
-            .init(name: "output", valueName: "FILE", help: "Write the Swift file here (default: standard output)."),
-            .init(name: "access-level", valueName: "LEVEL", help: "public (default), package or internal."),
+            .init("output", value: "file", help: "Write the Swift file here (default: standard output)."),
+            .init("access-level", value: "level", help: "public (default), package or internal."),
         ],
-        positionalName: "POLICY",
+        arguments: .init(
+            ["policy"],
+            minimum: 1,
+            maximum: nil,
+            missingMessage: "give at least one POLICY (a policy file or a directory)"
+        ),
         details: """
             The policies are loaded as one policy set; a directory stands for the *.json files directly in it
             (not *.tests.json or *.schema.json), as 'eval --policy' reads it. The constants are those the
@@ -23,12 +28,9 @@ enum GenerateSwiftCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard !arguments.positionals.isEmpty else {
-            throw CommandFailure(.unusable, "give at least one POLICY (a policy file or a directory)")
-        }
         let level = arguments.value("access-level") ?? "public"
         guard let accessLevel = SwiftConstantsGenerator.AccessLevel(rawValue: level) else {
-            throw CommandFailure(.unusable, "unknown access level '\(level)' (use public, package or internal)")
+            throw arguments.usage("unknown access level '\(level)' (use public, package or internal)")
         }
         var files: [String] = []
         for path in arguments.positionals {
@@ -53,7 +55,7 @@ enum GenerateSwiftCommand {
         }
     }
 
-    /// A file as given; a directory's policy files directly in it, by the engine's naming rule.
+    /// A file as given; a directory's policy set, by the engine's flat rule.
     private static func policyFiles(at path: String) throws(CommandFailure) -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -62,15 +64,13 @@ enum GenerateSwiftCommand {
         guard isDirectory.boolValue else { return [path] }
         let found: [String]
         do {
-            found = try Policy.policyFiles(under: [path])
+            found = try PolicyFiles.policySet(inDirectory: path)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
-        let prefix = path.hasSuffix("/") ? path : path + "/"
-        let direct = found.filter { !$0.dropFirst(prefix.count).contains("/") }
-        guard !direct.isEmpty else {
+        guard !found.isEmpty else {
             throw CommandFailure(.unusable, "no policy files (*.json) in directory \(path)")
         }
-        return direct
+        return found
     }
 }

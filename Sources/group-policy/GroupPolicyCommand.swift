@@ -1,62 +1,64 @@
+import ArgumentParsing
 import Foundation
 
-/// The `group-policy` entry point: dispatches to a subcommand, maps failures to exit statuses.
+/// The `group-policy` entry point: parses the command line against the tree of commands, runs the
+/// one it selects, maps failures to exit statuses.
 @main
 enum GroupPolicyCommand {
-    static var commands: [(spec: CommandSpec, run: (ParsedArguments) async throws(CommandFailure) -> Void)] {
-        [
-            (EvalCommand.spec, EvalCommand.run),
-            (TestCommand.spec, TestCommand.run),
-            (CheckCommand.spec, CheckCommand.run),
-            (DiffCommand.spec, DiffCommand.run),
-            (FetchCommand.spec, FetchCommand.run),
-            (GenerateSwiftCommand.spec, GenerateSwiftCommand.run),
-        ]
-    }
+    typealias Run = @Sendable (ParsedArguments) async throws(CommandFailure) -> Void
 
-    static var help: String {
-        var text = "group-policy: check, test, evaluate and diff GroupPolicy policies; fetch App Store groups.\n\n"
-        text += "Usage: group-policy COMMAND [OPTIONS]\n\nCommands:\n"
-        for (spec, _) in commands { text += "  " + spec.name.padding(toLength: 16) + spec.summary + "\n" }
-        text += "\nSee 'group-policy COMMAND --help' for a command's options."
-        return text
-    }
+    static let spec = CommandSpec(
+        "group-policy",
+        summary: "group-policy: check, test, evaluate, explain and diff GroupPolicy policies; fetch App Store groups.",
+        subcommands: [
+            EvalCommand.spec, ExplainCommand.spec, TestCommand.spec, CheckCommand.spec, DiffCommand.spec,
+            FetchCommand.spec, GenerateSwiftCommand.spec,
+        ]
+    )
+
+    /// What runs each command, by its words after `group-policy`.
+    static let commands: [String: Run] = [
+        "eval": { arguments throws(CommandFailure) in try EvalCommand.run(arguments) },
+        "explain": { arguments throws(CommandFailure) in try ExplainCommand.run(arguments) },
+        "test": { arguments throws(CommandFailure) in try TestCommand.run(arguments) },
+        "check": { arguments throws(CommandFailure) in try CheckCommand.run(arguments) },
+        "diff": { arguments throws(CommandFailure) in try DiffCommand.run(arguments) },
+        "fetch groups": { arguments throws(CommandFailure) in try await FetchCommand.fetchGroups(arguments) },
+        "fetch members": { arguments throws(CommandFailure) in try await FetchCommand.fetchMembers(arguments) },
+        "generate-swift": { arguments throws(CommandFailure) in try GenerateSwiftCommand.run(arguments) },
+    ]
 
     static func main() async {
         exit(await run(Array(CommandLine.arguments.dropFirst())).rawValue)
     }
 
     static func run(_ arguments: [String]) async -> ExitStatus {
-        guard let name = arguments.first else {
-            Terminal.err(help)
-            return .unusable
-        }
-        if name == "--help" || name == "-h" || name == "help" {
-            Terminal.out(help)
-            return .success
-        }
-        guard let command = commands.first(where: { $0.spec.name == name }) else {
-            Terminal.error(
-                "unknown command '\(name)' (commands: \(commands.map(\.spec.name).joined(separator: ", ")); see 'group-policy --help')"
-            )
-            return .unusable
-        }
         let parsed: ParsedArguments
         do {
-            parsed = try ParsedArguments.parse(Array(arguments.dropFirst()), for: command.spec)
+            switch try spec.parse(arguments) {
+            case .help(let text):
+                FileHandle.standardOutput.write(Data(text.utf8))
+                return .success
+            case .run(let arguments):
+                parsed = arguments
+            }
         } catch {
-            Terminal.error("\(error.message) (usage: \(command.spec.usage))")
+            Terminal.err(error.description)
             return .unusable
         }
-        if parsed.wantsHelp {
-            Terminal.out(command.spec.help)
-            return .success
+        guard let command = commands[parsed.commandPath.dropFirst().joined(separator: " ")] else {
+            Terminal.error("no implementation for '\(parsed.commandPath.joined(separator: " "))'")
+            return .unusable
         }
         do {
-            try await command.run(parsed)
+            try await command(parsed)
             return .success
         } catch {
-            if let message = error.message { Terminal.error(message) }
+            if let usageError = error.usageError {
+                Terminal.err(usageError.description)
+            } else if let message = error.message {
+                Terminal.error(message)
+            }
             return error.status
         }
     }

@@ -1,14 +1,20 @@
+import ArgumentParsing
 import GroupPolicy
+import GroupPolicyTooling
 
 enum TestCommand {
     static let spec = CommandSpec(
-        name: "test",
-        synopsis: "PATH... [--coverage]",
+        "test",
         summary: "Run every policy test file (*.tests.json) under the paths.",
         options: [
-            .init(name: "coverage", help: "Also list, per policy, the rules and workspaces no case exercised.")
+            .flag("coverage", help: "Also list, per policy, the rules and workspaces no case exercised.")
         ],
-        positionalName: "PATH",
+        arguments: .init(
+            ["path"],
+            minimum: 1,
+            maximum: nil,
+            missingMessage: "give at least one PATH (a test file or a directory)"
+        ),
         details: """
             Prints each failing case with expected vs actual; the last line is 'N passed, N failed'.
             With --coverage, a rule counts as exercised when a case's decision lists it among its grants or
@@ -19,9 +25,6 @@ enum TestCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard !arguments.positionals.isEmpty else {
-            throw CommandFailure(.unusable, "give at least one PATH (a test file or a directory)")
-        }
         let files: [String]
         do {
             files = try PolicyTestSuite.testFiles(under: arguments.positionals)
@@ -36,7 +39,7 @@ enum TestCommand {
             let suite: PolicyTestSuite
             do {
                 suite = try PolicyTestSuite(contentsOfFile: file)
-            } catch let error as GroupPolicyError {
+            } catch {
                 failed += 1
                 Terminal.out("FAIL \(file): the test file does not load")
                 for diagnostic in error.diagnostics where diagnostic.severity == .error {
@@ -44,19 +47,9 @@ enum TestCommand {
                 }
                 if error.diagnostics.isEmpty { Terminal.err(error.description) }
                 continue
-            } catch {
-                failed += 1
-                Terminal.out("FAIL \(file): \(error)")
-                continue
             }
             let results = suite.run()
-            if arguments.has("coverage") {
-                if let index = coverages.firstIndex(where: { $0.policyPath == suite.policyPath }) {
-                    for result in results { coverages[index].record(result.decision) }
-                } else {
-                    coverages.append(suite.coverage(of: results))
-                }
-            }
+            if arguments.has("coverage") { PolicyCoverage.merge(results, of: suite, into: &coverages) }
             for result in results {
                 if result.passed {
                     passed += 1
@@ -64,8 +57,8 @@ enum TestCommand {
                 }
                 failed += 1
                 let place = result.location.map { "\($0)" } ?? file
-                Terminal.out("FAIL \(place): \(result.name)")
-                for failure in result.failures { Terminal.out("  \(failure)") }
+                Terminal.out("FAIL \(place): \(result.name)".escapingControlCharacters)
+                for failure in result.failures { Terminal.out("  \(failure)".escapingControlCharacters) }
             }
         }
         if files.isEmpty {

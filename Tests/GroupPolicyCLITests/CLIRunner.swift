@@ -29,8 +29,31 @@ struct CLIRunner {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[2]
     }()
 
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> Output
-    {
+    /// Runs the binary on a thread of its own, not Swift's cooperative pool: the whole
+    /// package's tests run in one process, and a test blocked on a child process would otherwise
+    /// hold one of the pool's threads (two on a two-core machine), stalling every timing-sensitive
+    /// test of the other suites.
+    static func run(
+        _ arguments: [String],
+        stdin: String? = nil,
+        environment: [String: String]? = nil
+    ) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            // A thread of its own: Dispatch's global queues are as narrow as the cooperative pool.
+            Thread {
+                continuation.resume(
+                    with: Result { try runBlocking(arguments, stdin: stdin, environment: environment) }
+                )
+            }
+            .start()
+        }
+    }
+
+    private static func runBlocking(
+        _ arguments: [String],
+        stdin: String?,
+        environment: [String: String]?
+    ) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments

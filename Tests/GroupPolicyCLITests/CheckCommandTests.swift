@@ -5,15 +5,18 @@ import Testing
     static let fixtures = "Tests/GroupPolicyCLITests/Fixtures/check/"
 
     @Test(arguments: [["check", "Policies"], ["check", "--strict", "Policies"]])
-    func theBundledPoliciesAndTestsAreClean(_ arguments: [String]) throws {
-        let output = try CLIRunner.run(arguments)
+    func theBundledPoliciesAndTestsAreClean(_ arguments: [String]) async throws {
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == 0)
         #expect(output.stderr == "")
-        #expect(output.stdout == "checked 2 policies, 2 test files: 0 errors, 0 warnings, 9 invariants hold\n")
+        #expect(
+            output.stdout
+                == "checked 2 policies, 2 test files: 0 errors, 0 warnings, 9 invariants hold\npolicy revision ec499e3986364ea5\n"
+        )
     }
 
-    @Test func verboseListsEachInvariantThatHoldsWithItsScenarios() throws {
-        let output = try CLIRunner.run(["check", "--verbose", "Policies/family-sharing.json"])
+    @Test func verboseListsEachInvariantThatHoldsWithItsScenarios() async throws {
+        let output = try await CLIRunner.run(["check", "--verbose", "Policies/family-sharing.json"])
         #expect(output.status == 0)
         // The policy names no product or group id, and only group-level rules: each invariant
         // needs one entry-less scenario per covered (group type, environment, group id) (one id
@@ -27,13 +30,14 @@ import Testing
                 Policies/family-sharing.json:49:5: invariants[2]: invariant 'no-badge-in-sandbox' holds (6 scenarios checked)
                 Policies/family-sharing.json:54:5: invariants[3]: invariant 'family-badge-in-production' holds (1 scenario checked)
                 checked 1 policy, 0 test files: 0 errors, 0 warnings, 4 invariants hold
+                policy revision 49c9b1f4e538bd3a
 
                 """
         )
     }
 
-    @Test func aTypoedCapabilityIsReportedWithItsLineAndASuggestion() throws {
-        let output = try CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json"])
+    @Test func aTypoedCapabilityIsReportedWithItsLineAndASuggestion() async throws {
+        let output = try await CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json"])
         #expect(output.status == 1)
         // Line 5, column 44 is the opening quote of "workspace.mange".
         #expect(
@@ -43,8 +47,8 @@ import Testing
         #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 0 invariants hold\n")
     }
 
-    @Test func aTruncatedFileFailsCleanlyWithALocation() throws {
-        let output = try CLIRunner.run(["check", Self.fixtures + "truncated.json"])
+    @Test func aTruncatedFileFailsCleanlyWithALocation() async throws {
+        let output = try await CLIRunner.run(["check", Self.fixtures + "truncated.json"])
         #expect(output.status == 1)
         // The file ends inside the string "pro-admins-manage", which opens at line 25, column 13.
         #expect(
@@ -54,23 +58,26 @@ import Testing
         #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 0 invariants hold\n")
     }
 
-    @Test func warningsPassUnlessStrict() throws {
+    @Test func warningsPassUnlessStrict() async throws {
         let file = Self.fixtures + "unused-capability.json"
         let warning =
             ":4:47: capabilities[\"workspace.export\"]: capability 'workspace.export' is declared but no rule grants it\n"
-        let lenient = try CLIRunner.run(["check", file])
+        let lenient = try await CLIRunner.run(["check", file])
         #expect(lenient.status == 0)
         #expect(lenient.stderr == file + warning.replacingOccurrences(of: ":4:47: ", with: ":4:47: warning: "))
-        #expect(lenient.stdout == "checked 1 policy, 0 test files: 0 errors, 1 warning, 0 invariants hold\n")
-        let strict = try CLIRunner.run(["check", "--strict", file])
+        #expect(
+            lenient.stdout
+                == "checked 1 policy, 0 test files: 0 errors, 1 warning, 0 invariants hold\npolicy revision 46434da983ee6e22\n"
+        )
+        let strict = try await CLIRunner.run(["check", "--strict", file])
         #expect(strict.status == 1)
         #expect(strict.stderr == file + warning.replacingOccurrences(of: ":4:47: ", with: ":4:47: error: "))
         #expect(strict.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 0 invariants hold\n")
     }
 
-    @Test func aViolatedInvariantPrintsACounterexampleThatReallyFails() throws {
+    @Test func aViolatedInvariantPrintsACounterexampleThatReallyFails() async throws {
         let file = Self.fixtures + "violated-invariant.json"
-        let output = try CLIRunner.run(["check", file])
+        let output = try await CLIRunner.run(["check", file])
         #expect(output.status == 1)
         #expect(output.stdout == "checked 1 policy, 0 test files: 1 error, 0 warnings, 1 of 2 invariants hold\n")
         let lines = output.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -90,7 +97,7 @@ import Testing
         let policyPath = CLIRunner.packageRoot + "/" + file
         let testFile = #"{ "format": "group-policy-tests/v1", "policy": "\#(policyPath)", "cases": [ \#(testCase) ] }"#
         #expect(FileManager.default.createFile(atPath: directory + "/c.tests.json", contents: Data(testFile.utf8)))
-        let run = try CLIRunner.run(["test", directory])
+        let run = try await CLIRunner.run(["test", directory])
         #expect(run.status == 1)
         #expect(
             run.stdout.contains(
@@ -100,8 +107,8 @@ import Testing
         #expect(run.stdout.hasSuffix("0 passed, 1 failed\n"))
     }
 
-    @Test func anInvariantOverTheBudgetFails() throws {
-        let output = try CLIRunner.run(["check", "--invariant-budget", "6", "Policies/team-workspace.json"])
+    @Test func anInvariantOverTheBudgetFails() async throws {
+        let output = try await CLIRunner.run(["check", "--invariant-budget", "6", "Policies/team-workspace.json"])
         #expect(output.status == 1)
         #expect(
             output.stderr == """
@@ -114,15 +121,28 @@ import Testing
     }
 
     @Test(arguments: [
-        (["check"], "Error: give at least one PATH (a policy, a test file or a directory)\n"),
+        (
+            ["check"],
+            """
+            Error: give at least one PATH (a policy, a test file or a directory)
+            Usage: group-policy check <path> ... [options]
+              See 'group-policy check --help' for more information.
+
+            """
+        ),
         (["check", "missing-dir"], "Error: cannot read missing-dir: no such file or directory\n"),
         (
             ["check", "--invariant-budget", "0", "Policies"],
-            "Error: --invariant-budget needs a positive number of scenarios, not '0'\n"
+            """
+            Error: --invariant-budget needs a positive number of scenarios, not '0'
+            Usage: group-policy check <path> ... [options]
+              See 'group-policy check --help' for more information.
+
+            """
         ),
     ])
-    func badUsageExitsTwo(_ arguments: [String], _ expected: String) throws {
-        let output = try CLIRunner.run(arguments)
+    func badUsageExitsTwo(_ arguments: [String], _ expected: String) async throws {
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == 2)
         #expect(output.stdout == "")
         #expect(output.stderr == expected)
@@ -134,17 +154,15 @@ import Testing
         "invariant-never-and-always.json", "role-in-workspace-match.json", "unknown-case-key.tests.json",
         "unknown-key.json", "unknown-workspace-role.tests.json", "wrong-format.json",
     ])
-    func theLoaderRejectsWhatTheSchemaRejects(_ name: String) throws {
-        let output = try CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/schema/" + name])
+    func theLoaderRejectsWhatTheSchemaRejects(_ name: String) async throws {
+        let output = try await CLIRunner.run(["check", "Tests/GroupPolicyCLITests/Fixtures/schema/" + name])
         #expect(output.status == 1)
         #expect(output.stderr.contains(": error: "))
     }
 
-    @Test func checkHasHelp() throws {
-        let output = try CLIRunner.run(["check", "--help"])
+    @Test func checkHasHelp() async throws {
+        let output = try await CLIRunner.run(["check", "--help"])
         #expect(output.status == 0)
-        #expect(
-            output.stdout.contains("Usage: group-policy check PATH... [--strict] [--invariant-budget N] [--verbose]")
-        )
+        #expect(output.stdout.contains("\nUsage: group-policy check <path> ... [options]\n"))
     }
 }

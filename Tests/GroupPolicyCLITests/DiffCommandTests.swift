@@ -4,8 +4,8 @@ import Testing
 @Suite struct DiffCommandTests {
     static let fixtures = "Tests/GroupPolicyCLITests/Fixtures/diff/"
 
-    @Test func twoFormattingsOfOnePolicyShowNothing() throws {
-        let output = try CLIRunner.run([
+    @Test func twoFormattingsOfOnePolicyShowNothing() async throws {
+        let output = try await CLIRunner.run([
             "diff", "Policies/team-workspace.json", Self.fixtures + "team-workspace-reformatted.json",
         ])
         #expect(output.status == 0)
@@ -13,9 +13,9 @@ import Testing
         #expect(output.stdout == "no capability changes (90 scenarios compared)\n")
     }
 
-    @Test func aChangeShowsAsATableAndAsJSON() throws {
+    @Test func aChangeShowsAsATableAndAsJSON() async throws {
         let arguments = ["diff", "Policies/team-workspace.json", Self.fixtures + "team-workspace-changed.json"]
-        let table = try CLIRunner.run(arguments)
+        let table = try await CLIRunner.run(arguments)
         #expect(table.status == 0)
         let lines = table.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 8)
@@ -28,7 +28,7 @@ import Testing
         )
         #expect(lines.last?.hasPrefix("6 changes (2 added, 4 removed) in minimal scenarios of 234 compared") == true)
 
-        let json = try CLIRunner.run(arguments + ["--json"])
+        let json = try await CLIRunner.run(arguments + ["--json"])
         #expect(json.status == 0)
         let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let changes = try #require(object["changes"] as? [[String: Any]])
@@ -39,22 +39,30 @@ import Testing
     }
 
     @Test(arguments: [
-        (["diff", "Policies/team-workspace.json"], "Error: give exactly two policies, OLD and NEW\n"),
+        (
+            ["diff", "Policies/team-workspace.json"],
+            """
+            Error: give exactly two policies, OLD and NEW
+            Usage: group-policy diff <old> <new> [options]
+              See 'group-policy diff --help' for more information.
+
+            """
+        ),
         (
             ["diff", "Policies/team-workspace.json", "Policies/team-workspace.json", "--budget", "10"],
             "Error: the diff's scenario space holds 90 scenarios, over the budget of 10 (raise --budget)\n"
         ),
         (["diff", "Policies/team-workspace.json", "nope.json"], "Error: cannot read nope.json: no such file\n"),
     ])
-    func badUsageExitsTwo(_ arguments: [String], _ expected: String) throws {
-        let output = try CLIRunner.run(arguments)
+    func badUsageExitsTwo(_ arguments: [String], _ expected: String) async throws {
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == 2)
         #expect(output.stdout == "")
         #expect(output.stderr == expected)
     }
 
-    @Test func aPolicyThatDoesNotLoadExitsOne() throws {
-        let output = try CLIRunner.run([
+    @Test func aPolicyThatDoesNotLoadExitsOne() async throws {
+        let output = try await CLIRunner.run([
             "diff", "Policies/team-workspace.json", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json",
         ])
         #expect(output.status == 1)

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 @Suite struct GenerateSwiftCommandTests {
-    @Test func aDirectoryIsItsPolicySetAndTheSourceGoesToStandardOutput() throws {
-        let output = try CLIRunner.run(["generate-swift", "Policies"])
+    @Test func aDirectoryIsItsPolicySetAndTheSourceGoesToStandardOutput() async throws {
+        let output = try await CLIRunner.run(["generate-swift", "Policies"])
         #expect(output.status == 0)
         #expect(output.stderr == "")
         #expect(
@@ -29,22 +29,24 @@ import Testing
         #expect(declarations.contains(#"    public static let family: GroupPolicy.Workspace = "family""#))
     }
 
-    @Test func outputFileAndAccessLevel() throws {
+    @Test func outputFileAndAccessLevel() async throws {
         let path = FileManager.default.temporaryDirectory.appending(path: "generated-\(UUID().uuidString).swift").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let written = try CLIRunner.run([
+        let written = try await CLIRunner.run([
             "generate-swift", "Policies/team-workspace.json", "--output", path, "--access-level", "package",
         ])
         #expect(written.status == 0)
         #expect(written.stdout == "")
-        let printed = try CLIRunner.run(["generate-swift", "Policies/team-workspace.json", "--access-level=package"])
+        let printed = try await CLIRunner.run([
+            "generate-swift", "Policies/team-workspace.json", "--access-level=package",
+        ])
         #expect(try String(contentsOfFile: path, encoding: .utf8) == printed.stdout)
         #expect(printed.stdout.contains("\npackage import GroupPolicy\n"))
         #expect(printed.stdout.contains(#"    package static let team: GroupPolicy.Workspace = "team""#))
     }
 
-    @Test func aPolicyThatDoesNotLoadPrintsTheLoadersDiagnosticsAndExitsOne() throws {
-        let output = try CLIRunner.run(["generate-swift", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json"])
+    @Test func aPolicyThatDoesNotLoadPrintsTheLoadersDiagnosticsAndExitsOne() async throws {
+        let output = try await CLIRunner.run(["generate-swift", "Tests/GroupPolicyCLITests/Fixtures/typo-policy.json"])
         #expect(output.status == 1)
         #expect(output.stdout == "")
         #expect(
@@ -59,17 +61,30 @@ import Testing
 
     @Test(
         arguments: [
-            (["generate-swift"], "Error: give at least one POLICY (a policy file or a directory)\n"),
+            (
+                ["generate-swift"],
+                """
+                Error: give at least one POLICY (a policy file or a directory)
+                Usage: group-policy generate-swift <policy> ... [options]
+                  See 'group-policy generate-swift --help' for more information.
+
+                """
+            ),
             (["generate-swift", "nowhere.json"], "Error: cannot read nowhere.json: no such file or directory\n"),
             (
                 ["generate-swift", "Policies", "--access-level", "open"],
-                "Error: unknown access level 'open' (use public, package or internal)\n"
+                """
+                Error: unknown access level 'open' (use public, package or internal)
+                Usage: group-policy generate-swift <policy> ... [options]
+                  See 'group-policy generate-swift --help' for more information.
+
+                """
             ),
             (["generate-swift", "Tests"], "Error: no policy files (*.json) in directory Tests\n"),
         ]
     )
-    func badUsageExitsTwo(arguments: [String], message: String) throws {
-        let output = try CLIRunner.run(arguments)
+    func badUsageExitsTwo(arguments: [String], message: String) async throws {
+        let output = try await CLIRunner.run(arguments)
         #expect(output.status == 2)
         #expect(output.stdout == "")
         #expect(output.stderr == message)

@@ -98,11 +98,20 @@ public struct AppStoreGroupsClient: Sendable {
     public func customerGroups(
         anyTransactionID: String
     ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
+        try await customerGroupsAnswer(anyTransactionID: anyTransactionID).response
+    }
+
+    /// Get Customer Groups with the answer's bytes as sent, which the decision service caches so
+    /// that a shared store holds Apple's answer rather than anything derived from it.
+    func customerGroupsAnswer(
+        anyTransactionID: String
+    ) async throws(AppStoreGroupsError) -> (body: [UInt8], response: GetCustomerGroupsResponse) {
         try RequestValidation.checkIdentifier(anyTransactionID, name: "transaction id")
         let (body, attempts) = try await send(path: "/groups/v1/currentGroups/\(anyTransactionID)")
-        return try decode(attempts: attempts) { () throws -> GetCustomerGroupsResponse in
+        let response = try decode(attempts: attempts) { () throws -> GetCustomerGroupsResponse in
             try GetCustomerGroupsResponse(jsonBytes: body, limits: responseLimits)
         }
+        return (body, response)
     }
 
     /// Get Group Members: one page of a group's members.
@@ -178,9 +187,16 @@ public struct AppStoreGroupsClient: Sendable {
         do {
             return try body()
         } catch let error as GroupPolicyError {
+            let message: String
+            if error.isSyntaxError {
+                let place = error.location.map { " at line \($0.line), column \($0.column)" } ?? ""
+                message = "the body is not JSON: \(error.message)\(place)"
+            } else {
+                message = "the App Store's answer is not the documented JSON: \(error.message)"
+            }
             throw AppStoreGroupsError(
                 code: .invalidResponse,
-                message: "the App Store's answer is not the documented JSON: \(error.message)",
+                message: message,
                 httpStatus: 200,
                 jsonPath: error.jsonPath,
                 attempts: attempts
@@ -300,7 +316,7 @@ public struct AppStoreGroupsClient: Sendable {
             )
         }
         let limit = responseLimits.maximumBytes
-        let announced = response.value(forHeader: "Content-Length").flatMap { Int($0) } ?? 0
+        let announced = response.value(forHeader: "Content-Length").flatMap(Self.announcedLength) ?? 0
         if announced > limit || response.body.count > limit {
             return .failure(
                 AppStoreGroupsError(
@@ -331,6 +347,14 @@ public struct AppStoreGroupsClient: Sendable {
             }
             return .failure(error)
         }
+    }
+
+    /// The length a `Content-Length` value announces; `Int.max` for a number too large for an `Int`
+    /// (such as 10^23), which is over any limit; `nil` when it is not a number.
+    static func announcedLength(_ value: String) -> Int? {
+        let digits = value.utf8.drop { $0 == UInt8(ascii: " ") }.prefix { $0 != UInt8(ascii: " ") }
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self)) ?? Int.max
     }
 
     /// The message with the token, and its signature alone, replaced by `<redacted>`.

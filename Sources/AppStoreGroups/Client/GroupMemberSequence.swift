@@ -6,6 +6,10 @@ public import GroupPolicy
 /// first page. Every page is requested with the same `limit` and the previous page's
 /// `paginationToken`, until a page says `hasMore` is false.
 ///
+/// Iteration always ends: a `paginationToken` that comes back (a cycle of any length, `A, B, A`)
+/// throws ``AppStoreGroupsError/Code/invalidResponse``, and a listing that would need more than
+/// ``maximumPages`` pages throws ``AppStoreGroupsError/Code/responseTooLarge``.
+///
 /// ```swift
 /// for try await member in try client.allGroupMembers(groupID: groupID, limit: 100) {
 ///     print(member.appTransactionID)
@@ -22,6 +26,10 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
     public let groupID: String
     /// The page size sent on every request, or `nil` when none is sent.
     public let limit: Int?
+
+    /// The most pages one iteration fetches: 1,000, which is 100,000 members at Apple's largest
+    /// page of 100.
+    public static let maximumPages = 1_000
 
     /// Starts an iteration at the first page.
     ///
@@ -44,6 +52,9 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
         private var nextIndex = 0
         private var nextToken: String?
         private var finished = false
+        private var pages = 0
+        /// Every token followed so far, so a cycle is caught at its first repeat.
+        private var tokens: Set<String> = []
 
         init(client: AppStoreGroupsClient, groupID: String, limit: Int?) {
             self.client = client
@@ -65,14 +76,24 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
                     finished = true
                     throw error
                 }
+                pages += 1
                 if page.hasMore, let token = page.paginationToken {
-                    guard token != nextToken else {
+                    guard tokens.insert(token).inserted else {
                         finished = true
                         throw AppStoreGroupsError(
                             code: .invalidResponse,
-                            message: "the App Store sent the same paginationToken twice in a row",
+                            message: "the App Store sent a paginationToken it had sent before (page \(pages) "
+                                + "repeats an earlier one), so the listing would never end",
                             httpStatus: 200,
                             jsonPath: "paginationToken"
+                        )
+                    }
+                    guard pages < GroupMemberSequence.maximumPages else {
+                        finished = true
+                        throw AppStoreGroupsError(
+                            code: .responseTooLarge,
+                            message: "the group's members fill more than \(GroupMemberSequence.maximumPages) pages; "
+                                + "the listing stops there"
                         )
                     }
                     nextToken = token

@@ -1,3 +1,5 @@
+import GroupPolicy
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -40,6 +42,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
             case timeout
             case transportFailure = "transport-failure"
             case cancelled
+            case storeFailure = "store-failure"
         }
 
         private let base: Base
@@ -98,6 +101,9 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         public static let transportFailure = Code(.transportFailure)
         /// The calling task was cancelled.
         public static let cancelled = Code(.cancelled)
+        /// A shared groups store (such as ``RedisGroupsStore``) could not be reached, timed out,
+        /// or answered something other than what was asked for.
+        public static let storeFailure = Code(.storeFailure)
 
         /// The code's identifier, such as `group-not-found`.
         public var description: String { base.rawValue }
@@ -181,6 +187,9 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
     }
 
     /// One line: the message, then the status, Apple's code and message, and the attempts made.
+    ///
+    /// Control characters (a newline or ESC in Apple's `errorMessage`, say) are escaped as JSON
+    /// escapes them, so the line stays one line.
     public var description: String {
         var text = message
         var context: [String] = []
@@ -194,6 +203,6 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         if let jsonPath { context.append("at \(jsonPath)") }
         if attempts > 1 { context.append("after \(attempts) attempts") }
         if !context.isEmpty { text += " (" + context.joined(separator: ", ") + ")" }
-        return text
+        return text.escapingControlCharacters
     }
 }

@@ -127,9 +127,16 @@ public final class URLSessionTransport: HTTPTransport {
             completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
         ) {
             let limit = pending.withLock { $0[dataTask.taskIdentifier]?.limit } ?? 0
-            if response.expectedContentLength > Int64(limit) {
+            // A length too large for the platform's number (10^23) reads as "unknown" there, and
+            // waiting for such a body only ends at the timeout: the header is read here too.
+            let announced = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length")
+                .flatMap(AppStoreGroupsClient.announcedLength)
+            if response.expectedContentLength > Int64(limit) || (announced ?? 0) > limit {
                 fail(dataTask, Self.tooLarge(limit))
                 completionHandler(.cancel)
+                // The disposition alone does not end the task on every platform while the server
+                // keeps the connection open; cancelling does, and the failure set above wins.
+                dataTask.cancel()
                 return
             }
             completionHandler(.allow)

@@ -12,7 +12,11 @@ extension GetCustomerGroupsResponse {
     ///   - limits: Bounds on size, groups, role entries and nesting.
     ///   - fileName: The name errors print, when the bytes came from a file.
     /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`).
-    public init(jsonBytes: some Collection<UInt8>, limits: ResponseLimits = .default, fileName: String? = nil) throws {
+    public init(
+        jsonBytes: some Collection<UInt8>,
+        limits: ResponseLimits = .default,
+        fileName: String? = nil
+    ) throws(GroupPolicyError) {
         self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
             decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeCustomerGroups()
@@ -33,7 +37,7 @@ extension GetCustomerGroupsResponse {
         return writer.string
     }
 
-    func write(to writer: inout JSONWriter) {
+    package func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("groups")
         writer.beginArray()
@@ -70,7 +74,11 @@ extension GetGroupMembersResponse {
     ///   - fileName: The name errors print, when the bytes came from a file.
     /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`) naming the
     ///   JSON path.
-    public init(jsonBytes: some Collection<UInt8>, limits: ResponseLimits = .default, fileName: String? = nil) throws {
+    public init(
+        jsonBytes: some Collection<UInt8>,
+        limits: ResponseLimits = .default,
+        fileName: String? = nil
+    ) throws(GroupPolicyError) {
         self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
             decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeGroupMembers()
@@ -131,11 +139,13 @@ private func decodeDocument<Bytes: Collection<UInt8>, Document>(
         return document
     case .failure(let failure):
         let source = SourceText(fileName: fileName, bytes: Array(bytes))
-        throw GroupPolicyError(
+        var error = GroupPolicyError(
             code: failure.isLimit ? .limitExceeded : .invalidResponse,
             message: failure.message,
             location: source.location(ofOffset: failure.offset),
             jsonPath: failure.path.description
         )
+        error.isSyntaxError = failure.isSyntax
+        throw error
     }
 }

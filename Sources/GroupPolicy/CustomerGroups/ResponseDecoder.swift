@@ -3,19 +3,22 @@
 ///
 /// Strict where Apple's contract is firm (valid JSON, required keys, JSON types, no duplicate
 /// keys), tolerant where Apple may evolve (unknown keys are skipped, unknown enum values kept).
-struct ResponseDecoder {
+package struct ResponseDecoder {
     /// A decoding failure: where (byte offset, JSON path) and what.
-    struct Failure: Error {
-        var offset: Int
-        var path: JSONPath
-        var message: String
+    package struct Failure: Error {
+        package var offset: Int
+        package var path: JSONPath
+        package var message: String
         var isLimit = false
+        /// Whether the bytes are not JSON at all (as opposed to JSON of the wrong shape).
+        var isSyntax = false
 
-        init(offset: Int, path: Path, message: String, isLimit: Bool = false) {
+        init(offset: Int, path: Path, message: String, isLimit: Bool = false, isSyntax: Bool = false) {
             self.offset = offset
             self.path = path.jsonPath
             self.message = message
             self.isLimit = isLimit
+            self.isSyntax = isSyntax
         }
     }
 
@@ -67,14 +70,14 @@ struct ResponseDecoder {
     private var scanner: JSONScanner
     private let limits: ResponseLimits
 
-    init(bytes: UnsafeBufferPointer<UInt8>, limits: ResponseLimits) {
+    package init(bytes: UnsafeBufferPointer<UInt8>, limits: ResponseLimits) {
         self.scanner = JSONScanner(bytes: bytes)
         self.limits = limits
     }
 
     // MARK: Documents
 
-    mutating func decodeCustomerGroups() throws(Failure) -> GetCustomerGroupsResponse {
+    package mutating func decodeCustomerGroups() throws(Failure) -> GetCustomerGroupsResponse {
         try checkSize()
         var groups: [GroupEntry]?
         try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in
@@ -251,7 +254,7 @@ struct ResponseDecoder {
         do {
             try scanner.expectEnd()
         } catch {
-            throw Failure(offset: error.offset, path: Path.root, message: error.message)
+            throw Failure(offset: error.offset, path: Path.root, message: error.message, isSyntax: true)
         }
     }
 
@@ -332,7 +335,8 @@ struct ResponseDecoder {
                 throw Failure(
                     offset: keyOffset,
                     path: path,
-                    message: "expected a string key, found \(scanner.describeCurrent())"
+                    message: "expected a string key, found \(scanner.describeCurrent())",
+                    isSyntax: true
                 )
             }
             let key: Key
@@ -340,13 +344,13 @@ struct ResponseDecoder {
                 key = try readKey()
                 try scanner.expect(UInt8(ascii: ":"), "':' after the key")
             } catch {
-                throw Failure(offset: error.offset, path: path, message: error.message)
+                throw Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
             }
             if try !member(&self, key, keyOffset) {
                 do {
                     try scanner.skipValue(depth: depth, maximumDepth: limits.maximumDepth)
                 } catch {
-                    throw Failure(offset: error.offset, path: path, message: error.message)
+                    throw Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
                 }
             }
         } while try commaOrClose(UInt8(ascii: "}"), "}", at: path)
@@ -375,7 +379,7 @@ struct ResponseDecoder {
         do {
             return try scanner.commaOrClose(close, what)
         } catch {
-            throw Failure(offset: error.offset, path: path, message: error.message)
+            throw Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
         }
     }
 
@@ -386,7 +390,7 @@ struct ResponseDecoder {
         do {
             return try scanner.readString()
         } catch {
-            throw Failure(offset: error.offset, path: path, message: error.message)
+            throw Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
         }
     }
 
@@ -406,7 +410,7 @@ struct ResponseDecoder {
             guard case .bool(let value) = try scanner.readLiteral() else { throw wrongType("a boolean", at: path) }
             return value
         } catch let error as JSONSyntaxError {
-            throw Failure(offset: error.offset, path: path, message: error.message)
+            throw Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
         } catch {
             throw wrongType("a boolean", at: path)
         }
@@ -416,7 +420,7 @@ struct ResponseDecoder {
         do {
             guard case .null = try scanner.readLiteral() else { throw wrongType("null", at: path) }
         } catch let error as JSONSyntaxError {
-            throw Failure(offset: error.offset, path: path, message: error.message)
+            throw Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
         } catch {
             throw wrongType("null", at: path)
         }
@@ -427,7 +431,20 @@ struct ResponseDecoder {
     private mutating func wrongType(_ expected: String, at path: Path) -> Failure {
         let found: String
         guard let byte = scanner.peekByte() else {
-            return Failure(offset: scanner.position, path: path, message: "expected \(expected), found end of input")
+            return Failure(
+                offset: scanner.position,
+                path: path,
+                message: "expected \(expected), found end of input",
+                isSyntax: true
+            )
+        }
+        // Named by its first byte only if the value there is JSON: text such as `this is not JSON`
+        // starts with a `t` but is no boolean, and is reported as what it is.
+        var probe = scanner
+        do {
+            try probe.skipValue(depth: 0, maximumDepth: limits.maximumDepth)
+        } catch {
+            return Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
         }
         switch byte {
         case UInt8(ascii: "{"): found = "an object"

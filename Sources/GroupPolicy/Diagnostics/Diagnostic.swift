@@ -17,14 +17,14 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     /// What kind of finding this is, stable across message wording changes.
     public var kind: Kind
     /// Where the offending JSON value starts, when the finding is about a value in a file.
-    public var location: SourceLocation?
+    public var location: SourcePosition?
     /// The JSON path of the offending value, such as `rules[2].capabilities[0]`; `$` is the root.
     public var jsonPath: String
     /// What is wrong, in a sentence fragment without a trailing period.
     public var message: String
 
     /// Creates a diagnostic.
-    public init(severity: Severity, kind: Kind, location: SourceLocation?, jsonPath: String, message: String) {
+    public init(severity: Severity, kind: Kind, location: SourcePosition?, jsonPath: String, message: String) {
         self.severity = severity
         self.kind = kind
         self.location = location
@@ -32,10 +32,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// `file:line:col: error|warning: json.path: message`.
+    /// `file:line:col: error|warning: json.path: message`, on one line: control characters in any
+    /// part (a file name, a key or a value quoted in the message) are escaped as JSON escapes them.
     public var description: String {
         let place = location.map { "\($0): " } ?? ""
-        return "\(place)\(severity.rawValue): \(jsonPath): \(message)"
+        return "\(place)\(severity.rawValue): \(jsonPath): \(message)".escapingControlCharacters
     }
 }
 

@@ -13,6 +13,8 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
             case invalidTestFile = "invalid-test-file"
             case unreadableFile = "unreadable-file"
             case limitExceeded = "limit-exceeded"
+            case undeclaredCapability = "undeclared-capability"
+            case unknownGroup = "unknown-group"
         }
 
         private let base: Base
@@ -29,6 +31,11 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
         public static let unreadableFile = Code(.unreadableFile)
         /// Input over a configured size limit.
         public static let limitExceeded = Code(.limitExceeded)
+        /// A capability the policy does not declare, asked about by name (the message suggests the
+        /// closest declared one).
+        public static let undeclaredCapability = Code(.undeclaredCapability)
+        /// A group id that is not in the response it was asked about.
+        public static let unknownGroup = Code(.unknownGroup)
 
         /// The code's identifier, such as `invalid-policy`.
         public var description: String { base.rawValue }
@@ -39,18 +46,21 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
     /// What is wrong, for people.
     public var message: String
     /// Where the problem is, when it is in a file or document.
-    public var location: SourceLocation?
+    public var location: SourcePosition?
     /// The JSON path of the offending value, when there is one.
     public var jsonPath: String?
     /// Every diagnostic found while loading (errors first in file order, then warnings); empty for
     /// failures that are not about a policy or test file's content.
     public var diagnostics: [Diagnostic]
+    /// Whether a document's bytes are not JSON at all, as opposed to JSON of the wrong shape; the
+    /// fetcher words the two differently.
+    package var isSyntaxError = false
 
     /// Creates an error.
     public init(
         code: Code,
         message: String,
-        location: SourceLocation? = nil,
+        location: SourcePosition? = nil,
         jsonPath: String? = nil,
         diagnostics: [Diagnostic] = []
     ) {
@@ -62,6 +72,9 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
     }
 
     /// One line per finding: `file:line:col: json.path: message`, or each diagnostic's line.
+    ///
+    /// Control characters in any part are escaped as JSON escapes them, so each finding stays on
+    /// its line.
     public var description: String {
         let errors = diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty {
@@ -70,6 +83,6 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
         var text = ""
         if let location { text += "\(location): " }
         if let jsonPath { text += "\(jsonPath): " }
-        return text + message
+        return (text + message).escapingControlCharacters
     }
 }

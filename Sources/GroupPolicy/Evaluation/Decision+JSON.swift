@@ -1,7 +1,8 @@
 extension Decision {
-    /// The decision as policy-format.md section 4 prints it: keys in the documented order
-    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`), capability lists
-    /// sorted, pretty with two-space indentation or compact.
+    /// The decision as the DocC article "Decision JSON" documents it: keys in the documented order
+    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`), then, only when
+    /// known, `groupsSource`, `groupsFetchedAt` and `policyRevision`; capability lists sorted,
+    /// pretty with two-space indentation or compact.
     ///
     /// - Parameters:
     ///   - includingProvenance: Whether to include `grants` and `denials` (the CLI's `--explain`).
@@ -39,29 +40,17 @@ extension Decision {
         if includingProvenance {
             writer.key("grants")
             writer.beginArray()
-            for grant in grants {
-                writer.beginObject()
-                writer.member("capability", grant.capability)
-                writer.member("groupId", grant.groupID)
-                writer.member("rule", grant.rule)
-                if let productID = grant.productID { writer.member("productId", productID) }
-                if let sandboxProductID = grant.sandboxProductID { writer.member("sandboxProductId", sandboxProductID) }
-                if let role = grant.role { writer.member("role", role.rawValue) }
-                writer.endObject()
-            }
+            for grant in grants { writer.grant(grant) }
             writer.endArray()
             writer.key("denials")
             writer.beginArray()
-            for denial in denials {
-                writer.beginObject()
-                writer.member("capability", denial.capability)
-                writer.member("groupId", denial.groupID)
-                writer.member("rule", denial.rule)
-                writer.endObject()
-            }
+            for denial in denials { writer.denial(denial) }
             writer.endArray()
         }
         writer.member("notes", strings: notes)
+        if let groupsSource { writer.member("groupsSource", groupsSource.name) }
+        if let groupsFetchedAt { writer.member("groupsFetchedAt", Timestamp.rfc3339(groupsFetchedAt)) }
+        if let policyRevision { writer.member("policyRevision", policyRevision) }
         writer.endObject()
         return writer.output
     }

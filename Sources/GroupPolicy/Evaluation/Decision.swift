@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// What a customer's groups let the app present, for one response and context, with the reasons.
 ///
 /// A decision is about presentation only: it never says what content the customer is entitled to
@@ -21,15 +27,18 @@ public struct Decision: Sendable {
     /// Remarks about the input: the sandbox placeholder ignored in Production, a group repeated with
     /// conflicting types.
     public let notes: [String]
+    /// Where the customer's groups came from, when a cache stood between Apple and this decision
+    /// (set by a decision service); `nil` otherwise.
+    public package(set) var groupsSource: Decision.GroupsSource?
+    /// When Apple sent the customer's groups, when known (set by a decision service).
+    public package(set) var groupsFetchedAt: Date?
+    /// The revision of the policy set that made this decision (``Policy/revision``), when known
+    /// (set by a decision service).
+    public package(set) var policyRevision: String?
 
     /// Whether the customer has `capability` in any group.
     public func allows(_ capability: Capability) -> Bool {
         capabilities.contains(capability.name)
-    }
-
-    /// Whether the customer has the capability named `name` in any group.
-    public func allows(_ name: String) -> Bool {
-        capabilities.contains(name)
     }
 
     /// Whether the customer has `capability` in the group `groupID`.

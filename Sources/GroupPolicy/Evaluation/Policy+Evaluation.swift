@@ -37,7 +37,7 @@ extension CompiledPolicy {
     ///
     /// Allocates nothing for responses of up to 32 groups and policies of up to 64 capabilities:
     /// the working bit sets, merge indices and id hashes live in temporary (stack) buffers.
-    func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
+    package func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
         let words = catalog.wordCount
         let count = groups.count
         let skipPlaceholder = context.environment == .production

@@ -1,38 +1,38 @@
 /// The path from a document's root to one value, printed as `rules[2].match.productId`; keys that
 /// are not plain identifiers print in brackets (`capabilities["workspace.view"]`), the root as `$`.
-struct JSONPath: Hashable, Sendable, CustomStringConvertible {
-    enum Component: Hashable, Sendable {
+package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
+    package enum Component: Hashable, Sendable {
         case key(String)
         case index(Int)
     }
 
-    private(set) var components: [Component] = []
+    package private(set) var components: [Component] = []
 
-    static let root = JSONPath()
+    package static let root = JSONPath()
 
-    init(components: [Component] = []) {
+    package init(components: [Component] = []) {
         self.components = components
     }
 
-    func appending(_ key: String) -> JSONPath {
+    package func appending(_ key: String) -> JSONPath {
         var copy = self
         copy.components.append(.key(key))
         return copy
     }
 
-    func appending(contentsOf other: JSONPath) -> JSONPath {
+    package func appending(contentsOf other: JSONPath) -> JSONPath {
         var copy = self
         copy.components += other.components
         return copy
     }
 
-    func appending(_ index: Int) -> JSONPath {
+    package func appending(_ index: Int) -> JSONPath {
         var copy = self
         copy.components.append(.index(index))
         return copy
     }
 
-    var description: String {
+    package var description: String {
         guard !components.isEmpty else { return "$" }
         var text = ""
         for component in components {

@@ -2,10 +2,10 @@
 /// no duplicate keys in an object, nesting bounded by `maximumDepth`.
 ///
 /// Recursion depth is bounded by `maximumDepth`, so hostile input cannot exhaust the stack.
-struct JSONReader {
+package struct JSONReader {
     /// The nesting limit applied when a caller gives none: deep enough for any policy or response
     /// (they nest at most six levels) and far below what the stack could take.
-    static let defaultMaximumDepth = 64
+    package static let defaultMaximumDepth = 64
 
     var maximumDepth: Int = JSONReader.defaultMaximumDepth
 
@@ -13,7 +13,7 @@ struct JSONReader {
     /// is without building a path for every value.
     private var pathStack: [JSONPath.Component] = []
 
-    init(maximumDepth: Int = JSONReader.defaultMaximumDepth) {
+    package init(maximumDepth: Int = JSONReader.defaultMaximumDepth) {
         self.maximumDepth = maximumDepth
     }
 
@@ -33,7 +33,7 @@ struct JSONReader {
         }
     }
 
-    mutating func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
+    package mutating func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
         var result: Result<JSONNode, JSONSyntaxError> = .failure(JSONSyntaxError(offset: 0, message: "unreachable"))
         bytes.withUnsafeBufferPointer { buffer in
             do throws(JSONSyntaxError) {

@@ -1,11 +1,3 @@
-/// A syntax error found while scanning JSON bytes: what is wrong and at which byte offset.
-struct JSONSyntaxError: Error, Equatable {
-    var offset: Int
-    var message: String
-    /// Where in the document the error happened, when the reader tracked it.
-    var path: JSONPath = .root
-}
-
 /// A strict RFC 8259 lexer over UTF-8 bytes, shared by the tree reader (policies, test files) and
 /// the direct response decoder.
 ///

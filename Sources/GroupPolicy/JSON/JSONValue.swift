@@ -1,6 +1,6 @@
 /// A parsed JSON value whose every node remembers the byte offset it started at, so that errors
 /// found later (policy validation) can name a line and column.
-enum JSONValue: Equatable {
+package enum JSONValue: Equatable {
     case null
     case bool(Bool)
     /// The number's text exactly as written (never converted, so nothing overflows).
@@ -10,7 +10,7 @@ enum JSONValue: Equatable {
     case object([JSONMember])
 
     /// The JSON type's name for "expected X, found Y" messages.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -20,19 +20,4 @@ enum JSONValue: Equatable {
         case .object: "an object"
         }
     }
-}
-
-/// A JSON value and the byte range it spans in its document.
-struct JSONNode: Equatable {
-    var offset: Int
-    var value: JSONValue
-    /// The offset just past the value's last character.
-    var end: Int = 0
-}
-
-/// One member of a JSON object, in document order.
-struct JSONMember: Equatable {
-    var key: String
-    var keyOffset: Int
-    var value: JSONNode
 }

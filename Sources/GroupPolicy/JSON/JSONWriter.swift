@@ -17,19 +17,19 @@ package struct JSONWriter {
         return writer.string
     }
 
-    init(pretty: Bool, reservingCapacity capacity: Int = 256) {
+    package init(pretty: Bool, reservingCapacity capacity: Int = 256) {
         self.pretty = pretty
         output.reserveCapacity(capacity)
     }
 
-    var string: String { String(decoding: output, as: UTF8.self) }
+    package var string: String { String(decoding: output, as: UTF8.self) }
 
-    mutating func beginObject() { open(UInt8(ascii: "{")) }
-    mutating func endObject() { close(UInt8(ascii: "}")) }
-    mutating func beginArray() { open(UInt8(ascii: "[")) }
-    mutating func endArray() { close(UInt8(ascii: "]")) }
+    package mutating func beginObject() { open(UInt8(ascii: "{")) }
+    package mutating func endObject() { close(UInt8(ascii: "}")) }
+    package mutating func beginArray() { open(UInt8(ascii: "[")) }
+    package mutating func endArray() { close(UInt8(ascii: "]")) }
 
-    mutating func key(_ key: String) {
+    package mutating func key(_ key: String) {
         separate()
         appendQuoted(key)
         output.append(UInt8(ascii: ":"))
@@ -37,7 +37,7 @@ package struct JSONWriter {
         afterKey = true
     }
 
-    mutating func string(_ value: String) {
+    package mutating func string(_ value: String) {
         separate()
         appendQuoted(value)
     }
@@ -47,7 +47,7 @@ package struct JSONWriter {
         output.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    mutating func number(_ value: Int64) {
+    package mutating func number(_ value: Int64) {
         separate()
         output.append(contentsOf: String(value).utf8)
     }
@@ -58,13 +58,13 @@ package struct JSONWriter {
     }
 
     /// A key with a string value.
-    mutating func member(_ name: String, _ value: String) {
+    package mutating func member(_ name: String, _ value: String) {
         key(name)
         string(value)
     }
 
     /// A key with an array of strings.
-    mutating func member(_ name: String, strings: some Sequence<String>) {
+    package mutating func member(_ name: String, strings: some Sequence<String>) {
         key(name)
         beginArray()
         for value in strings { string(value) }

@@ -3,10 +3,10 @@ extension SourceText {
     ///
     /// One pass over the bytes serves every offset, so locating every rule of a minified policy
     /// (one long line) costs one scan of the file instead of one scan of the line per rule.
-    func locations(ofOffsets offsets: [Int]) -> [SourceLocation] {
+    func locations(ofOffsets offsets: [Int]) -> [SourcePosition] {
         let order = offsets.indices.sorted { offsets[$0] < offsets[$1] }
-        var locations = [SourceLocation](
-            repeating: SourceLocation(file: fileName, line: 1, column: 1),
+        var locations = [SourcePosition](
+            repeating: SourcePosition(file: fileName, line: 1, column: 1),
             count: offsets.count
         )
         var line = 1
@@ -25,7 +25,7 @@ extension SourceText {
                 }
                 position += 1
             }
-            locations[index] = SourceLocation(file: fileName, line: line, column: column)
+            locations[index] = SourcePosition(file: fileName, line: line, column: column)
         }
         return locations
     }

@@ -2,10 +2,10 @@
 ///
 /// Lines and columns are 1-based; a column counts Unicode scalars from the start of the line (so a
 /// tab or a multi-byte character is one column), which is what editors jump to for ASCII text.
-struct SourceText: Sendable {
+package struct SourceText: Sendable {
     /// The name diagnostics print (a path as the user gave it), or `nil` for bytes from memory.
-    let fileName: String?
-    let bytes: [UInt8]
+    package let fileName: String?
+    package let bytes: [UInt8]
     private let lineStarts: [Int]
     /// Unicode scalars that start before byte `k * checkpointStride`, for every `k`: columns are
     /// differences of scalar counts, so a query scans at most one stride instead of its whole line
@@ -13,7 +13,7 @@ struct SourceText: Sendable {
     private let scalarCheckpoints: [Int]
     private static let checkpointStride = 256
 
-    init(fileName: String?, bytes: [UInt8]) {
+    package init(fileName: String?, bytes: [UInt8]) {
         self.fileName = fileName
         self.bytes = bytes
         var starts = [0]
@@ -58,8 +58,8 @@ struct SourceText: Sendable {
     }
 
     /// The source location of the byte at `offset`.
-    func location(ofOffset offset: Int) -> SourceLocation {
+    package func location(ofOffset offset: Int) -> SourcePosition {
         let (line, column) = lineAndColumn(ofOffset: offset)
-        return SourceLocation(file: fileName, line: line, column: column)
+        return SourcePosition(file: fileName, line: line, column: column)
     }
 }

@@ -1,164 +1,18 @@
 /// One policy file as validated: the v1 format's content, with where each part came from.
 ///
 /// Immutable once parsed; compilation turns it into the indexed form evaluation reads.
-struct PolicyDocument: Sendable {
+package struct PolicyDocument: Sendable {
     var fileName: String?
-    var id: String
+    package var id: String
     /// Where the `id` value starts (set conflicts point at it).
     var idOffset: Int = 0
     var description: String?
     var capabilities: [CapabilityDeclaration]
-    var rules: [RuleDefinition]
-    var workspaces: [WorkspaceDefinition]
+    package var rules: [RuleDefinition]
+    package var workspaces: [WorkspaceDefinition]
     /// Sandbox product id -> the product id the rules use.
-    var productAliases: [String: String]
-    var invariants: [InvariantDefinition]
+    package var productAliases: [String: String]
+    package var invariants: [InvariantDefinition]
     /// Warnings found while loading (the document loaded, so it has no errors).
     var warnings: [Diagnostic]
-}
-
-/// A declared capability.
-struct CapabilityDeclaration: Sendable, Equatable {
-    var name: String
-    var description: String?
-    var kind: CapabilityKind
-    var offset: Int
-}
-
-/// Whether a capability only changes presentation, or unlocks content (then only entitlements can
-/// grant it).
-public enum CapabilityKind: String, Sendable, Hashable, Codable {
-    /// Changes what the app presents (controls, screens, menus). The default.
-    case presentation
-    /// Unlocks content: only rules with non-empty `requires.entitlements` may grant it.
-    case content
-}
-
-/// A condition on one string attribute: any value, or one of a list (exact, case-sensitive).
-enum ValueCondition: Sendable, Equatable {
-    /// `"*"`: every value, including `NONE` and values this version does not know.
-    case any
-    case oneOf([String])
-
-    func matches(_ value: String) -> Bool {
-        switch self {
-        case .any: true
-        case .oneOf(let values): values.contains(value)
-        }
-    }
-
-    /// Whether every value this condition matches is matched by `other` too.
-    func isSubset(of other: ValueCondition?) -> Bool {
-        guard let other else { return true }
-        switch (self, other) {
-        case (_, .any): return true
-        case (.any, .oneOf): return false
-        case (.oneOf(let mine), .oneOf(let theirs)): return mine.allSatisfy(theirs.contains)
-        }
-    }
-
-    var values: [String] {
-        switch self {
-        case .any: []
-        case .oneOf(let values): values
-        }
-    }
-}
-
-/// A rule's, workspace's or invariant's `match`.
-struct MatchCondition: Sendable, Equatable {
-    var groupTypes: ValueCondition?
-    var groupIDs: ValueCondition?
-    var productIDs: ValueCondition?
-    var roles: ValueCondition?
-
-    static let everything = MatchCondition()
-
-    /// A match with `productId` or `role` holds per role entry; one without holds per group.
-    var isRoleLevel: Bool { productIDs != nil || roles != nil }
-
-    func matchesGroup(groupID: String, groupType: String) -> Bool {
-        (groupTypes?.matches(groupType) ?? true) && (groupIDs?.matches(groupID) ?? true)
-    }
-
-    /// Whether a role entry (its product id already aliased) satisfies the role-level conditions.
-    func matchesEntry(productID: String, role: String) -> Bool {
-        (productIDs?.matches(productID) ?? true) && (roles?.matches(role) ?? true)
-    }
-}
-
-/// A `requires` block: conditions on the context, all of which must hold.
-struct Requirements: Sendable, Equatable {
-    var environments: Set<StoreEnvironment>?
-    var entitlements: [String] = []
-
-    static let none = Requirements()
-
-    func hold(in context: EvaluationContext) -> Bool {
-        if let environments, !environments.contains(context.environment) { return false }
-        return entitlements.allSatisfy(context.entitlements.contains)
-    }
-
-    /// Whether these requirements hold in every context in which `other` holds.
-    func areWeaker(than other: Requirements) -> Bool {
-        if let environments {
-            guard let others = other.environments, others.isSubset(of: environments) else { return false }
-        }
-        return entitlements.allSatisfy(other.entitlements.contains)
-    }
-}
-
-/// Whether a rule adds or removes its capabilities.
-enum RuleEffect: String, Sendable {
-    case grant
-    case deny
-}
-
-/// One rule of a policy.
-struct RuleDefinition: Sendable {
-    var id: String
-    var description: String?
-    var effect: RuleEffect
-    var capabilities: [String]
-    var match: MatchCondition
-    var requires: Requirements
-    var offset: Int
-    var path: JSONPath
-    /// Where the rule starts, for tools that point at it (coverage).
-    var location: SourceLocation?
-}
-
-/// One workspace definition.
-struct WorkspaceDefinition: Sendable {
-    var id: String
-    var description: String?
-    /// Never holds `roles` (rejected at load).
-    var match: MatchCondition
-    var adminRoles: [String]
-    var requires: Requirements
-    var offset: Int
-    var path: JSONPath
-    /// Where the `id` value starts (set conflicts point at it).
-    var idOffset: Int
-    /// Where the workspace starts, for tools that point at it (coverage).
-    var location: SourceLocation?
-}
-
-/// One invariant: a property checked over every scenario (policy-format.md section 6).
-struct InvariantDefinition: Sendable {
-    enum Quantifier: String, Sendable {
-        case never
-        case always
-    }
-
-    var id: String
-    var description: String?
-    var quantifier: Quantifier
-    var capabilities: [String]
-    var match: MatchCondition
-    var requires: Requirements
-    var offset: Int
-    var path: JSONPath
-    /// Where the invariant starts: a violation is reported there.
-    var location: SourceLocation?
 }

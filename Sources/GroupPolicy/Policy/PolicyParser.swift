@@ -1,7 +1,8 @@
 /// Validates a policy file against the v1 format and builds its ``PolicyDocument``.
 ///
-/// Implements policy-format.md sections 1, 3, 5 and 6. Every problem becomes a diagnostic with a
-/// location; a document is returned only when there is no error.
+/// Implements the DocC article "Policy file format" (with its section "Load-time validation").
+/// Every problem becomes a diagnostic with a location; a document is returned only when there is no
+/// error.
 struct PolicyParser {
     static let format = "group-policy/v1"
 
@@ -592,7 +593,7 @@ struct PolicyParser {
 }
 
 /// Reads a whole file as JSON, reporting size, syntax and encoding problems as diagnostics.
-func readJSON(_ collector: DiagnosticCollector, limits: PolicyLimits) -> JSONNode? {
+package func readJSON(_ collector: DiagnosticCollector, limits: PolicyLimits) -> JSONNode? {
     let bytes = collector.source.bytes
     guard bytes.count <= limits.maximumBytes else {
         collector.error(

@@ -1,6 +1,7 @@
-/// The warnings of policy-format.md section 5 that need the whole document: things that load but
-/// are almost certainly not what the author meant. (Unknown `groupType`/`role` values are warned
-/// about while parsing, where their locations are at hand.)
+/// The warnings of the DocC article "Policy file format", section "Load-time validation", that need
+/// the whole document: things that load but are almost certainly not what the author meant.
+/// (Unknown `groupType`/`role` values are warned about while parsing, where their locations are at
+/// hand.)
 enum PolicyWarnings {
     static func check(_ document: PolicyDocument, rootOffset: Int, rulesNode: JSONNode?, collector: DiagnosticCollector)
     {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A policy shared by every request of a server, reloadable from its files without a restart.
 ///
@@ -42,7 +46,7 @@ public final class PolicyStore: Sendable {
     ///   - path: A policy file, or a directory of policy files.
     ///   - limits: Bounds applied to this and every later load.
     /// - Throws: The ``GroupPolicyError`` of the first load: a store never starts without a policy.
-    public init(contentsOf path: String, limits: PolicyLimits = .default) throws {
+    public init(contentsOf path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
         self.path = path
         self.limits = limits
         let fingerprint = FileStamp.fingerprint(of: path)
@@ -52,6 +56,10 @@ public final class PolicyStore: Sendable {
 
     /// The policy serving now: an immutable snapshot, safe to keep for the rest of a request.
     public var current: Policy { state.withLock { $0.policy } }
+
+    /// The revision of the version serving now (``Policy/revision``); it changes with every reload
+    /// that changes a file's name or bytes.
+    public var revision: String { current.revision }
 
     /// How many versions have loaded successfully, counting the first.
     public var generation: Int { state.withLock { $0.generation } }
@@ -87,6 +95,25 @@ public final class PolicyStore: Sendable {
         current.capabilities(for: response, in: context)
     }
 
+    /// Explains one capability with the current policy (see
+    /// ``Policy/explain(_:for:in:group:)``).
+    ///
+    /// - Parameters:
+    ///   - capability: A capability the current policy declares.
+    ///   - response: Apple's Get Customer Groups answer for the customer.
+    ///   - context: The environment and the entitlements the app derived from transactions.
+    ///   - groupID: Explain only this group of the response; `nil` explains every group.
+    /// - Returns: The explanation under the version serving at the time of the call.
+    /// - Throws: A ``GroupPolicyError`` with code `undeclaredCapability` or `unknownGroup`.
+    public func explain(
+        _ capability: Capability,
+        for response: GetCustomerGroupsResponse,
+        in context: EvaluationContext = EvaluationContext(),
+        group groupID: String? = nil
+    ) throws(GroupPolicyError) -> Explanation {
+        try current.explain(capability, for: response, in: context, group: groupID)
+    }
+
     /// Loads the files again; swaps the new version in only if it loads completely.
     ///
     /// - Returns: `.reloaded` with the new generation, or `.failed` with why (the old version
@@ -119,8 +146,8 @@ public final class PolicyStore: Sendable {
         }
     }
 
-    /// Reloads when the files changed since the last load attempt (their names, sizes or
-    /// modification times), and otherwise does nothing.
+    /// Reloads when the files changed since the last load attempt (their names, the files their
+    /// links resolve to, sizes or modification times), and otherwise does nothing.
     ///
     /// - Returns: The outcome of the reload, or `nil` when nothing changed.
     @discardableResult
@@ -153,22 +180,21 @@ public final class PolicyStore: Sendable {
     }
 }
 
-/// What identifies a version of the policy files cheaply: each file's path, size and modification
-/// time.
+/// What identifies a version of the policy files cheaply: each file's path, the real file it
+/// resolves to, and that file's identity, size and modification time.
+///
+/// Everything is read through symbolic links (`stat`, not `lstat`), so a deployment that swaps a
+/// link, as a Kubernetes ConfigMap volume swaps `..data` to a new timestamped directory, changes
+/// the fingerprint even when the new file has the same size and time as the old one.
 struct FileStamp: Equatable, Sendable {
     var path: String
-    var size: Int
-    var modified: Date?
+    var realPath: String?
+    var status: FileStatus?
 
     static func fingerprint(of path: String) -> [FileStamp] {
-        let files = isDirectory(path) ? ((try? policyFilesDirectly(in: path)) ?? []) : [path]
+        let files = isDirectory(path) ? ((try? PolicyFiles.policySet(inDirectory: path)) ?? []) : [path]
         return files.map { file in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: file)
-            return FileStamp(
-                path: file,
-                size: attributes?[.size] as? Int ?? -1,
-                modified: attributes?[.modificationDate] as? Date
-            )
+            FileStamp(path: file, realPath: GroupPolicy.realPath(file), status: try? FileStatus(path: file))
         }
     }
 }

@@ -1,5 +1,6 @@
 extension WorkspaceDefinition {
-    /// The membership role one group gives in this workspace (policy-format.md section 3).
+    /// The membership role one group gives in this workspace (see the DocC article "Evaluation
+    /// semantics", section "Workspace membership").
     ///
     /// - Parameters:
     ///   - groupID: The group's id.
@@ -14,7 +15,7 @@ extension WorkspaceDefinition {
         entries: [RoleEntry],
         ruleProductIDs: [String],
         context: EvaluationContext
-    ) -> WorkspaceRole? {
+    ) -> WorkspaceMembership.Role? {
         guard requires.hold(in: context), match.matchesGroup(groupID: groupID, groupType: groupType.rawValue) else {
             return nil
         }

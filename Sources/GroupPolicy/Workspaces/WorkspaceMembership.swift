@@ -5,21 +5,12 @@ public struct WorkspaceMembership: Sendable, Hashable {
     /// The group that forms the workspace (the administrator's and members' shared group).
     public var groupID: String
     /// Whether the customer administers the workspace or is a member.
-    public var role: WorkspaceRole
+    public var role: WorkspaceMembership.Role
 
     /// Creates a membership.
-    public init(workspace: Workspace, groupID: String, role: WorkspaceRole) {
+    public init(workspace: Workspace, groupID: String, role: WorkspaceMembership.Role) {
         self.workspace = workspace
         self.groupID = groupID
         self.role = role
     }
-}
-
-/// A workspace membership's role: `admin` when a relevant role entry has a role in the
-/// definition's `adminRoles`, otherwise `member`.
-public enum WorkspaceRole: String, Sendable, Hashable, Codable {
-    /// Administers the workspace.
-    case admin
-    /// Belongs to the workspace.
-    case member
 }

@@ -26,7 +26,7 @@ struct TokenTests {
         )
     }
 
-    @Test("a client token verifies with Python's cryptography against the public key")
+    @Test("a client token verifies with Python's cryptography against the public key", .requires(.pythonCryptography))
     func verifiesIndependently() async throws {
         let client = try AppStoreGroupsClient(environment: .sandbox, credentials: FakeAppStore.credentials())
         let result = try await Self.verifyWithPython(try client.makeToken())
@@ -34,7 +34,7 @@ struct TokenTests {
         #expect(result.status == 0)
     }
 
-    @Test("the independent verifier rejects a token signed by another key")
+    @Test("the independent verifier rejects a token signed by another key", .requires(.pythonCryptography))
     func verifierRejectsOtherKey() async throws {
         let client = try AppStoreGroupsClient(
             environment: .sandbox,

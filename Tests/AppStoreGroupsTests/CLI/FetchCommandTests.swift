@@ -55,7 +55,7 @@ struct FetchCommandTests {
         return result
     }
 
-    @Test("fetch groups prints Apple's answer as pretty JSON, exit 0")
+    @Test("fetch groups prints Apple's answer as pretty JSON, exit 0", .requires(.pythonCryptography))
     func groups() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
@@ -70,7 +70,7 @@ struct FetchCommandTests {
         #expect(requests.map(\.authorization) == ["ok"])
     }
 
-    @Test("credentials come from the environment when no flags are given")
+    @Test("credentials come from the environment when no flags are given", .requires(.pythonCryptography))
     func credentialsFromEnvironment() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
@@ -88,7 +88,7 @@ struct FetchCommandTests {
         #expect(result.standardError == "")
     }
 
-    @Test("fetch groups --policy prints the Decision for the sandbox environment")
+    @Test("fetch groups --policy prints the Decision for the sandbox environment", .requires(.pythonCryptography))
     func groupsWithPolicy() async throws {
         let server = try await FakeAppStore()
         let policyPath = TestFiles.packageRoot.appending(path: "Policies/team-workspace.json").path
@@ -109,7 +109,10 @@ struct FetchCommandTests {
         #expect(result.standardError == "")
     }
 
-    @Test("fetch members --all follows every page with the same limit and prints one list")
+    @Test(
+        "fetch members --all follows every page with the same limit and prints one list",
+        .requires(.pythonCryptography)
+    )
     func allMembers() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
@@ -126,7 +129,7 @@ struct FetchCommandTests {
         #expect(try await server.log().map { $0.query["limit"] } == [["2"], ["2"], ["2"]])
     }
 
-    @Test("fetch members without --all prints one page with its token")
+    @Test("fetch members without --all prints one page with its token", .requires(.pythonCryptography))
     func onePage() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
@@ -142,7 +145,45 @@ struct FetchCommandTests {
         #expect(result.standardOutput == expected.jsonString(pretty: true) + "\n")
     }
 
-    @Test("an API error answer is exit 1 with one Error: line")
+    @Test(
+        "fetch members --all on a pagination cycle (A, B, A) ends with one Error: line",
+        .requires(.pythonCryptography)
+    )
+    func paginationCycle() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "members", "--group-id", "cycle", "--all"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "")
+        #expect(
+            result.standardError
+                == "Error: the App Store sent a paginationToken it had sent before (page 3 repeats an earlier one), "
+                + "so the listing would never end (HTTP 200, at paginationToken)\n"
+        )
+        #expect(try await server.log().count == 3)
+    }
+
+    @Test(
+        "Apple's errorMessage with a newline, a CI annotation and ESC stays on the one Error: line",
+        .requires(.pythonCryptography)
+    )
+    func injectedErrorMessage() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "groups", "--transaction-id", "injected"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 1)
+        #expect(
+            result.standardError
+                == #"Error: the App Store answered InvalidTransactionIdError (HTTP 400, errorCode 4000006, "#
+                + #"errorMessage "Invalid id.\n::error file=x.swift::forged\u001b[2J")"# + "\n"
+        )
+    }
+
+    @Test("an API error answer is exit 1 with one Error: line", .requires(.pythonCryptography))
     func apiError() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
@@ -158,7 +199,7 @@ struct FetchCommandTests {
         )
     }
 
-    @Test("a 401 is exit 1")
+    @Test("a 401 is exit 1", .requires(.pythonCryptography))
     func unauthorized() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
@@ -174,7 +215,7 @@ struct FetchCommandTests {
         )
     }
 
-    @Test("a rate limit beyond the maximum wait is exit 1 at once")
+    @Test("a rate limit beyond the maximum wait is exit 1 at once", .requires(.pythonCryptography))
     func rateLimited() async throws {
         let server = try await FakeAppStore()
         let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 120_000
@@ -191,7 +232,7 @@ struct FetchCommandTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("invalid ids are exit 2 and never reach the server")
+    @Test("invalid ids are exit 2 and never reach the server", .requires(.pythonCryptography))
     func invalidIDs() async throws {
         let server = try await FakeAppStore()
         for id in ["a/b", "..", "a%2Fb", "a?b", "a b", "", String(repeating: "7", count: 129)] {
@@ -211,25 +252,64 @@ struct FetchCommandTests {
         #expect(try await server.log().isEmpty)
     }
 
-    @Test("bad usage is exit 2 with a one-line message")
+    @Test("bad usage is exit 2 with an Error: line, the usage and where to find help", .requires(.pythonCryptography))
     func badUsage() async throws {
         let server = try await FakeAppStore()
         let flags = Self.credentialFlags(server)
         var cases: [([String], String)] = [
-            (["fetch"] + flags, "Error: say what to fetch: 'fetch groups' or 'fetch members'\n"),
-            (["fetch", "teams"] + flags, "Error: unknown fetch target 'teams' (use groups or members)\n"),
-            (["fetch", "groups"] + flags, "Error: missing required option --transaction-id\n"),
+            (
+                ["fetch"] + flags,
+                """
+                Error: missing subcommand before '--key-id' (one of: groups, members)
+                Usage: group-policy fetch <subcommand>
+                  See 'group-policy fetch --help' for more information.
+
+                """
+            ),
+            (
+                ["fetch", "teams"] + flags,
+                """
+                Error: unknown subcommand 'teams' (one of: groups, members)
+                Usage: group-policy fetch <subcommand>
+                  See 'group-policy fetch --help' for more information.
+
+                """
+            ),
+            (
+                ["fetch", "groups"] + flags,
+                """
+                Error: missing required option '--transaction-id <id>'
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
+            ),
             (
                 ["fetch", "groups", "--transaction-id", "ok", "--limit", "3"] + flags,
-                "Error: --limit does not apply to 'fetch groups'\n"
+                """
+                Error: unknown option '--limit'
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
             ),
             (
                 ["fetch", "groups", "--transaction-id", "ok", "--explain"] + flags,
-                "Error: --entitlement and --explain need --policy\n"
+                """
+                Error: --entitlement and --explain need --policy
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
             ),
             (
                 ["fetch", "members", "--group-id", "ok", "--limit", "ten"] + flags,
-                "Error: --limit must be a number from 1 to 100\n"
+                """
+                Error: --limit must be a number from 1 to 100
+                Usage: group-policy fetch members --group-id <id> [options]
+                  See 'group-policy fetch members --help' for more information.
+
+                """
             ),
             (
                 ["fetch", "members", "--group-id", "ok", "--limit", "101"] + flags,
@@ -237,18 +317,33 @@ struct FetchCommandTests {
             ),
             (
                 ["fetch", "groups", "--transaction-id", "ok", "--environment", "staging"] + flags,
-                "Error: unknown environment 'staging' (use production or sandbox)\n"
+                """
+                Error: unknown environment 'staging' (use production or sandbox)
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
             ),
             (
                 ["fetch", "groups", "--transaction-id", "ok"],
-                "Error: missing --key-id (or set APP_STORE_KEY_ID)\n"
+                """
+                Error: missing --key-id (or set APP_STORE_KEY_ID)
+                Usage: group-policy fetch groups --transaction-id <id> [options]
+                  See 'group-policy fetch groups --help' for more information.
+
+                """
             ),
         ]
         for timeout in ["0", "-1", "0.0001", "3601", "soon", "nan", "inf", ""] {
             cases.append(
                 (
                     ["fetch", "groups", "--transaction-id", "ok", "--timeout", timeout] + flags,
-                    "Error: --timeout must be a number of seconds from 0.001 to 3600\n"
+                    """
+                    Error: --timeout must be a number of seconds from 0.001 to 3600
+                    Usage: group-policy fetch groups --transaction-id <id> [options]
+                      See 'group-policy fetch groups --help' for more information.
+
+                    """
                 )
             )
         }
@@ -261,7 +356,7 @@ struct FetchCommandTests {
         #expect(try await server.log().isEmpty)
     }
 
-    @Test("an unreadable or invalid key is exit 2 without echoing the key")
+    @Test("an unreadable or invalid key is exit 2 without echoing the key", .requires(.pythonCryptography))
     func badKeys() async throws {
         let server = try await FakeAppStore()
         let missing = try await Self.run(
@@ -283,7 +378,7 @@ struct FetchCommandTests {
         #expect(try await server.log().isEmpty)
     }
 
-    @Test("no usable answer (refused connection, malformed body, redirect) is exit 2")
+    @Test("no usable answer (refused connection, malformed body, redirect) is exit 2", .requires(.pythonCryptography))
     func noUsableAnswer() async throws {
         let server = try await FakeAppStore()
         let malformed = try await Self.run(
@@ -311,15 +406,23 @@ struct FetchCommandTests {
         #expect(refused.standardError.hasSuffix("(after 3 attempts)\n"))
     }
 
-    @Test("fetch --help is exit 0 and lists every option")
+    @Test("fetch groups --help and fetch members --help are exit 0 and list every option between them")
     func help() async throws {
-        let result = try await runProcess(try Self.binary(), ["fetch", "--help"], environment: Self.environment())
-        #expect(result.status == 0)
+        var output = ""
+        for subcommand in ["groups", "members"] {
+            let result = try await runProcess(
+                try Self.binary(),
+                ["fetch", subcommand, "--help"],
+                environment: Self.environment()
+            )
+            #expect(result.status == 0)
+            output += result.standardOutput
+        }
         for option in [
             "--transaction-id", "--group-id", "--limit", "--all", "--policy", "--entitlement", "--explain", "--key-id",
             "--issuer-id", "--bundle-id", "--private-key", "--environment", "--base-url", "--timeout",
         ] {
-            #expect(result.standardOutput.contains(option))
+            #expect(output.contains(option))
         }
     }
 }

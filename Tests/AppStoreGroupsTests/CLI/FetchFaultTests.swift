@@ -85,6 +85,7 @@ struct FetchFaultTests {
 
     @Test(
         "fetch against a faulty server: one Error: line, exit status, time bound, no secrets",
+        .requires(.pythonCryptography),
         arguments: Fault.allCases
     )
     func fault(_ fault: Fault) async throws {

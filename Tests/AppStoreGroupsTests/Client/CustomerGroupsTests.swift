@@ -7,7 +7,7 @@ import Testing
 /// Get Customer Groups through the real loopback server: every row of Apple's table.
 @Suite("Get Customer Groups")
 struct CustomerGroupsTests {
-    @Test("200: the body decodes exactly, with one signed request")
+    @Test("200: the body decodes exactly, with one signed request", .requires(.pythonCryptography))
     func success() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -20,14 +20,14 @@ struct CustomerGroupsTests {
         #expect(requests.first?.authorization == "ok")
     }
 
-    @Test("200: an empty groups list")
+    @Test("200: an empty groups list", .requires(.pythonCryptography))
     func emptyGroups() async throws {
         let server = try await FakeAppStore()
         let response = try await server.client().customerGroups(anyTransactionID: "empty")
         #expect(response == GetCustomerGroupsResponse(groups: []))
     }
 
-    @Test("every attempt carries a fresh token")
+    @Test("every attempt carries a fresh token", .requires(.pythonCryptography))
     func freshTokenPerAttempt() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -38,7 +38,7 @@ struct CustomerGroupsTests {
         #expect(Set(tokens).count == 3)
     }
 
-    @Test("400 InvalidTransactionIdError 4000006 is not retried")
+    @Test("400 InvalidTransactionIdError 4000006 is not retried", .requires(.pythonCryptography))
     func invalidTransactionID() async throws {
         let server = try await FakeAppStore()
         let error = await expectError {
@@ -52,7 +52,10 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("401 from a token the server cannot verify is its own kind and is not retried")
+    @Test(
+        "401 from a token the server cannot verify is its own kind and is not retried",
+        .requires(.pythonCryptography)
+    )
     func unauthorizedBySignature() async throws {
         let server = try await FakeAppStore()
         let error = await expectError {
@@ -67,7 +70,7 @@ struct CustomerGroupsTests {
         #expect(requests.map(\.authorization) == ["bad signature"])
     }
 
-    @Test("401 without a body, whatever the token")
+    @Test("401 without a body, whatever the token", .requires(.pythonCryptography))
     func unauthorized() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().customerGroups(anyTransactionID: "unauthorized") }
@@ -77,7 +80,7 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("404 TransactionIdNotFoundError 4040010 is not retried")
+    @Test("404 TransactionIdNotFoundError 4040010 is not retried", .requires(.pythonCryptography))
     func transactionIDNotFound() async throws {
         let server = try await FakeAppStore()
         let error = await expectError {
@@ -91,7 +94,7 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds")
+    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds", .requires(.pythonCryptography))
     func rateLimitThenSuccess() async throws {
         let server = try await FakeAppStore()
         let now = Date()
@@ -105,7 +108,10 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 2)
     }
 
-    @Test("429 with Retry-After past the maximum wait fails at once, carrying the instant")
+    @Test(
+        "429 with Retry-After past the maximum wait fails at once, carrying the instant",
+        .requires(.pythonCryptography)
+    )
     func rateLimitTooFar() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -124,7 +130,10 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("429 every time: three attempts, each wait up to Retry-After, then the rate-limit error")
+    @Test(
+        "429 every time: three attempts, each wait up to Retry-After, then the rate-limit error",
+        .requires(.pythonCryptography)
+    )
     func rateLimitExhausted() async throws {
         let server = try await FakeAppStore()
         let nowMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
@@ -140,7 +149,10 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 3)
     }
 
-    @Test("429 with a real short wait: the retry reaches the server no earlier than Retry-After")
+    @Test(
+        "429 with a real short wait: the retry reaches the server no earlier than Retry-After",
+        .requires(.pythonCryptography)
+    )
     func rateLimitRealWait() async throws {
         let server = try await FakeAppStore()
         let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 400
@@ -155,7 +167,7 @@ struct CustomerGroupsTests {
         #expect(elapsed < .seconds(15))
     }
 
-    @Test("500 GeneralInternalError 5000000: three attempts with exponential backoff")
+    @Test("500 GeneralInternalError 5000000: three attempts with exponential backoff", .requires(.pythonCryptography))
     func internalErrorExhausted() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -172,7 +184,7 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 3)
     }
 
-    @Test("500 then 200: the retry succeeds")
+    @Test("500 then 200: the retry succeeds", .requires(.pythonCryptography))
     func internalErrorThenSuccess() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -183,7 +195,7 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 2)
     }
 
-    @Test("RetryPolicy.none sends exactly one request")
+    @Test("RetryPolicy.none sends exactly one request", .requires(.pythonCryptography))
     func retriesDisabled() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -197,7 +209,7 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("a malformed 200 is a decoding error carrying the engine's JSON path")
+    @Test("a malformed 200 is a decoding error carrying the engine's JSON path", .requires(.pythonCryptography))
     func malformedBody() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().customerGroups(anyTransactionID: "malformed") }
@@ -208,13 +220,32 @@ struct CustomerGroupsTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("a 200 that is not JSON is a decoding error at the root")
+    @Test("a 200 that is not JSON is a decoding error at the root", .requires(.pythonCryptography))
     func notJSON() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().customerGroups(anyTransactionID: "notjson") }
         #expect(error?.code == .invalidResponse)
         #expect(error?.jsonPath == "$")
         #expect(error?.attempts == 1)
+        // Not "expected an object, found a boolean": the body starts with a `t`, but is not JSON.
+        #expect(
+            error?.message == "the body is not JSON: invalid literal (expected true, false or null) at line 1, column 1"
+        )
+    }
+
+    @Test(
+        "a Content-Length of 10^23 is too large at once: no waiting for the body, no retry",
+        .requires(.pythonCryptography)
+    )
+    func hugeContentLength() async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError {
+            try await server.client(timeout: .seconds(3)).customerGroups(anyTransactionID: "hugelength")
+        }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message == "the answer's body is larger than 1048576 bytes")
+        #expect(error?.attempts == 1)
+        #expect(try await server.log().count == 1)
     }
 
     @Test("the environment maps to the engine's StoreEnvironment")

@@ -207,7 +207,7 @@ struct ErrorAnswerTests {
         ),
     ]
 
-    @Test("status, code, message and attempts are exact", arguments: cases)
+    @Test("status, code, message and attempts are exact", .requires(.pythonCryptography), arguments: cases)
     func errorAnswer(_ expected: ErrorCase) async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -230,7 +230,10 @@ struct ErrorAnswerTests {
         #expect(try await server.log().count == expected.attempts)
     }
 
-    @Test("429 with a Retry-After that is not a UNIX time in milliseconds backs off like a 500")
+    @Test(
+        "429 with a Retry-After that is not a UNIX time in milliseconds backs off like a 500",
+        .requires(.pythonCryptography)
+    )
     func garbageRetryAfter() async throws {
         // "none" sends no header; "1700000000" is seconds, not milliseconds.
         for header in ["none", "soon", "5", "1700000000", "-1", "99999999999999999999"] {

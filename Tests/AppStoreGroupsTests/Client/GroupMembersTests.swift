@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import Synchronization
 import Testing
 
 @testable import AppStoreGroups
@@ -7,7 +8,7 @@ import Testing
 /// Get Group Members through the real loopback server: every row of Apple's table, and pagination.
 @Suite("Get Group Members")
 struct GroupMembersTests {
-    @Test("200: one page decodes exactly; limit is sent, no token on the first page")
+    @Test("200: one page decodes exactly; limit is sent, no token on the first page", .requires(.pythonCryptography))
     func onePage() async throws {
         let server = try await FakeAppStore()
         let page = try await server.client().groupMembers(groupID: "ok", limit: 10)
@@ -26,7 +27,7 @@ struct GroupMembersTests {
         #expect(requests.first?.authorization == "ok")
     }
 
-    @Test("200: without a limit no query is sent")
+    @Test("200: without a limit no query is sent", .requires(.pythonCryptography))
     func noLimit() async throws {
         let server = try await FakeAppStore()
         let page = try await server.client().groupMembers(groupID: "placeholder")
@@ -34,7 +35,7 @@ struct GroupMembersTests {
         #expect(try await server.log().map(\.path) == ["/groups/v1/group/placeholder"])
     }
 
-    @Test("pagination over three pages keeps limit and passes each token")
+    @Test("pagination over three pages keeps limit and passes each token", .requires(.pythonCryptography))
     func threePages() async throws {
         let server = try await FakeAppStore()
         var members: [String] = []
@@ -59,7 +60,7 @@ struct GroupMembersTests {
         )
     }
 
-    @Test("pages fetched one at a time by hand match the sequence")
+    @Test("pages fetched one at a time by hand match the sequence", .requires(.pythonCryptography))
     func manualPages() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -71,7 +72,10 @@ struct GroupMembersTests {
         #expect(second.paginationToken == "page3/token+=&x")
     }
 
-    @Test("a limit that changes between pages is refused by the server (InvalidLimitError)")
+    @Test(
+        "a limit that changes between pages is refused by the server (InvalidLimitError)",
+        .requires(.pythonCryptography)
+    )
     func changedLimit() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -83,7 +87,7 @@ struct GroupMembersTests {
         #expect(error?.apiErrorCode == 4_000_004)
     }
 
-    @Test("PaginationTokenExpiredError 4000017 ends the sequence with its error")
+    @Test("PaginationTokenExpiredError 4000017 ends the sequence with its error", .requires(.pythonCryptography))
     func expiredToken() async throws {
         let server = try await FakeAppStore()
         var members: [String] = []
@@ -101,7 +105,7 @@ struct GroupMembersTests {
         #expect(try await server.log().count == 2)
     }
 
-    @Test("hasMore without a paginationToken is an invalid answer")
+    @Test("hasMore without a paginationToken is an invalid answer", .requires(.pythonCryptography))
     func tokenless() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().groupMembers(groupID: "tokenless") }
@@ -109,7 +113,10 @@ struct GroupMembersTests {
         #expect(error?.jsonPath == "paginationToken")
     }
 
-    @Test("the same paginationToken twice in a row stops the sequence instead of looping")
+    @Test(
+        "the same paginationToken twice in a row stops the sequence instead of looping",
+        .requires(.pythonCryptography)
+    )
     func loopingToken() async throws {
         let server = try await FakeAppStore()
         var count = 0
@@ -117,12 +124,77 @@ struct GroupMembersTests {
             for try await _ in try server.client().allGroupMembers(groupID: "loop") { count += 1 }
         }
         #expect(error?.code == .invalidResponse)
-        #expect(error?.message == "the App Store sent the same paginationToken twice in a row")
+        #expect(
+            error?.message
+                == "the App Store sent a paginationToken it had sent before (page 2 repeats an earlier one), "
+                + "so the listing would never end"
+        )
         #expect(count == 1)
         #expect(try await server.log().count == 2)
     }
 
-    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds")
+    @Test(
+        "a pagination cycle longer than one token (A, B, A) stops the sequence at the first repeat",
+        .requires(.pythonCryptography)
+    )
+    func paginationCycle() async throws {
+        let server = try await FakeAppStore()
+        var members: [String] = []
+        let error = await expectError {
+            for try await member in try server.client().allGroupMembers(groupID: "cycle") {
+                members.append(member.appTransactionID)
+            }
+        }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.jsonPath == "paginationToken")
+        #expect(
+            error?.description
+                == "the App Store sent a paginationToken it had sent before (page 3 repeats an earlier one), "
+                + "so the listing would never end (HTTP 200, at paginationToken)"
+        )
+        #expect(members == ["c-first", "c-token-a"])
+        #expect(
+            try await server.log().map(\.path) == [
+                "/groups/v1/group/cycle",
+                "/groups/v1/group/cycle?paginationToken=token-a",
+                "/groups/v1/group/cycle?paginationToken=token-b",
+            ]
+        )
+    }
+
+    @Test("a listing that never ends stops at the documented page limit")
+    func pageLimit() async throws {
+        // A thousand round trips to the Python server take most of a minute on a loaded machine,
+        // so this listing is served in process: a new token on every page, forever.
+        struct EndlessPages: HTTPTransport {
+            let requests = RequestCounter()
+
+            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+                let number = requests.increment()
+                let body =
+                    #"{"members":[{"appTransactionId":"e\#(number)"}],"hasMore":true,"#
+                    + #""paginationToken":"page-\#(number + 1)"}"#
+                return HTTPResponse(status: 200, body: Array(body.utf8))
+            }
+        }
+        let transport = EndlessPages()
+        let client = try AppStoreGroupsClient(
+            environment: .custom(baseURL: try #require(URL(string: "http://127.0.0.1:9"))),
+            credentials: FakeAppStore.credentials(),
+            transport: transport
+        )
+        var count = 0
+        let error = await expectError {
+            for try await _ in try client.allGroupMembers(groupID: "endless") { count += 1 }
+        }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.message == "the group's members fill more than 1000 pages; the listing stops there")
+        #expect(GroupMemberSequence.maximumPages == 1_000)
+        #expect(count == 999)
+        #expect(transport.requests.value == 1_000)
+    }
+
+    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds", .requires(.pythonCryptography))
     func rateLimitThenSuccess() async throws {
         let server = try await FakeAppStore()
         let nowMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
@@ -136,7 +208,10 @@ struct GroupMembersTests {
         #expect(requests.map { $0.query["limit"] } == [["7"], ["7"]])
     }
 
-    @Test("429 with Retry-After past the maximum wait fails at once, carrying the instant")
+    @Test(
+        "429 with Retry-After past the maximum wait fails at once, carrying the instant",
+        .requires(.pythonCryptography)
+    )
     func rateLimitTooFar() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -154,7 +229,7 @@ struct GroupMembersTests {
         #expect(time.sleeps == [])
     }
 
-    @Test("a malformed page is a decoding error with the engine's JSON path")
+    @Test("a malformed page is a decoding error with the engine's JSON path", .requires(.pythonCryptography))
     func malformed() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().groupMembers(groupID: "malformed") }
@@ -162,7 +237,10 @@ struct GroupMembersTests {
         #expect(error?.jsonPath == "members[0].appTransactionId")
     }
 
-    @Test("500 then 200 inside a sequence: the page is retried and the listing completes")
+    @Test(
+        "500 then 200 inside a sequence: the page is retried and the listing completes",
+        .requires(.pythonCryptography)
+    )
     func retryInsideSequence() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -174,4 +252,19 @@ struct GroupMembersTests {
         #expect(members == ["700000000000000001", "700000000000000002"])
         #expect(time.sleeps == [.milliseconds(500)])
     }
+}
+
+/// Counts requests across the tasks a transport is called from.
+final class RequestCounter: Sendable {
+    private let count = Mutex(0)
+
+    /// Counts one more and returns the new count.
+    func increment() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+
+    var value: Int { count.withLock { $0 } }
 }

@@ -11,7 +11,7 @@ struct RequestValidationTests {
         "é", String(repeating: "1", count: 129),
     ]
 
-    @Test("invalid transaction ids never reach the server")
+    @Test("invalid transaction ids never reach the server", .requires(.pythonCryptography))
     func invalidTransactionIDs() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -24,7 +24,7 @@ struct RequestValidationTests {
         #expect(try await server.log().isEmpty)
     }
 
-    @Test("invalid group ids never reach the server, for one page or all of them")
+    @Test("invalid group ids never reach the server, for one page or all of them", .requires(.pythonCryptography))
     func invalidGroupIDs() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -37,7 +37,7 @@ struct RequestValidationTests {
         #expect(try await server.log().isEmpty)
     }
 
-    @Test("limits outside 1...100 and empty tokens never reach the server")
+    @Test("limits outside 1...100 and empty tokens never reach the server", .requires(.pythonCryptography))
     func invalidLimitsAndTokens() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -56,7 +56,7 @@ struct RequestValidationTests {
         #expect(try await server.log().isEmpty)
     }
 
-    @Test("the boundary values are accepted")
+    @Test("the boundary values are accepted", .requires(.pythonCryptography))
     func boundaries() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()

@@ -19,7 +19,10 @@ import Darwin
 struct DecisionServerTests {
     static let policies = TestFiles.packageRoot.appending(path: "Policies").path
 
-    @Test("/decision answers exactly Policy.evaluate's JSON for the fake's response, and caches Apple's answer")
+    @Test(
+        "/decision answers exactly Policy.evaluate's JSON for the fake's response, and caches Apple's answer",
+        .requires(.pythonCryptography)
+    )
     func decisionMatchesTheEngine() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -33,7 +36,8 @@ struct DecisionServerTests {
         )
         #expect(first.status == 200)
         #expect(first.contentType == "application/json; charset=utf-8")
-        #expect(first.text == policy.evaluate(response, in: sandbox).jsonString(pretty: false))
+        #expect(first.decisionText == policy.evaluate(response, in: sandbox).jsonString(pretty: false))
+        #expect(first.groupsSource == "live")
         #expect(
             first.text.contains(#""workspaces":[{"workspace":"team","groupId":"900000000000000000","role":"admin"}]"#)
         )
@@ -43,13 +47,17 @@ struct DecisionServerTests {
         )
         #expect(explained.status == 200)
         #expect(
-            explained.text
+            explained.decisionText
                 == policy.evaluate(response, in: sandbox).jsonString(includingProvenance: true, pretty: false)
         )
+        #expect(explained.groupsSource == "cache")
 
         let production = try await server.get("/decision?transactionId=ok1&environment=production")
         #expect(production.status == 200)
-        #expect(production.text == policy.evaluate(response, in: EvaluationContext()).jsonString(pretty: false))
+        #expect(
+            production.decisionText == policy.evaluate(response, in: EvaluationContext()).jsonString(pretty: false)
+        )
+        #expect(production.groupsSource == "live")
         #expect(production.text.contains(#""capabilities":[],"#))
 
         // One fetch per environment: the second and third sandbox answers came from the cache.
@@ -57,7 +65,42 @@ struct DecisionServerTests {
         #expect(fetches == ["/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok1"])
     }
 
-    @Test("/workspace/members lists every page once, only for a member of the group's workspace")
+    @Test(
+        "/decision with whyNot answers the Decision and Policy.explain's JSON beside it",
+        .requires(.pythonCryptography)
+    )
+    func decisionWithWhyNot() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let policy = try Policy(contentsOf: Self.policies)
+        let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
+        let sandbox = EvaluationContext(environment: .sandbox)
+
+        let answer = try await server.get("/decision?transactionId=ok1&whyNot=team.templates&explain=true")
+        #expect(answer.status == 200)
+        let explanation = try policy.explain("team.templates", for: response, in: sandbox)
+        // The served Decision is Policy.evaluate's, followed by its freshness keys.
+        let evaluated = policy.evaluate(response, in: sandbox).jsonString(includingProvenance: true, pretty: false)
+        #expect(answer.text.hasPrefix(#"{"decision":"# + evaluated.dropLast() + #","groupsSource":"live","#))
+        #expect(answer.text.hasSuffix(#"},"explanation":"# + explanation.jsonString(pretty: false) + "}"))
+        // Without the Pro entitlement, templates are a near miss of the rule that requires it.
+        #expect(answer.text.contains(#"{"condition":"entitlements","missing":["com.example.teams.pro"]}"#))
+
+        let misspelt = try await server.get("/decision?transactionId=ok1&whyNot=team.template")
+        #expect(misspelt.status == 400)
+        #expect(
+            misspelt.text
+                == #"{"error":{"code":"undeclared-capability","message":"undeclared capability 'team.template' (did you mean 'team.templates'?)"}}"#
+        )
+        let empty = try await server.get("/decision?transactionId=ok1&whyNot=")
+        #expect(empty.status == 400)
+        #expect(empty.text == #"{"error":{"code":"bad-request","message":"missing parameter 'whyNot'"}}"#)
+    }
+
+    @Test(
+        "/workspace/members lists every page, fetched again on every call, only for a member of the group's workspace",
+        .requires(.pythonCryptography)
+    )
     func workspaceMembers() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -86,11 +129,14 @@ struct DecisionServerTests {
                 "/groups/v1/group/paged_team?limit=100",
                 "/groups/v1/group/paged_team?limit=100&paginationToken=page2-token",
                 "/groups/v1/group/paged_team?limit=100&paginationToken=page3%2Ftoken%2B%3D%26x",
+                "/groups/v1/group/paged_team?limit=100",
+                "/groups/v1/group/paged_team?limit=100&paginationToken=page2-token",
+                "/groups/v1/group/paged_team?limit=100&paginationToken=page3%2Ftoken%2B%3D%26x",
             ]
         )
     }
 
-    @Test("a failed fetch grants nothing, says why, and is not cached")
+    @Test("a failed fetch grants nothing, says why, and is not cached", .requires(.pythonCryptography))
     func failuresFailClosed() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -123,7 +169,7 @@ struct DecisionServerTests {
         )
     }
 
-    @Test("an answer is reused for the cache TTL, then fetched again")
+    @Test("an answer is reused for the cache TTL, then fetched again", .requires(.pythonCryptography))
     func cacheEntriesExpire() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-ttl", "1"])
@@ -135,11 +181,12 @@ struct DecisionServerTests {
 
     @Test(
         "requests the server does not serve are refused with a JSON error",
+        .requires(.pythonCryptography),
         arguments: [
             ("/decision", 400, #"{"error":{"code":"bad-request","message":"missing parameter 'transactionId'"}}"#),
             (
                 "/decision?transactionId=ok&entitlements=x", 400,
-                #"{"error":{"code":"bad-request","message":"unknown parameter 'entitlements' (this endpoint takes entitlement, environment, explain, transactionId)"}}"#
+                #"{"error":{"code":"bad-request","message":"unknown parameter 'entitlements' (this endpoint takes entitlement, environment, explain, transactionId, whyNot)"}}"#
             ),
             (
                 "/decision?transactionId=ok&transactionId=ok", 400,
@@ -159,7 +206,7 @@ struct DecisionServerTests {
             ),
             (
                 "/decisions", 404,
-                #"{"error":{"code":"not-found","message":"no such path (try /decision or /workspace/members)"}}"#
+                #"{"error":{"code":"not-found","message":"no such path (try /decision, /workspace/members or /invalidate)"}}"#
             ),
         ]
     )
@@ -172,7 +219,7 @@ struct DecisionServerTests {
         #expect(try await store.log().isEmpty)
     }
 
-    @Test("HTTP limits: only GET, no bodies, a bounded head, a bounded wait for it")
+    @Test("HTTP limits: only GET, no bodies, a bounded head, a bounded wait for it", .requires(.pythonCryptography))
     func httpLimits() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--read-timeout", "1"])
@@ -223,19 +270,39 @@ final class DecisionServerProcess: @unchecked Sendable {
 
     /// Starts a server on an ephemeral port of 127.0.0.1, serving Policies/ and fetching from the
     /// fake App Store.
-    static func start(appStore: FakeAppStore, arguments: [String] = []) async throws -> DecisionServerProcess {
+    static func start(
+        appStore: FakeAppStore,
+        policies: String = DecisionServerTests.policies,
+        arguments: [String] = [],
+        environment: [String: String] = [:]
+    ) async throws -> DecisionServerProcess {
         let binary = try binary()
         return try await offCooperativePool {
-            try DecisionServerProcess(binary: binary, appStore: appStore, arguments: arguments)
+            try DecisionServerProcess(
+                binary: binary,
+                appStore: appStore,
+                policies: policies,
+                arguments: arguments,
+                environment: environment
+            )
         }
     }
 
-    private init(binary: URL, appStore: FakeAppStore, arguments: [String]) throws {
+    /// Where the server's standard error (its log) goes.
+    let logFile = URL(filePath: NSTemporaryDirectory()).appending(path: "decision-server-\(UUID().uuidString).log")
+
+    private init(
+        binary: URL,
+        appStore: FakeAppStore,
+        policies: String,
+        arguments: [String],
+        environment: [String: String]
+    ) throws {
         let process = Process()
         process.executableURL = binary
         process.arguments =
             [
-                "--port", "0", "--policies", DecisionServerTests.policies,
+                "--port", "0", "--policies", policies,
                 "--base-url", appStore.baseURL.absoluteString,
             ] + arguments
         process.environment = [
@@ -243,10 +310,11 @@ final class DecisionServerProcess: @unchecked Sendable {
             "APP_STORE_ISSUER_ID": FakeAppStore.issuerID,
             "APP_STORE_BUNDLE_ID": FakeAppStore.bundleID,
             "APP_STORE_PRIVATE_KEY_PATH": TestFiles.fixture("test-key.p8").path,
-        ]
+        ].merging(environment) { _, new in new }
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         var line: [UInt8] = []
@@ -270,12 +338,53 @@ final class DecisionServerProcess: @unchecked Sendable {
         process.terminate()
         for _ in 0..<200 where process.isRunning { usleep(10_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: logFile)
+    }
+
+    /// The lines the server has logged so far.
+    func logLines() -> [String] {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
     struct Answer {
         var status: Int
         var contentType: String?
         var text: String
+        var retryAfter: String? = nil
+
+        /// The Decision's JSON without the freshness keys the server appends.
+        var decisionText: String {
+            guard let range = text.range(of: #","groupsSource":""#, options: .backwards) else { return text }
+            return text[..<range.lowerBound] + "}"
+        }
+
+        /// The `groupsSource` the server appended: `live`, `cache` or `stale`.
+        var groupsSource: String? { field("groupsSource") }
+
+        /// The `groupsFetchedAt` the server appended.
+        var groupsFetchedAt: String? { field("groupsFetchedAt") }
+
+        private func field(_ name: String) -> String? {
+            guard let start = text.range(of: "\"\(name)\":\"", options: .backwards),
+                let end = text[start.upperBound...].firstIndex(of: "\"")
+            else { return nil }
+            return String(text[start.upperBound..<end])
+        }
+    }
+
+    /// `POST path` over HTTP, without a body.
+    func post(_ path: String) async throws -> Answer {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        return Answer(
+            status: http.statusCode,
+            contentType: http.value(forHTTPHeaderField: "Content-Type"),
+            text: String(decoding: data, as: UTF8.self)
+        )
     }
 
     /// `GET path` over HTTP.
@@ -286,7 +395,8 @@ final class DecisionServerProcess: @unchecked Sendable {
         return Answer(
             status: http.statusCode,
             contentType: http.value(forHTTPHeaderField: "Content-Type"),
-            text: String(decoding: data, as: UTF8.self)
+            text: String(decoding: data, as: UTF8.self),
+            retryAfter: http.value(forHTTPHeaderField: "Retry-After")
         )
     }
 

@@ -58,7 +58,10 @@ struct FailClosedTests {
         }
     }
 
-    @Test("a failed fetch (refused, 429 storm) grants nothing, and the logged line holds no secret")
+    @Test(
+        "a failed fetch (refused, 429 storm) grants nothing, and the logged line holds no secret",
+        .requires(.pythonCryptography)
+    )
     func failedFetchGrantsNothing() async throws {
         let server = try await FakeAppStore()
         let refusing = try RefusingPort()

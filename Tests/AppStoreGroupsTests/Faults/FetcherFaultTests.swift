@@ -46,7 +46,10 @@ struct FetcherFaultTests {
         withExtendedLifetime(refusing) {}
     }
 
-    @Test("connection reset (RST) in the middle of the body: a transport failure after 3 attempts")
+    @Test(
+        "connection reset (RST) in the middle of the body: a transport failure after 3 attempts",
+        .requires(.pythonCryptography)
+    )
     func resetMidBody() async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
@@ -81,7 +84,10 @@ struct FetcherFaultTests {
         try SecretScan().check(error)
     }
 
-    @Test("https to a port that speaks plain HTTP: the handshake fails closed; nothing but TLS is sent")
+    @Test(
+        "https to a port that speaks plain HTTP: the handshake fails closed; nothing but TLS is sent",
+        .requires(.pythonCryptography)
+    )
     func tlsToPlainHTTP() async throws {
         let server = try await FaultServer.start(.plain)
         let time = SleepingTimeSource()
@@ -110,7 +116,10 @@ struct FetcherFaultTests {
         scan.check(error)
     }
 
-    @Test("https to a server with a self-signed certificate: not trusted, fails closed, no request sent")
+    @Test(
+        "https to a server with a self-signed certificate: not trusted, fails closed, no request sent",
+        .requires(.pythonCryptography)
+    )
     func tlsUntrustedCertificate() async throws {
         let server = try await FaultServer.start(.tls)
         let time = SleepingTimeSource()
@@ -133,7 +142,10 @@ struct FetcherFaultTests {
         try SecretScan().check(error)
     }
 
-    @Test("slow loris: a body trickled a byte at a time times out per attempt, however busy the line")
+    @Test(
+        "slow loris: a body trickled a byte at a time times out per attempt, however busy the line",
+        .requires(.pythonCryptography)
+    )
     func slowLoris() async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
@@ -166,6 +178,7 @@ struct FetcherFaultTests {
 
     @Test(
         "a 429 storm ends after bounded attempts and a bounded total wait, honouring each Retry-After",
+        .requires(.pythonCryptography),
         arguments: [
             // The total-wait bound stops it: a third 400 ms wait would pass 1 s.
             Storm(maximumAttempts: 10, maximumTotalWait: .seconds(1), attempts: 3),
@@ -211,7 +224,10 @@ struct FetcherFaultTests {
         try SecretScan(tokens: requests.compactMap(\.token)).check(error)
     }
 
-    @Test("with the default policy a 429 storm waits at most 30 s in all, even when each wait is allowed")
+    @Test(
+        "with the default policy a 429 storm waits at most 30 s in all, even when each wait is allowed",
+        .requires(.pythonCryptography)
+    )
     func rateLimitStormDefaultTotal() async throws {
         let server = try await FakeAppStore()
         let startMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
@@ -241,7 +257,11 @@ struct FetcherFaultTests {
         "0x18BCFE56800", "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999", "9999999999999999", "",
     ]
 
-    @Test("429 every time with a garbage Retry-After: backoff, 3 attempts, no instant", arguments: garbageRetryAfter)
+    @Test(
+        "429 every time with a garbage Retry-After: backoff, 3 attempts, no instant",
+        .requires(.pythonCryptography),
+        arguments: garbageRetryAfter
+    )
     func garbageRetryAfterStorm(_ header: String) async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
@@ -261,7 +281,10 @@ struct FetcherFaultTests {
         try SecretScan(tokens: requests.compactMap(\.token)).check(error)
     }
 
-    @Test("429 with the largest Retry-After the client reads (year 33658): fails at once, keeps the instant")
+    @Test(
+        "429 with the largest Retry-After the client reads (year 33658): fails at once, keeps the instant",
+        .requires(.pythonCryptography)
+    )
     func hugeRetryAfter() async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
@@ -277,7 +300,7 @@ struct FetcherFaultTests {
         try SecretScan(tokens: try await server.log(count: 1).compactMap(\.token)).check(error)
     }
 
-    @Test("429 every time with a Retry-After in the past: retried at once, 3 attempts")
+    @Test("429 every time with a Retry-After in the past: retried at once, 3 attempts", .requires(.pythonCryptography))
     func pastRetryAfter() async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()

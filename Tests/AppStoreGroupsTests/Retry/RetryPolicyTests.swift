@@ -20,7 +20,10 @@ struct RetryPolicyTests {
         #expect(policy.backoff(beforeRetry: 2, random: 1) == .seconds(1))
     }
 
-    @Test("the default policy's waits stay within its jitter bounds against the real server")
+    @Test(
+        "the default policy's waits stay within its jitter bounds against the real server",
+        .requires(.pythonCryptography)
+    )
     func defaultPolicyBounds() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -34,7 +37,10 @@ struct RetryPolicyTests {
         #expect(sleeps.last.map { $0 > .milliseconds(500) && $0 <= .seconds(1) } == true)
     }
 
-    @Test("backoffs count toward maximumTotalWait: the wait that would pass it is not made")
+    @Test(
+        "backoffs count toward maximumTotalWait: the wait that would pass it is not made",
+        .requires(.pythonCryptography)
+    )
     func totalWaitBoundsBackoff() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -56,7 +62,7 @@ struct RetryPolicyTests {
         #expect(try await server.log().count == 3)
     }
 
-    @Test("a wait that exactly reaches maximumTotalWait is made")
+    @Test("a wait that exactly reaches maximumTotalWait is made", .requires(.pythonCryptography))
     func totalWaitInclusive() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -74,7 +80,10 @@ struct RetryPolicyTests {
         #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
     }
 
-    @Test("maximumTotalWait zero: nothing is retried after a wait, but immediate retries still are")
+    @Test(
+        "maximumTotalWait zero: nothing is retried after a wait, but immediate retries still are",
+        .requires(.pythonCryptography)
+    )
     func zeroTotalWait() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()

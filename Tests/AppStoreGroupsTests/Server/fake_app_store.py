@@ -311,6 +311,20 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b" " * (1 << 16))
             except (BrokenPipeError, ConnectionResetError):
                 pass
+        elif scenario == "hugelength":
+            # 200 announcing a body of 10^23 bytes: more than any integer type the client may parse
+            # it into. A few bytes follow, then the connection stays open until the client leaves.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1" + "0" * 23)
+            self.end_headers()
+            self.close_connection = True
+            try:
+                self.wfile.write(b'{"groups": [')
+                self.wfile.flush()
+                time.sleep(5)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         elif scenario == "truncated":
             # Content-Length promises more than is sent, then the connection closes.
             self.send_response(200)
@@ -356,6 +370,22 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(200, {"members": [{"appTransactionId": "a1"}], "hasMore": True})
         elif scenario == "loop" and endpoint == "members":
             self.send_json(200, {"members": [{"appTransactionId": "a1"}], "hasMore": True, "paginationToken": "same"})
+        elif scenario == "cycle" and endpoint == "members":
+            # A pagination cycle longer than one token: no token -> A, A -> B, B -> A, ...
+            token = query.get("paginationToken", [None])[0]
+            next_token = "token-b" if token == "token-a" else "token-a"
+            member = {"appTransactionId": "c-%s" % (token or "first")}
+            self.send_json(200, {"members": [member], "hasMore": True, "paginationToken": next_token})
+        elif scenario == "big" and endpoint == "groups":
+            # big_<n>[_<tag>]: n organization groups, each with one role; the tag only makes the id
+            # (and so the cache key) distinct.
+            groups = [{"groupId": "g%05d" % index, "groupType": "ORGANIZATION",
+                       "roles": [{"productId": "example.productId.one", "role": "ADMIN"}]}
+                      for index in range(int(arguments[0]))]
+            self.send_json(200, {"groups": groups})
+        elif scenario == "injected":
+            # An error answer whose errorMessage carries a newline, a CI annotation and ESC.
+            self.send_error_body(400, 4000006, "Invalid id.\n::error file=x.swift::forged\u001b[2J")
         else:
             self.send_json(200, ok)
 

@@ -7,7 +7,10 @@ import Testing
 /// real loopback server.
 @Suite("Transport")
 struct TransportTests {
-    @Test("an answer slower than the timeout is a timeout; with no retries, one attempt")
+    @Test(
+        "an answer slower than the timeout is a timeout; with no retries, one attempt",
+        .requires(.pythonCryptography)
+    )
     func slowAnswer() async throws {
         let server = try await FakeAppStore()
         let started = ContinuousClock.now
@@ -25,7 +28,7 @@ struct TransportTests {
         #expect(try await server.log(count: 1).count == 1)
     }
 
-    @Test("timeouts are retried with backoff")
+    @Test("timeouts are retried with backoff", .requires(.pythonCryptography))
     func slowAnswerRetried() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -39,14 +42,14 @@ struct TransportTests {
         #expect(try await server.log(count: 3).count == 3)
     }
 
-    @Test("an answer within the timeout succeeds")
+    @Test("an answer within the timeout succeeds", .requires(.pythonCryptography))
     func slowButInTime() async throws {
         let server = try await FakeAppStore()
         let response = try await server.client(timeout: .seconds(5)).customerGroups(anyTransactionID: "slow_200")
         #expect(response == .sandboxPlaceholder)
     }
 
-    @Test("a body over 1 MiB announced by Content-Length is rejected and not retried")
+    @Test("a body over 1 MiB announced by Content-Length is rejected and not retried", .requires(.pythonCryptography))
     func oversizedByContentLength() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().customerGroups(anyTransactionID: "oversized") }
@@ -56,7 +59,7 @@ struct TransportTests {
         #expect(try await server.log().count == 1)
     }
 
-    @Test("a body over 1 MiB without Content-Length is cut off while reading")
+    @Test("a body over 1 MiB without Content-Length is cut off while reading", .requires(.pythonCryptography))
     func oversizedWhileReading() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().groupMembers(groupID: "oversizedclose") }
@@ -114,7 +117,7 @@ struct TransportTests {
         #expect(!error.description.contains("eyJ"))  // base64url of '{"' starts every JWT
     }
 
-    @Test("a truncated body is a transport failure, retried, then reported")
+    @Test("a truncated body is a transport failure, retried, then reported", .requires(.pythonCryptography))
     func truncatedBody() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
@@ -129,7 +132,10 @@ struct TransportTests {
         #expect(try await server.log().count == 3)
     }
 
-    @Test("a redirect is never followed: one request, no Authorization sent to the other host")
+    @Test(
+        "a redirect is never followed: one request, no Authorization sent to the other host",
+        .requires(.pythonCryptography)
+    )
     func redirectNotFollowed() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().customerGroups(anyTransactionID: "redirect") }
@@ -142,7 +148,7 @@ struct TransportTests {
         #expect(requests.map(\.host) == ["127.0.0.1:\(server.port)"])
     }
 
-    @Test("cancelling the calling task ends the request as cancelled")
+    @Test("cancelling the calling task ends the request as cancelled", .requires(.pythonCryptography))
     func cancellation() async throws {
         let server = try await FakeAppStore()
         let client = try server.client(retryPolicy: .none)

@@ -1,5 +1,6 @@
 // swift-tools-version:6.1
-// An app package that uses GroupPolicy's TypedCapabilities plugin, built by
+// An app package that uses GroupPolicy's TypedCapabilities plugin and its `swift package group-policy`
+// command, built and run by
 // Tests/GroupPolicyCodegenTests/TypedCapabilitiesFixtureTests.swift. Only FixtureApp builds:
 // MisspeltCapability and BrokenPolicy are meant to fail, so build one product or target at a time.
 import PackageDescription

@@ -1,8 +1,9 @@
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
 
-/// policy-format.md section 4: the Decision's JSON, byte for byte.
+/// The DocC article "Decision JSON": the Decision's JSON, byte for byte.
 @Suite struct DecisionJSONTests {
     @Test func explainedDecisionInTheDocumentedShape() throws {
         let loaded = try Policy(contentsOfFile: repositoryFile("Policies/team-workspace.json"))

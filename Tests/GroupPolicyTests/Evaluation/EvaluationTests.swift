@@ -1,8 +1,9 @@
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
 
-/// policy-format.md section 2, rule by rule, with exact expected values.
+/// The DocC article "Evaluation semantics", rule by rule, with exact expected values.
 @Suite struct EvaluationTests {
     static let twoGroups = """
         {"groups":[

@@ -1,6 +1,9 @@
+import GroupPolicyTestSupport
+
 @testable import GroupPolicy
 
-/// A deliberately naive evaluator written straight from policy-format.md sections 2-4.
+/// A deliberately naive evaluator written straight from the DocC articles "Evaluation semantics"
+/// and "Decision JSON".
 ///
 /// No indexes, no bit sets, every rule checked for every group. The optimized evaluator must agree
 /// with it.

@@ -1,3 +1,4 @@
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy

@@ -1,9 +1,16 @@
-import FoundationEssentials
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
 
-/// Every load-time error and warning of policy-format.md section 5, with its exact location.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Every load-time error and warning of the DocC article "Policy file format", section "Load-time
+/// validation", with its exact location.
 @Suite struct PolicyLoadingTests {
     /// A valid policy whose lines are easy to count; tests replace one line.
     static func document(
@@ -576,12 +583,5 @@ import Testing
         } throws: { error in
             (error as? GroupPolicyError)?.diagnostics.first?.message == "invalid JSON: nesting deeper than 32 levels"
         }
-    }
-}
-
-extension String {
-    func replacingFirst(_ target: String, with replacement: String) -> String {
-        guard let start = indices.first(where: { self[$0...].hasPrefix(target) }) else { return self }
-        return String(self[..<start]) + replacement + String(self[index(start, offsetBy: target.count)...])
     }
 }

@@ -1,7 +1,13 @@
-import FoundationEssentials
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Properties that must hold for every policy, response and context, checked on many seeded random
 /// cases per run (a failure names its seed and reproduces).

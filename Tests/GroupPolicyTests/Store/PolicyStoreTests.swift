@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyTestSupport
 import Synchronization
 import Testing
 

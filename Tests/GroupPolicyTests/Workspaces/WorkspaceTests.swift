@@ -1,8 +1,9 @@
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
 
-/// policy-format.md section 3.
+/// The DocC article "Evaluation semantics", section "Workspace membership".
 @Suite struct WorkspaceTests {
     static func workspacePolicy(_ workspaces: String, aliases: String = "") throws -> Policy {
         try policy(

@@ -1,0 +1,249 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// The server's endpoints: a customer's Decision, the members of a shared workspace, and
+/// invalidation for an App Store Server Notifications handler.
+///
+/// Decisions come from the library's `GroupDecisionService`: its caches (in this process, and in
+/// Redis with `--redis`), single flight, rate budget and 429 gate. It trusts its caller:
+/// `entitlement` parameters must come from transactions your backend has verified, so run it on
+/// loopback (or a private network) next to that backend, never open to apps. Every failure grants
+/// nothing: the answer is an error, never a partial Decision.
+struct DecisionRoutes: Sendable {
+    /// The most members listed for one group (Apple sends 100 a page).
+    static let maximumMembers = 10_000
+
+    let service: GroupDecisionService
+    /// For member listings, which are not cached: a workspace admin asks for them rarely.
+    let clients: [StoreEnvironment: AppStoreGroupsClient]
+
+    func respond(to request: ServerRequest) async -> ServerResponse {
+        do {
+            switch (request.method, request.path) {
+            case ("GET", "/decision"): return try await decision(request)
+            case ("GET", "/workspace/members"): return try await workspaceMembers(request)
+            case ("POST", "/invalidate"): return try await invalidate(request)
+            case (_, "/decision"), (_, "/workspace/members"):
+                return .error(405, "method-not-allowed", "only GET is served here", headerFields: [("Allow", "GET")])
+            case (_, "/invalidate"):
+                return .error(405, "method-not-allowed", "only POST is served here", headerFields: [("Allow", "POST")])
+            default:
+                return .error(404, "not-found", "no such path (try /decision, /workspace/members or /invalidate)")
+            }
+        } catch {
+            return error
+        }
+    }
+
+    /// Answers `GET /decision`: the customer's Decision.
+    ///
+    /// `/decision?transactionId=…[&environment=sandbox|production][&entitlement=…]…[&explain=true]`:
+    /// the customer's Decision as the JSON of `Decision.jsonBytes`, with grants and denials when
+    /// `explain` is true, ending with `groupsSource` (`live`, `cache` or `stale`),
+    /// `groupsFetchedAt` (when Apple sent the groups) and `policyRevision`. With
+    /// `&whyNot=CAPABILITY`, the answer is `{"decision":…,"explanation":…}`: the same Decision, and
+    /// `Explanation.jsonBytes` for that capability, from the same groups and policy snapshot (400
+    /// `undeclared-capability` when the policy does not declare it).
+    private func decision(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
+        let parameters = try Parameters(
+            request.query,
+            allowed: ["transactionId", "environment", "entitlement", "explain", "whyNot"]
+        )
+        let explain = try parameters.flag("explain")
+        let served = try await evaluate(parameters)
+        let body = served.decision.jsonBytes(includingProvenance: explain, pretty: false)
+        guard !parameters.all("whyNot").isEmpty else {
+            return .json(200, body)
+        }
+        let capability = try parameters.required("whyNot")
+        let context = EvaluationContext(
+            environment: try parameters.environment(),
+            entitlements: Set(parameters.all("entitlement"))
+        )
+        let explanation: Explanation
+        do {
+            explanation = try served.policy.explain(Capability(capability), for: served.groups, in: context)
+        } catch {
+            throw .error(400, error.code.description, error.message)
+        }
+        return .json(
+            200,
+            Array(#"{"decision":"#.utf8) + body + Array(#","explanation":"#.utf8)
+                + explanation.jsonBytes(pretty: false) + Array("}".utf8)
+        )
+    }
+
+    /// Answers `GET /workspace/members`: every member of a shared workspace's group.
+    ///
+    /// `/workspace/members?transactionId=…&groupId=…[&environment=…][&entitlement=…]…`: every
+    /// member of the group, for a customer whose Decision puts them in a workspace of that group
+    /// (403 otherwise), with the customer's workspace memberships there:
+    /// `{"groupId":…,"workspaces":[{"workspace":…,"role":…}],"members":[{"appTransactionId":…}]}`.
+    /// When Apple answers `GroupNotFoundError`, the customer's cached groups are forgotten.
+    private func workspaceMembers(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
+        let parameters = try Parameters(
+            request.query,
+            allowed: ["transactionId", "groupId", "environment", "entitlement"]
+        )
+        let groupID = try parameters.required("groupId")
+        let served = try await evaluate(parameters)
+        let environment = try parameters.environment()
+        let memberships = served.decision.workspaces.filter { $0.groupID == groupID }
+        guard !memberships.isEmpty else {
+            return .error(403, "not-a-member", "the customer is in no workspace of group \(groupID)")
+        }
+        guard let client = clients[environment] else {
+            throw .error(400, "bad-request", "environment \(environment) is not configured")
+        }
+        let list: [GroupMemberEntry]
+        do {
+            list = try await Self.allMembers(of: groupID, using: client)
+        } catch {
+            if error.code == .groupNotFound {
+                await service.invalidate(customer: try parameters.required("transactionId"))
+            }
+            throw Self.failure(error)
+        }
+        let body = JSON.object([
+            ("groupId", .string(groupID)),
+            (
+                "workspaces",
+                .array(
+                    memberships.map {
+                        .object([("workspace", .string($0.workspace.id)), ("role", .string($0.role.rawValue))])
+                    }
+                )
+            ),
+            ("members", .array(list.map { .object([("appTransactionId", .string($0.appTransactionID))]) })),
+        ])
+        return .json(200, body.bytes)
+    }
+
+    /// Answers `POST /invalidate`: forgets one customer's groups (`transactionId=…`, the id their
+    /// decisions are asked with) or everyone's (`all=true`), here and in Redis.
+    private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
+        let parameters = try Parameters(request.query, allowed: ["transactionId", "all"])
+        if try parameters.flag("all") {
+            await service.invalidateAll()
+            return .json(200, JSON.object([("invalidated", .string("all"))]).bytes)
+        }
+        let transactionID = try parameters.required("transactionId")
+        await service.invalidate(customer: transactionID)
+        return .json(200, JSON.object([("invalidated", .string(transactionID))]).bytes)
+    }
+
+    /// The customer's Decision from the library's service.
+    private func evaluate(_ parameters: Parameters) async throws(ServerResponse) -> ServedDecision {
+        let transactionID = try parameters.required("transactionId")
+        let environment = try parameters.environment()
+        guard clients[environment] != nil else {
+            throw .error(400, "bad-request", "environment \(environment) is not configured")
+        }
+        do {
+            return try await service.decision(
+                forCustomer: transactionID,
+                entitlements: Set(parameters.all("entitlement")),
+                environment: environment
+            )
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Every page of a group's members, bounded.
+    private static func allMembers(
+        of groupID: String,
+        using client: AppStoreGroupsClient
+    ) async throws(AppStoreGroupsError) -> [GroupMemberEntry] {
+        var list: [GroupMemberEntry] = []
+        for try await member in try client.allGroupMembers(groupID: groupID, limit: 100) {
+            guard list.count < maximumMembers else {
+                throw AppStoreGroupsError(
+                    code: .responseTooLarge,
+                    message: "group \(groupID) has more than \(maximumMembers) members"
+                )
+            }
+            list.append(member)
+        }
+        return list
+    }
+
+    /// The answer for a failed fetch: nothing granted, and what went wrong.
+    static func failure(_ error: any Error) -> ServerResponse {
+        guard let error = error as? AppStoreGroupsError else {
+            return .error(502, "fetch-failed", "\(error)")
+        }
+        var details: [(String, JSON)] = []
+        if let status = error.httpStatus { details.append(("httpStatus", .number(status))) }
+        if let code = error.apiErrorCode { details.append(("apiErrorCode", .number(Int(code)))) }
+        var headerFields: [(String, String)] = []
+        let status: Int
+        switch error.code {
+        case .invalidArgument, .invalidTransactionID, .invalidGroupID:
+            status = 400
+        case .transactionIDNotFound, .groupNotFound:
+            status = 404
+        case .rateLimitExceeded:
+            status = 503
+            if let instant = error.retryAfter {
+                let seconds = max(1, Int(instant.timeIntervalSinceNow.rounded(.up)))
+                headerFields.append(("Retry-After", String(seconds)))
+            }
+        case .timeout:
+            status = 504
+        default:
+            status = 502
+        }
+        return .error(status, error.code.description, error.description, details: details, headerFields: headerFields)
+    }
+}
+
+/// A request's query parameters, checked against the names an endpoint accepts.
+struct Parameters {
+    private let values: [String: [String]]
+
+    /// Every name must be allowed; only `entitlement` may repeat.
+    init(_ query: [(name: String, value: String)], allowed: Set<String>) throws(ServerResponse) {
+        var values: [String: [String]] = [:]
+        for (name, value) in query {
+            guard allowed.contains(name) else {
+                let names = allowed.sorted().joined(separator: ", ")
+                throw .error(400, "bad-request", "unknown parameter '\(name)' (this endpoint takes \(names))")
+            }
+            guard name == "entitlement" || values[name] == nil else {
+                throw .error(400, "bad-request", "parameter '\(name)' given more than once")
+            }
+            values[name, default: []].append(value)
+        }
+        self.values = values
+    }
+
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+
+    func required(_ name: String) throws(ServerResponse) -> String {
+        guard let value = values[name]?.first, !value.isEmpty else {
+            throw .error(400, "bad-request", "missing parameter '\(name)'")
+        }
+        return value
+    }
+
+    /// `environment`: `sandbox` (the default: Apple serves the groups endpoints only there today)
+    /// or `production`, in any case.
+    func environment() throws(ServerResponse) -> StoreEnvironment {
+        switch values["environment"]?.first?.lowercased() {
+        case nil, "sandbox": return .sandbox
+        case "production": return .production
+        case let other?: throw .error(400, "bad-request", "unknown environment '\(other)' (sandbox or production)")
+        }
+    }
+
+    /// A boolean parameter: `true` or `false`, absent meaning false.
+    func flag(_ name: String) throws(ServerResponse) -> Bool {
+        switch values[name]?.first {
+        case nil, "false": return false
+        case "true": return true
+        case let other?: throw .error(400, "bad-request", "parameter '\(name)' must be true or false, not '\(other)'")
+        }
+    }
+}

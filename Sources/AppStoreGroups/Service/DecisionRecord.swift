@@ -1,0 +1,86 @@
+import GroupPolicy
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// What a decision log receives for one decision served, or refused.
+///
+/// It never holds the customer's id or any token: ``customerHash`` is a salted SHA-256 of the id,
+/// so records of one customer can be joined without revealing who they are.
+public struct DecisionRecord: Sendable, Hashable {
+    /// When the decision was made.
+    public var time: Date
+    /// Lower-case hex SHA-256 of the log's salt followed by the customer id's UTF-8 bytes.
+    public var customerHash: String
+    /// The environment the decision was asked for, as Apple spells it: `Sandbox` or `Production`.
+    public var environment: String
+    /// The revision of the policy set that decided, when known.
+    public var policyRevision: String?
+    /// Where the groups came from (`live`, `cache`, `stale`); `nil` when the call failed closed.
+    public var source: String?
+    /// When Apple's answer was received; `nil` when the call failed closed.
+    public var fetchedAt: Date?
+    /// The capabilities granted, sorted; empty when the call failed closed.
+    public var capabilities: [String]
+    /// The error's code (such as `rate-limit-exceeded`) when the call failed closed.
+    public var errorCode: String?
+
+    /// Creates a record.
+    ///
+    /// - Parameters:
+    ///   - time: When the decision was made.
+    ///   - customerHash: The salted hash of the customer id.
+    ///   - environment: The environment's name.
+    ///   - policyRevision: The revision of the policy set, when known.
+    ///   - source: Where the groups came from, or `nil` for a failure.
+    ///   - fetchedAt: When Apple's answer was received, or `nil` for a failure.
+    ///   - capabilities: The capabilities granted.
+    ///   - errorCode: The error's code for a failure.
+    public init(
+        time: Date,
+        customerHash: String,
+        environment: String,
+        policyRevision: String? = nil,
+        source: String? = nil,
+        fetchedAt: Date? = nil,
+        capabilities: [String] = [],
+        errorCode: String? = nil
+    ) {
+        self.time = time
+        self.customerHash = customerHash
+        self.environment = environment
+        self.policyRevision = policyRevision
+        self.source = source
+        self.fetchedAt = fetchedAt
+        self.capabilities = capabilities
+        self.errorCode = errorCode
+    }
+
+    /// The record as one line of JSON, without the newline; keys in a fixed order, absent when
+    /// `nil`.
+    ///
+    /// `{"time":"2026-11-30T19:00:00.123Z","customer":"<hex>","environment":"Sandbox",
+    /// "policyRevision":"<hex>","source":"cache","fetchedAt":"…","capabilities":["…"]}`, with
+    /// `"error":"<code>"` in place of `source` and `fetchedAt` for a failure.
+    public var jsonLine: String {
+        var fields = [
+            "\"time\":\"\(Self.timestamp(time))\"",
+            "\"customer\":\(JSONWriter.quoted(customerHash))",
+            "\"environment\":\(JSONWriter.quoted(environment))",
+        ]
+        if let policyRevision { fields.append("\"policyRevision\":\(JSONWriter.quoted(policyRevision))") }
+        if let source { fields.append("\"source\":\(JSONWriter.quoted(source))") }
+        if let fetchedAt { fields.append("\"fetchedAt\":\"\(Self.timestamp(fetchedAt))\"") }
+        fields.append("\"capabilities\":[" + capabilities.map(JSONWriter.quoted).joined(separator: ",") + "]")
+        if let errorCode { fields.append("\"error\":\(JSONWriter.quoted(errorCode))") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// RFC 3339 in UTC with milliseconds, such as `2026-11-30T19:00:00.123Z`.
+    static func timestamp(_ date: Date) -> String {
+        Timestamp.rfc3339(date)
+    }
+}

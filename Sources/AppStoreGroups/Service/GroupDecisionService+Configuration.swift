@@ -1,0 +1,91 @@
+public import GroupPolicy
+
+extension GroupDecisionService {
+    /// How fresh answers must be, how long callers wait, and how fast requests may go.
+    ///
+    /// Every default is chosen for an app server answering people: see the DocC article "Serving
+    /// decisions at fleet scale", section "Defaults".
+    public struct Configuration: Sendable {
+        /// How long an answer is served from a cache without asking Apple again.
+        ///
+        /// Default 5 minutes.
+        /// Apple sends no notification when a group or a role changes, so this is how stale a
+        /// decision may be at worst.
+        public var timeToLive: Duration = .seconds(300)
+        /// How long after ``timeToLive`` an answer may still be served, marked stale.
+        ///
+        /// It is served only when fetching a fresh one fails. Default zero: off.
+        ///
+        /// Off by default because serving an answer Apple can no longer confirm is a grant from
+        /// data the library cannot vouch for; turn it on (a minute, say) to ride out short outages
+        /// when that trade is yours to make. Beyond it, a failed fetch fails closed.
+        public var staleIfError: Duration = .zero
+        /// How long Apple's `TransactionIdNotFoundError` is remembered.
+        ///
+        /// Default 30 seconds.
+        /// Short, because a purchase that has just happened may not be known to the groups
+        /// endpoints yet; long enough that a client retrying in a loop costs one request per
+        /// period.
+        public var negativeTimeToLive: Duration = .seconds(30)
+        /// When a shared store's fetch lock lapses if its holder never releases it.
+        ///
+        /// Default 10 seconds.
+        public var fetchLockTimeToLive: Duration = .seconds(10)
+        /// How long a process that finds the fetch lock taken polls for the holder's answer.
+        ///
+        /// Default 2 seconds.
+        /// After it, the caller fetches itself (within the budget and the 429 gate) rather than
+        /// failing: a holder that died costs one extra request, not a failed decision.
+        public var fetchLockWait: Duration = .seconds(2)
+        /// How often a waiting process polls the shared store.
+        ///
+        /// Default 50 milliseconds.
+        public var fetchLockPollInterval: Duration = .milliseconds(50)
+        /// Requests a second each endpoint may be sent from this process, per environment.
+        ///
+        /// Default Apple's limits: 50 in production, 5 in the sandbox.
+        /// Apple's limit is for the app, not the process: in a fleet of N processes give each
+        /// 1/N of it.
+        public var requestsPerSecond: [StoreEnvironment: Double] = [.production: 50, .sandbox: 5]
+        /// The longest a call waits for the budget or for a `Retry-After` instant.
+        ///
+        /// A longer wait fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
+        /// sent. Default 1 second; zero fails fast.
+        public var maximumRateLimitWait: Duration = .seconds(1)
+        /// With a shared store, the longest this process serves an answer from its own cache
+        /// before reading the shared store again.
+        ///
+        /// An invalidation made through any process therefore reaches every process within it,
+        /// while most hits stay in memory. Default 5 seconds.
+        public var localTimeToLive: Duration = .seconds(5)
+        /// How long the shared store is left alone after it fails.
+        ///
+        /// Meanwhile the service works from its own cache and budget, so a store that hangs costs
+        /// one timeout per interval instead of several per request. Default 5 seconds.
+        public var sharedStoreRetryInterval: Duration = .seconds(5)
+        /// The most bytes this process's cache of answers may cost.
+        ///
+        /// Default 64 MiB.
+        public var capacityBytes: Int = InMemoryGroupsStore.defaultCapacityBytes
+
+        /// The defaults.
+        public init() {}
+
+        /// What is wrong with the configuration, or `nil`.
+        var problem: String? {
+            if timeToLive <= .zero { return "the time to live must be positive" }
+            if staleIfError < .zero { return "the stale-if-error window must not be negative" }
+            if negativeTimeToLive < .zero { return "the negative time to live must not be negative" }
+            if fetchLockTimeToLive <= .zero { return "the fetch lock's time to live must be positive" }
+            if fetchLockWait < .zero { return "the fetch lock wait must not be negative" }
+            if fetchLockPollInterval <= .zero { return "the fetch lock poll interval must be positive" }
+            if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
+            if localTimeToLive < .zero { return "the local time to live must not be negative" }
+            if sharedStoreRetryInterval < .zero { return "the shared store's retry interval must not be negative" }
+            for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
+                return "the \(environment) request rate must be a positive number"
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,645 @@
+/// One policy document compiled for evaluation: strings interned to integers, capability sets as
+/// deduplicated bit sets, and every rule folded into lookup tables, so a request costs one table
+/// lookup per role entry whatever the number of rules.
+///
+/// Tables are indexed by *layer* (one per distinct `requires`, layer 0 being "no requirement"),
+/// group type class, product, and role class. Class 0 of types and roles stands for every value
+/// the policy does not name; such values can only match `"*"` or an absent condition.
+package final class CompiledDocument: Sendable {
+    package let document: PolicyDocument
+    /// How provenance names each rule: its id, qualified as `policy/rule` in a set of several.
+    package let ruleLabels: [String]
+    /// Each rule's capabilities over the set's catalog.
+    let ruleBits: [CapabilityBits]
+
+    // Interning
+    let productionProducts: StringTable
+    /// Like `productionProducts`, but sandbox alias sources map to their target's index (or -1).
+    let sandboxProducts: StringTable
+    let typeNames: [String]
+    let roleNames: [String]
+    /// Group type -> its class (1-based), and role -> its class; absent names are class 0.
+    let typeClasses: StringTable
+    let roleClasses: StringTable
+    let productCount: Int
+    var typeClassCount: Int { typeNames.count + 1 }
+    var roleClassCount: Int { roleNames.count + 1 }
+
+    // Layers: which are active depends on the context only.
+    let layers: [Requirements]
+    /// The layers without entitlements whose environment condition holds, per environment.
+    private let productionLayers: UInt64
+    private let sandboxLayers: UInt64
+    /// Layers that need entitlements, with their masks (checked per request).
+    private let entitlementLayers: [(index: Int, requirements: Requirements)]
+
+    // Tables: each cell is an index into `pairWords` (0 = nothing).
+    let wordCount: Int
+    /// Pair `k`: grant words at `k * 2W`, deny words right after.
+    let pairWords: TableStorage<UInt64>
+    /// By (layer, type class).
+    let groupCells: TableStorage<UInt32>
+    /// By (layer, type class, role class).
+    let anyProductCells: TableStorage<UInt32>
+    /// By (layer, type class, product, role class).
+    let productCells: TableStorage<UInt32>
+    /// Rules evaluated one by one: those with a `groupId` condition (few, and usually specific),
+    /// and those past the 64th distinct `requires`.
+    let directRules: [Int]
+    /// Each rule's layer (the index of its `requires` in `layers`), or -1 for a direct rule.
+    let ruleLayers: [Int]
+    /// The direct rules a group with a given id can match: those naming the id, in rule order.
+    ///
+    /// A request or a scenario consults these and ``directRulesForEveryGroup`` only, so work does
+    /// not grow with the number of rules naming other groups.
+    let directRulesByGroupID: [String: [Int]]
+    /// The direct rules without a `groupId` list (past the 64th layer, or `"groupId": "*"`).
+    let directRulesForEveryGroup: [Int]
+    /// Whether role-level rules are folded into ``anyProductCells`` and ``productCells``.
+    ///
+    /// When the dense tables would be large (their cells grow as the product of the dimensions a policy
+    /// names), they stay empty and such rules are found per entry through ``rulesByProduct`` and
+    /// ``anyProductRules`` instead, so compiling costs what the input's size allows.
+    let hasDenseRoleTables: Bool
+
+    // Candidate lists for provenance (rules that can match through a given path).
+    let groupLevelRules: [Int]
+    let anyProductRules: [Int]
+    let rulesByProduct: [[Int]]
+    /// Each rule's match conditions over interned classes, for the provenance path: the group type
+    /// classes, role classes and products it accepts, as ranges of `conditionPool`.
+    let ruleConditions: [RuleConditions]
+    let conditionPool: [Int32]
+
+    /// The values one condition accepts: `count` values of the pool from `start`, or any value.
+    struct ConditionRange {
+        var start: Int32
+        var count: Int32
+
+        static let any = ConditionRange(start: 0, count: -1)
+
+        /// Whether the condition accepts the interned `value` (class 0 or product -1, a value no
+        /// rule names, is accepted only by `any`).
+        @inline(__always)
+        func accepts(_ value: Int32, in pool: [Int32]) -> Bool {
+            guard count >= 0 else { return true }
+            var index = Int(start)
+            var end = index + Int(count)
+            // The values are sorted and distinct: bisect a long list down to a short scan.
+            while end - index > 8 {
+                let middle = index + (end - index) / 2
+                if pool[middle] <= value { index = middle } else { end = middle }
+            }
+            while index < end {
+                if pool[index] == value { return true }
+                index += 1
+            }
+            return false
+        }
+    }
+
+    /// A rule's `groupType`, `role` and `productId` conditions as interned values.
+    struct RuleConditions {
+        var types: ConditionRange
+        var roles: ConditionRange
+        var products: ConditionRange
+        /// Whether the match names `productId` or `role` (even as `"*"`): it holds per role entry.
+        var isRoleLevel: Bool
+        /// Whether the match names `groupId` (checked on the strings: such rules are few).
+        var hasGroupIDs: Bool
+    }
+
+    init(document: PolicyDocument, catalog: CapabilityCatalog, qualifyRuleIDs: Bool) {
+        self.document = document
+        let rules = document.rules
+        ruleLabels = rules.map { qualifyRuleIDs ? "\(document.id)/\($0.id)" : $0.id }
+        wordCount = catalog.wordCount
+        ruleBits = rules.map { rule in
+            CapabilityBits(indices: rule.capabilities.compactMap(catalog.index(of:)), wordCount: catalog.wordCount)
+        }
+
+        // Intern the names the rules use.
+        var types: [String] = []
+        var roles: [String] = []
+        var products: [String] = []
+        var typeIndex: [String: Int] = [:]
+        var roleIndex: [String: Int] = [:]
+        var productIndex: [String: Int] = [:]
+        for rule in rules {
+            for type in rule.match.groupTypes?.values ?? [] where typeIndex[type] == nil {
+                typeIndex[type] = types.count
+                types.append(type)
+            }
+            for role in rule.match.roles?.values ?? [] where roleIndex[role] == nil {
+                roleIndex[role] = roles.count
+                roles.append(role)
+            }
+            for product in rule.match.productIDs?.values ?? [] where productIndex[product] == nil {
+                productIndex[product] = products.count
+                products.append(product)
+            }
+        }
+        typeNames = types
+        roleNames = roles
+        typeClasses = StringTable(types.enumerated().map { (key: $0.element, value: Int32($0.offset + 1)) })
+        roleClasses = StringTable(roles.enumerated().map { (key: $0.element, value: Int32($0.offset + 1)) })
+        productCount = products.count
+        let productEntries = products.enumerated().map { (key: $0.element, value: Int32($0.offset)) }
+        productionProducts = StringTable(productEntries)
+        // In the sandbox an alias source *is* its target (the source's own name never reaches a
+        // rule), so its entry goes first and shadows a rule naming the source directly.
+        let aliasEntries = document.productAliases.sorted { $0.key < $1.key }.map { alias in
+            (key: alias.key, value: Int32(productIndex[alias.value] ?? -1))
+        }
+        sandboxProducts = StringTable(aliasEntries + productEntries)
+
+        // Layers: one per distinct requirement, at most 64 (the rest are evaluated directly).
+        var layers: [Requirements] = [.none]
+        var ruleLayer: [Int?] = []
+        var direct: [Int] = []
+        var directByGroupID: [String: [Int]] = [:]
+        var directForEveryGroup: [Int] = []
+        for (index, rule) in rules.enumerated() {
+            if let groupIDs = rule.match.groupIDs {
+                direct.append(index)
+                ruleLayer.append(nil)
+                if case .oneOf(let ids) = groupIDs {
+                    for id in Set(ids) { directByGroupID[id, default: []].append(index) }
+                } else {
+                    directForEveryGroup.append(index)
+                }
+                continue
+            }
+            let normalized = Self.normalized(rule.requires)
+            if let layer = layers.firstIndex(of: normalized) {
+                ruleLayer.append(layer)
+            } else if layers.count < 64 {
+                ruleLayer.append(layers.count)
+                layers.append(normalized)
+            } else {
+                direct.append(index)
+                directForEveryGroup.append(index)
+                ruleLayer.append(nil)
+            }
+        }
+        directRulesByGroupID = directByGroupID
+        directRulesForEveryGroup = directForEveryGroup
+        self.layers = layers
+        func environmentMask(_ environment: StoreEnvironment) -> UInt64 {
+            var mask: UInt64 = 0
+            for (index, layer) in layers.enumerated() where layer.entitlements.isEmpty {
+                if layer.environments?.contains(environment) ?? true { mask |= 1 << UInt64(index) }
+            }
+            return mask
+        }
+        productionLayers = environmentMask(.production)
+        sandboxLayers = environmentMask(.sandbox)
+        var entitlementLayers: [(Int, Requirements)] = []
+        for (index, layer) in layers.enumerated() where !layer.entitlements.isEmpty {
+            entitlementLayers.append((index, layer))
+        }
+        self.entitlementLayers = entitlementLayers
+        directRules = direct
+        ruleLayers = ruleLayer.map { $0 ?? -1 }
+
+        // Fold the rules into the tables.
+        let typeClassTotal = types.count + 1
+        let roleClassTotal = roles.count + 1
+        let layerCount = layers.count
+        let typeLists: [[Int]] = rules.map { rule in
+            rule.match.groupTypes.map { condition in condition.values.compactMap { typeIndex[$0].map { $0 + 1 } } }
+                ?? Array(0..<typeClassTotal)
+        }
+        let roleLists: [[Int]] = rules.map { rule in
+            switch rule.match.roles {
+            case nil, .any?: Array(0..<roleClassTotal)
+            case .oneOf(let values)?: values.compactMap { roleIndex[$0].map { $0 + 1 } }
+            }
+        }
+        let dense = Self.denseRoleTablesFit(
+            rules: rules,
+            ruleLayers: ruleLayer,
+            typeLists: typeLists,
+            roleLists: roleLists,
+            cellCount: saturatingProduct(layerCount, typeClassTotal, roleClassTotal, max(products.count, 1))
+        )
+        hasDenseRoleTables = dense
+        var pool = PairPool(wordCount: catalog.wordCount)
+        var groupTable = CellTableBuilder(count: layerCount * typeClassTotal)
+        var anyProductTable = CellTableBuilder(count: dense ? layerCount * typeClassTotal * roleClassTotal : 0)
+        var productTable = CellTableBuilder(
+            count: dense ? layerCount * typeClassTotal * products.count * roleClassTotal : 0
+        )
+        var groupLevel: [Int] = []
+        var anyProduct: [Int] = []
+        var byProduct = [[Int]](repeating: [], count: products.count)
+        var conditions: [RuleConditions] = []
+        conditions.reserveCapacity(rules.count)
+        var conditionPool: [Int32] = []
+        func range(_ values: [Int]?) -> ConditionRange {
+            guard let values else { return .any }
+            let start = Int32(conditionPool.count)
+            // Sorted, so that a long list is searched by bisection.
+            for value in Set(values).sorted() { conditionPool.append(Int32(value)) }
+            return ConditionRange(start: start, count: Int32(conditionPool.count) - start)
+        }
+        for (index, rule) in rules.enumerated() {
+            let bits = ruleBits[index]
+            let isDeny = rule.effect == .deny
+            let typeList = typeLists[index]
+            let roleList = roleLists[index]
+            let productList: [Int]? =
+                switch rule.match.productIDs {
+                case nil, .any?: nil
+                case .oneOf(let values)?: values.compactMap { productIndex[$0] }
+                }
+            conditions.append(
+                RuleConditions(
+                    types: rule.match.groupTypes == nil ? .any : range(typeList),
+                    roles: rule.match.roles?.values.isEmpty ?? true ? .any : range(roleList),
+                    products: range(productList),
+                    isRoleLevel: rule.match.isRoleLevel,
+                    hasGroupIDs: rule.match.groupIDs != nil
+                )
+            )
+            if rule.match.groupIDs == nil {
+                if !rule.match.isRoleLevel {
+                    groupLevel.append(index)
+                } else if let productList {
+                    for product in productList { byProduct[product].append(index) }
+                } else {
+                    anyProduct.append(index)
+                }
+            }
+            guard let layer = ruleLayer[index] else { continue }
+            for type in typeList {
+                let layerType = layer * typeClassTotal + type
+                if !rule.match.isRoleLevel {
+                    groupTable.add(cell: layerType, bits: bits, deny: isDeny, pool: &pool)
+                    continue
+                }
+                guard dense else { break }
+                for role in roleList {
+                    if let productList {
+                        for product in productList {
+                            productTable.add(
+                                cell: (layerType * products.count + product) * roleClassTotal + role,
+                                bits: bits,
+                                deny: isDeny,
+                                pool: &pool
+                            )
+                        }
+                    } else {
+                        anyProductTable.add(
+                            cell: layerType * roleClassTotal + role,
+                            bits: bits,
+                            deny: isDeny,
+                            pool: &pool
+                        )
+                    }
+                }
+            }
+        }
+        let finalPool = pool.finalize([groupTable, anyProductTable, productTable])
+        pairWords = TableStorage(finalPool.words)
+        groupCells = TableStorage(finalPool.tables[0])
+        anyProductCells = TableStorage(finalPool.tables[1])
+        productCells = TableStorage(finalPool.tables[2])
+        groupLevelRules = groupLevel
+        anyProductRules = anyProduct
+        rulesByProduct = byProduct
+        ruleConditions = conditions
+        self.conditionPool = conditionPool
+    }
+
+    /// The most cells the dense role-level tables may hold, and the most cell updates folding the
+    /// rules into them may take: 4 Mi each (16 MiB of cells), far above any hand-written policy
+    /// (the example policies need a few hundred), and reached only by matches naming thousands of
+    /// values in several dimensions at once.
+    static let maximumDenseCells = 1 << 22
+
+    /// The bound compiling applies: ``maximumDenseCells`` except in tests, which lower it to
+    /// compare the sparse path with the reference on small policies.
+    @TaskLocal static var denseCellLimit = maximumDenseCells
+
+    /// Whether the dense role-level tables stay within ``maximumDenseCells`` in size and in the
+    /// work of filling them.
+    private static func denseRoleTablesFit(
+        rules: [RuleDefinition],
+        ruleLayers: [Int?],
+        typeLists: [[Int]],
+        roleLists: [[Int]],
+        cellCount: Int
+    ) -> Bool {
+        let limit = denseCellLimit
+        guard cellCount <= limit else { return false }
+        var updates = 0
+        for (index, rule) in rules.enumerated() where ruleLayers[index] != nil && rule.match.isRoleLevel {
+            let productCount =
+                switch rule.match.productIDs {
+                case .oneOf(let values)?: values.count
+                case nil, .any?: 1
+                }
+            updates = saturatingSum(
+                updates,
+                saturatingProduct(typeLists[index].count, roleLists[index].count, productCount)
+            )
+            if updates > limit { return false }
+        }
+        return true
+    }
+
+    private static func normalized(_ requirements: Requirements) -> Requirements {
+        var copy = requirements
+        copy.entitlements = Array(Set(requirements.entitlements)).sorted()
+        return copy
+    }
+
+    // MARK: Per request
+
+    /// The layers whose requirements hold in `context`, as a bit mask.
+    @inline(__always)
+    func activeLayers(in context: EvaluationContext) -> UInt64 {
+        var mask = context.environment == .sandbox ? sandboxLayers : productionLayers
+        for (index, requirements) in entitlementLayers where requirements.hold(in: context) {
+            mask |= 1 << UInt64(index)
+        }
+        return mask
+    }
+
+    /// The product id a rule sees for an entry's product id (aliased in the sandbox).
+    func ruleProductID(_ productID: String, environment: StoreEnvironment) -> String {
+        environment == .sandbox ? document.productAliases[productID] ?? productID : productID
+    }
+
+    /// ORs into each group's (grant, deny) bit sets what this document's rules give it.
+    ///
+    /// Every step is an OR, so a merged group's entries can arrive in any order. No allocation and
+    /// no reference counting: the tables are read through pointers this document owns.
+    ///
+    /// - Parameters:
+    ///   - groups: The response's groups.
+    ///   - first: For each group, the index of the first group with its id (whose type and id
+    ///     apply to the merged group), or -1 for a group that gets nothing (the placeholder in
+    ///     Production).
+    ///   - context: The request's context (which layers are active, aliasing in the sandbox).
+    ///   - bits: For group `g` (a first occurrence), grant words at `g * 2W` and deny words right
+    ///     after, `W` being `wordCount`; `groups.count * 2W` words in all.
+    func accumulate(
+        groups: UnsafeBufferPointer<GroupEntry>,
+        first: UnsafeBufferPointer<Int>,
+        context: EvaluationContext,
+        bits: UnsafeMutablePointer<UInt64>
+    ) {
+        let words = wordCount
+        let typeClassCount = self.typeClassCount
+        let layerMask = activeLayers(in: context)
+        let products = context.environment == .sandbox ? sandboxProducts.reader : productionProducts.reader
+        let roles = roleClasses.reader
+        let types = typeClasses.reader
+        let groupCells = self.groupCells.buffer
+        for index in 0..<groups.count {
+            let target = first[index]
+            guard target >= 0 else { continue }
+            let grant = bits + target &* 2 &* words
+            // A merged group takes the first occurrence's type.
+            let type = Int(types.value(for: groups[target].groupType.rawValue) ?? 0)
+            var layers = layerMask
+            while layers != 0 {
+                let layer = layers.trailingZeroBitCount
+                layers &= layers &- 1
+                // layer < layers.count and type < typeClassCount: in range.
+                or(groupCells[layer &* typeClassCount &+ type], into: grant)
+            }
+            accumulateEntries(
+                groups[index].roles,
+                type: type,
+                layerMask: layerMask,
+                products: products,
+                roles: roles,
+                into: grant
+            )
+        }
+        guard !directRules.isEmpty else { return }
+        for index in 0..<groups.count {
+            let target = first[index]
+            guard target >= 0 else { continue }
+            let group = groups[target]
+            accumulateDirectRules(
+                groupID: group.groupID,
+                groupType: group.groupType,
+                roles: groups[index].roles,
+                context: context,
+                grant: bits + target * 2 * words,
+                deny: bits + target * 2 * words + words
+            )
+        }
+    }
+
+    /// ORs pair `pair` (0: nothing) into a group's grant words and the deny words right after them.
+    @inline(__always)
+    private func or(_ pair: UInt32, into grant: UnsafeMutablePointer<UInt64>) {
+        guard pair != 0 else { return }
+        let words = wordCount
+        let pairs = pairWords.buffer
+        // Cells hold pair indices below pairs.count / 2W (PairPool.finalize), so the reads are in
+        // range; the buffer's subscript still checks in debug builds.
+        let base = Int(pair) &* (words &* 2)
+        if words == 1 {
+            grant[0] |= pairs[base]
+            grant[1] |= pairs[base &+ 1]
+            return
+        }
+        var word = 0
+        while word < words {
+            grant[word] |= pairs[base &+ word]
+            grant[words &+ word] |= pairs[base &+ words &+ word]
+            word += 1
+        }
+    }
+
+    /// The role-level part of ``accumulate(groups:first:context:bits:)`` for one group's entries.
+    ///
+    /// Per entry: its role class and product, then one any-product cell and one product cell per
+    /// active layer. Kept out of line and small, so the two string lookups inline into the loop.
+    @inline(never)
+    private func accumulateEntries(
+        _ entries: [RoleEntry],
+        type: Int,
+        layerMask: UInt64,
+        products: StringTable.Reader,
+        roles: StringTable.Reader,
+        into grant: UnsafeMutablePointer<UInt64>
+    ) {
+        guard hasDenseRoleTables else {
+            accumulateEntriesSparsely(
+                entries,
+                type: type,
+                layerMask: layerMask,
+                products: products,
+                roles: roles,
+                into: grant
+            )
+            return
+        }
+        let typeClassCount = self.typeClassCount
+        let roleClassCount = self.roleClassCount
+        let productCount = self.productCount
+        let anyProductCells = self.anyProductCells.buffer
+        let productCells = self.productCells.buffer
+        for entry in entries {
+            let role = Int(roles.value(for: entry.role.rawValue) ?? 0)
+            let product = productCount == 0 ? -1 : Int(products.value(for: entry.productID) ?? -1)
+            var layers = layerMask
+            while layers != 0 {
+                let layer = layers.trailingZeroBitCount
+                layers &= layers &- 1
+                // Every index is built from classes in range (layer < layers.count, type <
+                // typeClassCount, role < roleClassCount, 0 <= product < productCount), so the
+                // tables' sizes (PairPool, CellTableBuilder counts) bound it.
+                let layerType = layer &* typeClassCount &+ type
+                or(anyProductCells[layerType &* roleClassCount &+ role], into: grant)
+                if product >= 0 {
+                    or(productCells[(layerType &* productCount &+ product) &* roleClassCount &+ role], into: grant)
+                }
+            }
+        }
+    }
+
+    /// ``accumulateEntries(_:type:layerMask:products:roles:into:)`` without dense tables: each
+    /// entry's candidate rules (those naming its product, and the any-product rules) are checked
+    /// against the entry's role class and the group's type class, so the work is bounded by the
+    /// rules' conditions rather than by the product of the dimensions.
+    @inline(never)
+    private func accumulateEntriesSparsely(
+        _ entries: [RoleEntry],
+        type: Int,
+        layerMask: UInt64,
+        products: StringTable.Reader,
+        roles: StringTable.Reader,
+        into grant: UnsafeMutablePointer<UInt64>
+    ) {
+        let deny = grant + wordCount
+        func apply(_ ruleIndex: Int, role: Int32) {
+            let layer = ruleLayers[ruleIndex]
+            // Direct rules (layer -1) are checked by accumulateDirectRules.
+            guard layer >= 0, layerMask & (1 << UInt64(layer)) != 0 else { return }
+            let conditions = ruleConditions[ruleIndex]
+            guard conditions.types.accepts(Int32(type), in: conditionPool),
+                conditions.roles.accepts(role, in: conditionPool)
+            else { return }
+            let target = document.rules[ruleIndex].effect == .grant ? grant : deny
+            switch ruleBits[ruleIndex] {
+            case .small(let word):
+                target[0] |= word
+            case .large(let ruleWords):
+                for (position, word) in ruleWords.enumerated() { target[position] |= word }
+            }
+        }
+        for entry in entries {
+            let role = roles.value(for: entry.role.rawValue) ?? 0
+            let product = productCount == 0 ? -1 : Int(products.value(for: entry.productID) ?? -1)
+            if product >= 0 {
+                for ruleIndex in rulesByProduct[product] { apply(ruleIndex, role: role) }
+            }
+            for ruleIndex in anyProductRules { apply(ruleIndex, role: role) }
+        }
+    }
+
+    /// The rules outside the tables, checked one by one against a group and its entries.
+    private func accumulateDirectRules(
+        groupID: String,
+        groupType: GroupType,
+        roles: [RoleEntry],
+        context: EvaluationContext,
+        grant: UnsafeMutablePointer<UInt64>,
+        deny: UnsafeMutablePointer<UInt64>
+    ) {
+        for index in directRulesByGroupID[groupID] ?? [] { applyDirectRule(index) }
+        for index in directRulesForEveryGroup { applyDirectRule(index) }
+        func applyDirectRule(_ index: Int) {
+            let rule = document.rules[index]
+            guard rule.requires.hold(in: context),
+                rule.match.matchesGroup(groupID: groupID, groupType: groupType.rawValue)
+            else { return }
+            if rule.match.isRoleLevel {
+                let matched = roles.contains { entry in
+                    rule.match.matchesEntry(
+                        productID: ruleProductID(entry.productID, environment: context.environment),
+                        role: entry.role.rawValue
+                    )
+                }
+                guard matched else { return }
+            }
+            let target = rule.effect == .grant ? grant : deny
+            switch ruleBits[index] {
+            case .small(let word):
+                target[0] |= word
+            case .large(let ruleWords):
+                for (position, word) in ruleWords.enumerated() { target[position] |= word }
+            }
+        }
+    }
+}
+
+/// Deduplicates (grant, deny) bit-set pairs; pair 0 is the empty pair.
+struct PairPool {
+    let wordCount: Int
+    /// Working pairs while tables are built, 2W words each.
+    var scratch: [UInt64] = []
+    var scratchCount = 0
+
+    init(wordCount: Int) {
+        self.wordCount = wordCount
+    }
+
+    mutating func newScratchPair() -> Int {
+        scratch.append(contentsOf: repeatElement(0, count: 2 * wordCount))
+        scratchCount += 1
+        return scratchCount - 1
+    }
+
+    mutating func or(scratchPair: Int, bits: CapabilityBits, deny: Bool) {
+        let base = scratchPair * 2 * wordCount + (deny ? wordCount : 0)
+        switch bits {
+        case .small(let word): scratch[base] |= word
+        case .large(let words): for (position, word) in words.enumerated() { scratch[base + position] |= word }
+        }
+    }
+
+    /// Turns the tables' scratch references into deduplicated final pair indices.
+    func finalize(_ tables: [CellTableBuilder]) -> (words: [UInt64], tables: [[UInt32]]) {
+        var words = [UInt64](repeating: 0, count: 2 * wordCount)
+        var indexByContent: [ArraySlice<UInt64>: UInt32] = [words[...]: 0]
+        var finalIndexOfScratch = [UInt32](repeating: 0, count: scratchCount)
+        for pair in 0..<scratchCount {
+            let content = scratch[(pair * 2 * wordCount)..<((pair + 1) * 2 * wordCount)]
+            if let existing = indexByContent[content] {
+                finalIndexOfScratch[pair] = existing
+            } else {
+                let index = UInt32(words.count / (2 * wordCount))
+                words.append(contentsOf: content)
+                indexByContent[content] = index
+                finalIndexOfScratch[pair] = index
+            }
+        }
+        let finalTables = tables.map { table in
+            table.cells.map { $0 == 0 ? 0 : finalIndexOfScratch[Int($0) - 1] }
+        }
+        return (words, finalTables)
+    }
+}
+
+/// A table of cells under construction: each cell refers to a scratch pair (1-based; 0 = empty).
+struct CellTableBuilder {
+    var cells: [UInt32]
+
+    init(count: Int) {
+        cells = [UInt32](repeating: 0, count: count)
+    }
+
+    mutating func add(cell: Int, bits: CapabilityBits, deny: Bool, pool: inout PairPool) {
+        if cells[cell] == 0 { cells[cell] = UInt32(pool.newScratchPair() + 1) }
+        pool.or(scratchPair: Int(cells[cell]) - 1, bits: bits, deny: deny)
+    }
+}

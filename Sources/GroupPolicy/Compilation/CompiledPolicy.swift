@@ -1,0 +1,14 @@
+/// A policy set compiled: the shared capability catalog and each document's tables.
+package final class CompiledPolicy: Sendable {
+    package let catalog: CapabilityCatalog
+    package let documents: [CompiledDocument]
+
+    init(documents: [PolicyDocument]) {
+        let catalog = CapabilityCatalog(declarations: documents.flatMap(\.capabilities))
+        self.catalog = catalog
+        let qualify = documents.count > 1
+        self.documents = documents.map { document in
+            CompiledDocument(document: document, catalog: catalog, qualifyRuleIDs: qualify)
+        }
+    }
+}

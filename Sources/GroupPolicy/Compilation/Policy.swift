@@ -1,0 +1,267 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A loaded, validated and compiled policy (or a set of policies) that turns Get Customer Groups
+/// responses into ``Decision``s.
+///
+/// A `Policy` is immutable and `Sendable`: load it once, share it across every request and thread.
+/// Loading is all or nothing: a file with any error throws a ``GroupPolicyError`` listing every
+/// diagnostic, and nothing is half-loaded. Warnings of a policy that loads are in ``warnings``.
+///
+/// ```swift
+/// let policy = try Policy(contentsOfFile: "Policies/team-workspace.json")
+/// let response = try GetCustomerGroupsResponse(jsonBytes: body)
+/// let decision = policy.evaluate(response, in: EvaluationContext(environment: .production))
+/// if decision.allows("workspace.manage-seats") { … }
+/// ```
+public struct Policy: Sendable {
+    package let compiled: CompiledPolicy
+    /// The policy set's revision: a digest of its files' names and bytes, 16 hex digits.
+    ///
+    /// 64-bit FNV-1a over, for each file in load order, the length and UTF-8 bytes of its name (the
+    /// last path component) and the length and bytes of its content; `""` is the name of a policy
+    /// loaded from bytes without a file name. Stable across processes and machines, so a fleet can
+    /// tell which version made a decision; not cryptographic.
+    public let revision: String
+
+    init(documents: [PolicyDocument], revision: String = "") {
+        compiled = CompiledPolicy(documents: documents)
+        self.revision = revision
+    }
+
+    /// Loads one policy file.
+    ///
+    /// - Parameters:
+    ///   - path: The file's path; diagnostics print it as given.
+    ///   - limits: Bounds on size, rules, capabilities and nesting.
+    /// - Throws: A ``GroupPolicyError``: `invalidPolicy` with every diagnostic, `unreadableFile`, or
+    ///   `limitExceeded`.
+    public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
+        let bytes = try readFile(path, limits: limits)
+        try self.init(jsonBytes: bytes, fileName: path, limits: limits)
+    }
+
+    /// Loads a policy from bytes.
+    ///
+    /// - Parameters:
+    ///   - jsonBytes: The policy file's content.
+    ///   - fileName: The name diagnostics print, if the bytes came from a file.
+    ///   - limits: Bounds on size, rules, capabilities and nesting.
+    /// - Throws: A ``GroupPolicyError`` with code `invalidPolicy` listing every diagnostic.
+    public init(
+        jsonBytes: some Collection<UInt8>,
+        fileName: String? = nil,
+        limits: PolicyLimits = .default
+    ) throws(GroupPolicyError) {
+        let bytes = Array(jsonBytes)
+        let document = try Self.parseDocument(bytes, fileName: fileName, limits: limits)
+        var revision = PolicyRevision()
+        revision.add(fileName: fileName ?? "", bytes: bytes)
+        self.init(documents: [document], revision: revision.hex)
+    }
+
+    /// Loads a policy set: every `*.json` file directly in `path` that is not a test file
+    /// (`*.tests.json`) or a JSON Schema (`*.schema.json`), in file-name order.
+    ///
+    /// The policies share one namespace of capabilities and workspaces and are evaluated together:
+    /// a deny in any policy removes that capability from the group whatever policy granted it.
+    /// Provenance names rules `policy-id/rule-id` when the set holds several policies.
+    public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
+        let files = try PolicyFiles.policySet(inDirectory: path)
+        guard !files.isEmpty else {
+            throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
+        }
+        try self.init(contentsOfFiles: files, limits: limits)
+    }
+
+    /// Loads a policy set from the given files (see ``init(contentsOfDirectory:limits:)``).
+    public init(contentsOfFiles paths: [String], limits: PolicyLimits = .default) throws(GroupPolicyError) {
+        var documents: [PolicyDocument] = []
+        // Kept only while loading, so that conflicts between files can point at their values.
+        var sources: [SourceText] = []
+        var diagnostics: [Diagnostic] = []
+        var failed = false
+        var revision = PolicyRevision()
+        for path in paths {
+            do {
+                let bytes = try readFile(path, limits: limits)
+                revision.add(fileName: path, bytes: bytes)
+                documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits))
+                sources.append(SourceText(fileName: path, bytes: bytes))
+            } catch {
+                failed = true
+                diagnostics +=
+                    error.diagnostics.isEmpty
+                    ? [
+                        Diagnostic(
+                            severity: .error,
+                            kind: .unreadableFile,
+                            location: nil,
+                            jsonPath: "$",
+                            message: error.message
+                        )
+                    ]
+                    : error.diagnostics
+            }
+        }
+        diagnostics += Self.setConflicts(documents, sources: sources)
+        if failed || diagnostics.contains(where: { $0.severity == .error }) {
+            throw GroupPolicyError(
+                code: .invalidPolicy,
+                message: "the policy set does not load",
+                location: diagnostics.first?.location,
+                jsonPath: diagnostics.first?.jsonPath,
+                diagnostics: diagnostics
+            )
+        }
+        self.init(documents: documents, revision: revision.hex)
+    }
+
+    /// The revision a policy set of these files would have (see ``revision``), without compiling
+    /// them: for `group-policy check`, which loads each file on its own.
+    package static func revision(
+        ofFiles paths: [String],
+        limits: PolicyLimits = .default
+    ) throws(GroupPolicyError) -> String {
+        var revision = PolicyRevision()
+        for path in paths { revision.add(fileName: path, bytes: try readFile(path, limits: limits)) }
+        return revision.hex
+    }
+
+    /// Loads a file as a single policy, or a directory as a policy set.
+    public init(contentsOf path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
+        if isDirectory(path) {
+            try self.init(contentsOfDirectory: path, limits: limits)
+        } else {
+            try self.init(contentsOfFile: path, limits: limits)
+        }
+    }
+
+    static func parseDocument(
+        _ bytes: [UInt8],
+        fileName: String?,
+        limits: PolicyLimits
+    ) throws(GroupPolicyError) -> PolicyDocument {
+        let (document, diagnostics) = PolicyParser.parse(bytes: bytes, fileName: fileName, limits: limits)
+        guard let document else {
+            let first = diagnostics.first { $0.severity == .error }
+            throw GroupPolicyError(
+                code: .invalidPolicy,
+                message: first?.message ?? "the policy does not load",
+                location: first?.location,
+                jsonPath: first?.jsonPath,
+                diagnostics: diagnostics
+            )
+        }
+        return document
+    }
+
+    /// Conflicts between the policies of one set: ids, capability kinds, workspace ids, each reported
+    /// at the later file's value.
+    static func setConflicts(_ documents: [PolicyDocument], sources: [SourceText]) -> [Diagnostic] {
+        var diagnostics: [Diagnostic] = []
+        var policyIDs: [String: String] = [:]
+        var kinds: [String: (CapabilityKind, String)] = [:]
+        var workspaces: [String: String] = [:]
+        for (document, source) in zip(documents, sources) {
+            let file = document.fileName ?? "<input>"
+            func conflict(at offset: Int, _ path: JSONPath, _ message: String) {
+                diagnostics.append(
+                    Diagnostic(
+                        severity: .error,
+                        kind: .conflictInSet,
+                        location: source.location(ofOffset: offset),
+                        jsonPath: path.description,
+                        message: message
+                    )
+                )
+            }
+            if let other = policyIDs[document.id] {
+                conflict(
+                    at: document.idOffset,
+                    JSONPath.root.appending("id"),
+                    "policy id '\(document.id)' is also the id of \(other)"
+                )
+            }
+            policyIDs[document.id] = file
+            for capability in document.capabilities {
+                if let (kind, other) = kinds[capability.name], kind != capability.kind {
+                    conflict(
+                        at: capability.offset,
+                        JSONPath.root.appending("capabilities").appending(capability.name),
+                        "capability '\(capability.name)' is '\(capability.kind.rawValue)' here but '\(kind.rawValue)' in \(other)"
+                    )
+                }
+                kinds[capability.name] = kinds[capability.name] ?? (capability.kind, file)
+            }
+            for workspace in document.workspaces {
+                if let other = workspaces[workspace.id] {
+                    conflict(
+                        at: workspace.idOffset,
+                        workspace.path.appending("id"),
+                        "workspace id '\(workspace.id)' is also defined in \(other)"
+                    )
+                }
+                workspaces[workspace.id] = file
+            }
+        }
+        return diagnostics
+    }
+
+    // MARK: Introspection
+
+    /// The ids of the policies, in load order.
+    public var ids: [String] { compiled.documents.map(\.document.id) }
+
+    /// The warnings found while loading, errors being impossible in a loaded policy.
+    public var warnings: [Diagnostic] { compiled.documents.flatMap(\.document.warnings) }
+
+    /// Every declared capability, sorted by name.
+    public var capabilities: [Capability] { compiled.catalog.names.map { Capability($0) } }
+
+    /// Whether a declared capability is `presentation` or `content`; `nil` when not declared.
+    public func kind(of capability: Capability) -> CapabilityKind? {
+        compiled.catalog.index(of: capability.name).map { compiled.catalog.kinds[$0] }
+    }
+
+    /// A declared capability's description, if it has one.
+    public func description(of capability: Capability) -> String? {
+        compiled.catalog.index(of: capability.name).flatMap { compiled.catalog.descriptions[$0] }
+    }
+
+    /// Every workspace definition's id, in definition order.
+    public var workspaces: [Workspace] {
+        compiled.documents.flatMap { $0.document.workspaces.map { Workspace($0.id) } }
+    }
+
+    /// The number of rules across the set.
+    public var ruleCount: Int { compiled.documents.reduce(0) { $0 + $1.document.rules.count } }
+}
+
+// MARK: Files
+
+/// Reads a whole policy or test file through the bounded reader: never more than the size limit
+/// (plus one byte) however large the file, stream or special file is.
+package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
+    try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
+}
+
+/// A short reason for a file error, without Foundation's long wrappers.
+func describe(_ error: any Error) -> String {
+    if let error = error as? CocoaError {
+        switch error.code {
+        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
+        case .fileReadNoPermission: return "permission denied"
+        case .fileReadInvalidFileName: return "invalid file name"
+        default: break
+        }
+    }
+    return "\(error)"
+}
+
+func isDirectory(_ path: String) -> Bool {
+    (try? FileStatus(path: path))?.kind == .directory
+}

@@ -1,0 +1,236 @@
+extension CompiledPolicy {
+    /// The explanation: the rules naming the capability, each checked condition by condition in each
+    /// (merged) group, straight from their definitions rather than through the evaluation tables.
+    func explain(
+        _ capability: Capability,
+        for response: GetCustomerGroupsResponse,
+        in context: EvaluationContext,
+        group requestedGroupID: String?
+    ) throws(GroupPolicyError) -> Explanation {
+        guard let capabilityIndex = catalog.index(of: capability.name) else {
+            let suggestion =
+                Suggestion.closest(to: capability.name, among: catalog.names).map { " (did you mean '\($0)'?)" } ?? ""
+            throw GroupPolicyError(
+                code: .undeclaredCapability,
+                message: "undeclared capability '\(capability.name)'\(suggestion)"
+            )
+        }
+        let groups = response.groups
+        if let requestedGroupID, !groups.contains(where: { $0.groupID == requestedGroupID }) {
+            var seen: Set<String> = []
+            let ids = groups.map(\.groupID).filter { seen.insert($0).inserted }
+            let suggestion =
+                Suggestion.closest(to: requestedGroupID, among: ids).map { " (did you mean '\($0)'?)" } ?? ""
+            throw GroupPolicyError(
+                code: .unknownGroup,
+                message: "the response has no group '\(requestedGroupID)'\(suggestion)"
+            )
+        }
+
+        // Per document, the rules that name the capability, in rule order.
+        var grantRules: [[Int]] = []
+        var denyRules: [[Int]] = []
+        for document in documents {
+            var grants: [Int] = []
+            var denies: [Int] = []
+            // The bits first; then the effect, read in place (see `explainGroup`).
+            document.document.rules.withUnsafeBufferPointer { rules in
+                for ruleIndex in rules.indices where document.ruleBits[ruleIndex].contains(capabilityIndex) {
+                    switch rules[ruleIndex].effect {
+                    case .grant: grants.append(ruleIndex)
+                    case .deny: denies.append(ruleIndex)
+                    }
+                }
+            }
+            grantRules.append(grants)
+            denyRules.append(denies)
+        }
+
+        var explanations: [Explanation.Group] = []
+        for members in mergePlan(groups) {
+            let first = groups[members[0]]
+            if let requestedGroupID, first.groupID != requestedGroupID { continue }
+            let entries = members.count == 1 ? first.roles : members.flatMap { groups[$0].roles }
+            explanations.append(
+                explainGroup(
+                    capability: capability.name,
+                    groupID: first.groupID,
+                    groupType: first.groupType,
+                    entries: entries,
+                    context: context,
+                    grantRules: grantRules,
+                    denyRules: denyRules
+                )
+            )
+        }
+        let hasGrantRules = grantRules.contains { !$0.isEmpty }
+        return Explanation(capability: capability, hasGrantRules: hasGrantRules, groups: explanations)
+    }
+
+    private func explainGroup(
+        capability: String,
+        groupID: String,
+        groupType: GroupType,
+        entries: [RoleEntry],
+        context: EvaluationContext,
+        grantRules: [[Int]],
+        denyRules: [[Int]]
+    ) -> Explanation.Group {
+        if context.environment == .production && groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
+            return Explanation.Group(groupID: groupID, groupType: groupType, outcome: .ignored)
+        }
+        let group = GroupFacts(groupID: groupID, groupType: groupType, context: context)
+        var grants: [Grant] = []
+        var matchedGrant = false
+        var nearMisses: [Explanation.NearMiss] = []
+        nearMisses.reserveCapacity(grantRules.reduce(0) { $0 + $1.count })
+        for (documentIndex, document) in documents.enumerated() where !grantRules[documentIndex].isEmpty {
+            let seen = seenEntries(entries, by: document, in: context)
+            let labels = document.ruleLabels
+            // Rules are read in place through a buffer pointer, never copied: a copy retains and
+            // releases each of a rule's many fields, which was half the cost of explaining with a
+            // thousand rules (an array's subscript copies its element; a pointer's pointee does not).
+            document.document.rules.withUnsafeBufferPointer { rules in
+                guard let base = rules.baseAddress else { return }
+                for ruleIndex in grantRules[documentIndex] {
+                    let rule = base + ruleIndex
+                    let unmet = Self.unmetConditions(of: rule, in: group, seen: seen)
+                    guard unmet.isEmpty else {
+                        nearMisses.append(Explanation.NearMiss(rule: labels[ruleIndex], unmet: unmet))
+                        continue
+                    }
+                    matchedGrant = true
+                    guard rule.pointee.match.isRoleLevel else {
+                        grants.append(Grant(capability: capability, groupID: groupID, rule: labels[ruleIndex]))
+                        continue
+                    }
+                    var recorded: [(productID: String, ruleProductID: String, role: Role)] = []
+                    for index in entries.indices
+                    where rule.pointee.match.matchesEntry(
+                        productID: seen[index].productID,
+                        role: seen[index].role.rawValue
+                    ) {
+                        let entry = entries[index]
+                        let ruleProductID = seen[index].productID
+                        // Identical entries (a merged duplicate group) yield one grant, as in the decision.
+                        if recorded.contains(where: {
+                            $0.productID == entry.productID && $0.ruleProductID == ruleProductID
+                                && $0.role == entry.role
+                        }) {
+                            continue
+                        }
+                        recorded.append((entry.productID, ruleProductID, entry.role))
+                        grants.append(
+                            Grant(
+                                capability: capability,
+                                groupID: groupID,
+                                rule: labels[ruleIndex],
+                                productID: ruleProductID,
+                                role: entry.role,
+                                sandboxProductID: ruleProductID != entry.productID ? entry.productID : nil
+                            )
+                        )
+                    }
+                }
+            }
+        }
+        guard matchedGrant else {
+            // Nearest first, then rule order: a stable bucket sort by the number of unmet conditions
+            // (one to five, one per kind of condition).
+            var sorted: [Explanation.NearMiss] = []
+            sorted.reserveCapacity(nearMisses.count)
+            for count in 1...5 {
+                for nearMiss in nearMisses where nearMiss.unmet.count == count { sorted.append(nearMiss) }
+            }
+            return Explanation.Group(groupID: groupID, groupType: groupType, outcome: .notGranted, nearMisses: sorted)
+        }
+        var denials: [Denial] = []
+        for (documentIndex, document) in documents.enumerated() where !denyRules[documentIndex].isEmpty {
+            let seen = seenEntries(entries, by: document, in: context)
+            document.document.rules.withUnsafeBufferPointer { rules in
+                guard let base = rules.baseAddress else { return }
+                for ruleIndex in denyRules[documentIndex]
+                where Self.unmetConditions(of: base + ruleIndex, in: group, seen: seen).isEmpty {
+                    denials.append(
+                        Denial(capability: capability, groupID: groupID, rule: document.ruleLabels[ruleIndex])
+                    )
+                }
+            }
+        }
+        return Explanation.Group(
+            groupID: groupID,
+            groupType: groupType,
+            outcome: denials.isEmpty ? .granted : .denied,
+            grants: grants,
+            denials: denials
+        )
+    }
+
+    /// What a rule's conditions are checked against, besides the role entries.
+    private struct GroupFacts {
+        var groupID: String
+        var groupType: GroupType
+        var context: EvaluationContext
+    }
+
+    /// The entries as a document's rules see them, product ids aliased in the sandbox.
+    ///
+    /// Without aliases they are the entries themselves, shared rather than copied.
+    private func seenEntries(
+        _ entries: [RoleEntry],
+        by document: CompiledDocument,
+        in context: EvaluationContext
+    ) -> [RoleEntry] {
+        let aliases = document.document.productAliases
+        guard context.environment == .sandbox && !aliases.isEmpty else { return entries }
+        return entries.map { RoleEntry(productID: aliases[$0.productID] ?? $0.productID, role: $0.role) }
+    }
+
+    /// Every condition of a rule that the group or context does not meet, in the documented order.
+    ///
+    /// Empty when the rule matches. `seen` holds the group's entries as the rule's policy sees them.
+    private static func unmetConditions(
+        of rule: UnsafePointer<RuleDefinition>,
+        in group: GroupFacts,
+        seen: [RoleEntry]
+    ) -> [Explanation.UnmetCondition] {
+        var unmet: [Explanation.UnmetCondition] = []
+        unmet.reserveCapacity(3)
+        if let types = rule.pointee.match.groupTypes, !types.matches(group.groupType.rawValue) {
+            unmet.append(.groupType(expected: types.values, actual: group.groupType))
+        }
+        if let ids = rule.pointee.match.groupIDs, !ids.matches(group.groupID) {
+            unmet.append(.groupID(expected: ids.values, actual: group.groupID))
+        }
+        if rule.pointee.match.isRoleLevel {
+            var satisfied = false
+            for entry in seen
+            where rule.pointee.match.matchesEntry(productID: entry.productID, role: entry.role.rawValue) {
+                satisfied = true
+                break
+            }
+            if !satisfied {
+                let products = rule.pointee.match.productIDs
+                let roles = rule.pointee.match.roles
+                unmet.append(
+                    .roleEntry(
+                        productIDs: products.flatMap { $0 == .any ? nil : $0.values },
+                        roles: roles.flatMap { $0 == .any ? nil : $0.values },
+                        actual: seen
+                    )
+                )
+            }
+        }
+        let environment = group.context.environment
+        if let environments = rule.pointee.requires.environments, !environments.contains(environment) {
+            unmet.append(
+                .environment(expected: StoreEnvironment.allCases.filter(environments.contains), actual: environment)
+            )
+        }
+        if !rule.pointee.requires.entitlements.isEmpty {
+            let missing = rule.pointee.requires.entitlements.filter { !group.context.entitlements.contains($0) }
+            if !missing.isEmpty { unmet.append(.entitlements(missing: missing)) }
+        }
+        return unmet
+    }
+}

@@ -1,0 +1,7 @@
+/// A declared capability.
+package struct CapabilityDeclaration: Sendable, Equatable {
+    var name: String
+    var description: String?
+    var kind: CapabilityKind
+    var offset: Int
+}

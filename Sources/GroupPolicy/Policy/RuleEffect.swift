@@ -1,0 +1,5 @@
+/// Whether a rule adds or removes its capabilities.
+package enum RuleEffect: String, Sendable {
+    case grant
+    case deny
+}

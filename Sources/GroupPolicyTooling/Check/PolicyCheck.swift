@@ -1,0 +1,111 @@
+public import GroupPolicy
+
+/// Checks a set of paths the way `group-policy check` does: every policy under them loads on its
+/// own and its invariants hold, and every policy test file loads.
+///
+/// A file is taken as given; a directory is searched recursively. Policies are the `*.json` files
+/// that are not `*.tests.json` or `*.schema.json`; test files are the `*.tests.json` files (a test
+/// file loads the policy it names). The check returns a report and prints nothing, so the CLI, the
+/// code generator and the plugin can share it and format it as they need.
+public struct PolicyCheck: Sendable {
+    /// The most scenarios one invariant's reduced space may hold (see
+    /// `Policy.checkInvariants(budget:)`).
+    public var invariantBudget: Int
+    /// Whether warnings count as errors: every diagnostic the report holds is then an error.
+    public var strict: Bool
+
+    /// Creates a check.
+    ///
+    /// - Parameters:
+    ///   - invariantBudget: The most scenarios one invariant may need.
+    ///   - strict: Whether warnings count as errors.
+    public init(invariantBudget: Int = Policy.defaultInvariantBudget, strict: Bool = false) {
+        self.invariantBudget = invariantBudget
+        self.strict = strict
+    }
+
+    /// Finds the policies and test files under `paths`, loads each and checks every invariant.
+    ///
+    /// - Parameter paths: Files and directories.
+    /// - Returns: One entry per file found, policies first, then test files, each in search order.
+    /// - Throws: A `GroupPolicyError` with code `unreadableFile` when a path cannot be searched;
+    ///   a file that does not load is reported in the result instead.
+    public func run(paths: [String]) throws(GroupPolicyError) -> PolicyCheckReport {
+        let (policyFiles, testFiles) = try PolicyFiles.find(under: paths)
+
+        var files: [PolicyCheckReport.File] = []
+        for path in policyFiles {
+            var file = PolicyCheckReport.File(path: path, kind: .policy)
+            do {
+                let policy = try Policy(contentsOfFile: path)
+                file.diagnostics = policy.warnings.map(adjusted)
+                file.invariants = policy.checkInvariants(budget: invariantBudget)
+            } catch {
+                record(error, in: &file)
+            }
+            files.append(file)
+        }
+        for path in testFiles {
+            var file = PolicyCheckReport.File(path: path, kind: .testFile)
+            do {
+                _ = try PolicyTestSuite(contentsOfFile: path)
+            } catch {
+                record(error, in: &file)
+            }
+            files.append(file)
+        }
+        var report = PolicyCheckReport(files: files, summary: summary(of: files))
+        if report.summary.errors == 0, !report.summary.unreadable, !policyFiles.isEmpty {
+            report.policyRevision = try? Policy.revision(ofFiles: policyFiles)
+        }
+        return report
+    }
+
+    /// The diagnostic an invariant result reports, if it does not hold, as this check counts it
+    /// (an error when ``strict``).
+    public func diagnostic(for result: InvariantResult) -> Diagnostic? {
+        result.diagnostic.map(adjusted)
+    }
+
+    private func adjusted(_ diagnostic: Diagnostic) -> Diagnostic {
+        var diagnostic = diagnostic
+        if strict { diagnostic.severity = .error }
+        return diagnostic
+    }
+
+    private func record(_ error: GroupPolicyError, in file: inout PolicyCheckReport.File) {
+        if error.code == .unreadableFile || error.diagnostics.isEmpty {
+            file.error = error
+        } else {
+            file.diagnostics = error.diagnostics.map(adjusted)
+        }
+    }
+
+    private func summary(of files: [PolicyCheckReport.File]) -> PolicyCheckReport.Summary {
+        var summary = PolicyCheckReport.Summary()
+        for file in files {
+            switch file.kind {
+            case .policy: summary.policies += 1
+            case .testFile: summary.testFiles += 1
+            }
+            if let error = file.error {
+                if error.code == .unreadableFile { summary.unreadable = true } else { summary.errors += 1 }
+            }
+            var diagnostics = file.diagnostics
+            for result in file.invariants {
+                summary.invariants += 1
+                if let diagnostic = diagnostic(for: result) {
+                    diagnostics.append(diagnostic)
+                } else {
+                    summary.invariantsHolding += 1
+                }
+            }
+            for diagnostic in diagnostics {
+                if diagnostic.severity == .error { summary.errors += 1 } else { summary.warnings += 1 }
+            }
+        }
+        // Checking nothing is an error: a mistyped path must not pass.
+        if files.isEmpty { summary.errors += 1 }
+        return summary
+    }
+}

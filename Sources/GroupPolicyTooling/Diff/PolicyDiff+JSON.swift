@@ -1,0 +1,54 @@
+import GroupPolicy
+
+extension PolicyDiff {
+    /// The diff as JSON for machines: `scenarios`, `unnamed` (the values standing for any value no
+    /// version names) and `changes`, one object per row with `"*"` for any value and an `example`
+    /// scenario (`context` and `response`).
+    ///
+    /// - Parameter pretty: Pretty with two-space indentation, or compact.
+    /// - Returns: The JSON text, without a trailing newline.
+    public func jsonString(pretty: Bool = true) -> String {
+        var writer = JSONWriter(pretty: pretty)
+        writer.beginObject()
+        writer.key("scenarios")
+        writer.number(Int64(scenarioCount))
+        writer.key("unnamed")
+        writer.beginObject()
+        writer.member("groupType", unnamedGroupType)
+        writer.member("groupId", unnamedGroupID)
+        writer.member("role", unnamedRole)
+        writer.member("productIds", strings: unnamedProductIDs)
+        writer.endObject()
+        writer.key("changes")
+        writer.beginArray()
+        for row in rows {
+            writer.beginObject()
+            writer.member("change", row.change.description)
+            writer.member("capability", row.capability)
+            writer.member("environment", row.environment?.rawValue ?? "*")
+            writer.member("groupType", row.groupType ?? "*")
+            writer.member("groupId", row.groupID ?? "*")
+            writer.key("roles")
+            writer.beginArray()
+            for entry in row.roles {
+                writer.beginObject()
+                writer.member("productId", entry.productID ?? "*")
+                writer.member("role", entry.role ?? "*")
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.member("entitlements", strings: row.entitlements)
+            writer.key("example")
+            writer.beginObject()
+            writer.key("context")
+            row.example.writeContext(to: &writer)
+            writer.key("response")
+            row.example.response.write(to: &writer)
+            writer.endObject()
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.string
+    }
+}

@@ -1,0 +1,31 @@
+public import GroupPolicy
+
+extension Policy {
+    /// The largest reduced scenario space ``checkInvariants(budget:)`` enumerates for one invariant
+    /// unless told otherwise: a million scenarios, about a second of work.
+    public static let defaultInvariantBudget = 1_000_000
+
+    /// Checks every invariant of the policy (or set) exhaustively over its scenario space.
+    ///
+    /// The space is the one of the DocC article "The scenario space", extended with every
+    /// `groupType` and `role` the policy names. It is enumerated in a reduced form that is provably
+    /// equivalent: a violation exists in the full space exactly when one exists among scenarios
+    /// with at most two role entries and entitlement sets that are unions of the invariant's and
+    /// one rule's `requires.entitlements` (see <doc:ScenarioSpace>).
+    ///
+    /// - Parameter budget: The most scenarios one invariant's reduced space may hold; a larger
+    ///   space is reported ``InvariantResult/Status/overBudget`` without being enumerated.
+    /// - Returns: One result per invariant, in policy order, then file order.
+    public func checkInvariants(budget: Int = Policy.defaultInvariantBudget) -> [InvariantResult] {
+        var results: [InvariantResult] = []
+        // The space is built only when there is an invariant to check.
+        guard compiled.documents.contains(where: { !$0.document.invariants.isEmpty }) else { return results }
+        let checker = InvariantChecker(policy: compiled, budget: budget)
+        for (index, document) in compiled.documents.enumerated() {
+            for invariant in document.document.invariants {
+                results.append(checker.check(invariant, document: index, budget: budget))
+            }
+        }
+        return results
+    }
+}

@@ -1,0 +1,23 @@
+extension PolicyCoverage {
+    /// Adds one test file's results to the coverage of the policy it tests.
+    ///
+    /// Coverage is per tested policy, across every test file that tests it: the results are
+    /// recorded into the entry with the suite's policy path, or a new entry is appended, so the
+    /// entries stay in order of first appearance.
+    ///
+    /// - Parameters:
+    ///   - results: Results of the suite's ``PolicyTestSuite/run()``.
+    ///   - suite: The suite that produced them.
+    ///   - coverages: The coverage so far, one entry per tested policy.
+    public static func merge(
+        _ results: [PolicyTestResult],
+        of suite: PolicyTestSuite,
+        into coverages: inout [PolicyCoverage]
+    ) {
+        if let index = coverages.firstIndex(where: { $0.policyPath == suite.policyPath }) {
+            for result in results { coverages[index].record(result.decision) }
+        } else {
+            coverages.append(suite.coverage(of: results))
+        }
+    }
+}

@@ -1,0 +1,123 @@
+public import GroupPolicy
+
+/// A loaded policy test file (`*.tests.json`): the policy it tests and its cases, ready to run.
+///
+/// The format is the DocC article "Policy test file format". Run it from the CLI (`group-policy
+/// test`) or inside `swift test`:
+///
+/// ```swift
+/// @Test func teamWorkspaceRules() throws {
+///     let suite = try PolicyTestSuite(contentsOfFile: "Policies/team-workspace.tests.json")
+///     for result in suite.run() {
+///         #expect(result.passed, "\(result.name): \(result.failures)")
+///     }
+/// }
+/// ```
+public struct PolicyTestSuite: Sendable {
+    static let format = "group-policy-tests/v1"
+
+    /// The test file's path as given, or `nil` for bytes from memory.
+    public let path: String?
+    /// The tested policy's path, resolved against the test file's directory.
+    public let policyPath: String
+    /// The tested policy.
+    public let policy: Policy
+    /// The cases, in file order.
+    public let cases: [PolicyTestCase]
+    /// How many distinct `responseFile`s loading read, each once however many cases share it.
+    let responseFilesRead: Int
+
+    /// Loads a test file and the policy it names.
+    ///
+    /// - Parameters:
+    ///   - path: The test file's path; relative paths inside it resolve against its directory.
+    ///   - limits: Bounds on the sizes of the files read.
+    /// - Throws: A `GroupPolicyError` with code `invalidTestFile` listing every diagnostic when the
+    ///   file, its policy or a `responseFile` has an error; `unreadableFile` when it cannot be read.
+    public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
+        let bytes = try readFile(path, limits: limits)
+        try self.init(jsonBytes: bytes, fileName: path, limits: limits)
+    }
+
+    /// Loads a test file from bytes; relative paths in it resolve against `fileName`'s directory
+    /// (or the current directory without one).
+    public init(
+        jsonBytes: some Collection<UInt8>,
+        fileName: String? = nil,
+        limits: PolicyLimits = .default
+    ) throws(GroupPolicyError) {
+        let source = SourceText(fileName: fileName, bytes: Array(jsonBytes))
+        let parsed = PolicyTestParser.parse(source, limits: limits)
+        guard let parsed = parsed.suite else {
+            let first = parsed.diagnostics.first { $0.severity == .error }
+            throw GroupPolicyError(
+                code: .invalidTestFile,
+                message: first?.message ?? "the test file does not load",
+                location: first?.location,
+                jsonPath: first?.jsonPath,
+                diagnostics: parsed.diagnostics
+            )
+        }
+        self.path = fileName
+        self.policyPath = parsed.policyPath
+        self.policy = parsed.policy
+        self.cases = parsed.cases
+        self.responseFilesRead = parsed.responseFilesRead
+    }
+
+    /// Runs every case.
+    ///
+    /// Cases that share a response (every case naming one `responseFile` holds the same decoded
+    /// response) and a context are evaluated once and share the decision, so time and memory grow
+    /// with the distinct responses, not with the cases.
+    public func run() -> [PolicyTestResult] {
+        struct Shared: Hashable {
+            var storage: UnsafeRawPointer?
+            var count: Int
+            var context: EvaluationContext
+        }
+        var decisions: [Shared: Decision] = [:]
+        return cases.map { testCase in
+            let groups = testCase.response.groups
+            let key = Shared(
+                storage: groups.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) },
+                count: groups.count,
+                context: testCase.context
+            )
+            // The cases keep every response alive during the run, so a storage address cannot be
+            // reused by another response; equal storage means an equal response.
+            let decision: Decision
+            if let known = decisions[key] {
+                decision = known
+            } else {
+                decision = policy.evaluate(testCase.response, in: testCase.context)
+                decisions[key] = decision
+            }
+            return PolicyTestResult(
+                name: testCase.name,
+                location: testCase.location,
+                failures: testCase.expectation.failures(for: decision),
+                decision: decision
+            )
+        }
+    }
+
+    /// Runs one case.
+    public func run(_ testCase: PolicyTestCase) -> PolicyTestResult {
+        let decision = policy.evaluate(testCase.response, in: testCase.context)
+        return PolicyTestResult(
+            name: testCase.name,
+            location: testCase.location,
+            failures: testCase.expectation.failures(for: decision),
+            decision: decision
+        )
+    }
+}
+
+extension PolicyTestSuite {
+    /// Every test file (`*.tests.json`) under the paths: a file is taken as given, a directory is
+    /// searched recursively; sorted within each directory.
+    package static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
+        try PolicyFiles.files(under: paths, matching: PolicyFiles.isTestFileName)
+    }
+}

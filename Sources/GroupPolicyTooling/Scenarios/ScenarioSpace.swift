@@ -1,0 +1,208 @@
+import GroupPolicy
+
+/// The scenario space (the DocC article "The scenario space") for a set of policy documents: the
+/// values each dimension takes, and the role entries a scenario can hold in each environment.
+///
+/// A diff builds one space from both versions' documents, so that a value either version names is
+/// in it. Beyond the contract's values, every `groupType` and `role` a document names literally is
+/// in the space too (otherwise rules on such values would be invisible; for policies that name no
+/// such value the space is exactly the contract's). Like the contract, the space has *one* unnamed
+/// product, so a customer holding two products the policy never names, one as `ADMIN` and one as
+/// `NONE`, is outside it: a known limit, documented in the README. The unnamed values
+/// (``freshGroupType`` and the like) collide with no named value.
+///
+/// Products are counted after sandbox aliasing: each *slot* is a product as the rules see it, and
+/// a scenario holds at most one role entry per slot. In `Sandbox` a slot's entry is sent under a
+/// product id that aliases to it; in `Production` under the slot's own id, or under an alias
+/// source that a match names literally (the only way a rule can see that id in `Production`).
+struct ScenarioSpace: Sendable {
+    /// A role entry a scenario can hold, and the product slot it occupies.
+    struct Candidate: Sendable, Hashable {
+        var slot: Int
+        var entry: RoleEntry
+    }
+
+    let documents: [PolicyDocument]
+    /// `ORGANIZATION`, `CONSUMER`, the other named types (sorted), then the unnamed type.
+    let groupTypes: [String]
+    /// The named group ids (sorted), then the unnamed id; ``groupIDs(in:)`` adds the placeholder.
+    let groupIDs: [String]
+    /// `ADMIN`, `NONE`, the other named roles (sorted), then the unnamed role.
+    let roles: [String]
+    /// Each product slot's id as the rules see it (sorted), then the unnamed product.
+    let slots: [String]
+    let freshGroupType: String
+    let freshGroupID: String
+    let freshProductIDs: [String]
+    let freshRole: String
+    private let productionCandidates: [Candidate]
+    private let sandboxCandidates: [Candidate]
+    /// How many role entries the larger environment offers (products x roles, each production id
+    /// counted), whether or not they were built.
+    let candidateCount: Int
+    /// Whether ``candidateCount`` was over the maximum given at creation, so that no candidates
+    /// were built: the space is then too large for any budget and is reported as such.
+    let isOverLimit: Bool
+
+    /// The most role entries (products x roles) a space holds per environment: a million.
+    ///
+    /// No hand-written policy approaches it (it takes a thousand products and a thousand roles).
+    /// Larger spaces are not built: invariants over them are reported over budget, and a diff
+    /// over them is refused.
+    static let maximumCandidates = 1_000_000
+
+    /// Builds the space of `documents`.
+    ///
+    /// - Parameters:
+    ///   - documents: The documents whose names make up the space.
+    ///   - maximumCandidates: The most role entries to build per environment. Each is a
+    ///     scenario of the full space, so a space with more entries than a scenario budget is over
+    ///     it; a caller passes the budget (at most ``maximumCandidates``) and a huge space costs no
+    ///     memory.
+    init(documents: [PolicyDocument], maximumCandidates: Int = Int.max) {
+        self.documents = documents
+        var types: Set<String> = []
+        var ids: Set<String> = []
+        var products: Set<String> = []
+        var matchedProducts: Set<String> = []
+        var namedRoles: Set<String> = []
+        func collect(_ match: MatchCondition) {
+            types.formUnion(match.groupTypes?.values ?? [])
+            ids.formUnion(match.groupIDs?.values ?? [])
+            matchedProducts.formUnion(match.productIDs?.values ?? [])
+            namedRoles.formUnion(match.roles?.values ?? [])
+        }
+        // Sandbox aliases of every document; where two documents alias one id, the first wins.
+        var aliases: [String: String] = [:]
+        for document in documents {
+            for rule in document.rules { collect(rule.match) }
+            for workspace in document.workspaces {
+                collect(workspace.match)
+                namedRoles.formUnion(workspace.adminRoles)
+            }
+            for invariant in document.invariants { collect(invariant.match) }
+            for (source, target) in document.productAliases.sorted(by: { $0.key < $1.key }) {
+                products.insert(source)
+                products.insert(target)
+                if aliases[source] == nil { aliases[source] = target }
+            }
+        }
+        products.formUnion(matchedProducts)
+
+        freshGroupType = Self.fresh("UNNAMED_TYPE", avoiding: types)
+        freshGroupID = Self.fresh(
+            "unnamed-group",
+            avoiding: ids.union([GetCustomerGroupsResponse.sandboxPlaceholderGroupID])
+        )
+        freshRole = Self.fresh("UNNAMED_ROLE", avoiding: namedRoles)
+        freshProductIDs = [Self.fresh("unnamed.product", avoiding: products)]
+
+        let knownTypes = GroupType.knownValues.map(\.rawValue)
+        groupTypes = knownTypes + types.subtracting(knownTypes).sorted() + [freshGroupType]
+        groupIDs = ids.sorted() + [freshGroupID]
+        let knownRoles = Role.knownValues.map(\.rawValue)
+        roles = knownRoles + namedRoles.subtracting(knownRoles).sorted() + [freshRole]
+
+        let canonical = Set(products.map { aliases[$0] ?? $0 }).sorted()
+        slots = canonical + freshProductIDs
+        // Alias sources per slot, sorted.
+        var sourcesBySlot: [String: [String]] = [:]
+        for (source, target) in aliases where source != target { sourcesBySlot[target, default: []].append(source) }
+        var productionCount = 0
+        for product in slots {
+            let ids = 1 + (sourcesBySlot[product] ?? []).filter(matchedProducts.contains).count
+            productionCount = saturatingSum(productionCount, saturatingProduct(ids, roles.count))
+        }
+        candidateCount = max(productionCount, saturatingProduct(slots.count, roles.count))
+        isOverLimit = candidateCount > maximumCandidates
+        var production: [Candidate] = []
+        var sandbox: [Candidate] = []
+        for (slot, product) in slots.enumerated() where !isOverLimit {
+            let sources = (sourcesBySlot[product] ?? []).sorted()
+            let productionIDs = [product] + sources.filter(matchedProducts.contains)
+            let sandboxID = aliases[product] == nil ? product : sources.first ?? product
+            for role in roles {
+                for id in productionIDs {
+                    production.append(Candidate(slot: slot, entry: RoleEntry(productID: id, role: Role(role))))
+                }
+                sandbox.append(Candidate(slot: slot, entry: RoleEntry(productID: sandboxID, role: Role(role))))
+            }
+        }
+        productionCandidates = production
+        sandboxCandidates = sandbox
+    }
+
+    /// `base`, or `base_2`, `base_3`… : the first that is not in `taken`.
+    static func fresh(_ base: String, avoiding taken: Set<String>) -> String {
+        guard taken.contains(base) else { return base }
+        var suffix = 2
+        while taken.contains("\(base)_\(suffix)") { suffix += 1 }
+        return "\(base)_\(suffix)"
+    }
+
+    /// The role entries a scenario in `environment` can hold (one at most per slot).
+    func candidates(in environment: StoreEnvironment) -> [Candidate] {
+        environment == .production ? productionCandidates : sandboxCandidates
+    }
+
+    /// The group ids of `environment`: in `Sandbox` also Apple's placeholder.
+    func groupIDs(in environment: StoreEnvironment) -> [String] {
+        let placeholder = GetCustomerGroupsResponse.sandboxPlaceholderGroupID
+        guard environment == .sandbox, !groupIDs.contains(placeholder) else { return groupIDs }
+        return groupIDs + [placeholder]
+    }
+
+    /// The candidates (indices into ``candidates(in:)``) whose entry satisfies the role-level part
+    /// of any of `matches`, each seen through its own document's sandbox aliases.
+    func candidates(
+        matching matches: [(document: Int, match: MatchCondition)],
+        in environment: StoreEnvironment
+    ) -> Set<Int> {
+        let candidates = candidates(in: environment)
+        var found: Set<Int> = []
+        var byProduct: [Int: [String: [Int]]] = [:]
+        for (documentIndex, match) in matches where match.isRoleLevel {
+            let document = documents[documentIndex]
+            // Sets, so that a match naming thousands of values costs one lookup per candidate.
+            let acceptedProducts = match.productIDs.flatMap { condition in
+                condition == .any ? nil : Set(condition.values)
+            }
+            let acceptedRoles = match.roles.flatMap { condition in condition == .any ? nil : Set(condition.values) }
+            func accepts(_ index: Int) -> Bool {
+                let entry = candidates[index].entry
+                return (acceptedRoles?.contains(entry.role.rawValue) ?? true)
+                    && (acceptedProducts?.contains(Self.ruleProductID(entry.productID, document, environment)) ?? true)
+            }
+            guard case .oneOf(let products)? = match.productIDs else {
+                found.formUnion(candidates.indices.filter(accepts))
+                continue
+            }
+            // Named products: look the few candidates up instead of scanning all of them.
+            if byProduct[documentIndex] == nil {
+                var index: [String: [Int]] = [:]
+                for (position, candidate) in candidates.enumerated() {
+                    index[Self.ruleProductID(candidate.entry.productID, document, environment), default: []]
+                        .append(position)
+                }
+                byProduct[documentIndex] = index
+            }
+            for product in Set(products) {
+                for position in byProduct[documentIndex]?[product] ?? [] where accepts(position) {
+                    found.insert(position)
+                }
+            }
+        }
+        return found
+    }
+
+    /// The product id a document's rules see for an entry's product id.
+    static func ruleProductID(
+        _ productID: String,
+        _ document: PolicyDocument,
+        _ environment: StoreEnvironment
+    )
+        -> String
+    {
+        environment == .sandbox ? document.productAliases[productID] ?? productID : productID
+    }
+}

@@ -1,0 +1,140 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// The decision service's cache: the cost of a hit from the call to the Decision, and the memory a
+/// cached customer takes.
+///
+/// Every response of the workload is one customer, fetched once from an in-process function (no
+/// network, no token), then asked for again: each of those calls is a cache hit.
+struct ServiceMeasurement {
+    var rules: Int
+    var customers: Int
+    /// Nanoseconds per cache hit: median and 99th percentile.
+    var hitMedian: Double
+    var hitP99: Double
+    /// Heap bytes per cached customer, measured (malloc's in-use bytes before and after filling).
+    var heapBytesPerCustomer: Double
+    /// The cache's own estimate per customer (what its byte bound counts).
+    var estimatedBytesPerCustomer: Double
+    /// Median body size of Apple's answers in the workload.
+    var medianAnswerBytes: Double
+
+    static func measure(
+        _ policyCase: Workload.PolicyCase,
+        bodies: [[UInt8]],
+        responses: [GetCustomerGroupsResponse],
+        passes: Int
+    ) throws(BenchError) -> ServiceMeasurement {
+        let directory = FileManager.default.temporaryDirectory.path + "/group-policy-bench-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let policies: PolicyStore
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let path = directory + "/policy.json"
+            try Data(policyCase.jsonBytes).write(to: URL(filePath: path))
+            policies = try PolicyStore(contentsOf: path)
+        } catch {
+            throw BenchError("policy R=\(policyCase.rules) does not load into a store: \(error)")
+        }
+        let answers = Dictionary(uniqueKeysWithValues: bodies.enumerated().map { ("c\($0.offset)", $0.element) })
+        // Each fetch returns bytes and a decoding of its own, as a real fetch does, so the heap
+        // figure counts what the cache keeps rather than storage shared with the workload.
+        let fetch: GroupDecisionService.Fetch = { customerID throws(AppStoreGroupsError) in
+            guard let body = answers[customerID] else {
+                throw AppStoreGroupsError(code: .transactionIDNotFound, message: "no such customer")
+            }
+            let copy = [UInt8](unsafeUninitializedCapacity: body.count) { buffer, count in
+                count = buffer.initialize(from: body).1
+            }
+            do {
+                return (copy, try GetCustomerGroupsResponse(jsonBytes: copy))
+            } catch {
+                throw AppStoreGroupsError(code: .invalidResponse, message: "\(error)")
+            }
+        }
+        var configuration = GroupDecisionService.Configuration()
+        configuration.requestsPerSecond = [.production: 1e12, .sandbox: 1e12]
+        configuration.capacityBytes = 1 << 40
+        let service: GroupDecisionService
+        do {
+            service = try GroupDecisionService(
+                policies: policies,
+                fetchers: [.production: fetch],
+                configuration: configuration
+            )
+        } catch {
+            throw BenchError("the service does not start: \(error)")
+        }
+        let ids = (0..<responses.count).map { "c\($0)" }
+        let result = blockingRun { () -> Result<ServiceMeasurement, BenchError> in
+            MemoryProbe.trim()
+            let heapBefore = MemoryProbe.heapInUse()
+            for id in ids {
+                guard (try? await service.decision(forCustomer: id, environment: .production)) != nil else {
+                    return .failure(BenchError("customer \(id) was not served"))
+                }
+            }
+            let heapAfter = MemoryProbe.heapInUse()
+            var samples: [Double] = []
+            samples.reserveCapacity(ids.count * passes)
+            var sink = 0
+            for _ in 0..<max(1, passes) {
+                for id in ids {
+                    let start = monotonicNanoseconds()
+                    let served = try? await service.decision(forCustomer: id, environment: .production)
+                    samples.append(Double(monotonicNanoseconds() - start))
+                    guard let served, served.source == .cache else {
+                        return .failure(BenchError("customer \(id) was not a cache hit"))
+                    }
+                    sink &+= served.decision.capabilities.count
+                }
+            }
+            withExtendedLifetime(sink) {}
+            let statistics = Statistics(samples)
+            return .success(
+                ServiceMeasurement(
+                    rules: policyCase.rules,
+                    customers: ids.count,
+                    hitMedian: statistics.median,
+                    hitP99: statistics.percentile(0.99),
+                    heapBytesPerCustomer: Double(heapAfter - heapBefore) / Double(max(1, ids.count)),
+                    estimatedBytesPerCustomer: Double(service.cachedBytes) / Double(max(1, ids.count)),
+                    medianAnswerBytes: Statistics(bodies.map { Double($0.count) }).median
+                )
+            )
+        }
+        return try result.get()
+    }
+
+    var text: String {
+        "service R=\(rules): cache hit median \(format(hitMedian)) ns, p99 \(format(hitP99)) ns; "
+            + "a cached customer costs \(format(heapBytesPerCustomer)) heap bytes "
+            + "(estimate \(format(estimatedBytesPerCustomer)), median answer \(format(medianAnswerBytes)) bytes)"
+    }
+
+    var json: String {
+        "{\"rules\":\(rules),\"customers\":\(customers),\"service_cache_hit_median_ns\":\(Int(hitMedian.rounded())),"
+            + "\"service_cache_hit_p99_ns\":\(Int(hitP99.rounded())),"
+            + "\"service_cached_customer_heap_bytes\":\(Int(heapBytesPerCustomer.rounded())),"
+            + "\"service_cached_customer_estimated_bytes\":\(Int(estimatedBytesPerCustomer.rounded()))}"
+    }
+}
+
+/// Runs async work to completion from synchronous code, on a task of its own.
+private func blockingRun<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+    let semaphore = DispatchSemaphore(value: 0)
+    let box = ResultBox<T>()
+    Task.detached {
+        box.value = await body()
+        semaphore.signal()
+    }
+    semaphore.wait()
+    // The semaphore orders the write before this read.
+    guard let value = box.value else { preconditionFailure("the task signalled without a value") }
+    return value
+}
+
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

@@ -1,0 +1,134 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The example server on the library's decision service: a shared Redis, the decision log,
+/// freshness in the JSON, and invalidation, all over HTTP on 127.0.0.1.
+@Suite("Example: DecisionServer at fleet scale")
+struct DecisionServerFleetTests {
+    @Test(
+        "two servers sharing Redis fetch a customer once; the second serves it from the cache",
+        .requires(.pythonCryptography),
+        .requires(.redisServer)
+    )
+    func sharedRedis() async throws {
+        let redis = try await RedisServer.start()
+        defer { redis.stop() }
+        let store = try await FakeAppStore()
+        let arguments = ["--redis", "127.0.0.1:\(redis.port)"]
+        let first = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let second = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let live = try await first.get("/decision?transactionId=ok1")
+        #expect(live.status == 200)
+        #expect(live.groupsSource == "live")
+        let cached = try await second.get("/decision?transactionId=ok1")
+        #expect(cached.status == 200)
+        #expect(cached.groupsSource == "cache")
+        #expect(cached.groupsFetchedAt == live.groupsFetchedAt)
+        #expect(cached.decisionText == live.decisionText)
+        // Invalidation through one server reaches the other through Redis, within the 5 seconds
+        // a server keeps an answer in memory before reading Redis again.
+        #expect(try await second.post("/invalidate?transactionId=ok1").status == 200)
+        let invalidated = ContinuousClock.now
+        var source = try await first.get("/decision?transactionId=ok1").groupsSource
+        while source == "cache", ContinuousClock.now - invalidated < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(200))
+            source = try await first.get("/decision?transactionId=ok1").groupsSource
+        }
+        #expect(source == "live")
+        #expect(try await second.get("/decision?transactionId=ok1").groupsSource == "cache")
+        #expect(try await store.log().map(\.path) == Array(repeating: "/groups/v1/currentGroups/ok1", count: 2))
+    }
+
+    @Test("freshness in the JSON: live, then cache with the same fetch time", .requires(.pythonCryptography))
+    func freshness() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let live = try await server.get("/decision?transactionId=ok1")
+        let fetchedAt = try #require(live.groupsFetchedAt)
+        let revision = try Policy(contentsOf: DecisionServerTests.policies).revision
+        #expect(
+            live.text.hasSuffix(
+                #","groupsSource":"live","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)"}"#
+            )
+        )
+        #expect(fetchedAt.count == 24)
+        #expect(fetchedAt.hasSuffix("Z"))
+        let cached = try await server.get("/decision?transactionId=ok1")
+        #expect(
+            cached.text.hasSuffix(
+                #","groupsSource":"cache","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)"}"#
+            )
+        )
+    }
+
+    @Test(
+        "invalidation: one customer, then everyone; the next decisions fetch again",
+        .requires(.pythonCryptography)
+    )
+    func invalidation() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        for id in ["ok1", "ok2"] { #expect(try await server.get("/decision?transactionId=\(id)").status == 200) }
+        let one = try await server.post("/invalidate?transactionId=ok1")
+        #expect(one.status == 200)
+        #expect(one.text == #"{"invalidated":"ok1"}"#)
+        #expect(try await server.get("/decision?transactionId=ok1").groupsSource == "live")
+        #expect(try await server.get("/decision?transactionId=ok2").groupsSource == "cache")
+        let all = try await server.post("/invalidate?all=true")
+        #expect(all.text == #"{"invalidated":"all"}"#)
+        #expect(try await server.get("/decision?transactionId=ok2").groupsSource == "live")
+        #expect(try await server.get("/invalidate?all=true").status == 405)
+        #expect(try await server.post("/invalidate").status == 400)
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok2", "/groups/v1/currentGroups/ok1",
+                "/groups/v1/currentGroups/ok2",
+            ]
+        )
+    }
+
+    @Test(
+        "--decision-log: one JSON line per decision, the id only as a salted hash",
+        .requires(.pythonCryptography)
+    )
+    func decisionLog() async throws {
+        let store = try await FakeAppStore()
+        let path = NSTemporaryDirectory() + "decisions-\(UUID().uuidString).jsonl"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let salt = "a salt of sixteen bytes or more"
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            arguments: ["--decision-log", path],
+            environment: ["DECISION_LOG_SALT": salt]
+        )
+        #expect(try await server.get("/decision?transactionId=ok1&entitlement=com.example.teams.pro").status == 200)
+        #expect(try await server.get("/decision?transactionId=ok1&entitlement=com.example.teams.pro").status == 200)
+        #expect(try await server.get("/decision?transactionId=unauthorized").status == 502)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        let hash = SHA256Hasher.hex(SHA256Hasher.hash(Array((salt + "ok1").utf8)))
+        let capabilities =
+            #"["team.templates","workspace.manage-seats","workspace.manage-settings","workspace.members","workspace.view"]"#
+        let revision = try Policy(contentsOf: DecisionServerTests.policies).revision
+        #expect(
+            lines[0].contains(
+                #""customer":"\#(hash)","environment":"Sandbox","policyRevision":"\#(revision)","source":"live","#
+            )
+        )
+        #expect(lines[0].hasSuffix(#""capabilities":\#(capabilities)}"#))
+        #expect(lines[1].contains(#""source":"cache","#))
+        #expect(lines[2].hasSuffix(#""capabilities":[],"error":"unauthorized"}"#))
+        for line in lines {
+            #expect(!line.contains("ok1"))
+            #expect(!line.contains("unauthorized\""[...]) || line.hasSuffix(#""error":"unauthorized"}"#))
+        }
+        #expect(!server.logLines().contains { $0.contains("DECISION_LOG_SALT") })
+    }
+}

@@ -1,0 +1,327 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Examples/DecisionServer under what deployments meet.
+///
+/// Policy edits, Apple's rate limit, slow and too many clients, large answers, hostile bytes. Every
+/// test runs the built binary on 127.0.0.1 against the fake App Store and talks real HTTP.
+@Suite("Example: DecisionServer robustness")
+struct DecisionServerRobustnessTests {
+    static let reloadPolicy = """
+        {
+          "format": "group-policy/v1",
+          "id": "reload-test",
+          "capabilities": { "x.view": "View", "x.edit": "Edit" },
+          "rules": [
+            { "id": "org-view", "match": { "groupType": "ORGANIZATION" }, "capabilities": ["x.view"] },
+            { "id": "org-edit", "match": { "groupType": "ORGANIZATION", "role": "ADMIN" }, "capabilities": ["x.edit"] }
+          ]
+        }
+        """
+
+    @Test(
+        "a policy edit is served within two reload intervals; a broken edit keeps the old version and logs one line",
+        .requires(.pythonCryptography)
+    )
+    func reloadsPolicies() async throws {
+        let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "reload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "reload-test.json")
+        try Self.reloadPolicy.write(to: file, atomically: false, encoding: .utf8)
+
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            policies: directory.path,
+            arguments: ["--reload-interval", "1"]
+        )
+        let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
+        func expected() throws -> String {
+            try Policy(contentsOf: directory.path).evaluate(response, in: EvaluationContext(environment: .sandbox))
+                .jsonString(pretty: false)
+        }
+        let path = "/decision?transactionId=ok1"
+        let original = try expected()
+        #expect(original.hasPrefix(#"{"capabilities":["x.edit","x.view"],"#))
+        #expect(try await server.get(path).decisionText == original)
+
+        let tightened = Self.reloadPolicy.split(separator: "\n").filter { !$0.contains("org-edit") }
+            .joined(separator: "\n").replacingOccurrences(of: #"["x.view"] },"#, with: #"["x.view"] }"#)
+        try tightened.write(to: file, atomically: false, encoding: .utf8)
+        let tightenedDecision = try expected()
+        #expect(tightenedDecision.hasPrefix(#"{"capabilities":["x.view"],"#))
+        let edited = ContinuousClock.now
+        var served = try await server.get(path).decisionText
+        while served != tightenedDecision, ContinuousClock.now - edited < .seconds(2) {
+            try await Task.sleep(for: .milliseconds(100))
+            served = try await server.get(path).decisionText
+        }
+        #expect(served == tightenedDecision, "the edit was not served within two reload intervals")
+
+        try "{ \"format\": \"group-policy/v1\", \"id\": ".write(to: file, atomically: false, encoding: .utf8)
+        try await Task.sleep(for: .seconds(3))
+        #expect(try await server.get(path).decisionText == tightenedDecision)
+        let failures = server.logLines().filter { $0.hasPrefix("policies not reloaded") }
+        #expect(failures.count == 1)
+        #expect(
+            failures.first?.hasPrefix(
+                "policies not reloaded, the previous version keeps serving: \(file.path):1:"
+            ) == true
+        )
+        #expect(server.logLines().contains("policies reloaded (generation 2)"))
+    }
+
+    @Test(
+        "after a 429 nothing goes upstream for any customer before Retry-After; callers get 503 with Retry-After",
+        .requires(.pythonCryptography)
+    )
+    func rateLimitHoldsEveryCustomer() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        for _ in 0..<3 {
+            let limited = try await server.get("/decision?transactionId=ratelimitin_3600000")
+            #expect(limited.status == 503)
+            #expect(limited.text.hasPrefix(#"{"error":{"code":"rate-limit-exceeded","#))
+            let seconds = try #require(limited.retryAfter.flatMap { Int($0) })
+            #expect((3590...3600).contains(seconds))
+        }
+        let other = try await server.get("/decision?transactionId=ok1")
+        #expect(other.status == 503)
+        #expect(
+            other.text.hasPrefix(
+                #"{"error":{"code":"rate-limit-exceeded","message":"the App Store asked for no customer-groups requests before this instant; none was sent"#
+            )
+        )
+        let members = try await server.get("/workspace/members?transactionId=ok1&groupId=paged_team")
+        #expect(members.status == 503)
+        #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ratelimitin_3600000"])
+    }
+
+    @Test("the rate-limit gate opens at the Retry-After instant", .requires(.pythonCryptography))
+    func rateLimitGateReopens() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        #expect(try await server.get("/decision?transactionId=ratelimitin_1500").status == 503)
+        #expect(try await server.get("/decision?transactionId=ok1").status == 503)
+        try await Task.sleep(for: .milliseconds(1700))
+        #expect(try await server.get("/decision?transactionId=ok1").status == 200)
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/ratelimitin_1500", "/groups/v1/currentGroups/ok1",
+            ]
+        )
+    }
+
+    @Test(
+        "slow clients dripping their heads cannot keep a normal client from being served",
+        .requires(.pythonCryptography)
+    )
+    func slowClientsDoNotStarveOthers() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            arguments: ["--max-connections", "4", "--read-timeout", "5"]
+        )
+        // Ten new connections a second, each sending a byte every half second: without a way to
+        // make room, four slots stay taken by clients that never finish a head.
+        let loris = SlowLoris(port: server.port, connectionsPerSecond: 10, byteInterval: .milliseconds(500))
+        loris.start()
+        defer { loris.stop() }
+        try await Task.sleep(for: .seconds(1))
+        for _ in 0..<5 {
+            let started = ContinuousClock.now
+            let answer = try await server.get("/decision?transactionId=ok1")
+            #expect(answer.status == 200)
+            #expect(ContinuousClock.now - started < .seconds(3))
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    @Test(
+        "a client beyond capacity gets a whole 503, never a reset",
+        .requires(.pythonCryptography)
+    )
+    func beyondCapacityIs503() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        let port = server.port
+        // Two requests whose answers take three seconds hold both slots (they are past their heads,
+        // so no newcomer may take their place).
+        let busy = (0..<2).map { index in
+            Task {
+                try await RawConnection.exchange(
+                    port: port,
+                    "GET /decision?transactionId=slow_3000_\(index) HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+            }
+        }
+        // Both are past their heads once the fake App Store has seen both fetches.
+        #expect(try await store.log(count: 2).count == 2)
+        for _ in 0..<10 {
+            let refused = try await RawConnection.exchange(
+                port: port,
+                "GET /decision?transactionId=ok1 HTTP/1.1\r\nHost: x\r\nX-Filler: \(String(repeating: "a", count: 2000))\r\n\r\n"
+            )
+            #expect(refused.error == nil, "the connection was reset instead of answered")
+            #expect(refused.text.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"))
+            #expect(
+                refused.text.hasSuffix(#"{"error":{"code":"busy","message":"too many connections; try again"}}"#)
+            )
+        }
+        for task in busy {
+            let answer = try await task.value
+            #expect(answer.text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        }
+    }
+
+    @Test("the cache is bounded by bytes and evicts the least recently used answer", .requires(.pythonCryptography))
+    func cacheBoundedByBytes() async throws {
+        let store = try await FakeAppStore()
+        // Each big_100 answer (12,012 bytes from Apple) is estimated at 24,193 bytes kept decoded, so
+        // two fit in 60,000 and a third evicts the least recently used.
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-bytes", "60000"])
+        for id in ["big_100_a", "big_100_b", "big_100_a", "big_100_c", "big_100_a", "big_100_b"] {
+            #expect(try await server.get("/decision?transactionId=\(id)").status == 200)
+        }
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/big_100_a", "/groups/v1/currentGroups/big_100_b",
+                "/groups/v1/currentGroups/big_100_c", "/groups/v1/currentGroups/big_100_b",
+            ]
+        )
+    }
+
+    @Test("the access log escapes control characters in the request path", .requires(.pythonCryptography))
+    func accessLogIsOneLinePerRequest() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let answer = try await RawConnection.exchange(
+            port: server.port,
+            "GET /a\n::error\u{1B}[31mfile=x HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        #expect(answer.text.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+        var lines = server.logLines()
+        for _ in 0..<50 where lines.isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+            lines = server.logLines()
+        }
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix(#"GET /a\n::error\u001b[31mfile=x 404 "#) == true)
+        #expect(!lines.contains { $0.hasPrefix("::") })
+    }
+}
+
+/// Sends that fail on a closed connection return an error instead of raising SIGPIPE.
+#if canImport(Glibc)
+private let noSignal = Int32(MSG_NOSIGNAL)
+#else
+private let noSignal: Int32 = 0
+#endif
+
+/// A raw TCP connection to the server, for what URLSession will not do.
+enum RawConnection {
+    struct Outcome: Sendable {
+        var text: String
+        /// The errno that ended reading, when it ended with an error (ECONNRESET) instead of a close.
+        var error: Int32?
+    }
+
+    static func dial(port: Int) throws -> Int32 {
+        #if canImport(Glibc)
+        let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let connection = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard connection >= 0 else { throw FakeAppStoreError(message: "socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(connection)
+            throw FakeAppStoreError(message: "connect failed")
+        }
+        return connection
+    }
+
+    /// Sends `request` on a new connection and reads until the server closes it.
+    static func exchange(port: Int, _ request: String) async throws -> Outcome {
+        try await offCooperativePool {
+            let connection = try dial(port: port)
+            defer { close(connection) }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let bytes = Array(request.utf8)
+            _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, noSignal) }
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received += chunk[..<count]
+                } else if count == 0 {
+                    return Outcome(text: String(decoding: received, as: UTF8.self))
+                } else if errno != EINTR {
+                    return Outcome(text: String(decoding: received, as: UTF8.self), error: errno)
+                }
+            }
+        }
+    }
+}
+
+/// Slow-loris clients: new connections at a steady rate, each sending one byte of a request head
+/// at a time and never finishing it.
+final class SlowLoris: @unchecked Sendable {
+    private let port: Int
+    private let connectionsPerSecond: Int
+    private let byteInterval: Duration
+    private let lock = NSLock()
+    private var stopped = false
+    private let done = DispatchSemaphore(value: 0)
+
+    init(port: Int, connectionsPerSecond: Int, byteInterval: Duration) {
+        self.port = port
+        self.connectionsPerSecond = connectionsPerSecond
+        self.byteInterval = byteInterval
+    }
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            var open: [(connection: Int32, next: ContinuousClock.Instant)] = []
+            var nextConnection = ContinuousClock.now
+            while !lock.withLock({ stopped }) {
+                let now = ContinuousClock.now
+                if now >= nextConnection, let connection = try? RawConnection.dial(port: port) {
+                    open.append((connection, now))
+                    nextConnection = now + .seconds(1) / connectionsPerSecond
+                }
+                for index in open.indices where open[index].next <= now {
+                    _ = send(open[index].connection, "G", 1, noSignal)
+                    open[index].next = now + byteInterval
+                }
+                usleep(10_000)
+            }
+            for (connection, _) in open { close(connection) }
+            done.signal()
+        }
+    }
+
+    func stop() {
+        lock.withLock { stopped = true }
+        done.wait()
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// The decision service with an in-process App Store: single flight, freshness, failing closed,
+/// the negative cache, invalidation, the budget and the 429 gate, and a shared store.
+@Suite("Decision service")
+struct GroupDecisionServiceTests {
+    static func policies() throws -> PolicyStore {
+        try PolicyStore(contentsOf: TestFiles.packageRoot.appending(path: "Policies/family-sharing.json").path)
+    }
+
+    static func service(
+        _ stub: StubAppStore,
+        clock: ManualClock? = nil,
+        shared: (any GroupsStore)? = nil,
+        log: LogLines = LogLines(),
+        configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
+    ) throws -> GroupDecisionService {
+        var configuration = GroupDecisionService.Configuration()
+        configure(&configuration)
+        return try GroupDecisionService(
+            policies: policies(),
+            clients: [stub.client(clock: clock)],
+            sharedStore: shared,
+            configuration: configuration,
+            timeSource: clock?.timeSource ?? .system,
+            log: log.sink
+        )
+    }
+
+    static let familyCapabilities = ["family.shared-lists", "family.space"]
+
+    @Test("50 concurrent calls for one customer send one request")
+    func singleFlight() async throws {
+        let stub = StubAppStore(delay: .milliseconds(200))
+        let service = try Self.service(stub)
+        let capabilities = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    try await service.decision(forCustomer: "c1", environment: .sandbox).decision.capabilities
+                        .sorted()
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(capabilities == Array(repeating: Self.familyCapabilities, count: 50))
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test("an answer is served from the cache until its time to live passes, then fetched again")
+    func timeToLive() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock)
+        let first = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(first.source == .live)
+        #expect(first.fetchedAt == clock.date)
+        #expect(first.decision.groupsSource == .live)
+        #expect(first.decision.groupsFetchedAt == clock.date)
+        #expect(first.decision.policyRevision == "49c9b1f4e538bd3a")
+        clock.advance(by: .seconds(299))
+        let second = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(second.source == .cache)
+        #expect(second.decision.groupsSource == .cache)
+        #expect(second.fetchedAt == first.fetchedAt)
+        #expect(second.decision.capabilities.sorted() == Self.familyCapabilities)
+        clock.advance(by: .seconds(1))
+        let third = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(third.source == .live)
+        #expect(third.fetchedAt == clock.date)
+        #expect(stub.requests == ["c1", "c1"])
+    }
+
+    @Test("the policy applies to cached answers: entitlements and environment per call")
+    func evaluatedPerCall() async throws {
+        let stub = StubAppStore()
+        let service = try Self.service(stub)
+        _ = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let premium = try await service.decision(
+            forCustomer: "c1",
+            entitlements: ["com.example.recipes.premium"],
+            environment: .sandbox
+        )
+        #expect(premium.source == .cache)
+        #expect(premium.decision.allows("family.premium-recipes"))
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test("within the stale-if-error window a failed fetch serves the last answer marked stale; after it, fails closed")
+    func staleIfError() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock) { $0.staleIfError = .seconds(60) }
+        let fetched = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        stub.answer { _, _ in StubAppStore.internalError }
+        clock.advance(by: .seconds(330))
+        let stale = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(stale.source == .stale)
+        #expect(stale.fetchedAt == fetched.fetchedAt)
+        #expect(stale.decision.capabilities.sorted() == Self.familyCapabilities)
+        clock.advance(by: .seconds(30))
+        let error = await expectError { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        #expect(error?.code == .generalInternalError)
+        #expect(error?.httpStatus == 500)
+        #expect(stub.requests == ["c1", "c1", "c1"])
+    }
+
+    @Test("by default a failed fetch after the time to live fails closed with the fetch's error")
+    func failClosed() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock)
+        _ = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        stub.answer { _, _ in StubAppStore.internalError }
+        clock.advance(by: .seconds(300))
+        let error = await expectError { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        #expect(error?.code == .generalInternalError)
+        // A customer never fetched fails closed too.
+        let other = await expectError { try await service.decision(forCustomer: "c2", environment: .sandbox) }
+        #expect(other?.code == .generalInternalError)
+        // No client for production: refused, nothing sent.
+        let production = await expectError { try await service.decision(forCustomer: "c1", environment: .production) }
+        #expect(production?.code == .invalidArgument)
+        #expect(stub.requests == ["c1", "c1", "c2"])
+    }
+
+    @Test("transaction-not-found is remembered for the negative time to live")
+    func negativeCache() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now) { _, _ in StubAppStore.notFound }
+        let service = try Self.service(stub, clock: clock) { $0.negativeTimeToLive = .seconds(30) }
+        let first = await expectError { try await service.decision(forCustomer: "gone", environment: .sandbox) }
+        #expect(first?.code == .transactionIDNotFound)
+        clock.advance(by: .seconds(29))
+        let cached = await expectError { try await service.decision(forCustomer: "gone", environment: .sandbox) }
+        #expect(cached?.code == .transactionIDNotFound)
+        #expect(cached?.httpStatus == 404)
+        #expect(stub.requests == ["gone"])
+        stub.answer { _, _ in StubAppStore.consumerGroup }
+        clock.advance(by: .seconds(1))
+        #expect(try await service.decision(forCustomer: "gone", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["gone", "gone"])
+    }
+
+    @Test("invalidating a customer, then everyone, makes the next call fetch")
+    func invalidation() async throws {
+        let stub = StubAppStore()
+        let service = try Self.service(stub)
+        _ = try await service.decision(forCustomer: "a", environment: .sandbox)
+        _ = try await service.decision(forCustomer: "b", environment: .sandbox)
+        await service.invalidate(customer: "a")
+        #expect(try await service.decision(forCustomer: "a", environment: .sandbox).source == .live)
+        #expect(try await service.decision(forCustomer: "b", environment: .sandbox).source == .cache)
+        await service.invalidateAll()
+        #expect(try await service.decision(forCustomer: "a", environment: .sandbox).source == .live)
+        #expect(try await service.decision(forCustomer: "b", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["a", "b", "a", "a", "b"])
+        #expect(
+            service.cachedBytes == 2
+                * InMemoryGroupsStore.cost(
+                    of: CachedGroupsAnswer(
+                        kind: .groups,
+                        body: Array(StubAppStore.consumerBody.utf8),
+                        fetchedAt: Date()
+                    ),
+                    customerID: "a",
+                    decoded: true
+                )
+        )
+    }
+
+    @Test("after a 429, no request leaves before Retry-After: fail fast, or wait when allowed")
+    func rateLimitGate() async throws {
+        let clock = ManualClock()
+        let retryAfter = clock.date.addingTimeInterval(10)
+        let stub = StubAppStore(clock: clock.now) { _, now in
+            now < retryAfter ? StubAppStore.tooManyRequests(until: retryAfter) : StubAppStore.consumerGroup
+        }
+        let shared = InMemoryGroupsStore(now: clock.now)
+        let service = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
+        let first = await expectError { try await service.decision(forCustomer: "a", environment: .sandbox) }
+        #expect(first?.code == .rateLimitExceeded)
+        #expect(first?.httpStatus == 429)
+        #expect(first?.retryAfter == retryAfter)
+        let second = await expectError { try await service.decision(forCustomer: "b", environment: .sandbox) }
+        #expect(second?.code == .rateLimitExceeded)
+        #expect(second?.httpStatus == nil)
+        #expect(second?.attempts == 0)
+        #expect(second?.retryAfter == retryAfter)
+        // Another process sharing the store is held back too.
+        let other = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
+        let third = await expectError { try await other.decision(forCustomer: "c", environment: .sandbox) }
+        #expect(third?.code == .rateLimitExceeded)
+        #expect(stub.requests == ["a"])
+        // One that may wait 30 seconds waits until the instant, then sends.
+        let patient = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .seconds(30) }
+        #expect(try await patient.decision(forCustomer: "d", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["a", "d"])
+        #expect(try #require(stub.requestTimes.last) >= retryAfter)
+    }
+
+    @Test("the token bucket: the sandbox's 5 a second, then fail fast or wait in turn")
+    func budget() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let fast = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .zero }
+        for index in 0..<5 {
+            #expect(try await fast.decision(forCustomer: "c\(index)", environment: .sandbox).source == .live)
+        }
+        let spent = await expectError { try await fast.decision(forCustomer: "c5", environment: .sandbox) }
+        #expect(spent?.code == .rateLimitExceeded)
+        #expect(spent?.attempts == 0)
+        #expect(stub.requests.count == 5)
+        let patient = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .seconds(1) }
+        for index in 0..<7 {
+            _ = try await patient.decision(forCustomer: "p\(index)", environment: .sandbox)
+        }
+        #expect(clock.sleeps == Array(repeating: .milliseconds(200), count: 2))
+        #expect(stub.requests.count == 12)
+    }
+
+    @Test("a second process sharing the store is served the first one's answer, marked cache")
+    func sharedAnswer() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsStore(now: clock.now)
+        let first = try Self.service(stub, clock: clock, shared: shared)
+        let second = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        clock.advance(by: .seconds(10))
+        let served = try await second.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(served.source == .cache)
+        #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
+        // Invalidation through one process reaches the shared store.
+        await second.invalidate(customer: "c1")
+        #expect(try await shared.answer(forCustomer: "c1", in: .sandbox) == nil)
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test("another process's invalidation reaches this one within the local time to live")
+    func invalidationAcrossProcesses() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsStore(now: clock.now)
+        let first = try Self.service(stub, clock: clock, shared: shared)
+        let second = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
+        await first.invalidate(customer: "c1")
+        clock.advance(by: .milliseconds(4_999))
+        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
+        clock.advance(by: .milliseconds(1))
+        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["c1", "c1"])
+    }
+
+    @Test("a lock whose holder died: waiters poll for the fetch lock wait, then fetch themselves")
+    func deadLockHolder() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsStore(now: clock.now)
+        #expect(
+            try await shared.acquireFetchLock(forCustomer: "c1", in: .sandbox, owner: "dead", timeToLive: .seconds(10))
+        )
+        let service = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 40))
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test(
+        "an unreachable shared store: decisions from this process's cache, one log line a minute, never a grant from a failure"
+    )
+    func unreachableStore() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let log = LogLines()
+        let store = UnreachableGroupsStore()
+        let service = try Self.service(stub, clock: clock, shared: store, log: log)
+        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
+        #expect(stub.requests == ["c1"])
+        // After the failure the store is left alone for 5 seconds, then tried again.
+        #expect(store.answerLookups == 1)
+        #expect(try await service.decision(forCustomer: "c2", environment: .sandbox).source == .live)
+        #expect(store.answerLookups == 1)
+        clock.advance(by: .seconds(5))
+        #expect(try await service.decision(forCustomer: "c3", environment: .sandbox).source == .live)
+        #expect(store.answerLookups == 2)
+        #expect(stub.requests == ["c1", "c2", "c3"])
+        #expect(
+            log.lines == [
+                "shared groups store unavailable, serving from this process's cache and budget (this line repeats "
+                    + "at most once a minute): Redis at 127.0.0.1:1: connection refused"
+            ]
+        )
+        clock.advance(by: .seconds(300))
+        stub.answer { _, _ in StubAppStore.internalError }
+        let error = await expectError { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        #expect(error?.code == .generalInternalError)
+        #expect(log.lines.count == 2)
+    }
+
+    @Test("configurations out of range are refused")
+    func invalidConfiguration() throws {
+        let stub = StubAppStore()
+        let cases: [(inout GroupDecisionService.Configuration) -> Void] = [
+            { $0.timeToLive = .zero }, { $0.staleIfError = .seconds(-1) }, { $0.requestsPerSecond[.sandbox] = 0 },
+            { $0.requestsPerSecond[.production] = .infinity }, { $0.fetchLockPollInterval = .zero },
+        ]
+        for configure in cases {
+            #expect(throws: AppStoreGroupsError.self) { try Self.service(stub, configure: configure) }
+        }
+        #expect(throws: AppStoreGroupsError.self) {
+            try GroupDecisionService(policies: Self.policies(), clients: [stub.client(), stub.client()])
+        }
+    }
+}

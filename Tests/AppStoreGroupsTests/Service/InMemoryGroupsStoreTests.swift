@@ -1,0 +1,166 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// The in-process store: expiry, the byte bound with least-recently-used eviction, locks, the 429
+/// instant and invalidation.
+@Suite("In-memory groups store")
+struct InMemoryGroupsStoreTests {
+    static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
+        CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
+    }
+
+    @Test("an answer is kept until its time to live passes, per environment")
+    func timeToLive() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsStore(now: clock.now)
+        let answer = Self.answer("{\"groups\":[]}", at: clock.date)
+        try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
+        #expect(try await store.answer(forCustomer: "c1", in: .production) == nil)
+        clock.advance(by: .seconds(59))
+        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
+        clock.advance(by: .seconds(1))
+        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
+        #expect(store.count == 0)
+        #expect(store.costBytes == 0)
+    }
+
+    @Test("the byte bound evicts the least recently used answers first")
+    func byteBoundEviction() async throws {
+        let clock = ManualClock()
+        let body = String(repeating: "x", count: 100)
+        let cost = InMemoryGroupsStore.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
+        #expect(cost == 160 + 2 + 100)
+        let store = InMemoryGroupsStore(capacityBytes: 3 * cost, now: clock.now)
+        for id in ["c0", "c1", "c2"] {
+            try await store.setAnswer(
+                Self.answer(body, at: clock.date),
+                forCustomer: id,
+                in: .sandbox,
+                timeToLive: .seconds(60)
+            )
+        }
+        #expect(store.costBytes == 3 * cost)
+        // Reading c0 makes c1 the least recently used.
+        #expect(try await store.answer(forCustomer: "c0", in: .sandbox) != nil)
+        try await store.setAnswer(
+            Self.answer(body, at: clock.date),
+            forCustomer: "c3",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        #expect(store.count == 3)
+        #expect(store.costBytes == 3 * cost)
+        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
+        for id in ["c0", "c2", "c3"] {
+            #expect(try await store.answer(forCustomer: id, in: .sandbox) != nil)
+        }
+        // One answer twice the size pushes out the two least recently used.
+        let big = String(repeating: "y", count: 100 + cost / 2)
+        try await store.setAnswer(
+            Self.answer(big, at: clock.date),
+            forCustomer: "c4",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        #expect(try await store.answer(forCustomer: "c0", in: .sandbox) == nil)
+        #expect(try await store.answer(forCustomer: "c2", in: .sandbox) == nil)
+        #expect(try await store.answer(forCustomer: "c3", in: .sandbox) != nil)
+        #expect(try await store.answer(forCustomer: "c4", in: .sandbox) != nil)
+        #expect(store.costBytes <= 3 * cost)
+    }
+
+    @Test("an answer larger than the whole capacity is not kept, and evicts nothing")
+    func oversizedAnswer() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsStore(capacityBytes: 1_000, now: clock.now)
+        try await store.setAnswer(
+            Self.answer("{}", at: clock.date),
+            forCustomer: "small",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        let huge = String(repeating: "z", count: 1_000)
+        try await store.setAnswer(
+            Self.answer(huge, at: clock.date),
+            forCustomer: "huge",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        #expect(try await store.answer(forCustomer: "huge", in: .sandbox) == nil)
+        #expect(try await store.answer(forCustomer: "small", in: .sandbox) != nil)
+    }
+
+    @Test("a fetch lock has one holder until it is released or expires")
+    func fetchLock() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsStore(now: clock.now)
+        #expect(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5)))
+        #expect(
+            !(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        )
+        try await store.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "b")
+        #expect(
+            !(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        )
+        // The holder dies: the lock expires.
+        clock.advance(by: .seconds(5))
+        #expect(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        try await store.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "b")
+        #expect(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5)))
+    }
+
+    @Test("the rate-limit instant only moves later, and lapses at the instant")
+    func rateLimitInstant() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsStore(now: clock.now)
+        let later = clock.date.addingTimeInterval(10)
+        try await store.setRateLimitedUntil(later, for: .customerGroups, in: .sandbox)
+        try await store.setRateLimitedUntil(clock.date.addingTimeInterval(3), for: .customerGroups, in: .sandbox)
+        #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) == later)
+        #expect(try await store.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
+        #expect(try await store.rateLimitedUntil(.customerGroups, in: .production) == nil)
+        clock.advance(by: .seconds(10))
+        #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) == nil)
+    }
+
+    @Test("invalidation by customer (every environment) and of everything")
+    func invalidation() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsStore(now: clock.now)
+        let answer = Self.answer("{}", at: clock.date)
+        for id in ["a", "b"] {
+            for environment in [StoreEnvironment.sandbox, .production] {
+                try await store.setAnswer(answer, forCustomer: id, in: environment, timeToLive: .seconds(60))
+            }
+        }
+        try await store.invalidate(customer: "a")
+        #expect(try await store.answer(forCustomer: "a", in: .sandbox) == nil)
+        #expect(try await store.answer(forCustomer: "a", in: .production) == nil)
+        #expect(try await store.answer(forCustomer: "b", in: .production) == answer)
+        try await store.invalidateAll()
+        #expect(try await store.answer(forCustomer: "b", in: .sandbox) == nil)
+        #expect(store.count == 0)
+        #expect(store.costBytes == 0)
+    }
+
+    @Test("the shared-store encoding keeps kind, millisecond fetch time and bytes, and refuses others")
+    func encoding() throws {
+        let answer = CachedGroupsAnswer(
+            kind: .groups,
+            body: Array("{\"groups\":[]}".utf8),
+            fetchedAt: Date(timeIntervalSince1970: 1_800_000_000.123)
+        )
+        let decoded = try #require(CachedGroupsAnswer(encoded: answer.encoded()))
+        #expect(decoded.body == answer.body)
+        #expect(decoded.kind == .groups)
+        #expect(decoded.fetchedAtMilliseconds == 1_800_000_000_123)
+        let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
+        #expect(CachedGroupsAnswer(encoded: notFound.encoded())?.kind == .notFound)
+        #expect(CachedGroupsAnswer(encoded: Array("{\"groups\":[]}".utf8)) == nil)
+        #expect(CachedGroupsAnswer(encoded: Array(answer.encoded().prefix(12))) == nil)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+@testable import AppStoreGroups
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct RedisServerError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A `redis-server` of one test's own on 127.0.0.1, without persistence, stopped by ``stop()`` or
+/// when the object goes away.
+final class RedisServer: @unchecked Sendable {
+    let port: Int
+    private let process: Process
+
+    /// Starts a server on a free port; a port taken between probing and starting is retried.
+    static func start() async throws -> RedisServer {
+        try await offCooperativePool {
+            var lastError: any Error = RedisServerError(description: "redis-server did not start")
+            for _ in 0..<5 {
+                do {
+                    return try RedisServer(port: try LoopbackSocket.freePort())
+                } catch {
+                    lastError = error
+                }
+            }
+            throw lastError
+        }
+    }
+
+    private init(port: Int) throws {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = [
+            "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--protected-mode", "yes", "--loglevel", "warning",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let end = Date().addingTimeInterval(10)
+        while Date() < end {
+            if !process.isRunning { throw RedisServerError(description: "redis-server exited on port \(port)") }
+            if LoopbackSocket.accepts(port: port) {
+                self.port = port
+                self.process = process
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        process.terminate()
+        throw RedisServerError(description: "redis-server did not listen on port \(port) within 10 s")
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Ends the server at once (SIGKILL) and waits, up to 5 seconds, until its port refuses
+    /// connections.
+    ///
+    /// SIGKILL because a process started from one of Dispatch's threads inherits their blocked
+    /// signals, SIGTERM included; and a wait on the port because `waitUntilExit()` spins a run
+    /// loop that a cooperative thread never serves.
+    func stop() {
+        let pid = process.processIdentifier
+        guard pid > 0, process.isRunning else { return }
+        kill(pid, SIGKILL)
+        let end = Date().addingTimeInterval(5)
+        while LoopbackSocket.accepts(port: port), Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    /// A store on this server.
+    func store(
+        prefix: String = "test",
+        timeout: Duration = .seconds(2),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws -> RedisGroupsStore {
+        try RedisGroupsStore(host: "127.0.0.1", port: port, keyPrefix: prefix, timeout: timeout, now: now)
+    }
+}
+
+/// Plain POSIX sockets on 127.0.0.1 for the tests: a free port, a probe, and a listener that never
+/// answers.
+final class LoopbackSocket: @unchecked Sendable {
+    let descriptor: Int32
+    let port: Int
+
+    /// A socket listening on a free port that accepts nothing: connections complete in the kernel's
+    /// backlog, and whatever is sent is never answered.
+    init(listening: Void) throws {
+        let (descriptor, port) = try Self.bound()
+        guard listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw RedisServerError(description: "listen failed")
+        }
+        self.descriptor = descriptor
+        self.port = port
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// A port nothing listens on right now.
+    static func freePort() throws -> Int {
+        let (descriptor, port) = try bound()
+        close(descriptor)
+        return port
+    }
+
+    /// Whether something accepts connections on the port.
+    static func accepts(port: Int) -> Bool {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr = in_addr(s_addr: UInt32(0x7f00_0001).bigEndian)
+        return address
+    }
+
+    private static func bound() throws -> (Int32, Int) {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw RedisServerError(description: "socket failed") }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound, named else {
+            close(descriptor)
+            throw RedisServerError(description: "bind failed")
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import GroupPolicyTestSupport
+import Testing
+
+@testable import GroupPolicy
+@testable import GroupPolicyTooling
+
+/// A test file whose cases share one large `responseFile` reads and decodes it once: before, 2,000
+/// cases sharing a 900 KB file took 1.8 GB.
+@Suite struct SharedResponseFileTests {
+    /// The process's resident memory in bytes, from `/proc/self/statm`.
+    static func residentBytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    @Test func casesSharingAResponseFileReadItOnce() throws {
+        let directory = try makeTemporaryDirectory("shared-response")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let groups = (0..<8_000).map { index in
+            #"{"groupId":"\#(1_000_000_000_000_000 + index)","groupType":"ORGANIZATION","#
+                + #""roles":[{"productId":"com.example.teams.pro","role":"ADMIN"}]}"#
+        }
+        let response = #"{"groups":["# + groups.joined(separator: ",") + "]}"
+        #expect(response.utf8.count > 900_000 && response.utf8.count < 1 << 20)
+        try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/big.json"))
+        let cases = (0..<2_000).map { index in
+            #"{ "name": "case \#(index)", "responseFile": "\#(index % 2 == 0 ? "big.json" : "./big.json")", "#
+                + #""expect": { "excludes": ["team.templates"] } }"#
+        }
+        let testFile = """
+            { "format": "group-policy-tests/v1", "policy": "\(repositoryFile("Policies/team-workspace.json"))",
+              "cases": [\(cases.joined(separator: ",\n"))] }
+            """
+        try Data(testFile.utf8).write(to: URL(fileURLWithPath: directory + "/big.tests.json"))
+
+        let before = try #require(Self.residentBytes())
+        let suite = try PolicyTestSuite(contentsOfFile: directory + "/big.tests.json")
+        let after = try #require(Self.residentBytes())
+        #expect(suite.cases.count == 2_000)
+        #expect(suite.cases.allSatisfy { $0.response.groups.count == 8_000 })
+        // `big.json` and `./big.json` are one file.
+        #expect(suite.responseFilesRead == 1)
+        // A generous bound (one decoded copy is a few MB); shared with whatever runs in parallel.
+        #expect(after - before < 200 << 20, "resident memory grew by \((after - before) >> 20) MB")
+
+        // Running them evaluates the shared response once: the 2,000 results share one decision
+        // (before, each case held a decision of 8,000 groups).
+        let results = suite.run()
+        let afterRun = try #require(Self.residentBytes())
+        #expect(results.count == 2_000)
+        #expect(results.allSatisfy { $0.passed && $0.decision.groups.count == 8_000 })
+        #expect(afterRun - before < 200 << 20, "resident memory grew by \((afterRun - before) >> 20) MB")
+    }
+
+    @Test func aSpecialResponseFileStopsAtTheResponseLimit() throws {
+        try #require(FileManager.default.fileExists(atPath: "/proc/self/pagemap"))
+        // A test case's responseFile has the response limit (1 MiB), not the policy file limit.
+        let testFile = """
+            { "format": "group-policy-tests/v1", "policy": "\(repositoryFile("Policies/team-workspace.json"))",
+              "cases": [ { "name": "special", "responseFile": "/proc/self/pagemap", "expect": { "capabilities": [] } },
+                         { "name": "device", "responseFile": "/dev/zero", "expect": { "capabilities": [] } } ] }
+            """
+        #expect {
+            try PolicyTestSuite(jsonBytes: bytes(testFile), fileName: "t.tests.json")
+        } throws: { error in
+            (error as? GroupPolicyError)?.diagnostics.map(\.message) == [
+                "response file '/proc/self/pagemap' does not load: /proc/self/pagemap: special file of more than "
+                    + "1048576 bytes is over the limit of 1048576 bytes",
+                "response file '/dev/zero' does not load: /dev/zero is a character device, not a file",
+            ]
+        }
+    }
+}
