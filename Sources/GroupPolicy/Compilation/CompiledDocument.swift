@@ -221,7 +221,7 @@ package final class CompiledDocument: Sendable {
             ruleLayers: ruleLayer,
             typeLists: typeLists,
             roleLists: roleLists,
-            cellCount: saturatingProduct(layerCount, typeClassTotal, roleClassTotal, max(products.count, 1))
+            cellCount: Self.saturatingProduct([layerCount, typeClassTotal, roleClassTotal, max(products.count, 1)])
         )
         hasDenseRoleTables = dense
         var pool = PairPool(wordCount: catalog.wordCount)
@@ -340,13 +340,23 @@ package final class CompiledDocument: Sendable {
                 case .oneOf(let values)?: values.count
                 case nil, .any?: 1
                 }
-            updates = saturatingSum(
-                updates,
-                saturatingProduct(typeLists[index].count, roleLists[index].count, productCount)
-            )
+            let cells = saturatingProduct([typeLists[index].count, roleLists[index].count, productCount])
+            let (sum, overflow) = updates.addingReportingOverflow(cells)
+            updates = overflow ? Int.max : sum
             if updates > limit { return false }
         }
         return true
+    }
+
+    /// The product of `factors`, or `Int.max` when it overflows.
+    private static func saturatingProduct(_ factors: [Int]) -> Int {
+        var product = 1
+        for factor in factors {
+            let (result, overflow) = product.multipliedReportingOverflow(by: factor)
+            if overflow { return Int.max }
+            product = result
+        }
+        return product
     }
 
     private static func normalized(_ requirements: Requirements) -> Requirements {

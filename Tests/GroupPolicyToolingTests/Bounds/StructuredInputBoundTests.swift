@@ -1,6 +1,8 @@
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
+@testable import GroupPolicyTooling
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
