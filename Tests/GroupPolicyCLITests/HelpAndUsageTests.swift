@@ -18,7 +18,8 @@ import Testing
     static let helpCases: [HelpCase] = [
         HelpCase(
             command: [],
-            firstLine: "group-policy: check, test, evaluate, explain and diff GroupPolicy policies; fetch App Store groups.",
+            firstLine:
+                "group-policy: check, test, evaluate, explain and diff GroupPolicy policies; fetch App Store groups.",
             options: ["eval", "explain", "test", "check", "diff", "fetch", "generate-swift"]
         ),
         HelpCase(

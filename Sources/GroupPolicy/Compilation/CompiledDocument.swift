@@ -118,24 +118,25 @@ package final class CompiledDocument: Sendable {
             CapabilityBits(indices: rule.capabilities.compactMap(catalog.index(of:)), wordCount: catalog.wordCount)
         }
 
-        // Intern the names the rules use.
+        // Intern the names the rules use, by their bytes: the tables compare bytes, and two
+        // spellings `String` calls equal (canonically equivalent) are two names.
         var types: [String] = []
         var roles: [String] = []
         var products: [String] = []
-        var typeIndex: [String: Int] = [:]
-        var roleIndex: [String: Int] = [:]
-        var productIndex: [String: Int] = [:]
+        var typeIndex: [[UInt8]: Int] = [:]
+        var roleIndex: [[UInt8]: Int] = [:]
+        var productIndex: [[UInt8]: Int] = [:]
         for rule in rules {
-            for type in rule.match.groupTypes?.values ?? [] where typeIndex[type] == nil {
-                typeIndex[type] = types.count
+            for type in rule.match.groupTypes?.values ?? [] where typeIndex[Array(type.utf8)] == nil {
+                typeIndex[Array(type.utf8)] = types.count
                 types.append(type)
             }
-            for role in rule.match.roles?.values ?? [] where roleIndex[role] == nil {
-                roleIndex[role] = roles.count
+            for role in rule.match.roles?.values ?? [] where roleIndex[Array(role.utf8)] == nil {
+                roleIndex[Array(role.utf8)] = roles.count
                 roles.append(role)
             }
-            for product in rule.match.productIDs?.values ?? [] where productIndex[product] == nil {
-                productIndex[product] = products.count
+            for product in rule.match.productIDs?.values ?? [] where productIndex[Array(product.utf8)] == nil {
+                productIndex[Array(product.utf8)] = products.count
                 products.append(product)
             }
         }
@@ -149,7 +150,7 @@ package final class CompiledDocument: Sendable {
         // In the sandbox an alias source *is* its target (the source's own name never reaches a
         // rule), so its entry goes first and shadows a rule naming the source directly.
         let aliasEntries = document.productAliases.sorted { $0.key < $1.key }.map { alias in
-            (key: alias.key, value: Int32(productIndex[alias.value] ?? -1))
+            (key: alias.key, value: Int32(productIndex[Array(alias.value.utf8)] ?? -1))
         }
         sandboxProducts = StringTable(aliasEntries + productEntries)
 
@@ -207,13 +208,15 @@ package final class CompiledDocument: Sendable {
         let roleClassTotal = roles.count + 1
         let layerCount = layers.count
         let typeLists: [[Int]] = rules.map { rule in
-            rule.match.groupTypes.map { condition in condition.values.compactMap { typeIndex[$0].map { $0 + 1 } } }
+            rule.match.groupTypes.map { condition in
+                condition.values.compactMap { typeIndex[Array($0.utf8)].map { $0 + 1 } }
+            }
                 ?? Array(0..<typeClassTotal)
         }
         let roleLists: [[Int]] = rules.map { rule in
             switch rule.match.roles {
             case nil, .any?: Array(0..<roleClassTotal)
-            case .oneOf(let values)?: values.compactMap { roleIndex[$0].map { $0 + 1 } }
+            case .oneOf(let values)?: values.compactMap { roleIndex[Array($0.utf8)].map { $0 + 1 } }
             }
         }
         let dense = Self.denseRoleTablesFit(
@@ -251,7 +254,7 @@ package final class CompiledDocument: Sendable {
             let productList: [Int]? =
                 switch rule.match.productIDs {
                 case nil, .any?: nil
-                case .oneOf(let values)?: values.compactMap { productIndex[$0] }
+                case .oneOf(let values)?: values.compactMap { productIndex[Array($0.utf8)] }
                 }
             conditions.append(
                 RuleConditions(
@@ -379,7 +382,7 @@ package final class CompiledDocument: Sendable {
 
     /// The product id a rule sees for an entry's product id (aliased in the sandbox).
     func ruleProductID(_ productID: String, environment: StoreEnvironment) -> String {
-        environment == .sandbox ? document.productAliases[productID] ?? productID : productID
+        environment == .sandbox ? document.productAliases.valueExactly(for: productID) ?? productID : productID
     }
 
     /// ORs into each group's (grant, deny) bit sets what this document's rules give it.

@@ -33,8 +33,10 @@ package enum PolicyFiles {
 
     /// The files of the policy set in a directory (the flat rule), sorted by name.
     ///
-    /// An entry that names a directory is not a file and is left out; one that does not resolve
-    /// (a dangling link) stays, so that loading it says why.
+    /// An entry that names a directory is not a file and is left out, and so is a FIFO, a device or
+    /// a socket (found in a directory, such a file would block or never end; named on its own it
+    /// is read, or refused, by the bounded reader); one that does not resolve (a dangling link)
+    /// stays, so that loading it says why.
     ///
     /// - Parameter directory: The directory; returned paths start with it as given.
     /// - Returns: The policy files, possibly none.
@@ -44,7 +46,7 @@ package enum PolicyFiles {
         var files: [String] = []
         for name in try entries(of: directory) where isPolicyFileName(name) {
             let path = join(directory, name)
-            if (try? FileStatus(path: path))?.kind == .directory { continue }
+            if let kind = (try? FileStatus(path: path))?.kind, kind != .regular { continue }
             if seen.insert(realPath(path) ?? path).inserted { files.append(path) }
         }
         return files
@@ -152,9 +154,11 @@ package enum PolicyFiles {
             }
             for name in try PolicyFiles.entries(of: directory) {
                 let path = PolicyFiles.join(directory, name)
-                if (try? FileStatus(path: path))?.kind == .directory {
+                let kind = (try? FileStatus(path: path))?.kind
+                if kind == .directory {
                     try walk(path, depth: depth + 1, classify: classify)
-                } else if let category = classify(name, false) {
+                } else if kind == nil || kind == .regular, let category = classify(name, false) {
+                    // FIFOs, devices and sockets found in a directory are no policy files.
                     take(path, category)
                 }
             }

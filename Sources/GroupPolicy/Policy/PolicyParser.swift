@@ -349,10 +349,15 @@ struct PolicyParser {
             case .groupID, .productID: break
             }
         }
-        var unique: [String] = []
-        var seen: Set<String> = []
-        for value in values where seen.insert(value.value).inserted { unique.append(value.value) }
-        return .oneOf(unique)
+        return .oneOf(Self.unique(values.map(\.value)))
+    }
+
+    /// The values in first-seen order without repeats, compared by their bytes (two spellings
+    /// `String` calls equal are two values; see ``Swift/String/isExactly(_:)``), in linear time: a
+    /// match may list thousands.
+    private static func unique(_ values: [String]) -> [String] {
+        var seen: Set<[UInt8]> = []
+        return values.filter { seen.insert(Array($0.utf8)).inserted }
     }
 
     private func warnIfUnknown(groupType value: Located<String>) {
@@ -398,9 +403,7 @@ struct PolicyParser {
         if let entitlementsNode = fields["entitlements"],
             let values = collector.stringArray(entitlementsNode, path.appending("entitlements"), minimumCount: 1)
         {
-            var unique: [String] = []
-            for value in values where !unique.contains(value.value) { unique.append(value.value) }
-            requires.entitlements = unique
+            requires.entitlements = Self.unique(values.map(\.value))
         }
         return requires
     }

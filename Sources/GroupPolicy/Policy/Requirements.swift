@@ -7,7 +7,7 @@ package struct Requirements: Sendable, Equatable {
 
     func hold(in context: EvaluationContext) -> Bool {
         if let environments, !environments.contains(context.environment) { return false }
-        return entitlements.allSatisfy(context.entitlements.contains)
+        return entitlements.allSatisfy(context.entitlements.containsExactly)
     }
 
     /// Whether these requirements hold in every context in which `other` holds.
@@ -15,6 +15,6 @@ package struct Requirements: Sendable, Equatable {
         if let environments {
             guard let others = other.environments, others.isSubset(of: environments) else { return false }
         }
-        return entitlements.allSatisfy(other.entitlements.contains)
+        return entitlements.allSatisfy { value in other.entitlements.contains { $0.isExactly(value) } }
     }
 }

@@ -7,7 +7,7 @@ package enum ValueCondition: Sendable, Equatable {
     package func matches(_ value: String) -> Bool {
         switch self {
         case .any: true
-        case .oneOf(let values): values.contains(value)
+        case .oneOf(let values): values.contains { $0.isExactly(value) }
         }
     }
 
@@ -17,7 +17,8 @@ package enum ValueCondition: Sendable, Equatable {
         switch (self, other) {
         case (_, .any): return true
         case (.any, .oneOf): return false
-        case (.oneOf(let mine), .oneOf(let theirs)): return mine.allSatisfy(theirs.contains)
+        case (.oneOf(let mine), .oneOf(let theirs)):
+            return mine.allSatisfy { value in theirs.contains { $0.isExactly(value) } }
         }
     }
 

@@ -23,7 +23,7 @@ extension WorkspaceDefinition {
         var admin = false
         for (index, entry) in entries.enumerated() where match.productIDs?.matches(ruleProductIDs[index]) ?? true {
             relevant = true
-            if adminRoles.contains(entry.role.rawValue) { admin = true }
+            if adminRoles.contains(where: { $0.isExactly(entry.role.rawValue) }) { admin = true }
         }
         // Naming a product requires an entry for it; otherwise every entry (maybe none) counts.
         if match.productIDs != nil && !relevant { return nil }

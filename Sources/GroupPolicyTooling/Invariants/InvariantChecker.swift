@@ -24,15 +24,17 @@ struct InvariantChecker {
     let policy: CompiledPolicy
     let space: ScenarioSpace
 
-    /// - Parameters:
-    ///   - policy: The compiled policy.
-    ///   - budget: The budget ``check(_:document:budget:)`` will be given: a space whose role
-    ///     entries alone exceed it is not built.
+    /// Builds the scenario space of the policy's documents.
+    ///
+    /// A space with more role entries than ``ScenarioSpace/maximumCandidates`` is not built (its
+    /// invariants are reported over budget), so a policy naming huge numbers of products and roles
+    /// costs no memory here; below it, each invariant's reduced space is counted against its
+    /// budget before it is enumerated.
     init(policy: CompiledPolicy, budget: Int = Int.max) {
         self.policy = policy
         self.space = ScenarioSpace(
             documents: policy.documents.map(\.document),
-            maximumCandidates: min(budget, ScenarioSpace.maximumCandidates)
+            maximumCandidates: ScenarioSpace.maximumCandidates
         )
     }
 
@@ -97,29 +99,6 @@ struct InvariantChecker {
                 )
             } else {
                 selection = EntrySelection(includesEmpty: true, singles: witnessEntries, pairFirst: [], pairSecond: [])
-            }
-            // Every frame visits at least one scenario (a role-level invariant's CONSUMER frames
-            // aside, when it covers some entry), so their number alone can exceed the budget:
-            // then the frames are not built.
-            let frameTypes = space.groupTypes.filter { groupType in
-                (invariant.match.groupTypes?.matches(groupType) ?? true)
-                    && (!roleLevel || groupType != GroupType.consumer.rawValue)
-            }
-            let frameIDs = space.groupIDs(in: environment).filter { invariant.match.groupIDs?.matches($0) ?? true }
-            let visitedFrames = saturatingProduct(frameTypes.count, frameIDs.count)
-            if visitedFrames > budget && (!roleLevel || selection.count(space.candidates(in: environment)) > 0) {
-                return InvariantResult(
-                    invariantID: invariant.id,
-                    policyID: document.id,
-                    location: invariant.location,
-                    jsonPath: invariant.path.description,
-                    status: .overBudget,
-                    scenarioCount: visitedFrames,
-                    budget: budget,
-                    counterexample: nil,
-                    offendingCapabilities: [],
-                    quantifier: invariant.quantifier.rawValue
-                )
             }
             var frames: [(String, String, EntrySelection)] = []
             for groupType in space.groupTypes where invariant.match.groupTypes?.matches(groupType) ?? true {

@@ -203,6 +203,6 @@ struct ScenarioSpace: Sendable {
     )
         -> String
     {
-        environment == .sandbox ? document.productAliases[productID] ?? productID : productID
+        environment == .sandbox ? document.productAliases.valueExactly(for: productID) ?? productID : productID
     }
 }

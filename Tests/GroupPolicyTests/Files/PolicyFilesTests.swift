@@ -36,6 +36,21 @@ import Testing
         #expect(try Policy(contentsOfDirectory: directory).ids == ["p", "q"])
     }
 
+    /// A FIFO named like a policy, in a directory: no walk or policy set opens it (it would wait
+    /// for a writer forever); found by neither, the rest loads at once.
+    @Test func fifosInADirectoryAreNoPolicyFiles() throws {
+        let directory = try makeTemporaryDirectory("policy-files")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Self.file(directory + "/a.json")
+        #expect(mkfifo(directory + "/stream.json", 0o600) == 0)
+        #expect(mkfifo(directory + "/stream.tests.json", 0o600) == 0)
+        #expect(try PolicyFiles.policySet(inDirectory: directory) == [directory + "/a.json"])
+        let found = try PolicyFiles.find(under: [directory])
+        #expect(found.policyFiles == [directory + "/a.json"])
+        #expect(found.testFiles == [])
+        #expect(try Policy(contentsOfDirectory: directory).ids == ["p"])
+    }
+
     @Test func theWalkEndsOnLinkLoopsAndTakesEachFileOnce() throws {
         let directory = try makeTemporaryDirectory("policy-files")
         defer { try? FileManager.default.removeItem(atPath: directory) }

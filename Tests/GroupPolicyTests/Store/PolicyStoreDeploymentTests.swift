@@ -57,11 +57,12 @@ import Testing
     }
 
     /// The reload is held inside its long work deterministically: its policy file is a FIFO, so it
-    /// waits in `read` until the test writes the new version.
+    /// waits in `read` until the test writes the new version. (The store is given the file itself: a
+    /// FIFO found in a directory is no policy file.)
     @Test func readersProceedWhileAReloadIsInItsLongWork() throws {
         let (directory, file) = try PolicyStoreTests.directory(with: PolicyStoreTests.versionA)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try PolicyStore(contentsOf: directory)
+        let store = try PolicyStore(contentsOf: file)
         try FileManager.default.removeItem(atPath: file)
         #expect(mkfifo(file, 0o600) == 0)
 

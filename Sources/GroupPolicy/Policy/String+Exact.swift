@@ -1,0 +1,30 @@
+extension String {
+    /// Whether the two strings are the same bytes.
+    ///
+    /// Policy names and Apple's values are compared exactly (see the DocC article "Policy file
+    /// format", section "Match"). `String`'s `==` compares by Unicode canonical equivalence, under
+    /// which a precomposed "é" equals "e" followed by a combining accent; the compiled tables compare
+    /// bytes, so every other comparison on the request path must too, or a rule could match through
+    /// one path and not the other (a deny naming one spelling missed while a grant applies).
+    package func isExactly(_ other: String) -> Bool {
+        utf8.elementsEqual(other.utf8)
+    }
+}
+
+extension Set<String> {
+    /// Whether the set holds these exact bytes (``Swift/String/isExactly(_:)``): a set of strings
+    /// holds at most one of several canonically equivalent spellings, found by hashing, then
+    /// compared byte for byte.
+    package func containsExactly(_ value: String) -> Bool {
+        guard let index = firstIndex(of: value) else { return false }
+        return self[index].isExactly(value)
+    }
+}
+
+extension Dictionary where Key == String {
+    /// The value under exactly these bytes (see ``Swift/Set/containsExactly(_:)``).
+    package func valueExactly(for key: String) -> Value? {
+        guard let index = index(forKey: key), self[index].key.isExactly(key) else { return nil }
+        return self[index].value
+    }
+}
