@@ -87,7 +87,10 @@ struct TypedCapabilitiesFixtureTests {
             #expect(plugin.standardOutput == cli.standardOutput, "\(arguments)")
         }
         let check = try Self.run(Self.cli, ["check", "Sources/FixtureApp/Policies"], in: Self.fixture)
-        #expect(check.standardOutput == "checked 1 policy, 1 test file: 0 errors, 0 warnings, 0 invariants hold\n")
+        #expect(
+            check.standardOutput
+                == "checked 1 policy, 1 test file: 0 errors, 0 warnings, 0 invariants hold\npolicy revision e89f526bab932084\n"
+        )
     }
 
     /// A failing check fails the package command too, with the CLI's diagnostics.
