@@ -101,7 +101,9 @@ struct DecisionRoutes: Sendable {
             list = try await Self.allMembers(of: groupID, using: client)
         } catch {
             if error.code == .groupNotFound {
-                await service.invalidate(customer: try parameters.required("transactionId"))
+                // Best effort: the answer below is the group's failure either way, and the shared
+                // store's own failure is logged by the service.
+                try? await service.invalidate(customer: try parameters.required("transactionId"))
             }
             throw Self.failure(error)
         }
@@ -124,12 +126,19 @@ struct DecisionRoutes: Sendable {
     /// decisions are asked with) or everyone's (`all=true`), here and in Redis.
     private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(request.query, allowed: ["transactionId", "all"])
-        if try parameters.flag("all") {
-            await service.invalidateAll()
-            return .json(200, JSON.object([("invalidated", .string("all"))]).bytes)
+        // A shared store that was not updated is a 503: the notification handler calling this
+        // must retry, or the other servers keep the old answer for its time to live.
+        let all = try parameters.flag("all")
+        let transactionID = all ? "all" : try parameters.required("transactionId")
+        do {
+            if all {
+                try await service.invalidateAll()
+            } else {
+                try await service.invalidate(customer: transactionID)
+            }
+        } catch {
+            throw .error(503, error.code.description, error.message)
         }
-        let transactionID = try parameters.required("transactionId")
-        await service.invalidate(customer: transactionID)
         return .json(200, JSON.object([("invalidated", .string(transactionID))]).bytes)
     }
 

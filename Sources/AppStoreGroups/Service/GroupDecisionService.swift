@@ -238,18 +238,29 @@ public final class GroupDecisionService: Sendable {
     /// revocations, and when Get Group Members answers `GroupNotFoundError` for a group the
     /// customer was in.
     ///
+    /// This process forgets at once whatever happens; the shared store is always tried, even while
+    /// reads skip it after a failure, and a failure there is thrown: the other processes would keep
+    /// the old answer for its time to live, so a notification handler must retry (answer Apple's
+    /// notification with an error so that Apple sends it again).
+    ///
     /// - Parameter customerID: The id the customer's decisions are asked with.
-    public func invalidate(customer customerID: String) async {
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared store was not updated.
+    public func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
         local.invalidateLocally(customer: customerID)
         guard let shared else { return }
-        await withSharedStore { () throws(AppStoreGroupsError) in try await shared.invalidate(customer: customerID) }
+        try await reportingStoreFailure { () throws(AppStoreGroupsError) in
+            try await shared.invalidate(customer: customerID)
+        }
     }
 
     /// Forgets every customer's groups, here and in the shared store.
-    public func invalidateAll() async {
+    ///
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared store was not updated
+    ///   (this process has forgotten them all the same; see ``invalidate(customer:)``).
+    public func invalidateAll() async throws(AppStoreGroupsError) {
         local.invalidateAllLocally()
         guard let shared else { return }
-        await withSharedStore { () throws(AppStoreGroupsError) in try await shared.invalidateAll() }
+        try await reportingStoreFailure { () throws(AppStoreGroupsError) in try await shared.invalidateAll() }
     }
 
     // MARK: Groups
@@ -576,6 +587,19 @@ public final class GroupDecisionService: Sendable {
     ///
     /// After a failure the store is skipped for ``Configuration/sharedStoreRetryInterval``, so a
     /// store that hangs costs one timeout per interval rather than several per request.
+    /// Runs a write the caller must know failed (an invalidation): never skipped, and its failure
+    /// is recorded like a read's (reads then skip the store for a while) and thrown.
+    private func reportingStoreFailure(
+        _ body: () async throws(AppStoreGroupsError) -> Void
+    ) async throws(AppStoreGroupsError) {
+        do {
+            try await body()
+        } catch {
+            _ = await withSharedStore { () throws(AppStoreGroupsError) in throw error }
+            throw error
+        }
+    }
+
     private func withSharedStore<T>(_ body: () async throws(AppStoreGroupsError) -> T) async -> T? {
         let start = timeSource.now()
         if storeHealth.withLock({ health in health.skipUntil.map { start < $0 } ?? false }) { return nil }

@@ -151,10 +151,10 @@ struct GroupDecisionServiceTests {
         let service = try Self.service(stub)
         _ = try await service.decision(forCustomer: "a", environment: .sandbox)
         _ = try await service.decision(forCustomer: "b", environment: .sandbox)
-        await service.invalidate(customer: "a")
+        try await service.invalidate(customer: "a")
         #expect(try await service.decision(forCustomer: "a", environment: .sandbox).source == .live)
         #expect(try await service.decision(forCustomer: "b", environment: .sandbox).source == .cache)
-        await service.invalidateAll()
+        try await service.invalidateAll()
         #expect(try await service.decision(forCustomer: "a", environment: .sandbox).source == .live)
         #expect(try await service.decision(forCustomer: "b", environment: .sandbox).source == .live)
         #expect(stub.requests == ["a", "b", "a", "a", "b"])
@@ -235,7 +235,7 @@ struct GroupDecisionServiceTests {
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
         // Invalidation through one process reaches the shared store.
-        await second.invalidate(customer: "c1")
+        try await second.invalidate(customer: "c1")
         #expect(try await shared.answer(forCustomer: "c1", in: .sandbox) == nil)
         #expect(stub.requests == ["c1"])
     }
@@ -249,7 +249,7 @@ struct GroupDecisionServiceTests {
         let second = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
         #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
-        await first.invalidate(customer: "c1")
+        try await first.invalidate(customer: "c1")
         clock.advance(by: .milliseconds(4_999))
         #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
         clock.advance(by: .milliseconds(1))
@@ -302,6 +302,22 @@ struct GroupDecisionServiceTests {
         let error = await expectError { try await service.decision(forCustomer: "c1", environment: .sandbox) }
         #expect(error?.code == .generalInternalError)
         #expect(log.lines.count == 2)
+    }
+
+    @Test("an invalidation the shared store did not take is thrown, and this process forgets at once")
+    func invalidationFailureIsThrown() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock, shared: UnreachableGroupsStore(), log: LogLines())
+        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        // Reads now skip the failed store for a while; an invalidation still tries it, and says so.
+        let error = await expectError { try await service.invalidate(customer: "c1") }
+        #expect(error?.code == .storeFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:1: connection refused")
+        let all = await expectError { try await service.invalidateAll() }
+        #expect(all?.code == .storeFailure)
+        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["c1", "c1"])
     }
 
     @Test("configurations out of range are refused")
