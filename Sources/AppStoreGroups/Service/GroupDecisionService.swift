@@ -58,9 +58,9 @@ public final class GroupDecisionService: Sendable {
     private let timeSource: TimeSource
     private let log: @Sendable (String) -> Void
     private let decisionLog: DecisionLog?
-    private let flights = Guarded<[FlightKey: Task<Loaded, any Error>]>([:])
-    private let buckets = Guarded<[BucketKey: TokenBucket]>([:])
-    private let storeHealth = Guarded(StoreHealth())
+    private let flights = Locked<[FlightKey: Task<Loaded, any Error>]>([:])
+    private let buckets = Locked<[BucketKey: TokenBucket]>([:])
+    private let storeHealth = Locked(StoreHealth())
 
     private struct StoreHealth {
         /// When the last log line about the shared store was written.

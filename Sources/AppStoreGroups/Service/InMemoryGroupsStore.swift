@@ -52,7 +52,7 @@ public final class InMemoryGroupsStore: GroupsStore {
         var rateLimits: [RateKey: Date] = [:]
     }
 
-    private let state = Guarded(State())
+    private let state = Locked(State())
     private let now: @Sendable () -> Date
 
     /// Creates an empty store.

@@ -42,7 +42,7 @@ public final class RedisGroupsStore: GroupsStore {
     /// The largest value read back: an answer's bytes are bounded by the client's response limit;
     /// anything larger is refused as a store failure rather than read.
     let maximumValueBytes: Int
-    private let idle = Guarded<[RedisConnection]>([])
+    private let idle = Locked<[RedisConnection]>([])
     private let now: @Sendable () -> Date
     /// The threads Redis calls block on, taken in turn.
     ///
@@ -50,7 +50,7 @@ public final class RedisGroupsStore: GroupsStore {
     /// pool, as wide as the machine has cores, which other blocking work in the process (a test
     /// run, an app's own) can fill, delaying every call past its deadline.
     private static let queues = (0..<4).map { DispatchQueue(label: "RedisGroupsStore.\($0)") }
-    private static let nextQueue = Guarded(0)
+    private static let nextQueue = Locked(0)
 
     /// Creates a store; nothing is sent until the first call.
     ///

@@ -6,19 +6,20 @@ import Glibc
 import Musl
 #endif
 
-/// A value guarded by a pthread mutex.
+/// A value guarded by a pthread mutex: the policy store's snapshot, and the decision service's
+/// caches, budgets and flights in AppStoreGroups (through `package` access).
 ///
 /// The store uses this instead of `Synchronization.Mutex` on purpose: on Linux that mutex is built
 /// on raw futexes, which the thread sanitizer cannot see, so every reader of a reloaded policy
 /// would be reported as racing with the reload. A pthread mutex is modelled by the sanitizer, which
 /// keeps `swift test --sanitize=thread` meaningful. Uncontended, both cost about the same.
-final class Locked<State: Sendable>: @unchecked Sendable {
+package final class Locked<State>: @unchecked Sendable {
     // The mutex lives at a stable heap address for its whole life (pthread requires that).
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // Only touched between lock and unlock, which is what makes the class safe to share.
     private var state: State
 
-    init(_ state: State) {
+    package init(_ state: State) {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -31,7 +32,7 @@ final class Locked<State: Sendable>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
