@@ -582,11 +582,6 @@ public final class GroupDecisionService: Sendable {
 
     // MARK: Shared store failures
 
-    /// Runs a shared-store call; on failure logs (at most once a minute) and returns `nil`.
-    @discardableResult
-    ///
-    /// After a failure the store is skipped for ``Configuration/sharedStoreRetryInterval``, so a
-    /// store that hangs costs one timeout per interval rather than several per request.
     /// Runs a write the caller must know failed (an invalidation): never skipped, and its failure
     /// is recorded like a read's (reads then skip the store for a while) and thrown.
     private func reportingStoreFailure(
@@ -600,6 +595,11 @@ public final class GroupDecisionService: Sendable {
         }
     }
 
+    /// Runs a shared-store call; on failure logs (at most once a minute) and returns `nil`.
+    ///
+    /// After a failure the store is skipped for ``Configuration/sharedStoreRetryInterval``, so a
+    /// store that hangs costs one timeout per interval rather than several per request.
+    @discardableResult
     private func withSharedStore<T>(_ body: () async throws(AppStoreGroupsError) -> T) async -> T? {
         let start = timeSource.now()
         if storeHealth.withLock({ health in health.skipUntil.map { start < $0 } ?? false }) { return nil }
