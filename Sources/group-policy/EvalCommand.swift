@@ -26,16 +26,7 @@ enum EvalCommand {
         let responsePath = try arguments.requiredValue("response")
         let environment = try parseEnvironment(arguments, default: .production)
         let policy = try loadPolicy(policyPath)
-        let bytes = try readInput(responsePath)
-        let response: GetCustomerGroupsResponse
-        do {
-            response = try GetCustomerGroupsResponse(
-                jsonBytes: bytes,
-                fileName: responsePath == "-" ? "<stdin>" : responsePath
-            )
-        } catch {
-            throw CommandFailure(.unusable, "invalid response: \(error)")
-        }
+        let response = try readResponse(responsePath)
         let context = EvaluationContext(environment: environment, entitlements: Set(arguments.all("entitlement")))
         let decision = policy.evaluate(response, in: context)
         Terminal.out(decision.jsonString(includingProvenance: arguments.has("explain")))

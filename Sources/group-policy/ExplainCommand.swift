@@ -30,16 +30,7 @@ enum ExplainCommand {
         let capability = try arguments.requiredValue("capability")
         let environment = try parseEnvironment(arguments, default: .production)
         let policy = try loadPolicy(policyPath)
-        let bytes = try readInput(responsePath)
-        let response: GetCustomerGroupsResponse
-        do {
-            response = try GetCustomerGroupsResponse(
-                jsonBytes: bytes,
-                fileName: responsePath == "-" ? "<stdin>" : responsePath
-            )
-        } catch {
-            throw CommandFailure(.unusable, "invalid response: \(error)")
-        }
+        let response = try readResponse(responsePath)
         let context = EvaluationContext(environment: environment, entitlements: Set(arguments.all("entitlement")))
         let explanation: Explanation
         do {

@@ -38,6 +38,17 @@ func readInput(_ path: String) throws(CommandFailure) -> [UInt8] {
     }
 }
 
+/// Apple's Get Customer Groups response from a file or standard input (`-`), read within the
+/// response limit and decoded strictly; anything else is exit 2 with one line.
+func readResponse(_ path: String) throws(CommandFailure) -> GetCustomerGroupsResponse {
+    let bytes = try readInput(path)
+    do {
+        return try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: path == "-" ? "<stdin>" : path)
+    } catch {
+        throw CommandFailure(.unusable, "invalid response: \(error)")
+    }
+}
+
 /// A command that ends with a status and, unless already printed, a one-line message (or, for
 /// bad usage found after parsing, the parser's error with the command's usage).
 struct CommandFailure: Error {
