@@ -97,6 +97,12 @@ struct PolicyDiffMerger {
     ///
     /// For products, the varied entry moves last in the key, since entries are listed in product
     /// order and another product can sort before or after the other entry.
+    /// What a merged entry's product domain depends on.
+    private struct ProductDomainKey: Hashable {
+        var environment: StoreEnvironment
+        var others: Set<String>
+    }
+
     private func mergeEntries(_ rows: [PolicyDiff.Row], position: Int, product: Bool) -> [PolicyDiff.Row] {
         var groups: [PolicyDiff.Row: [(row: PolicyDiff.Row, value: String)]] = [:]
         var order: [PolicyDiff.Row] = []
@@ -127,20 +133,31 @@ struct PolicyDiffMerger {
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append((row, value))
         }
+        let roleDomain = Set(space.roles)
+        // The product domain of a key depends only on its environment and its other entries'
+        // products: computed once per such pair, not once per key (a diff of thousands of rows
+        // would otherwise scan every candidate entry for each).
+        var productDomains: [ProductDomainKey: Set<String>] = [:]
         for key in order {
             let members = groups[key] ?? []
             guard let first = members.first?.row else { continue }
-            var domain = Set(space.roles)
+            var domain = roleDomain
             if product {
                 guard let environment = first.environment else {
                     result += members.map(\.row)
                     continue
                 }
-                // Every product of the environment, except in the other entry's slot.
-                let candidates = space.candidates(in: environment)
                 let others = Set(key.roles.compactMap(\.productID))
-                let otherSlots = Set(candidates.filter { others.contains($0.entry.productID) }.map(\.slot))
-                domain = Set(candidates.filter { !otherSlots.contains($0.slot) }.map(\.entry.productID))
+                let domainKey = ProductDomainKey(environment: environment, others: others)
+                if let known = productDomains[domainKey] {
+                    domain = known
+                } else {
+                    // Every product of the environment, except in the other entry's slot.
+                    let candidates = space.candidates(in: environment)
+                    let otherSlots = Set(candidates.filter { others.contains($0.entry.productID) }.map(\.slot))
+                    domain = Set(candidates.filter { !otherSlots.contains($0.slot) }.map(\.entry.productID))
+                    productDomains[domainKey] = domain
+                }
             }
             if Set(members.map(\.value)).isSuperset(of: domain) {
                 var mergedRow = first
