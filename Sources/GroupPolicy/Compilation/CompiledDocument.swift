@@ -1,3 +1,11 @@
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// One policy document compiled for evaluation: strings interned to integers, capability sets as
 /// deduplicated bit sets, and every rule folded into lookup tables, so a request costs one table
 /// lookup per role entry whatever the number of rules.
@@ -5,12 +13,82 @@
 /// Tables are indexed by *layer* (one per distinct `requires`, layer 0 being "no requirement"),
 /// group type class, product, and role class. Class 0 of types and roles stands for every value
 /// the policy does not name; such values can only match `"*"` or an absent condition.
+///
+/// The parsed document is not kept: the rules live on in ``rules`` (compact, what evaluation,
+/// explanation and provenance read) and the tables; ``document`` rebuilds it for the tools.
 package final class CompiledDocument: Sendable {
-    package let document: PolicyDocument
+    /// The policy's id.
+    package let id: String
+    let fileName: String?
+    let idOffset: Int
+    let documentDescription: String?
+    let capabilityDeclarations: [CapabilityDeclaration]
+    /// The workspace definitions, in definition order.
+    package let workspaces: [WorkspaceDefinition]
+    /// Sandbox product id -> the product id the rules use.
+    package let productAliases: [String: String]
+    /// The invariants, in file order.
+    package let invariants: [InvariantDefinition]
+    /// The warnings found while loading.
+    let warnings: [Diagnostic]
+    /// Every rule, compactly.
+    let rules: RuleTable
+    /// Whether ``ruleLabels`` qualify rule ids as `policy/rule`.
+    private let qualifiesRuleIDs: Bool
+    /// The document rebuilt for a tool that asked for it, then kept (tools ask many times).
+    private let rebuilt = Mutex<PolicyDocument?>(nil)
+
     /// How provenance names each rule: its id, qualified as `policy/rule` in a set of several.
     package let ruleLabels: [String]
     /// Each rule's capabilities over the set's catalog.
-    let ruleBits: [CapabilityBits]
+    let ruleBits: RuleBitsTable
+
+    /// The number of rules.
+    package var ruleCount: Int { rules.count }
+
+    /// The parsed document, rebuilt from the compiled form.
+    ///
+    /// For the tools (scenario space, invariants, diff, coverage), which read whole rule
+    /// definitions. The first call builds it and the document keeps it; evaluation and explanation
+    /// never call this, so a policy that only serves requests never holds it.
+    package var document: PolicyDocument {
+        rebuilt.withLock { cached in
+            if let cached { return cached }
+            let prefix = qualifiesRuleIDs ? id.utf8.count + 1 : 0
+            let document = PolicyDocument(
+                fileName: fileName,
+                id: id,
+                idOffset: idOffset,
+                description: documentDescription,
+                capabilities: capabilityDeclarations,
+                rules: (0..<rules.count).map { index in
+                    let label = ruleLabels[index]
+                    let ruleID = prefix == 0 ? label : String(decoding: label.utf8.dropFirst(prefix), as: UTF8.self)
+                    return rules.definition(index, id: ruleID, fileName: fileName)
+                },
+                workspaces: workspaces,
+                productAliases: productAliases,
+                invariants: invariants,
+                warnings: warnings
+            )
+            cached = document
+            return document
+        }
+    }
+
+    /// A rule's effect.
+    @inline(__always)
+    func effect(ofRule rule: Int) -> RuleEffect { rules.effect(rule) }
+
+    /// Whether a rule's `requires` holds in `context`.
+    func requirementsHold(ofRule rule: Int, in context: EvaluationContext) -> Bool {
+        rules.requires(rule).hold(in: context)
+    }
+
+    /// Whether a rule's `groupId` condition (if any) holds for `groupID`.
+    func groupIDsMatch(ofRule rule: Int, _ groupID: String) -> Bool {
+        rules.condition(.groupID, of: rule).matches(groupID)
+    }
 
     // Interning
     let productionProducts: StringTable
@@ -110,12 +188,22 @@ package final class CompiledDocument: Sendable {
     }
 
     init(document: PolicyDocument, catalog: CapabilityCatalog, qualifyRuleIDs: Bool) {
-        self.document = document
+        id = document.id
+        fileName = document.fileName
+        idOffset = document.idOffset
+        documentDescription = document.description
+        capabilityDeclarations = document.capabilities
+        workspaces = document.workspaces
+        productAliases = document.productAliases
+        invariants = document.invariants
+        warnings = document.warnings
+        qualifiesRuleIDs = qualifyRuleIDs
         let rules = document.rules
+        self.rules = RuleTable(rules: rules, fileName: document.fileName)
         ruleLabels = rules.map { qualifyRuleIDs ? "\(document.id)/\($0.id)" : $0.id }
         wordCount = catalog.wordCount
-        ruleBits = rules.map { rule in
-            CapabilityBits(indices: rule.capabilities.compactMap(catalog.index(of:)), wordCount: catalog.wordCount)
+        ruleBits = RuleBitsTable(wordCount: catalog.wordCount, ruleCount: rules.count) { index in
+            rules[index].capabilities.compactMap(catalog.index(of:))
         }
 
         // Intern the names the rules use, by their bytes: the tables compare bytes, and two
@@ -382,7 +470,7 @@ package final class CompiledDocument: Sendable {
 
     /// The product id a rule sees for an entry's product id (aliased in the sandbox).
     func ruleProductID(_ productID: String, environment: StoreEnvironment) -> String {
-        environment == .sandbox ? document.productAliases.valueExactly(for: productID) ?? productID : productID
+        environment == .sandbox ? productAliases.valueExactly(for: productID) ?? productID : productID
     }
 
     /// ORs into each group's (grant, deny) bit sets what this document's rules give it.
@@ -541,13 +629,7 @@ package final class CompiledDocument: Sendable {
             guard conditions.types.accepts(Int32(type), in: conditionPool),
                 conditions.roles.accepts(role, in: conditionPool)
             else { return }
-            let target = document.rules[ruleIndex].effect == .grant ? grant : deny
-            switch ruleBits[ruleIndex] {
-            case .small(let word):
-                target[0] |= word
-            case .large(let ruleWords):
-                for (position, word) in ruleWords.enumerated() { target[position] |= word }
-            }
+            ruleBits[ruleIndex].or(into: rules.effect(ruleIndex) == .grant ? grant : deny)
         }
         for entry in entries {
             let role = roles.value(for: entry.role.rawValue) ?? 0
@@ -571,26 +653,20 @@ package final class CompiledDocument: Sendable {
         for index in directRulesByGroupID[groupID] ?? [] { applyDirectRule(index) }
         for index in directRulesForEveryGroup { applyDirectRule(index) }
         func applyDirectRule(_ index: Int) {
-            let rule = document.rules[index]
-            guard rule.requires.hold(in: context),
-                rule.match.matchesGroup(groupID: groupID, groupType: groupType.rawValue)
+            guard rules.requires(index).hold(in: context),
+                rules.condition(.groupType, of: index).matches(groupType.rawValue),
+                rules.condition(.groupID, of: index).matches(groupID)
             else { return }
-            if rule.match.isRoleLevel {
+            if rules.isRoleLevel(index) {
+                let products = rules.condition(.productID, of: index)
+                let roleCondition = rules.condition(.role, of: index)
                 let matched = roles.contains { entry in
-                    rule.match.matchesEntry(
-                        productID: ruleProductID(entry.productID, environment: context.environment),
-                        role: entry.role.rawValue
-                    )
+                    products.matches(ruleProductID(entry.productID, environment: context.environment))
+                        && roleCondition.matches(entry.role.rawValue)
                 }
                 guard matched else { return }
             }
-            let target = rule.effect == .grant ? grant : deny
-            switch ruleBits[index] {
-            case .small(let word):
-                target[0] |= word
-            case .large(let ruleWords):
-                for (position, word) in ruleWords.enumerated() { target[position] |= word }
-            }
+            ruleBits[index].or(into: rules.effect(index) == .grant ? grant : deny)
         }
     }
 }
@@ -612,11 +688,10 @@ struct PairPool {
         return scratchCount - 1
     }
 
-    mutating func or(scratchPair: Int, bits: CapabilityBits, deny: Bool) {
+    mutating func or(scratchPair: Int, bits: RuleBits, deny: Bool) {
         let base = scratchPair * 2 * wordCount + (deny ? wordCount : 0)
-        switch bits {
-        case .small(let word): scratch[base] |= word
-        case .large(let words): for (position, word) in words.enumerated() { scratch[base + position] |= word }
+        scratch.withUnsafeMutableBufferPointer { scratch in
+            if let start = scratch.baseAddress { bits.or(into: start + base) }
         }
     }
 
@@ -651,7 +726,7 @@ struct CellTableBuilder {
         cells = [UInt32](repeating: 0, count: count)
     }
 
-    mutating func add(cell: Int, bits: CapabilityBits, deny: Bool, pool: inout PairPool) {
+    mutating func add(cell: Int, bits: RuleBits, deny: Bool, pool: inout PairPool) {
         if cells[cell] == 0 { cells[cell] = UInt32(pool.newScratchPair() + 1) }
         pool.or(scratchPair: Int(cells[cell]) - 1, bits: bits, deny: deny)
     }

@@ -214,10 +214,10 @@ public struct Policy: Sendable {
     // MARK: Introspection
 
     /// The ids of the policies, in load order.
-    public var ids: [String] { compiled.documents.map(\.document.id) }
+    public var ids: [String] { compiled.documents.map(\.id) }
 
     /// The warnings found while loading, errors being impossible in a loaded policy.
-    public var warnings: [Diagnostic] { compiled.documents.flatMap(\.document.warnings) }
+    public var warnings: [Diagnostic] { compiled.documents.flatMap(\.warnings) }
 
     /// Every declared capability, sorted by name.
     public var capabilities: [Capability] { compiled.catalog.names.map { Capability($0) } }
@@ -234,11 +234,11 @@ public struct Policy: Sendable {
 
     /// Every workspace definition's id, in definition order.
     public var workspaces: [Workspace] {
-        compiled.documents.flatMap { $0.document.workspaces.map { Workspace($0.id) } }
+        compiled.documents.flatMap { $0.workspaces.map { Workspace($0.id) } }
     }
 
     /// The number of rules across the set.
-    public var ruleCount: Int { compiled.documents.reduce(0) { $0 + $1.document.rules.count } }
+    public var ruleCount: Int { compiled.documents.reduce(0) { $0 + $1.ruleCount } }
 }
 
 // MARK: Files

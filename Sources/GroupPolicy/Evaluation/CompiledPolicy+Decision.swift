@@ -143,10 +143,9 @@ extension CompiledPolicy {
         let sandbox = context.environment == .sandbox
 
         for (documentIndex, document) in documents.enumerated() {
-            let rules = document.document.rules
             // The product ids the rules see: aliased in the sandbox, the entries' own otherwise.
             let ruleProductIDs =
-                sandbox && !document.document.productAliases.isEmpty
+                sandbox && !document.productAliases.isEmpty
                 ? entries.map { document.ruleProductID($0.productID, environment: .sandbox) }
                 : entries.map(\.productID)
             scratch.ruleProductIDs.append(ruleProductIDs)
@@ -170,14 +169,15 @@ extension CompiledPolicy {
             func holdsForGroup(_ ruleIndex: Int) -> Bool {
                 let layer = document.ruleLayers[ruleIndex]
                 let requirementsHold =
-                    layer >= 0 ? layerMask & (1 << UInt64(layer)) != 0 : rules[ruleIndex].requires.hold(in: context)
+                    layer >= 0
+                    ? layerMask & (1 << UInt64(layer)) != 0 : document.requirementsHold(ofRule: ruleIndex, in: context)
                 return requirementsHold && conditions[ruleIndex].types.accepts(typeClass, in: pool)
                     && (!conditions[ruleIndex].hasGroupIDs
-                        || (rules[ruleIndex].match.groupIDs?.matches(groupID) ?? true))
+                        || document.groupIDsMatch(ofRule: ruleIndex, groupID))
             }
             /// Records a matched rule: its capabilities, and for a grant where they came from.
             func record(_ ruleIndex: Int, entryStart: Int32, entryCount: Int32) {
-                switch rules[ruleIndex].effect {
+                switch document.effect(ofRule: ruleIndex) {
                 case .grant:
                     document.ruleBits[ruleIndex].forEachIndex { capability in
                         scratch.granted[capability >> 6] |= 1 << UInt64(capability & 63)
@@ -261,7 +261,7 @@ extension CompiledPolicy {
                 }
                 position = end
             }
-            for workspace in document.document.workspaces {
+            for workspace in document.workspaces {
                 if let role = workspace.membershipRole(
                     groupID: groupID,
                     groupType: groupType,

@@ -33,13 +33,10 @@ extension CompiledPolicy {
         for document in documents {
             var grants: [Int] = []
             var denies: [Int] = []
-            // The bits first; then the effect, read in place (see `explainGroup`).
-            document.document.rules.withUnsafeBufferPointer { rules in
-                for ruleIndex in rules.indices where document.ruleBits[ruleIndex].contains(capabilityIndex) {
-                    switch rules[ruleIndex].effect {
-                    case .grant: grants.append(ruleIndex)
-                    case .deny: denies.append(ruleIndex)
-                    }
+            document.ruleBits.forEachRule(containing: capabilityIndex) { ruleIndex in
+                switch document.effect(ofRule: ruleIndex) {
+                case .grant: grants.append(ruleIndex)
+                case .deny: denies.append(ruleIndex)
                 }
             }
             grantRules.append(grants)
@@ -87,29 +84,26 @@ extension CompiledPolicy {
         for (documentIndex, document) in documents.enumerated() where !grantRules[documentIndex].isEmpty {
             let seen = seenEntries(entries, by: document, in: context)
             let labels = document.ruleLabels
-            // Rules are read in place through a buffer pointer, never copied: a copy retains and
-            // releases each of a rule's many fields, which was half the cost of explaining with a
-            // thousand rules (an array's subscript copies its element; a pointer's pointee does not).
-            document.document.rules.withUnsafeBufferPointer { rules in
-                guard let base = rules.baseAddress else { return }
+            // Rules are read in place from the compact table: conditions compare bytes, and values
+            // become strings only for the unmet conditions an explanation lists.
+            do {
+                let rules = document.rules
                 for ruleIndex in grantRules[documentIndex] {
-                    let rule = base + ruleIndex
-                    let unmet = Self.unmetConditions(of: rule, in: group, seen: seen)
+                    let unmet = Self.unmetConditions(of: ruleIndex, in: rules, group: group, seen: seen)
                     guard unmet.isEmpty else {
                         nearMisses.append(Explanation.NearMiss(rule: labels[ruleIndex], unmet: unmet))
                         continue
                     }
                     matchedGrant = true
-                    guard rule.pointee.match.isRoleLevel else {
+                    guard rules.isRoleLevel(ruleIndex) else {
                         grants.append(Grant(capability: capability, groupID: groupID, rule: labels[ruleIndex]))
                         continue
                     }
+                    let products = rules.condition(.productID, of: ruleIndex)
+                    let roles = rules.condition(.role, of: ruleIndex)
                     var recorded: [(productID: String, ruleProductID: String, role: Role)] = []
                     for index in entries.indices
-                    where rule.pointee.match.matchesEntry(
-                        productID: seen[index].productID,
-                        role: seen[index].role.rawValue
-                    ) {
+                    where products.matches(seen[index].productID) && roles.matches(seen[index].role.rawValue) {
                         let entry = entries[index]
                         let ruleProductID = seen[index].productID
                         // Identical entries (a merged duplicate group) yield one grant, as in the decision.
@@ -147,14 +141,11 @@ extension CompiledPolicy {
         var denials: [Denial] = []
         for (documentIndex, document) in documents.enumerated() where !denyRules[documentIndex].isEmpty {
             let seen = seenEntries(entries, by: document, in: context)
-            document.document.rules.withUnsafeBufferPointer { rules in
-                guard let base = rules.baseAddress else { return }
-                for ruleIndex in denyRules[documentIndex]
-                where Self.unmetConditions(of: base + ruleIndex, in: group, seen: seen).isEmpty {
-                    denials.append(
-                        Denial(capability: capability, groupID: groupID, rule: document.ruleLabels[ruleIndex])
-                    )
-                }
+            for ruleIndex in denyRules[documentIndex]
+            where Self.unmetConditions(of: ruleIndex, in: document.rules, group: group, seen: seen).isEmpty {
+                denials.append(
+                    Denial(capability: capability, groupID: groupID, rule: document.ruleLabels[ruleIndex])
+                )
             }
         }
         return Explanation.Group(
@@ -181,7 +172,7 @@ extension CompiledPolicy {
         by document: CompiledDocument,
         in context: EvaluationContext
     ) -> [RoleEntry] {
-        let aliases = document.document.productAliases
+        let aliases = document.productAliases
         guard context.environment == .sandbox && !aliases.isEmpty else { return entries }
         return entries.map { RoleEntry(productID: aliases[$0.productID] ?? $0.productID, role: $0.role) }
     }
@@ -190,45 +181,48 @@ extension CompiledPolicy {
     ///
     /// Empty when the rule matches. `seen` holds the group's entries as the rule's policy sees them.
     private static func unmetConditions(
-        of rule: UnsafePointer<RuleDefinition>,
-        in group: GroupFacts,
+        of rule: Int,
+        in rules: RuleTable,
+        group: GroupFacts,
         seen: [RoleEntry]
     ) -> [Explanation.UnmetCondition] {
         var unmet: [Explanation.UnmetCondition] = []
         unmet.reserveCapacity(3)
-        if let types = rule.pointee.match.groupTypes, !types.matches(group.groupType.rawValue) {
+        let types = rules.condition(.groupType, of: rule)
+        if types.isPresent, !types.matches(group.groupType.rawValue) {
             unmet.append(.groupType(expected: types.values, actual: group.groupType))
         }
-        if let ids = rule.pointee.match.groupIDs, !ids.matches(group.groupID) {
+        let ids = rules.condition(.groupID, of: rule)
+        if ids.isPresent, !ids.matches(group.groupID) {
             unmet.append(.groupID(expected: ids.values, actual: group.groupID))
         }
-        if rule.pointee.match.isRoleLevel {
+        if rules.isRoleLevel(rule) {
+            let products = rules.condition(.productID, of: rule)
+            let roles = rules.condition(.role, of: rule)
             var satisfied = false
-            for entry in seen
-            where rule.pointee.match.matchesEntry(productID: entry.productID, role: entry.role.rawValue) {
+            for entry in seen where products.matches(entry.productID) && roles.matches(entry.role.rawValue) {
                 satisfied = true
                 break
             }
             if !satisfied {
-                let products = rule.pointee.match.productIDs
-                let roles = rule.pointee.match.roles
                 unmet.append(
                     .roleEntry(
-                        productIDs: products.flatMap { $0 == .any ? nil : $0.values },
-                        roles: roles.flatMap { $0 == .any ? nil : $0.values },
+                        productIDs: products.header >= 2 ? products.values : nil,
+                        roles: roles.header >= 2 ? roles.values : nil,
                         actual: seen
                     )
                 )
             }
         }
+        let requires = rules.requires(rule)
         let environment = group.context.environment
-        if let environments = rule.pointee.requires.environments, !environments.contains(environment) {
+        if let environments = requires.environments, !environments.contains(environment) {
             unmet.append(
                 .environment(expected: StoreEnvironment.allCases.filter(environments.contains), actual: environment)
             )
         }
-        if !rule.pointee.requires.entitlements.isEmpty {
-            let missing = rule.pointee.requires.entitlements.filter { !group.context.entitlements.contains($0) }
+        if !requires.entitlements.isEmpty {
+            let missing = requires.entitlements.filter { !group.context.entitlements.contains($0) }
             if !missing.isEmpty { unmet.append(.entitlements(missing: missing)) }
         }
         return unmet

@@ -1,0 +1,291 @@
+/// A document's rules in compact form: what evaluation, explanation, provenance and the tools read
+/// of them, without the parsed document's per-rule arrays, strings and paths.
+///
+/// Strings (capability names, match values, descriptions) are stored once, as UTF-8 bytes in one
+/// buffer, and rules refer to them by index; each rule is a fixed-size record, and its capability
+/// list and match conditions are runs of small integers in one pool. A 100,000-rule policy so
+/// keeps a few bytes per rule and per value instead of a few hundred. A rule's definition can
+/// still be rebuilt exactly (``definition(_:fileName:)``) for the tools that want it.
+struct RuleTable: Sendable {
+    /// One rule's fixed-size part.
+    struct Record: Sendable {
+        var offset: Int
+        /// 1-based line and column of the rule's start; line 0 when the rule has no location.
+        var line: UInt32
+        var column: UInt32
+        /// The capability list: `pool[capabilities]` values from `pool[capabilities + 1]`.
+        var capabilities: UInt32
+        /// Four condition headers from `pool[match]` (group type, group id, product id, role),
+        /// each followed by its values: 0 absent, 1 `"*"`, `2 + n` a list of `n` string indices.
+        var match: UInt32
+        var requirement: UInt32
+        /// The description's string index plus one; 0 when the rule has none.
+        var description: UInt32
+        var effect: RuleEffect
+    }
+
+    /// Which match condition of a rule.
+    enum ConditionKind: Int {
+        case groupType = 0
+        case groupID = 1
+        case productID = 2
+        case role = 3
+    }
+
+    let strings: InternedStrings
+    let records: [Record]
+    let pool: [UInt32]
+    /// Each distinct `requires` block, as written (entitlements in their order).
+    let requirements: [Requirements]
+    /// Rules whose path or location is not the usual one (`rules[i]`, in the document's file),
+    /// kept whole: only documents built by hand in tests have them.
+    let irregular: [Int: RuleDefinition]
+
+    var count: Int { records.count }
+
+    init(rules: [RuleDefinition], fileName: String?) {
+        var strings = InternedStrings.Builder()
+        var records: [Record] = []
+        records.reserveCapacity(rules.count)
+        var pool: [UInt32] = []
+        var requirements: [Requirements] = [.none]
+        var requirementIndex: [RequirementKey: UInt32] = [RequirementKey(.none): 0]
+        var irregular: [Int: RuleDefinition] = [:]
+        func append(_ condition: ValueCondition?) {
+            switch condition {
+            case nil: pool.append(0)
+            case .any?: pool.append(1)
+            case .oneOf(let values)?: pool.append(UInt32(values.count) + 2)
+            }
+        }
+        for (index, rule) in rules.enumerated() {
+            let capabilities = UInt32(pool.count)
+            pool.append(UInt32(rule.capabilities.count))
+            for name in rule.capabilities { pool.append(strings.index(of: name)) }
+            let match = UInt32(pool.count)
+            let conditions = [rule.match.groupTypes, rule.match.groupIDs, rule.match.productIDs, rule.match.roles]
+            for condition in conditions { append(condition) }
+            for condition in conditions {
+                for value in condition?.values ?? [] { pool.append(strings.index(of: value)) }
+            }
+            let key = RequirementKey(rule.requires)
+            let requirement: UInt32
+            if let existing = requirementIndex[key] {
+                requirement = existing
+            } else {
+                requirement = UInt32(requirements.count)
+                requirementIndex[key] = requirement
+                requirements.append(rule.requires)
+            }
+            records.append(
+                Record(
+                    offset: rule.offset,
+                    line: UInt32(clamping: rule.location?.line ?? 0),
+                    column: UInt32(clamping: rule.location?.column ?? 0),
+                    capabilities: capabilities,
+                    match: match,
+                    requirement: requirement,
+                    description: rule.description.map { strings.index(of: $0) + 1 } ?? 0,
+                    effect: rule.effect
+                )
+            )
+            let regularPath = rule.path.components == [.key("rules"), .index(index)]
+            let regularLocation =
+                rule.location.map {
+                    $0.file == fileName && $0.line > 0 && $0.line <= UInt32.max && $0.column >= 0
+                        && $0.column <= UInt32.max
+                }
+                ?? true
+            if !regularPath || !regularLocation { irregular[index] = rule }
+        }
+        self.strings = strings.finish()
+        self.records = records
+        self.pool = pool
+        self.requirements = requirements
+        self.irregular = irregular
+    }
+
+    // MARK: Reading
+
+    @inline(__always)
+    func effect(_ rule: Int) -> RuleEffect { records[rule].effect }
+
+    @inline(__always)
+    func requires(_ rule: Int) -> Requirements { requirements[Int(records[rule].requirement)] }
+
+    /// One match condition of a rule, read in place.
+    @inline(__always)
+    func condition(_ kind: ConditionKind, of rule: Int) -> ConditionView {
+        let start = Int(records[rule].match)
+        var valueStart = start + 4
+        for position in 0..<kind.rawValue { valueStart += max(Int(pool[start + position]), 2) - 2 }
+        return ConditionView(header: pool[start + kind.rawValue], valueStart: valueStart, table: self)
+    }
+
+    /// Whether the match names `productId` or `role` (then it holds per role entry).
+    func isRoleLevel(_ rule: Int) -> Bool {
+        let start = Int(records[rule].match)
+        return pool[start + ConditionKind.productID.rawValue] != 0 || pool[start + ConditionKind.role.rawValue] != 0
+    }
+
+    /// The rule's capability names, as written.
+    func capabilities(_ rule: Int) -> [String] {
+        let start = Int(records[rule].capabilities)
+        return (0..<Int(pool[start])).map { strings[pool[start + 1 + $0]] }
+    }
+
+    /// The rule's `match`, rebuilt.
+    func match(_ rule: Int) -> MatchCondition {
+        MatchCondition(
+            groupTypes: condition(.groupType, of: rule).valueCondition,
+            groupIDs: condition(.groupID, of: rule).valueCondition,
+            productIDs: condition(.productID, of: rule).valueCondition,
+            roles: condition(.role, of: rule).valueCondition
+        )
+    }
+
+    /// The rule's definition as parsed, rebuilt; `id` is its id, which the table does not keep.
+    func definition(_ rule: Int, id: String, fileName: String?) -> RuleDefinition {
+        if let kept = irregular[rule] { return kept }
+        let record = records[rule]
+        return RuleDefinition(
+            id: id,
+            description: record.description == 0 ? nil : strings[record.description - 1],
+            effect: record.effect,
+            capabilities: capabilities(rule),
+            match: match(rule),
+            requires: requires(rule),
+            offset: record.offset,
+            path: JSONPath(components: [.key("rules"), .index(rule)]),
+            location: record.line == 0
+                ? nil : SourcePosition(file: fileName, line: Int(record.line), column: Int(record.column))
+        )
+    }
+
+    /// A match condition of one rule: absent, `"*"`, or a list of interned values.
+    struct ConditionView {
+        let header: UInt32
+        let valueStart: Int
+        let table: RuleTable
+
+        var isPresent: Bool { header != 0 }
+        var isAny: Bool { header == 1 }
+        var valueCount: Int { max(Int(header), 2) - 2 }
+
+        /// Whether the condition holds for `value` (an absent condition holds for every value).
+        @inline(__always)
+        func matches(_ value: String) -> Bool {
+            guard header >= 2 else { return true }
+            for position in valueStart..<(valueStart + valueCount)
+            where table.strings.isExactly(table.pool[position], value) {
+                return true
+            }
+            return false
+        }
+
+        /// The listed values, as written (none for absent and `"*"`).
+        var values: [String] {
+            (valueStart..<(valueStart + valueCount)).map { table.strings[table.pool[$0]] }
+        }
+
+        var valueCondition: ValueCondition? {
+            switch header {
+            case 0: nil
+            case 1: .any
+            default: .oneOf(values)
+            }
+        }
+    }
+
+    /// A `requires` block by its bytes, so that two spellings `String` calls equal stay two blocks.
+    private struct RequirementKey: Hashable {
+        var environments: UInt8
+        var entitlements: [[UInt8]]
+
+        init(_ requirements: Requirements) {
+            var bits: UInt8 = 0
+            if let environments = requirements.environments {
+                bits = 1
+                if environments.contains(.production) { bits |= 2 }
+                if environments.contains(.sandbox) { bits |= 4 }
+            }
+            environments = bits
+            entitlements = requirements.entitlements.map { Array($0.utf8) }
+        }
+    }
+}
+
+/// Strings stored once each, as UTF-8 bytes in one buffer, and read back by index.
+struct InternedStrings: Sendable {
+    private let bytes: [UInt8]
+    /// String `k` spans `bytes[ends[k - 1]..<ends[k]]` (from 0 for the first).
+    private let ends: [UInt32]
+
+    var count: Int { ends.count }
+
+    subscript(index: UInt32) -> String {
+        let range = self.range(index)
+        return bytes.withUnsafeBufferPointer { buffer in
+            String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
+        }
+    }
+
+    @inline(__always)
+    private func range(_ index: UInt32) -> Range<Int> {
+        let start = index == 0 ? 0 : Int(ends[Int(index) - 1])
+        return start..<Int(ends[Int(index)])
+    }
+
+    /// Whether string `index` is exactly the bytes of `value`.
+    @inline(__always)
+    func isExactly(_ index: UInt32, _ value: String) -> Bool {
+        let range = self.range(index)
+        var value = value
+        return value.withUTF8 { utf8 in
+            guard utf8.count == range.count else { return false }
+            return bytes.withUnsafeBufferPointer { buffer in
+                UnsafeBufferPointer(rebasing: buffer[range]).elementsEqual(utf8)
+            }
+        }
+    }
+
+    /// Interns strings while a table is built.
+    struct Builder {
+        private var bytes: [UInt8] = []
+        private var ends: [UInt32] = []
+        /// By `String` equality, which is canonical equivalence: a hit is confirmed on the bytes,
+        /// and a different spelling goes to `bySpelling`.
+        private var byString: [String: UInt32] = [:]
+        private var bySpelling: [[UInt8]: UInt32] = [:]
+
+        mutating func index(of value: String) -> UInt32 {
+            if let index = byString[value] {
+                let start = index == 0 ? 0 : Int(ends[Int(index) - 1])
+                if bytes[start..<Int(ends[Int(index)])].elementsEqual(value.utf8) { return index }
+                let spelling = Array(value.utf8)
+                if let other = bySpelling[spelling] { return other }
+                let added = append(value)
+                bySpelling[spelling] = added
+                return added
+            }
+            let added = append(value)
+            byString[value] = added
+            return added
+        }
+
+        private mutating func append(_ value: String) -> UInt32 {
+            bytes.append(contentsOf: value.utf8)
+            ends.append(UInt32(bytes.count))
+            return UInt32(ends.count - 1)
+        }
+
+        func finish() -> InternedStrings {
+            InternedStrings(bytes: bytes, ends: ends)
+        }
+    }
+
+    private init(bytes: [UInt8], ends: [UInt32]) {
+        self.bytes = bytes
+        self.ends = ends
+    }
+}

@@ -1,0 +1,77 @@
+import GroupPolicyTestSupport
+import Testing
+
+@testable import GroupPolicy
+
+/// The compiled document keeps its rules in compact tables, not the parsed document: what the tools
+/// read back must be exactly what was parsed, and byte-different spellings must stay apart.
+@Suite struct CompactRuleTests {
+    static let shippedPolicies = ["Policies/team-workspace.json", "Policies/family-sharing.json"]
+
+    /// Every field a tool can read of a rule, as one comparable string.
+    static func describe(_ rule: RuleDefinition) -> String {
+        let fields: [String] = [
+            rule.id, rule.description ?? "-", rule.effect.rawValue, rule.capabilities.joined(separator: ","),
+            "\(rule.match)", "\(rule.requires.environments.map { $0.map(\.rawValue).sorted() } ?? ["-"])",
+            rule.requires.entitlements.joined(separator: ","), "\(rule.offset)", rule.path.description,
+            rule.location?.description ?? "-",
+        ]
+        return fields.joined(separator: " | ")
+    }
+
+    @Test(arguments: shippedPolicies)
+    func theRebuiltDocumentIsTheParsedOne(_ file: String) throws {
+        let path = repositoryFile(file)
+        let bytes = try readFile(path, limits: .default)
+        let parsed = try Policy.parseDocument(bytes, fileName: path, limits: .default)
+        let loaded = try Policy(contentsOfFile: path)
+        let rebuilt = try #require(loaded.compiled.documents.first).document
+        #expect(rebuilt.rules.map(Self.describe) == parsed.rules.map(Self.describe))
+        #expect(rebuilt.id == parsed.id)
+        #expect(rebuilt.fileName == parsed.fileName)
+        #expect(rebuilt.workspaces.map(\.id) == parsed.workspaces.map(\.id))
+        #expect(rebuilt.productAliases == parsed.productAliases)
+        #expect(rebuilt.invariants.map(\.id) == parsed.invariants.map(\.id))
+        #expect(rebuilt.warnings == parsed.warnings)
+    }
+
+    @Test func aSetQualifiesLabelsButRebuildsPlainIDs() throws {
+        let paths = Self.shippedPolicies.map { repositoryFile($0) }
+        let loaded = try Policy(contentsOfFiles: paths)
+        let first = try #require(loaded.compiled.documents.first)
+        let parsed = try Policy.parseDocument(
+            try readFile(paths[0], limits: .default),
+            fileName: paths[0],
+            limits: .default
+        )
+        #expect(first.ruleLabels.first == "\(parsed.id)/\(parsed.rules[0].id)")
+        #expect(first.document.rules.map(\.id) == parsed.rules.map(\.id))
+    }
+
+    /// "é" precomposed (U+00E9) and decomposed (e + U+0301) are equal as `String`s but are two
+    /// product ids: interned apart, listed as written, and only the exact bytes match.
+    @Test func canonicallyEquivalentSpellingsStayApart() throws {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        let json = """
+            { "format": "group-policy/v1", "id": "p", "capabilities": { "a": "A", "b": "B" },
+              "rules": [
+                { "id": "r1", "capabilities": ["a"], "match": { "productId": ["\(composed)", "\(composed)"] } },
+                { "id": "r2", "capabilities": ["b"], "match": { "productId": "\(decomposed)" } } ] }
+            """
+        let loaded = try Policy(jsonBytes: Array(json.utf8))
+        let rules = try #require(loaded.compiled.documents.first).document.rules
+        #expect(
+            rules.map { $0.match.productIDs?.values.map { Array($0.utf8) } } == [
+                [Array(composed.utf8)], [Array(decomposed.utf8)],
+            ]
+        )
+        let response = GetCustomerGroupsResponse(groups: [
+            GroupEntry(groupID: "g", groupType: .organization, roles: [RoleEntry(productID: decomposed, role: .admin)])
+        ])
+        #expect(loaded.capabilities(for: response).names == ["b"])
+        let explanation = try loaded.explain("a", for: response)
+        #expect(explanation.groups.map(\.outcome) == [.notGranted])
+        #expect(try loaded.explain("b", for: response).groups.map(\.outcome) == [.granted])
+    }
+}
