@@ -29,8 +29,10 @@ package final class CompiledDocument: Sendable {
     package let productAliases: [String: String]
     /// The invariants, in file order.
     package let invariants: [InvariantDefinition]
+    /// The warnings found while loading, compactly (a large policy can have one per rule).
+    private let warningTable: DiagnosticTable
     /// The warnings found while loading.
-    let warnings: [Diagnostic]
+    var warnings: [Diagnostic] { warningTable.diagnostics }
     /// Every rule, compactly.
     let rules: RuleTable
     /// Whether ``ruleLabels`` qualify rule ids as `policy/rule`.
@@ -196,7 +198,7 @@ package final class CompiledDocument: Sendable {
         workspaces = document.workspaces
         productAliases = document.productAliases
         invariants = document.invariants
-        warnings = document.warnings
+        warningTable = DiagnosticTable(document.warnings)
         qualifiesRuleIDs = qualifyRuleIDs
         let rules = document.rules
         self.rules = RuleTable(rules: rules, fileName: document.fileName)
@@ -208,26 +210,17 @@ package final class CompiledDocument: Sendable {
 
         // Intern the names the rules use, by their bytes: the tables compare bytes, and two
         // spellings `String` calls equal (canonically equivalent) are two names.
-        var types: [String] = []
-        var roles: [String] = []
-        var products: [String] = []
-        var typeIndex: [[UInt8]: Int] = [:]
-        var roleIndex: [[UInt8]: Int] = [:]
-        var productIndex: [[UInt8]: Int] = [:]
+        var typeIndex = ExactNameIndex()
+        var roleIndex = ExactNameIndex()
+        var productIndex = ExactNameIndex()
         for rule in rules {
-            for type in rule.match.groupTypes?.values ?? [] where typeIndex[Array(type.utf8)] == nil {
-                typeIndex[Array(type.utf8)] = types.count
-                types.append(type)
-            }
-            for role in rule.match.roles?.values ?? [] where roleIndex[Array(role.utf8)] == nil {
-                roleIndex[Array(role.utf8)] = roles.count
-                roles.append(role)
-            }
-            for product in rule.match.productIDs?.values ?? [] where productIndex[Array(product.utf8)] == nil {
-                productIndex[Array(product.utf8)] = products.count
-                products.append(product)
-            }
+            for type in rule.match.groupTypes?.values ?? [] { typeIndex.insert(type) }
+            for role in rule.match.roles?.values ?? [] { roleIndex.insert(role) }
+            for product in rule.match.productIDs?.values ?? [] { productIndex.insert(product) }
         }
+        let types = typeIndex.names
+        let roles = roleIndex.names
+        let products = productIndex.names
         typeNames = types
         roleNames = roles
         typeClasses = StringTable(types.enumerated().map { (key: $0.element, value: Int32($0.offset + 1)) })
@@ -238,7 +231,7 @@ package final class CompiledDocument: Sendable {
         // In the sandbox an alias source *is* its target (the source's own name never reaches a
         // rule), so its entry goes first and shadows a rule naming the source directly.
         let aliasEntries = document.productAliases.sorted { $0.key < $1.key }.map { alias in
-            (key: alias.key, value: Int32(productIndex[Array(alias.value.utf8)] ?? -1))
+            (key: alias.key, value: Int32(productIndex.index(of: alias.value) ?? -1))
         }
         sandboxProducts = StringTable(aliasEntries + productEntries)
 
@@ -297,14 +290,14 @@ package final class CompiledDocument: Sendable {
         let layerCount = layers.count
         let typeLists: [[Int]] = rules.map { rule in
             rule.match.groupTypes.map { condition in
-                condition.values.compactMap { typeIndex[Array($0.utf8)].map { $0 + 1 } }
+                condition.values.compactMap { typeIndex.index(of: $0).map { $0 + 1 } }
             }
                 ?? Array(0..<typeClassTotal)
         }
         let roleLists: [[Int]] = rules.map { rule in
             switch rule.match.roles {
             case nil, .any?: Array(0..<roleClassTotal)
-            case .oneOf(let values)?: values.compactMap { roleIndex[Array($0.utf8)].map { $0 + 1 } }
+            case .oneOf(let values)?: values.compactMap { roleIndex.index(of: $0).map { $0 + 1 } }
             }
         }
         let dense = Self.denseRoleTablesFit(
@@ -330,8 +323,16 @@ package final class CompiledDocument: Sendable {
         func range(_ values: [Int]?) -> ConditionRange {
             guard let values else { return .any }
             let start = Int32(conditionPool.count)
-            // Sorted, so that a long list is searched by bisection.
-            for value in Set(values).sorted() { conditionPool.append(Int32(value)) }
+            // Sorted and distinct, so that a long list is searched by bisection.
+            if values.count == 1 {
+                conditionPool.append(Int32(values[0]))
+            } else {
+                var previous = -1
+                for value in values.sorted() where value != previous {
+                    conditionPool.append(Int32(value))
+                    previous = value
+                }
+            }
             return ConditionRange(start: start, count: Int32(conditionPool.count) - start)
         }
         for (index, rule) in rules.enumerated() {
@@ -342,7 +343,7 @@ package final class CompiledDocument: Sendable {
             let productList: [Int]? =
                 switch rule.match.productIDs {
                 case nil, .any?: nil
-                case .oneOf(let values)?: values.compactMap { productIndex[Array($0.utf8)] }
+                case .oneOf(let values)?: values.compactMap { productIndex.index(of: $0) }
                 }
             conditions.append(
                 RuleConditions(

@@ -356,6 +356,14 @@ struct PolicyParser {
     /// `String` calls equal are two values; see ``Swift/String/isExactly(_:)``), in linear time: a
     /// match may list thousands.
     private static func unique(_ values: [String]) -> [String] {
+        // Most lists hold one value or a few: compare those in place, without hashing copies.
+        guard values.count > 8 else {
+            guard values.count > 1 else { return values }
+            var result: [String] = []
+            result.reserveCapacity(values.count)
+            for value in values where !result.contains(where: { $0.isExactly(value) }) { result.append(value) }
+            return result
+        }
         var seen: Set<[UInt8]> = []
         return values.filter { seen.insert(Array($0.utf8)).inserted }
     }

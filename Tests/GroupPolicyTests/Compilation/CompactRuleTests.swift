@@ -74,4 +74,26 @@ import Testing
         #expect(explanation.groups.map(\.outcome) == [.notGranted])
         #expect(try loaded.explain("b", for: response).groups.map(\.outcome) == [.granted])
     }
+
+    /// Warnings are kept compactly (a large policy can have one per rule) and read back exactly.
+    @Test func warningsComeBackAsParsed() throws {
+        let json = """
+            { "format": "group-policy/v1", "id": "p", "capabilities": { "a": "A", "never": "N" },
+              "rules": [
+                { "id": "r1", "capabilities": ["a"], "match": { "role": "MEMBER" } },
+                { "id": "r2", "capabilities": ["a"], "match": { "role": ["MEMBER", "OWNER"] } } ] }
+            """
+        let bytes = Array(json.utf8)
+        for fileName in [nil, "dir/p.json"] {
+            let parsed = PolicyParser.parse(bytes: bytes, fileName: fileName, limits: .default)
+            let loaded = try Policy(jsonBytes: bytes, fileName: fileName)
+            #expect(loaded.warnings == parsed.diagnostics)
+            #expect(
+                loaded.warnings.map(\.jsonPath) == [
+                    "capabilities.never", "rules[0].match.role", "rules[1].match.role[0]", "rules[1].match.role[1]",
+                ]
+            )
+            #expect(loaded.warnings.first?.location == SourcePosition(file: fileName, line: 1, column: 71))
+        }
+    }
 }
