@@ -58,23 +58,33 @@ struct RuleTable: Sendable {
             case .oneOf(let values)?: pool.append(UInt32(values.count) + 2)
             }
         }
+        func appendValues(_ condition: ValueCondition?) {
+            if case .oneOf(let values)? = condition {
+                for value in values { pool.append(strings.index(of: value)) }
+            }
+        }
         for (index, rule) in rules.enumerated() {
             let capabilities = UInt32(pool.count)
             pool.append(UInt32(rule.capabilities.count))
             for name in rule.capabilities { pool.append(strings.index(of: name)) }
             let match = UInt32(pool.count)
-            let conditions = [rule.match.groupTypes, rule.match.groupIDs, rule.match.productIDs, rule.match.roles]
-            for condition in conditions { append(condition) }
-            for condition in conditions {
-                for value in condition?.values ?? [] { pool.append(strings.index(of: value)) }
-            }
-            let key = RequirementKey(rule.requires)
+            // Headers, then values, in ConditionKind order (no array of conditions per rule).
+            append(rule.match.groupTypes)
+            append(rule.match.groupIDs)
+            append(rule.match.productIDs)
+            append(rule.match.roles)
+            appendValues(rule.match.groupTypes)
+            appendValues(rule.match.groupIDs)
+            appendValues(rule.match.productIDs)
+            appendValues(rule.match.roles)
             let requirement: UInt32
-            if let existing = requirementIndex[key] {
+            if rule.requires.environments == nil && rule.requires.entitlements.isEmpty {
+                requirement = 0
+            } else if let existing = requirementIndex[RequirementKey(rule.requires)] {
                 requirement = existing
             } else {
                 requirement = UInt32(requirements.count)
-                requirementIndex[key] = requirement
+                requirementIndex[RequirementKey(rule.requires)] = requirement
                 requirements.append(rule.requires)
             }
             records.append(
@@ -89,7 +99,8 @@ struct RuleTable: Sendable {
                     effect: rule.effect
                 )
             )
-            let regularPath = rule.path.components == [.key("rules"), .index(index)]
+            let path = rule.path.components
+            let regularPath = path.count == 2 && path[0] == .key("rules") && path[1] == .index(index)
             let regularLocation =
                 rule.location.map {
                     $0.file == fileName && $0.line > 0 && $0.line <= UInt32.max && $0.column >= 0
@@ -244,43 +255,21 @@ struct InternedStrings: Sendable {
         return value.withUTF8 { utf8 in
             guard utf8.count == range.count else { return false }
             return bytes.withUnsafeBufferPointer { buffer in
-                UnsafeBufferPointer(rebasing: buffer[range]).elementsEqual(utf8)
+                bytesEqual(UnsafeBufferPointer(rebasing: buffer[range]), utf8)
             }
         }
     }
 
     /// Interns strings while a table is built.
     struct Builder {
-        private var bytes: [UInt8] = []
-        private var ends: [UInt32] = []
-        /// By `String` equality, which is canonical equivalence: a hit is confirmed on the bytes,
-        /// and a different spelling goes to `bySpelling`.
-        private var byString: [String: UInt32] = [:]
-        private var bySpelling: [[UInt8]: UInt32] = [:]
+        private var interner = ByteInterner()
 
         mutating func index(of value: String) -> UInt32 {
-            if let index = byString[value] {
-                let start = index == 0 ? 0 : Int(ends[Int(index) - 1])
-                if bytes[start..<Int(ends[Int(index)])].elementsEqual(value.utf8) { return index }
-                let spelling = Array(value.utf8)
-                if let other = bySpelling[spelling] { return other }
-                let added = append(value)
-                bySpelling[spelling] = added
-                return added
-            }
-            let added = append(value)
-            byString[value] = added
-            return added
-        }
-
-        private mutating func append(_ value: String) -> UInt32 {
-            bytes.append(contentsOf: value.utf8)
-            ends.append(UInt32(bytes.count))
-            return UInt32(ends.count - 1)
+            interner.insert(value)
         }
 
         func finish() -> InternedStrings {
-            InternedStrings(bytes: bytes, ends: ends)
+            InternedStrings(bytes: interner.bytes, ends: interner.ends)
         }
     }
 

@@ -66,9 +66,10 @@ package final class DiagnosticCollector {
         return ObjectFields(node: node, path: path, members: members, collector: self)
     }
 
-    package func string(_ node: JSONNode, _ path: JSONPath) -> String? {
+    /// A string value; `path` is built only to report a value of another type.
+    package func string(_ node: JSONNode, _ path: @autoclosure () -> JSONPath) -> String? {
         guard case .string(let value) = node.value else {
-            error(.wrongType, at: node.offset, path, "expected a string, found \(node.value.typeName)")
+            error(.wrongType, at: node.offset, path(), "expected a string, found \(node.value.typeName)")
             return nil
         }
         return value
@@ -88,9 +89,11 @@ package final class DiagnosticCollector {
         }
         var values: [Located<String>] = []
         var valid = true
+        values.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
-            if let value = string(element, path.appending(index)) {
-                values.append(Located(value: value, offset: element.offset, path: path.appending(index)))
+            let elementPath = path.appending(index)
+            if let value = string(element, elementPath) {
+                values.append(Located(value: value, offset: element.offset, path: elementPath))
             } else {
                 valid = false
             }

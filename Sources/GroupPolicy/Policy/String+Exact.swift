@@ -7,7 +7,12 @@ extension String {
     /// bytes, so every other comparison on the request path must too, or a rule could match through
     /// one path and not the other (a deny naming one spelling missed while a grant applies).
     package func isExactly(_ other: String) -> Bool {
-        utf8.elementsEqual(other.utf8)
+        // The counts first (constant time for native strings), then the bytes in place: the
+        // generic `elementsEqual` of two UTF-8 views walks them through iterators.
+        guard utf8.count == other.utf8.count else { return false }
+        var mine = self
+        var theirs = other
+        return mine.withUTF8 { left in theirs.withUTF8 { right in bytesEqual(left, right) } }
     }
 }
 

@@ -96,4 +96,36 @@ import Testing
             #expect(loaded.warnings.first?.location == SourcePosition(file: fileName, line: 1, column: 71))
         }
     }
+
+    /// The interner numbers byte strings in first-seen order across growth, and tells apart
+    /// spellings `String` calls equal.
+    @Test func theInternerNumbersExactBytesInFirstSeenOrder() {
+        var interner = ByteInterner()
+        let names =
+            (0..<5000).map { "product.\($0 * 7919 % 5000)-with-a-longer-tail" } + ["", "caf\u{E9}", "cafe\u{301}"]
+        let numbers = names.map { interner.insert($0) }
+        #expect(numbers == (0..<UInt32(names.count)).map { $0 })
+        #expect(names.map { interner.insert($0) } == numbers)
+        #expect(names.map { interner.index(of: $0) } == numbers.map { Optional($0) })
+        #expect(interner.index(of: "product.5000-with-a-longer-tail") == nil)
+        #expect(interner.count == names.count)
+    }
+
+    @Test func bytesCompareEightAtATimeAndTheTail() {
+        let base = Array("0123456789abcdefXYZ".utf8)
+        for length in 0...base.count {
+            for position in 0..<length {
+                var other = Array(base[0..<length])
+                other[position] ^= 1
+                base[0..<length].withUnsafeBufferPointer { left in
+                    other.withUnsafeBufferPointer { right in #expect(!bytesEqual(left, right)) }
+                }
+            }
+            base[0..<length].withUnsafeBufferPointer { left in
+                Array(base[0..<length]).withUnsafeBufferPointer { right in #expect(bytesEqual(left, right)) }
+            }
+        }
+        #expect("caf\u{E9}".isExactly("cafe\u{301}") == false)
+        #expect("caf\u{E9}" == "cafe\u{301}")
+    }
 }

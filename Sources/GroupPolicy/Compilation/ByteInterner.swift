@@ -1,0 +1,100 @@
+/// Byte strings numbered in first-seen order, stored once each in one buffer: the interning that
+/// compilation does, keyed by exact bytes.
+///
+/// Its own open-addressing table with a cheap hash (FNV-1a), because hashing `String` keys goes
+/// through per-process-seeded SipHash and canonical equivalence, which dominated compiling a large
+/// policy; and two spellings that `String` calls equal are two keys here, as the tables need.
+struct ByteInterner {
+    private(set) var bytes: [UInt8] = []
+    /// String `k` spans `bytes[ends[k - 1]..<ends[k]]` (from 0 for the first).
+    private(set) var ends: [UInt32] = []
+    private var hashes: [UInt64] = []
+    /// String numbers plus one (0: an empty slot); at most half full.
+    private var slots = [UInt32](repeating: 0, count: 16)
+
+    var count: Int { ends.count }
+
+    /// The number of `value`, if it was added.
+    func index(of value: String) -> UInt32? {
+        var value = value
+        return value.withUTF8 { utf8 in find(utf8, hash: Self.hash(utf8)).index }
+    }
+
+    /// The number of `value`, adding it first if it is new.
+    mutating func insert(_ value: String) -> UInt32 {
+        var value = value
+        return value.withUTF8 { utf8 in
+            let hash = Self.hash(utf8)
+            let (found, slot) = find(utf8, hash: hash)
+            if let found { return found }
+            bytes.append(contentsOf: utf8)
+            ends.append(UInt32(bytes.count))
+            hashes.append(hash)
+            let added = UInt32(ends.count - 1)
+            slots[slot] = added + 1
+            if ends.count * 2 > slots.count { grow() }
+            return added
+        }
+    }
+
+    private static func hash(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+
+    /// The number of the string with these bytes, or the empty slot where it would go.
+    private func find(_ utf8: UnsafeBufferPointer<UInt8>, hash: UInt64) -> (index: UInt32?, slot: Int) {
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+        while slots[slot] != 0 {
+            let index = Int(slots[slot] - 1)
+            if hashes[index] == hash {
+                let start = index == 0 ? 0 : Int(ends[index - 1])
+                let end = Int(ends[index])
+                let equal = bytes.withUnsafeBufferPointer { buffer in
+                    bytesEqual(UnsafeBufferPointer(rebasing: buffer[start..<end]), utf8)
+                }
+                if equal { return (UInt32(index), slot) }
+            }
+            slot = (slot + 1) & mask
+        }
+        return (nil, slot)
+    }
+
+    private mutating func grow() {
+        var larger = [UInt32](repeating: 0, count: slots.count * 2)
+        let mask = larger.count - 1
+        for (index, hash) in hashes.enumerated() {
+            var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+            while larger[slot] != 0 { slot = (slot + 1) & mask }
+            larger[slot] = UInt32(index + 1)
+        }
+        slots = larger
+    }
+}
+
+/// Whether two byte buffers hold the same bytes: eight at a time, then the tail (the generic
+/// `elementsEqual` goes byte by byte through iterators, which showed in compiling large policies).
+@inline(__always)
+func bytesEqual(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+    let count = left.count
+    guard count == right.count else { return false }
+    guard count > 0, let leftStart = left.baseAddress, let rightStart = right.baseAddress else { return true }
+    let leftRaw = UnsafeRawPointer(leftStart)
+    let rightRaw = UnsafeRawPointer(rightStart)
+    var offset = 0
+    while offset + 8 <= count {
+        if leftRaw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            != rightRaw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        {
+            return false
+        }
+        offset += 8
+    }
+    while offset < count {
+        if leftStart[offset] != rightStart[offset] { return false }
+        offset += 1
+    }
+    return true
+}
