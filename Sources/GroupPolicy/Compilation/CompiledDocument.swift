@@ -213,10 +213,10 @@ package final class CompiledDocument: Sendable {
         var typeIndex = ExactNameIndex()
         var roleIndex = ExactNameIndex()
         var productIndex = ExactNameIndex()
-        for rule in rules {
-            for type in rule.match.groupTypes?.values ?? [] { typeIndex.insert(type) }
-            for role in rule.match.roles?.values ?? [] { roleIndex.insert(role) }
-            for product in rule.match.productIDs?.values ?? [] { productIndex.insert(product) }
+        for index in rules.indices {
+            for type in rules[index].match.groupTypes?.values ?? [] { typeIndex.insert(type) }
+            for role in rules[index].match.roles?.values ?? [] { roleIndex.insert(role) }
+            for product in rules[index].match.productIDs?.values ?? [] { productIndex.insert(product) }
         }
         let types = typeIndex.names
         let roles = roleIndex.names
@@ -241,8 +241,8 @@ package final class CompiledDocument: Sendable {
         var direct: [Int] = []
         var directByGroupID: [String: [Int]] = [:]
         var directForEveryGroup: [Int] = []
-        for (index, rule) in rules.enumerated() {
-            if let groupIDs = rule.match.groupIDs {
+        for index in rules.indices {
+            if let groupIDs = rules[index].match.groupIDs {
                 direct.append(index)
                 ruleLayer.append(nil)
                 if case .oneOf(let ids) = groupIDs {
@@ -252,7 +252,7 @@ package final class CompiledDocument: Sendable {
                 }
                 continue
             }
-            let normalized = Self.normalized(rule.requires)
+            let normalized = Self.normalized(rules[index].requires)
             if let layer = layers.firstIndex(of: normalized) {
                 ruleLayer.append(layer)
             } else if layers.count < 64 {
@@ -335,27 +335,28 @@ package final class CompiledDocument: Sendable {
             }
             return ConditionRange(start: start, count: Int32(conditionPool.count) - start)
         }
-        for (index, rule) in rules.enumerated() {
+        for index in rules.indices {
             let bits = ruleBits[index]
-            let isDeny = rule.effect == .deny
+            let isDeny = rules[index].effect == .deny
+            let isRoleLevel = rules[index].match.isRoleLevel
             let typeList = typeLists[index]
             let roleList = roleLists[index]
             let productList: [Int]? =
-                switch rule.match.productIDs {
+                switch rules[index].match.productIDs {
                 case nil, .any?: nil
                 case .oneOf(let values)?: values.compactMap { productIndex.index(of: $0) }
                 }
             conditions.append(
                 RuleConditions(
-                    types: rule.match.groupTypes == nil ? .any : range(typeList),
-                    roles: rule.match.roles?.values.isEmpty ?? true ? .any : range(roleList),
+                    types: rules[index].match.groupTypes == nil ? .any : range(typeList),
+                    roles: rules[index].match.roles?.values.isEmpty ?? true ? .any : range(roleList),
                     products: range(productList),
-                    isRoleLevel: rule.match.isRoleLevel,
-                    hasGroupIDs: rule.match.groupIDs != nil
+                    isRoleLevel: isRoleLevel,
+                    hasGroupIDs: rules[index].match.groupIDs != nil
                 )
             )
-            if rule.match.groupIDs == nil {
-                if !rule.match.isRoleLevel {
+            if rules[index].match.groupIDs == nil {
+                if !isRoleLevel {
                     groupLevel.append(index)
                 } else if let productList {
                     for product in productList { byProduct[product].append(index) }
@@ -366,7 +367,7 @@ package final class CompiledDocument: Sendable {
             guard let layer = ruleLayer[index] else { continue }
             for type in typeList {
                 let layerType = layer * typeClassTotal + type
-                if !rule.match.isRoleLevel {
+                if !isRoleLevel {
                     groupTable.add(cell: layerType, bits: bits, deny: isDeny, pool: &pool)
                     continue
                 }
@@ -426,9 +427,9 @@ package final class CompiledDocument: Sendable {
         let limit = denseCellLimit
         guard cellCount <= limit else { return false }
         var updates = 0
-        for (index, rule) in rules.enumerated() where ruleLayers[index] != nil && rule.match.isRoleLevel {
+        for index in rules.indices where ruleLayers[index] != nil && rules[index].match.isRoleLevel {
             let productCount =
-                switch rule.match.productIDs {
+                switch rules[index].match.productIDs {
                 case .oneOf(let values)?: values.count
                 case nil, .any?: 1
                 }

@@ -63,51 +63,52 @@ struct RuleTable: Sendable {
                 for value in values { pool.append(strings.index(of: value)) }
             }
         }
-        for (index, rule) in rules.enumerated() {
+        // Fields are read in place by index: a `for rule in` loop copies every rule.
+        for index in rules.indices {
             let capabilities = UInt32(pool.count)
-            pool.append(UInt32(rule.capabilities.count))
-            for name in rule.capabilities { pool.append(strings.index(of: name)) }
+            pool.append(UInt32(rules[index].capabilities.count))
+            for name in rules[index].capabilities { pool.append(strings.index(of: name)) }
             let match = UInt32(pool.count)
             // Headers, then values, in ConditionKind order (no array of conditions per rule).
-            append(rule.match.groupTypes)
-            append(rule.match.groupIDs)
-            append(rule.match.productIDs)
-            append(rule.match.roles)
-            appendValues(rule.match.groupTypes)
-            appendValues(rule.match.groupIDs)
-            appendValues(rule.match.productIDs)
-            appendValues(rule.match.roles)
+            append(rules[index].match.groupTypes)
+            append(rules[index].match.groupIDs)
+            append(rules[index].match.productIDs)
+            append(rules[index].match.roles)
+            appendValues(rules[index].match.groupTypes)
+            appendValues(rules[index].match.groupIDs)
+            appendValues(rules[index].match.productIDs)
+            appendValues(rules[index].match.roles)
             let requirement: UInt32
-            if rule.requires.environments == nil && rule.requires.entitlements.isEmpty {
+            if rules[index].requires.environments == nil && rules[index].requires.entitlements.isEmpty {
                 requirement = 0
-            } else if let existing = requirementIndex[RequirementKey(rule.requires)] {
+            } else if let existing = requirementIndex[RequirementKey(rules[index].requires)] {
                 requirement = existing
             } else {
                 requirement = UInt32(requirements.count)
-                requirementIndex[RequirementKey(rule.requires)] = requirement
-                requirements.append(rule.requires)
+                requirementIndex[RequirementKey(rules[index].requires)] = requirement
+                requirements.append(rules[index].requires)
             }
             records.append(
                 Record(
-                    offset: rule.offset,
-                    line: UInt32(clamping: rule.location?.line ?? 0),
-                    column: UInt32(clamping: rule.location?.column ?? 0),
+                    offset: rules[index].offset,
+                    line: UInt32(clamping: rules[index].location?.line ?? 0),
+                    column: UInt32(clamping: rules[index].location?.column ?? 0),
                     capabilities: capabilities,
                     match: match,
                     requirement: requirement,
-                    description: rule.description.map { strings.index(of: $0) + 1 } ?? 0,
-                    effect: rule.effect
+                    description: rules[index].description.map { strings.index(of: $0) + 1 } ?? 0,
+                    effect: rules[index].effect
                 )
             )
-            let path = rule.path.components
+            let path = rules[index].path.components
             let regularPath = path.count == 2 && path[0] == .key("rules") && path[1] == .index(index)
             let regularLocation =
-                rule.location.map {
+                rules[index].location.map {
                     $0.file == fileName && $0.line > 0 && $0.line <= UInt32.max && $0.column >= 0
                         && $0.column <= UInt32.max
                 }
                 ?? true
-            if !regularPath || !regularLocation { irregular[index] = rule }
+            if !regularPath || !regularLocation { irregular[index] = rules[index] }
         }
         self.strings = strings.finish()
         self.records = records

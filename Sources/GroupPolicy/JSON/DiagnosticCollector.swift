@@ -36,13 +36,16 @@ package final class DiagnosticCollector {
 
     /// Errors first, then warnings, each in file order.
     package var sortedDiagnostics: [Diagnostic] {
-        func key(_ diagnostic: Diagnostic) -> (Int, Int, Int) {
+        // Sorts positions by precomputed keys, then copies each diagnostic once: sorting the
+        // diagnostics themselves moved and copied every one of them many times (a large policy
+        // can have a warning per rule).
+        let keys = diagnostics.map { diagnostic in
             (diagnostic.severity == .error ? 0 : 1, diagnostic.location?.line ?? 0, diagnostic.location?.column ?? 0)
         }
-        return diagnostics.enumerated().sorted { lhs, rhs in
-            let (left, right) = (key(lhs.element), key(rhs.element))
-            return left != right ? left < right : lhs.offset < rhs.offset
-        }.map(\.element)
+        let order = keys.indices.sorted { left, right in
+            keys[left] != keys[right] ? keys[left] < keys[right] : left < right
+        }
+        return order.map { diagnostics[$0] }
     }
 
     // MARK: Typed readers

@@ -13,17 +13,22 @@ enum PolicyWarnings {
                 "the policy has no rules, so it grants nothing"
             )
         }
-        for rule in document.rules
-        where rule.match.isRoleLevel && rule.match.groupTypes == .oneOf([GroupType.consumer.rawValue]) {
+        // Rules are read in place by index: a `for rule in` loop copies every rule it visits.
+        let rules = document.rules
+        let consumerOnly = ValueCondition.oneOf([GroupType.consumer.rawValue])
+        for index in rules.indices
+        where rules[index].match.isRoleLevel && rules[index].match.groupTypes == consumerOnly {
             collector.warning(
                 .unreachableConsumerRule,
-                at: rule.offset,
-                rule.path,
-                "rule '\(rule.id)' matches role entries but only in CONSUMER groups, which have none: it can never match"
+                at: rules[index].offset,
+                rules[index].path,
+                "rule '\(rules[index].id)' matches role entries but only in CONSUMER groups, which have none: it can never match"
             )
         }
         var granted: Set<String> = []
-        for rule in document.rules where rule.effect == .grant { granted.formUnion(rule.capabilities) }
+        for index in rules.indices where rules[index].effect == .grant {
+            for capability in rules[index].capabilities { granted.insert(capability) }
+        }
         for capability in document.capabilities where !granted.contains(capability.name) {
             collector.warning(
                 .capabilityNeverGranted,
@@ -46,9 +51,9 @@ enum PolicyWarnings {
         // denies would otherwise cost grants x denies comparisons).
         var anyProduct: [String: [Int]] = [:]
         var byProduct: [String: [String: [Int]]] = [:]
-        for (index, rule) in rules.enumerated() where rule.effect == .deny {
-            for capability in rule.capabilities {
-                switch rule.match.productIDs {
+        for index in rules.indices where rules[index].effect == .deny {
+            for capability in rules[index].capabilities {
+                switch rules[index].match.productIDs {
                 case nil, .any?:
                     anyProduct[capability, default: []].append(index)
                 case .oneOf(let products)?:
@@ -57,7 +62,8 @@ enum PolicyWarnings {
             }
         }
         guard !anyProduct.isEmpty || !byProduct.isEmpty else { return }
-        for grant in rules where grant.effect == .grant {
+        for grantIndex in rules.indices where rules[grantIndex].effect == .grant {
+            let grant = rules[grantIndex]
             var shadowing: [String] = []
             let allDenied = grant.capabilities.allSatisfy { capability in
                 var candidates = anyProduct[capability] ?? []

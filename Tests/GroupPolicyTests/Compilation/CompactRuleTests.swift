@@ -128,4 +128,21 @@ import Testing
         #expect("caf\u{E9}".isExactly("cafe\u{301}") == false)
         #expect("caf\u{E9}" == "cafe\u{301}")
     }
+
+    /// Rules, workspaces and invariants are located in one pass; when the file lists workspaces
+    /// before rules the offsets are out of order and must still land on the right lines.
+    @Test func locationsHoldWhenWorkspacesComeBeforeRules() throws {
+        let json = """
+            { "format": "group-policy/v1", "id": "p", "capabilities": { "a": "A" },
+              "workspaces": [
+                { "id": "w", "match": { "groupType": "ORGANIZATION" }, "adminRoles": ["ADMIN"] } ],
+              "rules": [
+                { "id": "r1", "capabilities": ["a"] },
+                { "id": "r2", "capabilities": ["a"] } ] }
+            """
+        let loaded = try Policy(jsonBytes: Array(json.utf8), fileName: "p.json")
+        let document = try #require(loaded.compiled.documents.first).document
+        #expect(document.rules.map { $0.location?.description } == ["p.json:5:5", "p.json:6:5"])
+        #expect(document.workspaces.map { $0.location?.description } == ["p.json:3:5"])
+    }
 }
