@@ -38,7 +38,11 @@ package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
         for component in components {
             switch component {
             case .index(let index):
-                text += "[\(index)]"
+                // Appended piece by piece: an interpolation per index showed when a large policy
+                // had a warning per rule.
+                text += "["
+                text += String(index)
+                text += "]"
             case .key(let key) where Self.isIdentifier(key):
                 if !text.isEmpty { text += "." }
                 text += key

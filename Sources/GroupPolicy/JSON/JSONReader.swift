@@ -68,6 +68,8 @@ package struct JSONReader {
                 scanner.position += 1
                 return JSONNode(offset: offset, value: .object(members))
             }
+            // Room for a typical object (a rule, a match) at once, instead of growing 1, 2, 4.
+            members.reserveCapacity(4)
             repeat {
                 scanner.skipWhitespace()
                 let keyOffset = scanner.position

@@ -6,7 +6,8 @@ package struct ObjectFields {
     let collector: DiagnosticCollector
 
     package subscript(key: String) -> JSONNode? {
-        members.first { $0.key == key }?.value
+        // Lengths first: `==` on unequal strings takes a slow path, and most keys differ in length.
+        members.first { $0.key.utf8.count == key.utf8.count && $0.key == key }?.value
     }
 
     /// The value of a required key; reports it missing (at the object) when absent.
