@@ -57,7 +57,9 @@ package final class DiagnosticCollector {
             error(.wrongType, at: node.offset, path, "expected an object, found \(node.value.typeName)")
             return nil
         }
-        for member in members where !allowed.contains(member.key) {
+        // Lengths first: `==` on unequal strings takes a slow path, and most keys differ in length.
+        for member in members
+        where !allowed.contains(where: { $0.utf8.count == member.key.utf8.count && $0 == member.key }) {
             let suggestion = Suggestion.closest(to: member.key, among: allowed).map { " (did you mean '\($0)'?)" } ?? ""
             error(
                 .unknownKey,

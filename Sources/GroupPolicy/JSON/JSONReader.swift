@@ -79,7 +79,7 @@ package struct JSONReader {
                 let key = try scanner.readString()
                 let isDuplicate: Bool
                 if members.count < 8 {
-                    isDuplicate = members.contains { $0.key == key }
+                    isDuplicate = members.contains { $0.key.utf8.count == key.utf8.count && $0.key == key }
                 } else {
                     if seenKeys.isEmpty { seenKeys = Set(members.map(\.key)) }
                     isDuplicate = !seenKeys.insert(key).inserted
