@@ -89,7 +89,7 @@ package final class CompiledDocument: Sendable {
 
     /// Whether a rule's `groupId` condition (if any) holds for `groupID`.
     func groupIDsMatch(ofRule rule: Int, _ groupID: String) -> Bool {
-        rules.condition(.groupID, of: rule).matches(groupID)
+        rules.matches(rules.condition(.groupID, of: rule), groupID)
     }
 
     // Interning
@@ -656,15 +656,15 @@ package final class CompiledDocument: Sendable {
         for index in directRulesForEveryGroup { applyDirectRule(index) }
         func applyDirectRule(_ index: Int) {
             guard rules.requires(index).hold(in: context),
-                rules.condition(.groupType, of: index).matches(groupType.rawValue),
-                rules.condition(.groupID, of: index).matches(groupID)
+                rules.matches(rules.condition(.groupType, of: index), groupType.rawValue),
+                rules.matches(rules.condition(.groupID, of: index), groupID)
             else { return }
             if rules.isRoleLevel(index) {
                 let products = rules.condition(.productID, of: index)
                 let roleCondition = rules.condition(.role, of: index)
                 let matched = roles.contains { entry in
-                    products.matches(ruleProductID(entry.productID, environment: context.environment))
-                        && roleCondition.matches(entry.role.rawValue)
+                    rules.matches(products, ruleProductID(entry.productID, environment: context.environment))
+                        && rules.matches(roleCondition, entry.role.rawValue)
                 }
                 guard matched else { return }
             }

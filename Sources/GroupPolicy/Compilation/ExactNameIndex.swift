@@ -11,8 +11,14 @@ struct ExactNameIndex {
 
     /// Numbers the name if it is new.
     mutating func insert(_ name: String) {
+        _ = number(name)
+    }
+
+    /// The name's number, numbering it first if it is new.
+    mutating func number(_ name: String) -> Int {
         let before = interner.count
-        _ = interner.insert(name)
+        let index = interner.insert(name)
         if interner.count > before { names.append(name) }
+        return Int(index)
     }
 }

@@ -60,12 +60,15 @@ extension RuleBitsTable {
         let word = index >> 6
         guard index >= 0, word < wordCount else { return }
         let mask: UInt64 = 1 << UInt64(index & 63)
-        var position = word
-        var rule = 0
-        while position < words.count {
-            if words[position] & mask != 0 { body(rule) }
-            position += wordCount
-            rule += 1
+        let stride = wordCount
+        words.withUnsafeBufferPointer { words in
+            var position = word
+            var rule = 0
+            while position < words.count {
+                if words[position] & mask != 0 { body(rule) }
+                position &+= stride
+                rule &+= 1
+            }
         }
     }
 }

@@ -1,8 +1,8 @@
 /// A document's rules in compact form: what evaluation, explanation, provenance and the tools read
 /// of them, without the parsed document's per-rule arrays, strings and paths.
 ///
-/// Strings (capability names, match values, descriptions) are stored once, as UTF-8 bytes in one
-/// buffer, and rules refer to them by index; each rule is a fixed-size record, and its capability
+/// Strings (capability names, match values, descriptions) are stored once each, and rules refer
+/// to them by index; each rule is a fixed-size record, and its capability
 /// list and match conditions are runs of small integers in one pool. A 100,000-rule policy so
 /// keeps a few bytes per rule and per value instead of a few hundred. A rule's definition can
 /// still be rebuilt exactly (``definition(_:fileName:)``) for the tools that want it.
@@ -32,7 +32,7 @@ struct RuleTable: Sendable {
         case role = 3
     }
 
-    let strings: InternedStrings
+    let strings: StringList
     let records: [Record]
     let pool: [UInt32]
     /// Each distinct `requires` block, as written (entitlements in their order).
@@ -44,7 +44,7 @@ struct RuleTable: Sendable {
     var count: Int { records.count }
 
     init(rules: [RuleDefinition], fileName: String?) {
-        var strings = InternedStrings.Builder()
+        var strings = StringList.Builder()
         var records: [Record] = []
         records.reserveCapacity(rules.count)
         var pool: [UInt32] = []
@@ -125,13 +125,17 @@ struct RuleTable: Sendable {
     @inline(__always)
     func requires(_ rule: Int) -> Requirements { requirements[Int(records[rule].requirement)] }
 
+    /// Whether the rule's `requires` has any condition (block 0 is the empty one).
+    @inline(__always)
+    func hasRequirements(_ rule: Int) -> Bool { records[rule].requirement != 0 }
+
     /// One match condition of a rule, read in place.
     @inline(__always)
     func condition(_ kind: ConditionKind, of rule: Int) -> ConditionView {
         let start = Int(records[rule].match)
         var valueStart = start + 4
         for position in 0..<kind.rawValue { valueStart += max(Int(pool[start + position]), 2) - 2 }
-        return ConditionView(header: pool[start + kind.rawValue], valueStart: valueStart, table: self)
+        return ConditionView(header: pool[start + kind.rawValue], valueStart: valueStart)
     }
 
     /// Whether the match names `productId` or `role` (then it holds per role entry).
@@ -149,10 +153,10 @@ struct RuleTable: Sendable {
     /// The rule's `match`, rebuilt.
     func match(_ rule: Int) -> MatchCondition {
         MatchCondition(
-            groupTypes: condition(.groupType, of: rule).valueCondition,
-            groupIDs: condition(.groupID, of: rule).valueCondition,
-            productIDs: condition(.productID, of: rule).valueCondition,
-            roles: condition(.role, of: rule).valueCondition
+            groupTypes: valueCondition(condition(.groupType, of: rule)),
+            groupIDs: valueCondition(condition(.groupID, of: rule)),
+            productIDs: valueCondition(condition(.productID, of: rule)),
+            roles: valueCondition(condition(.role, of: rule))
         )
     }
 
@@ -174,38 +178,44 @@ struct RuleTable: Sendable {
         )
     }
 
-    /// A match condition of one rule: absent, `"*"`, or a list of interned values.
+    /// A match condition of one rule: absent, `"*"`, or a list of interned values (read through
+    /// the table: the view holds no reference, so reading a condition costs no reference counting).
     struct ConditionView {
         let header: UInt32
         let valueStart: Int
-        let table: RuleTable
 
         var isPresent: Bool { header != 0 }
         var isAny: Bool { header == 1 }
         var valueCount: Int { max(Int(header), 2) - 2 }
+    }
 
-        /// Whether the condition holds for `value` (an absent condition holds for every value).
-        @inline(__always)
-        func matches(_ value: String) -> Bool {
-            guard header >= 2 else { return true }
-            for position in valueStart..<(valueStart + valueCount)
-            where table.strings.isExactly(table.pool[position], value) {
-                return true
-            }
-            return false
+    /// Whether `condition` holds for `value` (an absent condition holds for every value).
+    @inline(__always)
+    func matches(_ condition: ConditionView, _ value: String) -> Bool {
+        guard condition.header >= 2 else { return true }
+        for position in condition.valueStart..<(condition.valueStart + condition.valueCount)
+        where strings.isExactly(pool[position], value) {
+            return true
         }
+        return false
+    }
 
-        /// The listed values, as written (none for absent and `"*"`).
-        var values: [String] {
-            (valueStart..<(valueStart + valueCount)).map { table.strings[table.pool[$0]] }
+    /// The values `condition` lists, as written (none for absent and `"*"`).
+    func values(_ condition: ConditionView) -> [String] {
+        var values: [String] = []
+        values.reserveCapacity(condition.valueCount)
+        for position in condition.valueStart..<(condition.valueStart + condition.valueCount) {
+            values.append(strings[pool[position]])
         }
+        return values
+    }
 
-        var valueCondition: ValueCondition? {
-            switch header {
-            case 0: nil
-            case 1: .any
-            default: .oneOf(values)
-            }
+    /// `condition` as parsed.
+    func valueCondition(_ condition: ConditionView) -> ValueCondition? {
+        switch condition.header {
+        case 0: nil
+        case 1: .any
+        default: .oneOf(values(condition))
         }
     }
 
@@ -224,6 +234,32 @@ struct RuleTable: Sendable {
             environments = bits
             entitlements = requirements.entitlements.map { Array($0.utf8) }
         }
+    }
+}
+
+/// A rule table's strings, each stored once and read back by index without building a string.
+///
+/// Explanations list match values for every near miss, and rebuilding strings from bytes cost
+/// more than a byte buffer saves; most names are small strings, held inline in the array.
+struct StringList: Sendable {
+    private let values: [String]
+
+    var count: Int { values.count }
+
+    @inline(__always)
+    subscript(index: UInt32) -> String { values[Int(index)] }
+
+    /// Whether string `index` is exactly the bytes of `value`.
+    @inline(__always)
+    func isExactly(_ index: UInt32, _ value: String) -> Bool { values[Int(index)].isExactly(value) }
+
+    /// Numbers strings while a table is built.
+    struct Builder {
+        private var index = ExactNameIndex()
+
+        mutating func index(of value: String) -> UInt32 { UInt32(index.number(value)) }
+
+        func finish() -> StringList { StringList(values: index.names) }
     }
 }
 
@@ -252,6 +288,8 @@ struct InternedStrings: Sendable {
     @inline(__always)
     func isExactly(_ index: UInt32, _ value: String) -> Bool {
         let range = self.range(index)
+        // Lengths first (constant time for native strings): most values differ in length.
+        guard range.count == value.utf8.count else { return false }
         var value = value
         return value.withUTF8 { utf8 in
             guard utf8.count == range.count else { return false }

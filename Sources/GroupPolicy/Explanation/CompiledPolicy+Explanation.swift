@@ -103,7 +103,9 @@ extension CompiledPolicy {
                     let roles = rules.condition(.role, of: ruleIndex)
                     var recorded: [(productID: String, ruleProductID: String, role: Role)] = []
                     for index in entries.indices
-                    where products.matches(seen[index].productID) && roles.matches(seen[index].role.rawValue) {
+                    where rules.matches(products, seen[index].productID)
+                        && rules.matches(roles, seen[index].role.rawValue)
+                    {
                         let entry = entries[index]
                         let ruleProductID = seen[index].productID
                         // Identical entries (a merged duplicate group) yield one grant, as in the decision.
@@ -189,31 +191,34 @@ extension CompiledPolicy {
         var unmet: [Explanation.UnmetCondition] = []
         unmet.reserveCapacity(3)
         let types = rules.condition(.groupType, of: rule)
-        if types.isPresent, !types.matches(group.groupType.rawValue) {
-            unmet.append(.groupType(expected: types.values, actual: group.groupType))
+        if types.isPresent, !rules.matches(types, group.groupType.rawValue) {
+            unmet.append(.groupType(expected: rules.values(types), actual: group.groupType))
         }
         let ids = rules.condition(.groupID, of: rule)
-        if ids.isPresent, !ids.matches(group.groupID) {
-            unmet.append(.groupID(expected: ids.values, actual: group.groupID))
+        if ids.isPresent, !rules.matches(ids, group.groupID) {
+            unmet.append(.groupID(expected: rules.values(ids), actual: group.groupID))
         }
         if rules.isRoleLevel(rule) {
             let products = rules.condition(.productID, of: rule)
             let roles = rules.condition(.role, of: rule)
             var satisfied = false
-            for entry in seen where products.matches(entry.productID) && roles.matches(entry.role.rawValue) {
+            for entry in seen
+            where rules.matches(products, entry.productID) && rules.matches(roles, entry.role.rawValue) {
                 satisfied = true
                 break
             }
             if !satisfied {
                 unmet.append(
                     .roleEntry(
-                        productIDs: products.header >= 2 ? products.values : nil,
-                        roles: roles.header >= 2 ? roles.values : nil,
+                        productIDs: products.header >= 2 ? rules.values(products) : nil,
+                        roles: roles.header >= 2 ? rules.values(roles) : nil,
                         actual: seen
                     )
                 )
             }
         }
+        // Requirement block 0 is the empty one (most rules): nothing more can be unmet.
+        guard rules.hasRequirements(rule) else { return unmet }
         let requires = rules.requires(rule)
         let environment = group.context.environment
         if let environments = requires.environments, !environments.contains(environment) {
