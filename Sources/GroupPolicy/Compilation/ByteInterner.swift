@@ -7,7 +7,7 @@
 struct ByteInterner {
     private(set) var bytes: [UInt8] = []
     /// String `k` spans `bytes[ends[k - 1]..<ends[k]]` (from 0 for the first).
-    private(set) var ends: [UInt32] = []
+    private(set) var ends: [Int] = []
     private var hashes: [UInt64] = []
     /// String numbers plus one (0: an empty slot); at most half full.
     private var slots = [UInt32](repeating: 0, count: 16)
@@ -28,7 +28,7 @@ struct ByteInterner {
             let (found, slot) = find(utf8, hash: hash)
             if let found { return found }
             bytes.append(contentsOf: utf8)
-            ends.append(UInt32(bytes.count))
+            ends.append(bytes.count)
             hashes.append(hash)
             let added = UInt32(ends.count - 1)
             slots[slot] = added + 1

@@ -267,7 +267,7 @@ struct StringList: Sendable {
 struct InternedStrings: Sendable {
     private let bytes: [UInt8]
     /// String `k` spans `bytes[ends[k - 1]..<ends[k]]` (from 0 for the first).
-    private let ends: [UInt32]
+    private let ends: [Int]
 
     var count: Int { ends.count }
 
@@ -312,7 +312,7 @@ struct InternedStrings: Sendable {
         }
     }
 
-    private init(bytes: [UInt8], ends: [UInt32]) {
+    private init(bytes: [UInt8], ends: [Int]) {
         self.bytes = bytes
         self.ends = ends
     }
