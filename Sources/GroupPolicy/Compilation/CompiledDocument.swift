@@ -127,7 +127,9 @@ package final class CompiledDocument: Sendable {
     /// and those past the 64th distinct `requires`.
     let directRules: [Int]
     /// Each rule's layer (the index of its `requires` in `layers`), or -1 for a direct rule.
-    let ruleLayers: [Int]
+    ///
+    /// One byte per rule (layers are below 64): a large policy keeps one per rule.
+    let ruleLayers: [Int8]
     /// The direct rules a group with a given id can match: those naming the id, in rule order.
     ///
     /// A request or a scenario consults these and ``directRulesForEveryGroup`` only, so work does
@@ -282,7 +284,7 @@ package final class CompiledDocument: Sendable {
         }
         self.entitlementLayers = entitlementLayers
         directRules = direct
-        ruleLayers = ruleLayer.map { $0 ?? -1 }
+        ruleLayers = ruleLayer.map { Int8($0 ?? -1) }
 
         // Fold the rules into the tables.
         let typeClassTotal = types.count + 1
