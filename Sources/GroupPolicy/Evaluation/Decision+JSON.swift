@@ -31,7 +31,12 @@ extension Decision {
         return fragments.capabilityBytes.withUnsafeBytes { capabilityBytes in
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: groupCount + entryCount) { flags in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: groupCount) { entryStarts in
-                    let plain = PlainStrings.check(responseGroups, flags: flags, entryStarts: entryStarts)
+                    let plain = PlainStrings.check(
+                        responseGroups,
+                        entries: includingProvenance && !records.grants.isEmpty,
+                        flags: flags,
+                        entryStarts: entryStarts
+                    )
                     var counter = JSONByteCounter()
                     writeJSON(
                         to: &counter,
@@ -71,8 +76,9 @@ extension Decision {
     }
 
     /// Writes the JSON from the records: the document's structure as fixed fragments (punctuation,
-    /// line break, indentation and key in one piece, pretty or compact), capability names from the
-    /// policy's literals, strings of the response and the policy escaped only when they need it.
+    /// line break, indentation, key and the quotes around the value in one piece, pretty or
+    /// compact), capability names from the policy's literals, strings of the response and the policy
+    /// escaped only when they need it.
     private func writeJSON<Output: JSONByteOutput>(
         to output: inout Output,
         includingProvenance: Bool,
@@ -80,158 +86,193 @@ extension Decision {
         capabilityBytes: UnsafeRawBufferPointer,
         plain: PlainStrings
     ) {
-        let offsets = policy.jsonFragments.capabilityOffsets
-        let plainRuleLabels = policy.jsonFragments.plainRuleLabels
+        let fragments = policy.jsonFragments
         let words = policy.catalog.wordCount
 
         /// The pretty or the compact form of a fragment.
+        @inline(__always)
         func put(_ prettyText: StaticString, _ compactText: StaticString) {
             output.append(pretty ? prettyText : compactText)
         }
-        func capability(_ index: Int) {
-            output.append(UnsafeRawBufferPointer(rebasing: capabilityBytes[offsets[index]..<offsets[index + 1]]))
-        }
-        /// An array of capability names from bit words: the top-level one, or a group's (nested).
-        func capabilityArray(_ bits: UnsafeBufferPointer<UInt64>, nested: Bool) {
-            output.append(byte: UInt8(ascii: "["))
-            var first = true
-            for (position, word) in bits.enumerated() {
-                var remaining = word
-                while remaining != 0 {
-                    switch (first, nested) {
-                    case (true, false): put("\n    ", "")
-                    case (false, false): put(",\n    ", ",")
-                    case (true, true): put("\n        ", "")
-                    case (false, true): put(",\n        ", ",")
+        fragments.capabilityOffsets.withUnsafeBufferPointer { offsets in
+            responseGroups.withUnsafeBufferPointer { responseGroups in
+                records.groups.withUnsafeBufferPointer { groups in
+                    @inline(__always)
+                    func capability(_ index: Int) {
+                        output.append(
+                            UnsafeRawBufferPointer(rebasing: capabilityBytes[offsets[index]..<offsets[index + 1]])
+                        )
                     }
-                    first = false
-                    capability(position * 64 + remaining.trailingZeroBitCount)
-                    remaining &= remaining - 1
-                }
-            }
-            if first {
-                output.append(byte: UInt8(ascii: "]"))
-            } else if nested {
-                put("\n      ]", "]")
-            } else {
-                put("\n  ]", "]")
-            }
-        }
-        func writeGroupID(_ ordinal: Int32) {
-            let first = Int(records.groups[Int(ordinal)].first)
-            output.appendQuoted(responseGroups[first].groupID, plain: plain.groupID(first))
-        }
-        /// Opens the object at `position` of a top-level member's array.
-        func openElement(_ position: Int) {
-            if position == 0 { put("\n    {", "{") } else { put(",\n    {", ",{") }
-        }
-        func closeElement() { put("\n    }", "}") }
-        func closeArray(_ count: Int) {
-            if count > 0 { put("\n  ]", "]") } else { output.append(byte: UInt8(ascii: "]")) }
-        }
-
-        put("{\n  \"capabilities\": ", "{\"capabilities\":")
-        switch capabilities.bits {
-        case .small(let word):
-            withUnsafePointer(to: word) { capabilityArray(UnsafeBufferPointer(start: $0, count: 1), nested: false) }
-        case .large(let customerWords):
-            customerWords.withUnsafeBufferPointer { capabilityArray($0, nested: false) }
-        }
-
-        put(",\n  \"groups\": [", ",\"groups\":[")
-        for (ordinal, group) in records.groups.enumerated() {
-            openElement(ordinal)
-            put("\n      \"groupId\": ", "\"groupId\":")
-            writeGroupID(Int32(ordinal))
-            put(",\n      \"groupType\": ", ",\"groupType\":")
-            let first = Int(group.first)
-            output.appendQuoted(responseGroups[first].groupType.rawValue, plain: plain.groupType(first))
-            put(",\n      \"capabilities\": ", ",\"capabilities\":")
-            if words == 1 {
-                withUnsafePointer(to: group.bits) {
-                    capabilityArray(UnsafeBufferPointer(start: $0, count: 1), nested: true)
-                }
-            } else {
-                records.words.withUnsafeBufferPointer { all in
-                    capabilityArray(
-                        UnsafeBufferPointer(rebasing: all[Int(group.bits)..<Int(group.bits) + words]),
-                        nested: true
-                    )
-                }
-            }
-            closeElement()
-        }
-        closeArray(records.groups.count)
-
-        put(",\n  \"workspaces\": [", ",\"workspaces\":[")
-        for (position, membership) in records.memberships.enumerated() {
-            openElement(position)
-            put("\n      \"workspace\": ", "\"workspace\":")
-            output.appendQuoted(workspaceID(of: membership), plain: false)
-            put(",\n      \"groupId\": ", ",\"groupId\":")
-            writeGroupID(membership.group)
-            put(",\n      \"role\": ", ",\"role\":")
-            output.append(membership.isAdmin ? "\"admin\"" : "\"member\"")
-            closeElement()
-        }
-        closeArray(records.memberships.count)
-
-        if includingProvenance {
-            put(",\n  \"grants\": [", ",\"grants\":[")
-            for (position, grant) in records.grants.enumerated() {
-                openElement(position)
-                put("\n      \"capability\": ", "\"capability\":")
-                capability(Int(grant.capability))
-                put(",\n      \"groupId\": ", ",\"groupId\":")
-                writeGroupID(grant.group)
-                put(",\n      \"rule\": ", ",\"rule\":")
-                output.appendQuoted(
-                    policy.documents[Int(grant.document)].ruleLabels[Int(grant.rule)],
-                    plain: plainRuleLabels[Int(grant.document)]
-                )
-                if let entry = entry(of: grant) {
-                    let entryIsPlain = plain.entry(group: Int(grant.entryGroup), role: Int(grant.entryRole))
-                    let productID = ruleProductID(entry.productID, document: grant.document)
-                    put(",\n      \"productId\": ", ",\"productId\":")
-                    if productID != entry.productID {
-                        output.appendQuoted(productID, plain: false)
-                        put(",\n      \"sandboxProductId\": ", ",\"sandboxProductId\":")
+                    /// An array of capability names from bit words: the top-level one, or a group's.
+                    func capabilityArray(_ bits: UnsafeBufferPointer<UInt64>, nested: Bool) {
+                        output.append(byte: UInt8(ascii: "["))
+                        var first = true
+                        for (position, word) in bits.enumerated() {
+                            var remaining = word
+                            while remaining != 0 {
+                                if pretty {
+                                    switch (first, nested) {
+                                    case (true, false): output.append("\n    ")
+                                    case (false, false): output.append(",\n    ")
+                                    case (true, true): output.append("\n        ")
+                                    case (false, true): output.append(",\n        ")
+                                    }
+                                } else if !first {
+                                    output.append(byte: UInt8(ascii: ","))
+                                }
+                                first = false
+                                capability(position * 64 + remaining.trailingZeroBitCount)
+                                remaining &= remaining - 1
+                            }
+                        }
+                        if first {
+                            output.append(byte: UInt8(ascii: "]"))
+                        } else if nested {
+                            put("\n      ]", "]")
+                        } else {
+                            put("\n  ]", "]")
+                        }
                     }
-                    output.appendQuoted(entry.productID, plain: entryIsPlain)
-                    put(",\n      \"role\": ", ",\"role\":")
-                    output.appendQuoted(entry.role.rawValue, plain: entryIsPlain)
+                    /// A group's id, unquoted (the fragments hold the quotes).
+                    @inline(__always)
+                    func writeGroupID(_ ordinal: Int32) {
+                        let first = Int(groups[Int(ordinal)].first)
+                        output.appendEscaped(responseGroups[first].groupID, plain: plain.groupID(first))
+                    }
+                    func closeArray(_ count: Int) {
+                        if count > 0 { put("\n  ]", "]") } else { output.append(byte: UInt8(ascii: "]")) }
+                    }
+
+                    put("{\n  \"capabilities\": ", "{\"capabilities\":")
+                    switch capabilities.bits {
+                    case .small(let word):
+                        withUnsafePointer(to: word) {
+                            capabilityArray(UnsafeBufferPointer(start: $0, count: 1), nested: false)
+                        }
+                    case .large(let customerWords):
+                        customerWords.withUnsafeBufferPointer { capabilityArray($0, nested: false) }
+                    }
+
+                    put(",\n  \"groups\": [", ",\"groups\":[")
+                    for (ordinal, group) in groups.enumerated() {
+                        if ordinal == 0 {
+                            put("\n    {\n      \"groupId\": \"", "{\"groupId\":\"")
+                        } else {
+                            put(",\n    {\n      \"groupId\": \"", ",{\"groupId\":\"")
+                        }
+                        writeGroupID(Int32(ordinal))
+                        put("\",\n      \"groupType\": \"", "\",\"groupType\":\"")
+                        let first = Int(group.first)
+                        output.appendEscaped(responseGroups[first].groupType.rawValue, plain: plain.groupType(first))
+                        put("\",\n      \"capabilities\": ", "\",\"capabilities\":")
+                        if words == 1 {
+                            withUnsafePointer(to: group.bits) {
+                                capabilityArray(UnsafeBufferPointer(start: $0, count: 1), nested: true)
+                            }
+                        } else {
+                            records.words.withUnsafeBufferPointer { all in
+                                let start = Int(group.bits)
+                                capabilityArray(UnsafeBufferPointer(rebasing: all[start..<start + words]), nested: true)
+                            }
+                        }
+                        put("\n    }", "}")
+                    }
+                    closeArray(groups.count)
+
+                    put(",\n  \"workspaces\": [", ",\"workspaces\":[")
+                    for (position, membership) in records.memberships.enumerated() {
+                        if position == 0 {
+                            put("\n    {\n      \"workspace\": \"", "{\"workspace\":\"")
+                        } else {
+                            put(",\n    {\n      \"workspace\": \"", ",{\"workspace\":\"")
+                        }
+                        output.appendEscaped(workspaceID(of: membership), plain: false)
+                        put("\",\n      \"groupId\": \"", "\",\"groupId\":\"")
+                        writeGroupID(membership.group)
+                        if membership.isAdmin {
+                            put("\",\n      \"role\": \"admin\"\n    }", "\",\"role\":\"admin\"}")
+                        } else {
+                            put("\",\n      \"role\": \"member\"\n    }", "\",\"role\":\"member\"}")
+                        }
+                    }
+                    closeArray(records.memberships.count)
+
+                    if includingProvenance {
+                        let documents = policy.documents
+                        put(",\n  \"grants\": [", ",\"grants\":[")
+                        for (position, grant) in records.grants.enumerated() {
+                            if position == 0 {
+                                put("\n    {\n      \"capability\": ", "{\"capability\":")
+                            } else {
+                                put(",\n    {\n      \"capability\": ", ",{\"capability\":")
+                            }
+                            capability(Int(grant.capability))
+                            put(",\n      \"groupId\": \"", ",\"groupId\":\"")
+                            writeGroupID(grant.group)
+                            put("\",\n      \"rule\": \"", "\",\"rule\":\"")
+                            let document = Int(grant.document)
+                            output.appendEscaped(
+                                documents[document].ruleLabels[Int(grant.rule)],
+                                plain: fragments.plainRuleLabels[document]
+                            )
+                            if grant.entryGroup >= 0 {
+                                let entryGroup = Int(grant.entryGroup)
+                                let entryRole = Int(grant.entryRole)
+                                let productID = responseGroups[entryGroup].roles[entryRole].productID
+                                let entryIsPlain = plain.entry(group: entryGroup, role: entryRole)
+                                put("\",\n      \"productId\": \"", "\",\"productId\":\"")
+                                if sandbox {
+                                    let ruleProductID = ruleProductID(productID, document: grant.document)
+                                    if ruleProductID != productID {
+                                        output.appendEscaped(ruleProductID, plain: false)
+                                        put("\",\n      \"sandboxProductId\": \"", "\",\"sandboxProductId\":\"")
+                                    }
+                                }
+                                output.appendEscaped(productID, plain: entryIsPlain)
+                                put("\",\n      \"role\": \"", "\",\"role\":\"")
+                                output.appendEscaped(
+                                    responseGroups[entryGroup].roles[entryRole].role.rawValue,
+                                    plain: entryIsPlain
+                                )
+                            }
+                            put("\"\n    }", "\"}")
+                        }
+                        closeArray(records.grants.count)
+
+                        put(",\n  \"denials\": [", ",\"denials\":[")
+                        for (position, denial) in records.denials.enumerated() {
+                            if position == 0 {
+                                put("\n    {\n      \"capability\": ", "{\"capability\":")
+                            } else {
+                                put(",\n    {\n      \"capability\": ", ",{\"capability\":")
+                            }
+                            capability(Int(denial.capability))
+                            put(",\n      \"groupId\": \"", ",\"groupId\":\"")
+                            writeGroupID(denial.group)
+                            put("\",\n      \"rule\": \"", "\",\"rule\":\"")
+                            let document = Int(denial.document)
+                            output.appendEscaped(
+                                documents[document].ruleLabels[Int(denial.rule)],
+                                plain: fragments.plainRuleLabels[document]
+                            )
+                            put("\"\n    }", "\"}")
+                        }
+                        closeArray(records.denials.count)
+                    }
+
+                    put(",\n  \"notes\": [", ",\"notes\":[")
+                    if groups.contains(where: { $0.flags != 0 }) {
+                        let notes = notes
+                        for (position, note) in notes.enumerated() {
+                            if position == 0 { put("\n    ", "") } else { put(",\n    ", ",") }
+                            output.appendQuoted(note, plain: false)
+                        }
+                        closeArray(notes.count)
+                    } else {
+                        closeArray(0)
+                    }
                 }
-                closeElement()
             }
-            closeArray(records.grants.count)
-
-            put(",\n  \"denials\": [", ",\"denials\":[")
-            for (position, denial) in records.denials.enumerated() {
-                openElement(position)
-                put("\n      \"capability\": ", "\"capability\":")
-                capability(Int(denial.capability))
-                put(",\n      \"groupId\": ", ",\"groupId\":")
-                writeGroupID(denial.group)
-                put(",\n      \"rule\": ", ",\"rule\":")
-                output.appendQuoted(
-                    policy.documents[Int(denial.document)].ruleLabels[Int(denial.rule)],
-                    plain: plainRuleLabels[Int(denial.document)]
-                )
-                closeElement()
-            }
-            closeArray(records.denials.count)
-        }
-
-        put(",\n  \"notes\": [", ",\"notes\":[")
-        if records.groups.contains(where: { $0.flags != 0 }) {
-            let notes = notes
-            for (position, note) in notes.enumerated() {
-                if position == 0 { put("\n    ", "") } else { put(",\n    ", ",") }
-                output.appendQuoted(note, plain: false)
-            }
-            closeArray(notes.count)
-        } else {
-            closeArray(0)
         }
         if let groupsSource {
             put(",\n  \"groupsSource\": ", ",\"groupsSource\":")
@@ -262,10 +303,11 @@ struct PlainStrings {
     func groupType(_ group: Int) -> Bool { flags[group] & 2 != 0 }
     func entry(group: Int, role: Int) -> Bool { flags[Int(entryStarts[group]) + role] != 0 }
 
-    /// Checks the strings of `groups` into the buffers (`groups.count` plus the entries' count
-    /// flags, `groups.count` starts).
+    /// Checks the strings of `groups` (and of their role entries when `entries`) into the buffers
+    /// (`groups.count` plus the entries' count flags, `groups.count` starts).
     static func check(
         _ groups: [GroupEntry],
+        entries: Bool,
         flags: UnsafeMutableBufferPointer<UInt8>,
         entryStarts: UnsafeMutableBufferPointer<Int32>
     ) -> PlainStrings {
@@ -274,6 +316,7 @@ struct PlainStrings {
         for (index, group) in groups.enumerated() {
             flags[index] = (isPlain(group.groupID) ? 1 : 0) | (isPlain(group.groupType.rawValue) ? 2 : 0)
             entryStarts[index] = Int32(next)
+            guard entries else { continue }
             for entry in group.roles {
                 flags[next] = isPlain(entry.productID) && isPlain(entry.role.rawValue) ? 1 : 0
                 next += 1

@@ -3,75 +3,103 @@
 protocol JSONByteOutput {
     /// Appends raw bytes (already JSON: punctuation, pre-escaped fragments).
     mutating func append(_ bytes: UnsafeRawBufferPointer)
-    /// Appends ASCII punctuation or a key fragment.
-    mutating func append(_ text: StaticString)
     /// Appends one byte.
     mutating func append(byte: UInt8)
-    /// Appends `count` spaces (indentation).
-    mutating func appendSpaces(_ count: Int)
-    /// Appends `text` as a JSON string literal; `plain` says it is known to need no escape.
-    mutating func appendQuoted(_ text: String, plain: Bool)
+    /// Appends `text` escaped for a JSON string, without quotes; `plain` says it is known to need no
+    /// escape.
+    mutating func appendEscaped(_ text: String, plain: Bool)
+}
+
+extension JSONByteOutput {
+    /// Appends ASCII punctuation or a key fragment.
+    @inline(__always)
+    mutating func append(_ text: StaticString) {
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends `text` as a JSON string literal.
+    mutating func appendQuoted(_ text: String, plain: Bool) {
+        append(byte: UInt8(ascii: "\""))
+        appendEscaped(text, plain: plain)
+        append(byte: UInt8(ascii: "\""))
+    }
 }
 
 /// Counts the bytes an encoder would write.
 struct JSONByteCounter: JSONByteOutput {
     var count = 0
 
+    @inline(__always)
     mutating func append(_ bytes: UnsafeRawBufferPointer) { count += bytes.count }
-    mutating func append(_ text: StaticString) { count += text.utf8CodeUnitCount }
+    @inline(__always)
     mutating func append(byte: UInt8) { count += 1 }
-    mutating func appendSpaces(_ count: Int) { self.count += count }
-    mutating func appendQuoted(_ text: String, plain: Bool) {
-        count += 2 + (plain ? text.utf8.count : JSONEscaping.escapedCount(text))
+    @inline(__always)
+    mutating func appendEscaped(_ text: String, plain: Bool) {
+        count += plain ? text.utf8.count : JSONEscaping.escapedCount(text)
     }
 }
 
 /// Writes into a buffer of fixed capacity; a write that would overrun it is dropped and marks the
 /// output as overflowed (the caller then writes again into a growing array).
 struct JSONByteBuffer: JSONByteOutput {
-    let base: UnsafeMutablePointer<UInt8>
+    let base: UnsafeMutableRawPointer
     let capacity: Int
     var count = 0
     var overflowed = false
 
     init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
-        self.base = base
+        self.base = UnsafeMutableRawPointer(base)
         self.capacity = capacity
     }
 
+    /// Copies short pieces (most of them: punctuation, keys, ids) with overlapping word moves
+    /// instead of a call to `memcpy`.
     @inline(__always)
-    private mutating func reserve(_ needed: Int) -> UnsafeMutablePointer<UInt8>? {
-        guard needed <= capacity - count else {
-            overflowed = true
-            return nil
-        }
-        let position = base + count
-        count += needed
-        return position
-    }
-
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, let target = reserve(bytes.count) else { return }
-        UnsafeMutableRawPointer(target).copyMemory(from: source, byteCount: bytes.count)
+        let length = bytes.count
+        guard let source = bytes.baseAddress, length <= capacity - count else {
+            if bytes.count > 0 { overflowed = true }
+            return
+        }
+        let target = base + count
+        count += length
+        if length >= 8 {
+            guard length <= 16 else {
+                target.copyMemory(from: source, byteCount: length)
+                return
+            }
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+            target.storeBytes(of: head, as: UInt64.self)
+            target.storeBytes(of: tail, toByteOffset: length - 8, as: UInt64.self)
+        } else if length >= 4 {
+            let head = source.loadUnaligned(as: UInt32.self)
+            let tail = source.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
+            target.storeBytes(of: head, as: UInt32.self)
+            target.storeBytes(of: tail, toByteOffset: length - 4, as: UInt32.self)
+        } else {
+            for index in 0..<length {
+                target.storeBytes(
+                    of: source.load(fromByteOffset: index, as: UInt8.self),
+                    toByteOffset: index,
+                    as: UInt8.self
+                )
+            }
+        }
     }
 
-    mutating func append(_ text: StaticString) {
-        guard let target = reserve(text.utf8CodeUnitCount) else { return }
-        target.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
-    }
-
+    @inline(__always)
     mutating func append(byte: UInt8) {
-        guard let target = reserve(1) else { return }
-        target.pointee = byte
+        guard count < capacity else {
+            overflowed = true
+            return
+        }
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
     }
 
-    mutating func appendSpaces(_ count: Int) {
-        guard let target = reserve(count) else { return }
-        target.update(repeating: 0x20, count: count)
-    }
-
-    mutating func appendQuoted(_ text: String, plain: Bool) {
-        append(byte: UInt8(ascii: "\""))
+    @inline(__always)
+    mutating func appendEscaped(_ text: String, plain: Bool) {
         JSONEscaping.withUTF8(text) { bytes in
             if plain || !JSONEscaping.needsEscaping(bytes) {
                 append(UnsafeRawBufferPointer(bytes))
@@ -79,7 +107,6 @@ struct JSONByteBuffer: JSONByteOutput {
                 JSONEscaping.forEachEscapedRun(bytes) { append($0) }
             }
         }
-        append(byte: UInt8(ascii: "\""))
     }
 }
 
@@ -88,13 +115,9 @@ struct JSONByteArray: JSONByteOutput {
     var bytes: [UInt8] = []
 
     mutating func append(_ bytes: UnsafeRawBufferPointer) { self.bytes.append(contentsOf: bytes) }
-    mutating func append(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
     mutating func append(byte: UInt8) { bytes.append(byte) }
-    mutating func appendSpaces(_ count: Int) { bytes.append(contentsOf: repeatElement(0x20, count: count)) }
-    mutating func appendQuoted(_ text: String, plain: Bool) {
-        bytes.append(contentsOf: JSONWriter.quoted(text).utf8)
+    mutating func appendEscaped(_ text: String, plain: Bool) {
+        bytes.append(contentsOf: JSONWriter.quoted(text).utf8.dropFirst().dropLast())
     }
 }
 
