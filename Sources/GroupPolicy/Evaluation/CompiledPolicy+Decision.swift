@@ -13,8 +13,8 @@ extension CompiledPolicy {
         var roleCount = 0
         for group in groups { roleCount += group.roles.count }
         var records = DecisionRecords()
-        let customer = withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count + 2 * roleCount + 1) { plan in
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 4 * words) { bits in
+        let customer = withScratchBuffer(of: Int32.self, capacity: 2 * count + 2 * roleCount + 1) { plan in
+            withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
                 plan.initialize(repeating: 0)
                 bits.initialize(repeating: 0)
                 let first = UnsafeMutableBufferPointer(rebasing: plan[0..<count])

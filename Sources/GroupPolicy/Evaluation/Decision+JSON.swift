@@ -25,54 +25,106 @@ extension Decision {
     /// the measured size; otherwise they were written again into a growing array).
     func measuredJSONBytes(includingProvenance: Bool, pretty: Bool) -> (bytes: [UInt8], exact: Bool) {
         let fragments = policy.jsonFragments
-        var entryCount = 0
-        for group in responseGroups { entryCount += group.roles.count }
-        let groupCount = responseGroups.count
-        return fragments.capabilityBytes.withUnsafeBytes { capabilityBytes in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: groupCount + entryCount) { flags in
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: groupCount) { entryStarts in
-                    let plain = PlainStrings.check(
-                        responseGroups,
-                        entries: includingProvenance && !records.grants.isEmpty,
-                        flags: flags,
-                        entryStarts: entryStarts
-                    )
-                    var counter = JSONByteCounter()
-                    writeJSON(
-                        to: &counter,
-                        includingProvenance: includingProvenance,
-                        pretty: pretty,
-                        capabilityBytes: capabilityBytes,
-                        plain: plain
-                    )
-                    var exact = true
-                    let bytes = [UInt8](unsafeUninitializedCapacity: counter.count) { buffer, initialized in
-                        guard let base = buffer.baseAddress else { return }
-                        var output = JSONByteBuffer(base: base, capacity: counter.count)
+        let withEntries = includingProvenance && !records.grants.isEmpty
+        var stringCount = 2 * responseGroups.count
+        if withEntries { for group in responseGroups { stringCount += 2 * group.roles.count } }
+        return withScratchBuffer(of: Int32.self, capacity: stringCount + 1 + responseGroups.count) { indices in
+            // The response's strings, escaped: their offsets, then each group's first string.
+            let offsets = UnsafeMutableBufferPointer(rebasing: indices[0...stringCount])
+            let groupBase = UnsafeMutableBufferPointer(rebasing: indices[(stringCount + 1)...])
+            offsets[0] = 0
+            var index = 0
+            ResponseStrings.forEach(in: responseGroups, entries: withEntries) { group, text in
+                if let group { groupBase[group] = Int32(index) }
+                offsets[index + 1] = offsets[index] + Int32(JSONEscaping.escapedCount(text))
+                index += 1
+            }
+            return withScratchBuffer(of: UInt8.self, capacity: Int(offsets[stringCount])) { escaped in
+                var filled = JSONByteBuffer(base: escaped.baseAddress, capacity: escaped.count)
+                ResponseStrings.forEach(in: responseGroups, entries: withEntries) { _, text in
+                    filled.appendEscaped(text, plain: false)
+                }
+                let strings = ResponseStrings(
+                    bytes: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: escaped[0..<filled.count])),
+                    offsets: UnsafeBufferPointer(offsets),
+                    groupBase: UnsafeBufferPointer(groupBase)
+                )
+                return fragments.capabilityBytes.withUnsafeBytes { capabilityBytes in
+                    fragments.ruleBytes.withUnsafeBytes { ruleBytes in
+                        var counter = JSONByteCounter()
                         writeJSON(
-                            to: &output,
+                            to: &counter,
                             includingProvenance: includingProvenance,
                             pretty: pretty,
                             capabilityBytes: capabilityBytes,
-                            plain: plain
+                            ruleBytes: ruleBytes,
+                            strings: strings
                         )
-                        exact = !output.overflowed && output.count == counter.count
-                        initialized = output.count
+                        var exact = !filled.overflowed
+                        let bytes = [UInt8](unsafeUninitializedCapacity: counter.count) { buffer, initialized in
+                            var output = JSONByteBuffer(base: buffer.baseAddress, capacity: counter.count)
+                            writeJSON(
+                                to: &output,
+                                includingProvenance: includingProvenance,
+                                pretty: pretty,
+                                capabilityBytes: capabilityBytes,
+                                ruleBytes: ruleBytes,
+                                strings: strings
+                            )
+                            exact = exact && !output.overflowed && output.count == counter.count
+                            initialized = output.count
+                        }
+                        if exact { return (bytes, true) }
+                        // Unreachable when the two passes agree (the tests hold them to it).
+                        return (materializedJSONBytes(includingProvenance: includingProvenance, pretty: pretty), false)
                     }
-                    if exact { return (bytes, true) }
-                    // Unreachable when the two passes agree (the tests hold them to it); correct anyway.
-                    var array = JSONByteArray()
-                    writeJSON(
-                        to: &array,
-                        includingProvenance: includingProvenance,
-                        pretty: pretty,
-                        capabilityBytes: capabilityBytes,
-                        plain: plain
-                    )
-                    return (array.bytes, false)
                 }
             }
         }
+    }
+
+    /// The JSON written from the materialised arrays through the general writer: slower, and the
+    /// fallback should the measured size ever be wrong.
+    private func materializedJSONBytes(includingProvenance: Bool, pretty: Bool) -> [UInt8] {
+        var writer = JSONWriter(pretty: pretty)
+        writer.beginObject()
+        writer.member("capabilities", strings: capabilities.names)
+        writer.key("groups")
+        writer.beginArray()
+        for group in groups {
+            writer.beginObject()
+            writer.member("groupId", group.groupID)
+            writer.member("groupType", group.groupType.rawValue)
+            writer.member("capabilities", strings: group.capabilities.names)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.key("workspaces")
+        writer.beginArray()
+        for membership in workspaces {
+            writer.beginObject()
+            writer.member("workspace", membership.workspace.id)
+            writer.member("groupId", membership.groupID)
+            writer.member("role", membership.role.rawValue)
+            writer.endObject()
+        }
+        writer.endArray()
+        if includingProvenance {
+            writer.key("grants")
+            writer.beginArray()
+            for grant in grants { writer.grant(grant) }
+            writer.endArray()
+            writer.key("denials")
+            writer.beginArray()
+            for denial in denials { writer.denial(denial) }
+            writer.endArray()
+        }
+        writer.member("notes", strings: notes)
+        if let groupsSource { writer.member("groupsSource", groupsSource.name) }
+        if let groupsFetchedAt { writer.member("groupsFetchedAt", Timestamp.rfc3339(groupsFetchedAt)) }
+        if let policyRevision { writer.member("policyRevision", policyRevision) }
+        writer.endObject()
+        return writer.output
     }
 
     /// Writes the JSON from the records: the document's structure as fixed fragments (punctuation,
@@ -84,7 +136,8 @@ extension Decision {
         includingProvenance: Bool,
         pretty: Bool,
         capabilityBytes: UnsafeRawBufferPointer,
-        plain: PlainStrings
+        ruleBytes: UnsafeRawBufferPointer,
+        strings: ResponseStrings
     ) {
         let fragments = policy.jsonFragments
         let words = policy.catalog.wordCount
@@ -95,7 +148,7 @@ extension Decision {
             output.append(pretty ? prettyText : compactText)
         }
         fragments.capabilityOffsets.withUnsafeBufferPointer { offsets in
-            responseGroups.withUnsafeBufferPointer { responseGroups in
+            fragments.ruleOffsets.withUnsafeBufferPointer { ruleOffsets in
                 records.groups.withUnsafeBufferPointer { groups in
                     @inline(__always)
                     func capability(_ index: Int) {
@@ -136,8 +189,17 @@ extension Decision {
                     /// A group's id, unquoted (the fragments hold the quotes).
                     @inline(__always)
                     func writeGroupID(_ ordinal: Int32) {
-                        let first = Int(groups[Int(ordinal)].first)
-                        output.appendEscaped(responseGroups[first].groupID, plain: plain.groupID(first))
+                        output.append(strings.groupID(Int(groups[Int(ordinal)].first)))
+                    }
+                    /// A rule's label, unquoted.
+                    @inline(__always)
+                    func writeRule(document: Int32, rule: Int32) {
+                        let index = fragments.documentRuleBase[Int(document)] + Int(rule)
+                        output.append(
+                            UnsafeRawBufferPointer(
+                                rebasing: ruleBytes[Int(ruleOffsets[index])..<Int(ruleOffsets[index + 1])]
+                            )
+                        )
                     }
                     func closeArray(_ count: Int) {
                         if count > 0 { put("\n  ]", "]") } else { output.append(byte: UInt8(ascii: "]")) }
@@ -162,8 +224,7 @@ extension Decision {
                         }
                         writeGroupID(Int32(ordinal))
                         put("\",\n      \"groupType\": \"", "\",\"groupType\":\"")
-                        let first = Int(group.first)
-                        output.appendEscaped(responseGroups[first].groupType.rawValue, plain: plain.groupType(first))
+                        output.append(strings.groupType(Int(group.first)))
                         put("\",\n      \"capabilities\": ", "\",\"capabilities\":")
                         if words == 1 {
                             withUnsafePointer(to: group.bits) {
@@ -198,7 +259,6 @@ extension Decision {
                     closeArray(records.memberships.count)
 
                     if includingProvenance {
-                        let documents = policy.documents
                         put(",\n  \"grants\": [", ",\"grants\":[")
                         for (position, grant) in records.grants.enumerated() {
                             if position == 0 {
@@ -210,30 +270,22 @@ extension Decision {
                             put(",\n      \"groupId\": \"", ",\"groupId\":\"")
                             writeGroupID(grant.group)
                             put("\",\n      \"rule\": \"", "\",\"rule\":\"")
-                            let document = Int(grant.document)
-                            output.appendEscaped(
-                                documents[document].ruleLabels[Int(grant.rule)],
-                                plain: fragments.plainRuleLabels[document]
-                            )
+                            writeRule(document: grant.document, rule: grant.rule)
                             if grant.entryGroup >= 0 {
                                 let entryGroup = Int(grant.entryGroup)
                                 let entryRole = Int(grant.entryRole)
-                                let productID = responseGroups[entryGroup].roles[entryRole].productID
-                                let entryIsPlain = plain.entry(group: entryGroup, role: entryRole)
                                 put("\",\n      \"productId\": \"", "\",\"productId\":\"")
                                 if sandbox {
+                                    let productID = responseGroups[entryGroup].roles[entryRole].productID
                                     let ruleProductID = ruleProductID(productID, document: grant.document)
                                     if ruleProductID != productID {
                                         output.appendEscaped(ruleProductID, plain: false)
                                         put("\",\n      \"sandboxProductId\": \"", "\",\"sandboxProductId\":\"")
                                     }
                                 }
-                                output.appendEscaped(productID, plain: entryIsPlain)
+                                output.append(strings.productID(group: entryGroup, role: entryRole))
                                 put("\",\n      \"role\": \"", "\",\"role\":\"")
-                                output.appendEscaped(
-                                    responseGroups[entryGroup].roles[entryRole].role.rawValue,
-                                    plain: entryIsPlain
-                                )
+                                output.append(strings.role(group: entryGroup, role: entryRole))
                             }
                             put("\"\n    }", "\"}")
                         }
@@ -250,11 +302,7 @@ extension Decision {
                             put(",\n      \"groupId\": \"", ",\"groupId\":\"")
                             writeGroupID(denial.group)
                             put("\",\n      \"rule\": \"", "\",\"rule\":\"")
-                            let document = Int(denial.document)
-                            output.appendEscaped(
-                                documents[document].ruleLabels[Int(denial.rule)],
-                                plain: fragments.plainRuleLabels[document]
-                            )
+                            writeRule(document: denial.document, rule: denial.rule)
                             put("\"\n    }", "\"}")
                         }
                         closeArray(records.denials.count)
@@ -290,38 +338,35 @@ extension Decision {
     }
 }
 
-/// Which of the response's strings need no escape, checked once per encoding: per group its id and
-/// type, per role entry its product id and role together.
-struct PlainStrings {
-    /// Per group: bit 0 the id is plain, bit 1 the type; then per role entry (in response order)
-    /// 1 when both its strings are plain.
-    let flags: UnsafeBufferPointer<UInt8>
-    /// The index in `flags` of each group's first role entry.
-    let entryStarts: UnsafeBufferPointer<Int32>
+/// The response's strings the JSON writes, escaped once per encoding into one buffer: per group its
+/// id and type, then (with provenance) per role entry its product id and role.
+struct ResponseStrings {
+    let bytes: UnsafeRawBufferPointer
+    /// String `k` is `bytes[offsets[k]..<offsets[k + 1]]`.
+    let offsets: UnsafeBufferPointer<Int32>
+    /// The index of each group's first string (its id).
+    let groupBase: UnsafeBufferPointer<Int32>
 
-    func groupID(_ group: Int) -> Bool { flags[group] & 1 != 0 }
-    func groupType(_ group: Int) -> Bool { flags[group] & 2 != 0 }
-    func entry(group: Int, role: Int) -> Bool { flags[Int(entryStarts[group]) + role] != 0 }
+    @inline(__always)
+    private func string(_ index: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[Int(offsets[index])..<Int(offsets[index + 1])])
+    }
 
-    /// Checks the strings of `groups` (and of their role entries when `entries`) into the buffers
-    /// (`groups.count` plus the entries' count flags, `groups.count` starts).
-    static func check(
-        _ groups: [GroupEntry],
-        entries: Bool,
-        flags: UnsafeMutableBufferPointer<UInt8>,
-        entryStarts: UnsafeMutableBufferPointer<Int32>
-    ) -> PlainStrings {
-        func isPlain(_ text: String) -> Bool { JSONEscaping.withUTF8(text) { !JSONEscaping.needsEscaping($0) } }
-        var next = groups.count
+    func groupID(_ group: Int) -> UnsafeRawBufferPointer { string(Int(groupBase[group])) }
+    func groupType(_ group: Int) -> UnsafeRawBufferPointer { string(Int(groupBase[group]) + 1) }
+    func productID(group: Int, role: Int) -> UnsafeRawBufferPointer { string(Int(groupBase[group]) + 2 + 2 * role) }
+    func role(group: Int, role: Int) -> UnsafeRawBufferPointer { string(Int(groupBase[group]) + 3 + 2 * role) }
+
+    /// Calls `body` with each string in order, and with the group's index for its id.
+    static func forEach(in groups: [GroupEntry], entries: Bool, _ body: (Int?, String) -> Void) {
         for (index, group) in groups.enumerated() {
-            flags[index] = (isPlain(group.groupID) ? 1 : 0) | (isPlain(group.groupType.rawValue) ? 2 : 0)
-            entryStarts[index] = Int32(next)
+            body(index, group.groupID)
+            body(nil, group.groupType.rawValue)
             guard entries else { continue }
             for entry in group.roles {
-                flags[next] = isPlain(entry.productID) && isPlain(entry.role.rawValue) ? 1 : 0
-                next += 1
+                body(nil, entry.productID)
+                body(nil, entry.role.rawValue)
             }
         }
-        return PlainStrings(flags: UnsafeBufferPointer(flags), entryStarts: UnsafeBufferPointer(entryStarts))
     }
 }

@@ -42,14 +42,15 @@ struct JSONByteCounter: JSONByteOutput {
 /// Writes into a buffer of fixed capacity; a write that would overrun it is dropped and marks the
 /// output as overflowed (the caller then writes again into a growing array).
 struct JSONByteBuffer: JSONByteOutput {
-    let base: UnsafeMutableRawPointer
+    let base: UnsafeMutableRawPointer?
     let capacity: Int
     var count = 0
     var overflowed = false
 
-    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
-        self.base = UnsafeMutableRawPointer(base)
-        self.capacity = capacity
+    /// A buffer of `capacity` bytes at `base` (which may be `nil` only when `capacity` is 0).
+    init(base: UnsafeMutablePointer<UInt8>?, capacity: Int) {
+        self.base = base.map { UnsafeMutableRawPointer($0) }
+        self.capacity = base == nil ? 0 : capacity
     }
 
     /// Copies short pieces (most of them: punctuation, keys, ids) with overlapping word moves
@@ -57,7 +58,7 @@ struct JSONByteBuffer: JSONByteOutput {
     @inline(__always)
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         let length = bytes.count
-        guard let source = bytes.baseAddress, length <= capacity - count else {
+        guard let source = bytes.baseAddress, let base, length <= capacity - count else {
             if bytes.count > 0 { overflowed = true }
             return
         }
@@ -90,7 +91,7 @@ struct JSONByteBuffer: JSONByteOutput {
 
     @inline(__always)
     mutating func append(byte: UInt8) {
-        guard count < capacity else {
+        guard let base, count < capacity else {
             overflowed = true
             return
         }
@@ -107,17 +108,6 @@ struct JSONByteBuffer: JSONByteOutput {
                 JSONEscaping.forEachEscapedRun(bytes) { append($0) }
             }
         }
-    }
-}
-
-/// Appends to a growing array: the encoders' fallback, correct whatever the measurement said.
-struct JSONByteArray: JSONByteOutput {
-    var bytes: [UInt8] = []
-
-    mutating func append(_ bytes: UnsafeRawBufferPointer) { self.bytes.append(contentsOf: bytes) }
-    mutating func append(byte: UInt8) { bytes.append(byte) }
-    mutating func appendEscaped(_ text: String, plain: Bool) {
-        bytes.append(contentsOf: JSONWriter.quoted(text).utf8.dropFirst().dropLast())
     }
 }
 
