@@ -24,6 +24,14 @@ extension Decision {
     /// The JSON bytes, and whether the measurement was exact (the bytes filled the one allocation of
     /// the measured size; otherwise they were written again into a growing array).
     func measuredJSONBytes(includingProvenance: Bool, pretty: Bool) -> (bytes: [UInt8], exact: Bool) {
+        let written = writtenJSONBytes(includingProvenance: includingProvenance, pretty: pretty)
+        if written.exact { return written }
+        // Unreachable when the two passes agree (the tests hold them to it).
+        return (materializedJSONBytes(includingProvenance: includingProvenance, pretty: pretty), false)
+    }
+
+    /// The JSON bytes written from the records, and whether the bytes filled exactly the measured size.
+    private func writtenJSONBytes(includingProvenance: Bool, pretty: Bool) -> (bytes: [UInt8], exact: Bool) {
         let fragments = policy.jsonFragments
         let withEntries = includingProvenance && !records.grants.isEmpty
         var stringCount = 2 * responseGroups.count
@@ -41,8 +49,12 @@ extension Decision {
             }
             return withScratchBuffer(of: UInt8.self, capacity: Int(offsets[stringCount])) { escaped in
                 var filled = JSONByteBuffer(base: escaped.baseAddress, capacity: escaped.count)
+                var filledIndex = 0
                 ResponseStrings.forEach(in: responseGroups, entries: withEntries) { _, text in
-                    filled.appendEscaped(text, plain: false)
+                    // Measured above: a string whose escaped length is its length needs no escape.
+                    let length = Int(offsets[filledIndex + 1] - offsets[filledIndex])
+                    filled.appendEscaped(text, plain: length == text.utf8.count)
+                    filledIndex += 1
                 }
                 let strings = ResponseStrings(
                     bytes: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: escaped[0..<filled.count])),
@@ -74,9 +86,7 @@ extension Decision {
                             exact = exact && !output.overflowed && output.count == counter.count
                             initialized = output.count
                         }
-                        if exact { return (bytes, true) }
-                        // Unreachable when the two passes agree (the tests hold them to it).
-                        return (materializedJSONBytes(includingProvenance: includingProvenance, pretty: pretty), false)
+                        return (bytes, exact)
                     }
                 }
             }
