@@ -330,12 +330,7 @@ extension CompiledPolicy {
         guard records.grants.count > start else { return }
         let kept = records.grants.withUnsafeMutableBufferPointer { all -> Int in
             let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
-            Self.sort(slice) { left, right in
-                if left.capability != right.capability { return left.capability < right.capability }
-                if left.document != right.document { return left.document < right.document }
-                if left.rule != right.rule { return left.rule < right.rule }
-                return left.entryRole < right.entryRole
-            }
+            sortGrants(slice)
             var write = 0
             var runStart = 0
             for read in 0..<slice.count {
@@ -414,6 +409,51 @@ extension CompiledPolicy {
             return start + write
         }
         records.denials.removeSubrange(kept...)
+    }
+
+    /// Orders a group's grant records by capability, document, rule, entry: bucketed by capability
+    /// (a stable counting pass; a group's records spread over its capabilities), then each bucket by
+    /// insertion; very large groups and catalogs past 255 capabilities take the standard sort.
+    private func sortGrants(_ slice: UnsafeMutableBufferPointer<DecisionRecords.Grant>) {
+        let count = slice.count
+        let capabilities = catalog.names.count
+        func precedesWithinCapability(_ left: DecisionRecords.Grant, _ right: DecisionRecords.Grant) -> Bool {
+            if left.document != right.document { return left.document < right.document }
+            if left.rule != right.rule { return left.rule < right.rule }
+            return left.entryRole < right.entryRole
+        }
+        guard count > 1 else { return }
+        guard count <= 1024 && capabilities <= 255 else {
+            Self.sort(slice) { left, right in
+                if left.capability != right.capability { return left.capability < right.capability }
+                return precedesWithinCapability(left, right)
+            }
+            return
+        }
+        withScratchBuffer(of: DecisionRecords.Grant.self, capacity: count) { bucketed in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: capabilities + 1) { starts in
+                // starts[c]: where capability c's bucket begins.
+                starts.initialize(repeating: 0)
+                for record in slice { starts[Int(record.capability) + 1] += 1 }
+                for capability in 0..<capabilities { starts[capability + 1] += starts[capability] }
+                for record in slice {
+                    let position = Int(starts[Int(record.capability)])
+                    bucketed.initializeElement(at: position, to: record)
+                    starts[Int(record.capability)] = Int32(position + 1)
+                }
+            }
+            var bucketStart = 0
+            for index in 0..<count {
+                let record = bucketed[index]
+                if record.capability != bucketed[bucketStart].capability { bucketStart = index }
+                var position = index
+                while position > bucketStart && precedesWithinCapability(record, slice[position - 1]) {
+                    slice[position] = slice[position - 1]
+                    position -= 1
+                }
+                slice[position] = record
+            }
+        }
     }
 
     /// Sorts a group's records: insertion sort for the usual few dozen, the standard sort beyond.
