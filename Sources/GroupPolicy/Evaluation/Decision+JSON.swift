@@ -36,25 +36,44 @@ extension Decision {
         let withEntries = includingProvenance && !records.grants.isEmpty
         var stringCount = 2 * responseGroups.count
         if withEntries { for group in responseGroups { stringCount += 2 * group.roles.count } }
-        return withScratchBuffer(of: Int32.self, capacity: stringCount + 1 + responseGroups.count) { indices in
-            // The response's strings, escaped: their offsets, then each group's first string.
+        return withScratchBuffer(of: Int32.self, capacity: 2 * stringCount + 1 + responseGroups.count) { indices in
+            // The response's strings, escaped: their offsets, each group's first string, and which
+            // strings are written (a group's id and type; an entry's only when a grant names it).
             let offsets = UnsafeMutableBufferPointer(rebasing: indices[0...stringCount])
-            let groupBase = UnsafeMutableBufferPointer(rebasing: indices[(stringCount + 1)...])
-            offsets[0] = 0
+            let groupBase = UnsafeMutableBufferPointer(
+                rebasing: indices[(stringCount + 1)..<(stringCount + 1 + responseGroups.count)]
+            )
+            let needed = UnsafeMutableBufferPointer(rebasing: indices[(stringCount + 1 + responseGroups.count)...])
+            var next = 0
+            for (group, groupEntry) in responseGroups.enumerated() {
+                groupBase[group] = Int32(next)
+                needed[next] = 1
+                needed[next + 1] = 1
+                next += 2
+                guard withEntries else { continue }
+                for index in next..<next + 2 * groupEntry.roles.count { needed[index] = 0 }
+                next += 2 * groupEntry.roles.count
+            }
+            for grant in records.grants where withEntries && grant.entryGroup >= 0 {
+                let index = Int(groupBase[Int(grant.entryGroup)]) + 2 + 2 * Int(grant.entryRole)
+                needed[index] = 1
+                needed[index + 1] = 1
+            }
+            // An upper bound (an escape is at most six bytes), so each string is read once.
+            var bound = 0
             var index = 0
-            ResponseStrings.forEach(in: responseGroups, entries: withEntries) { group, text in
-                if let group { groupBase[group] = Int32(index) }
-                offsets[index + 1] = offsets[index] + Int32(JSONEscaping.escapedCount(text))
+            ResponseStrings.forEach(in: responseGroups, entries: withEntries) { text in
+                if needed[index] != 0 { bound += 6 * text.utf8.count }
                 index += 1
             }
-            return withScratchBuffer(of: UInt8.self, capacity: Int(offsets[stringCount])) { escaped in
+            return withScratchBuffer(of: UInt8.self, capacity: bound) { escaped in
                 var filled = JSONByteBuffer(base: escaped.baseAddress, capacity: escaped.count)
                 var filledIndex = 0
-                ResponseStrings.forEach(in: responseGroups, entries: withEntries) { _, text in
-                    // Measured above: a string whose escaped length is its length needs no escape.
-                    let length = Int(offsets[filledIndex + 1] - offsets[filledIndex])
-                    filled.appendEscaped(text, plain: length == text.utf8.count)
+                offsets[0] = 0
+                ResponseStrings.forEach(in: responseGroups, entries: withEntries) { text in
+                    if needed[filledIndex] != 0 { filled.appendEscaped(text, plain: false) }
                     filledIndex += 1
+                    offsets[filledIndex] = Int32(filled.count)
                 }
                 let strings = ResponseStrings(
                     bytes: UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: escaped[0..<filled.count])),
@@ -367,15 +386,15 @@ struct ResponseStrings {
     func productID(group: Int, role: Int) -> UnsafeRawBufferPointer { string(Int(groupBase[group]) + 2 + 2 * role) }
     func role(group: Int, role: Int) -> UnsafeRawBufferPointer { string(Int(groupBase[group]) + 3 + 2 * role) }
 
-    /// Calls `body` with each string in order, and with the group's index for its id.
-    static func forEach(in groups: [GroupEntry], entries: Bool, _ body: (Int?, String) -> Void) {
-        for (index, group) in groups.enumerated() {
-            body(index, group.groupID)
-            body(nil, group.groupType.rawValue)
+    /// Calls `body` with each string in order.
+    static func forEach(in groups: [GroupEntry], entries: Bool, _ body: (String) -> Void) {
+        for group in groups {
+            body(group.groupID)
+            body(group.groupType.rawValue)
             guard entries else { continue }
             for entry in group.roles {
-                body(nil, entry.productID)
-                body(nil, entry.role.rawValue)
+                body(entry.productID)
+                body(entry.role.rawValue)
             }
         }
     }
