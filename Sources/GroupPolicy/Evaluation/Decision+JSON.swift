@@ -22,7 +22,7 @@ extension Decision {
     }
 
     /// The JSON bytes, and whether the measurement was exact (the bytes filled the one allocation of
-    /// the measured size; otherwise they were written again into a growing array).
+    /// the measured size; otherwise they come from the general writer over the materialised arrays).
     func measuredJSONBytes(includingProvenance: Bool, pretty: Bool) -> (bytes: [UInt8], exact: Bool) {
         let written = writtenJSONBytes(includingProvenance: includingProvenance, pretty: pretty)
         if written.exact { return written }
