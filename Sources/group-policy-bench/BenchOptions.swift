@@ -32,10 +32,13 @@ struct BenchOptions {
             --data DIR holds responses.jsonl, policy_R*.json and expected_R*.jsonl; without it a comparable
             workload is generated from a fixed seed.
             --json prints R, load_ms, decode_ns_median, median_ns, p99_ns, per_second, mismatches,
-            peak_rss_mb, and more.
+            peak_rss_mb, and more: evaluate_median_ns (policy.evaluate, the full Decision with provenance
+            recorded), encode_median_ns (its JSON with provenance, pretty), encode_plain_median_ns (its JSON
+            without provenance, compact, as a server answers), end_to_end_median_ns (response bytes ->
+            GetCustomerGroupsResponse(jsonBytes:) -> evaluate -> plain JSON), explain_median_ns.
             --scale runs only the scale checks: a generated 100,000-rule policy, and responses of 1,000 groups
             with 10,000 role entries.
-            --profile KIND (decision, evaluate, encode, explain, decode, load) runs only KIND --iterations
+            --profile KIND (decision, evaluate, encode, encode-plain, end-to-end, explain, decode, load) runs only KIND --iterations
             times in the function profileLoop, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;
             it uses the first of --rules (with --scale, `--profile load` loads the 100,000-rule policy).
             """
@@ -82,10 +85,9 @@ struct BenchOptions {
         options.passes = try number("passes") ?? options.passes
         options.loads = try number("loads") ?? options.loads
         if let kind = parsed.value("profile") {
-            guard ["decision", "evaluate", "encode", "explain", "decode", "load"].contains(kind) else {
-                throw parsed.usageError(
-                    "--profile takes decision, evaluate, encode, explain, decode or load, not '\(kind)'"
-                )
+            let kinds = ["decision", "evaluate", "encode", "encode-plain", "end-to-end", "explain", "decode", "load"]
+            guard kinds.contains(kind) else {
+                throw parsed.usageError("--profile takes \(kinds.joined(separator: ", ")), not '\(kind)'")
             }
             options.profile = kind
         }

@@ -18,7 +18,12 @@ struct Row {
     var mismatches: Int
     var evaluateMismatches: Int
     var evaluate: Statistics
+    /// The Decision's JSON with provenance, pretty (the CLI's `--explain`).
     var encode: Statistics
+    /// The Decision's JSON without provenance, compact (a server's default answer).
+    var encodePlain: Statistics
+    /// Apple's bytes -> decode -> evaluate -> compact JSON without provenance.
+    var endToEnd: Statistics
     /// Explaining the policy's first capability for a response, in Production.
     var explain: Statistics
     var peakRSS: Double
@@ -55,6 +60,10 @@ struct Row {
             ("evaluate_p99_ns", format(evaluate.p99)),
             ("encode_median_ns", format(encode.median)),
             ("encode_p99_ns", format(encode.p99)),
+            ("encode_plain_median_ns", format(encodePlain.median)),
+            ("encode_plain_p99_ns", format(encodePlain.p99)),
+            ("end_to_end_median_ns", format(endToEnd.median)),
+            ("end_to_end_p99_ns", format(endToEnd.p99)),
             ("explain_median_ns", format(explain.median)),
             ("explain_p99_ns", format(explain.p99)),
             ("policy_heap_mb", format(policyHeap, decimals: 2)),
@@ -71,14 +80,15 @@ struct Row {
     static func table(_ rows: [Row]) -> String {
         let header = [
             "R", "P", "K", "load ms", "median ns", "p99 ns", "batched ns", "mean ns", "decisions/s", "evaluate ns",
-            "encode ns", "explain ns", "mismatches", "policy MB", "peak RSS MB",
+            "encode ns", "plain ns", "end-to-end ns", "explain ns", "mismatches", "policy MB", "peak RSS MB",
         ]
         let lines = rows.map { row in
             [
                 "\(row.rules)", "\(row.products)", "\(row.capabilities)", format(row.load.median, decimals: 1),
                 format(row.single.median), format(row.single.p99), format(row.batched.median), format(row.passMean),
                 format(row.perSecond),
-                format(row.evaluate.median), format(row.encode.median), format(row.explain.median),
+                format(row.evaluate.median), format(row.encode.median), format(row.encodePlain.median),
+                format(row.endToEnd.median), format(row.explain.median),
                 "\(row.mismatches + row.evaluateMismatches)",
                 format(row.policyHeap, decimals: 2), format(row.peakRSS, decimals: 1),
             ]
@@ -97,7 +107,9 @@ struct Row {
         text += "\n(median/p99: each decision timed alone, the clock's cost subtracted; batched: median of "
         text += "per-response batches of \(rows.first?.repetitions ?? 0) back-to-back decisions; mean and "
         text += "decisions/s: one pass in file order; policy MB: heap retained by the compiled policy; peak RSS: "
-        text += "VmHWM while loading and deciding)"
+        text += "VmHWM while loading and deciding; evaluate: the full Decision, provenance recorded; encode: its JSON "
+        text += "with provenance, pretty; plain: without provenance, compact; end-to-end: response bytes -> decode -> "
+        text += "evaluate -> plain JSON)"
         return text
     }
 }

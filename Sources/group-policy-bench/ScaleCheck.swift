@@ -141,7 +141,7 @@ enum ScaleCheck {
             )
             let evaluate = Statistics(
                 timePerInput(count: 1, repetitions: 1, passes: runs) { _ in
-                    policy.evaluate(response).grants.count
+                    policy.evaluate(response).grantCount
                 }.samples
             )
             let decision = policy.evaluate(response)
@@ -155,7 +155,7 @@ enum ScaleCheck {
                     fast: fast,
                     evaluate: evaluate,
                     capabilities: fastSet.count,
-                    grants: decision.grants.count,
+                    grants: decision.grantCount,
                     mismatch: Set(fastSet.names) != Set(decision.capabilities.names)
                 )
             )

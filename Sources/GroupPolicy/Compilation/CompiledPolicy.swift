@@ -2,6 +2,8 @@
 package final class CompiledPolicy: Sendable {
     package let catalog: CapabilityCatalog
     package let documents: [CompiledDocument]
+    /// The decision JSON's policy-dependent parts, escaped once.
+    let jsonFragments: DecisionJSONFragments
 
     init(documents: [PolicyDocument]) {
         let catalog = CapabilityCatalog(declarations: documents.flatMap(\.capabilities))
@@ -10,5 +12,6 @@ package final class CompiledPolicy: Sendable {
         self.documents = documents.map { document in
             CompiledDocument(document: document, catalog: catalog, qualifyRuleIDs: qualify)
         }
+        jsonFragments = DecisionJSONFragments(catalog: catalog, documents: self.documents)
     }
 }

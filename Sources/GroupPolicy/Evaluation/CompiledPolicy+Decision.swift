@@ -1,165 +1,199 @@
 extension CompiledPolicy {
     /// The full decision: per group, the matching rules are found through the indexes (group-level
     /// rules, rules of the entries' products, any-product rules, direct rules), checked against
-    /// their definitions, and recorded with the role entries they matched through.
+    /// their definitions, and recorded as compact indices with the role entries they matched
+    /// through.
+    ///
+    /// The working memory (merge plan, bit sets, interned entries) is temporary; the decision keeps
+    /// only its record arrays.
     func decide(_ response: GetCustomerGroupsResponse, context: EvaluationContext) -> Decision {
         let words = catalog.wordCount
-        var customer = [UInt64](repeating: 0, count: words)
-        var groupDecisions: [GroupDecision] = []
-        var memberships: [WorkspaceMembership] = []
-        var grants: [Grant] = []
-        var denials: [Denial] = []
-        var notes: [String] = []
         let groups = response.groups
-        var scratch = GroupScratch(words: words)
-
-        for members in mergePlan(groups) {
-            let first = groups[members[0]]
-            let groupID = first.groupID
-            let groupType = first.groupType
-            let otherTypes = members.dropFirst().map { groups[$0].groupType }.filter { $0 != groupType }
-            if !otherTypes.isEmpty {
-                var distinct: [String] = []
-                for type in otherTypes where !distinct.contains(type.rawValue) { distinct.append(type.rawValue) }
-                notes.append(
-                    "group \(groupID) appears \(members.count) times with conflicting groupType "
-                        + "(\(([groupType.rawValue] + distinct).joined(separator: ", "))); its role entries were merged "
-                        + "and the first groupType, \(groupType.rawValue), applies"
+        let count = groups.count
+        var roleCount = 0
+        for group in groups { roleCount += group.roles.count }
+        var records = DecisionRecords()
+        let customer = withScratchBuffer(of: Int32.self, capacity: 2 * count + 2 * roleCount + 1) { plan in
+            withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
+                plan.initialize(repeating: 0)
+                bits.initialize(repeating: 0)
+                let first = UnsafeMutableBufferPointer(rebasing: plan[0..<count])
+                let next = UnsafeMutableBufferPointer(rebasing: plan[count..<2 * count])
+                let entryScratch = UnsafeMutableBufferPointer(rebasing: plan[(2 * count)...])
+                Self.planMerge(groups, first: first, next: next)
+                decideGroups(
+                    groups,
+                    first: first,
+                    next: next,
+                    context: context,
+                    bits: bits,
+                    entryScratch: entryScratch,
+                    roleCount: roleCount,
+                    records: &records
                 )
+                return CapabilityBits(words: UnsafeBufferPointer(rebasing: bits[0..<words]))
             }
-            let entries = members.count == 1 ? first.roles : members.flatMap { groups[$0].roles }
-
-            if context.environment == .production && groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
-                notes.append(
-                    "group \(groupID) is Apple's sandbox placeholder; it is ignored in Production "
-                        + "(no capabilities, no workspace)"
-                )
-                groupDecisions.append(
-                    GroupDecision(
-                        groupID: groupID,
-                        groupType: groupType,
-                        capabilities: CapabilitySet(
-                            catalog: catalog,
-                            bits: CapabilityBits(indices: [], wordCount: words)
-                        )
-                    )
-                )
-                continue
-            }
-
-            evaluateGroup(
-                groupID: groupID,
-                groupType: groupType,
-                entries: entries,
-                context: context,
-                scratch: &scratch,
-                grants: &grants,
-                denials: &denials,
-                memberships: &memberships
-            )
-            for word in 0..<words { customer[word] |= scratch.surviving[word] }
-            let surviving = scratch.surviving.withUnsafeBufferPointer { CapabilityBits(words: $0) }
-            groupDecisions.append(
-                GroupDecision(
-                    groupID: groupID,
-                    groupType: groupType,
-                    capabilities: CapabilitySet(catalog: catalog, bits: surviving)
-                )
-            )
         }
-        let customerBits = customer.withUnsafeBufferPointer { CapabilityBits(words: $0) }
         return Decision(
-            capabilities: CapabilitySet(catalog: catalog, bits: customerBits),
-            groups: groupDecisions,
-            workspaces: memberships,
-            grants: grants,
-            denials: denials,
-            notes: notes
+            capabilities: CapabilitySet(catalog: catalog, bits: customer),
+            policy: self,
+            responseGroups: groups,
+            sandbox: context.environment == .sandbox,
+            records: records
         )
     }
 
-    /// One matched grant: (capability, document, rule) and the entries it matched through.
-    private struct GrantMatch {
-        var capability: Int32
-        var document: Int32
-        var rule: Int32
-        /// The entries, as `matchedEntries[entryStart..<entryStart + entryCount]`; -1 entries for a
-        /// group-level rule.
-        var entryStart: Int32
-        var entryCount: Int32
-    }
-
-    /// Working memory for one group, reused across the groups of a decision so that evaluating a
-    /// group allocates only what the decision keeps.
-    private struct GroupScratch {
-        var granted: [UInt64]
-        var denied: [UInt64]
-        var surviving: [UInt64]
-        var grantMatches: [GrantMatch] = []
-        var matchedEntries: [Int32] = []
-        var denyMatches: [(document: Int32, rule: Int32)] = []
-        var denialRecords: [(capability: Int32, document: Int32, rule: Int32)] = []
-        /// Role-level matches found through the entries' products: (rule, entry) pairs.
-        var pairs: [(rule: Int32, entry: Int32)] = []
-        /// Per document, each entry's product id as that document's rules see it.
-        var ruleProductIDs: [[String]] = []
-        /// For the current document, each entry's interned product (-1: no rule names it) and role class.
-        var entryProducts: [Int32] = []
-        var entryRoles: [Int32] = []
-
-        init(words: Int) {
-            granted = [UInt64](repeating: 0, count: words)
-            denied = granted
-            surviving = granted
+    /// Duplicate group ids: `first[i]` is the index of the first group with group i's id, `next[i]`
+    /// the next group with that id (-1: none).
+    private static func planMerge(
+        _ groups: [GroupEntry],
+        first: UnsafeMutableBufferPointer<Int32>,
+        next: UnsafeMutableBufferPointer<Int32>
+    ) {
+        let count = groups.count
+        for index in 0..<count {
+            first[index] = Int32(index)
+            next[index] = -1
         }
-
-        mutating func reset() {
-            for word in granted.indices {
-                granted[word] = 0
-                denied[word] = 0
+        if count <= 32 {
+            // Few groups: compare the ids directly.
+            for index in 1..<max(count, 1) {
+                let groupID = groups[index].groupID
+                for earlier in 0..<index where first[earlier] == Int32(earlier) && groups[earlier].groupID == groupID {
+                    first[index] = Int32(earlier)
+                    var last = earlier
+                    while next[last] >= 0 { last = Int(next[last]) }
+                    next[last] = Int32(index)
+                    break
+                }
             }
-            grantMatches.removeAll(keepingCapacity: true)
-            matchedEntries.removeAll(keepingCapacity: true)
-            denyMatches.removeAll(keepingCapacity: true)
-            denialRecords.removeAll(keepingCapacity: true)
-            ruleProductIDs.removeAll(keepingCapacity: true)
+            return
+        }
+        var byID: [String: (first: Int, last: Int)] = [:]
+        byID.reserveCapacity(count)
+        for (index, group) in groups.enumerated() {
+            if let known = byID[group.groupID] {
+                first[index] = Int32(known.first)
+                next[known.last] = Int32(index)
+                byID[group.groupID] = (known.first, index)
+            } else {
+                byID[group.groupID] = (index, index)
+            }
         }
     }
 
-    /// Finds the rules that match one (merged) group and appends its grants, denials and workspace
-    /// memberships; leaves its surviving capabilities in `scratch.surviving`.
+    /// Evaluates each merged group in order of first occurrence and records it.
+    ///
+    /// `bits` holds the customer's words, then the group's granted, denied and surviving words;
+    /// `entryScratch` two values per role entry of the response.
+    private func decideGroups(
+        _ groups: [GroupEntry],
+        first: UnsafeMutableBufferPointer<Int32>,
+        next: UnsafeMutableBufferPointer<Int32>,
+        context: EvaluationContext,
+        bits: UnsafeMutableBufferPointer<UInt64>,
+        entryScratch: UnsafeMutableBufferPointer<Int32>,
+        roleCount: Int,
+        records: inout DecisionRecords
+    ) {
+        let words = catalog.wordCount
+        guard let customer = bits.baseAddress else { return }
+        let granted = customer + words
+        let denied = granted + words
+        let surviving = denied + words
+        let skipPlaceholder = context.environment == .production
+        records.groups.reserveCapacity(groups.count)
+        records.grants.reserveCapacity(8 + 4 * roleCount)
+
+        for index in groups.indices where first[index] == Int32(index) {
+            let ordinal = Int32(records.groups.count)
+            let group = groups[index]
+            var flags: UInt32 = 0
+            var entries = group.roles
+            var member = Int(next[index])
+            let merged = member >= 0
+            while member >= 0 {
+                if groups[member].groupType != group.groupType { flags |= DecisionRecords.Group.conflictingTypes }
+                entries += groups[member].roles
+                member = Int(next[member])
+            }
+            for word in 0..<words { surviving[word] = 0 }
+
+            if skipPlaceholder && group.groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
+                flags |= DecisionRecords.Group.placeholder
+            } else {
+                for word in 0..<words {
+                    granted[word] = 0
+                    denied[word] = 0
+                }
+                let grantStart = records.grants.count
+                let denialStart = records.denials.count
+                evaluateGroup(
+                    groupID: group.groupID,
+                    groupType: group.groupType,
+                    entries: entries,
+                    ordinal: ordinal,
+                    context: context,
+                    granted: granted,
+                    denied: denied,
+                    entryScratch: entryScratch,
+                    records: &records
+                )
+                for word in 0..<words {
+                    surviving[word] = granted[word] & ~denied[word]
+                    customer[word] |= surviving[word]
+                }
+                finishGrants(
+                    from: grantStart,
+                    entries: entries,
+                    surviving: surviving,
+                    groups: groups,
+                    first: index,
+                    merged: merged,
+                    next: next,
+                    records: &records
+                )
+                finishDenials(from: denialStart, granted: granted, records: &records)
+            }
+            var bitsField = surviving[0]
+            if words > 1 {
+                bitsField = UInt64(records.words.count)
+                records.words.append(contentsOf: UnsafeBufferPointer(start: surviving, count: words))
+            }
+            records.groups.append(DecisionRecords.Group(first: Int32(index), flags: flags, bits: bitsField))
+        }
+    }
+
+    /// Finds the rules that match one (merged) group: sets its granted and denied bits and appends a
+    /// grant record per (capability, rule, entry) and a denial record per (capability, deny rule),
+    /// unsorted and unfiltered (``finishGrants`` and ``finishDenials`` do that).
+    ///
+    /// A grant record's `entryRole` is here the index in the merged `entries`.
     private func evaluateGroup(
         groupID: String,
         groupType: GroupType,
         entries: [RoleEntry],
+        ordinal: Int32,
         context: EvaluationContext,
-        scratch: inout GroupScratch,
-        grants: inout [Grant],
-        denials: inout [Denial],
-        memberships: inout [WorkspaceMembership]
+        granted: UnsafeMutablePointer<UInt64>,
+        denied: UnsafeMutablePointer<UInt64>,
+        entryScratch: UnsafeMutableBufferPointer<Int32>,
+        records: inout DecisionRecords
     ) {
-        let words = catalog.wordCount
-        scratch.reset()
         let sandbox = context.environment == .sandbox
+        guard let entryProducts = entryScratch.baseAddress else { return }
+        let entryRoles = entryProducts + entries.count
 
         for (documentIndex, document) in documents.enumerated() {
-            // The product ids the rules see: aliased in the sandbox, the entries' own otherwise.
-            let ruleProductIDs =
-                sandbox && !document.productAliases.isEmpty
-                ? entries.map { document.ruleProductID($0.productID, environment: .sandbox) }
-                : entries.map(\.productID)
-            scratch.ruleProductIDs.append(ruleProductIDs)
 
             // Each entry's product and role as the tables intern them (the sandbox table maps an
             // alias source to its target's product), and the group's type class.
             let products = sandbox ? document.sandboxProducts.reader : document.productionProducts.reader
             let roles = document.roleClasses.reader
             let typeClass = document.typeClasses.value(for: groupType.rawValue) ?? 0
-            scratch.entryProducts.removeAll(keepingCapacity: true)
-            scratch.entryRoles.removeAll(keepingCapacity: true)
-            for entry in entries {
-                scratch.entryProducts.append(products.value(for: entry.productID) ?? -1)
-                scratch.entryRoles.append(roles.value(for: entry.role.rawValue) ?? 0)
+            for (index, entry) in entries.enumerated() {
+                entryProducts[index] = products.value(for: entry.productID) ?? -1
+                entryRoles[index] = roles.value(for: entry.role.rawValue) ?? 0
             }
 
             let layerMask = document.activeLayers(in: context)
@@ -175,162 +209,272 @@ extension CompiledPolicy {
                     && (!conditions[ruleIndex].hasGroupIDs
                         || document.groupIDsMatch(ofRule: ruleIndex, groupID))
             }
-            /// Records a matched rule: its capabilities, and for a grant where they came from.
-            func record(_ ruleIndex: Int, entryStart: Int32, entryCount: Int32) {
+            /// Records a matched rule (through `entry`, -1 for a group-level rule): its capabilities,
+            /// and a record per capability.
+            func record(_ ruleIndex: Int, entry: Int32) {
                 switch document.effect(ofRule: ruleIndex) {
                 case .grant:
                     document.ruleBits[ruleIndex].forEachIndex { capability in
-                        scratch.granted[capability >> 6] |= 1 << UInt64(capability & 63)
-                        scratch.grantMatches.append(
-                            GrantMatch(
+                        granted[capability >> 6] |= 1 << UInt64(capability & 63)
+                        records.grants.append(
+                            DecisionRecords.Grant(
                                 capability: Int32(capability),
                                 document: Int32(documentIndex),
                                 rule: Int32(ruleIndex),
-                                entryStart: entryStart,
-                                entryCount: entryCount
+                                group: ordinal,
+                                entryGroup: -1,
+                                entryRole: entry
                             )
                         )
                     }
                 case .deny:
                     document.ruleBits[ruleIndex].forEachIndex { capability in
-                        scratch.denied[capability >> 6] |= 1 << UInt64(capability & 63)
+                        denied[capability >> 6] |= 1 << UInt64(capability & 63)
+                        records.denials.append(
+                            DecisionRecords.Denial(
+                                capability: Int32(capability),
+                                document: Int32(documentIndex),
+                                rule: Int32(ruleIndex),
+                                group: ordinal
+                            )
+                        )
                     }
-                    scratch.denyMatches.append((Int32(documentIndex), Int32(ruleIndex)))
                 }
             }
 
             // Group-level rules (without groupId conditions).
             for ruleIndex in document.groupLevelRules where holdsForGroup(ruleIndex) {
-                record(ruleIndex, entryStart: -1, entryCount: -1)
+                record(ruleIndex, entry: -1)
             }
             // Rules with groupId conditions are in no product index: those naming this group (or
             // `"*"`) are checked against every entry (the rules past the 64th requirement layer
             // are in the product indexes too).
-            let groupIDRules = (document.directRulesByGroupID[groupID] ?? []) + document.directRulesForEveryGroup
-            for ruleIndex in groupIDRules where conditions[ruleIndex].hasGroupIDs && holdsForGroup(ruleIndex) {
+            func recordGroupIDRule(_ ruleIndex: Int) {
+                guard conditions[ruleIndex].hasGroupIDs && holdsForGroup(ruleIndex) else { return }
                 guard conditions[ruleIndex].isRoleLevel else {
-                    record(ruleIndex, entryStart: -1, entryCount: -1)
-                    continue
+                    record(ruleIndex, entry: -1)
+                    return
                 }
-                let entryStart = Int32(scratch.matchedEntries.count)
                 for index in entries.indices
-                where conditions[ruleIndex].products.accepts(scratch.entryProducts[index], in: pool)
-                    && conditions[ruleIndex].roles.accepts(scratch.entryRoles[index], in: pool)
+                where conditions[ruleIndex].products.accepts(entryProducts[index], in: pool)
+                    && conditions[ruleIndex].roles.accepts(entryRoles[index], in: pool)
                 {
-                    scratch.matchedEntries.append(Int32(index))
+                    record(ruleIndex, entry: Int32(index))
                 }
-                let entryCount = Int32(scratch.matchedEntries.count) - entryStart
-                if entryCount > 0 { record(ruleIndex, entryStart: entryStart, entryCount: entryCount) }
             }
+            if !document.directRulesByGroupID.isEmpty, let named = document.directRulesByGroupID[groupID] {
+                for ruleIndex in named { recordGroupIDRule(ruleIndex) }
+            }
+            for ruleIndex in document.directRulesForEveryGroup { recordGroupIDRule(ruleIndex) }
             // Role-level rules through each entry's product (its rules accept that product) and the
-            // any-product rules: (rule, entry) pairs, then one record per rule with its entries in
-            // response order. Work grows with the matches, not with rules x entries.
-            scratch.pairs.removeAll(keepingCapacity: true)
+            // any-product rules: work grows with the matches, not with rules x entries. A rule
+            // naming one product twice records the same entry twice; the finishing step keeps one.
             for index in entries.indices {
-                let role = scratch.entryRoles[index]
-                let product = scratch.entryProducts[index]
+                let role = entryRoles[index]
+                let product = entryProducts[index]
                 if product >= 0 {
                     for ruleIndex in document.rulesByProduct[Int(product)]
-                    where conditions[ruleIndex].roles.accepts(role, in: pool) {
-                        scratch.pairs.append((Int32(ruleIndex), Int32(index)))
+                    where conditions[ruleIndex].roles.accepts(role, in: pool) && holdsForGroup(ruleIndex) {
+                        record(ruleIndex, entry: Int32(index))
                     }
                 }
-                for ruleIndex in document.anyProductRules where conditions[ruleIndex].roles.accepts(role, in: pool) {
-                    scratch.pairs.append((Int32(ruleIndex), Int32(index)))
+                for ruleIndex in document.anyProductRules
+                where conditions[ruleIndex].roles.accepts(role, in: pool) && holdsForGroup(ruleIndex) {
+                    record(ruleIndex, entry: Int32(index))
                 }
             }
-            scratch.pairs.sort { ($0.rule, $0.entry) < ($1.rule, $1.entry) }
-            var position = 0
-            while position < scratch.pairs.count {
-                let ruleIndex = scratch.pairs[position].rule
-                var end = position
-                while end < scratch.pairs.count && scratch.pairs[end].rule == ruleIndex { end += 1 }
-                if holdsForGroup(Int(ruleIndex)) {
-                    let entryStart = Int32(scratch.matchedEntries.count)
-                    var previous: Int32 = -1
-                    // A rule naming one product twice lists the same entry twice: once is enough.
-                    for pair in scratch.pairs[position..<end] where pair.entry != previous {
-                        scratch.matchedEntries.append(pair.entry)
-                        previous = pair.entry
-                    }
-                    record(
-                        Int(ruleIndex),
-                        entryStart: entryStart,
-                        entryCount: Int32(scratch.matchedEntries.count) - entryStart
-                    )
-                }
-                position = end
-            }
-            for workspace in document.workspaces {
-                if let role = workspace.membershipRole(
-                    groupID: groupID,
-                    groupType: groupType,
-                    entries: entries,
-                    ruleProductIDs: ruleProductIDs,
-                    context: context
-                ) {
-                    memberships.append(
-                        WorkspaceMembership(workspace: Workspace(workspace.id), groupID: groupID, role: role)
-                    )
-                }
-            }
-        }
 
-        for word in 0..<words { scratch.surviving[word] = scratch.granted[word] & ~scratch.denied[word] }
-        func survives(_ capability: Int32) -> Bool {
-            scratch.surviving[Int(capability) >> 6] & (1 << UInt64(capability & 63)) != 0
-        }
-
-        // Grants: by capability (sorted = catalog order), then document and rule order, then entry.
-        scratch.grantMatches.sort { ($0.capability, $0.document, $0.rule) < ($1.capability, $1.document, $1.rule) }
-        for match in scratch.grantMatches where survives(match.capability) {
-            let capability = catalog.names[Int(match.capability)]
-            let rule = documents[Int(match.document)].ruleLabels[Int(match.rule)]
-            guard match.entryCount >= 0 else {
-                grants.append(Grant(capability: capability, groupID: groupID, rule: rule))
-                continue
-            }
-            let ruleProductIDs = scratch.ruleProductIDs[Int(match.document)]
-            let matched = scratch.matchedEntries[Int(match.entryStart)..<Int(match.entryStart + match.entryCount)]
-            for (position, index) in zip(matched.indices, matched) {
-                let entry = entries[Int(index)]
-                let ruleProductID = ruleProductIDs[Int(index)]
-                // Identical entries (a merged duplicate group) yield one grant.
-                let repeated = matched[matched.startIndex..<position].contains { earlier in
-                    entries[Int(earlier)].role == entry.role && entries[Int(earlier)].productID == entry.productID
-                        && ruleProductIDs[Int(earlier)] == ruleProductID
-                }
-                if repeated { continue }
-                grants.append(
-                    Grant(
-                        capability: capability,
+            // Workspace memberships (the product ids the definitions see: aliased in the sandbox,
+            // the entries' own otherwise).
+            if !document.workspaces.isEmpty {
+                let ruleProductIDs =
+                    sandbox && !document.productAliases.isEmpty
+                    ? entries.map { document.ruleProductID($0.productID, environment: .sandbox) }
+                    : entries.map(\.productID)
+                for (workspaceIndex, workspace) in document.workspaces.enumerated() {
+                    if let role = workspace.membershipRole(
                         groupID: groupID,
-                        rule: rule,
-                        productID: ruleProductID,
-                        role: entry.role,
-                        sandboxProductID: ruleProductID != entry.productID ? entry.productID : nil
-                    )
-                )
-            }
-        }
-
-        // Denials: only capabilities that would otherwise have been granted here.
-        for (document, rule) in scratch.denyMatches {
-            documents[Int(document)].ruleBits[Int(rule)].forEachIndex { capability in
-                if scratch.granted[capability >> 6] & (1 << UInt64(capability & 63)) != 0 {
-                    scratch.denialRecords.append((Int32(capability), document, rule))
+                        groupType: groupType,
+                        entries: entries,
+                        ruleProductIDs: ruleProductIDs,
+                        context: context
+                    ) {
+                        records.memberships.append(
+                            DecisionRecords.Membership(
+                                document: Int32(documentIndex),
+                                workspace: Int32(workspaceIndex),
+                                group: ordinal,
+                                isAdmin: role == .admin
+                            )
+                        )
+                    }
                 }
             }
         }
-        scratch.denialRecords.sort { ($0.capability, $0.document, $0.rule) < ($1.capability, $1.document, $1.rule) }
-        for record in scratch.denialRecords {
-            denials.append(
-                Denial(
-                    capability: catalog.names[Int(record.capability)],
-                    groupID: groupID,
-                    rule: documents[Int(record.document)].ruleLabels[Int(record.rule)]
-                )
-            )
+    }
+
+    /// Orders one group's grant records by capability (sorted = catalog order), document, rule,
+    /// then entry; keeps those whose capability survived, once per distinct (product, role) entry
+    /// (identical entries, as in a merged duplicate group, yield one grant); then turns merged
+    /// entry indices into the response's (group, role entry) indices.
+    private func finishGrants(
+        from start: Int,
+        entries: [RoleEntry],
+        surviving: UnsafeMutablePointer<UInt64>,
+        groups: [GroupEntry],
+        first: Int,
+        merged: Bool,
+        next: UnsafeMutableBufferPointer<Int32>,
+        records: inout DecisionRecords
+    ) {
+        guard records.grants.count > start else { return }
+        let kept = records.grants.withUnsafeMutableBufferPointer { all -> Int in
+            let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
+            sortGrants(slice)
+            var write = 0
+            var runStart = 0
+            for read in 0..<slice.count {
+                let record = slice[read]
+                let capability = Int(record.capability)
+                guard surviving[capability >> 6] & (1 << UInt64(capability & 63)) != 0 else { continue }
+                let previous = write > 0 ? slice[write - 1] : record
+                if write > 0 && previous.capability == record.capability && previous.document == record.document
+                    && previous.rule == record.rule
+                {
+                    if record.entryRole >= 0 {
+                        let entry = entries[Int(record.entryRole)]
+                        var repeated = false
+                        for earlier in runStart..<write {
+                            let other = Int(slice[earlier].entryRole)
+                            if other == Int(record.entryRole)
+                                || (entries[other].role == entry.role && entries[other].productID == entry.productID)
+                            {
+                                repeated = true
+                                break
+                            }
+                        }
+                        if repeated { continue }
+                    }
+                } else {
+                    runStart = write
+                }
+                slice[write] = record
+                write += 1
+            }
+            // Merged entry indices -> (response group, role entry).
+            for position in 0..<write where slice[position].entryRole >= 0 {
+                var group = first
+                var role = Int(slice[position].entryRole)
+                if merged {
+                    while role >= groups[group].roles.count {
+                        role -= groups[group].roles.count
+                        group = Int(next[group])
+                    }
+                }
+                slice[position].entryGroup = Int32(group)
+                slice[position].entryRole = Int32(role)
+            }
+            return start + write
         }
+        records.grants.removeSubrange(kept...)
+    }
+
+    /// Keeps one group's denial records whose capability was granted there (only those were
+    /// removed), ordered by capability, document, rule, each once.
+    private func finishDenials(from start: Int, granted: UnsafeMutablePointer<UInt64>, records: inout DecisionRecords) {
+        guard records.denials.count > start else { return }
+        let kept = records.denials.withUnsafeMutableBufferPointer { all -> Int in
+            let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
+            Self.sort(slice) { left, right in
+                if left.capability != right.capability { return left.capability < right.capability }
+                if left.document != right.document { return left.document < right.document }
+                return left.rule < right.rule
+            }
+            var write = 0
+            for read in 0..<slice.count {
+                let record = slice[read]
+                let capability = Int(record.capability)
+                guard granted[capability >> 6] & (1 << UInt64(capability & 63)) != 0 else { continue }
+                if write > 0 {
+                    let previous = slice[write - 1]
+                    if previous.capability == record.capability && previous.document == record.document
+                        && previous.rule == record.rule
+                    {
+                        continue
+                    }
+                }
+                slice[write] = record
+                write += 1
+            }
+            return start + write
+        }
+        records.denials.removeSubrange(kept...)
+    }
+
+    /// Orders a group's grant records by capability, document, rule, entry: bucketed by capability
+    /// (a stable counting pass; a group's records spread over its capabilities), then each bucket by
+    /// insertion; very large groups and catalogs past 255 capabilities take the standard sort.
+    private func sortGrants(_ slice: UnsafeMutableBufferPointer<DecisionRecords.Grant>) {
+        let count = slice.count
+        let capabilities = catalog.names.count
+        func precedesWithinCapability(_ left: DecisionRecords.Grant, _ right: DecisionRecords.Grant) -> Bool {
+            if left.document != right.document { return left.document < right.document }
+            if left.rule != right.rule { return left.rule < right.rule }
+            return left.entryRole < right.entryRole
+        }
+        guard count > 1 else { return }
+        guard count <= 1024 && capabilities <= 255 else {
+            Self.sort(slice) { left, right in
+                if left.capability != right.capability { return left.capability < right.capability }
+                return precedesWithinCapability(left, right)
+            }
+            return
+        }
+        withScratchBuffer(of: DecisionRecords.Grant.self, capacity: count) { bucketed in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: capabilities + 1) { starts in
+                // starts[c]: where capability c's bucket begins.
+                starts.initialize(repeating: 0)
+                for record in slice { starts[Int(record.capability) + 1] += 1 }
+                for capability in 0..<capabilities { starts[capability + 1] += starts[capability] }
+                for record in slice {
+                    let position = Int(starts[Int(record.capability)])
+                    bucketed.initializeElement(at: position, to: record)
+                    starts[Int(record.capability)] = Int32(position + 1)
+                }
+            }
+            var bucketStart = 0
+            for index in 0..<count {
+                let record = bucketed[index]
+                if record.capability != bucketed[bucketStart].capability { bucketStart = index }
+                var position = index
+                while position > bucketStart && precedesWithinCapability(record, slice[position - 1]) {
+                    slice[position] = slice[position - 1]
+                    position -= 1
+                }
+                slice[position] = record
+            }
+        }
+    }
+
+    /// Sorts a group's records: insertion sort for the usual few dozen, the standard sort beyond.
+    @inline(__always)
+    private static func sort<Record>(
+        _ records: UnsafeMutableBufferPointer<Record>,
+        by precedes: (Record, Record) -> Bool
+    ) {
+        guard records.count > 32 else {
+            for index in records.indices.dropFirst() {
+                let record = records[index]
+                var position = index
+                while position > 0 && precedes(record, records[position - 1]) {
+                    records[position] = records[position - 1]
+                    position -= 1
+                }
+                records[position] = record
+            }
+            return
+        }
+        var records = records
+        records.sort(by: precedes)
     }
 }

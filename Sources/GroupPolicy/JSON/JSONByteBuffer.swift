@@ -1,0 +1,71 @@
+/// Writes into a buffer of fixed capacity; a write that would overrun it is dropped and marks the
+/// output as overflowed (the caller then falls back to the general writer).
+struct JSONByteBuffer: JSONByteOutput {
+    let base: UnsafeMutableRawPointer?
+    let capacity: Int
+    var count = 0
+    var overflowed = false
+
+    /// A buffer of `capacity` bytes at `base` (which may be `nil` only when `capacity` is 0).
+    init(base: UnsafeMutablePointer<UInt8>?, capacity: Int) {
+        self.base = base.map { UnsafeMutableRawPointer($0) }
+        self.capacity = base == nil ? 0 : capacity
+    }
+
+    /// Copies short pieces (most of them: punctuation, keys, ids) with overlapping word moves
+    /// instead of a call to `memcpy`.
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        let length = bytes.count
+        guard let source = bytes.baseAddress, let base, length <= capacity - count else {
+            if bytes.count > 0 { overflowed = true }
+            return
+        }
+        let target = base + count
+        count += length
+        if length >= 8 {
+            guard length <= 16 else {
+                target.copyMemory(from: source, byteCount: length)
+                return
+            }
+            let head = source.loadUnaligned(as: UInt64.self)
+            let tail = source.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+            target.storeBytes(of: head, as: UInt64.self)
+            target.storeBytes(of: tail, toByteOffset: length - 8, as: UInt64.self)
+        } else if length >= 4 {
+            let head = source.loadUnaligned(as: UInt32.self)
+            let tail = source.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
+            target.storeBytes(of: head, as: UInt32.self)
+            target.storeBytes(of: tail, toByteOffset: length - 4, as: UInt32.self)
+        } else {
+            for index in 0..<length {
+                target.storeBytes(
+                    of: source.load(fromByteOffset: index, as: UInt8.self),
+                    toByteOffset: index,
+                    as: UInt8.self
+                )
+            }
+        }
+    }
+
+    @inline(__always)
+    mutating func append(byte: UInt8) {
+        guard let base, count < capacity else {
+            overflowed = true
+            return
+        }
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func appendEscaped(_ text: String, plain: Bool) {
+        JSONEscaping.withUTF8(text) { bytes in
+            if plain || !JSONEscaping.needsEscaping(bytes) {
+                append(UnsafeRawBufferPointer(bytes))
+            } else {
+                JSONEscaping.forEachEscapedRun(bytes) { append($0) }
+            }
+        }
+    }
+}
