@@ -3,6 +3,12 @@ import Testing
 
 @testable import GroupPolicy
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The one-pass decoder of the plain form against the reference decoder: on every body, the plain
 /// decoder either declines or returns exactly what the reference returns, and the public
 /// initialisers (plain first, reference otherwise) return the reference's value or error.
@@ -91,6 +97,16 @@ import Testing
                 RoleEntry(productID: "p932", role: .admin),
             ]
         )
+    }
+
+    @Test(arguments: [
+        "consumer-member.json", "no-groups.json", "organization-admin.json", "sandbox-placeholder.json",
+        "seat-holder.json", "several-groups.json",
+    ])
+    func recordedExamplesAreReadInOnePass(_ name: String) throws {
+        let bytes = Array(try Data(contentsOf: URL(filePath: repositoryFile("Examples/" + name))))
+        let decoded = try #require(Self.plain(bytes, limits: .default))
+        #expect(Self.reference(bytes, limits: .default) == .value(decoded))
     }
 
     @Test func validButUnusualFormsAreReadToo() throws {
