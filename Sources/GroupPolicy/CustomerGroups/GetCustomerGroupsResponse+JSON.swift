@@ -12,13 +12,34 @@ extension GetCustomerGroupsResponse {
     ///   - limits: Bounds on size, groups, role entries and nesting.
     ///   - fileName: The name errors print, when the bytes came from a file.
     /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`).
+    @inlinable
     public init(
         jsonBytes: some Collection<UInt8>,
         limits: ResponseLimits = .default,
         fileName: String? = nil
     ) throws(GroupPolicyError) {
-        self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
-            decoder throws(ResponseDecoder.Failure) in
+        // Inlinable so that callers' byte collections (usually `[UInt8]`) are specialised: a
+        // generic call through witness tables costs as much as decoding a small response.
+        let decode = { (buffer: UnsafeBufferPointer<UInt8>) in
+            Self.decoded(from: buffer, limits: limits, fileName: fileName)
+        }
+        let result =
+            jsonBytes.withContiguousStorageIfAvailable(decode) ?? Array(jsonBytes).withUnsafeBufferPointer(decode)
+        self = try result.get()
+    }
+
+    /// The response in `bytes`: the plain form in one pass, anything else (and every error) from
+    /// the reference decoder.
+    @usableFromInline
+    static func decoded(
+        from bytes: UnsafeBufferPointer<UInt8>,
+        limits: ResponseLimits,
+        fileName: String?
+    ) -> Result<GetCustomerGroupsResponse, GroupPolicyError> {
+        if var plain = PlainResponseDecoder(bytes: bytes, limits: limits), let response = plain.decodeCustomerGroups() {
+            return .success(response)
+        }
+        return decodeDocument(bytes, limits: limits, fileName: fileName) { decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeCustomerGroups()
         }
     }
@@ -74,13 +95,32 @@ extension GetGroupMembersResponse {
     ///   - fileName: The name errors print, when the bytes came from a file.
     /// - Throws: A ``GroupPolicyError`` with code `invalidResponse` (or `limitExceeded`) naming the
     ///   JSON path.
+    @inlinable
     public init(
         jsonBytes: some Collection<UInt8>,
         limits: ResponseLimits = .default,
         fileName: String? = nil
     ) throws(GroupPolicyError) {
-        self = try decodeDocument(jsonBytes, limits: limits, fileName: fileName) {
-            decoder throws(ResponseDecoder.Failure) in
+        let decode = { (buffer: UnsafeBufferPointer<UInt8>) in
+            Self.decoded(from: buffer, limits: limits, fileName: fileName)
+        }
+        let result =
+            jsonBytes.withContiguousStorageIfAvailable(decode) ?? Array(jsonBytes).withUnsafeBufferPointer(decode)
+        self = try result.get()
+    }
+
+    /// The page in `bytes`: the plain form in one pass, anything else (and every error) from the
+    /// reference decoder.
+    @usableFromInline
+    static func decoded(
+        from bytes: UnsafeBufferPointer<UInt8>,
+        limits: ResponseLimits,
+        fileName: String?
+    ) -> Result<GetGroupMembersResponse, GroupPolicyError> {
+        if var plain = PlainResponseDecoder(bytes: bytes, limits: limits), let page = plain.decodeGroupMembers() {
+            return .success(page)
+        }
+        return decodeDocument(bytes, limits: limits, fileName: fileName) { decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeGroupMembers()
         }
     }
@@ -116,36 +156,25 @@ extension GetGroupMembersResponse {
     }
 }
 
-/// Runs a response decoder over contiguous bytes and turns its failure into a located error.
-private func decodeDocument<Bytes: Collection<UInt8>, Document>(
-    _ bytes: Bytes,
+/// Runs the reference decoder over `bytes` and turns its failure into a located error.
+private func decodeDocument<Document>(
+    _ bytes: UnsafeBufferPointer<UInt8>,
     limits: ResponseLimits,
     fileName: String?,
     _ decode: (inout ResponseDecoder) throws(ResponseDecoder.Failure) -> Document
-) throws(GroupPolicyError) -> Document {
-    func run(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<Document, ResponseDecoder.Failure> {
-        var decoder = ResponseDecoder(bytes: buffer, limits: limits)
-        do throws(ResponseDecoder.Failure) {
-            return .success(try decode(&decoder))
-        } catch {
-            return .failure(error)
-        }
-    }
-    let result =
-        bytes.withContiguousStorageIfAvailable(run)
-        ?? Array(bytes).withUnsafeBufferPointer(run)
-    switch result {
-    case .success(let document):
-        return document
-    case .failure(let failure):
+) -> Result<Document, GroupPolicyError> {
+    var decoder = ResponseDecoder(bytes: bytes, limits: limits)
+    do throws(ResponseDecoder.Failure) {
+        return .success(try decode(&decoder))
+    } catch {
         let source = SourceText(fileName: fileName, bytes: Array(bytes))
-        var error = GroupPolicyError(
-            code: failure.isLimit ? .limitExceeded : .invalidResponse,
-            message: failure.message,
-            location: source.location(ofOffset: failure.offset),
-            jsonPath: failure.path.description
+        var located = GroupPolicyError(
+            code: error.isLimit ? .limitExceeded : .invalidResponse,
+            message: error.message,
+            location: source.location(ofOffset: error.offset),
+            jsonPath: error.path.description
         )
-        error.isSyntaxError = failure.isSyntax
-        throw error
+        located.isSyntaxError = error.isSyntax
+        return .failure(located)
     }
 }
