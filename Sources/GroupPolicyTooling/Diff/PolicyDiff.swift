@@ -86,7 +86,7 @@ public struct PolicyDiff: Sendable {
     /// The most scenarios a diff evaluates unless told otherwise: ten million.
     ///
     /// Scenarios are not all alike: the diff also refuses, before evaluating any, when its
-    /// scenarios would cost more than 4,000,000,000 rule checks (each scenario weighted by the rules
+    /// scenarios would cost more than 1,000,000,000 rule checks (each scenario weighted by the rules
     /// it can meet), and stops when it finds more than 2,000,000 minimal changes; see the DocC
     /// article "Limits and failure semantics".
     public static let defaultBudget = 10_000_000
@@ -105,14 +105,15 @@ public struct PolicyDiff: Sendable {
         let differ = PolicyDiffer(
             old: old.compiled,
             new: new.compiled,
-            maximumCandidates: min(budget, ScenarioSpace.maximumCandidates)
+            maximumCandidates: min(budget, ScenarioSpace.maximumCandidates),
+            scenarioBudget: budget
         )
+        if let refusal = differ.refusal { throw GroupPolicyError(code: .limitExceeded, message: refusal) }
         let count = differ.scenarioCount
-        guard count <= budget, differ.isCountExact else {
-            let holds = differ.isCountExact ? "holds \(count)" : "holds more than \(min(count, budget))"
+        guard count <= budget else {
             throw GroupPolicyError(
                 code: .limitExceeded,
-                message: "the diff's scenario space \(holds) scenarios, over the budget of \(budget)"
+                message: "the diff's scenario space holds \(count) scenarios, over the budget of \(budget)"
             )
         }
         let workLimit = ScenarioWork.limit

@@ -23,10 +23,10 @@ struct PolicyDiffer {
     /// Entitlement sets to enumerate, smaller first.
     let entitlementSets: [[String]]
     private let plans: [Plan]
-    /// How many scenarios the enumeration visits; when ``isCountExact`` is false, a lower bound
-    /// (the space was too large to be built).
+    /// How many scenarios the enumeration visits (`Int.max` when ``refusal`` is set).
     let scenarioCount: Int
-    let isCountExact: Bool
+    /// Why the space was not built, naming the dimension over its limit; `nil` when it was.
+    let refusal: String?
     /// The estimated rule checks of the enumeration (``ScenarioWork``).
     let work: Int
 
@@ -53,9 +53,11 @@ struct PolicyDiffer {
     /// - Parameters:
     ///   - old: The version before the change.
     ///   - new: The version after the change.
-    ///   - maximumCandidates: The scenario budget: a space whose role entries, entitlement sets or
-    ///     frames alone exceed it is not built, and ``scenarioCount`` reports a lower bound.
-    init(old: CompiledPolicy, new: CompiledPolicy, maximumCandidates: Int = Int.max) {
+    ///   - maximumCandidates: The most role entries per environment, and entitlement sets, to build.
+    ///   - scenarioBudget: The scenario budget: more frames than this are not enumerated.
+    ///
+    /// A space over one of these is not built, and ``refusal`` says which.
+    init(old: CompiledPolicy, new: CompiledPolicy, maximumCandidates: Int = Int.max, scenarioBudget: Int = Int.max) {
         self.old = old
         self.new = new
         let documents = old.documents.map(\.document) + new.documents.map(\.document)
@@ -109,14 +111,27 @@ struct PolicyDiffer {
         let tooManySets = sets.count > maximumCandidates
         entitlementSets = tooManySets ? [] : sets.sorted(by: smallerFirst)
 
-        // Every frame visits at least the scenario without entries: too many frames are over any
-        // budget by themselves, and are not built.
+        // Every frame visits at least the scenario without entries: frames over the budget are
+        // over it by themselves, and are not enumerated.
         let frameCount = saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2)
-        let tooManyFrames = frameCount > maximumCandidates
-        guard !space.isOverLimit, !tooManyFrames, !tooManySets else {
+        var refusal: String?
+        if space.isOverLimit {
+            refusal =
+                "the diff's scenario space has \(space.candidateCount) role entries (products x roles) "
+                + "per environment, over the limit of \(maximumCandidates)"
+        } else if tooManySets {
+            refusal =
+                "the diff's scenario space has more than \(maximumCandidates) entitlement sets, "
+                + "over the limit of \(maximumCandidates)"
+        } else if frameCount > scenarioBudget {
+            refusal =
+                "the diff's scenario space has \(frameCount) groups (group types x group ids x environments), "
+                + "over the budget of \(scenarioBudget) scenarios"
+        }
+        self.refusal = refusal
+        guard refusal == nil else {
             plans = []
-            isCountExact = false
-            scenarioCount = max(space.candidateCount, frameCount, sets.count)
+            scenarioCount = Int.max
             work = Int.max
             return
         }
@@ -164,7 +179,6 @@ struct PolicyDiffer {
         work = saturatingSum(work, saturatingProduct(entitlementSets.count, entitlementSets.count))
         self.plans = plans
         scenarioCount = count
-        isCountExact = true
         self.work = work
     }
 

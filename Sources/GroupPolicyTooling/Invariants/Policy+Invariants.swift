@@ -16,7 +16,7 @@ extension Policy {
     /// - Parameter budget: The most scenarios one invariant's reduced space may hold; a larger
     ///   space is reported ``InvariantResult/Status/overBudget`` without being enumerated. So is an
     ///   invariant whose scenarios would cost more rule checks than what is left of the check's
-    ///   work limit (4,000,000,000 for all the invariants together; see the DocC article "Limits
+    ///   work limit (1,000,000,000 for all the invariants together; see the DocC article "Limits
     ///   and failure semantics").
     /// - Returns: One result per invariant, in policy order, then file order.
     public func checkInvariants(budget: Int = Policy.defaultInvariantBudget) -> [InvariantResult] {

@@ -13,15 +13,20 @@ import GroupPolicy
 /// The estimate is an upper bound of what the compiled tables do: it assumes role-level rules are
 /// looked up per entry (the compiler's sparse path) even where dense tables make them one lookup.
 struct ScenarioWork: Sendable {
-    /// The most rule checks one `check` invariant or one `diff` may cost: 4,000,000,000, a few
-    /// seconds of a release build on a small machine.
-    static let maximum = 4_000_000_000
+    /// The most rule checks the invariants of one `check` together, or one `diff`, may cost:
+    /// 1,000,000,000, about 3 s of a release build on a small machine (measured at 3 to 8 ns a
+    /// unit on two cores, the estimate being high where it is cheap).
+    static let maximum = 1_000_000_000
 
     /// The limit in force: ``maximum``, lowered by tests.
     @TaskLocal static var limit = maximum
 
     /// The fixed cost of a scenario (building the group, the context, the bit sets), in rule checks.
-    static let scenarioOverhead = 16
+    static let scenarioOverhead = 40
+
+    /// The cost of each 64-bit word of capabilities per scenario (the tables' cells, the customer's
+    /// bit set, comparing versions), in rule checks.
+    static let wordCost = 3
 
     /// The cost of a scenario whose group id no rule names.
     let base: Int
@@ -30,7 +35,7 @@ struct ScenarioWork: Sendable {
 
     /// Estimates the cost of evaluating a scenario under the policy made of `documents`.
     init(documents: [PolicyDocument], capabilityCount: Int) {
-        var base = saturatingSum(Self.scenarioOverhead, (capabilityCount + 63) / 64)
+        var base = saturatingSum(Self.scenarioOverhead, Self.wordCost * ((capabilityCount + 63) / 64))
         var byGroupID: [String: Int] = [:]
         for document in documents {
             var perProduct: [String: Int] = [:]
