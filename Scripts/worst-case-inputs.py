@@ -134,7 +134,7 @@ def main():
 
     # 5. 10,000 capabilities granted per product: a diff whose every scenario differs in thousands
     # of capabilities (the old version grants them, the new one does not).
-    caps = [f"cap{i}" for i in range(10_000)]
+    caps = [f"cap{i}" for i in range(9_999)]
     grants = [{"id": "all", "match": {"productId": [f"p{i}" for i in range(300)], "role": "*"},
                "capabilities": caps}]
     write(f"{root}/many-caps/old.json", policy("caps", caps, grants))
@@ -177,7 +177,7 @@ def main():
     groups = []
     size = 0
     index = 0
-    while size < MIB - 200:
+    while size < MIB - 200 and len(groups) < 10_000:
         group = {"groupId": f"g{index}", "groupType": "ORGANIZATION",
                  "roles": [{"productId": f"p{index % 1000}", "role": f"R{index % 100}"}]}
         size += len(json.dumps(group)) + 1
@@ -187,18 +187,18 @@ def main():
         index += 1
     write(f"{root}/response-1mib.json", {"groups": groups})
     commands.append(("eval-100k-1mib", "eval --policy rules-100k/p.json --response response-1mib.json"))
-    commands.append(("explain-100k-1mib", "explain --policy rules-100k/p.json --response response-1mib.json"))
+    commands.append(("explain-100k-1mib", "explain --policy rules-100k/p.json --response response-1mib.json --capability cap9999"))
     commands.append(("eval-groupid-100k-1mib",
                      "eval --policy groupid-100k/p.json --response response-1mib.json"))
     commands.append(("explain-groupid-100k-1mib",
-                     "explain --policy groupid-100k/p.json --response response-1mib.json"))
+                     "explain --policy groupid-100k/p.json --response response-1mib.json --capability a"))
     # One group with 10,000 role entries (the per-group limit) within 1 MiB.
     roles = [{"productId": f"p{i % 1000}", "role": f"R{i % 100}"} for i in range(10_000)]
     write(f"{root}/response-entries.json", {"groups": [{"groupId": "g1", "groupType": "ORGANIZATION",
                                                         "roles": roles}]})
     commands.append(("eval-100k-entries", "eval --policy rules-100k/p.json --response response-entries.json"))
     commands.append(("explain-100k-entries",
-                     "explain --policy rules-100k/p.json --response response-entries.json"))
+                     "explain --policy rules-100k/p.json --response response-entries.json --capability cap9999"))
 
     # 10. A test file of many cases sharing the 1 MiB response (the cases read it once).
     cases = [{"name": f"case {i}", "responseFile": "../response-1mib.json",
@@ -208,10 +208,10 @@ def main():
     write(f"{root}/tests/p.tests.json", {"format": "group-policy-tests/v1", "policy": "p.json", "cases": cases})
     commands.append(("test-many-cases", "test tests"))
 
-    # 11. Deep and wide directories: 32 levels, a policy at each, 2,000 small policies at the bottom.
+    # 11. Deep and wide directories: 31 levels, a policy at each, 2,000 small policies at the bottom.
     path = f"{root}/deep"
     small = policy("small", ["a"], [{"id": "r", "match": {"groupType": "ORGANIZATION"}, "capabilities": ["a"]}])
-    for level in range(32):
+    for level in range(31):
         path = f"{path}/d{level}"
         write(f"{path}/p{level}.json", small)
     for index in range(2_000):

@@ -196,6 +196,27 @@ import Foundation
         #expect(loaded.warnings.count == 3)
     }
 
+    /// Explaining lists every rule naming the capability in every group: 2,000 such rules in 1,000
+    /// groups are refused at once (the same at the limits took minutes and gigabytes), and one
+    /// group of them is explained.
+    @Test func explainingManyRulesInManyGroupsIsRefusedAtOnce() throws {
+        let loaded = try policy(StructuredInputBoundTests.groupIDRules(count: 2000))
+        let groups = (0..<1000).map { #"{"groupId":"x\#($0)","groupType":"ORGANIZATION","roles":[]}"# }
+        let many = try response(#"{"groups":["# + groups.joined(separator: ",") + "]}")
+        let (error, cost) = Bounds.measure {
+            #expect(throws: GroupPolicyError.self) { try loaded.explain("a", for: many) }
+        }
+        #expect(cost.seconds < Bounds.seconds)
+        #expect(error?.code == .limitExceeded)
+        #expect(
+            error?.message
+                == "explaining 'a' would weigh 2000 rules naming it in each of 1000 groups, over the limit of "
+                + "1000000 rule-group pairs; explain one group with --group"
+        )
+        let one = try loaded.explain("a", for: many, group: "x7")
+        #expect(one.groups.count == 1)
+    }
+
     // MARK: Inputs
 
     struct Document {
