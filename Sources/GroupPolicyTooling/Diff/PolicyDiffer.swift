@@ -255,9 +255,20 @@ struct PolicyDiffer {
                     for (idIndex, groupID) in plan.groupIDs.enumerated() {
                         let frame = Int32(typeIndex * plan.groupIDs.count + idIndex)
                         selection.forEach(plan.candidates) { indices in
-                            let roles = indices.map { plan.candidates[$0].entry }
-                            oldEvaluator.evaluate(groupID: groupID, groupType: type, roles: roles, context: context)
-                            newEvaluator.evaluate(groupID: groupID, groupType: type, roles: roles, context: context)
+                            oldEvaluator.evaluate(
+                                groupID: groupID,
+                                groupType: type,
+                                entries: indices,
+                                of: plan.candidates,
+                                context: context
+                            )
+                            newEvaluator.evaluate(
+                                groupID: groupID,
+                                groupType: type,
+                                entries: indices,
+                                of: plan.candidates,
+                                context: context
+                            )
                             differing.removeAll(keepingCapacity: true)
                             if catalogsDiffer {
                                 // 1: the old version has it, 2: the new one, 3: both.

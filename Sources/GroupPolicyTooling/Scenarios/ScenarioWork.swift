@@ -24,6 +24,10 @@ struct ScenarioWork: Sendable {
     /// The fixed cost of a scenario (building the group, the context, the bit sets), in rule checks.
     static let scenarioOverhead = 40
 
+    /// The cost of looking the group's id up among a document's rules naming group ids (hashing
+    /// the id), paid by every scenario once the document has such a rule.
+    static let groupIDLookupCost = 20
+
     /// The cost of each 64-bit word of capabilities per scenario (the tables' cells, the customer's
     /// bit set, comparing versions), in rule checks.
     static let wordCost = 3
@@ -68,6 +72,9 @@ struct ScenarioWork: Sendable {
                 } else {
                     anyProduct += 1
                 }
+            }
+            if document.rules.contains(where: { $0.match.groupIDs != nil }) || requirements.count >= 64 {
+                base = saturatingSum(base, Self.groupIDLookupCost)
             }
             // Per role entry (a scenario holds at most two): the rules of its product and those of any.
             let perEntry = saturatingSum((perProduct.values.max() ?? 0), anyProduct)
