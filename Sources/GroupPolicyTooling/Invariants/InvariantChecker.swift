@@ -197,11 +197,11 @@ struct InvariantChecker {
                     let type = GroupType(groupType)
                     for groupID in plan.groupIDs {
                         selection.forEach(plan.candidates) { indices in
-                            let roles = indices.map { plan.candidates[$0].entry }
                             evaluator.evaluate(
                                 groupID: groupID,
                                 groupType: type,
-                                roles: roles,
+                                entries: indices,
+                                of: plan.candidates,
                                 context: context
                             )
                             let offending =
@@ -213,7 +213,7 @@ struct InvariantChecker {
                                 environment: plan.environment,
                                 groupID: groupID,
                                 groupType: type,
-                                roles: roles,
+                                roles: indices.map { plan.candidates[$0].entry },
                                 entitlements: entitlements
                             )
                             result.offendingCapabilities = offending.map { policy.catalog.names[$0] }
