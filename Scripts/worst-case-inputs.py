@@ -220,6 +220,25 @@ def main():
     commands.append(("test-deep", "test deep"))
     commands.append(("generate-swift-100k", "generate-swift rules-100k"))
 
+    # 12. Near the work limit: 10,000 capabilities, a grant and a deny over 380 products.
+    caps = [f"c{i}" for i in range(10_000)]
+    products = [f"p{i}" for i in range(380)]
+    rules = [{"id": "g", "match": {"productId": products, "role": "ADMIN"}, "capabilities": caps[:5000]},
+             {"id": "d", "effect": "deny", "match": {"productId": products, "role": "NONE"},
+              "capabilities": caps[2500:7500]}]
+    write(f"{root}/near-work/p.json", policy("near", caps, rules))
+    commands.append(("diff-near-work-limit", "diff near-work/p.json near-work/p.json"))
+
+    # 13. Over the work limit though within the scenario budget: 7.8 million scenarios of a grant and
+    # a deny over 300 products, with 20 rules naming group ids.
+    products = [f"p{i}" for i in range(300)]
+    rules = [{"id": "g", "match": {"productId": products, "role": "ADMIN"}, "capabilities": ["a"]},
+             {"id": "d", "effect": "deny", "match": {"productId": products, "role": "NONE"},
+              "capabilities": ["a"]}]
+    rules += [{"id": f"x{i}", "match": {"groupId": f"g{i}"}, "capabilities": ["b"]} for i in range(20)]
+    write(f"{root}/over-work/p.json", policy("over", ["a", "b", "c"], rules))
+    commands.append(("diff-over-work-limit", "diff over-work/p.json over-work/p.json"))
+
     with open(f"{root}/commands.txt", "w") as handle:
         for name, command in commands:
             handle.write(f"{name} {command}\n")
