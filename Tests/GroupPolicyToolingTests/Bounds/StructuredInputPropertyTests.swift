@@ -170,7 +170,7 @@ import Foundation
         )
         let (results, cost) = Bounds.measure { loaded.checkInvariants() }
         #expect(cost.seconds < Bounds.seconds)
-        #expect(cost.peakGrowth < 256 << 20)
+        #expect(cost.peakGrowth < Bounds.bytes)
         #expect(results.map(\.status) == [.overBudget])
         #expect(results.first?.scenarioCount == 3003 * 3001 + 3003 * 3002)
         let error = #expect(throws: GroupPolicyError.self) { try PolicyDiff(from: loaded, to: loaded) }
