@@ -71,8 +71,10 @@ enum CheckCommand {
                 if let testCase = result.counterexampleTestCase {
                     Terminal.err("  counterexample, as a test case that fails until the policy is fixed:")
                     Terminal.err(testCase.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-                } else if result.status == .overBudget {
+                } else if result.status == .overBudget, result.workLimit == nil {
                     Terminal.err("  raise --invariant-budget, or narrow the invariant's match or requires")
+                } else if result.status == .overBudget {
+                    Terminal.err("  narrow the invariant's match or requires, or the rules naming its capabilities")
                 }
             }
         }

@@ -39,7 +39,9 @@ enum DiffCommand {
         do {
             diff = try PolicyDiff(from: old, to: new, budget: budget)
         } catch {
-            throw CommandFailure(.unusable, "\(error.message) (raise --budget)")
+            // Only the scenario budget can be raised; the work and change limits are fixed.
+            let hint = error.message.hasSuffix("over the budget of \(budget)") ? " (raise --budget)" : ""
+            throw CommandFailure(.unusable, error.message + hint)
         }
         Terminal.out(arguments.has("json") ? diff.jsonString() : diff.table)
     }

@@ -1,4 +1,8 @@
 extension CompiledPolicy {
+    /// The most (rule naming the capability, group) pairs one explanation weighs: 1,000,000,
+    /// a second or so, each pair perhaps a near miss in the output.
+    static let maximumExplainedPairs = 1_000_000
+
     /// The explanation: the rules naming the capability, each checked condition by condition in each
     /// (merged) group, straight from their definitions rather than through the evaluation tables.
     func explain(
@@ -43,8 +47,23 @@ extension CompiledPolicy {
             denyRules.append(denies)
         }
 
+        // Every group lists every rule naming the capability that it does not meet: bounded by
+        // their product, refused at once rather than taking minutes (and gigabytes of near misses).
+        let plan = mergePlan(groups)
+        let rules = (grantRules + denyRules).reduce(0) { $0 + $1.count }
+        let explained = requestedGroupID == nil ? plan.count : 1
+        let pairs = rules.multipliedReportingOverflow(by: explained)
+        guard !pairs.overflow, pairs.partialValue <= Self.maximumExplainedPairs else {
+            throw GroupPolicyError(
+                code: .limitExceeded,
+                message: "explaining '\(capability.name)' would weigh \(rules) rules naming it in each of \(explained) "
+                    + "groups, over the limit of \(Self.maximumExplainedPairs) rule-group pairs; "
+                    + "explain one group with --group"
+            )
+        }
+
         var explanations: [Explanation.Group] = []
-        for members in mergePlan(groups) {
+        for members in plan {
             let first = groups[members[0]]
             if let requestedGroupID, first.groupID != requestedGroupID { continue }
             let entries = members.count == 1 ? first.roles : members.flatMap { groups[$0].roles }

@@ -18,8 +18,9 @@ extension Policy {
     ///   - groupID: Explain only this group of the response; `nil` explains every group.
     /// - Returns: One explanation per group, in response order (repeated groups merged).
     /// - Throws: A ``GroupPolicyError`` with code `undeclaredCapability` (with a did-you-mean) when
-    ///   the policy does not declare the capability, or `unknownGroup` when `groupID` is not a group
-    ///   of the response.
+    ///   the policy does not declare the capability, `unknownGroup` when `groupID` is not a group
+    ///   of the response, or `limitExceeded` when the rules naming the capability times the groups
+    ///   to explain are more than 1,000,000 (explain one group instead).
     public func explain(
         _ capability: Capability,
         for response: GetCustomerGroupsResponse,

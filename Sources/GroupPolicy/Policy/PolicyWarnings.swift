@@ -62,8 +62,21 @@ enum PolicyWarnings {
             }
         }
         guard !anyProduct.isEmpty || !byProduct.isEmpty else { return }
+        // A lint, so it gives up rather than costing more than its share of loading: comparing many
+        // long grants with many long denies is grants x denies x their lists' lengths.
+        var remaining = maximumShadowingComparisons
+        func comparable(_ deny: RuleDefinition, _ grant: RuleDefinition) -> Bool {
+            let cost = [deny, grant].reduce(1) { total, rule in
+                let match = rule.match
+                return total + (match.productIDs?.values.count ?? 0) + (match.roles?.values.count ?? 0)
+                    + (match.groupTypes?.values.count ?? 0) + (match.groupIDs?.values.count ?? 0)
+            }
+            remaining -= min(remaining, cost)
+            return remaining > 0
+        }
         for grantIndex in rules.indices where rules[grantIndex].effect == .grant {
             let grant = rules[grantIndex]
+            guard remaining > 0 else { return }
             var shadowing: [String] = []
             let allDenied = grant.capabilities.allSatisfy { capability in
                 var candidates = anyProduct[capability] ?? []
@@ -71,9 +84,10 @@ enum PolicyWarnings {
                     candidates += byProduct[capability]?[first] ?? []
                 }
                 // The first covering deny in rule order names the warning.
-                guard let deny = candidates.sorted().first(where: { isAtLeastAsBroad(rules[$0], as: grant) }) else {
-                    return false
+                let deny = candidates.sorted().first { index in
+                    comparable(rules[index], grant) && isAtLeastAsBroad(rules[index], as: grant)
                 }
+                guard let deny, remaining > 0 else { return false }
                 if !shadowing.contains(rules[deny].id) { shadowing.append(rules[deny].id) }
                 return true
             }
@@ -87,6 +101,10 @@ enum PolicyWarnings {
             )
         }
     }
+
+    /// The most list entries the shadowed-grant warning compares while loading one document:
+    /// 20,000,000, a fraction of a second; past it the warning is not looked for any further.
+    static let maximumShadowingComparisons = 20_000_000
 
     /// Whether `deny` matches (with its requirements holding) every group `grant` matches.
     static func isAtLeastAsBroad(_ deny: RuleDefinition, as grant: RuleDefinition) -> Bool {

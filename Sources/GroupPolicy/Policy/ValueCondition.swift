@@ -18,7 +18,13 @@ package enum ValueCondition: Sendable, Equatable {
         case (_, .any): return true
         case (.any, .oneOf): return false
         case (.oneOf(let mine), .oneOf(let theirs)):
-            return mine.allSatisfy { value in theirs.contains { $0.isExactly(value) } }
+            // Long lists are compared through a set of their bytes (exact, like `isExactly`), so two
+            // lists of thousands of names cost their lengths, not their product.
+            guard mine.count > 16, theirs.count > 16 else {
+                return mine.allSatisfy { value in theirs.contains { $0.isExactly(value) } }
+            }
+            let accepted = Set(theirs.map { Array($0.utf8) })
+            return mine.allSatisfy { accepted.contains(Array($0.utf8)) }
         }
     }
 

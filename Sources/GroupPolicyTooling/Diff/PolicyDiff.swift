@@ -83,7 +83,12 @@ public struct PolicyDiff: Sendable {
     /// Two products neither version names (a change can need two such products).
     public let unnamedProductIDs: [String]
 
-    /// The most scenarios a diff evaluates unless told otherwise: ten million, about ten seconds.
+    /// The most scenarios a diff evaluates unless told otherwise: ten million.
+    ///
+    /// Scenarios are not all alike: the diff also refuses, before evaluating any, when its
+    /// scenarios would cost more than 1,000,000,000 rule checks (each scenario weighted by the rules
+    /// it can meet), and stops when it finds more than 2,000,000 minimal changes; see the DocC
+    /// article "Limits and failure semantics".
     public static let defaultBudget = 10_000_000
 
     /// Compares two versions of a policy (or policy set).
@@ -93,13 +98,17 @@ public struct PolicyDiff: Sendable {
     ///   - new: The version after the change.
     ///   - budget: The most scenarios to evaluate.
     /// - Throws: A `GroupPolicyError` with code `limitExceeded` when the space holds more
-    ///   scenarios than `budget`.
+    ///   scenarios than `budget`, when its scenarios would cost more rule checks than the work
+    ///   limit, or when there are more minimal changes than the change limit; the message names
+    ///   the limit.
     public init(from old: Policy, to new: Policy, budget: Int = PolicyDiff.defaultBudget) throws(GroupPolicyError) {
         let differ = PolicyDiffer(
             old: old.compiled,
             new: new.compiled,
-            maximumCandidates: min(budget, ScenarioSpace.maximumCandidates)
+            maximumCandidates: min(budget, ScenarioSpace.maximumCandidates),
+            scenarioBudget: budget
         )
+        if let refusal = differ.refusal { throw GroupPolicyError(code: .limitExceeded, message: refusal) }
         let count = differ.scenarioCount
         guard count <= budget else {
             throw GroupPolicyError(
@@ -107,7 +116,18 @@ public struct PolicyDiff: Sendable {
                 message: "the diff's scenario space holds \(count) scenarios, over the budget of \(budget)"
             )
         }
-        rows = PolicyDiffMerger(space: differ.space).merge(differ.minimalRows())
+        let workLimit = ScenarioWork.limit
+        guard differ.work <= workLimit else {
+            throw GroupPolicyError(
+                code: .limitExceeded,
+                message: "the diff's \(count) scenarios would cost about \(differ.work) rule checks, "
+                    + "over the work limit of \(workLimit)"
+            )
+        }
+        let merger = PolicyDiffMerger(space: differ.space)
+        // Rows of different capabilities or changes never merge: each group is merged on its own,
+        // so only one capability's unmerged rows are held at a time.
+        rows = try differ.rows(merging: merger.merge)
         scenarioCount = count
         unnamedGroupType = differ.space.freshGroupType
         unnamedGroupID = differ.space.freshGroupID

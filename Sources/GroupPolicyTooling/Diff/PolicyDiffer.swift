@@ -2,6 +2,12 @@ import GroupPolicy
 
 /// Enumerates the reduced scenario space of two policy versions and finds the minimal scenarios in
 /// which a capability is added or removed (see ``PolicyDiff`` for why this is complete).
+///
+/// Everything that can be large is counted before it is built or enumerated: the entitlement sets,
+/// the frames (group types x group ids), the scenarios, and their work (``ScenarioWork``). The
+/// minimal changes are kept as they are found (a scenario that extends a kept one is dropped at
+/// once, since every smaller scenario comes earlier in the enumeration), compactly, and at most
+/// ``maximumChanges`` of them.
 struct PolicyDiffer {
     let old: CompiledPolicy
     let new: CompiledPolicy
@@ -11,25 +17,47 @@ struct PolicyDiffer {
     let names: [String]
     private let oldToUnion: [Int]
     private let newToUnion: [Int]
+    /// Whether the two catalogs list different names (or in a different order), so that bit sets
+    /// are compared through ``names`` rather than directly.
+    private let catalogsDiffer: Bool
     /// Entitlement sets to enumerate, smaller first.
     let entitlementSets: [[String]]
     private let plans: [Plan]
-    /// Whether the frames (group types x group ids, per environment) alone were over the budget.
-    private let tooManyFrames: Bool
+    /// How many scenarios the enumeration visits (`Int.max` when ``refusal`` is set).
+    let scenarioCount: Int
+    /// Why the space was not built, naming the dimension over its limit; `nil` when it was.
+    let refusal: String?
+    /// The estimated rule checks of the enumeration (``ScenarioWork``).
+    let work: Int
 
-    /// One environment's frames (group type and id) and the entry sets to visit in each.
+    /// The most minimal changes (scenario, capability) a diff keeps before merging them into rows:
+    /// two million, about 100 MB.
+    static let maximumChanges = 2_000_000
+
+    /// The limit in force: ``maximumChanges``, lowered by tests.
+    @TaskLocal static var changeLimit = maximumChanges
+
+    /// One environment's group types and ids (its frames) and the entry sets to visit in each.
     private struct Plan {
         var environment: StoreEnvironment
         var candidates: [ScenarioSpace.Candidate]
-        var frames: [(groupType: String, groupID: String, entries: EntrySelection)]
+        var groupTypes: [String]
+        var groupIDs: [String]
+        var selection: EntrySelection
+
+        func entries(forType index: Int) -> EntrySelection {
+            groupTypes[index] == GroupType.consumer.rawValue ? .emptyOnly : selection
+        }
     }
 
     /// - Parameters:
     ///   - old: The version before the change.
     ///   - new: The version after the change.
-    ///   - maximumCandidates: The scenario budget: a space whose role entries alone exceed it is
-    ///     not built, and ``scenarioCount`` reports their number.
-    init(old: CompiledPolicy, new: CompiledPolicy, maximumCandidates: Int = Int.max) {
+    ///   - maximumCandidates: The most role entries per environment, and entitlement sets, to build.
+    ///   - scenarioBudget: The scenario budget: more frames than this are not enumerated.
+    ///
+    /// A space over one of these is not built, and ``refusal`` says which.
+    init(old: CompiledPolicy, new: CompiledPolicy, maximumCandidates: Int = Int.max, scenarioBudget: Int = Int.max) {
         self.old = old
         self.new = new
         let documents = old.documents.map(\.document) + new.documents.map(\.document)
@@ -39,6 +67,7 @@ struct PolicyDiffer {
         for (index, name) in names.enumerated() { unionIndex[name] = index }
         oldToUnion = old.catalog.names.map { unionIndex[$0] ?? 0 }
         newToUnion = new.catalog.names.map { unionIndex[$0] ?? 0 }
+        catalogsDiffer = oldToUnion != newToUnion || oldToUnion.count != names.count
 
         // Rules by side: (document index in the space, rule).
         let oldCount = old.documents.count
@@ -56,9 +85,10 @@ struct PolicyDiffer {
         }
         // A change needs a grant of one version, perhaps a deny of the other: their entitlements.
         // Denies are indexed by capability (their distinct entitlement lists), so the work grows
-        // with the distinct lists rather than with grants x denies.
+        // with the distinct lists rather than with grants x denies; past the budget the sets stop
+        // being collected (each is a scenario at least).
         var sets: Set<[String]> = [[]]
-        for side in 0..<2 {
+        collecting: for side in 0..<2 {
             var denyEntitlements: [String: Set<[String]>] = [:]
             for deny in denies[1 - side] {
                 let entitlements = Set(deny.rule.requires.entitlements).sorted()
@@ -75,153 +105,312 @@ struct PolicyDiffer {
                 for entitlements in paired {
                     sets.insert(Set(grant.rule.requires.entitlements + entitlements).sorted())
                 }
+                if sets.count > maximumCandidates { break collecting }
             }
         }
-        entitlementSets = sets.sorted(by: smallerFirst)
+        let tooManySets = sets.count > maximumCandidates
+        entitlementSets = tooManySets ? [] : sets.sorted(by: smallerFirst)
+
+        // Every frame visits at least the scenario without entries: frames over the budget are
+        // over it by themselves, and are not enumerated.
+        let frameCount = saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2)
+        var refusal: String?
+        if space.isOverLimit {
+            refusal =
+                "the diff's scenario space has \(space.candidateCount) role entries (products x roles) "
+                + "per environment, over the limit of \(maximumCandidates)"
+        } else if tooManySets {
+            refusal =
+                "the diff's scenario space has more than \(maximumCandidates) entitlement sets, "
+                + "over the limit of \(maximumCandidates)"
+        } else if frameCount > scenarioBudget {
+            refusal =
+                "the diff's scenario space has \(frameCount) groups (group types x group ids x environments), "
+                + "over the budget of \(scenarioBudget) scenarios"
+        }
+        self.refusal = refusal
+        guard refusal == nil else {
+            plans = []
+            scenarioCount = Int.max
+            work = Int.max
+            return
+        }
 
         var plans: [Plan] = []
         let allGrants = (grants[0] + grants[1]).map { ($0.document, $0.rule.match) }
         let allDenies = (denies[0] + denies[1]).map { ($0.document, $0.rule.match) }
-        // Every frame visits at least the scenario without entries: too many frames are over any
-        // budget by themselves, and are not built.
-        let frameCount = saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2)
-        tooManyFrames = frameCount > maximumCandidates
-        for environment in StoreEnvironment.allCases where !space.isOverLimit && !tooManyFrames {
+        let oldWork = ScenarioWork(documents: old.documents.map(\.document), capabilityCount: old.catalog.names.count)
+        let newWork = ScenarioWork(documents: new.documents.map(\.document), capabilityCount: new.catalog.names.count)
+        // Comparing through the union of the catalogs visits each set capability.
+        let comparison = catalogsDiffer ? names.count : 0
+        var count = 0
+        var work = 0
+        for environment in StoreEnvironment.allCases {
             let granting = space.candidates(matching: allGrants, in: environment)
             let denying = space.candidates(matching: allDenies, in: environment)
-            let selection = EntrySelection(
-                includesEmpty: true,
-                singles: granting.union(denying),
-                pairFirst: granting,
-                pairSecond: denying
+            let candidates = space.candidates(in: environment)
+            let plan = Plan(
+                environment: environment,
+                candidates: candidates,
+                groupTypes: space.groupTypes,
+                groupIDs: space.groupIDs(in: environment),
+                selection: EntrySelection(
+                    includesEmpty: true,
+                    singles: granting.union(denying),
+                    pairFirst: granting,
+                    pairSecond: denying
+                )
             )
-            var frames: [(String, String, EntrySelection)] = []
-            for groupType in space.groupTypes {
-                for groupID in space.groupIDs(in: environment) {
-                    frames.append(
-                        (groupType, groupID, groupType == GroupType.consumer.rawValue ? .emptyOnly : selection)
-                    )
-                }
+            // Scenarios per group id, summed over the types (each type's entry sets counted once).
+            let selectionCount = plan.selection.count(candidates)
+            let perID = plan.groupTypes.indices.reduce(0) { total, index in
+                saturatingSum(total, plan.groupTypes[index] == GroupType.consumer.rawValue ? 1 : selectionCount)
             }
-            plans.append(Plan(environment: environment, candidates: space.candidates(in: environment), frames: frames))
+            let perSet = saturatingProduct(perID, plan.groupIDs.count)
+            count = saturatingSum(count, saturatingProduct(perSet, entitlementSets.count))
+            let idCost = saturatingSum(
+                saturatingSum(oldWork.cost(groupIDs: plan.groupIDs), newWork.cost(groupIDs: plan.groupIDs)),
+                saturatingProduct(comparison, plan.groupIDs.count)
+            )
+            work = saturatingSum(work, saturatingProduct(perID, idCost, entitlementSets.count))
+            plans.append(plan)
         }
+        // Telling minimal changes apart compares entitlement sets pairwise.
+        work = saturatingSum(work, saturatingProduct(entitlementSets.count, entitlementSets.count))
         self.plans = plans
+        scenarioCount = count
+        self.work = work
     }
 
-    /// How many scenarios the enumeration visits.
-    var scenarioCount: Int {
-        guard !space.isOverLimit else { return space.candidateCount }
-        guard !tooManyFrames else { return saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2) }
-        var total = 0
-        for plan in plans {
-            let perSet = plan.frames.reduce(0) { saturatingSum($0, $1.entries.count(plan.candidates)) }
-            total = saturatingSum(total, saturatingProduct(perSet, entitlementSets.count))
-        }
-        return total
-    }
-
-    /// A differing scenario, by its coordinates in the enumeration.
+    /// A differing scenario, by its coordinates in the enumeration (entries as candidate indices,
+    /// -1 for none), compact so that millions of them fit in memory.
     private struct Key: Hashable {
-        var plan: Int
-        var frame: Int
-        var entries: [Int]
-        var entitlements: Int
+        var code: Int32
+        var plan: Int32
+        var frame: Int32
+        var first: Int32
+        var second: Int32
+        var entitlements: Int32
+
+        var entries: [Int] {
+            first < 0 ? [] : second < 0 ? [Int(first)] : [Int(first), Int(second)]
+        }
+
+        /// The same scenario with other entries and entitlements.
+        func with(entries: [Int], entitlements: Int) -> Key {
+            var key = self
+            key.first = entries.first.map(Int32.init) ?? -1
+            key.second = entries.count > 1 ? Int32(entries[1]) : -1
+            key.entitlements = Int32(entitlements)
+            return key
+        }
     }
 
-    /// The minimal differing scenarios, one row each, not yet merged.
-    func minimalRows() -> [PolicyDiff.Row] {
+    /// The minimal differing scenarios as rows, each capability's and change's rows passed through
+    /// `merge` on their own (so only one group of unmerged rows is held at a time), in capability
+    /// order, added before removed.
+    ///
+    /// - Throws: A `GroupPolicyError` with code `limitExceeded` when more than
+    ///   ``maximumChanges`` minimal changes are found.
+    func rows(merging merge: ([PolicyDiff.Row]) -> [PolicyDiff.Row]) throws(GroupPolicyError) -> [PolicyDiff.Row] {
         var oldEvaluator = ScenarioEvaluator(policy: old)
         var newEvaluator = ScenarioEvaluator(policy: new)
-        // For each (capability, added?) the scenarios that show it, in enumeration order.
-        var found: [Int: [Key]] = [:]
-        var oldBits = [Bool](repeating: false, count: names.count)
-        var newBits = [Bool](repeating: false, count: names.count)
+        let limit = Self.changeLimit
+        var kept: Set<Key> = []
+        // For each code (capability x 2, + 1 when removed), its kept keys in enumeration order.
+        var byCode: [Int32: [Key]] = [:]
+        var subsetMemo: [Int: [Int]] = [:]
+        // Entitlement sets contained in a set (itself included), computed when first needed.
+        func subsets(of setIndex: Int) -> [Int] {
+            if let known = subsetMemo[setIndex] { return known }
+            let superset = Set(entitlementSets[setIndex])
+            let found = entitlementSets.indices.filter { index in
+                entitlementSets[index].count <= superset.count && entitlementSets[index].allSatisfy(superset.contains)
+            }
+            subsetMemo[setIndex] = found
+            return found
+        }
+        // Whether a smaller scenario (fewer entries or entitlements) with the same change is kept:
+        // it was enumerated earlier, since smaller entitlement sets and entry sets come first.
+        func extendsAnother(_ key: Key) -> Bool {
+            let entries = key.entries
+            let setIndex = Int(key.entitlements)
+            for subset in Self.subsets(of: entries) {
+                for set in subsets(of: setIndex) where subset != entries || set != setIndex {
+                    if kept.contains(key.with(entries: subset, entitlements: set)) { return true }
+                }
+            }
+            return false
+        }
+        var differing: [Int32] = []
+        var unionBits = [UInt8](repeating: 0, count: names.count)
+        var touched: [Int] = []
+        var failure: GroupPolicyError?
         for (planIndex, plan) in plans.enumerated() {
             for (setIndex, entitlements) in entitlementSets.enumerated() {
                 let context = EvaluationContext(environment: plan.environment, entitlements: Set(entitlements))
-                for (frameIndex, frame) in plan.frames.enumerated() {
-                    let type = GroupType(frame.groupType)
-                    frame.entries.forEach(plan.candidates) { indices in
-                        let roles = indices.map { plan.candidates[$0].entry }
-                        oldEvaluator.evaluate(
-                            groupID: frame.groupID,
-                            groupType: type,
-                            roles: roles,
-                            context: context
-                        )
-                        newEvaluator.evaluate(
-                            groupID: frame.groupID,
-                            groupType: type,
-                            roles: roles,
-                            context: context
-                        )
-                        guard
-                            oldEvaluator.capabilities != newEvaluator.capabilities || names.count != oldToUnion.count
-                                || names.count != newToUnion.count
-                        else { return true }
-                        for index in names.indices {
-                            oldBits[index] = false
-                            newBits[index] = false
+                for (typeIndex, groupType) in plan.groupTypes.enumerated() {
+                    let type = GroupType(groupType)
+                    let selection = plan.entries(forType: typeIndex)
+                    for (idIndex, groupID) in plan.groupIDs.enumerated() {
+                        let frame = Int32(typeIndex * plan.groupIDs.count + idIndex)
+                        selection.forEach(plan.candidates) { indices in
+                            oldEvaluator.evaluate(
+                                groupID: groupID,
+                                groupType: type,
+                                entries: indices,
+                                of: plan.candidates,
+                                context: context
+                            )
+                            newEvaluator.evaluate(
+                                groupID: groupID,
+                                groupType: type,
+                                entries: indices,
+                                of: plan.candidates,
+                                context: context
+                            )
+                            differing.removeAll(keepingCapacity: true)
+                            if catalogsDiffer {
+                                // 1: the old version has it, 2: the new one, 3: both.
+                                Self.forEachSetBit(oldEvaluator.capabilities) { local in
+                                    let union = oldToUnion[local]
+                                    if unionBits[union] == 0 { touched.append(union) }
+                                    unionBits[union] |= 1
+                                }
+                                Self.forEachSetBit(newEvaluator.capabilities) { local in
+                                    let union = newToUnion[local]
+                                    if unionBits[union] == 0 { touched.append(union) }
+                                    unionBits[union] |= 2
+                                }
+                                touched.sort()
+                                for union in touched {
+                                    if unionBits[union] != 3 {
+                                        differing.append(Int32(union * 2 + (unionBits[union] == 2 ? 0 : 1)))
+                                    }
+                                    unionBits[union] = 0
+                                }
+                                touched.removeAll(keepingCapacity: true)
+                            } else if oldEvaluator.capabilities != newEvaluator.capabilities {
+                                Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) {
+                                    local,
+                                    added in
+                                    differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
+                                }
+                            }
+                            guard !differing.isEmpty else { return true }
+                            for code in differing {
+                                let key = Key(
+                                    code: code,
+                                    plan: Int32(planIndex),
+                                    frame: frame,
+                                    first: indices.first.map(Int32.init) ?? -1,
+                                    second: indices.count > 1 ? Int32(indices[1]) : -1,
+                                    entitlements: Int32(setIndex)
+                                )
+                                guard !extendsAnother(key) else { continue }
+                                guard kept.count < limit else {
+                                    failure = GroupPolicyError(
+                                        code: .limitExceeded,
+                                        message: "the diff finds more than \(limit) minimal changes "
+                                            + "(scenario and capability), over the limit of \(limit)"
+                                    )
+                                    return false
+                                }
+                                kept.insert(key)
+                                byCode[code, default: []].append(key)
+                            }
+                            return true
                         }
-                        for (local, union) in oldToUnion.enumerated() where oldEvaluator.has(local) {
-                            oldBits[union] = true
-                        }
-                        for (local, union) in newToUnion.enumerated() where newEvaluator.has(local) {
-                            newBits[union] = true
-                        }
-                        let key = Key(plan: planIndex, frame: frameIndex, entries: indices, entitlements: setIndex)
-                        for index in names.indices where oldBits[index] != newBits[index] {
-                            found[index * 2 + (newBits[index] ? 0 : 1), default: []].append(key)
-                        }
-                        return true
+                        if let failure { throw failure }
                     }
                 }
             }
         }
 
-        // Entitlement sets contained in each set (itself included).
-        let subsets = entitlementSets.map { superset in
-            entitlementSets.indices.filter { Set(entitlementSets[$0]).isSubset(of: superset) }
-        }
+        kept = []
         var rows: [PolicyDiff.Row] = []
-        for (code, keys) in found.sorted(by: { $0.key < $1.key }) {
-            let present = Set(keys)
-            for key in keys {
-                // Left out when a smaller scenario (fewer entries or entitlements) shows the same change.
-                let entrySubsets = Self.subsets(of: key.entries)
-                let extendsAnother = entrySubsets.contains { entries in
-                    subsets[key.entitlements].contains { set in
-                        (entries != key.entries || set != key.entitlements)
-                            && present.contains(
-                                Key(plan: key.plan, frame: key.frame, entries: entries, entitlements: set)
-                            )
-                    }
-                }
-                guard !extendsAnother else { continue }
-                let plan = plans[key.plan]
-                let frame = plan.frames[key.frame]
-                let roles = key.entries.map { plan.candidates[$0].entry }
-                rows.append(
-                    PolicyDiff.Row(
+        for code in byCode.keys.sorted() {
+            guard let keys = byCode.removeValue(forKey: code) else { continue }
+            rows += merge(
+                keys.map { key in
+                    let plan = plans[Int(key.plan)]
+                    let frame = Int(key.frame)
+                    let groupType = plan.groupTypes[frame / plan.groupIDs.count]
+                    let groupID = plan.groupIDs[frame % plan.groupIDs.count]
+                    let roles = key.entries.map { plan.candidates[$0].entry }
+                    let entitlements = entitlementSets[Int(key.entitlements)]
+                    return PolicyDiff.Row(
                         change: code % 2 == 0 ? .added : .removed,
-                        capability: names[code / 2],
+                        capability: names[Int(code / 2)],
                         environment: plan.environment,
-                        groupType: frame.groupType,
-                        groupID: frame.groupID,
+                        groupType: groupType,
+                        groupID: groupID,
                         roles: roles.map { PolicyDiff.EntryPattern(productID: $0.productID, role: $0.role.rawValue) },
-                        entitlements: entitlementSets[key.entitlements],
+                        entitlements: entitlements,
                         example: Scenario(
                             environment: plan.environment,
-                            groupID: frame.groupID,
-                            groupType: GroupType(frame.groupType),
+                            groupID: groupID,
+                            groupType: GroupType(groupType),
                             roles: roles,
-                            entitlements: entitlementSets[key.entitlements]
+                            entitlements: entitlements
                         )
                     )
-                )
-            }
+                }
+            )
         }
         return rows
+    }
+
+    /// Calls `body` with each set bit's index, ascending.
+    private static func forEachSetBit(_ bits: CapabilityBits, _ body: (Int) -> Void) {
+        func visit(_ word: UInt64, base: Int) {
+            var remaining = word
+            while remaining != 0 {
+                body(base + remaining.trailingZeroBitCount)
+                remaining &= remaining - 1
+            }
+        }
+        switch bits {
+        case .small(let word): visit(word, base: 0)
+        case .large(let words): for (position, word) in words.enumerated() { visit(word, base: position * 64) }
+        }
+    }
+
+    /// Calls `body` with each index set in exactly one of two bit sets over the same catalog,
+    /// ascending, and whether it is set in `new`.
+    private static func forEachDifferingBit(
+        _ old: CapabilityBits,
+        _ new: CapabilityBits,
+        _ body: (Int, Bool) -> Void
+    ) {
+        func visit(_ oldWord: UInt64, _ newWord: UInt64, base: Int) {
+            var remaining = oldWord ^ newWord
+            while remaining != 0 {
+                let bit = remaining.trailingZeroBitCount
+                body(base + bit, newWord & (1 << UInt64(bit)) != 0)
+                remaining &= remaining - 1
+            }
+        }
+        switch (old, new) {
+        case (.small(let oldWord), .small(let newWord)):
+            visit(oldWord, newWord, base: 0)
+        case (.large(let oldWords), .large(let newWords)):
+            for position in 0..<max(oldWords.count, newWords.count) {
+                visit(
+                    position < oldWords.count ? oldWords[position] : 0,
+                    position < newWords.count ? newWords[position] : 0,
+                    base: position * 64
+                )
+            }
+        case (.small(let oldWord), .large(let newWords)):
+            for position in newWords.indices {
+                visit(position == 0 ? oldWord : 0, newWords[position], base: position * 64)
+            }
+        case (.large(let oldWords), .small(let newWord)):
+            for position in oldWords.indices {
+                visit(oldWords[position], position == 0 ? newWord : 0, base: position * 64)
+            }
+        }
     }
 
     /// Every subset of a set of at most two entries, the set itself included.

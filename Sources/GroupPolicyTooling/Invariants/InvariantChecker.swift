@@ -23,70 +23,117 @@ import GroupPolicy
 struct InvariantChecker {
     let policy: CompiledPolicy
     let space: ScenarioSpace
+    /// What one scenario costs under the policy.
+    let work: ScenarioWork
+    /// The rules of each effect that list a capability, by capability: an invariant's witnesses
+    /// are found through its own capabilities rather than by scanning every rule.
+    private let rulesByCapability: [RuleEffect: [String: [(document: Int, rule: Int)]]]
 
     /// Builds the scenario space of the policy's documents.
     ///
     /// A space with more role entries than ``ScenarioSpace/maximumCandidates`` is not built (its
     /// invariants are reported over budget), so a policy naming huge numbers of products and roles
     /// costs no memory here; below it, each invariant's reduced space is counted against its
-    /// budget before it is enumerated.
+    /// budget, and its work against the work limit, before it is enumerated.
     init(policy: CompiledPolicy, budget: Int = Int.max) {
         self.policy = policy
-        self.space = ScenarioSpace(
-            documents: policy.documents.map(\.document),
-            maximumCandidates: ScenarioSpace.maximumCandidates
-        )
+        let documents = policy.documents.map(\.document)
+        self.space = ScenarioSpace(documents: documents, maximumCandidates: ScenarioSpace.maximumCandidates)
+        self.work = ScenarioWork(documents: documents, capabilityCount: policy.catalog.names.count)
+        var rulesByCapability: [RuleEffect: [String: [(document: Int, rule: Int)]]] = [:]
+        for (documentIndex, document) in documents.enumerated() {
+            for (ruleIndex, rule) in document.rules.enumerated() {
+                for capability in Set(rule.capabilities) {
+                    rulesByCapability[rule.effect, default: [:]][capability, default: []].append(
+                        (documentIndex, ruleIndex)
+                    )
+                }
+            }
+        }
+        self.rulesByCapability = rulesByCapability
     }
 
-    /// The scenarios one invariant needs, per environment.
+    /// The scenarios one invariant needs in one environment: every entitlement set, in every
+    /// frame (a group type and a group id), with the entry sets of the frame's type.
     private struct Plan {
         var environment: StoreEnvironment
         var entitlementSets: [[String]]
-        var frames: [(groupType: String, groupID: String, entries: EntrySelection)]
+        var groupTypes: [String]
+        var groupIDs: [String]
+        var selection: EntrySelection
         var candidates: [ScenarioSpace.Candidate]
+        var roleLevel: Bool
 
-        var count: Int {
-            let perSet = frames.reduce(0) { saturatingSum($0, $1.entries.count(candidates)) }
-            return saturatingProduct(perSet, entitlementSets.count)
+        /// The entry sets of a group type (`nil`: the type is not covered).
+        func entries(forType groupType: String) -> EntrySelection? {
+            guard groupType == GroupType.consumer.rawValue else { return selection }
+            // A CONSUMER group has no role entries, so a role-level match never covers it.
+            return roleLevel ? nil : .emptyOnly
+        }
+
+        /// Scenarios per group id, summed over the types (each entry selection counted once).
+        var perGroupID: Int {
+            let selectionCount = selection.count(candidates)
+            return groupTypes.reduce(0) { total, groupType in
+                let entries = entries(forType: groupType)
+                let count = entries == nil ? 0 : groupType == GroupType.consumer.rawValue ? 1 : selectionCount
+                return saturatingSum(total, count)
+            }
         }
     }
 
-    func check(_ invariant: InvariantDefinition, document documentIndex: Int, budget: Int) -> InvariantResult {
+    /// Checks one invariant.
+    ///
+    /// - Parameters:
+    ///   - invariant: The invariant.
+    ///   - documentIndex: The index of the document that declares it.
+    ///   - budget: The most scenarios it may need.
+    ///   - workLimit: The most rule checks it may cost (what is left of the check's work limit).
+    /// - Returns: Holds, violated (with a counterexample), or over budget (nothing enumerated).
+    func check(
+        _ invariant: InvariantDefinition,
+        document documentIndex: Int,
+        budget: Int,
+        workLimit: Int = ScenarioWork.limit
+    ) -> InvariantResult {
         let document = policy.documents[documentIndex].document
-        guard !space.isOverLimit else {
-            return InvariantResult(
-                invariantID: invariant.id,
-                policyID: document.id,
-                location: invariant.location,
-                jsonPath: invariant.path.description,
-                status: .overBudget,
-                scenarioCount: space.candidateCount,
-                budget: budget,
-                counterexample: nil,
-                offendingCapabilities: [],
-                quantifier: invariant.quantifier.rawValue
-            )
-        }
+        var result = InvariantResult(
+            invariantID: invariant.id,
+            policyID: document.id,
+            location: invariant.location,
+            jsonPath: invariant.path.description,
+            status: .overBudget,
+            scenarioCount: space.candidateCount,
+            budget: budget,
+            counterexample: nil,
+            offendingCapabilities: [],
+            quantifier: invariant.quantifier.rawValue
+        )
+        guard !space.isOverLimit else { return result }
         let listed = invariant.capabilities.compactMap(policy.catalog.index(of:))
-        let listedNames = Set(invariant.capabilities)
         // The rules that can witness a violation: grants of a listed capability break `never`,
         // denials of one break `always`.
         let witnessEffect: RuleEffect = invariant.quantifier == .never ? .grant : .deny
-        var witnesses: [(document: Int, match: MatchCondition)] = []
-        var entitlementSets: Set<[String]> = [invariant.requires.entitlements.sorted()]
-        for (index, compiled) in policy.documents.enumerated() {
-            for rule in compiled.document.rules
-            where rule.effect == witnessEffect && rule.capabilities.contains(where: listedNames.contains) {
-                witnesses.append((index, rule.match))
-                entitlementSets.insert(Set(invariant.requires.entitlements + rule.requires.entitlements).sorted())
+        var witnessRules: Set<[Int]> = []
+        for capability in Set(invariant.capabilities) {
+            for (witnessDocument, rule) in rulesByCapability[witnessEffect]?[capability] ?? [] {
+                witnessRules.insert([witnessDocument, rule])
             }
         }
+        let witnesses = witnessRules.sorted { $0.lexicographicallyPrecedes($1) }.map {
+            (document: $0[0], rule: policy.documents[$0[0]].document.rules[$0[1]])
+        }
+        var entitlementSets: Set<[String]> = [invariant.requires.entitlements.sorted()]
+        for witness in witnesses {
+            entitlementSets.insert(Set(invariant.requires.entitlements + witness.rule.requires.entitlements).sorted())
+        }
         let orderedSets = entitlementSets.sorted(by: smallerFirst)
+        let witnessMatches = witnesses.map { (document: $0.document, match: $0.rule.match) }
 
         var plans: [Plan] = []
         for environment in StoreEnvironment.allCases
         where invariant.requires.environments?.contains(environment) ?? true {
-            let witnessEntries = space.candidates(matching: witnesses, in: environment)
+            let witnessEntries = space.candidates(matching: witnessMatches, in: environment)
             let selection: EntrySelection
             let roleLevel = invariant.match.isRoleLevel
             if roleLevel {
@@ -100,75 +147,80 @@ struct InvariantChecker {
             } else {
                 selection = EntrySelection(includesEmpty: true, singles: witnessEntries, pairFirst: [], pairSecond: [])
             }
-            var frames: [(String, String, EntrySelection)] = []
-            for groupType in space.groupTypes where invariant.match.groupTypes?.matches(groupType) ?? true {
-                for groupID in space.groupIDs(in: environment) where invariant.match.groupIDs?.matches(groupID) ?? true
-                {
-                    if groupType == GroupType.consumer.rawValue {
-                        // A CONSUMER group has no role entries, so a role-level match never covers it.
-                        if !roleLevel { frames.append((groupType, groupID, .emptyOnly)) }
-                    } else {
-                        frames.append((groupType, groupID, selection))
-                    }
-                }
-            }
             plans.append(
                 Plan(
                     environment: environment,
                     entitlementSets: orderedSets,
-                    frames: frames,
-                    candidates: space.candidates(in: environment)
+                    groupTypes: ScenarioSpace.values(space.groupTypes, acceptedBy: invariant.match.groupTypes),
+                    groupIDs: ScenarioSpace.values(
+                        space.groupIDs(in: environment),
+                        acceptedBy: invariant.match.groupIDs
+                    ),
+                    selection: selection,
+                    candidates: space.candidates(in: environment),
+                    roleLevel: roleLevel
                 )
             )
         }
 
-        var result = InvariantResult(
-            invariantID: invariant.id,
-            policyID: document.id,
-            location: invariant.location,
-            jsonPath: invariant.path.description,
-            status: .holds,
-            scenarioCount: plans.reduce(0) { saturatingSum($0, $1.count) },
-            budget: budget,
-            counterexample: nil,
-            offendingCapabilities: [],
-            quantifier: invariant.quantifier.rawValue
-        )
-        guard result.scenarioCount <= budget else {
-            result.status = .overBudget
+        // Counted (and weighed) before anything is enumerated: frames are never built.
+        var count = 0
+        var estimatedWork = 0
+        for plan in plans {
+            let perGroupID = plan.perGroupID
+            let perSet = saturatingProduct(perGroupID, plan.groupIDs.count)
+            count = saturatingSum(count, saturatingProduct(perSet, plan.entitlementSets.count))
+            let idCost = saturatingSum(
+                work.cost(groupIDs: plan.groupIDs),
+                saturatingProduct(listed.count, plan.groupIDs.count)
+            )
+            estimatedWork = saturatingSum(
+                estimatedWork,
+                saturatingProduct(perGroupID, idCost, plan.entitlementSets.count)
+            )
+        }
+        result.scenarioCount = count
+        result.estimatedWork = estimatedWork
+        guard count <= budget else { return result }
+        guard estimatedWork <= workLimit else {
+            result.workLimit = workLimit
             return result
         }
+        result.status = .holds
 
         var evaluator = ScenarioEvaluator(policy: policy)
         for plan in plans {
             for entitlements in plan.entitlementSets {
                 let context = EvaluationContext(environment: plan.environment, entitlements: Set(entitlements))
-                for (groupType, groupID, selection) in plan.frames {
+                for groupType in plan.groupTypes {
+                    guard let selection = plan.entries(forType: groupType) else { continue }
                     let type = GroupType(groupType)
-                    selection.forEach(plan.candidates) { indices in
-                        let roles = indices.map { plan.candidates[$0].entry }
-                        evaluator.evaluate(
-                            groupID: groupID,
-                            groupType: type,
-                            roles: roles,
-                            context: context
-                        )
-                        let offending =
-                            invariant.quantifier == .never
-                            ? listed.filter { evaluator.has($0) } : listed.filter { !evaluator.has($0) }
-                        guard !offending.isEmpty else { return true }
-                        result.status = .violated
-                        result.counterexample = Scenario(
-                            environment: plan.environment,
-                            groupID: groupID,
-                            groupType: type,
-                            roles: roles,
-                            entitlements: entitlements
-                        )
-                        result.offendingCapabilities = offending.map { policy.catalog.names[$0] }
-                        return false
+                    for groupID in plan.groupIDs {
+                        selection.forEach(plan.candidates) { indices in
+                            evaluator.evaluate(
+                                groupID: groupID,
+                                groupType: type,
+                                entries: indices,
+                                of: plan.candidates,
+                                context: context
+                            )
+                            let offending =
+                                invariant.quantifier == .never
+                                ? listed.filter { evaluator.has($0) } : listed.filter { !evaluator.has($0) }
+                            guard !offending.isEmpty else { return true }
+                            result.status = .violated
+                            result.counterexample = Scenario(
+                                environment: plan.environment,
+                                groupID: groupID,
+                                groupType: type,
+                                roles: indices.map { plan.candidates[$0].entry },
+                                entitlements: entitlements
+                            )
+                            result.offendingCapabilities = offending.map { policy.catalog.names[$0] }
+                            return false
+                        }
+                        if result.status == .violated { return result }
                     }
-                    if result.status == .violated { return result }
                 }
             }
         }

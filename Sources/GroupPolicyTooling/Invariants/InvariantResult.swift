@@ -52,6 +52,12 @@ public struct InvariantResult: Sendable {
     public var offendingCapabilities: [String]
     /// `never` or `always`.
     public var quantifier: String
+    /// The estimated rule checks of the invariant's scenarios (each scenario weighted by the rules
+    /// it can meet), or 0 when it was not estimated (a space over the scenario budget).
+    public var estimatedWork: Int = 0
+    /// When the invariant is over budget because of its work rather than its scenario count: the
+    /// work limit it was over (what is left of the limit a whole check shares).
+    public var workLimit: Int?
 
     /// Whether the invariant holds.
     public var holds: Bool { status == .holds }
@@ -69,6 +75,10 @@ public struct InvariantResult: Sendable {
             message =
                 "invariant '\(invariantID)' does not hold: \(names) \(verb) in "
                 + (counterexample.map { "\($0)" } ?? "a covered scenario")
+        case .overBudget where workLimit != nil:
+            message =
+                "invariant '\(invariantID)' was not checked: its \(scenarioCount) scenarios would cost about "
+                + "\(estimatedWork) rule checks, over the work limit of \(workLimit ?? 0)"
         case .overBudget:
             message =
                 "invariant '\(invariantID)' was not checked: its scenario space holds \(scenarioCount) scenarios, "

@@ -14,16 +14,24 @@ extension Policy {
     /// one rule's `requires.entitlements` (see <doc:ScenarioSpace>).
     ///
     /// - Parameter budget: The most scenarios one invariant's reduced space may hold; a larger
-    ///   space is reported ``InvariantResult/Status/overBudget`` without being enumerated.
+    ///   space is reported ``InvariantResult/Status/overBudget`` without being enumerated. So is an
+    ///   invariant whose scenarios would cost more rule checks than what is left of the check's
+    ///   work limit (1,000,000,000 for all the invariants together; see the DocC article "Limits
+    ///   and failure semantics").
     /// - Returns: One result per invariant, in policy order, then file order.
     public func checkInvariants(budget: Int = Policy.defaultInvariantBudget) -> [InvariantResult] {
         var results: [InvariantResult] = []
         // The space is built only when there is an invariant to check.
         guard compiled.documents.contains(where: { !$0.document.invariants.isEmpty }) else { return results }
         let checker = InvariantChecker(policy: compiled, budget: budget)
+        // The work limit bounds the whole check, not each invariant: thousands of invariants each
+        // just under it would otherwise add up to hours.
+        var remainingWork = ScenarioWork.limit
         for (index, document) in compiled.documents.enumerated() {
             for invariant in document.document.invariants {
-                results.append(checker.check(invariant, document: index, budget: budget))
+                let result = checker.check(invariant, document: index, budget: budget, workLimit: remainingWork)
+                if result.status != .overBudget { remainingWork -= min(remainingWork, result.estimatedWork) }
+                results.append(result)
             }
         }
         return results

@@ -2,10 +2,14 @@ import GroupPolicy
 
 /// Evaluates single-group scenarios through the compiled tables: the same code as
 /// `Policy.capabilities(for:in:)`, so invariants and diffs see exactly what requests see.
+///
+/// The one-group response is kept and changed in place from scenario to scenario, so evaluating
+/// millions of them allocates no response each.
 struct ScenarioEvaluator {
     let policy: CompiledPolicy
-    /// The group's capabilities after the last ``evaluate(groupID:groupType:roles:context:)``.
+    /// The group's capabilities after the last evaluation.
     private(set) var capabilities: CapabilityBits = .small(0)
+    private var groups = [GroupEntry(groupID: "", groupType: .organization, roles: [])]
 
     init(policy: CompiledPolicy) {
         self.policy = policy
@@ -13,9 +17,27 @@ struct ScenarioEvaluator {
 
     /// Computes one group's capabilities (granted minus denied) into ``capabilities``.
     mutating func evaluate(groupID: String, groupType: GroupType, roles: [RoleEntry], context: EvaluationContext) {
-        let group = GroupEntry(groupID: groupID, groupType: groupType, roles: roles)
+        groups[0].groupID = groupID
+        groups[0].groupType = groupType
+        groups[0].roles = roles
         // With a single group, the customer's capabilities are the group's.
-        capabilities = policy.customerBits([group], context: context)
+        capabilities = policy.customerBits(groups, context: context)
+    }
+
+    /// Computes the capabilities of a group holding the candidates at `indices`, reusing the
+    /// kept group's storage.
+    mutating func evaluate(
+        groupID: String,
+        groupType: GroupType,
+        entries indices: [Int],
+        of candidates: [ScenarioSpace.Candidate],
+        context: EvaluationContext
+    ) {
+        groups[0].groupID = groupID
+        groups[0].groupType = groupType
+        groups[0].roles.removeAll(keepingCapacity: true)
+        for index in indices { groups[0].roles.append(candidates[index].entry) }
+        capabilities = policy.customerBits(groups, context: context)
     }
 
     /// Whether the last evaluated group has the capability at `index` of the policy's catalog.

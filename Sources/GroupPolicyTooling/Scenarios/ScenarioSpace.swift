@@ -43,6 +43,9 @@ struct ScenarioSpace: Sendable {
     /// Whether ``candidateCount`` was over the maximum given at creation, so that no candidates
     /// were built: the space is then too large for any budget and is reported as such.
     let isOverLimit: Bool
+    /// Per document, a number it shares with the documents whose sandbox aliases are the same,
+    /// byte for byte (documents that alias alike see role entries alike).
+    private let aliasViews: [Int]
 
     /// The most role entries (products x roles) a space holds per environment: a million.
     ///
@@ -61,6 +64,14 @@ struct ScenarioSpace: Sendable {
     ///     memory.
     init(documents: [PolicyDocument], maximumCandidates: Int = Int.max) {
         self.documents = documents
+        var viewByAliases: [[[UInt8]]: Int] = [:]
+        aliasViews = documents.map { document in
+            let key = document.productAliases.map { Array($0.key.utf8) + [0] + Array($0.value.utf8) }
+                .sorted { $0.lexicographicallyPrecedes($1) }
+            if let view = viewByAliases[key] { return view }
+            viewByAliases[key] = viewByAliases.count
+            return viewByAliases.count - 1
+        }
         var types: Set<String> = []
         var ids: Set<String> = []
         var products: Set<String> = []
@@ -154,45 +165,108 @@ struct ScenarioSpace: Sendable {
 
     /// The candidates (indices into ``candidates(in:)``) whose entry satisfies the role-level part
     /// of any of `matches`, each seen through its own document's sandbox aliases.
+    ///
+    /// The work grows with the matches' lengths and the candidates they find, not with matches x
+    /// candidates: equal role-level conditions (seen through equal aliases) are looked at once, and
+    /// candidates are found through indexes by product and by role. Names are compared as
+    /// dictionaries do, which can only find more candidates than exact comparison would (more
+    /// scenarios to enumerate, never fewer).
     func candidates(
         matching matches: [(document: Int, match: MatchCondition)],
         in environment: StoreEnvironment
     ) -> Set<Int> {
         let candidates = candidates(in: environment)
-        var found: Set<Int> = []
-        var byProduct: [Int: [String: [Int]]] = [:]
-        for (documentIndex, match) in matches where match.isRoleLevel {
-            let document = documents[documentIndex]
-            // Sets, so that a match naming thousands of values costs one lookup per candidate.
-            let acceptedProducts = match.productIDs.flatMap { condition in
-                condition == .any ? nil : Set(condition.values)
+        var found = [Bool](repeating: false, count: candidates.count)
+        var foundCount = 0
+        func mark(_ position: Int) {
+            if !found[position] {
+                found[position] = true
+                foundCount += 1
             }
-            let acceptedRoles = match.roles.flatMap { condition in condition == .any ? nil : Set(condition.values) }
-            func accepts(_ index: Int) -> Bool {
-                let entry = candidates[index].entry
-                return (acceptedRoles?.contains(entry.role.rawValue) ?? true)
-                    && (acceptedProducts?.contains(Self.ruleProductID(entry.productID, document, environment)) ?? true)
+        }
+        var indexes: [Int: CandidateIndex] = [:]
+        var seen: Set<RoleLevelKey> = []
+        for (documentIndex, match) in matches where match.isRoleLevel && foundCount < candidates.count {
+            // Documents with the same aliases see entries alike, so they share an index (in
+            // Production no document's aliases apply).
+            let view = environment == .production ? -1 : aliasViews[documentIndex]
+            guard seen.insert(RoleLevelKey(view: view, products: match.productIDs, roles: match.roles)).inserted
+            else { continue }
+            if indexes[view] == nil {
+                indexes[view] = CandidateIndex(
+                    candidates,
+                    productID: { Self.ruleProductID($0, documents[documentIndex], environment) }
+                )
             }
-            guard case .oneOf(let products)? = match.productIDs else {
-                found.formUnion(candidates.indices.filter(accepts))
-                continue
+            guard let index = indexes[view] else { continue }
+            let roles: [String]? = match.roles.flatMap { $0 == .any ? nil : $0.values }
+            // A long role list is looked up in a set; a short one is scanned.
+            let roleSet: Set<String>? = roles.flatMap { $0.count > 8 ? Set($0) : nil }
+            func accepts(_ position: Int) -> Bool {
+                guard let roles else { return true }
+                let role = candidates[position].entry.role.rawValue
+                return roleSet?.contains(role) ?? roles.contains(role)
             }
-            // Named products: look the few candidates up instead of scanning all of them.
-            if byProduct[documentIndex] == nil {
-                var index: [String: [Int]] = [:]
-                for (position, candidate) in candidates.enumerated() {
-                    index[Self.ruleProductID(candidate.entry.productID, document, environment), default: []]
-                        .append(position)
+            switch match.productIDs {
+            case .oneOf(let products)?:
+                for product in products {
+                    for position in index.byProduct[product] ?? [] where accepts(position) { mark(position) }
                 }
-                byProduct[documentIndex] = index
-            }
-            for product in Set(products) {
-                for position in byProduct[documentIndex]?[product] ?? [] where accepts(position) {
-                    found.insert(position)
+            case nil, .any?:
+                if let roles {
+                    for role in roles {
+                        for position in index.byRole[role] ?? [] { mark(position) }
+                    }
+                } else {
+                    for position in candidates.indices { mark(position) }
                 }
             }
         }
-        return found
+        var result: Set<Int> = []
+        result.reserveCapacity(foundCount)
+        for (position, isFound) in found.enumerated() where isFound { result.insert(position) }
+        return result
+    }
+
+    /// A match's role-level conditions, as seen through one document's aliases.
+    private struct RoleLevelKey: Hashable {
+        var view: Int
+        var products: [String]?
+        var roles: [String]?
+
+        init(view: Int, products: ValueCondition?, roles: ValueCondition?) {
+            self.view = view
+            // `nil` stands for any value; an absent condition is any value too.
+            self.products = products.flatMap { $0 == .any ? nil : $0.values }
+            self.roles = roles.flatMap { $0 == .any ? nil : $0.values }
+        }
+    }
+
+    /// One environment's candidates by the product id the rules see and by role.
+    private struct CandidateIndex {
+        var byProduct: [String: [Int]] = [:]
+        var byRole: [String: [Int]] = [:]
+
+        init(_ candidates: [Candidate], productID: (String) -> String) {
+            for (position, candidate) in candidates.enumerated() {
+                byProduct[productID(candidate.entry.productID), default: []].append(position)
+                byRole[candidate.entry.role.rawValue, default: []].append(position)
+            }
+        }
+    }
+
+    /// The values a condition accepts, compared byte for byte as matching does; a long list is
+    /// looked up in a set, so filtering costs the lengths of both lists, not their product.
+    static func values(_ values: [String], acceptedBy condition: ValueCondition?) -> [String] {
+        switch condition {
+        case nil, .any?:
+            return values
+        case .oneOf(let accepted)? where accepted.count <= 8:
+            return values.filter { value in accepted.contains { $0.isExactly(value) } }
+        case .oneOf(let accepted)?:
+            let bytes = Set(accepted.map { Array($0.utf8) })
+            return values.filter { bytes.contains(Array($0.utf8)) }
+        }
     }
 
     /// The product id a document's rules see for an entry's product id.
