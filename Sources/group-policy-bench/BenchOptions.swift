@@ -35,9 +35,11 @@ struct BenchOptions {
             peak_rss_mb, and more.
             --scale runs only the scale checks: a generated 100,000-rule policy, and responses of 1,000 groups
             with 10,000 role entries.
-            --profile KIND (decision, evaluate, encode, explain, decode, load) runs only KIND --iterations
-            times in the function profileLoop, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;
+            --profile KIND (decision, evaluate, encode, explain, decode, load, service) runs only KIND
+            --iterations times in a function named profileLoop..., for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;
             it uses the first of --rules (with --scale, `--profile load` loads the 100,000-rule policy).
+            `--profile service` (cache hits of the decision service) is async: profile whole runs of two
+            --iterations counts and divide the difference by the difference in iterations.
             """
     )
 
@@ -82,9 +84,9 @@ struct BenchOptions {
         options.passes = try number("passes") ?? options.passes
         options.loads = try number("loads") ?? options.loads
         if let kind = parsed.value("profile") {
-            guard ["decision", "evaluate", "encode", "explain", "decode", "load"].contains(kind) else {
+            guard ["decision", "evaluate", "encode", "explain", "decode", "load", "service"].contains(kind) else {
                 throw parsed.usageError(
-                    "--profile takes decision, evaluate, encode, explain, decode or load, not '\(kind)'"
+                    "--profile takes decision, evaluate, encode, explain, decode, load or service, not '\(kind)'"
                 )
             }
             options.profile = kind

@@ -26,46 +26,8 @@ struct ServiceMeasurement {
         responses: [GetCustomerGroupsResponse],
         passes: Int
     ) throws(BenchError) -> ServiceMeasurement {
-        let directory = FileManager.default.temporaryDirectory.path + "/group-policy-bench-\(UUID().uuidString)"
+        let (service, directory) = try makeService(policyCase, bodies: bodies)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let policies: PolicyStore
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let path = directory + "/policy.json"
-            try Data(policyCase.jsonBytes).write(to: URL(filePath: path))
-            policies = try PolicyStore(contentsOf: path)
-        } catch {
-            throw BenchError("policy R=\(policyCase.rules) does not load into a store: \(error)")
-        }
-        let answers = Dictionary(uniqueKeysWithValues: bodies.enumerated().map { ("c\($0.offset)", $0.element) })
-        // Each fetch returns bytes and a decoding of its own, as a real fetch does, so the heap
-        // figure counts what the cache keeps rather than storage shared with the workload.
-        let fetch: GroupDecisionService.Fetch = { customerID throws(AppStoreGroupsError) in
-            guard let body = answers[customerID] else {
-                throw AppStoreGroupsError(code: .transactionIDNotFound, message: "no such customer")
-            }
-            let copy = [UInt8](unsafeUninitializedCapacity: body.count) { buffer, count in
-                count = buffer.initialize(from: body).1
-            }
-            do {
-                return (copy, try GetCustomerGroupsResponse(jsonBytes: copy))
-            } catch {
-                throw AppStoreGroupsError(code: .invalidResponse, message: "\(error)")
-            }
-        }
-        var configuration = GroupDecisionService.Configuration()
-        configuration.requestsPerSecond = [.production: 1e12, .sandbox: 1e12]
-        configuration.capacityBytes = 1 << 40
-        let service: GroupDecisionService
-        do {
-            service = try GroupDecisionService(
-                policies: policies,
-                fetchers: [.production: fetch],
-                configuration: configuration
-            )
-        } catch {
-            throw BenchError("the service does not start: \(error)")
-        }
         let ids = (0..<responses.count).map { "c\($0)" }
         let result = blockingRun { () -> Result<ServiceMeasurement, BenchError> in
             MemoryProbe.trim()
@@ -105,6 +67,84 @@ struct ServiceMeasurement {
             )
         }
         return try result.get()
+    }
+
+    /// A service over the policy whose fetches answer each body as customer `c<index>`, and the
+    /// temporary directory its policy lives in (the caller removes it).
+    static func makeService(
+        _ policyCase: Workload.PolicyCase,
+        bodies: [[UInt8]]
+    ) throws(BenchError) -> (GroupDecisionService, String) {
+        let directory = FileManager.default.temporaryDirectory.path + "/group-policy-bench-\(UUID().uuidString)"
+        let policies: PolicyStore
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let path = directory + "/policy.json"
+            try Data(policyCase.jsonBytes).write(to: URL(filePath: path))
+            policies = try PolicyStore(contentsOf: path)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw BenchError("policy R=\(policyCase.rules) does not load into a store: \(error)")
+        }
+        let answers = Dictionary(uniqueKeysWithValues: bodies.enumerated().map { ("c\($0.offset)", $0.element) })
+        // Each fetch returns bytes and a decoding of its own, as a real fetch does, so the heap
+        // figure counts what the cache keeps rather than storage shared with the workload.
+        let fetch: GroupDecisionService.Fetch = { customerID throws(AppStoreGroupsError) in
+            guard let body = answers[customerID] else {
+                throw AppStoreGroupsError(code: .transactionIDNotFound, message: "no such customer")
+            }
+            let copy = [UInt8](unsafeUninitializedCapacity: body.count) { buffer, count in
+                count = buffer.initialize(from: body).1
+            }
+            do {
+                return (copy, try GetCustomerGroupsResponse(jsonBytes: copy))
+            } catch {
+                throw AppStoreGroupsError(code: .invalidResponse, message: "\(error)")
+            }
+        }
+        var configuration = GroupDecisionService.Configuration()
+        configuration.requestsPerSecond = [.production: 1e12, .sandbox: 1e12]
+        configuration.capacityBytes = 1 << 40
+        do {
+            let service = try GroupDecisionService(
+                policies: policies,
+                fetchers: [.production: fetch],
+                configuration: configuration
+            )
+            return (service, directory)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw BenchError("the service does not start: \(error)")
+        }
+    }
+
+    /// Fills the cache with every customer, then asks for them `iterations` times in turn, inside
+    /// ``profileLoopService(_:ids:iterations:)``.
+    ///
+    /// Async calls return through tail calls, which callgrind's `--toggle-collect` loses track of:
+    /// profile two whole runs of different `--iterations` and divide the difference instead.
+    static func profile(_ policyCase: Workload.PolicyCase, bodies: [[UInt8]], iterations: Int) throws(BenchError) {
+        let (service, directory) = try makeService(policyCase, bodies: bodies)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let ids = (0..<bodies.count).map { "c\($0)" }
+        let sink = blockingRun { () -> Int in
+            for id in ids { _ = try? await service.decision(forCustomer: id, environment: .production) }
+            return await profileLoopService(service, ids: ids, iterations: iterations)
+        }
+        print("service: \(iterations) cache hits over \(ids.count) customers, R=\(policyCase.rules) (\(sink))")
+    }
+
+    @inline(never)
+    static func profileLoopService(_ service: GroupDecisionService, ids: [String], iterations: Int) async -> Int {
+        var sink = 0
+        var index = 0
+        for _ in 0..<iterations {
+            let served = try? await service.decision(forCustomer: ids[index], environment: .production)
+            sink &+= served?.decision.capabilities.count ?? 0
+            index += 1
+            if index == ids.count { index = 0 }
+        }
+        return sink
     }
 
     var text: String {
