@@ -373,9 +373,19 @@ public final class GroupDecisionService: Sendable {
             if acquired == true {
                 let result: Result<Loaded, AppStoreGroupsError>
                 do {
-                    result = .success(
-                        try await fetch(customerID: customerID, environment: environment, fallback: fallback)
-                    )
+                    // Another process may have fetched, stored and released between the read above
+                    // and this lock: its answer saves a request.
+                    if let answer = await withSharedStore({ () throws(AppStoreGroupsError) in
+                        try await shared.answer(forCustomer: customerID, in: environment)
+                    }) ?? nil,
+                        let loaded = try adopt(answer, customerID: customerID, environment: environment)
+                    {
+                        result = .success(loaded)
+                    } else {
+                        result = .success(
+                            try await fetch(customerID: customerID, environment: environment, fallback: fallback)
+                        )
+                    }
                 } catch {
                     result = .failure(error)
                 }
