@@ -13,6 +13,10 @@ struct ServiceMeasurement {
     /// Nanoseconds per cache hit: median and 99th percentile.
     var hitMedian: Double
     var hitP99: Double
+    /// Nanoseconds per `Policy.evaluate` of the same responses, timed one by one in the same
+    /// order as the hits (so with the same cache warmth): a hit's median minus this one is what
+    /// the service adds.
+    var evaluateMedian: Double
     /// Heap bytes per cached customer, measured (malloc's in-use bytes before and after filling).
     var heapBytesPerCustomer: Double
     /// The cache's own estimate per customer (what its byte bound counts).
@@ -40,8 +44,18 @@ struct ServiceMeasurement {
             let heapAfter = MemoryProbe.heapInUse()
             var samples: [Double] = []
             samples.reserveCapacity(ids.count * passes)
+            var evaluateSamples: [Double] = []
+            evaluateSamples.reserveCapacity(ids.count * passes)
+            let policy = service.policies.current
+            let context = EvaluationContext(environment: .production)
             var sink = 0
             for _ in 0..<max(1, passes) {
+                for response in responses {
+                    let start = monotonicNanoseconds()
+                    let decision = policy.evaluate(response, in: context)
+                    evaluateSamples.append(Double(monotonicNanoseconds() - start))
+                    sink &+= decision.capabilities.count
+                }
                 for id in ids {
                     let start = monotonicNanoseconds()
                     let served = try? await service.decision(forCustomer: id, environment: .production)
@@ -60,6 +74,7 @@ struct ServiceMeasurement {
                     customers: ids.count,
                     hitMedian: statistics.median,
                     hitP99: statistics.percentile(0.99),
+                    evaluateMedian: Statistics(evaluateSamples).median,
                     heapBytesPerCustomer: Double(heapAfter - heapBefore) / Double(max(1, ids.count)),
                     estimatedBytesPerCustomer: Double(service.cachedBytes) / Double(max(1, ids.count)),
                     medianAnswerBytes: Statistics(bodies.map { Double($0.count) }).median
@@ -148,7 +163,8 @@ struct ServiceMeasurement {
     }
 
     var text: String {
-        "service R=\(rules): cache hit median \(format(hitMedian)) ns, p99 \(format(hitP99)) ns; "
+        "service R=\(rules): cache hit median \(format(hitMedian)) ns, p99 \(format(hitP99)) ns "
+            + "(evaluate alone, same order: median \(format(evaluateMedian)) ns); "
             + "a cached customer costs \(format(heapBytesPerCustomer)) heap bytes "
             + "(estimate \(format(estimatedBytesPerCustomer)), median answer \(format(medianAnswerBytes)) bytes)"
     }
@@ -156,6 +172,7 @@ struct ServiceMeasurement {
     var json: String {
         "{\"rules\":\(rules),\"customers\":\(customers),\"service_cache_hit_median_ns\":\(Int(hitMedian.rounded())),"
             + "\"service_cache_hit_p99_ns\":\(Int(hitP99.rounded())),"
+            + "\"service_evaluate_median_ns\":\(Int(evaluateMedian.rounded())),"
             + "\"service_cached_customer_heap_bytes\":\(Int(heapBytesPerCustomer.rounded())),"
             + "\"service_cached_customer_estimated_bytes\":\(Int(estimatedBytesPerCustomer.rounded()))}"
     }
