@@ -38,9 +38,12 @@ struct BenchOptions {
             GetCustomerGroupsResponse(jsonBytes:) -> evaluate -> plain JSON), explain_median_ns.
             --scale runs only the scale checks: a generated 100,000-rule policy, and responses of 1,000 groups
             with 10,000 role entries.
-            --profile KIND (decision, evaluate, encode, encode-plain, end-to-end, explain, decode, load) runs only KIND --iterations
-            times in the function profileLoop, for `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;
+            --profile KIND (decision, evaluate, encode, encode-plain, end-to-end, explain, decode, load, service) runs only
+            KIND --iterations times in a function named profileLoop..., for
+            `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;
             it uses the first of --rules (with --scale, `--profile load` loads the 100,000-rule policy).
+            `--profile service` (cache hits of the decision service) is async: profile whole runs of two
+            --iterations counts and divide the difference by the difference in iterations.
             """
     )
 
@@ -85,7 +88,9 @@ struct BenchOptions {
         options.passes = try number("passes") ?? options.passes
         options.loads = try number("loads") ?? options.loads
         if let kind = parsed.value("profile") {
-            let kinds = ["decision", "evaluate", "encode", "encode-plain", "end-to-end", "explain", "decode", "load"]
+            let kinds = [
+                "decision", "evaluate", "encode", "encode-plain", "end-to-end", "explain", "decode", "load", "service",
+            ]
             guard kinds.contains(kind) else {
                 throw parsed.usageError("--profile takes \(kinds.joined(separator: ", ")), not '\(kind)'")
             }

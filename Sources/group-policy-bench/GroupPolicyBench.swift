@@ -258,6 +258,10 @@ struct DecodeMeasurement {
 enum Profiling {
     static func run(_ kind: String, workload: Workload, iterations: Int) throws(BenchError) {
         guard let policyCase = workload.policies.first else { throw BenchError("no policy selected") }
+        if kind == "service" {
+            try ServiceMeasurement.profile(policyCase, bodies: workload.responseBodies, iterations: iterations)
+            return
+        }
         let policy: Policy
         do {
             policy = try policyCase.load()

@@ -13,6 +13,10 @@ struct ServiceMeasurement {
     /// Nanoseconds per cache hit: median and 99th percentile.
     var hitMedian: Double
     var hitP99: Double
+    /// Nanoseconds per `Policy.evaluate` of the same responses, timed one by one in the same
+    /// order as the hits (so with the same cache warmth): a hit's median minus this one is what
+    /// the service adds.
+    var evaluateMedian: Double
     /// Heap bytes per cached customer, measured (malloc's in-use bytes before and after filling).
     var heapBytesPerCustomer: Double
     /// The cache's own estimate per customer (what its byte bound counts).
@@ -26,8 +30,67 @@ struct ServiceMeasurement {
         responses: [GetCustomerGroupsResponse],
         passes: Int
     ) throws(BenchError) -> ServiceMeasurement {
-        let directory = FileManager.default.temporaryDirectory.path + "/group-policy-bench-\(UUID().uuidString)"
+        let (service, directory) = try makeService(policyCase, bodies: bodies)
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let ids = (0..<responses.count).map { "c\($0)" }
+        let result = blockingRun { () -> Result<ServiceMeasurement, BenchError> in
+            MemoryProbe.trim()
+            let heapBefore = MemoryProbe.heapInUse()
+            for id in ids {
+                guard (try? await service.decision(forCustomer: id, environment: .production)) != nil else {
+                    return .failure(BenchError("customer \(id) was not served"))
+                }
+            }
+            let heapAfter = MemoryProbe.heapInUse()
+            var samples: [Double] = []
+            samples.reserveCapacity(ids.count * passes)
+            var evaluateSamples: [Double] = []
+            evaluateSamples.reserveCapacity(ids.count * passes)
+            let policy = service.policies.current
+            let context = EvaluationContext(environment: .production)
+            var sink = 0
+            for _ in 0..<max(1, passes) {
+                for response in responses {
+                    let start = monotonicNanoseconds()
+                    let decision = policy.evaluate(response, in: context)
+                    evaluateSamples.append(Double(monotonicNanoseconds() - start))
+                    sink &+= decision.capabilities.count
+                }
+                for id in ids {
+                    let start = monotonicNanoseconds()
+                    let served = try? await service.decision(forCustomer: id, environment: .production)
+                    samples.append(Double(monotonicNanoseconds() - start))
+                    guard let served, served.source == .cache else {
+                        return .failure(BenchError("customer \(id) was not a cache hit"))
+                    }
+                    sink &+= served.decision.capabilities.count
+                }
+            }
+            withExtendedLifetime(sink) {}
+            let statistics = Statistics(samples)
+            return .success(
+                ServiceMeasurement(
+                    rules: policyCase.rules,
+                    customers: ids.count,
+                    hitMedian: statistics.median,
+                    hitP99: statistics.percentile(0.99),
+                    evaluateMedian: Statistics(evaluateSamples).median,
+                    heapBytesPerCustomer: Double(heapAfter - heapBefore) / Double(max(1, ids.count)),
+                    estimatedBytesPerCustomer: Double(service.cachedBytes) / Double(max(1, ids.count)),
+                    medianAnswerBytes: Statistics(bodies.map { Double($0.count) }).median
+                )
+            )
+        }
+        return try result.get()
+    }
+
+    /// A service over the policy whose fetches answer each body as customer `c<index>`, and the
+    /// temporary directory its policy lives in (the caller removes it).
+    static func makeService(
+        _ policyCase: Workload.PolicyCase,
+        bodies: [[UInt8]]
+    ) throws(BenchError) -> (GroupDecisionService, String) {
+        let directory = FileManager.default.temporaryDirectory.path + "/group-policy-bench-\(UUID().uuidString)"
         let policies: PolicyStore
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -35,6 +98,7 @@ struct ServiceMeasurement {
             try Data(policyCase.jsonBytes).write(to: URL(filePath: path))
             policies = try PolicyStore(contentsOf: path)
         } catch {
+            try? FileManager.default.removeItem(atPath: directory)
             throw BenchError("policy R=\(policyCase.rules) does not load into a store: \(error)")
         }
         let answers = Dictionary(uniqueKeysWithValues: bodies.enumerated().map { ("c\($0.offset)", $0.element) })
@@ -56,59 +120,51 @@ struct ServiceMeasurement {
         var configuration = GroupDecisionService.Configuration()
         configuration.requestsPerSecond = [.production: 1e12, .sandbox: 1e12]
         configuration.capacityBytes = 1 << 40
-        let service: GroupDecisionService
         do {
-            service = try GroupDecisionService(
+            let service = try GroupDecisionService(
                 policies: policies,
                 fetchers: [.production: fetch],
                 configuration: configuration
             )
+            return (service, directory)
         } catch {
+            try? FileManager.default.removeItem(atPath: directory)
             throw BenchError("the service does not start: \(error)")
         }
-        let ids = (0..<responses.count).map { "c\($0)" }
-        let result = blockingRun { () -> Result<ServiceMeasurement, BenchError> in
-            MemoryProbe.trim()
-            let heapBefore = MemoryProbe.heapInUse()
-            for id in ids {
-                guard (try? await service.decision(forCustomer: id, environment: .production)) != nil else {
-                    return .failure(BenchError("customer \(id) was not served"))
-                }
-            }
-            let heapAfter = MemoryProbe.heapInUse()
-            var samples: [Double] = []
-            samples.reserveCapacity(ids.count * passes)
-            var sink = 0
-            for _ in 0..<max(1, passes) {
-                for id in ids {
-                    let start = monotonicNanoseconds()
-                    let served = try? await service.decision(forCustomer: id, environment: .production)
-                    samples.append(Double(monotonicNanoseconds() - start))
-                    guard let served, served.source == .cache else {
-                        return .failure(BenchError("customer \(id) was not a cache hit"))
-                    }
-                    sink &+= served.decision.capabilities.count
-                }
-            }
-            withExtendedLifetime(sink) {}
-            let statistics = Statistics(samples)
-            return .success(
-                ServiceMeasurement(
-                    rules: policyCase.rules,
-                    customers: ids.count,
-                    hitMedian: statistics.median,
-                    hitP99: statistics.percentile(0.99),
-                    heapBytesPerCustomer: Double(heapAfter - heapBefore) / Double(max(1, ids.count)),
-                    estimatedBytesPerCustomer: Double(service.cachedBytes) / Double(max(1, ids.count)),
-                    medianAnswerBytes: Statistics(bodies.map { Double($0.count) }).median
-                )
-            )
+    }
+
+    /// Fills the cache with every customer, then asks for them `iterations` times in turn, inside
+    /// ``profileLoopService(_:ids:iterations:)``.
+    ///
+    /// Async calls return through tail calls, which callgrind's `--toggle-collect` loses track of:
+    /// profile two whole runs of different `--iterations` and divide the difference instead.
+    static func profile(_ policyCase: Workload.PolicyCase, bodies: [[UInt8]], iterations: Int) throws(BenchError) {
+        let (service, directory) = try makeService(policyCase, bodies: bodies)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let ids = (0..<bodies.count).map { "c\($0)" }
+        let sink = blockingRun { () -> Int in
+            for id in ids { _ = try? await service.decision(forCustomer: id, environment: .production) }
+            return await profileLoopService(service, ids: ids, iterations: iterations)
         }
-        return try result.get()
+        print("service: \(iterations) cache hits over \(ids.count) customers, R=\(policyCase.rules) (\(sink))")
+    }
+
+    @inline(never)
+    static func profileLoopService(_ service: GroupDecisionService, ids: [String], iterations: Int) async -> Int {
+        var sink = 0
+        var index = 0
+        for _ in 0..<iterations {
+            let served = try? await service.decision(forCustomer: ids[index], environment: .production)
+            sink &+= served?.decision.capabilities.count ?? 0
+            index += 1
+            if index == ids.count { index = 0 }
+        }
+        return sink
     }
 
     var text: String {
-        "service R=\(rules): cache hit median \(format(hitMedian)) ns, p99 \(format(hitP99)) ns; "
+        "service R=\(rules): cache hit median \(format(hitMedian)) ns, p99 \(format(hitP99)) ns "
+            + "(evaluate alone, same order: median \(format(evaluateMedian)) ns); "
             + "a cached customer costs \(format(heapBytesPerCustomer)) heap bytes "
             + "(estimate \(format(estimatedBytesPerCustomer)), median answer \(format(medianAnswerBytes)) bytes)"
     }
@@ -116,6 +172,7 @@ struct ServiceMeasurement {
     var json: String {
         "{\"rules\":\(rules),\"customers\":\(customers),\"service_cache_hit_median_ns\":\(Int(hitMedian.rounded())),"
             + "\"service_cache_hit_p99_ns\":\(Int(hitP99.rounded())),"
+            + "\"service_evaluate_median_ns\":\(Int(evaluateMedian.rounded())),"
             + "\"service_cached_customer_heap_bytes\":\(Int(heapBytesPerCustomer.rounded())),"
             + "\"service_cached_customer_estimated_bytes\":\(Int(estimatedBytesPerCustomer.rounded()))}"
     }

@@ -61,6 +61,11 @@ public final class GroupDecisionService: Sendable {
     private let flights = Locked<[FlightKey: Task<Loaded, any Error>]>([:])
     private let buckets = Locked<[BucketKey: TokenBucket]>([:])
     private let storeHealth = Locked(StoreHealth())
+    /// ``Configuration/timeToLive`` and ``Configuration/negativeTimeToLive`` in seconds, converted
+    /// once: a hit compares dates with them, and `Duration` arithmetic costs more than the rest of
+    /// the check.
+    private let timeToLiveSeconds: Double
+    private let negativeTimeToLiveSeconds: Double
 
     private struct StoreHealth {
         /// When the last log line about the shared store was written.
@@ -152,6 +157,8 @@ public final class GroupDecisionService: Sendable {
         self.timeSource = timeSource
         self.log = log
         self.decisionLog = decisionLog
+        self.timeToLiveSeconds = configuration.timeToLive.seconds
+        self.negativeTimeToLiveSeconds = configuration.negativeTimeToLive.seconds
         self.local = InMemoryGroupsStore(capacityBytes: configuration.capacityBytes, now: timeSource.now)
     }
 
@@ -187,7 +194,12 @@ public final class GroupDecisionService: Sendable {
     ) async throws(AppStoreGroupsError) -> ServedDecision {
         let loaded: Loaded
         do {
-            loaded = try await groups(forCustomer: customerID, in: environment)
+            // A hit is served without suspending: one clock read, one lookup under one lock.
+            if let hit = try cached(forCustomer: customerID, in: environment) {
+                loaded = hit
+            } else {
+                loaded = try await groups(forCustomer: customerID, in: environment)
+            }
         } catch {
             if let decisionLog {
                 decisionLog.record(
@@ -265,15 +277,23 @@ public final class GroupDecisionService: Sendable {
 
     // MARK: Groups
 
+    /// This process's fresh answer for the customer, or `nil`; throws a fresh negative answer.
+    private func cached(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment
+    ) throws(AppStoreGroupsError) -> Loaded? {
+        let now = timeSource.now()
+        guard let (answer, decoded) = local.entry(forCustomer: customerID, in: environment, now: now) else {
+            return nil
+        }
+        return try fresh(answer, decoded: decoded, now: now)
+    }
+
+    /// The customer's groups through one flight per customer: the shared store or Apple.
     private func groups(
         forCustomer customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> Loaded {
-        if let (answer, decoded) = local.entry(forCustomer: customerID, in: environment),
-            let loaded = try fresh(answer, decoded: decoded, now: timeSource.now())
-        {
-            return loaded
-        }
         let key = FlightKey(environment: environment, customerID: customerID)
         let (task, isLeader) = flights.withLock { flights in
             if let task = flights[key] { return (task, false) }
@@ -304,12 +324,12 @@ public final class GroupDecisionService: Sendable {
     ) throws(AppStoreGroupsError) -> Loaded? {
         switch answer.kind {
         case .notFound:
-            guard now < answer.fetchedAt.addingTimeInterval(configuration.negativeTimeToLive.seconds) else {
+            guard now < answer.fetchedAt.addingTimeInterval(negativeTimeToLiveSeconds) else {
                 return nil
             }
             throw Self.notFound(since: answer.fetchedAt)
         case .groups:
-            guard now < answer.fetchedAt.addingTimeInterval(configuration.timeToLive.seconds),
+            guard now < answer.fetchedAt.addingTimeInterval(timeToLiveSeconds),
                 let decoded = decoded ?? decode(answer)
             else { return nil }
             return Loaded(answer: answer, decoded: decoded, source: .cache)
@@ -353,9 +373,19 @@ public final class GroupDecisionService: Sendable {
             if acquired == true {
                 let result: Result<Loaded, AppStoreGroupsError>
                 do {
-                    result = .success(
-                        try await fetch(customerID: customerID, environment: environment, fallback: fallback)
-                    )
+                    // Another process may have fetched, stored and released between the read above
+                    // and this lock: its answer saves a request.
+                    if let answer = await withSharedStore({ () throws(AppStoreGroupsError) in
+                        try await shared.answer(forCustomer: customerID, in: environment)
+                    }) ?? nil,
+                        let loaded = try adopt(answer, customerID: customerID, environment: environment)
+                    {
+                        result = .success(loaded)
+                    } else {
+                        result = .success(
+                            try await fetch(customerID: customerID, environment: environment, fallback: fallback)
+                        )
+                    }
                 } catch {
                     result = .failure(error)
                 }

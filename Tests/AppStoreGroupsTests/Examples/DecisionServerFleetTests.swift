@@ -131,4 +131,99 @@ struct DecisionServerFleetTests {
         }
         #expect(!server.logLines().contains { $0.contains("DECISION_LOG_SALT") })
     }
+
+    @Test(
+        "a 429 at one server holds every server sharing Redis until the Retry-After instant",
+        .requires(.pythonCryptography),
+        .requires(.redisServer)
+    )
+    func sharedRateLimitGate() async throws {
+        let redis = try await RedisServer.start()
+        defer { redis.stop() }
+        let store = try await FakeAppStore()
+        let arguments = ["--redis", "127.0.0.1:\(redis.port)"]
+        let first = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let second = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let limited = try await first.get("/decision?transactionId=ratelimitin_3600000")
+        #expect(limited.status == 503)
+        let held = try await second.get("/decision?transactionId=ok1")
+        #expect(held.status == 503)
+        #expect(
+            held.text.hasPrefix(
+                #"{"error":{"code":"rate-limit-exceeded","message":"the App Store asked for no "#
+                    + "customer-groups requests before this instant; none was sent"
+            )
+        )
+        #expect(!held.text.contains("capabilities"))
+        #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ratelimitin_3600000"])
+    }
+
+    @Test(
+        "--redis where nothing listens: served from this process's cache, one log line, failures still fail closed",
+        .requires(.pythonCryptography)
+    )
+    func unreachableRedis() async throws {
+        let store = try await FakeAppStore()
+        let port = try LoopbackSocket.freePort()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            arguments: ["--redis", "127.0.0.1:\(port)"]
+        )
+        let live = try await server.get("/decision?transactionId=ok1")
+        #expect(live.status == 200)
+        #expect(live.groupsSource == "live")
+        let cached = try await server.get("/decision?transactionId=ok1")
+        #expect(cached.status == 200)
+        #expect(cached.groupsSource == "cache")
+        #expect(cached.decisionText == live.decisionText)
+        let failed = try await server.get("/decision?transactionId=unauthorized")
+        #expect(failed.status == 502)
+        #expect(failed.text.hasPrefix(#"{"error":{"code":"unauthorized","#))
+        #expect(!failed.text.contains("capabilities"))
+        // Redis was not told: the notification handler must hear a failure and retry.
+        #expect(try await server.post("/invalidate?transactionId=ok1").status == 503)
+        #expect(try await server.get("/decision?transactionId=ok1").groupsSource == "live")
+        #expect(server.logLines().filter { $0.contains("shared groups store unavailable") }.count == 1)
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/unauthorized", "/groups/v1/currentGroups/ok1",
+            ]
+        )
+    }
+
+    @Test(
+        "--decision-log -: the records on standard output, after the line saying where the server listens",
+        .requires(.pythonCryptography)
+    )
+    func decisionLogToStandardOutput() async throws {
+        let store = try await FakeAppStore()
+        let salt = "a salt of sixteen bytes or more"
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            arguments: ["--decision-log", "-"],
+            environment: ["DECISION_LOG_SALT": salt]
+        )
+        let live = try await server.get("/decision?transactionId=ok1&entitlement=com.example.teams.pro")
+        #expect(live.status == 200)
+        let fetchedAt = try #require(live.groupsFetchedAt)
+        #expect(try await server.get("/decision?transactionId=unauthorized").status == 502)
+        let lines = try await server.outputLines(2)
+        let revision = try Policy(contentsOf: DecisionServerTests.policies).revision
+        func hash(_ id: String) -> String { SHA256Hasher.hex(SHA256Hasher.hash(Array((salt + id).utf8))) }
+        let capabilities =
+            #"["team.templates","workspace.manage-seats","workspace.manage-settings","workspace.members","workspace.view"]"#
+        // Each line starts with {"time":"<24 characters>", then says the rest exactly.
+        #expect(lines.map { $0.prefix(9) } == [#"{"time":""#, #"{"time":""#])
+        #expect(
+            lines[0].dropFirst(35)
+                == #""customer":"\#(hash("ok1"))","environment":"Sandbox","policyRevision":"\#(revision)","#
+                + #""source":"live","fetchedAt":"\#(fetchedAt)","capabilities":\#(capabilities)}"#
+        )
+        #expect(
+            lines[1].dropFirst(35)
+                == #""customer":"\#(hash("unauthorized"))","environment":"Sandbox","policyRevision":"\#(revision)","#
+                + #""capabilities":[],"error":"unauthorized"}"#
+        )
+        #expect(!server.logLines().contains { $0.contains(#""customer":"#) })
+    }
 }

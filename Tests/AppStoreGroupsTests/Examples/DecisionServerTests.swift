@@ -256,6 +256,11 @@ struct DecisionServerTests {
 final class DecisionServerProcess: @unchecked Sendable {
     let port: Int
     private let process: Process
+    /// The server's standard output, after the line saying where it listens.
+    private let output: FileHandle
+    /// Bytes read from `output` that no call to ``outputLines(_:within:)`` has returned yet; only
+    /// touched by one such call at a time.
+    private var unreadOutput: [UInt8]
 
     /// The built binary next to the test runner, or in the package's default build folder.
     static func binary() throws -> URL {
@@ -323,7 +328,8 @@ final class DecisionServerProcess: @unchecked Sendable {
             if data.isEmpty { break }
             line += data
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let firstLine = line.firstIndex(of: UInt8(ascii: "\n")).map { line[..<$0] } ?? line[...]
+        let text = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let prefix = "DecisionServer listening on http://127.0.0.1:"
         guard text.hasPrefix(prefix), let port = Int(text.dropFirst(prefix.count)) else {
             process.terminate()
@@ -331,6 +337,37 @@ final class DecisionServerProcess: @unchecked Sendable {
         }
         self.port = port
         self.process = process
+        self.output = output.fileHandleForReading
+        self.unreadOutput = Array(line[min(line.count, firstLine.count + 1)...])
+    }
+
+    /// The next `count` lines the server writes on standard output (its decision log with
+    /// `--decision-log -`); fails when they have not all come within `limit`.
+    func outputLines(_ count: Int, within limit: Duration = .seconds(10)) async throws -> [String] {
+        try await offCooperativePool { [self] in
+            let deadline = ContinuousClock.now + limit
+            while unreadOutput.count(where: { $0 == UInt8(ascii: "\n") }) < count {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else {
+                    throw FakeAppStoreError(
+                        message: "the server wrote \(unreadOutput.count) bytes, not \(count) lines, within \(limit)"
+                    )
+                }
+                var poller = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                let milliseconds = Int32(min(left.components.seconds * 1000 + 1, 10_000))
+                guard poll(&poller, 1, milliseconds) > 0 else { continue }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let received = buffer.withUnsafeMutableBytes { read(output.fileDescriptor, $0.baseAddress, 4096) }
+                guard received > 0 else { throw FakeAppStoreError(message: "the server closed its standard output") }
+                unreadOutput += buffer[..<received]
+            }
+            var lines: [String] = []
+            while lines.count < count, let end = unreadOutput.firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(String(decoding: unreadOutput[..<end], as: UTF8.self))
+                unreadOutput.removeSubrange(...end)
+            }
+            return lines
+        }
     }
 
     /// Stops the server: SIGTERM, and SIGKILL if it is still running two seconds later.

@@ -240,6 +240,24 @@ struct GroupDecisionServiceTests {
         #expect(stub.requests == ["c1"])
     }
 
+    @Test("an answer stored between this process's read and its lock is served, not fetched again")
+    func answerStoredBeforeTheLock() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsStore(now: clock.now)
+        let first = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        // The second process reads before the first one's answer is there, then takes the lock
+        // the first one has released.
+        let second = try Self.service(stub, clock: clock, shared: MissingFirstRead(shared))
+        let served = try await second.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(served.source == .cache)
+        #expect(served.fetchedAt == clock.date)
+        #expect(served.decision.capabilities.sorted() == Self.familyCapabilities)
+        #expect(stub.requests == ["c1"])
+        #expect(try await shared.acquireFetchLock(forCustomer: "c1", in: .sandbox, owner: "x", timeToLive: .seconds(1)))
+    }
+
     @Test("another process's invalidation reaches this one within the local time to live")
     func invalidationAcrossProcesses() async throws {
         let clock = ManualClock()
@@ -333,5 +351,75 @@ struct GroupDecisionServiceTests {
         #expect(throws: AppStoreGroupsError.self) {
             try GroupDecisionService(policies: Self.policies(), clients: [stub.client(), stub.client()])
         }
+    }
+}
+
+/// A shared store whose first answer read finds nothing, as if it came just before another
+/// process stored its answer.
+private final class MissingFirstRead: GroupsStore {
+    private let store: InMemoryGroupsStore
+    private let reads = Locked(0)
+
+    init(_ store: InMemoryGroupsStore) { self.store = store }
+
+    func answer(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+        let read = reads.withLock { reads in
+            reads += 1
+            return reads
+        }
+        guard read > 1 else { return nil }
+        return try await store.answer(forCustomer: customerID, in: environment)
+    }
+
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) {
+        try await store.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: timeToLive)
+    }
+
+    func acquireFetchLock(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        try await store.acquireFetchLock(forCustomer: customerID, in: environment, owner: owner, timeToLive: timeToLive)
+    }
+
+    func releaseFetchLock(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        owner: String
+    ) async throws(AppStoreGroupsError) {
+        try await store.releaseFetchLock(forCustomer: customerID, in: environment, owner: owner)
+    }
+
+    func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Date? {
+        try await store.rateLimitedUntil(endpoint, in: environment)
+    }
+
+    func setRateLimitedUntil(
+        _ instant: Date,
+        for endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) {
+        try await store.setRateLimitedUntil(instant, for: endpoint, in: environment)
+    }
+
+    func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
+        try await store.invalidate(customer: customerID)
+    }
+
+    func invalidateAll() async throws(AppStoreGroupsError) {
+        try await store.invalidateAll()
     }
 }

@@ -73,6 +73,61 @@ struct InMemoryGroupsStoreTests {
         #expect(store.costBytes <= 3 * cost)
     }
 
+    @Test("20,000 seeded operations keep the recency list, the byte count and expiry equal to a plain model")
+    func matchesModel() async throws {
+        let clock = ManualClock()
+        let body = String(repeating: "x", count: 100)
+        let cost = InMemoryGroupsStore.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
+        let store = InMemoryGroupsStore(capacityBytes: 5 * cost, now: clock.now)
+        // The model: customers from least to most recently used, with when each expires.
+        var model: [(id: String, expires: Date)] = []
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        /// Reads a customer from the model as the store does: expired is removed, alive becomes newest.
+        func modelRead(_ id: String) -> Bool {
+            guard let index = model.firstIndex(where: { $0.id == id }) else { return false }
+            let entry = model.remove(at: index)
+            guard clock.date < entry.expires else { return false }
+            model.append(entry)
+            return true
+        }
+        for step in 0..<20_000 {
+            let id = "c\(next(9))"
+            switch next(10) {
+            case 0...3:
+                let timeToLive = 10 + next(30)
+                try await store.setAnswer(
+                    Self.answer(body, at: clock.date),
+                    forCustomer: id,
+                    in: .sandbox,
+                    timeToLive: .seconds(timeToLive)
+                )
+                model.removeAll { $0.id == id }
+                if model.count == 5 { model.removeFirst() }
+                model.append((id, clock.date.addingTimeInterval(Double(timeToLive))))
+            case 4...7:
+                let found = try await store.answer(forCustomer: id, in: .sandbox) != nil
+                #expect(found == modelRead(id), "step \(step): read \(id)")
+            case 8:
+                try await store.invalidate(customer: id)
+                model.removeAll { $0.id == id }
+            default:
+                clock.advance(by: .seconds(next(5)))
+            }
+            #expect(store.count == model.count, "step \(step)")
+            #expect(store.costBytes == model.count * cost, "step \(step)")
+            if step % 1_000 == 999 {
+                for id in (0..<9).map({ "c\($0)" }) {
+                    let found = try await store.answer(forCustomer: id, in: .sandbox) != nil
+                    #expect(found == modelRead(id), "step \(step): read \(id)")
+                }
+            }
+        }
+    }
+
     @Test("an answer larger than the whole capacity is not kept, and evicts nothing")
     func oversizedAnswer() async throws {
         let clock = ManualClock()
