@@ -517,12 +517,65 @@ public final class GroupDecisionService: Sendable {
 
     // MARK: Budget
 
-    /// Waits for the endpoint's `Retry-After` instant and a token, or throws when either is
-    /// further away than the configured wait.
+    /// Waits for the endpoint's `Retry-After` instant and a token, or throws when the waits
+    /// together would pass the configured wait.
+    ///
+    /// The gate is read again after waiting for a token: a 429 that another call, here or in
+    /// another process, received meanwhile names an instant this call must not leave before.
     private func spendBudget(
         for endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) {
+        var waited = Duration.zero
+        var holdsToken = false
+        while true {
+            if let until = await rateLimitedUntil(endpoint, in: environment) {
+                let wait = AppStoreGroupsClient.duration(from: timeSource.now(), to: until)
+                if wait > .zero {
+                    guard waited + wait <= configuration.maximumRateLimitWait else {
+                        throw AppStoreGroupsError(
+                            code: .rateLimitExceeded,
+                            message:
+                                "the App Store asked for no \(endpoint) requests before this instant; none was sent",
+                            retryAfter: until
+                        )
+                    }
+                    try await sleep(wait)
+                    waited += wait
+                    continue
+                }
+            }
+            if holdsToken { return }
+            let rate = configuration.requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
+            let now = timeSource.now()
+            let left = configuration.maximumRateLimitWait - waited
+            let reserved = buckets.withLock { buckets in
+                let key = BucketKey(environment: environment, endpoint: endpoint)
+                var bucket = buckets[key] ?? TokenBucket(rate: rate, now: now)
+                let wait = bucket.reserve(now: now, maximumWait: left)
+                buckets[key] = bucket
+                return wait
+            }
+            guard let reserved else {
+                throw AppStoreGroupsError(
+                    code: .rateLimitExceeded,
+                    message: "this process's budget of \(rate) \(endpoint) requests a second is spent; none was sent",
+                    retryAfter: now.addingTimeInterval(1 / rate)
+                )
+            }
+            holdsToken = true
+            // No time passed since the gate was read: send now.
+            guard reserved > .zero else { return }
+            try await sleep(reserved)
+            waited += reserved
+        }
+    }
+
+    /// The endpoint's `Retry-After` instant as this process and the shared store know it.
+    private func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async -> Date? {
         var until = local.localRateLimitedUntil(endpoint, in: environment)
         if let shared,
             let sharedInstant = await withSharedStore({ () throws(AppStoreGroupsError) in
@@ -532,34 +585,7 @@ public final class GroupDecisionService: Sendable {
             local.setLocalRateLimitedUntil(sharedInstant, for: endpoint, in: environment)
             until = max(until ?? sharedInstant, sharedInstant)
         }
-        if let until {
-            let wait = AppStoreGroupsClient.duration(from: timeSource.now(), to: until)
-            guard wait <= configuration.maximumRateLimitWait else {
-                throw AppStoreGroupsError(
-                    code: .rateLimitExceeded,
-                    message: "the App Store asked for no \(endpoint) requests before this instant; none was sent",
-                    retryAfter: until
-                )
-            }
-            try await sleep(wait)
-        }
-        let rate = configuration.requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
-        let now = timeSource.now()
-        let reserved = buckets.withLock { buckets in
-            let key = BucketKey(environment: environment, endpoint: endpoint)
-            var bucket = buckets[key] ?? TokenBucket(rate: rate, now: now)
-            let wait = bucket.reserve(now: now, maximumWait: configuration.maximumRateLimitWait)
-            buckets[key] = bucket
-            return wait
-        }
-        guard let reserved else {
-            throw AppStoreGroupsError(
-                code: .rateLimitExceeded,
-                message: "this process's budget of \(rate) \(endpoint) requests a second is spent; none was sent",
-                retryAfter: now.addingTimeInterval(1 / rate)
-            )
-        }
-        try await sleep(reserved)
+        return until
     }
 
     private func sleep(_ duration: Duration) async throws(AppStoreGroupsError) {
