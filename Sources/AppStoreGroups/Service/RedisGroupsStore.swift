@@ -239,10 +239,14 @@ public final class RedisGroupsStore: GroupsStore {
         case .bulk(nil):
             return nil
         case .bulk(let value?):
-            guard let milliseconds = Int64(String(decoding: value, as: UTF8.self)) else {
+            // Only what `setRateLimitedUntil` writes: whole milliseconds of a `Retry-After` the
+            // client accepts (at most 15 digits), so the instant converts back without overflow.
+            guard let milliseconds = Int64(String(decoding: value, as: UTF8.self)),
+                (0...999_999_999_999_999).contains(milliseconds)
+            else {
                 throw AppStoreGroupsError(
                     code: .storeFailure,
-                    message: "Redis at \(host):\(port): the rate-limit instant is not a number"
+                    message: "Redis at \(host):\(port): the rate-limit instant is not a number of milliseconds"
                 )
             }
             let instant = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
