@@ -58,7 +58,7 @@ public final class GroupDecisionService: Sendable {
     private let timeSource: TimeSource
     private let log: @Sendable (String) -> Void
     private let decisionLog: DecisionLog?
-    private let flights = Locked<[FlightKey: Task<Loaded, any Error>]>([:])
+    private let flights = Locked<[FlightKey: Flight]>([:])
     private let buckets = Locked<[BucketKey: TokenBucket]>([:])
     private let storeHealth = Locked(StoreHealth())
 
@@ -78,6 +78,25 @@ public final class GroupDecisionService: Sendable {
         var environment: StoreEnvironment
         var endpoint: GroupsEndpoint
     }
+
+    /// One fetch in progress for a customer, and whether an invalidation overtook it.
+    private struct Flight {
+        var task: Task<Loaded, any Error>
+        var ticket: FlightTicket
+    }
+
+    /// Marks a flight that an invalidation overtook: its answer predates the invalidation, so it
+    /// answers the callers that were already waiting for it and is kept nowhere.
+    private final class FlightTicket: Sendable {
+        private let invalidated = Locked(false)
+
+        var isInvalidated: Bool { invalidated.withLock { $0 } }
+
+        func invalidate() { invalidated.withLock { $0 = true } }
+    }
+
+    /// The ticket of the flight the current task runs, read where answers are kept.
+    @TaskLocal private static var currentTicket: FlightTicket?
 
     /// A customer's groups as a flight delivers them.
     private struct Loaded: Sendable {
@@ -246,6 +265,14 @@ public final class GroupDecisionService: Sendable {
     /// - Parameter customerID: The id the customer's decisions are asked with.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared store was not updated.
     public func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
+        // Fetches already on their way bring answers older than this call: callers from now on
+        // start their own, and those answers are not kept.
+        flights.withLock { flights in
+            for environment in StoreEnvironment.allCases {
+                let key = FlightKey(environment: environment, customerID: customerID)
+                flights.removeValue(forKey: key)?.ticket.invalidate()
+            }
+        }
         local.invalidateLocally(customer: customerID)
         guard let shared else { return }
         try await reportingStoreFailure { () throws(AppStoreGroupsError) in
@@ -258,6 +285,10 @@ public final class GroupDecisionService: Sendable {
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared store was not updated
     ///   (this process has forgotten them all the same; see ``invalidate(customer:)``).
     public func invalidateAll() async throws(AppStoreGroupsError) {
+        flights.withLock { flights in
+            for flight in flights.values { flight.ticket.invalidate() }
+            flights.removeAll()
+        }
         local.invalidateAllLocally()
         guard let shared else { return }
         try await reportingStoreFailure { () throws(AppStoreGroupsError) in try await shared.invalidateAll() }
@@ -275,16 +306,20 @@ public final class GroupDecisionService: Sendable {
             return loaded
         }
         let key = FlightKey(environment: environment, customerID: customerID)
-        let (task, isLeader) = flights.withLock { flights in
-            if let task = flights[key] { return (task, false) }
+        let (task, ticket, isLeader) = flights.withLock { flights in
+            if let flight = flights[key] { return (flight.task, flight.ticket, false) }
+            let ticket = FlightTicket()
             let task = Task { () async throws -> Loaded in
-                try await self.load(customerID: customerID, environment: environment)
+                try await Self.$currentTicket.withValue(ticket) {
+                    try await self.load(customerID: customerID, environment: environment)
+                }
             }
-            flights[key] = task
-            return (task, true)
+            flights[key] = Flight(task: task, ticket: ticket)
+            return (task, ticket, true)
         }
         let result = await task.result
-        if isLeader { flights.withLock { $0[key] = nil } }
+        // Only its own flight: an invalidation may have put a newer one in its place.
+        if isLeader { flights.withLock { if $0[key]?.ticket === ticket { $0[key] = nil } } }
         switch result {
         case .success(let loaded):
             return loaded
@@ -481,7 +516,7 @@ public final class GroupDecisionService: Sendable {
         // With a shared store, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
         if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
-        guard left > 0 else { return }
+        guard left > 0, Self.currentTicket?.isInvalidated != true else { return }
         local.set(
             answer,
             decoded: decoded,
@@ -489,6 +524,9 @@ public final class GroupDecisionService: Sendable {
             in: environment,
             timeToLive: .milliseconds(Int64((left * 1000).rounded(.down)))
         )
+        // Set, then looked at again: an invalidation between the two has either removed the
+        // answer itself or is seen here.
+        if Self.currentTicket?.isInvalidated == true { local.invalidateLocally(customer: customerID) }
     }
 
     private func keep(
@@ -501,9 +539,12 @@ public final class GroupDecisionService: Sendable {
         keepLocally(answer, decoded: decoded, customerID: customerID, environment: environment, now: now)
         guard let shared else { return }
         let life = lifetime(of: answer)
-        guard life > .zero else { return }
+        guard life > .zero, Self.currentTicket?.isInvalidated != true else { return }
         await withSharedStore { () throws(AppStoreGroupsError) in
             try await shared.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: life)
+            // As above: this process's invalidation ran before the answer was written, or
+            // removes it after.
+            if Self.currentTicket?.isInvalidated == true { try await shared.invalidate(customer: customerID) }
         }
     }
 
