@@ -431,14 +431,16 @@ public final class GroupDecisionService: Sendable {
         environment: StoreEnvironment,
         store: any GroupsStore
     ) async throws(AppStoreGroupsError) -> Loaded? {
-        var waited = Duration.zero
-        while waited < configuration.fetchLockWait {
+        // Measured on the clock, not as a sum of poll intervals: a slow store's own time (up to its
+        // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
+        // slack absorbs the floating-point error of adding up poll intervals.
+        let deadline = timeSource.now().addingTimeInterval(configuration.fetchLockWait.seconds)
+        while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
             do {
                 try await timeSource.sleep(configuration.fetchLockPollInterval)
             } catch {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }
-            waited += configuration.fetchLockPollInterval
             let answer = await withSharedStore { () throws(AppStoreGroupsError) in
                 try await store.answer(forCustomer: customerID, in: environment)
             }
