@@ -36,7 +36,17 @@ struct EndlessScanTests {
     func endlessCursor() async throws {
         let listener = try LoopbackSocket(listening: ())
         Self.serveEndlessScan(on: listener)
-        let store = try RedisGroupsStore(host: "127.0.0.1", port: listener.port, keyPrefix: "test")
+        // Wakes the accepting thread, which closing alone does not, before the descriptor's number
+        // can go to another test's socket.
+        defer { shutdown(listener.descriptor, Int32(SHUT_RDWR)) }
+        // A generous timeout per call: the bound under test is the number of calls, and on a
+        // loaded machine one of 100,000 calls may take longer than the default 250 ms.
+        let store = try RedisGroupsStore(
+            host: "127.0.0.1",
+            port: listener.port,
+            keyPrefix: "test",
+            timeout: .seconds(30)
+        )
         let error = await expectError { try await store.invalidateAll() }
         #expect(error?.code == .storeFailure)
         #expect(
