@@ -404,8 +404,10 @@ public final class RedisGroupsStore: GroupsStore {
                 )
             }
             let reply = try connection.send(arguments, deadline: deadline)
-            idle.withLock { connections in
-                if connections.count < maximumIdleConnections { connections.append(connection) }
+            if connection.isClean {
+                idle.withLock { connections in
+                    if connections.count < maximumIdleConnections { connections.append(connection) }
+                }
             }
             return .success(reply)
         } catch {
