@@ -82,7 +82,10 @@ extension CommandSpec {
             }
             if option.isFlag {
                 if inlineValue != nil { throw error("--\(name) takes no value", path: path) }
-                parsed.flags.insert(name)
+                // A flag is an option like any other: given twice, it is a mistake to point out.
+                guard parsed.flags.insert(name).inserted else {
+                    throw error("--\(name) given more than once", path: path)
+                }
                 continue
             }
             let value: String

@@ -15,6 +15,6 @@ package struct UsageError: Error, Sendable, CustomStringConvertible {
 
     /// The three lines for standard error, without a final newline.
     package var description: String {
-        "Error: \(message)\nUsage: \(usage)\n  See '\(commandPath) --help' for more information."
+        "Error: \(message.escapingControlCharacters)\nUsage: \(usage)\n  See '\(commandPath) --help' for more information."
     }
 }

@@ -60,10 +60,10 @@ enum CheckCommand {
                 guard let diagnostic = check.diagnostic(for: result) else {
                     if arguments.has("verbose") {
                         let place = result.location.map { "\($0): " } ?? ""
-                        Terminal.out(
+                        let line =
                             "\(place)\(result.jsonPath): invariant '\(result.invariantID)' holds "
-                                + "(\(counted(result.scenarioCount, "scenario")) checked)"
-                        )
+                            + "(\(counted(result.scenarioCount, "scenario")) checked)"
+                        Terminal.out(line.escapingControlCharacters)
                     }
                     continue
                 }
@@ -80,7 +80,10 @@ enum CheckCommand {
         }
 
         if report.files.isEmpty {
-            Terminal.err("no policy or test files under \(arguments.positionals.joined(separator: " "))")
+            Terminal.err(
+                "no policy or test files under \(arguments.positionals.joined(separator: " "))"
+                    .escapingControlCharacters
+            )
         }
         Terminal.out(summary(report.summary))
         if let revision = report.policyRevision {

@@ -50,6 +50,8 @@ enum GenerateSwiftCommand {
         }
         do {
             try output.write(to: path)
+        } catch let error as SwiftConstantsGenerator.OutputPathError {
+            throw CommandFailure(.unusable, error.description)
         } catch {
             throw CommandFailure(.unusable, "cannot write \(path): \(error.localizedDescription)")
         }

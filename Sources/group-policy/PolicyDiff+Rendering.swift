@@ -13,15 +13,17 @@ extension PolicyDiff {
             ]
             for row in rows {
                 let roles = row.roles.map { "\($0.productID ?? "*"):\($0.role ?? "*")" }.joined(separator: ", ")
-                cells.append([
-                    row.change == .added ? "+" : "-",
-                    row.capability,
-                    row.environment?.rawValue ?? "*",
-                    row.groupType ?? "*",
-                    row.groupID ?? "*",
-                    roles.isEmpty ? "-" : roles,
-                    row.entitlements.isEmpty ? "-" : row.entitlements.joined(separator: ", "),
-                ])
+                cells.append(
+                    [
+                        row.change == .added ? "+" : "-",
+                        row.capability,
+                        row.environment?.rawValue ?? "*",
+                        row.groupType ?? "*",
+                        row.groupID ?? "*",
+                        roles.isEmpty ? "-" : roles,
+                        row.entitlements.isEmpty ? "-" : row.entitlements.joined(separator: ", "),
+                    ].map(\.escapingControlCharacters)
+                )
             }
             let widths = (0..<cells[0].count).map { column in cells.map { $0[column].count }.max() ?? 0 }
             for row in cells {

@@ -41,7 +41,7 @@ enum TestCommand {
                 suite = try PolicyTestSuite(contentsOfFile: file)
             } catch {
                 failed += 1
-                Terminal.out("FAIL \(file): the test file does not load")
+                Terminal.out("FAIL \(file): the test file does not load".escapingControlCharacters)
                 for diagnostic in error.diagnostics where diagnostic.severity == .error {
                     Terminal.err(diagnostic.description)
                 }
@@ -62,7 +62,10 @@ enum TestCommand {
             }
         }
         if files.isEmpty {
-            Terminal.err("no test files (*.tests.json) under \(arguments.positionals.joined(separator: " "))")
+            Terminal.err(
+                "no test files (*.tests.json) under \(arguments.positionals.joined(separator: " "))"
+                    .escapingControlCharacters
+            )
         }
         for coverage in coverages { Terminal.out(report(coverage)) }
         Terminal.out("\(passed) passed, \(failed) failed")
@@ -84,6 +87,6 @@ enum TestCommand {
                 lines.append("  \(place)\(item.jsonPath): \(kind) '\(item.id)' was not exercised by any case")
             }
         }
-        return lines.joined(separator: "\n")
+        return lines.map(\.escapingControlCharacters).joined(separator: "\n")
     }
 }

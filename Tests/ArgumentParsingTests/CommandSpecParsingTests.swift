@@ -67,6 +67,7 @@ import Testing
         (["run", "--nam", "x"], "unknown option '--nam' (did you mean '--name'?)"),
         (["run", "--name", "x", "--fast=1"], "--fast takes no value"),
         (["run", "--name", "x", "--name", "y"], "--name given more than once"),
+        (["run", "--name", "x", "--fast", "--fast"], "--fast given more than once"),
         (["ru"], "unknown subcommand 'ru' (did you mean 'run'?)"),
         (["--name"], "missing subcommand before '--name' (one of: run)"),
     ])

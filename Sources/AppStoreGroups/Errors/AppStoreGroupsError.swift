@@ -197,8 +197,11 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         if let apiErrorCode { context.append("errorCode \(apiErrorCode)") }
         if let apiErrorMessage { context.append("errorMessage \"\(apiErrorMessage)\"") }
         if let retryAfter {
-            let milliseconds = Int64((retryAfter.timeIntervalSince1970 * 1000).rounded())
-            context.append("retry after \(milliseconds) ms since 1970")
+            // Any instant prints: one too far for whole milliseconds in 64 bits (a corrupted
+            // shared store's, say) must not trap while an error is being reported.
+            let milliseconds = (retryAfter.timeIntervalSince1970 * 1000).rounded()
+            let text = abs(milliseconds) < 9e18 ? String(Int64(milliseconds)) : "\(milliseconds)"
+            context.append("retry after \(text) ms since 1970")
         }
         if let jsonPath { context.append("at \(jsonPath)") }
         if attempts > 1 { context.append("after \(attempts) attempts") }

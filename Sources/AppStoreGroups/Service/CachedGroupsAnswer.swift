@@ -45,6 +45,9 @@ public struct CachedGroupsAnswer: Sendable, Hashable {
 
     private static let magic: [UInt8] = Array("GPA1".utf8)
 
+    /// 9999-12-31T23:59:59.999Z in milliseconds since 1970: the latest fetch time read back.
+    static let latestMilliseconds: UInt64 = 253_402_300_799_999
+
     /// The bytes a shared store keeps: a 4-byte tag, the kind, the fetch time in milliseconds
     /// (8 bytes, big-endian), then Apple's body.
     func encoded() -> [UInt8] {
@@ -67,7 +70,8 @@ public struct CachedGroupsAnswer: Sendable, Hashable {
         var milliseconds: UInt64 = 0
         for byte in bytes[5..<13] { milliseconds = milliseconds << 8 | UInt64(byte) }
         let body = Array(bytes[13...])
-        guard kind == .groups || body.isEmpty else { return nil }
+        // A fetch time before 1970 or after 9999 was never written by ``encoded()``.
+        guard kind == .groups || body.isEmpty, milliseconds <= Self.latestMilliseconds else { return nil }
         self.init(
             kind: kind,
             body: body,

@@ -58,7 +58,7 @@ public final class GroupDecisionService: Sendable {
     private let timeSource: TimeSource
     private let log: @Sendable (String) -> Void
     private let decisionLog: DecisionLog?
-    private let flights = Locked<[FlightKey: Task<Loaded, any Error>]>([:])
+    private let flights = Locked<[FlightKey: Flight]>([:])
     private let buckets = Locked<[BucketKey: TokenBucket]>([:])
     private let storeHealth = Locked(StoreHealth())
     /// ``Configuration/timeToLive`` and ``Configuration/negativeTimeToLive`` in seconds, converted
@@ -83,6 +83,25 @@ public final class GroupDecisionService: Sendable {
         var environment: StoreEnvironment
         var endpoint: GroupsEndpoint
     }
+
+    /// One fetch in progress for a customer, and whether an invalidation overtook it.
+    private struct Flight {
+        var task: Task<Loaded, any Error>
+        var ticket: FlightTicket
+    }
+
+    /// Marks a flight that an invalidation overtook: its answer predates the invalidation, so it
+    /// answers the callers that were already waiting for it and is kept nowhere.
+    private final class FlightTicket: Sendable {
+        private let invalidated = Locked(false)
+
+        var isInvalidated: Bool { invalidated.withLock { $0 } }
+
+        func invalidate() { invalidated.withLock { $0 = true } }
+    }
+
+    /// The ticket of the flight the current task runs, read where answers are kept.
+    @TaskLocal private static var currentTicket: FlightTicket?
 
     /// A customer's groups as a flight delivers them.
     private struct Loaded: Sendable {
@@ -258,6 +277,14 @@ public final class GroupDecisionService: Sendable {
     /// - Parameter customerID: The id the customer's decisions are asked with.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared store was not updated.
     public func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
+        // Fetches already on their way bring answers older than this call: callers from now on
+        // start their own, and those answers are not kept.
+        flights.withLock { flights in
+            for environment in StoreEnvironment.allCases {
+                let key = FlightKey(environment: environment, customerID: customerID)
+                flights.removeValue(forKey: key)?.ticket.invalidate()
+            }
+        }
         local.invalidateLocally(customer: customerID)
         guard let shared else { return }
         try await reportingStoreFailure { () throws(AppStoreGroupsError) in
@@ -270,6 +297,10 @@ public final class GroupDecisionService: Sendable {
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared store was not updated
     ///   (this process has forgotten them all the same; see ``invalidate(customer:)``).
     public func invalidateAll() async throws(AppStoreGroupsError) {
+        flights.withLock { flights in
+            for flight in flights.values { flight.ticket.invalidate() }
+            flights.removeAll()
+        }
         local.invalidateAllLocally()
         guard let shared else { return }
         try await reportingStoreFailure { () throws(AppStoreGroupsError) in try await shared.invalidateAll() }
@@ -295,16 +326,20 @@ public final class GroupDecisionService: Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> Loaded {
         let key = FlightKey(environment: environment, customerID: customerID)
-        let (task, isLeader) = flights.withLock { flights in
-            if let task = flights[key] { return (task, false) }
+        let (task, ticket, isLeader) = flights.withLock { flights in
+            if let flight = flights[key] { return (flight.task, flight.ticket, false) }
+            let ticket = FlightTicket()
             let task = Task { () async throws -> Loaded in
-                try await self.load(customerID: customerID, environment: environment)
+                try await Self.$currentTicket.withValue(ticket) {
+                    try await self.load(customerID: customerID, environment: environment)
+                }
             }
-            flights[key] = task
-            return (task, true)
+            flights[key] = Flight(task: task, ticket: ticket)
+            return (task, ticket, true)
         }
         let result = await task.result
-        if isLeader { flights.withLock { $0[key] = nil } }
+        // Only its own flight: an invalidation may have put a newer one in its place.
+        if isLeader { flights.withLock { if $0[key]?.ticket === ticket { $0[key] = nil } } }
         switch result {
         case .success(let loaded):
             return loaded
@@ -426,14 +461,16 @@ public final class GroupDecisionService: Sendable {
         environment: StoreEnvironment,
         store: any GroupsStore
     ) async throws(AppStoreGroupsError) -> Loaded? {
-        var waited = Duration.zero
-        while waited < configuration.fetchLockWait {
+        // Measured on the clock, not as a sum of poll intervals: a slow store's own time (up to its
+        // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
+        // slack absorbs the floating-point error of adding up poll intervals.
+        let deadline = timeSource.now().addingTimeInterval(configuration.fetchLockWait.seconds)
+        while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
             do {
                 try await timeSource.sleep(configuration.fetchLockPollInterval)
             } catch {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }
-            waited += configuration.fetchLockPollInterval
             let answer = await withSharedStore { () throws(AppStoreGroupsError) in
                 try await store.answer(forCustomer: customerID, in: environment)
             }
@@ -511,7 +548,7 @@ public final class GroupDecisionService: Sendable {
         // With a shared store, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
         if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
-        guard left > 0 else { return }
+        guard left > 0, Self.currentTicket?.isInvalidated != true else { return }
         local.set(
             answer,
             decoded: decoded,
@@ -519,6 +556,9 @@ public final class GroupDecisionService: Sendable {
             in: environment,
             timeToLive: .milliseconds(Int64((left * 1000).rounded(.down)))
         )
+        // Set, then looked at again: an invalidation between the two has either removed the
+        // answer itself or is seen here.
+        if Self.currentTicket?.isInvalidated == true { local.invalidateLocally(customer: customerID) }
     }
 
     private func keep(
@@ -531,9 +571,12 @@ public final class GroupDecisionService: Sendable {
         keepLocally(answer, decoded: decoded, customerID: customerID, environment: environment, now: now)
         guard let shared else { return }
         let life = lifetime(of: answer)
-        guard life > .zero else { return }
+        guard life > .zero, Self.currentTicket?.isInvalidated != true else { return }
         await withSharedStore { () throws(AppStoreGroupsError) in
             try await shared.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: life)
+            // As above: this process's invalidation ran before the answer was written, or
+            // removes it after.
+            if Self.currentTicket?.isInvalidated == true { try await shared.invalidate(customer: customerID) }
         }
     }
 
@@ -547,12 +590,65 @@ public final class GroupDecisionService: Sendable {
 
     // MARK: Budget
 
-    /// Waits for the endpoint's `Retry-After` instant and a token, or throws when either is
-    /// further away than the configured wait.
+    /// Waits for the endpoint's `Retry-After` instant and a token, or throws when the waits
+    /// together would pass the configured wait.
+    ///
+    /// The gate is read again after waiting for a token: a 429 that another call, here or in
+    /// another process, received meanwhile names an instant this call must not leave before.
     private func spendBudget(
         for endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) {
+        var waited = Duration.zero
+        var holdsToken = false
+        while true {
+            if let until = await rateLimitedUntil(endpoint, in: environment) {
+                let wait = AppStoreGroupsClient.duration(from: timeSource.now(), to: until)
+                if wait > .zero {
+                    guard waited + wait <= configuration.maximumRateLimitWait else {
+                        throw AppStoreGroupsError(
+                            code: .rateLimitExceeded,
+                            message:
+                                "the App Store asked for no \(endpoint) requests before this instant; none was sent",
+                            retryAfter: until
+                        )
+                    }
+                    try await sleep(wait)
+                    waited += wait
+                    continue
+                }
+            }
+            if holdsToken { return }
+            let rate = configuration.requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
+            let now = timeSource.now()
+            let left = configuration.maximumRateLimitWait - waited
+            let reserved = buckets.withLock { buckets in
+                let key = BucketKey(environment: environment, endpoint: endpoint)
+                var bucket = buckets[key] ?? TokenBucket(rate: rate, now: now)
+                let wait = bucket.reserve(now: now, maximumWait: left)
+                buckets[key] = bucket
+                return wait
+            }
+            guard let reserved else {
+                throw AppStoreGroupsError(
+                    code: .rateLimitExceeded,
+                    message: "this process's budget of \(rate) \(endpoint) requests a second is spent; none was sent",
+                    retryAfter: now.addingTimeInterval(1 / rate)
+                )
+            }
+            holdsToken = true
+            // No time passed since the gate was read: send now.
+            guard reserved > .zero else { return }
+            try await sleep(reserved)
+            waited += reserved
+        }
+    }
+
+    /// The endpoint's `Retry-After` instant as this process and the shared store know it.
+    private func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async -> Date? {
         var until = local.localRateLimitedUntil(endpoint, in: environment)
         if let shared,
             let sharedInstant = await withSharedStore({ () throws(AppStoreGroupsError) in
@@ -562,34 +658,7 @@ public final class GroupDecisionService: Sendable {
             local.setLocalRateLimitedUntil(sharedInstant, for: endpoint, in: environment)
             until = max(until ?? sharedInstant, sharedInstant)
         }
-        if let until {
-            let wait = AppStoreGroupsClient.duration(from: timeSource.now(), to: until)
-            guard wait <= configuration.maximumRateLimitWait else {
-                throw AppStoreGroupsError(
-                    code: .rateLimitExceeded,
-                    message: "the App Store asked for no \(endpoint) requests before this instant; none was sent",
-                    retryAfter: until
-                )
-            }
-            try await sleep(wait)
-        }
-        let rate = configuration.requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
-        let now = timeSource.now()
-        let reserved = buckets.withLock { buckets in
-            let key = BucketKey(environment: environment, endpoint: endpoint)
-            var bucket = buckets[key] ?? TokenBucket(rate: rate, now: now)
-            let wait = bucket.reserve(now: now, maximumWait: configuration.maximumRateLimitWait)
-            buckets[key] = bucket
-            return wait
-        }
-        guard let reserved else {
-            throw AppStoreGroupsError(
-                code: .rateLimitExceeded,
-                message: "this process's budget of \(rate) \(endpoint) requests a second is spent; none was sent",
-                retryAfter: now.addingTimeInterval(1 / rate)
-            )
-        }
-        try await sleep(reserved)
+        return until
     }
 
     private func sleep(_ duration: Duration) async throws(AppStoreGroupsError) {

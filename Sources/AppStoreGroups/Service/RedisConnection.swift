@@ -61,6 +61,10 @@ final class RedisConnection: @unchecked Sendable {
         close(descriptor)
     }
 
+    /// Whether every byte the server sent has been read as a reply: a connection holding more
+    /// (a reply nobody asked for) would answer the next command with it, so it is not reused.
+    var isClean: Bool { buffer.isEmpty }
+
     /// Sends one command and reads its reply, all before `deadline`.
     func send(_ arguments: [[UInt8]], deadline: ContinuousClock.Instant) throws(RedisFailure) -> RESPReply {
         try write(RESPReply.command(arguments), deadline: deadline)

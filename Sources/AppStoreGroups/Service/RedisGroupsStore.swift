@@ -239,10 +239,14 @@ public final class RedisGroupsStore: GroupsStore {
         case .bulk(nil):
             return nil
         case .bulk(let value?):
-            guard let milliseconds = Int64(String(decoding: value, as: UTF8.self)) else {
+            // Only what `setRateLimitedUntil` writes: whole milliseconds of a `Retry-After` the
+            // client accepts (at most 15 digits), so the instant converts back without overflow.
+            guard let milliseconds = Int64(String(decoding: value, as: UTF8.self)),
+                (0...999_999_999_999_999).contains(milliseconds)
+            else {
                 throw AppStoreGroupsError(
                     code: .storeFailure,
-                    message: "Redis at \(host):\(port): the rate-limit instant is not a number"
+                    message: "Redis at \(host):\(port): the rate-limit instant is not a number of milliseconds"
                 )
             }
             let instant = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
@@ -299,14 +303,28 @@ public final class RedisGroupsStore: GroupsStore {
         }
     }
 
+    /// The most `SCAN` calls one ``invalidateAll()`` makes: 100 million key slots at 1,000 a
+    /// call, far more than a store of answers holds.
+    static let maximumScanCalls = 100_000
+
     /// Forgets every answer under the prefix (`SCAN` then `UNLINK`, a batch at a time).
     ///
-    /// Answers written while it runs may survive; each call of it has its own timeout.
+    /// Answers written while it runs may survive; each call of it has its own timeout, and a walk
+    /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
     ///
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func invalidateAll() async throws(AppStoreGroupsError) {
         var cursor: [UInt8] = Array("0".utf8)
+        var calls = 0
         repeat {
+            // A server whose cursor never comes back to 0 must not keep this loop going forever.
+            calls += 1
+            guard calls <= Self.maximumScanCalls else {
+                throw AppStoreGroupsError(
+                    code: .storeFailure,
+                    message: "Redis at \(host):\(port): SCAN did not finish within \(Self.maximumScanCalls) calls"
+                )
+            }
             let reply = try await call([
                 Array("SCAN".utf8), cursor, Array("MATCH".utf8), answerPattern, Array("COUNT".utf8),
                 Array("1000".utf8),
@@ -386,8 +404,10 @@ public final class RedisGroupsStore: GroupsStore {
                 )
             }
             let reply = try connection.send(arguments, deadline: deadline)
-            idle.withLock { connections in
-                if connections.count < maximumIdleConnections { connections.append(connection) }
+            if connection.isClean {
+                idle.withLock { connections in
+                    if connections.count < maximumIdleConnections { connections.append(connection) }
+                }
             }
             return .success(reply)
         } catch {

@@ -45,7 +45,9 @@ extension Explanation {
                 for nearMiss in group.nearMisses.dropFirst() { lines.append("  or \(Self.phrase(nearMiss))") }
             }
         }
-        return lines.joined(separator: "\n")
+        // Apple's group ids and types and a policy's names are quoted as they are: a newline or
+        // ESC in one must not start a line of its own.
+        return lines.map(\.escapingControlCharacters).joined(separator: "\n")
     }
 
     private static func phrase(_ grant: Grant) -> String {

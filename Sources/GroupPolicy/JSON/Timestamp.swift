@@ -7,9 +7,13 @@ package import Foundation
 /// Instants as the package's JSON writes them.
 package enum Timestamp {
     /// RFC 3339 in UTC with milliseconds, such as `2026-11-30T19:00:00.123Z`, computed without a
-    /// calendar or locale.
+    /// calendar or locale; an instant outside the years 0000 to 9999 prints as the nearest one.
     package static func rfc3339(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        // Clamped to the years RFC 3339 writes, 0000 to 9999: an instant beyond them (a corrupted
+        // cache entry's, say) prints as the nearest one instead of overflowing the arithmetic.
+        let seconds = date.timeIntervalSince1970
+        let clamped = seconds.isNaN ? 0 : min(max(seconds, -62_167_219_200), 253_402_300_799.999)
+        let milliseconds = Int64((clamped * 1000).rounded())
         let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
         let inDay = milliseconds - days * 86_400_000
         // Howard Hinnant's civil-from-days.

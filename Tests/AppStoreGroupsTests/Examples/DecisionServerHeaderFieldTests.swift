@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+
+@testable import AppStoreGroups
+
+/// Header field names with whitespace: a server must refuse them (RFC 9112, section 5.1), or a
+/// `Content-Length : 5` it ignores while a proxy honours it announces a body the server never reads.
+@Suite("DecisionServer: header field names")
+struct DecisionServerHeaderFieldTests {
+    @Test("whitespace in or before a field name is a 400", .requires(.pythonCryptography))
+    func whitespaceInFieldNames() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        for head in [
+            "GET /decision?transactionId=ok HTTP/1.1\r\nContent-Length : 5\r\n\r\nhello",
+            "GET /decision?transactionId=ok HTTP/1.1\r\nTransfer-Encoding\t: chunked\r\n\r\n0\r\n\r\n",
+            "GET /decision?transactionId=ok HTTP/1.1\r\nX Forwarded: a\r\n\r\n",
+            "GET /decision?transactionId=ok HTTP/1.1\r\n: empty\r\n\r\n",
+        ] {
+            let answer = try await server.exchange(head)
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(head.debugDescription)")
+            #expect(answer.hasSuffix(#"{"error":{"code":"bad-request","message":"malformed header field"}}"#))
+        }
+        #expect(try await store.log().isEmpty)
+    }
+}

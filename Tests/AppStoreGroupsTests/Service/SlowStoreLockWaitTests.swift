@@ -1,0 +1,106 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// A shared store that answers, but slowly (each read takes 200 ms, under its timeout), while
+/// another process holds the customer's lock: the wait for that holder is still the configured
+/// fetch lock wait, not forty polls of the store's time.
+@Suite("Decision service: waiting for a lock holder on a slow store")
+struct SlowStoreLockWaitTests {
+    /// An in-memory store whose reads of answers take 200 ms on the manual clock.
+    final class SlowStore: GroupsStore, @unchecked Sendable {
+        let inner: InMemoryGroupsStore
+        let clock: ManualClock
+
+        init(clock: ManualClock) {
+            self.clock = clock
+            inner = InMemoryGroupsStore(now: clock.now)
+        }
+
+        func answer(
+            forCustomer customerID: String,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+            clock.advance(by: .milliseconds(200))
+            return try await inner.answer(forCustomer: customerID, in: environment)
+        }
+
+        func setAnswer(
+            _ answer: CachedGroupsAnswer,
+            forCustomer customerID: String,
+            in environment: StoreEnvironment,
+            timeToLive: Duration
+        ) async throws(AppStoreGroupsError) {
+            try await inner.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: timeToLive)
+        }
+
+        func acquireFetchLock(
+            forCustomer customerID: String,
+            in environment: StoreEnvironment,
+            owner: String,
+            timeToLive: Duration
+        ) async throws(AppStoreGroupsError) -> Bool {
+            try await inner.acquireFetchLock(
+                forCustomer: customerID,
+                in: environment,
+                owner: owner,
+                timeToLive: timeToLive
+            )
+        }
+
+        func releaseFetchLock(
+            forCustomer customerID: String,
+            in environment: StoreEnvironment,
+            owner: String
+        ) async throws(AppStoreGroupsError) {
+            try await inner.releaseFetchLock(forCustomer: customerID, in: environment, owner: owner)
+        }
+
+        func rateLimitedUntil(
+            _ endpoint: GroupsEndpoint,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) -> Date? {
+            try await inner.rateLimitedUntil(endpoint, in: environment)
+        }
+
+        func setRateLimitedUntil(
+            _ instant: Date,
+            for endpoint: GroupsEndpoint,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) {
+            try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
+        }
+
+        func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
+            try await inner.invalidate(customer: customerID)
+        }
+
+        func invalidateAll() async throws(AppStoreGroupsError) {
+            try await inner.invalidateAll()
+        }
+    }
+
+    @Test("the holder is waited for two seconds by the clock, then the waiter fetches itself")
+    func lockWaitIsMeasuredOnTheClock() async throws {
+        let clock = ManualClock()
+        let start = clock.date
+        let stub = StubAppStore(clock: clock.now)
+        let store = SlowStore(clock: clock)
+        #expect(
+            try await store.acquireFetchLock(
+                forCustomer: "c1",
+                in: .sandbox,
+                owner: "other process",
+                timeToLive: .seconds(10)
+            )
+        )
+        let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: store)
+        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        // The first read (200 ms), then polls of 50 + 200 ms until two seconds have passed.
+        let sent = try #require(stub.requestTimes.first).timeIntervalSince(start)
+        #expect(abs(sent - 2.2) < 0.001)
+        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 8))
+    }
+}
