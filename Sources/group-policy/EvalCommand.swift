@@ -29,8 +29,23 @@ enum EvalCommand {
         let response = try readResponse(responsePath)
         let context = EvaluationContext(environment: environment, entitlements: Set(arguments.all("entitlement")))
         let decision = policy.evaluate(response, in: context)
-        Terminal.out(decision.jsonString(includingProvenance: arguments.has("explain")))
+        let explain = arguments.has("explain")
+        let provenance = decision.grantCount + decision.denialCount
+        if explain && provenance > maximumProvenanceEntries {
+            throw CommandFailure(
+                .unusable,
+                "the decision has \(provenance) grants and denials; --explain prints at most "
+                    + "\(maximumProvenanceEntries) (the limit on provenance entries): explain one capability "
+                    + "with 'group-policy explain', or evaluate without --explain"
+            )
+        }
+        Terminal.out(decision.jsonString(includingProvenance: explain))
     }
+
+    /// The most grants and denials `eval --explain` prints: 1,000,000, about 150 MB of JSON. A
+    /// policy and a response within their own limits can yield tens of millions (each group times
+    /// each rule naming its products), gigabytes of output; past this the command refuses at once.
+    static let maximumProvenanceEntries = 1_000_000
 }
 
 /// `--environment production|sandbox` (any case), as the CLI spells environments.
