@@ -42,8 +42,9 @@ enum EvalCommand {
         Terminal.out(decision.jsonString(includingProvenance: explain))
     }
 
-    /// The most grants and denials `eval --explain` prints: 1,000,000, about 150 MB of JSON. A
-    /// policy and a response within their own limits can yield tens of millions (each group times
+    /// The most grants and denials `eval --explain` prints: 1,000,000 (about 150 MB of JSON).
+    ///
+    /// A policy and a response within their own limits can yield tens of millions (each group times
     /// each rule naming its products), gigabytes of output; past this the command refuses at once.
     static let maximumProvenanceEntries = 1_000_000
 }
