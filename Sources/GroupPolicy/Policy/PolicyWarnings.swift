@@ -65,13 +65,13 @@ enum PolicyWarnings {
         // A lint, so it gives up rather than costing more than its share of loading: comparing many
         // long grants with many long denies is grants x denies x their lists' lengths.
         var remaining = maximumShadowingComparisons
+        func listEntries(_ rule: RuleDefinition) -> Int {
+            let match = rule.match
+            return (match.productIDs?.values.count ?? 0) + (match.roles?.values.count ?? 0)
+                + (match.groupTypes?.values.count ?? 0) + (match.groupIDs?.values.count ?? 0)
+        }
         func comparable(_ deny: RuleDefinition, _ grant: RuleDefinition) -> Bool {
-            let cost = [deny, grant].reduce(1) { total, rule in
-                let match = rule.match
-                return total + (match.productIDs?.values.count ?? 0) + (match.roles?.values.count ?? 0)
-                    + (match.groupTypes?.values.count ?? 0) + (match.groupIDs?.values.count ?? 0)
-            }
-            remaining -= min(remaining, cost)
+            remaining -= min(remaining, 1 + listEntries(deny) + listEntries(grant))
             return remaining > 0
         }
         for grantIndex in rules.indices where rules[grantIndex].effect == .grant {
