@@ -34,11 +34,17 @@ final class RedisServer: @unchecked Sendable {
     }
 
     private init(port: Int) throws {
+        // redis-server writes its pid file only after binding its port: a server that lost the
+        // port to another test's server (two probes can see the same free port) exits instead,
+        // and the other server's accepting connections is not taken for this one's.
+        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("redis-\(UUID().uuidString).pid")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
         let process = Process()
         process.executableURL = URL(filePath: "/usr/bin/env")
         process.arguments = [
             "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--protected-mode", "yes", "--loglevel", "warning",
+            "--protected-mode", "yes", "--loglevel", "warning", "--pidfile", pidFile,
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -46,7 +52,9 @@ final class RedisServer: @unchecked Sendable {
         let end = Date().addingTimeInterval(10)
         while Date() < end {
             if !process.isRunning { throw RedisServerError(description: "redis-server exited on port \(port)") }
-            if LoopbackSocket.accepts(port: port) {
+            let started = (try? String(contentsOfFile: pidFile, encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            if started == String(process.processIdentifier) && LoopbackSocket.accepts(port: port) {
                 self.port = port
                 self.process = process
                 return
