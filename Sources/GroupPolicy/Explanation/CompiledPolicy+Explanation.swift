@@ -3,6 +3,13 @@ extension CompiledPolicy {
     /// a second or so, each pair perhaps a near miss in the output.
     static let maximumExplainedPairs = 1_000_000
 
+    /// The most bytes of names one explanation may list: 32 MiB, as much as a policy file holds.
+    ///
+    /// Each near miss lists its rule's values and, for a role-level rule, the group's role entries,
+    /// so the pairs alone do not bound the output: a hundred rules naming twenty thousand products
+    /// each, in ten thousand groups, would list a hundred gigabytes.
+    static let maximumExplainedBytes = 32 << 20
+
     /// The explanation: the rules naming the capability, each checked condition by condition in each
     /// (merged) group, straight from their definitions rather than through the evaluation tables.
     func explain(
@@ -62,6 +69,46 @@ extension CompiledPolicy {
             )
         }
 
+        // What the explanation may list: each rule's values in each group, and each group's role
+        // entries once per role-level rule. Counted before anything is built, and refused at once.
+        var ruleBytes = 0
+        var roleLevelRules = 0
+        var matchers: [[Int: EntryMatcher]] = []
+        for (documentIndex, document) in documents.enumerated() {
+            var byRule: [Int: EntryMatcher] = [:]
+            for ruleIndex in grantRules[documentIndex] + denyRules[documentIndex] {
+                ruleBytes += Self.listedBytes(of: ruleIndex, in: document)
+                if document.rules.isRoleLevel(ruleIndex) {
+                    roleLevelRules += 1
+                    byRule[ruleIndex] = EntryMatcher(ruleIndex, in: document.rules)
+                }
+            }
+            matchers.append(byRule)
+        }
+        var entryBytes = 0
+        for members in plan where requestedGroupID == nil || groups[members[0]].groupID == requestedGroupID {
+            for member in members {
+                for entry in groups[member].roles {
+                    entryBytes += entry.productID.utf8.count + entry.role.rawValue.utf8.count + 4
+                }
+            }
+        }
+        let listedRules = ruleBytes.multipliedReportingOverflow(by: explained)
+        let listedEntries = entryBytes.multipliedReportingOverflow(by: roleLevelRules)
+        let listed = listedRules.partialValue.addingReportingOverflow(listedEntries.partialValue)
+        guard !listedRules.overflow, !listedEntries.overflow, !listed.overflow,
+            listed.partialValue <= Self.maximumExplainedBytes
+        else {
+            throw GroupPolicyError(
+                code: .limitExceeded,
+                message: "explaining '\(capability.name)' would list "
+                    + (listed.overflow || listedRules.overflow || listedEntries.overflow
+                        ? "more than \(Int.max)" : "\(listed.partialValue)")
+                    + " bytes of rule values and role entries (\(rules) rules naming it, \(explained) groups), "
+                    + "over the limit of \(Self.maximumExplainedBytes) bytes; explain one group with --group"
+            )
+        }
+
         var explanations: [Explanation.Group] = []
         for members in plan {
             let first = groups[members[0]]
@@ -75,7 +122,8 @@ extension CompiledPolicy {
                     entries: entries,
                     context: context,
                     grantRules: grantRules,
-                    denyRules: denyRules
+                    denyRules: denyRules,
+                    matchers: matchers
                 )
             )
         }
@@ -90,7 +138,8 @@ extension CompiledPolicy {
         entries: [RoleEntry],
         context: EvaluationContext,
         grantRules: [[Int]],
-        denyRules: [[Int]]
+        denyRules: [[Int]],
+        matchers: [[Int: EntryMatcher]]
     ) -> Explanation.Group {
         if context.environment == .production && groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
             return Explanation.Group(groupID: groupID, groupType: groupType, outcome: .ignored)
@@ -108,33 +157,33 @@ extension CompiledPolicy {
             do {
                 let rules = document.rules
                 for ruleIndex in grantRules[documentIndex] {
-                    let unmet = Self.unmetConditions(of: ruleIndex, in: rules, group: group, seen: seen)
+                    let matcher = matchers[documentIndex][ruleIndex]
+                    let unmet = Self.unmetConditions(
+                        of: ruleIndex,
+                        in: rules,
+                        matcher: matcher,
+                        group: group,
+                        seen: seen
+                    )
                     guard unmet.isEmpty else {
                         nearMisses.append(Explanation.NearMiss(rule: labels[ruleIndex], unmet: unmet))
                         continue
                     }
                     matchedGrant = true
-                    guard rules.isRoleLevel(ruleIndex) else {
+                    guard let matcher else {
                         grants.append(Grant(capability: capability, groupID: groupID, rule: labels[ruleIndex]))
                         continue
                     }
-                    let products = rules.condition(.productID, of: ruleIndex)
-                    let roles = rules.condition(.role, of: ruleIndex)
-                    var recorded: [(productID: String, ruleProductID: String, role: Role)] = []
-                    for index in entries.indices
-                    where rules.matches(products, seen[index].productID)
-                        && rules.matches(roles, seen[index].role.rawValue)
-                    {
+                    // Keyed by the exact bytes of the three values, each prefixed by its length.
+                    var recorded = ExactNameIndex()
+                    for index in entries.indices where matcher.matches(seen[index]) {
                         let entry = entries[index]
                         let ruleProductID = seen[index].productID
                         // Identical entries (a merged duplicate group) yield one grant, as in the decision.
-                        if recorded.contains(where: {
-                            $0.productID == entry.productID && $0.ruleProductID == ruleProductID
-                                && $0.role == entry.role
-                        }) {
-                            continue
-                        }
-                        recorded.append((entry.productID, ruleProductID, entry.role))
+                        let key = [entry.productID, ruleProductID, entry.role.rawValue]
+                            .map { "\($0.utf8.count):\($0)" }.joined()
+                        if recorded.index(of: key) != nil { continue }
+                        recorded.insert(key)
                         grants.append(
                             Grant(
                                 capability: capability,
@@ -163,7 +212,13 @@ extension CompiledPolicy {
         for (documentIndex, document) in documents.enumerated() where !denyRules[documentIndex].isEmpty {
             let seen = seenEntries(entries, by: document, in: context)
             for ruleIndex in denyRules[documentIndex]
-            where Self.unmetConditions(of: ruleIndex, in: document.rules, group: group, seen: seen).isEmpty {
+            where Self.unmetConditions(
+                of: ruleIndex,
+                in: document.rules,
+                matcher: matchers[documentIndex][ruleIndex],
+                group: group,
+                seen: seen
+            ).isEmpty {
                 denials.append(
                     Denial(capability: capability, groupID: groupID, rule: document.ruleLabels[ruleIndex])
                 )
@@ -204,6 +259,7 @@ extension CompiledPolicy {
     private static func unmetConditions(
         of rule: Int,
         in rules: RuleTable,
+        matcher: EntryMatcher?,
         group: GroupFacts,
         seen: [RoleEntry]
     ) -> [Explanation.UnmetCondition] {
@@ -217,16 +273,10 @@ extension CompiledPolicy {
         if ids.isPresent, !rules.matches(ids, group.groupID) {
             unmet.append(.groupID(expected: rules.values(ids), actual: group.groupID))
         }
-        if rules.isRoleLevel(rule) {
+        if let matcher {
             let products = rules.condition(.productID, of: rule)
             let roles = rules.condition(.role, of: rule)
-            var satisfied = false
-            for entry in seen
-            where rules.matches(products, entry.productID) && rules.matches(roles, entry.role.rawValue) {
-                satisfied = true
-                break
-            }
-            if !satisfied {
+            if !seen.contains(where: matcher.matches) {
                 unmet.append(
                     .roleEntry(
                         productIDs: products.header >= 2 ? rules.values(products) : nil,
@@ -250,5 +300,46 @@ extension CompiledPolicy {
             if !missing.isEmpty { unmet.append(.entitlements(missing: missing)) }
         }
         return unmet
+    }
+
+    /// Bytes the rule may add to one group's explanation: its label and the values its conditions
+    /// list, each with room for quotes and a separator.
+    private static func listedBytes(of rule: Int, in document: CompiledDocument) -> Int {
+        let rules = document.rules
+        var bytes = document.ruleLabels[rule].utf8.count + 4
+        for kind in [RuleTable.ConditionKind.groupType, .groupID, .productID, .role] {
+            for value in rules.values(rules.condition(kind, of: rule)) { bytes += value.utf8.count + 4 }
+        }
+        if rules.hasRequirements(rule) {
+            for entitlement in rules.requires(rule).entitlements { bytes += entitlement.utf8.count + 4 }
+        }
+        return bytes
+    }
+}
+
+/// A role-level rule's products and roles, indexed by their exact bytes, so that checking a group's
+/// role entries against the rule costs a lookup per entry rather than a scan of the rule's lists.
+struct EntryMatcher {
+    /// `nil` when the rule accepts any product (`"*"` or no `productId`).
+    private var products: ExactNameIndex?
+    /// `nil` when the rule accepts any role.
+    private var roles: ExactNameIndex?
+
+    init(_ rule: Int, in rules: RuleTable) {
+        products = Self.index(rules.condition(.productID, of: rule), in: rules)
+        roles = Self.index(rules.condition(.role, of: rule), in: rules)
+    }
+
+    /// Whether the entry (as the rule's policy sees it) has a product and a role the rule accepts.
+    func matches(_ entry: RoleEntry) -> Bool {
+        (products.map { $0.index(of: entry.productID) != nil } ?? true)
+            && (roles.map { $0.index(of: entry.role.rawValue) != nil } ?? true)
+    }
+
+    private static func index(_ condition: RuleTable.ConditionView, in rules: RuleTable) -> ExactNameIndex? {
+        guard condition.header >= 2 else { return nil }
+        var index = ExactNameIndex()
+        for value in rules.values(condition) { index.insert(value) }
+        return index
     }
 }

@@ -69,7 +69,14 @@ extension Explanation {
         case .roleEntry(let productIDs, let roles, let actual):
             let role = roles.map { "role \(alternatives($0))" } ?? "any role"
             let product = productIDs.map(alternatives) ?? "any product"
-            let relevant = actual.filter { productIDs?.contains($0.productID) ?? true }
+            // Indexed once: a rule may list thousands of products and a group hold thousands of
+            // entries, and products compare byte for byte.
+            let wanted = productIDs.map { names in
+                var index = ExactNameIndex()
+                for name in names { index.insert(name) }
+                return index
+            }
+            let relevant = actual.filter { entry in wanted.map { $0.index(of: entry.productID) != nil } ?? true }
             let has: String
             if actual.isEmpty {
                 has = "this group has no role entries"

@@ -217,6 +217,62 @@ import Foundation
         #expect(one.groups.count == 1)
     }
 
+    /// Long lists in many groups are refused at once, naming the limit; one group is explained.
+    ///
+    /// Each near miss lists its rule's values: 50 rules naming 2,000 products each, in 400 groups,
+    /// are only 20,000 rule-group pairs but would list 600 MB of names (the same at the limits
+    /// grew past 4 GB and crashed).
+    @Test func explainingRulesWithLongListsInManyGroupsIsRefusedAtOnce() throws {
+        let products = (0..<2000).map { "\"product.\($0)\"" }.joined(separator: ",")
+        let rules = (0..<50).map {
+            #"{"id":"r\#($0)","match":{"productId":[\#(products)],"role":"ADMIN"},"capabilities":["a"]}"#
+        }
+        let loaded = try policy(capabilities: ["a"], rules: "[" + rules.joined(separator: ",") + "]")
+        let groups = (0..<400).map {
+            #"{"groupId":"x\#($0)","groupType":"ORGANIZATION","roles":[{"productId":"product.\#($0)","role":"NONE"}]}"#
+        }
+        let many = try response(#"{"groups":["# + groups.joined(separator: ",") + "]}")
+        let (error, cost) = Bounds.measure {
+            #expect(throws: GroupPolicyError.self) { try loaded.explain("a", for: many) }
+        }
+        #expect(cost.seconds < Bounds.seconds)
+        #expect(error?.code == .limitExceeded)
+        #expect(
+            error?.message
+                == "explaining 'a' would list 618490500 bytes of rule values and role entries (50 rules naming it, "
+                + "400 groups), over the limit of 33554432 bytes; explain one group with --group"
+        )
+        let one = try loaded.explain("a", for: many, group: "x7")
+        #expect(one.groups.map(\.nearMisses.count) == [50])
+    }
+
+    /// A group of 5,000 role entries against 20 rules naming 5,000 products each: every entry was
+    /// compared with every listed product, in each rule and again in the text (half a billion
+    /// comparisons, minutes); now each entry is looked up once per rule.
+    @Test func explainingAGroupOfManyEntriesAgainstLongListsIsQuick() throws {
+        let products = (0..<5000).map { "\"product.\($0)\"" }.joined(separator: ",")
+        let rules = (0..<20).map {
+            #"{"id":"r\#($0)","match":{"productId":[\#(products)],"role":"ADMIN"},"capabilities":["a"]}"#
+        }
+        let loaded = try policy(capabilities: ["a"], rules: "[" + rules.joined(separator: ",") + "]")
+        let entries = (0..<5000).map { #"{"productId":"product.\#($0 * 2)","role":"NONE"}"# }
+        let one = try response(
+            #"{"groups":[{"groupId":"g","groupType":"ORGANIZATION","roles":["# + entries.joined(separator: ",") + "]}]}"
+        )
+        let (text, cost) = try Bounds.measure { try loaded.explain("a", for: one).text }
+        #expect(cost.seconds < Bounds.seconds)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 21)
+        #expect(lines.first == "capability a: granted in 0 of 1 group")
+        // Half the entries name a listed product (the even ones below 5,000), each with its role.
+        #expect(lines.last?.hasPrefix("  or rule 'r19' needs role ADMIN for product.0, product.1, ") == true)
+        #expect(
+            lines.last?.hasSuffix(" or product.4999; this group has NONE for product.0, NONE for product.2, ") == false
+        )
+        #expect(lines.last?.hasSuffix("NONE for product.4996, NONE for product.4998") == true)
+        #expect(lines.last?.components(separatedBy: "NONE for ").count == 2501)
+    }
+
     // MARK: Inputs
 
     struct Document {
