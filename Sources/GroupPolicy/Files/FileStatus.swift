@@ -107,3 +107,10 @@ package func realPath(_ path: String) -> String? {
     defer { free(resolved) }
     return String(cString: resolved)
 }
+
+/// The device and inode of the file `path` names, links followed: one file's identity whatever
+/// path or hard link reaches it; `nil` when it cannot be looked up.
+package func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
+    guard let status = try? FileStatus(path: path) else { return nil }
+    return (status.device, status.inode)
+}

@@ -48,9 +48,10 @@ enum PolicyTestParser {
             }
         }
         var cases: [PolicyTestCase] = []
-        var responseFiles = ResponseFileCache()
+        var responseFiles = ResponseFileCache(maximumTotalBytes: limits.maximumBytes)
         if let node = fields.required("cases") {
             cases = parseCases(node, policy: policy, collector: collector, responseFiles: &responseFiles)
+            checkEvaluationWork(of: cases, at: node, collector: collector)
         }
         guard let policy, !collector.hasErrors else { return nil }
         return Parsed(
@@ -118,6 +119,52 @@ enum PolicyTestParser {
             )
         }
         return cases
+    }
+
+    /// The most groups and role entries one test file's cases may have evaluated, each distinct
+    /// response and context once: 2,000,000, some twenty times what 32 MiB of inline responses
+    /// hold against one context each, a second or two of work.
+    static let maximumEvaluatedEntries = 2_000_000
+
+    /// Refuses cases that would evaluate more than the limit of groups and role entries.
+    ///
+    /// Cases sharing one response file with a context each are evaluated one by one: 20,000 of
+    /// them against a 1 MiB response were 400 million groups and entries, minutes and gigabytes.
+    /// Counted before anything is evaluated, and refused naming the limit.
+    private static func checkEvaluationWork(
+        of cases: [PolicyTestCase],
+        at node: JSONNode,
+        collector: DiagnosticCollector
+    ) {
+        struct Shared: Hashable {
+            var storage: UnsafeRawPointer?
+            var count: Int
+            var context: EvaluationContext
+        }
+        var seen: Set<Shared> = []
+        var entries = 0
+        for testCase in cases {
+            let groups = testCase.response.groups
+            let key = Shared(
+                storage: groups.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) },
+                count: groups.count,
+                context: testCase.context
+            )
+            guard seen.insert(key).inserted else { continue }
+            entries += groups.count
+            for group in groups { entries += group.roles.count }
+            guard entries <= maximumEvaluatedEntries else {
+                collector.error(
+                    .limitExceeded,
+                    at: node.offset,
+                    JSONPath.root.appending("cases"),
+                    "the cases evaluate more than \(maximumEvaluatedEntries) groups and role entries (each distinct "
+                        + "response and context once), over the limit of \(maximumEvaluatedEntries); "
+                        + "share contexts or split the file"
+                )
+                return
+            }
+        }
     }
 
     private static func parseContext(

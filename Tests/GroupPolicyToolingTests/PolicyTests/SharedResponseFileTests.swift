@@ -73,4 +73,78 @@ import Testing
             ]
         }
     }
+
+    /// Hard links to one response file are one file, and the distinct files of one test file hold
+    /// at most the test file limit together: 2,000 hard links to a 1 MiB response were read and
+    /// decoded 2,000 times (3.3 GB).
+    @Test func hardLinksAreOneFileAndDistinctFilesHaveATotalLimit() throws {
+        let directory = try makeTemporaryDirectory("linked-responses")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let response = #"{"groups":[{"groupId":"1","groupType":"ORGANIZATION","roles":[]}]}"#
+        try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/r.json"))
+        try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/copy.json"))
+        for index in 0..<3 {
+            try FileManager.default.linkItem(atPath: directory + "/r.json", toPath: directory + "/link\(index).json")
+        }
+        let cases = ["r.json", "link0.json", "link1.json", "link2.json", "copy.json"].map { file in
+            #"{ "name": "\#(file)", "responseFile": "\#(file)", "expect": { "capabilities": [] } }"#
+        }
+        let testFile = """
+            { "format": "group-policy-tests/v1", "policy": "\(repositoryFile("Policies/team-workspace.json"))",
+              "cases": [\(cases.joined(separator: ",\n"))] }
+            """
+        try Data(testFile.utf8).write(to: URL(fileURLWithPath: directory + "/t.tests.json"))
+        let suite = try PolicyTestSuite(contentsOfFile: directory + "/t.tests.json")
+        #expect(suite.cases.count == 5)
+        #expect(suite.responseFilesRead == 2)
+
+        // With a total of 100 bytes, the second distinct file (66 bytes more) is over it.
+        var cache = ResponseFileCache(maximumTotalBytes: 100)
+        #expect((try? cache.response(at: directory + "/link1.json").get())?.groups.count == 1)
+        #expect((try? cache.response(at: directory + "/r.json").get())?.groups.count == 1)
+        let over = cache.response(at: directory + "/copy.json")
+        #expect(throws: GroupPolicyError.self) { try over.get() }
+        if case .failure(let error) = over {
+            #expect(
+                error.message
+                    == "the response files of one test file hold 132 bytes or more together, over the limit of 100 bytes"
+            )
+        }
+    }
+
+    /// Cases evaluating too many groups are refused while loading.
+    ///
+    /// 20,000 cases sharing a 1 MiB response, each with its own context, were evaluated one by one:
+    /// 400 million groups, killed for memory. The work is counted while loading and refused.
+    @Test func casesEvaluatingTooManyGroupsAreRefusedWhileLoading() throws {
+        let groups = (0..<1_000).map { #"{"groupId":"\#($0)","groupType":"ORGANIZATION","roles":[]}"# }
+        let response = #"{"groups":["# + groups.joined(separator: ",") + "]}"
+        let directory = try makeTemporaryDirectory("many-contexts")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/r.json"))
+        func testFile(contexts: Int) -> String {
+            let cases = (0..<3_000).map { index in
+                #"{ "name": "c\#(index)", "responseFile": "r.json", "#
+                    + #""context": { "entitlements": ["e\#(index % contexts)"] }, "expect": { "capabilities": [] } }"#
+            }
+            return """
+                { "format": "group-policy-tests/v1", "policy": "\(repositoryFile("Policies/team-workspace.json"))",
+                  "cases": [\(cases.joined(separator: ",\n"))] }
+                """
+        }
+        // 2,000 distinct contexts of 1,000 groups: exactly at the limit.
+        try Data(testFile(contexts: 2_000).utf8).write(to: URL(fileURLWithPath: directory + "/ok.tests.json"))
+        #expect(try PolicyTestSuite(contentsOfFile: directory + "/ok.tests.json").cases.count == 3_000)
+
+        try Data(testFile(contexts: 3_000).utf8).write(to: URL(fileURLWithPath: directory + "/many.tests.json"))
+        #expect {
+            try PolicyTestSuite(contentsOfFile: directory + "/many.tests.json")
+        } throws: { error in
+            (error as? GroupPolicyError)?.diagnostics.map(\.description) == [
+                "\(directory)/many.tests.json:2:12: error: cases: the cases evaluate more than 2000000 groups and "
+                    + "role entries (each distinct response and context once), over the limit of 2000000; "
+                    + "share contexts or split the file"
+            ]
+        }
+    }
 }
