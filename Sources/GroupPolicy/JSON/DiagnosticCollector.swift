@@ -3,6 +3,8 @@
 package final class DiagnosticCollector {
     package let source: SourceText
     private(set) var diagnostics: [Diagnostic] = []
+    /// The work left for "did you mean" suggestions in this document.
+    package let suggestions = SuggestionBudget()
 
     package init(source: SourceText) {
         self.source = source

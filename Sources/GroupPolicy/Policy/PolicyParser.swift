@@ -196,7 +196,11 @@ struct PolicyParser {
     private func checkDeclared(_ names: [Located<String>]) {
         for name in names where declared[name.value] == nil {
             let suggestion =
-                Suggestion.closest(to: name.value, among: declared.keys.sorted())
+                Suggestion.closest(
+                    to: name.value,
+                    among: collector.suggestions.sortedCandidates(declared.keys),
+                    budget: collector.suggestions
+                )
                 .map { " (did you mean '\($0)'?)" } ?? ""
             collector.error(
                 .undeclaredCapability,

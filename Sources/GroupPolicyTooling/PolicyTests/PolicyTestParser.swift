@@ -80,6 +80,8 @@ enum PolicyTestParser {
         }
         var cases: [PolicyTestCase] = []
         var seen: [String: Int] = [:]
+        // Built once: every expectation checks its names against it.
+        let declared = policy.map { Set($0.capabilities.map(\.name)) }
         for (index, element) in elements.enumerated() {
             let casePath = path.appending(index)
             let keys = Keys.testCase
@@ -105,7 +107,13 @@ enum PolicyTestParser {
                 ?? EvaluationContext()
             let response = parseResponse(fields, casePath, collector: collector, responseFiles: &responseFiles)
             let expectation = fields.required("expect").flatMap {
-                parseExpectation($0, casePath.appending("expect"), policy: policy, collector: collector)
+                parseExpectation(
+                    $0,
+                    casePath.appending("expect"),
+                    policy: policy,
+                    declared: declared,
+                    collector: collector
+                )
             }
             guard let name, let response, let expectation else { continue }
             cases.append(
@@ -262,6 +270,7 @@ enum PolicyTestParser {
         _ node: JSONNode,
         _ path: JSONPath,
         policy: Policy?,
+        declared: Set<String>?,
         collector: DiagnosticCollector
     ) -> PolicyTestExpectation? {
         let keys = Keys.expect
@@ -275,7 +284,6 @@ enum PolicyTestParser {
             )
             return nil
         }
-        let declared = policy.map { Set($0.capabilities.map(\.name)) }
         func names(_ key: String) -> [String]? {
             guard let valueNode = fields[key], let values = collector.stringArray(valueNode, path.appending(key)) else {
                 return nil
@@ -382,7 +390,11 @@ enum PolicyTestParser {
         guard let declared else { return }
         for name in names where !declared.contains(name.value) {
             let suggestion =
-                Suggestion.closest(to: name.value, among: declared.sorted()).map { " (did you mean '\($0)'?)" } ?? ""
+                Suggestion.closest(
+                    to: name.value,
+                    among: collector.suggestions.sortedCandidates(declared),
+                    budget: collector.suggestions
+                ).map { " (did you mean '\($0)'?)" } ?? ""
             collector.error(
                 .undeclaredCapability,
                 at: name.offset,

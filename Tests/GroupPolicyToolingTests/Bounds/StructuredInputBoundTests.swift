@@ -75,6 +75,28 @@ import Glibc
         #expect("\(error.map { "\($0)" } ?? "")".contains("over the limit of 1000"))
     }
 
+    /// "Did you mean" suggestions share one budget per document.
+    ///
+    /// 20,000 misspelt names among 1,000 long declared ones each sorted the names and measured the
+    /// edit distance to every one (100,000 among 10,000 ran for hours); now the first suggestion
+    /// spends the budget, and the rest are plain errors.
+    @Test func suggestionsForManyMisspeltNamesShareOneBudget() throws {
+        let long = String(repeating: "x", count: 100)
+        let capabilities = (0..<1000).map { "cap.\(long).\($0)" }
+        let rules = (0..<20_000).map { #"{"id":"r\#($0)","capabilities":["cbp.\#(long).\#($0 % 1000)"]}"# }
+        let (error, cost) = Self.measure {
+            #expect(throws: GroupPolicyError.self) {
+                try policy(capabilities: capabilities, rules: "[" + rules.joined(separator: ",") + "]")
+            }
+        }
+        #expect(cost.seconds < Self.seconds)
+        let messages = error?.diagnostics.filter { $0.severity == .error }.map(\.message) ?? []
+        #expect(messages.count == 20_000)
+        #expect(messages.first == "undeclared capability 'cbp.\(long).0' (did you mean 'cap.\(long).0'?)")
+        #expect(messages.last == "undeclared capability 'cbp.\(long).999'")
+        #expect(messages.filter { $0.contains("did you mean") }.count == 1)
+    }
+
     // MARK: Inputs
 
     static func wideRule(types: Int, roles: Int, products: Int) -> String {
