@@ -37,7 +37,7 @@ enum PolicyTestParser {
         {
             policyPath = resolve(relative, against: collector.source.fileName)
             do {
-                policy = try Policy(contentsOf: policyPath, limits: limits)
+                policy = try TestedPolicyCache.policy(at: policyPath, limits: limits)
             } catch {
                 collector.error(
                     .unreadableFile,

@@ -147,4 +147,35 @@ import Testing
             ]
         }
     }
+
+    /// Test files naming one policy share one load of it, and an edited policy is loaded again.
+    ///
+    /// Each test file loaded its policy: 200 small test files of one 6 MB policy took over 30 s in
+    /// `test` and in `check`, and a 32 MiB policy would take hours.
+    @Test func testFilesNamingOnePolicyLoadItOnce() throws {
+        let directory = try makeTemporaryDirectory("one-policy")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let policyFile = directory + "/p.json"
+        try Data(StructuredInputBoundTests.groupIDRules(count: 20_000).utf8).write(to: URL(fileURLWithPath: policyFile))
+        let testFile = #"""
+            { "format": "group-policy-tests/v1", "policy": "p.json",
+              "cases": [ { "name": "g7", "response": { "groups": [ { "groupId": "g7", "groupType": "CONSUMER" } ] },
+                           "expect": { "capabilities": ["a"] } } ] }
+            """#
+        var files: [String] = []
+        for index in 0..<100 {
+            files.append(directory + "/t\(index).tests.json")
+            try Data(testFile.utf8).write(to: URL(fileURLWithPath: files[index]))
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let suites = try files.map { try PolicyTestSuite(contentsOfFile: $0) }
+        #expect(clock.now - start < .seconds(StructuredInputBoundTests.seconds))
+        #expect(suites.allSatisfy { $0.run().map(\.passed) == [true] })
+
+        // The policy changes (and so its size): the next test file sees the new version.
+        let narrower = StructuredInputBoundTests.groupIDRules(count: 5)
+        try Data(narrower.utf8).write(to: URL(fileURLWithPath: policyFile))
+        #expect(try PolicyTestSuite(contentsOfFile: files[0]).run().map(\.passed) == [false])
+    }
 }
