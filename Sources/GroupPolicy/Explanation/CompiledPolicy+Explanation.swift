@@ -85,11 +85,12 @@ extension CompiledPolicy {
             }
             matchers.append(byRule)
         }
+        // An entry costs its two values and, in the JSON, about 32 bytes of keys and punctuation.
         var entryBytes = 0
         for members in plan where requestedGroupID == nil || groups[members[0]].groupID == requestedGroupID {
             for member in members {
                 for entry in groups[member].roles {
-                    entryBytes += entry.productID.utf8.count + entry.role.rawValue.utf8.count + 4
+                    entryBytes += entry.productID.utf8.count + entry.role.rawValue.utf8.count + 32
                 }
             }
         }
@@ -105,7 +106,9 @@ extension CompiledPolicy {
                     + (listed.overflow || listedRules.overflow || listedEntries.overflow
                         ? "more than \(Int.max)" : "\(listed.partialValue)")
                     + " bytes of rule values and role entries (\(rules) rules naming it, \(explained) groups), "
-                    + "over the limit of \(Self.maximumExplainedBytes) bytes; explain one group with --group"
+                    + "over the limit of \(Self.maximumExplainedBytes) bytes; "
+                    + (requestedGroupID == nil
+                        ? "explain one group with --group" : "this group is too large to explain")
             )
         }
 

@@ -239,7 +239,7 @@ import Foundation
         #expect(error?.code == .limitExceeded)
         #expect(
             error?.message
-                == "explaining 'a' would list 618490500 bytes of rule values and role entries (50 rules naming it, "
+                == "explaining 'a' would list 619050500 bytes of rule values and role entries (50 rules naming it, "
                 + "400 groups), over the limit of 33554432 bytes; explain one group with --group"
         )
         let one = try loaded.explain("a", for: many, group: "x7")
