@@ -76,9 +76,18 @@ public struct SwiftConstantsGenerator: Sendable {
             throw Failure(diagnostics: lines.isEmpty ? ["error: \(error.description)"] : lines)
         }
 
+        // The first file declaring each capability, found in one pass: asking every file about
+        // every capability took seconds for a few thousand files. Names are ASCII, so a
+        // dictionary keyed by them compares them exactly.
+        var declaringFile: [String: String] = [:]
+        for (file, filePolicy) in perFile {
+            for capability in filePolicy.capabilities where declaringFile[capability.name] == nil {
+                declaringFile[capability.name] = file
+            }
+        }
         var capabilities: [Constant] = []
         for capability in policy.capabilities {
-            let file = perFile.first { $0.policy.kind(of: capability) != nil }?.file ?? policyFiles[0]
+            let file = declaringFile[capability.name] ?? policyFiles[0]
             let kind = policy.kind(of: capability).map { "\($0.rawValue)" } ?? "presentation"
             capabilities.append(
                 Constant(
