@@ -364,8 +364,13 @@ struct PolicyParser {
             for value in values where !result.contains(where: { $0.isExactly(value) }) { result.append(value) }
             return result
         }
-        var seen: Set<[UInt8]> = []
-        return values.filter { seen.insert(Array($0.utf8)).inserted }
+        // By bytes, without a copy of each value (lists of millions of names are within the limits).
+        var seen = ByteInterner()
+        return values.filter { value in
+            let before = seen.count
+            _ = seen.insert(value)
+            return seen.count > before
+        }
     }
 
     private func warnIfUnknown(groupType value: Located<String>) {
