@@ -12,7 +12,7 @@ struct PolicyParser {
     private var declared: [String: CapabilityKind] = [:]
 
     private init(source: SourceText, limits: PolicyLimits) {
-        self.collector = DiagnosticCollector(source: source)
+        self.collector = DiagnosticCollector(source: source, maximumListedValues: limits.maximumListedNames)
         self.limits = limits
     }
 
@@ -499,6 +499,13 @@ struct PolicyParser {
             )
             return [:]
         }
+        // An alias is two names.
+        let counted = collector.countListedValues(
+            2 * members.count,
+            at: { members[$0 / 2].value.offset },
+            { aliasesPath.appending(members[$0 / 2].key) }
+        )
+        guard counted else { return [:] }
         var aliases: [String: String] = [:]
         for member in members {
             if let target = collector.string(member.value, aliasesPath.appending(member.key)) {
