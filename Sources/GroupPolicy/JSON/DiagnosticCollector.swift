@@ -12,10 +12,30 @@ package final class DiagnosticCollector {
     /// Whether the limit was reached; every list read after it is refused without a word.
     private(set) var isOverListedValues = false
 
-    package init(source: SourceText, maximumListedValues: Int? = nil) {
+    /// What the limit bounds, for its message: `one policy`, or `one policy set`.
+    private let listedValuesScope: String
+
+    /// Creates a collector for one file.
+    ///
+    /// - Parameters:
+    ///   - source: The file.
+    ///   - maximumListedValues: The most values its lists may hold; `nil`: no bound.
+    ///   - alreadyListed: Values listed before this file, by the other files of its set.
+    ///   - scope: What the bound is for, as its message says it (`one policy`, `one policy set`).
+    package init(
+        source: SourceText,
+        maximumListedValues: Int? = nil,
+        alreadyListed: Int = 0,
+        scope: String = "one policy"
+    ) {
         self.source = source
         self.maximumListedValues = maximumListedValues
+        self.listedValues = alreadyListed
+        self.listedValuesScope = scope
     }
+
+    /// How many values the lists held (with those listed before this file).
+    var listedValueCount: Int { listedValues }
 
     /// Counts `count` more listed values, the first of them at `offset`; `false` once the total is
     /// over the limit (reported once, at the value that crossed it).
@@ -28,13 +48,13 @@ package final class DiagnosticCollector {
             listedValues += count
             return true
         }
-        let crossing = maximum - listedValues
+        let crossing = max(0, maximum - listedValues)
         isOverListedValues = true
         error(
             .limitExceeded,
             at: offsets(crossing),
             path(crossing),
-            "more than \(maximum) listed names in one policy (match values, capabilities, entitlements, "
+            "more than \(maximum) listed names in \(listedValuesScope) (match values, capabilities, entitlements, "
                 + "admin roles and aliases together) is over the limit of \(maximum)"
         )
         return false

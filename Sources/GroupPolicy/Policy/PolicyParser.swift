@@ -11,12 +11,21 @@ struct PolicyParser {
     /// Declared capability names, for checking references.
     private var declared: [String: CapabilityKind] = [:]
 
-    private init(source: SourceText, limits: PolicyLimits) {
-        self.collector = DiagnosticCollector(source: source, maximumListedValues: limits.maximumListedNames)
+    /// The set's files before this one, or `nil` for a policy of one file.
+    private let earlier: PolicySetTotals?
+
+    private init(source: SourceText, limits: PolicyLimits, earlier: PolicySetTotals?) {
+        self.collector = DiagnosticCollector(
+            source: source,
+            maximumListedValues: limits.maximumListedNames,
+            alreadyListed: earlier?.listedNames ?? 0,
+            scope: earlier == nil ? "one policy" : "one policy set"
+        )
         self.limits = limits
+        self.earlier = earlier
     }
 
-    /// Parses and validates one file.
+    /// Parses and validates the file of a policy of one file.
     ///
     /// The diagnostics are sorted, errors first.
     static func parse(
@@ -24,8 +33,32 @@ struct PolicyParser {
         fileName: String?,
         limits: PolicyLimits
     ) -> (document: PolicyDocument?, diagnostics: [Diagnostic]) {
-        var parser = PolicyParser(source: SourceText(fileName: fileName, bytes: bytes), limits: limits)
+        var single: PolicySetTotals? = nil
+        return parse(bytes: bytes, fileName: fileName, limits: limits, earlier: &single)
+    }
+
+    /// Parses and validates one file.
+    ///
+    /// The diagnostics are sorted, errors first.
+    ///
+    /// - Parameter earlier: For a file of a policy set, what the set's earlier files hold: the
+    ///   limits bound the set as a whole, and this file's totals are added to it.
+    static func parse(
+        bytes: [UInt8],
+        fileName: String?,
+        limits: PolicyLimits,
+        earlier: inout PolicySetTotals?
+    ) -> (document: PolicyDocument?, diagnostics: [Diagnostic]) {
+        var parser = PolicyParser(
+            source: SourceText(fileName: fileName, bytes: bytes),
+            limits: limits,
+            earlier: earlier
+        )
         let document = parser.parseDocument()
+        if earlier != nil {
+            earlier?.listedNames = parser.collector.listedValueCount
+            earlier?.rules += document?.rules.count ?? 0
+        }
         let diagnostics = parser.collector.sortedDiagnostics
         guard let document, !parser.collector.hasErrors else { return (nil, diagnostics) }
         var loaded = document
@@ -225,6 +258,16 @@ struct PolicyParser {
                 at: node.offset,
                 path,
                 "\(elements.count) rules is over the limit of \(limits.maximumRules)"
+            )
+            return []
+        }
+        if let earlier, earlier.rules + elements.count > limits.maximumRules {
+            collector.error(
+                .limitExceeded,
+                at: node.offset,
+                path,
+                "\(elements.count) rules, with the \(earlier.rules) of the policy set's earlier files, is over the "
+                    + "limit of \(limits.maximumRules) per policy set"
             )
             return []
         }

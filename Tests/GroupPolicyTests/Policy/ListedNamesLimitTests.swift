@@ -1,6 +1,13 @@
+import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The bound on the names one policy lists (match values, capabilities, entitlements, environments,
 /// admin roles, aliases), and the bound on diagnostics of one kind: what keeps a 32 MiB file of
@@ -106,6 +113,61 @@ import Testing
         } throws: { error in
             let errors = (error as? GroupPolicyError)?.diagnostics.filter { $0.severity == .error } ?? []
             return errors.count == 101 && errors.last?.message.hasPrefix("200 more errors of kind ") == true
+        }
+    }
+
+    /// A directory of `count` files, each `policy(products: products)` with its own id.
+    static func set(files count: Int, products: Int) throws -> String {
+        let directory = try makeTemporaryDirectory("names-set")
+        for index in 0..<count {
+            let json = policy(products: products).replacingOccurrences(
+                of: "\"id\": \"names\"",
+                with: "\"id\": \"n\(index)\""
+            )
+            _ = FileManager.default.createFile(atPath: directory + "/p\(index).json", contents: Data(json.utf8))
+        }
+        return directory
+    }
+
+    /// A set is evaluated as one policy, so the limits bound its files together: two files of six
+    /// names each are over a limit of ten, at the second file's crossing name; the third file is
+    /// not read.
+    @Test func theListedNamesOfASetCountTogether() throws {
+        let directory = try Self.set(files: 3, products: 5)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try Policy(contentsOfFile: directory + "/p0.json", limits: PolicyLimits(maximumListedNames: 10))
+        #expect {
+            try Policy(contentsOfDirectory: directory, limits: PolicyLimits(maximumListedNames: 10))
+        } throws: { error in
+            let diagnostics = (error as? GroupPolicyError)?.diagnostics ?? []
+            return diagnostics.count == 1
+                && diagnostics[0].location?.file == directory + "/p1.json"
+                && diagnostics[0].jsonPath == "rules[0].match.productId[3]"
+                && diagnostics[0].message.hasPrefix("more than 10 listed names in one policy set (")
+        }
+    }
+
+    /// Rules and bytes are bounded per set the same way.
+    @Test func theRulesAndBytesOfASetCountTogether() throws {
+        let directory = try Self.set(files: 3, products: 1)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect {
+            try Policy(contentsOfDirectory: directory, limits: PolicyLimits(maximumRules: 2))
+        } throws: { error in
+            let diagnostics = (error as? GroupPolicyError)?.diagnostics ?? []
+            return diagnostics.map(\.message) == [
+                "1 rules, with the 2 of the policy set's earlier files, is over the limit of 2 per policy set"
+            ]
+        }
+        let size = try #require(FileManager.default.attributesOfItem(atPath: directory + "/p0.json")[.size] as? Int)
+        #expect {
+            try Policy(contentsOfDirectory: directory, limits: PolicyLimits(maximumBytes: 2 * size + 1))
+        } throws: { error in
+            let diagnostics = (error as? GroupPolicyError)?.diagnostics ?? []
+            return diagnostics.map(\.message) == [
+                "\(directory)/p2.json: the policy set's files hold \(3 * size) bytes together, over the limit of "
+                    + "\(2 * size + 1) bytes per policy set"
+            ]
         }
     }
 }
