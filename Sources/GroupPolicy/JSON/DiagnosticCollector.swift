@@ -70,8 +70,9 @@ package final class DiagnosticCollector {
         add(.warning, kind, at: offset, path, message)
     }
 
-    /// The most diagnostics of one kind and severity one file reports: 100. The others are
-    /// counted, and one more diagnostic of that kind says how many were left out and where the
+    /// The most diagnostics of one kind and severity one file reports: 100.
+    ///
+    /// The others are counted, and one more diagnostic of that kind says how many were left out and where the
     /// first of them is; so a file listing a million unknown roles costs a hundred lines, not a
     /// million (and not the memory of a million messages).
     package static let maximumPerKind = 100

@@ -39,10 +39,13 @@ struct PolicyParser {
 
     /// Parses and validates one file.
     ///
-    /// The diagnostics are sorted, errors first.
-    ///
-    /// - Parameter earlier: For a file of a policy set, what the set's earlier files hold: the
-    ///   limits bound the set as a whole, and this file's totals are added to it.
+    /// - Parameters:
+    ///   - bytes: The file's content.
+    ///   - fileName: The name diagnostics print.
+    ///   - limits: The bounds, for this file or, with `earlier`, for its set.
+    ///   - earlier: For a file of a policy set, what the set's earlier files hold: the limits bound
+    ///     the set as a whole, and this file's totals are added to it.
+    /// - Returns: The document (`nil` on any error) and the diagnostics, sorted, errors first.
     static func parse(
         bytes: [UInt8],
         fileName: String?,
