@@ -278,8 +278,27 @@ public struct Policy: Sendable {
 
 /// Reads a whole policy or test file through the bounded reader: never more than the size limit
 /// (plus one byte) however large the file, stream or special file is.
+///
+/// A file over the limit is an error with one diagnostic at its start
+/// (`path:1:1: error: $: file of N bytes is over the limit of M bytes`), like every other finding
+/// about a policy or test file, so that `check` prints and counts it like them.
 package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
-    try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
+    do {
+        return try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
+    } catch  where error.code == .limitExceeded && error.diagnostics.isEmpty {
+        let prefix = "\(path): "
+        let message = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+        let location = SourcePosition(file: path, line: 1, column: 1)
+        throw GroupPolicyError(
+            code: .limitExceeded,
+            message: error.message,
+            location: location,
+            jsonPath: "$",
+            diagnostics: [
+                Diagnostic(severity: .error, kind: .limitExceeded, location: location, jsonPath: "$", message: message)
+            ]
+        )
+    }
 }
 
 /// A short reason for a file error, without Foundation's long wrappers.

@@ -89,7 +89,9 @@ public struct PolicyCheck: Sendable {
             case .testFile: summary.testFiles += 1
             }
             if let error = file.error {
-                if error.code == .unreadableFile { summary.unreadable = true } else { summary.errors += 1 }
+                // An unreadable file is an error too (and makes the check unusable: exit status 2).
+                if error.code == .unreadableFile { summary.unreadable = true }
+                summary.errors += 1
             }
             var diagnostics = file.diagnostics
             for result in file.invariants {
