@@ -185,7 +185,7 @@ enum PolicyTestParser {
                 return response
             case .failure(let error):
                 collector.error(
-                    .unreadableFile,
+                    error.code == .limitExceeded ? .limitExceeded : .unreadableFile,
                     at: node.offset,
                     casePath.appending("responseFile"),
                     "response file '\(responsePath)' does not load: \(error)"
