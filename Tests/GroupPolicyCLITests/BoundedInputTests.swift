@@ -195,4 +195,37 @@ import Glibc
                 + "Error: cannot read \(directory)/broken.json: no such file\n"
         )
     }
+
+    /// Each file within its limit, but a folder of them over what one command reads (32 MiB
+    /// together): `check` and `test` refuse at once, before reading any, naming the limit.
+    @Test func aFolderOverWhatOneCommandReadsIsRefusedAtOnce() async throws {
+        let directory = try Self.makeScratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let policy = try Data(contentsOf: URL(fileURLWithPath: Self.policy))
+        let padded = policy + Data(repeating: UInt8(ascii: " "), count: (17 << 20) - policy.count)
+        try padded.write(to: URL(fileURLWithPath: directory + "/a.json"))
+        try padded.write(to: URL(fileURLWithPath: directory + "/b.json"))
+        let tests = Data(
+            #"{ "format": "group-policy-tests/v1", "policy": "a.json", "cases": [] }"#.utf8
+        )
+        let paddedTests = tests + Data(repeating: UInt8(ascii: " "), count: (17 << 20) - tests.count)
+        try paddedTests.write(to: URL(fileURLWithPath: directory + "/a.tests.json"))
+        try paddedTests.write(to: URL(fileURLWithPath: directory + "/b.tests.json"))
+
+        let check = try await CLIRunner.run(["check", directory])
+        #expect(check.status == 2)
+        #expect(check.stdout == "")
+        #expect(
+            check.stderr
+                == "Error: \(directory)/b.json: the policy and test files of one command hold more than 33554432 bytes "
+                + "together, over the limit of 33554432 bytes\n"
+        )
+        let test = try await CLIRunner.run(["test", directory])
+        #expect(test.status == 2)
+        #expect(
+            test.stderr
+                == "Error: \(directory)/b.tests.json: the policy and test files of one command hold more than "
+                + "33554432 bytes together, over the limit of 33554432 bytes\n"
+        )
+    }
 }

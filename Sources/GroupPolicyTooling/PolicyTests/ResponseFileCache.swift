@@ -12,8 +12,9 @@ struct ResponseFileCache {
     /// Their bytes together.
     private var bytesRead = 0
 
-    /// The most bytes one test file's distinct response files may hold together: 32 MiB, what the
-    /// test file itself may hold. Each is at most 1 MiB, but a test file of thousands of cases can
+    /// The most bytes one test file's distinct response files may hold together: 32 MiB.
+    ///
+    /// That is what the test file itself may hold. Each is at most 1 MiB, but a test file of thousands of cases can
     /// name thousands of them, and their decoded responses are kept while the file runs.
     static let maximumTotalBytes = 32 << 20
 

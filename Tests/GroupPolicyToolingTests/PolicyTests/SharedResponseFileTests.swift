@@ -74,8 +74,9 @@ import Testing
         }
     }
 
-    /// The distinct response files of one test file are bounded together (32 MiB, what the test
-    /// file itself may hold): each is at most 1 MiB, but thousands of cases could name thousands
+    /// The distinct response files of one test file are bounded together.
+    ///
+    /// The bound is 32 MiB, what the test file itself may hold: each is at most 1 MiB, but thousands of cases could name thousands
     /// of them and keep every decoded one. The 33rd file of 1,048,000 bytes crosses the limit and
     /// is refused there; the cases after it are refused without reading.
     @Test func distinctResponseFilesAreBoundedTogether() throws {
