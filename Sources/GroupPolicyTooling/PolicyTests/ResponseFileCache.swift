@@ -9,15 +9,30 @@ struct ResponseFileCache {
 
     /// How many files were read (successfully or not).
     private(set) var filesRead = 0
+    /// Their bytes together.
+    private var bytesRead = 0
+
+    /// The most bytes one test file's distinct response files may hold together: 32 MiB.
+    ///
+    /// That is what the test file itself may hold. Each is at most 1 MiB, but a test file of thousands of cases can
+    /// name thousands of them, and their decoded responses are kept while the file runs.
+    static let maximumTotalBytes = 32 << 20
 
     /// The response in the file at `path` (resolved against the test file already), read with the
     /// response size limit.
     mutating func response(at path: String) -> Result<GetCustomerGroupsResponse, GroupPolicyError> {
         let key = realPath(path) ?? path
         if let known = responses[key] { return known }
+        let limit = Self.maximumTotalBytes
+        guard bytesRead <= limit else {
+            // Over the limit already: refused without reading.
+            return .failure(Self.overTheLimit(limit))
+        }
         filesRead += 1
         let result = Result { () throws(GroupPolicyError) in
             let bytes = try BoundedFileReader.read(path, maximumBytes: ResponseLimits.default.maximumBytes)
+            bytesRead += bytes.count
+            guard bytesRead <= limit else { throw Self.overTheLimit(limit) }
             do {
                 return try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: path)
             } catch let error as GroupPolicyError {
@@ -28,5 +43,13 @@ struct ResponseFileCache {
         }
         responses[key] = result
         return result
+    }
+
+    private static func overTheLimit(_ limit: Int) -> GroupPolicyError {
+        GroupPolicyError(
+            code: .limitExceeded,
+            message: "the test file's response files hold more than \(limit) bytes together, over the limit of "
+                + "\(limit) bytes"
+        )
     }
 }

@@ -73,4 +73,34 @@ import Testing
             ]
         }
     }
+
+    /// The distinct response files of one test file are bounded together.
+    ///
+    /// The bound is 32 MiB, what the test file itself may hold: each is at most 1 MiB, but thousands of cases could name thousands
+    /// of them and keep every decoded one. The 33rd file of 1,048,000 bytes crosses the limit and
+    /// is refused there; the cases after it are refused without reading.
+    @Test func distinctResponseFilesAreBoundedTogether() throws {
+        let directory = try makeTemporaryDirectory("many-responses")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = Data((#"{"groups":[]}"# + String(repeating: " ", count: 1_048_000 - 13)).utf8)
+        for index in 0..<40 { try body.write(to: URL(fileURLWithPath: directory + "/r\(index).json")) }
+        let cases = (0..<40).map { index in
+            #"{ "name": "case \#(index)", "responseFile": "r\#(index).json", "expect": { "capabilities": [] } }"#
+        }
+        let testFile = """
+            { "format": "group-policy-tests/v1", "policy": "\(repositoryFile("Policies/team-workspace.json"))",
+              "cases": [\(cases.joined(separator: ",\n"))] }
+            """
+        try Data(testFile.utf8).write(to: URL(fileURLWithPath: directory + "/many.tests.json"))
+        #expect {
+            try PolicyTestSuite(contentsOfFile: directory + "/many.tests.json")
+        } throws: { error in
+            let errors = (error as? GroupPolicyError)?.diagnostics.filter { $0.severity == .error } ?? []
+            return errors.count == 8 && errors.allSatisfy { $0.kind == .limitExceeded }
+                && errors[0].jsonPath == "cases[32].responseFile"
+                && errors[0].message
+                    == "response file '\(directory)/r32.json' does not load: the test file's response files hold more "
+                    + "than 33554432 bytes together, over the limit of 33554432 bytes"
+        }
+    }
 }
