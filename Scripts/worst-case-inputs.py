@@ -186,6 +186,15 @@ def main():
         commands.append((f"eval-names-{key}", f"eval --policy names-{key}/a.json --response response-1mib.json"))
         commands.append((f"explain-names-{key}",
                          f"explain --policy names-{key}/a.json --response response-1mib.json --capability a"))
+    # What one command reads (32 MiB together): four policies of a million names each in one
+    # `check`, and test files alternating between two of them (each read counts).
+    commands.append(("check-names-four", "check names-productId names-groupId"))
+    for index in range(6):
+        variant = "a" if index % 2 == 0 else "b"
+        write(f"{root}/names-tests/t{index}.tests.json",
+              {"format": "group-policy-tests/v1", "policy": f"../names-groupId/{variant}.json",
+               "cases": [{"name": "no groups", "response": {"groups": []}, "expect": {"capabilities": []}}]})
+    commands.append(("test-names-alternating", "test names-tests"))
     # Aliases: 499,000 of them (two names each), and a rule naming every source.
     names = short_names("s", 499_000)
     aliases = {name: f"t{index % 1000}" for index, name in enumerate(names)}
