@@ -57,8 +57,8 @@ enum FetchCommand {
     private static let details = """
         Apple serves the groups endpoints only in the sandbox today, hence the default environment.
         Failed requests are retried (429 at its Retry-After, 5xx and network failures with backoff;
-        3 attempts in all), all within --timeout: one request never takes longer. With --all each page
-        is one request, and each page's members print as the page arrives; when a later page fails,
+        3 attempts in all), all within --timeout: one request never takes longer. Listing every member,
+        each page is one request, and its members print as the page arrives; when a later page fails,
         what was printed is an unterminated document. The key and the token are never printed.
         Exit status: 0 printed the answer, 1 the App Store answered with an error,
         2 bad usage, an unreadable or invalid key, or no usable answer (network, timeout, redirect, malformed).
