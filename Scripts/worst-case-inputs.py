@@ -158,7 +158,54 @@ def main():
     commands.append(("check-direct", "check direct/p.json"))
     commands.append(("diff-direct", "diff direct/p.json direct/p.json"))
 
-    # 8. A 32 MiB policy (just under the file limit): rules with long product lists.
+    # 8a. The listed-names limit (1,000,000 per policy) reached in each dimension with the shortest
+    # distinct names (what makes the most names per byte): 5,000 rules of 198 values and a
+    # capability, and an invariant: 995,001 names; two different policies of each shape for `diff`.
+    def short_names(prefix, count):
+        digits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        names = []
+        for index in range(count):
+            text = ""
+            while True:
+                text = digits[index % 62] + text
+                index //= 62
+                if index == 0:
+                    break
+            names.append(prefix + text)
+        return names
+
+    for key in ("productId", "groupId", "role", "groupType"):
+        for variant in ("a", "b"):
+            names = short_names(variant, 5_000 * 198)
+            rules = [{"id": f"r{i}", "match": {key: names[i * 198:(i + 1) * 198]}, "capabilities": ["a"]}
+                     for i in range(5_000)]
+            invariants = [{"id": "never-b", "never": {"capabilities": ["b"]}}]
+            write(f"{root}/names-{key}/{variant}.json", policy("names", ["a", "b"], rules, invariants))
+        commands.append((f"check-names-{key}", f"check names-{key}/a.json"))
+        commands.append((f"diff-names-{key}", f"diff names-{key}/a.json names-{key}/b.json"))
+        commands.append((f"eval-names-{key}", f"eval --policy names-{key}/a.json --response response-1mib.json"))
+        commands.append((f"explain-names-{key}",
+                         f"explain --policy names-{key}/a.json --response response-1mib.json --capability a"))
+    # What one command reads (32 MiB together): four policies of a million names each in one
+    # `check`, and test files alternating between two of them (each read counts).
+    commands.append(("check-names-four", "check names-productId names-groupId"))
+    for index in range(6):
+        variant = "a" if index % 2 == 0 else "b"
+        write(f"{root}/names-tests/t{index}.tests.json",
+              {"format": "group-policy-tests/v1", "policy": f"../names-groupId/{variant}.json",
+               "cases": [{"name": "no groups", "response": {"groups": []}, "expect": {"capabilities": []}}]})
+    commands.append(("test-names-alternating", "test names-tests"))
+    # Aliases: 499,000 of them (two names each), and a rule naming every source.
+    names = short_names("s", 499_000)
+    aliases = {name: f"t{index % 1000}" for index, name in enumerate(names)}
+    write(f"{root}/names-aliases/a.json", policy("aliases", ["a", "b"], [
+        {"id": "r", "match": {"productId": [f"t{i}" for i in range(1000)]}, "capabilities": ["a"]}],
+        [{"id": "never-b", "never": {"capabilities": ["b"]}}], aliases))
+    commands.append(("check-names-aliases", "check names-aliases/a.json"))
+    commands.append(("diff-names-aliases", "diff names-aliases/a.json names-aliases/a.json"))
+
+    # 8. A 32 MiB policy (just under the file limit): rules with long product lists, refused at the
+    # listed-names limit.
     rules = []
     size = 0
     index = 0

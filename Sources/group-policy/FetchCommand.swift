@@ -47,13 +47,19 @@ enum FetchCommand {
         .init("private-key", value: "file", help: "The .p8 key file (default: $APP_STORE_PRIVATE_KEY_PATH)."),
         .init("environment", value: "env", help: "sandbox (default) or production."),
         .init("base-url", value: "url", help: "Another server, such as a local test server."),
-        .init("timeout", value: "seconds", help: "How long one attempt may take, the whole exchange (default 30)."),
+        .init(
+            "timeout",
+            value: "seconds",
+            help: "How long one request may take in all, its retries and the waits between them included (default 10)."
+        ),
     ]
 
     private static let details = """
         Apple serves the groups endpoints only in the sandbox today, hence the default environment.
         Failed requests are retried (429 at its Retry-After, 5xx and network failures with backoff;
-        3 attempts in all, at most 30 s of waits between them). The key and the token are never printed.
+        3 attempts in all), all within --timeout: one request never takes longer. Listing every member,
+        each page is one request, and its members print as the page arrives; when a later page fails,
+        what was printed is an unterminated document. The key and the token are never printed.
         Exit status: 0 printed the answer, 1 the App Store answered with an error,
         2 bad usage, an unreadable or invalid key, or no usable answer (network, timeout, redirect, malformed).
         """
@@ -104,13 +110,48 @@ enum FetchCommand {
                 Terminal.out(page.jsonString(pretty: true))
                 return
             }
-            var members: [GroupMemberEntry] = []
-            for try await member in try client.allGroupMembers(groupID: groupID, limit: limit) {
-                members.append(member)
-            }
-            Terminal.out(GetGroupMembersResponse(members: members, hasMore: false).jsonString(pretty: true))
+            try await printAllMembers(client.allGroupMembers(groupID: groupID, limit: limit))
         } catch {
             throw failure(error)
+        }
+    }
+
+    /// Prints each page's members as the page arrives.
+    ///
+    /// The whole prints as one document, `members` then `hasMore` false, exactly as one page
+    /// prints; memory holds one page, not the listing (1,000 pages of 10,000 members print 1.2 GB).
+    ///
+    /// When a later page fails, what was printed stays an unterminated document, so it never
+    /// parses as a complete listing, and the error follows on standard error.
+    private static func printAllMembers(_ listing: GroupMemberSequence) async throws(AppStoreGroupsError) {
+        var text: [UInt8] = Array("{\n  \"members\": [".utf8)
+        var printedAny = false
+        for try await page in listing.pages {
+            text.reserveCapacity(text.count + page.members.count * 64)
+            for member in page.members {
+                text +=
+                    (printedAny ? ",\n    {\n      \"appTransactionId\": " : "\n    {\n      \"appTransactionId\": ")
+                    .utf8
+                appendQuoted(member.appTransactionID, to: &text)
+                text += "\n    }".utf8
+                printedAny = true
+            }
+            FileHandle.standardOutput.write(Data(text))
+            text.removeAll(keepingCapacity: true)
+        }
+        text += (printedAny ? "\n  ],\n  \"hasMore\": false\n}\n" : "],\n  \"hasMore\": false\n}\n").utf8
+        FileHandle.standardOutput.write(Data(text))
+    }
+
+    /// Appends `value` as a JSON string; printable ASCII (any id Apple sends) is copied as it is.
+    private static func appendQuoted(_ value: String, to text: inout [UInt8]) {
+        let utf8 = value.utf8
+        if utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            text.append(UInt8(ascii: "\""))
+            text += utf8
+            text.append(UInt8(ascii: "\""))
+        } else {
+            text += JSONWriter.quoted(value).utf8
         }
     }
 
@@ -146,6 +187,7 @@ enum FetchCommand {
                     bundleID: bundleID,
                     privateKeyPEM: pem
                 ),
+                retryPolicy: RetryPolicy(maximumCallDuration: timeout),
                 timeout: timeout
             )
         } catch {
@@ -155,10 +197,13 @@ enum FetchCommand {
         }
     }
 
-    /// `--timeout` in seconds, 0.001 to 3600 (a bound keeps the conversion to milliseconds exact
-    /// and finite); 30 when not given, the library's default.
+    /// `--timeout`: the bound of one request in all, retries and waits included.
+    ///
+    /// In seconds, 0.001 to 3600 (a bound keeps the conversion to milliseconds exact and finite).
+    /// 10 when not given, so that a command answers within it: the library's defaults (3 attempts
+    /// of 30 s and 30 s of waits) let one request last 2 minutes.
     private static func parseTimeout(_ arguments: ParsedArguments) throws(CommandFailure) -> Duration {
-        guard let text = arguments.value("timeout") else { return .seconds(30) }
+        guard let text = arguments.value("timeout") else { return .seconds(10) }
         guard let seconds = Double(text), seconds >= 0.001, seconds <= 3600 else {
             throw arguments.usage("--timeout must be a number of seconds from 0.001 to 3600")
         }

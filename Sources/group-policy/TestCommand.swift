@@ -26,8 +26,11 @@ enum TestCommand {
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
         let files: [String]
+        // Bounds what the whole command reads, and keeps the policy consecutive test files name.
+        let loader = PolicyLoader()
         do {
             files = try PolicyTestSuite.testFiles(under: arguments.positionals)
+            try loader.charge(files)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
@@ -38,7 +41,7 @@ enum TestCommand {
         for file in files {
             let suite: PolicyTestSuite
             do {
-                suite = try PolicyTestSuite(contentsOfFile: file)
+                suite = try PolicyTestSuite(contentsOfFile: file, loader: loader)
             } catch {
                 failed += 1
                 Terminal.out("FAIL \(file): the test file does not load".escapingControlCharacters)

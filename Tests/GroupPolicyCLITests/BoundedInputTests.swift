@@ -74,7 +74,7 @@ import Glibc
         ),
         (
             ["eval", "--policy", pagemap, "--response", "Examples/no-groups.json"], Int32(1),
-            "/proc/self/pagemap: special file of more than 33554432 bytes is over the limit of 33554432 bytes\n"
+            "/proc/self/pagemap:1:1: error: $: special file of more than 33554432 bytes is over the limit of 33554432 bytes\n"
                 + "Error: policy /proc/self/pagemap does not load\n"
         ),
         (
@@ -87,7 +87,7 @@ import Glibc
         ),
         (
             ["check", pagemap], Int32(1),
-            "/proc/self/pagemap: special file of more than 33554432 bytes is over the limit of 33554432 bytes\n"
+            "/proc/self/pagemap:1:1: error: $: special file of more than 33554432 bytes is over the limit of 33554432 bytes\n"
         ),
         (["check", "/dev/zero"], Int32(2), "Error: /dev/zero is a character device, not a file\n"),
     ])
@@ -170,5 +170,62 @@ import Glibc
         let single = try await CLIRunner.run(["generate-swift", directory + "/team.json"])
         #expect(generated.status == 0)
         #expect(generated.stdout == single.stdout)
+    }
+
+    /// A folder holding a policy over the size limit and a broken link: each is an error line of
+    /// its own, the over-limit one in the `file:line:col: error:` form every finding has, and the
+    /// tally counts both (it said "1 error", and the over-limit line had no `error:`).
+    @Test func aFolderWithAnOverLimitFileAndABrokenLinkCountsBoth() async throws {
+        let directory = try Self.makeScratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: Self.policy, toPath: directory + "/team.json")
+        try Data(repeating: UInt8(ascii: " "), count: (32 << 20) + 1)
+            .write(to: URL(fileURLWithPath: directory + "/big.json"))
+        try FileManager.default.createSymbolicLink(
+            atPath: directory + "/broken.json",
+            withDestinationPath: "nowhere.json"
+        )
+
+        let check = try await CLIRunner.run(["check", directory])
+        #expect(check.status == 2)
+        #expect(check.stdout == "checked 3 policies, 0 test files: 2 errors, 0 warnings, 5 invariants hold\n")
+        #expect(
+            check.stderr
+                == "\(directory)/big.json:1:1: error: $: file of 33554433 bytes is over the limit of 33554432 bytes\n"
+                + "Error: cannot read \(directory)/broken.json: no such file\n"
+        )
+    }
+
+    /// Each file within its limit, but a folder of them over what one command reads (32 MiB
+    /// together): `check` and `test` refuse at once, before reading any, naming the limit.
+    @Test func aFolderOverWhatOneCommandReadsIsRefusedAtOnce() async throws {
+        let directory = try Self.makeScratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let policy = try Data(contentsOf: URL(fileURLWithPath: Self.policy))
+        let padded = policy + Data(repeating: UInt8(ascii: " "), count: (17 << 20) - policy.count)
+        try padded.write(to: URL(fileURLWithPath: directory + "/a.json"))
+        try padded.write(to: URL(fileURLWithPath: directory + "/b.json"))
+        let tests = Data(
+            #"{ "format": "group-policy-tests/v1", "policy": "a.json", "cases": [] }"#.utf8
+        )
+        let paddedTests = tests + Data(repeating: UInt8(ascii: " "), count: (17 << 20) - tests.count)
+        try paddedTests.write(to: URL(fileURLWithPath: directory + "/a.tests.json"))
+        try paddedTests.write(to: URL(fileURLWithPath: directory + "/b.tests.json"))
+
+        let check = try await CLIRunner.run(["check", directory])
+        #expect(check.status == 2)
+        #expect(check.stdout == "")
+        #expect(
+            check.stderr
+                == "Error: \(directory)/b.json: the policy and test files of one command hold more than 33554432 bytes "
+                + "together, over the limit of 33554432 bytes\n"
+        )
+        let test = try await CLIRunner.run(["test", directory])
+        #expect(test.status == 2)
+        #expect(
+            test.stderr
+                == "Error: \(directory)/b.tests.json: the policy and test files of one command hold more than "
+                + "33554432 bytes together, over the limit of 33554432 bytes\n"
+        )
     }
 }

@@ -220,8 +220,17 @@ public struct AppStoreGroupsClient: Sendable {
         }
         var backoffRetries = 0
         var waited = Duration.zero
+        let started = timeSource.now()
+        /// What is left of the call's bound, or `nil` when it has none.
+        func timeLeft() -> Duration? {
+            retryPolicy.maximumCallDuration.map { $0 - Self.duration(from: started, to: timeSource.now()) }
+        }
+        var lastFailure: AppStoreGroupsError?
         for attempt in 1...retryPolicy.maximumAttempts {
-            let outcome = await attemptOnce(url: url, attempt: attempt)
+            let attemptTimeout = min(timeout, timeLeft() ?? timeout)
+            // A wait is made only with time left after it, but a sleep may overshoot.
+            if attemptTimeout <= .zero, let lastFailure { throw lastFailure }
+            let outcome = await attemptOnce(url: url, attempt: attempt, timeout: max(attemptTimeout, .milliseconds(1)))
             let failure: AppStoreGroupsError
             switch outcome {
             case .success(let body):
@@ -229,6 +238,7 @@ public struct AppStoreGroupsClient: Sendable {
             case .failure(let error):
                 failure = error
             }
+            lastFailure = failure
             guard attempt < retryPolicy.maximumAttempts, let wait = waitBeforeRetry(after: failure) else {
                 throw failure
             }
@@ -243,6 +253,8 @@ public struct AppStoreGroupsClient: Sendable {
             // Waiting less than Retry-After says is not an option, so a wait past the budget is
             // not shortened: the call ends here.
             guard waited + delay <= retryPolicy.maximumTotalWait else { throw failure }
+            // Nor is a wait that leaves no time for another attempt within the call's bound.
+            if let left = timeLeft(), delay >= left { throw failure }
             waited += delay
             do {
                 try await timeSource.sleep(delay)
@@ -280,7 +292,7 @@ public struct AppStoreGroupsClient: Sendable {
     }
 
     /// One request with a fresh token; every answer but a 2xx becomes the failure it stands for.
-    private func attemptOnce(url: URL, attempt: Int) async -> Result<[UInt8], AppStoreGroupsError> {
+    private func attemptOnce(url: URL, attempt: Int, timeout: Duration) async -> Result<[UInt8], AppStoreGroupsError> {
         let token: String
         do {
             token = try makeToken()

@@ -38,18 +38,41 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
         AsyncIterator(client: client, groupID: groupID, limit: limit)
     }
 
-    /// Fetches pages as the members of the previous one run out.
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        /// A member.
-        public typealias Element = GroupMemberEntry
+    /// The same listing a page at a time, each page as Apple answered it, with the same bounds.
+    ///
+    /// For a caller that handles each page as it arrives (prints it, stores it) and so holds one
+    /// page at a time rather than the whole listing.
+    public var pages: Pages { Pages(client: client, groupID: groupID, limit: limit) }
+
+    /// A group's member listing as its pages; see ``GroupMemberSequence/pages``.
+    public struct Pages: AsyncSequence, Sendable {
+        /// A page.
+        public typealias Element = GetGroupMembersResponse
+        /// What iteration throws.
+        public typealias Failure = AppStoreGroupsError
+
+        let client: AppStoreGroupsClient
+        let groupID: String
+        let limit: Int?
+
+        /// Starts an iteration at the first page.
+        ///
+        /// - Returns: A new iterator.
+        public func makeAsyncIterator() -> PageIterator {
+            PageIterator(client: client, groupID: groupID, limit: limit)
+        }
+    }
+
+    /// Fetches one page after the other, following each page's `paginationToken`.
+    public struct PageIterator: AsyncIteratorProtocol {
+        /// A page.
+        public typealias Element = GetGroupMembersResponse
         /// What iteration throws.
         public typealias Failure = AppStoreGroupsError
 
         private let client: AppStoreGroupsClient
         private let groupID: String
         private let limit: Int?
-        private var buffered: [GroupMemberEntry] = []
-        private var nextIndex = 0
         private var nextToken: String?
         private var finished = false
         private var pages = 0
@@ -62,44 +85,70 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
             self.limit = limit
         }
 
+        /// The next page; `nil` after the page that says `hasMore` is false.
+        ///
+        /// - Returns: The next page, or `nil` at the end.
+        /// - Throws: ``AppStoreGroupsError`` when a page fails, repeats a token or would pass
+        ///   ``GroupMemberSequence/maximumPages``; the iteration then ends.
+        public mutating func next() async throws(AppStoreGroupsError) -> GetGroupMembersResponse? {
+            guard !finished else { return nil }
+            let page: GetGroupMembersResponse
+            do {
+                page = try await client.groupMembers(groupID: groupID, limit: limit, paginationToken: nextToken)
+            } catch {
+                finished = true
+                throw error
+            }
+            pages += 1
+            if page.hasMore, let token = page.paginationToken {
+                guard tokens.insert(token).inserted else {
+                    finished = true
+                    throw AppStoreGroupsError(
+                        code: .invalidResponse,
+                        message: "the App Store sent a paginationToken it had sent before (page \(pages) "
+                            + "repeats an earlier one), so the listing would never end",
+                        httpStatus: 200,
+                        jsonPath: "paginationToken"
+                    )
+                }
+                guard pages < GroupMemberSequence.maximumPages else {
+                    finished = true
+                    throw AppStoreGroupsError(
+                        code: .responseTooLarge,
+                        message: "the group's members fill more than \(GroupMemberSequence.maximumPages) pages; "
+                            + "the listing stops there"
+                    )
+                }
+                nextToken = token
+            } else {
+                finished = true
+            }
+            return page
+        }
+    }
+
+    /// Fetches pages as the members of the previous one run out.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        /// A member.
+        public typealias Element = GroupMemberEntry
+        /// What iteration throws.
+        public typealias Failure = AppStoreGroupsError
+
+        private var pages: PageIterator
+        private var buffered: [GroupMemberEntry] = []
+        private var nextIndex = 0
+
+        init(client: AppStoreGroupsClient, groupID: String, limit: Int?) {
+            pages = PageIterator(client: client, groupID: groupID, limit: limit)
+        }
+
         /// The next member, fetching the next page when needed; `nil` after the last page.
         ///
         /// - Returns: The next member, or `nil` at the end.
         /// - Throws: ``AppStoreGroupsError`` when a page fails; the iteration then ends.
         public mutating func next() async throws(AppStoreGroupsError) -> GroupMemberEntry? {
             while nextIndex == buffered.count {
-                guard !finished else { return nil }
-                let page: GetGroupMembersResponse
-                do {
-                    page = try await client.groupMembers(groupID: groupID, limit: limit, paginationToken: nextToken)
-                } catch {
-                    finished = true
-                    throw error
-                }
-                pages += 1
-                if page.hasMore, let token = page.paginationToken {
-                    guard tokens.insert(token).inserted else {
-                        finished = true
-                        throw AppStoreGroupsError(
-                            code: .invalidResponse,
-                            message: "the App Store sent a paginationToken it had sent before (page \(pages) "
-                                + "repeats an earlier one), so the listing would never end",
-                            httpStatus: 200,
-                            jsonPath: "paginationToken"
-                        )
-                    }
-                    guard pages < GroupMemberSequence.maximumPages else {
-                        finished = true
-                        throw AppStoreGroupsError(
-                            code: .responseTooLarge,
-                            message: "the group's members fill more than \(GroupMemberSequence.maximumPages) pages; "
-                                + "the listing stops there"
-                        )
-                    }
-                    nextToken = token
-                } else {
-                    finished = true
-                }
+                guard let page = try await pages.next() else { return nil }
                 buffered = page.members
                 nextIndex = 0
             }

@@ -12,8 +12,12 @@
 /// - The waits of one call add up to at most ``maximumTotalWait``: when the next wait would pass
 ///   it, the call fails at once with the last failure, however many attempts are left.
 ///
+/// - With ``maximumCallDuration`` set, one call ends by then: each attempt's timeout is cut to the
+///   time left, and a wait that would reach it is not made.
+///
 /// So one call sends at most ``maximumAttempts`` requests and takes at most
-/// ``maximumAttempts`` × the client's timeout + ``maximumTotalWait``.
+/// ``maximumAttempts`` × the client's timeout + ``maximumTotalWait``, and never more than
+/// ``maximumCallDuration`` when it is set.
 ///
 /// Every attempt carries a freshly signed token.
 public struct RetryPolicy: Sendable, Hashable {
@@ -45,6 +49,13 @@ public struct RetryPolicy: Sendable, Hashable {
     /// From 0 (exactly ``initialBackoff`` × 2ⁿ) to 1 (anywhere from zero to it); spreads the
     /// retries of many clients. Default 0.5.
     public var jitter: Double
+    /// The longest one call may take in all, every attempt and every wait together, or `nil` for
+    /// no bound beyond the others.
+    ///
+    /// Each attempt's timeout is the client's timeout or the time left, whichever is shorter; a
+    /// wait that would reach the bound is not made, and the call fails with the last failure.
+    /// Default `nil`. `group-policy fetch --timeout` sets it (10 seconds unless given).
+    public var maximumCallDuration: Duration?
 
     /// Creates a policy; every parameter defaults to the documented default.
     ///
@@ -55,13 +66,15 @@ public struct RetryPolicy: Sendable, Hashable {
     ///   - initialBackoff: The wait before the first backoff retry.
     ///   - maximumBackoff: The longest backoff.
     ///   - jitter: The random fraction of each backoff, 0 to 1.
+    ///   - maximumCallDuration: The longest one call may take in all, or `nil` for no such bound.
     public init(
         maximumAttempts: Int = 3,
         maximumRateLimitWait: Duration = .seconds(30),
         maximumTotalWait: Duration = .seconds(30),
         initialBackoff: Duration = .milliseconds(500),
         maximumBackoff: Duration = .seconds(8),
-        jitter: Double = 0.5
+        jitter: Double = 0.5,
+        maximumCallDuration: Duration? = nil
     ) {
         self.maximumAttempts = maximumAttempts
         self.maximumRateLimitWait = maximumRateLimitWait
@@ -69,6 +82,7 @@ public struct RetryPolicy: Sendable, Hashable {
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
         self.jitter = jitter
+        self.maximumCallDuration = maximumCallDuration
     }
 
     /// Three attempts, a 30-second limit on rate-limit waits and on all waits together, backoff
@@ -87,6 +101,9 @@ public struct RetryPolicy: Sendable, Hashable {
             return "the retry policy's waits must not be negative"
         }
         if !(0...1).contains(jitter) { return "the retry policy's jitter must be between 0 and 1" }
+        if let maximumCallDuration, maximumCallDuration <= .zero {
+            return "the retry policy's maximumCallDuration must be positive"
+        }
         return nil
     }
 

@@ -58,7 +58,9 @@ public final class URLSessionTransport: HTTPTransport {
         urlRequest.httpMethod = request.method
         for (name, value) in request.headerFields { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let seconds = Double(request.timeout.components.seconds) + Double(request.timeout.components.attoseconds) / 1e18
-        urlRequest.timeoutInterval = seconds
+        // Foundation's own timer on Linux counts whole seconds, cut down (3.999 s fired at 3 s);
+        // rounded up it never fires before the deadline below, which is exact.
+        urlRequest.timeoutInterval = seconds.rounded(.up)
         let task = session.dataTask(with: urlRequest)
         let delegate = self.delegate
         // A Dispatch timer, not a Task: the deadline must fire on time even while the app's own
@@ -83,7 +85,6 @@ public final class URLSessionTransport: HTTPTransport {
             var continuation: CheckedContinuation<HTTPResponse, any Error>
             var limit: Int
             var body: [UInt8] = []
-            var failure: AppStoreGroupsError?
         }
 
         private let pending = Mutex<[Int: Pending]>([:])
@@ -95,21 +96,25 @@ public final class URLSessionTransport: HTTPTransport {
 
         /// Called at the deadline: the task ends as a timeout, not as a cancellation.
         func expire(_ task: URLSessionTask) {
-            let running = pending.withLock { tasks in
-                guard tasks[task.taskIdentifier] != nil else { return false }
-                tasks[task.taskIdentifier]?.failure = AppStoreGroupsError(
+            finish(
+                task,
+                throwing: AppStoreGroupsError(
                     code: .timeout,
                     message: "no complete answer from \(Self.host(of: task)) within the timeout"
                 )
-                return true
-            }
-            if running { task.cancel() }
+            )
         }
 
-        private func fail(_ task: URLSessionTask, _ error: AppStoreGroupsError) {
-            pending.withLock { tasks in
-                if tasks[task.taskIdentifier]?.failure == nil { tasks[task.taskIdentifier]?.failure = error }
-            }
+        /// Ends the call at once with `failure`, then cancels the task.
+        ///
+        /// The caller does not wait for the task to complete: on Linux a cancel is queued behind
+        /// the session's reading, which goes on at the network's pace and piles up data for this
+        /// delegate meanwhile (an endless body from a loopback server reached 2.5 GB and 14 s before
+        /// the cancel took effect). What still arrives for the task finds no entry and is dropped.
+        private func finish(_ task: URLSessionTask, throwing failure: AppStoreGroupsError) {
+            guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+            entry.continuation.resume(throwing: failure)
+            task.cancel()
         }
 
         private static func tooLarge(_ limit: Int) -> AppStoreGroupsError {
@@ -132,11 +137,10 @@ public final class URLSessionTransport: HTTPTransport {
             let announced = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length")
                 .flatMap(AppStoreGroupsClient.announcedLength)
             if response.expectedContentLength > Int64(limit) || (announced ?? 0) > limit {
-                fail(dataTask, Self.tooLarge(limit))
                 completionHandler(.cancel)
                 // The disposition alone does not end the task on every platform while the server
-                // keeps the connection open; cancelling does, and the failure set above wins.
-                dataTask.cancel()
+                // keeps the connection open; the cancel that `finish` adds does.
+                finish(dataTask, throwing: Self.tooLarge(limit))
                 return
             }
             completionHandler(.allow)
@@ -145,17 +149,13 @@ public final class URLSessionTransport: HTTPTransport {
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
             let overLimit = pending.withLock { tasks -> Int? in
                 guard var entry = tasks[dataTask.taskIdentifier] else { return nil }
-                guard entry.body.count + data.count <= entry.limit else {
-                    if entry.failure == nil { entry.failure = Self.tooLarge(entry.limit) }
-                    tasks[dataTask.taskIdentifier] = entry
-                    return entry.limit
-                }
+                guard entry.body.count + data.count <= entry.limit else { return entry.limit }
                 tasks[dataTask.taskIdentifier] = nil  // so the body grows in place instead of being copied
                 entry.body.append(contentsOf: data)
                 tasks[dataTask.taskIdentifier] = entry
                 return nil
             }
-            if overLimit != nil { dataTask.cancel() }
+            if let overLimit { finish(dataTask, throwing: Self.tooLarge(overLimit)) }
         }
 
         func urlSession(
@@ -170,9 +170,7 @@ public final class URLSessionTransport: HTTPTransport {
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
             guard let entry = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-            if let failure = entry.failure {
-                entry.continuation.resume(throwing: failure)
-            } else if let error {
+            if let error {
                 entry.continuation.resume(throwing: Self.transportError(error, task: task))
             } else if let response = task.response as? HTTPURLResponse {
                 var fields: [String: String] = [:]

@@ -9,8 +9,10 @@ struct ByteInterner {
     /// String `k` spans `bytes[ends[k - 1]..<ends[k]]` (from 0 for the first).
     private(set) var ends: [Int] = []
     private var hashes: [UInt64] = []
-    /// String numbers plus one (0: an empty slot); at most half full.
-    private var slots = [UInt32](repeating: 0, count: 16)
+    /// Per slot, the string's number plus one in the low 32 bits (0: an empty slot) and the high
+    /// half of its hash in the high 32 bits, so that a probe touches only the slot unless the
+    /// hashes agree (each other array is a cache miss in a table of millions); at most half full.
+    private var slots = [UInt64](repeating: 0, count: 16)
 
     var count: Int { ends.count }
 
@@ -31,7 +33,7 @@ struct ByteInterner {
             ends.append(bytes.count)
             hashes.append(hash)
             let added = UInt32(ends.count - 1)
-            slots[slot] = added + 1
+            slots[slot] = Self.slotValue(index: added, hash: hash)
             if ends.count * 2 > slots.count { grow() }
             return added
         }
@@ -43,13 +45,20 @@ struct ByteInterner {
         return hash
     }
 
+    @inline(__always)
+    private static func slotValue(index: UInt32, hash: UInt64) -> UInt64 {
+        (hash & 0xFFFF_FFFF_0000_0000) | UInt64(index + 1)
+    }
+
     /// The number of the string with these bytes, or the empty slot where it would go.
     private func find(_ utf8: UnsafeBufferPointer<UInt8>, hash: UInt64) -> (index: UInt32?, slot: Int) {
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+        let tag = hash & 0xFFFF_FFFF_0000_0000
         while slots[slot] != 0 {
-            let index = Int(slots[slot] - 1)
-            if hashes[index] == hash {
+            let value = slots[slot]
+            if value & 0xFFFF_FFFF_0000_0000 == tag {
+                let index = Int(UInt32(truncatingIfNeeded: value) - 1)
                 let start = index == 0 ? 0 : Int(ends[index - 1])
                 let end = Int(ends[index])
                 let equal = bytes.withUnsafeBufferPointer { buffer in
@@ -63,12 +72,12 @@ struct ByteInterner {
     }
 
     private mutating func grow() {
-        var larger = [UInt32](repeating: 0, count: slots.count * 2)
+        var larger = [UInt64](repeating: 0, count: slots.count * 2)
         let mask = larger.count - 1
         for (index, hash) in hashes.enumerated() {
             var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
             while larger[slot] != 0 { slot = (slot + 1) & mask }
-            larger[slot] = UInt32(index + 1)
+            larger[slot] = Self.slotValue(index: UInt32(index), hash: hash)
         }
         slots = larger
     }

@@ -235,7 +235,8 @@ package final class CompiledDocument: Sendable {
         let aliasEntries = document.productAliases.sorted { $0.key < $1.key }.map { alias in
             (key: alias.key, value: Int32(productIndex.index(of: alias.value) ?? -1))
         }
-        sandboxProducts = StringTable(aliasEntries + productEntries)
+        // Without aliases the two tables are one (a policy of millions of names built it twice).
+        sandboxProducts = aliasEntries.isEmpty ? productionProducts : StringTable(aliasEntries + productEntries)
 
         // Layers: one per distinct requirement, at most 64 (the rest are evaluated directly).
         var layers: [Requirements] = [.none]

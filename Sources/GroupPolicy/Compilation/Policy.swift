@@ -85,11 +85,22 @@ public struct Policy: Sendable {
         var diagnostics: [Diagnostic] = []
         var failed = false
         var revision = PolicyRevision()
+        // The limits bound the set as a whole: past one of them, no further file is read.
+        var totals: PolicySetTotals? = PolicySetTotals()
         for path in paths {
-            do {
+            do throws(GroupPolicyError) {
                 let bytes = try readFile(path, limits: limits)
                 revision.add(fileName: path, bytes: bytes)
-                documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits))
+                let before = totals ?? PolicySetTotals()
+                totals?.bytes += bytes.count
+                if before.bytes + bytes.count > limits.maximumBytes {
+                    throw GroupPolicyError(
+                        code: .limitExceeded,
+                        message: "\(path): the policy set's files hold \(before.bytes + bytes.count) bytes "
+                            + "together, over the limit of \(limits.maximumBytes) bytes per policy set"
+                    )
+                }
+                documents.append(try Self.parseDocument(bytes, fileName: path, limits: limits, setTotals: &totals))
                 sources.append(SourceText(fileName: path, bytes: bytes))
             } catch {
                 failed = true
@@ -98,13 +109,17 @@ public struct Policy: Sendable {
                     ? [
                         Diagnostic(
                             severity: .error,
-                            kind: .unreadableFile,
+                            kind: error.code == .limitExceeded ? .limitExceeded : .unreadableFile,
                             location: nil,
                             jsonPath: "$",
                             message: error.message
                         )
                     ]
                     : error.diagnostics
+                // Past a limit the set as a whole is over it: the remaining files are not read.
+                if error.code == .limitExceeded || error.diagnostics.contains(where: { $0.kind == .limitExceeded }) {
+                    break
+                }
             }
         }
         diagnostics += Self.setConflicts(documents, sources: sources)
@@ -140,12 +155,30 @@ public struct Policy: Sendable {
         }
     }
 
+    /// The document of a policy of one file, or the error listing every diagnostic.
     static func parseDocument(
         _ bytes: [UInt8],
         fileName: String?,
         limits: PolicyLimits
     ) throws(GroupPolicyError) -> PolicyDocument {
-        let (document, diagnostics) = PolicyParser.parse(bytes: bytes, fileName: fileName, limits: limits)
+        var single: PolicySetTotals? = nil
+        return try parseDocument(bytes, fileName: fileName, limits: limits, setTotals: &single)
+    }
+
+    /// The document of one file, or the error listing every diagnostic; a file of a set counts
+    /// what it holds into `setTotals`, and the limits bound the set's files together.
+    static func parseDocument(
+        _ bytes: [UInt8],
+        fileName: String?,
+        limits: PolicyLimits,
+        setTotals: inout PolicySetTotals?
+    ) throws(GroupPolicyError) -> PolicyDocument {
+        let (document, diagnostics) = PolicyParser.parse(
+            bytes: bytes,
+            fileName: fileName,
+            limits: limits,
+            earlier: &setTotals
+        )
         guard let document else {
             let first = diagnostics.first { $0.severity == .error }
             throw GroupPolicyError(
@@ -245,8 +278,27 @@ public struct Policy: Sendable {
 
 /// Reads a whole policy or test file through the bounded reader: never more than the size limit
 /// (plus one byte) however large the file, stream or special file is.
+///
+/// A file over the limit is an error with one diagnostic at its start
+/// (`path:1:1: error: $: file of N bytes is over the limit of M bytes`), like every other finding
+/// about a policy or test file, so that `check` prints and counts it like them.
 package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
-    try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
+    do {
+        return try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
+    } catch  where error.code == .limitExceeded && error.diagnostics.isEmpty {
+        let prefix = "\(path): "
+        let message = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+        let location = SourcePosition(file: path, line: 1, column: 1)
+        throw GroupPolicyError(
+            code: .limitExceeded,
+            message: error.message,
+            location: location,
+            jsonPath: "$",
+            diagnostics: [
+                Diagnostic(severity: .error, kind: .limitExceeded, location: location, jsonPath: "$", message: message)
+            ]
+        )
+    }
 }
 
 /// A short reason for a file error, without Foundation's long wrappers.

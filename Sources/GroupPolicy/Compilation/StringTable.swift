@@ -19,7 +19,7 @@ struct StringTable: Sendable {
 
     /// The bytes of the keys longer than 16 bytes.
     private let longKeyBytes: TableStorage<UInt8>
-    /// Open addressing with linear probing, at most half full, so every probe sequence ends at an
+    /// Open addressing with linear probing, at most half full (three quarters for a large table), so every probe sequence ends at an
     /// empty slot.
     private let slots: TableStorage<Slot>
     private let slotMask: Int
@@ -30,49 +30,73 @@ struct StringTable: Sendable {
     init(_ entries: [(key: String, value: Int32)]) {
         var longBytes: [UInt8] = []
         var capacity = 8
-        while capacity < entries.count * 2 { capacity *= 2 }
+        // At most half full; a table of a million slots or more, at most three quarters full (its
+        // probes are a little longer, and a policy naming millions of products takes half the
+        // memory: 24 bytes a slot).
+        while capacity < entries.count * 2 && (capacity < Self.largeTableSlots || capacity * 3 < entries.count * 4) {
+            capacity *= 2
+        }
         var slots = [Slot](repeating: Slot(), count: capacity)
         let mask = capacity - 1
         var count = 0
         for (key, value) in entries {
-            let utf8 = Array(key.utf8)
-            var slot = utf8.withUnsafeBytes { bytes in
-                var slot = Slot(count: Int32(bytes.count), value: value)
-                if bytes.count <= 16 {
-                    (slot.first, slot.second) = Self.pack(bytes)
-                } else {
-                    slot.first = Self.hash(bytes)
-                }
-                return slot
+            // The key's bytes in place: a copy per key (`Array(key.utf8)`) was most of the cost of
+            // building a table of millions of names.
+            var key = key
+            let added = key.withUTF8 { utf8 in
+                Self.insert(utf8, value: value, into: &slots, mask: mask, longBytes: &longBytes)
             }
-            var index = Int(truncatingIfNeeded: Self.mix(slot)) & mask
-            var duplicate = false
-            while slots[index].count >= 0 {
-                let other = slots[index]
-                if other.count == slot.count && other.first == slot.first {
-                    if utf8.count <= 16 {
-                        duplicate = other.second == slot.second
-                    } else {
-                        let start = Int(other.second)
-                        duplicate = longBytes[start..<(start + utf8.count)].elementsEqual(utf8)
-                    }
-                    if duplicate { break }
-                }
-                index = (index + 1) & mask
-            }
-            if duplicate { continue }
-            if utf8.count > 16 {
-                slot.second = UInt64(longBytes.count)
-                longBytes.append(contentsOf: utf8)
-            }
-            slots[index] = slot
-            count += 1
+            if added { count += 1 }
         }
         self.longKeyBytes = TableStorage(longBytes)
         self.slots = TableStorage(slots)
         self.slotMask = mask
         self.count = count
     }
+
+    /// Puts one key in `slots` unless it is there already; whether it was added.
+    private static func insert(
+        _ utf8: UnsafeBufferPointer<UInt8>,
+        value: Int32,
+        into slots: inout [Slot],
+        mask: Int,
+        longBytes: inout [UInt8]
+    ) -> Bool {
+        var slot = Slot(count: Int32(utf8.count), value: value)
+        if utf8.count <= 16 {
+            (slot.first, slot.second) = pack(UnsafeRawBufferPointer(utf8))
+        } else {
+            slot.first = hash(UnsafeRawBufferPointer(utf8))
+        }
+        var index = Int(truncatingIfNeeded: mix(slot)) & mask
+        while slots[index].count >= 0 {
+            let other = slots[index]
+            if other.count == slot.count && other.first == slot.first {
+                if utf8.count <= 16 {
+                    if other.second == slot.second { return false }
+                } else {
+                    let start = Int(other.second)
+                    let equal = longBytes.withUnsafeBufferPointer { stored in
+                        bytesEqual(
+                            UnsafeBufferPointer(rebasing: stored[start..<(start + utf8.count)]),
+                            utf8
+                        )
+                    }
+                    if equal { return false }
+                }
+            }
+            index = (index + 1) & mask
+        }
+        if utf8.count > 16 {
+            slot.second = UInt64(longBytes.count)
+            longBytes.append(contentsOf: utf8)
+        }
+        slots[index] = slot
+        return true
+    }
+
+    /// The size from which a table may be three quarters full rather than half.
+    static let largeTableSlots = 1 << 20
 
     var isEmpty: Bool { count == 0 }
 
@@ -126,7 +150,7 @@ struct StringTable: Sendable {
             var index = Int(truncatingIfNeeded: StringTable.mix(first, second, count)) & slotMask
             while true {
                 // `index` is masked by `slotMask` (slots.count - 1), so it is in range, and the table
-                // is at most half full, so the probe ends at an empty slot.
+                // is at most three quarters full, so the probe ends at an empty slot.
                 let slot = slots[index]
                 if slot.count == count && slot.first == first && slot.second == second { return slot.value }
                 if slot.count < 0 { return nil }

@@ -114,12 +114,3 @@ package func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
     guard let status = try? FileStatus(path: path) else { return nil }
     return (status.device, status.inode)
 }
-
-/// The identity and version of the regular file `path` names; `nil` for anything else.
-///
-/// Its device, inode, size and modification time, links followed: equal fingerprints mean the
-/// same, unchanged file.
-package func regularFileFingerprint(_ path: String) -> String? {
-    guard let status = try? FileStatus(path: path), status.kind == .regular else { return nil }
-    return "\(status.device):\(status.inode):\(status.size):\(status.modified)"
-}

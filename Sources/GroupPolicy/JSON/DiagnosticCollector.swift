@@ -6,16 +6,112 @@ package final class DiagnosticCollector {
     /// The work left for "did you mean" suggestions in this document.
     package let suggestions = SuggestionBudget()
 
-    package init(source: SourceText) {
+    /// The most values the file's lists may hold together (``stringArray(_:_:minimumCount:)``,
+    /// ``stringOrArray(_:_:)`` and what ``countListedValues(_:at:_:)`` counts); `nil`: no bound.
+    private let maximumListedValues: Int?
+    /// How many such values were read so far.
+    private var listedValues = 0
+    /// Whether the limit was reached; every list read after it is refused without a word.
+    private(set) var isOverListedValues = false
+
+    /// What the limit bounds, for its message: `one policy`, or `one policy set`.
+    private let listedValuesScope: String
+
+    /// Creates a collector for one file.
+    ///
+    /// - Parameters:
+    ///   - source: The file.
+    ///   - maximumListedValues: The most values its lists may hold; `nil`: no bound.
+    ///   - alreadyListed: Values listed before this file, by the other files of its set.
+    ///   - scope: What the bound is for, as its message says it (`one policy`, `one policy set`).
+    package init(
+        source: SourceText,
+        maximumListedValues: Int? = nil,
+        alreadyListed: Int = 0,
+        scope: String = "one policy"
+    ) {
         self.source = source
+        self.maximumListedValues = maximumListedValues
+        self.listedValues = alreadyListed
+        self.listedValuesScope = scope
+    }
+
+    /// How many values the lists held (with those listed before this file).
+    var listedValueCount: Int { listedValues }
+
+    /// Counts `count` more listed values, the first of them at `offset`; `false` once the total is
+    /// over the limit (reported once, at the value that crossed it).
+    ///
+    /// Lists are what a file can make huge in few bytes (a name is five bytes), and what the
+    /// compiled tables grow with, so a bound on their values bounds the work after parsing.
+    func countListedValues(_ count: Int, at offsets: (Int) -> Int, _ path: (Int) -> JSONPath) -> Bool {
+        guard !isOverListedValues else { return false }
+        guard let maximum = maximumListedValues, listedValues + count > maximum else {
+            listedValues += count
+            return true
+        }
+        let crossing = max(0, maximum - listedValues)
+        isOverListedValues = true
+        error(
+            .limitExceeded,
+            at: offsets(crossing),
+            path(crossing),
+            "more than \(maximum) listed names in \(listedValuesScope) (match values, capabilities, entitlements, "
+                + "admin roles and aliases together) is over the limit of \(maximum)"
+        )
+        return false
     }
 
     package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 
     package func error(_ kind: Diagnostic.Kind, at offset: Int, _ path: JSONPath, _ message: String) {
+        add(.error, kind, at: offset, path, message)
+    }
+
+    func warning(_ kind: Diagnostic.Kind, at offset: Int, _ path: JSONPath, _ message: String) {
+        add(.warning, kind, at: offset, path, message)
+    }
+
+    /// The most diagnostics of one kind and severity one file reports: 100.
+    ///
+    /// The others are counted, and one more diagnostic of that kind says how many were left out and where the
+    /// first of them is; so a file listing a million unknown roles costs a hundred lines, not a
+    /// million (and not the memory of a million messages).
+    package static let maximumPerKind = 100
+
+    private struct KindKey: Hashable {
+        var severity: Diagnostic.Severity
+        var kind: Diagnostic.Kind
+    }
+
+    /// Per kind, how many were reported, and where the first one left out is.
+    private var reportedByKind: [KindKey: Int] = [:]
+    private var omittedByKind: [KindKey: (count: Int, offset: Int, path: JSONPath)] = [:]
+    /// The kinds with omissions, in the order their first omission happened.
+    private var omittedKinds: [KindKey] = []
+
+    private func add(
+        _ severity: Diagnostic.Severity,
+        _ kind: Diagnostic.Kind,
+        at offset: Int,
+        _ path: JSONPath,
+        _ message: String
+    ) {
+        let key = KindKey(severity: severity, kind: kind)
+        let reported = reportedByKind[key, default: 0]
+        guard reported < Self.maximumPerKind else {
+            if let omitted = omittedByKind[key] {
+                omittedByKind[key] = (omitted.count + 1, omitted.offset, omitted.path)
+            } else {
+                omittedByKind[key] = (1, offset, path)
+                omittedKinds.append(key)
+            }
+            return
+        }
+        reportedByKind[key] = reported + 1
         diagnostics.append(
             Diagnostic(
-                severity: .error,
+                severity: severity,
                 kind: kind,
                 location: source.location(ofOffset: offset),
                 jsonPath: path.description,
@@ -24,16 +120,21 @@ package final class DiagnosticCollector {
         )
     }
 
-    func warning(_ kind: Diagnostic.Kind, at offset: Int, _ path: JSONPath, _ message: String) {
-        diagnostics.append(
-            Diagnostic(
-                severity: .warning,
-                kind: kind,
-                location: source.location(ofOffset: offset),
-                jsonPath: path.description,
-                message: message
-            )
-        )
+    /// The diagnostics reported, then one per kind that had more than ``maximumPerKind``.
+    private var diagnosticsWithOmissions: [Diagnostic] {
+        diagnostics
+            + omittedKinds.compactMap { key in
+                guard let omitted = omittedByKind[key] else { return nil }
+                return Diagnostic(
+                    severity: key.severity,
+                    kind: key.kind,
+                    location: source.location(ofOffset: omitted.offset),
+                    jsonPath: omitted.path.description,
+                    message:
+                        "\(omitted.count) more \(key.severity.rawValue)s of kind \(key.kind.rawValue) from here on "
+                        + "are not listed (at most \(Self.maximumPerKind) of a kind per file)"
+                )
+            }
     }
 
     /// Errors first, then warnings, each in file order.
@@ -41,6 +142,7 @@ package final class DiagnosticCollector {
         // Sorts positions by precomputed keys, then copies each diagnostic once: sorting the
         // diagnostics themselves moved and copied every one of them many times (a large policy
         // can have a warning per rule).
+        let diagnostics = diagnosticsWithOmissions
         let keys = diagnostics.map { diagnostic in
             (diagnostic.severity == .error ? 0 : 1, diagnostic.location?.line ?? 0, diagnostic.location?.column ?? 0)
         }
@@ -94,6 +196,9 @@ package final class DiagnosticCollector {
             error(.emptyArray, at: node.offset, path, "must hold at least one value")
             return nil
         }
+        guard countListedValues(elements.count, at: { elements[$0].offset }, { path.appending($0) }) else {
+            return nil
+        }
         var values: [Located<String>] = []
         var valid = true
         values.reserveCapacity(elements.count)
@@ -111,6 +216,7 @@ package final class DiagnosticCollector {
     /// A string or a non-empty array of strings.
     func stringOrArray(_ node: JSONNode, _ path: JSONPath) -> [Located<String>]? {
         if case .string(let value) = node.value {
+            guard countListedValues(1, at: { _ in node.offset }, { _ in path }) else { return nil }
             return [Located(value: value, offset: node.offset, path: path)]
         }
         guard case .array = node.value else {

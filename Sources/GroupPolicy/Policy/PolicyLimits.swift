@@ -13,6 +13,15 @@ public struct PolicyLimits: Sendable, Hashable {
     ///
     /// Default 10,000.
     public var maximumCapabilities: Int
+    /// The most names one policy may list, all its lists together: match values (`groupType`,
+    /// `groupId`, `productId`, `role`), capabilities of rules and invariants, entitlements,
+    /// environments, admin roles, and sandbox aliases (two names each).
+    ///
+    /// Default 1,000,000 (a 100,000-rule policy naming a type, a product, a role and a capability
+    /// per rule lists 400,000). Lists are what a file can make huge in few bytes, and what
+    /// compiling and the tools' scenario spaces grow with: this bound keeps loading, `check` and
+    /// `diff` within seconds and a few hundred megabytes.
+    public var maximumListedNames: Int
     /// The deepest JSON nesting accepted.
     ///
     /// Default 32 (the formats nest at most seven levels).
@@ -23,11 +32,13 @@ public struct PolicyLimits: Sendable, Hashable {
         maximumBytes: Int = 32 << 20,
         maximumRules: Int = 100_000,
         maximumCapabilities: Int = 10_000,
+        maximumListedNames: Int = 1_000_000,
         maximumDepth: Int = 32
     ) {
         self.maximumBytes = maximumBytes
         self.maximumRules = maximumRules
         self.maximumCapabilities = maximumCapabilities
+        self.maximumListedNames = maximumListedNames
         self.maximumDepth = maximumDepth
     }
 

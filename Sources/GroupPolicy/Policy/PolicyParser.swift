@@ -11,12 +11,21 @@ struct PolicyParser {
     /// Declared capability names, for checking references.
     private var declared: [String: CapabilityKind] = [:]
 
-    private init(source: SourceText, limits: PolicyLimits) {
-        self.collector = DiagnosticCollector(source: source)
+    /// The set's files before this one, or `nil` for a policy of one file.
+    private let earlier: PolicySetTotals?
+
+    private init(source: SourceText, limits: PolicyLimits, earlier: PolicySetTotals?) {
+        self.collector = DiagnosticCollector(
+            source: source,
+            maximumListedValues: limits.maximumListedNames,
+            alreadyListed: earlier?.listedNames ?? 0,
+            scope: earlier == nil ? "one policy" : "one policy set"
+        )
         self.limits = limits
+        self.earlier = earlier
     }
 
-    /// Parses and validates one file.
+    /// Parses and validates the file of a policy of one file.
     ///
     /// The diagnostics are sorted, errors first.
     static func parse(
@@ -24,8 +33,35 @@ struct PolicyParser {
         fileName: String?,
         limits: PolicyLimits
     ) -> (document: PolicyDocument?, diagnostics: [Diagnostic]) {
-        var parser = PolicyParser(source: SourceText(fileName: fileName, bytes: bytes), limits: limits)
+        var single: PolicySetTotals? = nil
+        return parse(bytes: bytes, fileName: fileName, limits: limits, earlier: &single)
+    }
+
+    /// Parses and validates one file.
+    ///
+    /// - Parameters:
+    ///   - bytes: The file's content.
+    ///   - fileName: The name diagnostics print.
+    ///   - limits: The bounds, for this file or, with `earlier`, for its set.
+    ///   - earlier: For a file of a policy set, what the set's earlier files hold: the limits bound
+    ///     the set as a whole, and this file's totals are added to it.
+    /// - Returns: The document (`nil` on any error) and the diagnostics, sorted, errors first.
+    static func parse(
+        bytes: [UInt8],
+        fileName: String?,
+        limits: PolicyLimits,
+        earlier: inout PolicySetTotals?
+    ) -> (document: PolicyDocument?, diagnostics: [Diagnostic]) {
+        var parser = PolicyParser(
+            source: SourceText(fileName: fileName, bytes: bytes),
+            limits: limits,
+            earlier: earlier
+        )
         let document = parser.parseDocument()
+        if earlier != nil {
+            earlier?.listedNames = parser.collector.listedValueCount
+            earlier?.rules += document?.rules.count ?? 0
+        }
         let diagnostics = parser.collector.sortedDiagnostics
         guard let document, !parser.collector.hasErrors else { return (nil, diagnostics) }
         var loaded = document
@@ -232,6 +268,16 @@ struct PolicyParser {
             )
             return []
         }
+        if let earlier, earlier.rules + elements.count > limits.maximumRules {
+            collector.error(
+                .limitExceeded,
+                at: node.offset,
+                path,
+                "\(elements.count) rules, with the \(earlier.rules) of the policy set's earlier files, is over the "
+                    + "limit of \(limits.maximumRules) per policy set"
+            )
+            return []
+        }
         var rules: [RuleDefinition] = []
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
@@ -368,8 +414,13 @@ struct PolicyParser {
             for value in values where !result.contains(where: { $0.isExactly(value) }) { result.append(value) }
             return result
         }
-        var seen: Set<[UInt8]> = []
-        return values.filter { seen.insert(Array($0.utf8)).inserted }
+        // By bytes, without a copy of each value (lists of millions of names are within the limits).
+        var seen = ByteInterner()
+        return values.filter { value in
+            let before = seen.count
+            _ = seen.insert(value)
+            return seen.count > before
+        }
     }
 
     private func warnIfUnknown(groupType value: Located<String>) {
@@ -498,6 +549,13 @@ struct PolicyParser {
             )
             return [:]
         }
+        // An alias is two names.
+        let counted = collector.countListedValues(
+            2 * members.count,
+            at: { members[$0 / 2].value.offset },
+            { aliasesPath.appending(members[$0 / 2].key) }
+        )
+        guard counted else { return [:] }
         var aliases: [String: String] = [:]
         for member in members {
             if let target = collector.string(member.value, aliasesPath.appending(member.key)) {

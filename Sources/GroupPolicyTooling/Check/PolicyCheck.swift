@@ -28,10 +28,13 @@ public struct PolicyCheck: Sendable {
     ///
     /// - Parameter paths: Files and directories.
     /// - Returns: One entry per file found, policies first, then test files, each in search order.
-    /// - Throws: A `GroupPolicyError` with code `unreadableFile` when a path cannot be searched;
-    ///   a file that does not load is reported in the result instead.
+    /// - Throws: A `GroupPolicyError` with code `unreadableFile` when a path cannot be searched,
+    ///   or `limitExceeded`, before anything is read, when the files found hold more than a check
+    ///   reads (32 MiB together); a file that does not load is reported in the result instead.
     public func run(paths: [String]) throws(GroupPolicyError) -> PolicyCheckReport {
         let (policyFiles, testFiles) = try PolicyFiles.find(under: paths)
+        let loader = PolicyLoader()
+        try loader.charge(policyFiles + testFiles)
 
         var files: [PolicyCheckReport.File] = []
         for path in policyFiles {
@@ -48,7 +51,7 @@ public struct PolicyCheck: Sendable {
         for path in testFiles {
             var file = PolicyCheckReport.File(path: path, kind: .testFile)
             do {
-                _ = try PolicyTestSuite(contentsOfFile: path)
+                _ = try PolicyTestSuite(contentsOfFile: path, loader: loader)
             } catch {
                 record(error, in: &file)
             }
@@ -89,7 +92,9 @@ public struct PolicyCheck: Sendable {
             case .testFile: summary.testFiles += 1
             }
             if let error = file.error {
-                if error.code == .unreadableFile { summary.unreadable = true } else { summary.errors += 1 }
+                // An unreadable file is an error too (and makes the check unusable: exit status 2).
+                if error.code == .unreadableFile { summary.unreadable = true }
+                summary.errors += 1
             }
             var diagnostics = file.diagnostics
             for result in file.invariants {

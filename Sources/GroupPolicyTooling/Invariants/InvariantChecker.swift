@@ -39,7 +39,11 @@ struct InvariantChecker {
         self.policy = policy
         let documents = policy.documents.map(\.document)
         self.space = ScenarioSpace(documents: documents, maximumCandidates: ScenarioSpace.maximumCandidates)
-        self.work = ScenarioWork(documents: documents, capabilityCount: policy.catalog.names.count)
+        // A space over the limit evaluates nothing, so its work is not estimated (that walks every
+        // name again).
+        self.work =
+            space.isOverLimit
+            ? .nothing : ScenarioWork(documents: documents, capabilityCount: policy.catalog.names.count)
         var rulesByCapability: [RuleEffect: [String: [(document: Int, rule: Int)]]] = [:]
         for (documentIndex, document) in documents.enumerated() {
             for (ruleIndex, rule) in document.rules.enumerated() {

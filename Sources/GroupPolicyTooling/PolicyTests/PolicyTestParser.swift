@@ -9,14 +9,21 @@ enum PolicyTestParser {
         var responseFilesRead: Int
     }
 
-    static func parse(_ source: SourceText, limits: PolicyLimits) -> (suite: Parsed?, diagnostics: [Diagnostic]) {
+    /// Parses a test file and loads what it names; its policy through `loader` when one is given
+    /// (a command's, which bounds what the command reads), or directly.
+    static func parse(
+        _ source: SourceText,
+        limits: PolicyLimits,
+        loader: PolicyLoader? = nil
+    ) -> (suite: Parsed?, diagnostics: [Diagnostic]) {
         let collector = DiagnosticCollector(source: source)
-        let suite = parse(collector, limits: limits)
+        let suite = parse(collector, limits: limits, loader: loader)
         let diagnostics = collector.sortedDiagnostics
         return (collector.hasErrors ? nil : suite, diagnostics)
     }
 
-    private static func parse(_ collector: DiagnosticCollector, limits: PolicyLimits) -> Parsed? {
+    private static func parse(_ collector: DiagnosticCollector, limits: PolicyLimits, loader: PolicyLoader?) -> Parsed?
+    {
         guard let root = readJSON(collector, limits: limits),
             let fields = collector.object(root, .root, allowed: Keys.document)
         else { return nil }
@@ -36,11 +43,15 @@ enum PolicyTestParser {
             let relative = collector.string(node, JSONPath.root.appending("policy"))
         {
             policyPath = resolve(relative, against: collector.source.fileName)
-            do {
-                policy = try TestedPolicyCache.policy(at: policyPath, limits: limits)
+            do throws(GroupPolicyError) {
+                if let loader {
+                    policy = try loader.policy(at: policyPath)
+                } else {
+                    policy = try Policy(contentsOf: policyPath, limits: limits)
+                }
             } catch {
                 collector.error(
-                    .unreadableFile,
+                    error.code == .limitExceeded ? .limitExceeded : .unreadableFile,
                     at: node.offset,
                     JSONPath.root.appending("policy"),
                     "policy '\(policyPath)' does not load: \(error.diagnostics.isEmpty ? error.message : "\(error.diagnostics.filter { $0.severity == .error }.count) error(s), first: \(error.description.split(separator: "\n").first ?? "")")"
@@ -48,7 +59,7 @@ enum PolicyTestParser {
             }
         }
         var cases: [PolicyTestCase] = []
-        var responseFiles = ResponseFileCache(maximumTotalBytes: limits.maximumBytes)
+        var responseFiles = ResponseFileCache()
         if let node = fields.required("cases") {
             cases = parseCases(node, policy: policy, collector: collector, responseFiles: &responseFiles)
             checkEvaluationWork(of: cases, at: node, collector: collector)
@@ -240,7 +251,7 @@ enum PolicyTestParser {
                 return response
             case .failure(let error):
                 collector.error(
-                    .unreadableFile,
+                    error.code == .limitExceeded ? .limitExceeded : .unreadableFile,
                     at: node.offset,
                     casePath.appending("responseFile"),
                     "response file '\(responsePath)' does not load: \(error)"

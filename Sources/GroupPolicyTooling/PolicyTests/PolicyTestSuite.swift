@@ -39,6 +39,13 @@ public struct PolicyTestSuite: Sendable {
         try self.init(jsonBytes: bytes, fileName: path, limits: limits)
     }
 
+    /// Loads a test file for a command that reads many: its policy comes through `loader`, which
+    /// bounds what the command reads and keeps the policy consecutive test files name.
+    package init(contentsOfFile path: String, loader: PolicyLoader) throws(GroupPolicyError) {
+        let source = SourceText(fileName: path, bytes: try readFile(path, limits: .default))
+        try self.init(source: source, parsed: PolicyTestParser.parse(source, limits: .default, loader: loader))
+    }
+
     /// Loads a test file from bytes; relative paths in it resolve against `fileName`'s directory
     /// (or the current directory without one).
     public init(
@@ -47,7 +54,14 @@ public struct PolicyTestSuite: Sendable {
         limits: PolicyLimits = .default
     ) throws(GroupPolicyError) {
         let source = SourceText(fileName: fileName, bytes: Array(jsonBytes))
-        let parsed = PolicyTestParser.parse(source, limits: limits)
+        try self.init(source: source, parsed: PolicyTestParser.parse(source, limits: limits))
+    }
+
+    private init(
+        source: SourceText,
+        parsed: (suite: PolicyTestParser.Parsed?, diagnostics: [Diagnostic])
+    ) throws(GroupPolicyError) {
+        let fileName = source.fileName
         guard let parsed = parsed.suite else {
             let first = parsed.diagnostics.first { $0.severity == .error }
             throw GroupPolicyError(

@@ -4,42 +4,36 @@ import GroupPolicy
 /// share it: a decoded response is a value whose storage the cases then share.
 ///
 /// Keyed by the file's device and inode, so `a.json`, `./a.json`, a symbolic link and a hard link
-/// to it are one file. The distinct files together hold at most `maximumTotalBytes` (the test
-/// file limit): a test file's responses cost no more than it could hold inline, however many
-/// paths or links name them.
+/// to it are one file.
 struct ResponseFileCache {
     private var responses: [String: Result<GetCustomerGroupsResponse, GroupPolicyError>] = [:]
 
     /// How many files were read (successfully or not).
     private(set) var filesRead = 0
+    /// Their bytes together.
+    private var bytesRead = 0
 
-    /// The bytes of every distinct file read so far.
-    private(set) var totalBytes = 0
-
-    /// The most bytes the distinct files may hold together.
-    let maximumTotalBytes: Int
-
-    init(maximumTotalBytes: Int) {
-        self.maximumTotalBytes = maximumTotalBytes
-    }
+    /// The most bytes one test file's distinct response files may hold together: 32 MiB.
+    ///
+    /// That is what the test file itself may hold. Each is at most 1 MiB, but a test file of thousands of cases can
+    /// name thousands of them, and their decoded responses are kept while the file runs.
+    static let maximumTotalBytes = 32 << 20
 
     /// The response in the file at `path` (resolved against the test file already), read with the
     /// response size limit.
     mutating func response(at path: String) -> Result<GetCustomerGroupsResponse, GroupPolicyError> {
         let key = fileIdentity(path).map { "\($0.device):\($0.inode)" } ?? realPath(path) ?? path
         if let known = responses[key] { return known }
+        let limit = Self.maximumTotalBytes
+        guard bytesRead <= limit else {
+            // Over the limit already: refused without reading.
+            return .failure(Self.overTheLimit(limit))
+        }
         filesRead += 1
-        let limit = maximumTotalBytes
         let result = Result { () throws(GroupPolicyError) in
             let bytes = try BoundedFileReader.read(path, maximumBytes: ResponseLimits.default.maximumBytes)
-            totalBytes += bytes.count
-            guard totalBytes <= limit else {
-                throw GroupPolicyError(
-                    code: .limitExceeded,
-                    message: "the response files of one test file hold \(totalBytes) bytes or more together, "
-                        + "over the limit of \(limit) bytes"
-                )
-            }
+            bytesRead += bytes.count
+            guard bytesRead <= limit else { throw Self.overTheLimit(limit) }
             do {
                 return try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: path)
             } catch let error as GroupPolicyError {
@@ -50,5 +44,13 @@ struct ResponseFileCache {
         }
         responses[key] = result
         return result
+    }
+
+    private static func overTheLimit(_ limit: Int) -> GroupPolicyError {
+        GroupPolicyError(
+            code: .limitExceeded,
+            message: "the test file's response files hold more than \(limit) bytes together, over the limit of "
+                + "\(limit) bytes"
+        )
     }
 }

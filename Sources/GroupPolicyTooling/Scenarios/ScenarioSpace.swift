@@ -74,7 +74,7 @@ struct ScenarioSpace: Sendable {
         }
         var types: Set<String> = []
         var ids: Set<String> = []
-        var products: Set<String> = []
+        var aliasNames: [String] = []
         var matchedProducts: Set<String> = []
         var namedRoles: Set<String> = []
         func collect(_ match: MatchCondition) {
@@ -93,12 +93,15 @@ struct ScenarioSpace: Sendable {
             }
             for invariant in document.invariants { collect(invariant.match) }
             for (source, target) in document.productAliases.sorted(by: { $0.key < $1.key }) {
-                products.insert(source)
-                products.insert(target)
+                aliasNames.append(source)
+                aliasNames.append(target)
                 if aliases[source] == nil { aliases[source] = target }
             }
         }
-        products.formUnion(matchedProducts)
+        // The matched names, then the aliases' (copying the set rather than hashing millions of
+        // names a second time).
+        var products = matchedProducts
+        products.formUnion(aliasNames)
 
         freshGroupType = Self.fresh("UNNAMED_TYPE", avoiding: types)
         freshGroupID = Self.fresh(
@@ -114,21 +117,31 @@ struct ScenarioSpace: Sendable {
         let knownRoles = Role.knownValues.map(\.rawValue)
         roles = knownRoles + namedRoles.subtracting(knownRoles).sorted() + [freshRole]
 
+        // Count the slots and the role entries from the aliases alone, before building anything:
+        // a product is its own slot unless it is an alias source (whose slot is its target, itself
+        // a product), and a target that is itself a source is a slot all the same. So a policy
+        // naming millions of products is found over the limit without sorting them.
+        let sources = Set(aliases.filter { $0.key != $0.value }.keys)
+        let sourceTargets = Set(sources.compactMap { aliases[$0] })
+        let slotCount = products.count - sources.count + sourceTargets.intersection(sources).count + 1
+        // In Production a slot is also seen under each source a match names literally.
+        let namedSources = sources.filter(matchedProducts.contains).count
+        candidateCount = saturatingProduct(saturatingSum(slotCount, namedSources), roles.count)
+        isOverLimit = candidateCount > maximumCandidates
+        guard !isOverLimit else {
+            slots = freshProductIDs
+            productionCandidates = []
+            sandboxCandidates = []
+            return
+        }
         let canonical = Set(products.map { aliases[$0] ?? $0 }).sorted()
         slots = canonical + freshProductIDs
         // Alias sources per slot, sorted.
         var sourcesBySlot: [String: [String]] = [:]
         for (source, target) in aliases where source != target { sourcesBySlot[target, default: []].append(source) }
-        var productionCount = 0
-        for product in slots {
-            let ids = 1 + (sourcesBySlot[product] ?? []).filter(matchedProducts.contains).count
-            productionCount = saturatingSum(productionCount, saturatingProduct(ids, roles.count))
-        }
-        candidateCount = max(productionCount, saturatingProduct(slots.count, roles.count))
-        isOverLimit = candidateCount > maximumCandidates
         var production: [Candidate] = []
         var sandbox: [Candidate] = []
-        for (slot, product) in slots.enumerated() where !isOverLimit {
+        for (slot, product) in slots.enumerated() {
             let sources = (sourcesBySlot[product] ?? []).sorted()
             let productionIDs = [product] + sources.filter(matchedProducts.contains)
             let sandboxID = aliases[product] == nil ? product : sources.first ?? product

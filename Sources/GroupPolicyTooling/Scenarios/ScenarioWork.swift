@@ -37,6 +37,14 @@ struct ScenarioWork: Sendable {
     /// The extra cost of a scenario whose group has this id: the rules naming it, by their lists.
     let byGroupID: [String: Int]
 
+    /// No cost: for a space over its limit, whose scenarios are never evaluated.
+    static let nothing = ScenarioWork(base: 0, byGroupID: [:])
+
+    private init(base: Int, byGroupID: [String: Int]) {
+        self.base = base
+        self.byGroupID = byGroupID
+    }
+
     /// Estimates the cost of evaluating a scenario under the policy made of `documents`.
     init(documents: [PolicyDocument], capabilityCount: Int) {
         var base = saturatingSum(Self.scenarioOverhead, Self.wordCost * ((capabilityCount + 63) / 64))

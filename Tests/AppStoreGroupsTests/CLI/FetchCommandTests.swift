@@ -155,14 +155,102 @@ struct FetchCommandTests {
             ["fetch", "members", "--group-id", "cycle", "--all"] + Self.credentialFlags(server),
             server: server
         )
+        // The first two pages' members were printed as they came, in a document left unterminated.
         #expect(result.status == 2)
-        #expect(result.standardOutput == "")
+        #expect(result.standardOutput == (try Self.unterminatedListing(["c-first", "c-token-a"])))
         #expect(
             result.standardError
                 == "Error: the App Store sent a paginationToken it had sent before (page 3 repeats an earlier one), "
                 + "so the listing would never end (HTTP 200, at paginationToken)\n"
         )
         #expect(try await server.log().count == 3)
+    }
+
+    /// What `--all` has printed when the listing fails after pages holding `members`: the start
+    /// of the document it prints whole on success, which does not parse as JSON.
+    static func unterminatedListing(_ members: [String]) throws -> String {
+        let complete = GetGroupMembersResponse(
+            members: members.map { GroupMemberEntry(appTransactionID: $0) },
+            hasMore: false
+        )
+        .jsonString(pretty: true)
+        let end = try #require(complete.range(of: "\n  ],"))
+        return String(complete[..<end.lowerBound])
+    }
+
+    @Test(
+        "fetch members --all prints each page as it arrives; a later page's failure ends it with one Error: line",
+        .requires(.pythonCryptography)
+    )
+    func allMembersStreamed() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "members", "--group-id", "expiring", "--limit", "2", "--all"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 1)
+        #expect(result.standardOutput == (try Self.unterminatedListing(["a1", "a2"])))
+        #expect(
+            result.standardError
+                == #"Error: the App Store answered PaginationTokenExpiredError (HTTP 400, errorCode 4000017, "#
+                + #"errorMessage "Pagination token expired.")"# + "\n"
+        )
+        #expect(try await server.log().count == 2)
+    }
+
+    @Test(
+        "fetch members --all of an empty group prints the empty listing",
+        .requires(.pythonCryptography)
+    )
+    func allMembersEmpty() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "members", "--group-id", "empty", "--all"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 0)
+        #expect(
+            result.standardOutput == GetGroupMembersResponse(members: [], hasMore: false).jsonString(pretty: true)
+                + "\n"
+        )
+    }
+
+    @Test(
+        "a body that never ends is refused at the size limit, at once and in one line",
+        .requires(.pythonCryptography)
+    )
+    func endlessBody() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "groups", "--transaction-id", "endlesschunked"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "Error: the answer's body is larger than 1048576 bytes\n")
+        // The bound users are promised for any command; waiting for the session's cancel instead
+        // of ending the call at the limit took up to 14 s and 2.5 GB.
+        #expect(result.elapsed < .seconds(10))
+        #expect(try await server.log().count == 1)
+    }
+
+    @Test(
+        "by default a request that never answers ends within 10 s, retries included, in one line",
+        .requires(.pythonCryptography)
+    )
+    func defaultTimeoutBoundsTheRequest() async throws {
+        let server = try await FakeAppStore()
+        let result = try await Self.run(
+            ["fetch", "groups", "--transaction-id", "slow_60000"] + Self.credentialFlags(server),
+            server: server
+        )
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "Error: no complete answer from 127.0.0.1 within the timeout\n")
+        // The bound users are promised for any command, with room for starting the process on a
+        // loaded machine; the library's defaults took 3 × 30 s and the waits between.
+        #expect(result.elapsed < .seconds(14))
+        #expect(try await server.log().count == 1)
     }
 
     @Test(

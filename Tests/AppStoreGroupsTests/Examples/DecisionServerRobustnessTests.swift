@@ -42,7 +42,9 @@ struct DecisionServerRobustnessTests {
         let server = try await DecisionServerProcess.start(
             appStore: store,
             policies: directory.path,
-            arguments: ["--reload-interval", "1"]
+            // Two-second intervals: the edit has four seconds to be served, which a loaded machine
+            // needs (with one-second intervals a full parallel test run missed the two).
+            arguments: ["--reload-interval", "2"]
         )
         let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
         func expected() throws -> String {
@@ -61,14 +63,14 @@ struct DecisionServerRobustnessTests {
         #expect(tightenedDecision.hasPrefix(#"{"capabilities":["x.view"],"#))
         let edited = ContinuousClock.now
         var served = try await server.get(path).decisionText
-        while served != tightenedDecision, ContinuousClock.now - edited < .seconds(2) {
+        while served != tightenedDecision, ContinuousClock.now - edited < .seconds(4) {
             try await Task.sleep(for: .milliseconds(100))
             served = try await server.get(path).decisionText
         }
         #expect(served == tightenedDecision, "the edit was not served within two reload intervals")
 
         try "{ \"format\": \"group-policy/v1\", \"id\": ".write(to: file, atomically: false, encoding: .utf8)
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(5))
         #expect(try await server.get(path).decisionText == tightenedDecision)
         let failures = server.logLines().filter { $0.hasPrefix("policies not reloaded") }
         #expect(failures.count == 1)
@@ -154,13 +156,14 @@ struct DecisionServerRobustnessTests {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
         let port = server.port
-        // Two requests whose answers take three seconds hold both slots (they are past their heads,
-        // so no newcomer may take their place).
+        // Two requests whose answers take eight seconds hold both slots (they are past their heads,
+        // so no newcomer may take their place). Eight, not three: on a loaded machine ten refused
+        // exchanges took longer than three seconds, a slot came free, and a newcomer got its 200.
         let busy = (0..<2).map { index in
             Task {
                 try await RawConnection.exchange(
                     port: port,
-                    "GET /decision?transactionId=slow_3000_\(index) HTTP/1.1\r\nHost: x\r\n\r\n"
+                    "GET /decision?transactionId=slow_8000_\(index) HTTP/1.1\r\nHost: x\r\n\r\n"
                 )
             }
         }

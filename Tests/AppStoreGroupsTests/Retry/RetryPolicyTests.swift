@@ -102,11 +102,74 @@ struct RetryPolicyTests {
         #expect(time.sleeps == [.zero, .zero])
     }
 
+    @Test(
+        "maximumCallDuration cuts an attempt's timeout to the time left",
+        .requires(.pythonCryptography)
+    )
+    func callDurationCutsTimeout() async throws {
+        let server = try await FakeAppStore()
+        let policy = RetryPolicy(maximumCallDuration: .seconds(1))
+        let error = await expectError {
+            try await server.client(retryPolicy: policy, timeout: .seconds(10)).customerGroups(
+                anyTransactionID: "slow_4000"
+            )
+        }
+        // Without the bound the attempt waits out the server's 4 s and succeeds.
+        #expect(error?.code == .timeout)
+        #expect(error?.attempts == 1)
+    }
+
+    @Test(
+        "maximumCallDuration: a backoff that would reach it is not made",
+        .requires(.pythonCryptography)
+    )
+    func callDurationBoundsBackoff() async throws {
+        let server = try await FakeAppStore()
+        let clock = ManualClock(Date())
+        // Long waits, spent on the manual clock only, so the attempts' real time is nothing beside
+        // them (and short enough for the tokens' iat to pass the server's check).
+        let policy = RetryPolicy(
+            maximumTotalWait: .seconds(600),
+            initialBackoff: .seconds(20),
+            maximumBackoff: .seconds(600),
+            jitter: 0,
+            maximumCallDuration: .seconds(50)
+        )
+        let error = await expectError {
+            try await server.client(retryPolicy: policy, timeSource: clock.timeSource)
+                .customerGroups(anyTransactionID: "generalInternal")
+        }
+        // 20 s is made; the next backoff (40 s) would end at 60 s, past the bound.
+        #expect(error?.code == .generalInternalError)
+        #expect(error?.attempts == 2)
+        #expect(clock.sleeps == [.seconds(20)])
+        #expect(try await server.log().count == 2)
+    }
+
+    @Test(
+        "maximumCallDuration: a Retry-After past it ends the call at once with the instant",
+        .requires(.pythonCryptography)
+    )
+    func callDurationBoundsRetryAfter() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let policy = RetryPolicy(maximumCallDuration: .seconds(1))
+        let error = await expectError {
+            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
+                .customerGroups(anyTransactionID: "ratelimitin_5000")
+        }
+        #expect(error?.code == .rateLimitExceeded)
+        #expect(error?.attempts == 1)
+        #expect(error?.retryAfter != nil)
+        #expect(time.sleeps == [])
+    }
+
     @Test("defaults and none")
     func presets() {
         #expect(RetryPolicy.default.maximumAttempts == 3)
         #expect(RetryPolicy.default.maximumRateLimitWait == .seconds(30))
         #expect(RetryPolicy.default.maximumTotalWait == .seconds(30))
+        #expect(RetryPolicy.default.maximumCallDuration == nil)
         #expect(RetryPolicy.none.maximumAttempts == 1)
     }
 
@@ -116,6 +179,7 @@ struct RetryPolicyTests {
         for policy in [
             RetryPolicy(maximumAttempts: 0), RetryPolicy(jitter: 1.5), RetryPolicy(jitter: -0.1),
             RetryPolicy(initialBackoff: .seconds(-1)), RetryPolicy(maximumTotalWait: .milliseconds(-1)),
+            RetryPolicy(maximumCallDuration: .zero), RetryPolicy(maximumCallDuration: .seconds(-1)),
         ] {
             #expect(throws: AppStoreGroupsError.self) {
                 try AppStoreGroupsClient(environment: .sandbox, credentials: credentials, retryPolicy: policy)

@@ -311,6 +311,19 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b" " * (1 << 16))
             except (BrokenPipeError, ConnectionResetError):
                 pass
+        elif scenario == "endlesschunked":
+            # 200 with a chunked body that never ends, sent as fast as the client takes it.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.close_connection = True
+            chunk = b"10000\r\n" + b" " * 0x10000 + b"\r\n"
+            try:
+                while True:
+                    self.wfile.write(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         elif scenario == "hugelength":
             # 200 announcing a body of 10^23 bytes: more than any integer type the client may parse
             # it into. A few bytes follow, then the connection stays open until the client leaves.

@@ -158,11 +158,16 @@ struct RedisGroupsStoreTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let stub = StubAppStore(delay: .milliseconds(300))
+        // The waiters wait long enough for a loaded machine: with the default two seconds, a full
+        // parallel test run once outlasted them and a second request went out.
+        var configuration = GroupDecisionService.Configuration()
+        configuration.fetchLockWait = .seconds(20)
         let services = try (0..<4).map { _ in
             try GroupDecisionService(
                 policies: GroupDecisionServiceTests.policies(),
                 clients: [stub.client()],
-                sharedStore: server.store()
+                sharedStore: server.store(timeout: .seconds(10)),
+                configuration: configuration
             )
         }
         let sources = try await withThrowingTaskGroup(of: ServedDecision.Source.self) { group in

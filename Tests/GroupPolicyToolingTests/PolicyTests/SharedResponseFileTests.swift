@@ -74,10 +74,39 @@ import Testing
         }
     }
 
-    /// Hard links to one response file are one file, and the distinct files of one test file hold
-    /// at most the test file limit together: 2,000 hard links to a 1 MiB response were read and
-    /// decoded 2,000 times (3.3 GB).
-    @Test func hardLinksAreOneFileAndDistinctFilesHaveATotalLimit() throws {
+    /// The distinct response files of one test file are bounded together.
+    ///
+    /// The bound is 32 MiB, what the test file itself may hold: each is at most 1 MiB, but thousands of cases could name thousands
+    /// of them and keep every decoded one. The 33rd file of 1,048,000 bytes crosses the limit and
+    /// is refused there; the cases after it are refused without reading.
+    @Test func distinctResponseFilesAreBoundedTogether() throws {
+        let directory = try makeTemporaryDirectory("many-responses")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = Data((#"{"groups":[]}"# + String(repeating: " ", count: 1_048_000 - 13)).utf8)
+        for index in 0..<40 { try body.write(to: URL(fileURLWithPath: directory + "/r\(index).json")) }
+        let cases = (0..<40).map { index in
+            #"{ "name": "case \#(index)", "responseFile": "r\#(index).json", "expect": { "capabilities": [] } }"#
+        }
+        let testFile = """
+            { "format": "group-policy-tests/v1", "policy": "\(repositoryFile("Policies/team-workspace.json"))",
+              "cases": [\(cases.joined(separator: ",\n"))] }
+            """
+        try Data(testFile.utf8).write(to: URL(fileURLWithPath: directory + "/many.tests.json"))
+        #expect {
+            try PolicyTestSuite(contentsOfFile: directory + "/many.tests.json")
+        } throws: { error in
+            let errors = (error as? GroupPolicyError)?.diagnostics.filter { $0.severity == .error } ?? []
+            return errors.count == 8 && errors.allSatisfy { $0.kind == .limitExceeded }
+                && errors[0].jsonPath == "cases[32].responseFile"
+                && errors[0].message
+                    == "response file '\(directory)/r32.json' does not load: the test file's response files hold more "
+                    + "than 33554432 bytes together, over the limit of 33554432 bytes"
+        }
+    }
+
+    /// Hard links to one response file are one file: 2,000 hard links to a 1 MiB response were
+    /// read and decoded 2,000 times (3.3 GB).
+    @Test func hardLinksToAResponseFileAreOneFile() throws {
         let directory = try makeTemporaryDirectory("linked-responses")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let response = #"{"groups":[{"groupId":"1","groupType":"ORGANIZATION","roles":[]}]}"#
@@ -97,19 +126,6 @@ import Testing
         let suite = try PolicyTestSuite(contentsOfFile: directory + "/t.tests.json")
         #expect(suite.cases.count == 5)
         #expect(suite.responseFilesRead == 2)
-
-        // With a total of 100 bytes, the second distinct file (66 bytes more) is over it.
-        var cache = ResponseFileCache(maximumTotalBytes: 100)
-        #expect((try? cache.response(at: directory + "/link1.json").get())?.groups.count == 1)
-        #expect((try? cache.response(at: directory + "/r.json").get())?.groups.count == 1)
-        let over = cache.response(at: directory + "/copy.json")
-        #expect(throws: GroupPolicyError.self) { try over.get() }
-        if case .failure(let error) = over {
-            #expect(
-                error.message
-                    == "the response files of one test file hold 132 bytes or more together, over the limit of 100 bytes"
-            )
-        }
     }
 
     /// Cases evaluating too many groups are refused while loading.
@@ -146,36 +162,5 @@ import Testing
                     + "share contexts or split the file"
             ]
         }
-    }
-
-    /// Test files naming one policy share one load of it, and an edited policy is loaded again.
-    ///
-    /// Each test file loaded its policy: 200 small test files of one 6 MB policy took over 30 s in
-    /// `test` and in `check`, and a 32 MiB policy would take hours.
-    @Test func testFilesNamingOnePolicyLoadItOnce() throws {
-        let directory = try makeTemporaryDirectory("one-policy")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let policyFile = directory + "/p.json"
-        try Data(StructuredInputBoundTests.groupIDRules(count: 20_000).utf8).write(to: URL(fileURLWithPath: policyFile))
-        let testFile = #"""
-            { "format": "group-policy-tests/v1", "policy": "p.json",
-              "cases": [ { "name": "g7", "response": { "groups": [ { "groupId": "g7", "groupType": "CONSUMER" } ] },
-                           "expect": { "capabilities": ["a"] } } ] }
-            """#
-        var files: [String] = []
-        for index in 0..<100 {
-            files.append(directory + "/t\(index).tests.json")
-            try Data(testFile.utf8).write(to: URL(fileURLWithPath: files[index]))
-        }
-        let clock = ContinuousClock()
-        let start = clock.now
-        let suites = try files.map { try PolicyTestSuite(contentsOfFile: $0) }
-        #expect(clock.now - start < .seconds(StructuredInputBoundTests.seconds))
-        #expect(suites.allSatisfy { $0.run().map(\.passed) == [true] })
-
-        // The policy changes (and so its size): the next test file sees the new version.
-        let narrower = StructuredInputBoundTests.groupIDRules(count: 5)
-        try Data(narrower.utf8).write(to: URL(fileURLWithPath: policyFile))
-        #expect(try PolicyTestSuite(contentsOfFile: files[0]).run().map(\.passed) == [false])
     }
 }

@@ -81,6 +81,40 @@ import Testing
         #expect(Set(space.candidates(in: .production).filter { $0.slot == 0 }.map(\.entry.productID)) == ["p1"])
     }
 
+    /// The role entries counted from the aliases alone (before anything is built, so that a
+    /// policy naming millions of products is refused at once) equal the entries built, for
+    /// random alias maps with chains, self-aliases, sources named or not by a match, and two
+    /// documents aliasing one id; and a space over the limit reports the same count.
+    @Test(arguments: 0..<4) func theCountedRoleEntriesAreTheBuiltOnes(seed: UInt64) throws {
+        var random = RandomInputs(seed: seed)
+        let names = ["p0", "p1", "p2", "p3", "p4", "p5"]
+        for _ in 0..<50 {
+            let documents = try (0..<2).map { index in
+                let aliases = (0..<random.int(0...4)).map { _ in
+                    #""\#(random.pick(names))": "\#(random.pick(names))""#
+                }
+                var seen: Set<String> = []
+                let distinct = aliases.filter { seen.insert(String($0.prefix { $0 != ":" })).inserted }
+                let json = """
+                    { "format": "group-policy/v1", "id": "d\(index)", "capabilities": { "a": "a" },
+                      "rules": [ { "id": "r", "capabilities": ["a"],
+                                   "match": { "productId": \(random.jsonList(random.subset(names))),
+                                              "role": \(random.jsonList(random.subset(["ADMIN", "R1", "R2"]))) } } ],
+                      "sandbox": { "productAliases": { \(distinct.joined(separator: ", ")) } } }
+                    """
+                return try policy(json).compiled.documents[0].document
+            }
+            let space = ScenarioSpace(documents: documents)
+            let built = max(space.candidates(in: .production).count, space.candidates(in: .sandbox).count)
+            #expect(space.candidateCount == built)
+            #expect(!space.isOverLimit)
+            let refused = ScenarioSpace(documents: documents, maximumCandidates: built - 1)
+            #expect(refused.isOverLimit)
+            #expect(refused.candidateCount == built)
+            #expect(refused.candidates(in: .production).isEmpty)
+        }
+    }
+
     /// Two slots of two candidates each: the empty set, 4 single entries and the 4 pairs across
     /// slots (a pair within one slot is not a scenario), each unordered pair once: 9.
     @Test func anEntrySelectionCountsAndVisitsEachEntrySetOnce() {
