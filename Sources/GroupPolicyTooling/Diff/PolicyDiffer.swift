@@ -50,6 +50,10 @@ struct PolicyDiffer {
         }
     }
 
+    /// The most entitlements the diff's entitlement sets may hold together (each set a grant's
+    /// entitlements and perhaps a deny's): 10,000,000.
+    static let maximumEntitlementMembers = 10_000_000
+
     /// - Parameters:
     ///   - old: The version before the change.
     ///   - new: The version after the change.
@@ -88,7 +92,31 @@ struct PolicyDiffer {
         // with the distinct lists rather than with grants x denies; past the budget the sets stop
         // being collected (each is a scenario at least).
         var sets: Set<[String]> = [[]]
-        collecting: for side in 0..<2 {
+        // The entitlements the unions would copy, counted before any is made (an upper bound: a
+        // grant with each deny of each capability it names): a million sets stayed within the set
+        // limit, but with 900 entitlements each they took over 20 s and gigabytes.
+        var members = 0
+        for side in 0..<2 {
+            var perCapability: [String: (denies: Int, entitlements: Int)] = [:]
+            for deny in denies[1 - side] {
+                for capability in Set(deny.rule.capabilities) {
+                    perCapability[capability, default: (0, 0)].denies += 1
+                    perCapability[capability, default: (0, 0)].entitlements += deny.rule.requires.entitlements.count
+                }
+            }
+            for grant in grants[side] {
+                let own = grant.rule.requires.entitlements.count
+                members = saturatingSum(members, own)
+                for capability in Set(grant.rule.capabilities) {
+                    guard let paired = perCapability[capability] else { continue }
+                    members = saturatingSum(
+                        members,
+                        saturatingSum(saturatingProduct(own, paired.denies), paired.entitlements)
+                    )
+                }
+            }
+        }
+        collecting: for side in 0..<2 where members <= Self.maximumEntitlementMembers {
             var denyEntitlements: [String: Set<[String]>] = [:]
             for deny in denies[1 - side] {
                 let entitlements = Set(deny.rule.requires.entitlements).sorted()
@@ -108,7 +136,8 @@ struct PolicyDiffer {
                 if sets.count > maximumCandidates { break collecting }
             }
         }
-        let tooManySets = sets.count > maximumCandidates
+        let tooManyMembers = members > Self.maximumEntitlementMembers
+        let tooManySets = sets.count > maximumCandidates || tooManyMembers
         entitlementSets = tooManySets ? [] : sets.sorted(by: smallerFirst)
 
         // Every frame visits at least the scenario without entries: frames over the budget are
@@ -119,6 +148,10 @@ struct PolicyDiffer {
             refusal =
                 "the diff's scenario space has \(space.candidateCount) role entries (products x roles) "
                 + "per environment, over the limit of \(maximumCandidates)"
+        } else if tooManyMembers {
+            refusal =
+                "the diff's entitlement sets hold more than \(Self.maximumEntitlementMembers) entitlements "
+                + "together, over the limit of \(Self.maximumEntitlementMembers)"
         } else if tooManySets {
             refusal =
                 "the diff's scenario space has more than \(maximumCandidates) entitlement sets, "

@@ -98,6 +98,32 @@ import Glibc
         #expect(messages.filter { $0.contains("did you mean") }.count == 1)
     }
 
+    /// A diff refuses entitlement sets that hold too many entitlements together, at once.
+    ///
+    /// 150 grants and 150 denies of one capability, each requiring 450 entitlements of its own,
+    /// make 22,650 sets, far within the set limit, but each pair's union copies 900 entitlements:
+    /// at 1,000 rules a side that was a million unions, over 20 s and gigabytes.
+    @Test func entitlementSetsHoldingTooManyEntitlementsAreRefused() throws {
+        func rule(_ kind: String, _ index: Int) -> String {
+            let entitlements = (0..<450).map { "\"\(kind)\(index).\($0)\"" }.joined(separator: ",")
+            let effect = kind == "d" ? #""effect":"deny","# : ""
+            return #"{"id":"\#(kind)\#(index)",\#(effect)"capabilities":["a"],"#
+                + #""match":{"productId":"p","role":"ADMIN"},"requires":{"entitlements":[\#(entitlements)]}}"#
+        }
+        let rules = (0..<150).map { rule("g", $0) } + (0..<150).map { rule("d", $0) }
+        let loaded = try policy(capabilities: ["a"], rules: "[" + rules.joined(separator: ",") + "]")
+        let (error, cost) = Self.measure {
+            #expect(throws: GroupPolicyError.self) { try PolicyDiff(from: loaded, to: loaded) }
+        }
+        #expect(cost.seconds < Self.seconds)
+        #expect(error?.code == .limitExceeded)
+        #expect(
+            error?.message
+                == "the diff's entitlement sets hold more than 10000000 entitlements together, "
+                + "over the limit of 10000000"
+        )
+    }
+
     // MARK: Inputs
 
     static func wideRule(types: Int, roles: Int, products: Int) -> String {
