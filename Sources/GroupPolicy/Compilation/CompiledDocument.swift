@@ -25,6 +25,8 @@ package final class CompiledDocument: Sendable {
     let capabilityDeclarations: [CapabilityDeclaration]
     /// The workspace definitions, in definition order.
     package let workspaces: [WorkspaceDefinition]
+    /// The workspaces compiled for evaluation, in the same order.
+    let workspaceMatchers: [WorkspaceMatcher]
     /// Sandbox product id -> the product id the rules use.
     package let productAliases: [String: String]
     /// The invariants, in file order.
@@ -198,6 +200,7 @@ package final class CompiledDocument: Sendable {
         documentDescription = document.description
         capabilityDeclarations = document.capabilities
         workspaces = document.workspaces
+        workspaceMatchers = document.workspaces.map(WorkspaceMatcher.init)
         productAliases = document.productAliases
         invariants = document.invariants
         warningTable = DiagnosticTable(document.warnings)

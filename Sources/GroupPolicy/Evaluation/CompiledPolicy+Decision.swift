@@ -291,13 +291,13 @@ extension CompiledPolicy {
                     sandbox && !document.productAliases.isEmpty
                     ? entries.map { document.ruleProductID($0.productID, environment: .sandbox) }
                     : entries.map(\.productID)
-                for (workspaceIndex, workspace) in document.workspaces.enumerated() {
+                for (workspaceIndex, workspace) in document.workspaceMatchers.enumerated()
+                where workspace.requires.hold(in: context) {
                     if let role = workspace.membershipRole(
                         groupID: groupID,
                         groupType: groupType,
                         entries: entries,
-                        ruleProductIDs: ruleProductIDs,
-                        context: context
+                        ruleProductIDs: ruleProductIDs
                     ) {
                         records.memberships.append(
                             DecisionRecords.Membership(

@@ -13,6 +13,16 @@ public struct PolicyLimits: Sendable, Hashable {
     ///
     /// Default 10,000.
     public var maximumCapabilities: Int
+    /// The most workspaces one policy may define.
+    ///
+    /// Default 100 (policies define a handful). Every group of a response is matched against
+    /// every workspace, and may join each: a decision holds up to groups × workspaces memberships.
+    public var maximumWorkspaces: Int
+    /// The most invariants one policy may declare.
+    ///
+    /// Default 1,000. `check` proves each over its own scenario space, at a cost that grows with
+    /// the space besides the work the work limit counts.
+    public var maximumInvariants: Int
     /// The most names one policy may list, all its lists together: match values (`groupType`,
     /// `groupId`, `productId`, `role`), capabilities of rules and invariants, entitlements,
     /// environments, admin roles, and sandbox aliases (two names each).
@@ -33,12 +43,16 @@ public struct PolicyLimits: Sendable, Hashable {
         maximumRules: Int = 100_000,
         maximumCapabilities: Int = 10_000,
         maximumListedNames: Int = 1_000_000,
+        maximumWorkspaces: Int = 100,
+        maximumInvariants: Int = 1_000,
         maximumDepth: Int = 32
     ) {
         self.maximumBytes = maximumBytes
         self.maximumRules = maximumRules
         self.maximumCapabilities = maximumCapabilities
         self.maximumListedNames = maximumListedNames
+        self.maximumWorkspaces = maximumWorkspaces
+        self.maximumInvariants = maximumInvariants
         self.maximumDepth = maximumDepth
     }
 

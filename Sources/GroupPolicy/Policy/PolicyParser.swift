@@ -61,6 +61,8 @@ struct PolicyParser {
         if earlier != nil {
             earlier?.listedNames = parser.collector.listedValueCount
             earlier?.rules += document?.rules.count ?? 0
+            earlier?.workspaces += document?.workspaces.count ?? 0
+            earlier?.invariants += document?.invariants.count ?? 0
         }
         let diagnostics = parser.collector.sortedDiagnostics
         guard let document, !parser.collector.hasErrors else { return (nil, diagnostics) }
@@ -247,6 +249,33 @@ struct PolicyParser {
         }
     }
 
+    /// Whether a list of `count` items is within `maximum`, with the `earlier` ones of the policy
+    /// set's earlier files; if not, the limit error, at the list.
+    private func within(
+        _ maximum: Int,
+        _ count: Int,
+        earlier: Int?,
+        _ noun: String,
+        _ node: JSONNode,
+        _ path: JSONPath
+    ) -> Bool {
+        if count > maximum {
+            collector.error(.limitExceeded, at: node.offset, path, "\(count) \(noun) is over the limit of \(maximum)")
+            return false
+        }
+        if let earlier, earlier + count > maximum {
+            collector.error(
+                .limitExceeded,
+                at: node.offset,
+                path,
+                "\(count) \(noun), with the \(earlier) of the policy set's earlier files, is over the limit of "
+                    + "\(maximum) per policy set"
+            )
+            return false
+        }
+        return true
+    }
+
     // MARK: Rules
 
     private func parseRules(_ node: JSONNode, _ path: JSONPath) -> [RuleDefinition] {
@@ -259,23 +288,7 @@ struct PolicyParser {
             )
             return []
         }
-        if elements.count > limits.maximumRules {
-            collector.error(
-                .limitExceeded,
-                at: node.offset,
-                path,
-                "\(elements.count) rules is over the limit of \(limits.maximumRules)"
-            )
-            return []
-        }
-        if let earlier, earlier.rules + elements.count > limits.maximumRules {
-            collector.error(
-                .limitExceeded,
-                at: node.offset,
-                path,
-                "\(elements.count) rules, with the \(earlier.rules) of the policy set's earlier files, is over the "
-                    + "limit of \(limits.maximumRules) per policy set"
-            )
+        guard within(limits.maximumRules, elements.count, earlier: earlier?.rules, "rules", node, path) else {
             return []
         }
         var rules: [RuleDefinition] = []
@@ -483,6 +496,8 @@ struct PolicyParser {
             )
             return []
         }
+        guard within(limits.maximumWorkspaces, elements.count, earlier: earlier?.workspaces, "workspaces", node, path)
+        else { return [] }
         var workspaces: [WorkspaceDefinition] = []
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
@@ -577,6 +592,8 @@ struct PolicyParser {
             )
             return []
         }
+        guard within(limits.maximumInvariants, elements.count, earlier: earlier?.invariants, "invariants", node, path)
+        else { return [] }
         var invariants: [InvariantDefinition] = []
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {

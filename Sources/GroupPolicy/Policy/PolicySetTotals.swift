@@ -4,5 +4,7 @@
 struct PolicySetTotals {
     var bytes = 0
     var rules = 0
+    var workspaces = 0
+    var invariants = 0
     var listedNames = 0
 }

@@ -170,4 +170,69 @@ import Foundation
             ]
         }
     }
+
+    /// Workspaces and invariants are bounded per policy, and per set together: every group is
+    /// matched against every workspace (a decision holds up to groups × workspaces memberships),
+    /// and `check` proves each invariant over its own space.
+    @Test func workspacesAndInvariantsAreBounded() throws {
+        #expect(PolicyLimits.default.maximumWorkspaces == 100)
+        #expect(PolicyLimits.default.maximumInvariants == 1_000)
+        let workspaces = (0..<3).map { #"{ "id": "w\#($0)" }"# }.joined(separator: ",")
+        let invariants = (0..<3).map { #"{ "id": "i\#($0)", "never": { "capabilities": ["a"] } }"# }
+            .joined(separator: ",")
+        let json = """
+            { "format": "group-policy/v1", "id": "bounded", "capabilities": { "a": "a" },
+              "rules": [ { "id": "r", "capabilities": ["a"] } ],
+              "workspaces": [\(workspaces)], "invariants": [\(invariants)] }
+            """
+        _ = try Policy(jsonBytes: Self.bytes(json), limits: PolicyLimits(maximumWorkspaces: 3, maximumInvariants: 3))
+        #expect {
+            try Policy(jsonBytes: Self.bytes(json), limits: PolicyLimits(maximumWorkspaces: 2, maximumInvariants: 2))
+        } throws: { error in
+            (error as? GroupPolicyError)?.diagnostics.map { "\($0.jsonPath): \($0.message)" } == [
+                "workspaces: 3 workspaces is over the limit of 2", "invariants: 3 invariants is over the limit of 2",
+            ]
+        }
+        let directory = try makeTemporaryDirectory("bounded-set")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for index in 0..<2 {
+            let file = json.replacingOccurrences(of: "\"bounded\"", with: "\"b\(index)\"")
+                .replacingOccurrences(of: "\"id\": \"w", with: "\"id\": \"w\(index)-")
+            _ = FileManager.default.createFile(atPath: directory + "/p\(index).json", contents: Data(file.utf8))
+        }
+        #expect {
+            try Policy(contentsOfDirectory: directory, limits: PolicyLimits(maximumWorkspaces: 5, maximumInvariants: 5))
+        } throws: { error in
+            (error as? GroupPolicyError)?.diagnostics.map(\.message) == [
+                "3 workspaces, with the 3 of the policy set's earlier files, is over the limit of 5 per policy set",
+                "3 invariants, with the 3 of the policy set's earlier files, is over the limit of 5 per policy set",
+            ]
+        }
+    }
+
+    /// A workspace's lists are compared byte for byte, as the rules' are: a precomposed `é` in the
+    /// policy is not the decomposed one a response sends, and a long list is a table lookup.
+    @Test func workspaceListsMatchExactBytes() throws {
+        let products = (0..<1_000).map { "\"p\($0)\"" }.joined(separator: ",")
+        let json = """
+            { "format": "group-policy/v1", "id": "ws", "capabilities": { "a": "a" },
+              "rules": [ { "id": "r", "capabilities": ["a"] } ],
+              "workspaces": [ { "id": "exact", "match": { "productId": ["caf\u{e9}"] }, "adminRoles": ["ADMIN"] },
+                              { "id": "long", "match": { "productId": [\(products)] } } ] }
+            """
+        let loaded = try Policy(jsonBytes: Self.bytes(json))
+        func memberships(_ productID: String) throws -> [String] {
+            let response = try GetCustomerGroupsResponse(
+                jsonBytes: Self.bytes(
+                    #"{"groups":[{"groupId":"g","groupType":"ORGANIZATION","roles":[{"productId":"\#(productID)","role":"ADMIN"}]}]}"#
+                )
+            )
+            return loaded.evaluate(response).workspaces.map { "\($0.workspace.id) \($0.role)" }
+        }
+        #expect(try memberships("caf\u{e9}") == ["exact admin"])
+        #expect(try memberships("cafe\u{301}") == [])
+        let long = try memberships("p999")
+        #expect(long == ["long admin"])  // adminRoles defaults to ADMIN
+        #expect(try memberships("p1000") == [])
+    }
 }
