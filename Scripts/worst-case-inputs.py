@@ -195,6 +195,28 @@ def main():
               {"format": "group-policy-tests/v1", "policy": f"../names-groupId/{variant}.json",
                "cases": [{"name": "no groups", "response": {"groups": []}, "expect": {"capabilities": []}}]})
     commands.append(("test-names-alternating", "test names-tests"))
+    # The workspace limit (100): every workspace matching every group of a 1 MiB response, and
+    # 100 workspaces of 9,990 products each (about the names limit).
+    groups = [{"groupId": str(10**17 + i), "groupType": "ORGANIZATION",
+               "roles": [{"productId": f"p{i % 1000}", "role": "ADMIN"}]} for i in range(9_800)]
+    write(f"{root}/response-9800.json", {"groups": groups})
+    workspaces = [{"id": f"w{i}", "adminRoles": ["ADMIN", "R1"]} for i in range(100)]
+    write(f"{root}/workspaces/all.json", {**policy("ws", ["a"], [{"id": "r", "capabilities": ["a"]}]),
+                                          "workspaces": workspaces})
+    workspaces = [{"id": f"w{i}", "match": {"productId": [f"p{j}" for j in range(9_990)]}} for i in range(100)]
+    write(f"{root}/workspaces/products.json", {**policy("ws", ["a"], [{"id": "r", "capabilities": ["a"]}]),
+                                               "workspaces": workspaces})
+    commands.append(("eval-workspaces-all", "eval --policy workspaces/all.json --response response-9800.json"))
+    commands.append(("eval-workspaces-products",
+                     "eval --policy workspaces/products.json --response response-9800.json"))
+    # The invariant limit (1,000): 999 invariants over a space of about a million role entries.
+    products = [f"p{i}" for i in range(333_000)]
+    invariants = [{"id": f"i{i}", "never": {"capabilities": ["b"], "match": {"productId": f"p{i}", "role": "NONE"}}}
+                  for i in range(999)]
+    write(f"{root}/invariants/p.json", policy("inv", ["a", "b"], [
+        {"id": "r", "match": {"productId": products, "role": "ADMIN"}, "capabilities": ["a"]}], invariants))
+    commands.append(("check-invariants-999", "check invariants/p.json"))
+    commands.append(("diff-invariants-999", "diff invariants/p.json invariants/p.json"))
     # Aliases: 499,000 of them (two names each), and a rule naming every source.
     names = short_names("s", 499_000)
     aliases = {name: f"t{index % 1000}" for index, name in enumerate(names)}
