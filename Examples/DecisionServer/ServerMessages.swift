@@ -11,9 +11,25 @@ struct ServerRequest: Sendable {
     /// - Returns: The request, or the answer to send instead when the head is not one this server
     ///   serves (it takes no bodies, so any announced body is refused).
     static func parse(head: [UInt8]) -> Result<ServerRequest, ServerResponse> {
+        // A bare CR or LF, or a NUL, is refused wherever it appears (RFC 9112, sections 2.2 and
+        // 5.5): a proxy in front that ends lines at a bare LF would read
+        // `X: a\nTransfer-Encoding: chunked` as a second field and send a body this server never
+        // reads, and `HTTP/1.1\nContent-Length: 5` as a version and a field.
+        if head.indices.contains(where: { index in
+            switch head[index] {
+            case 0: true
+            case 10: index == 0 || head[index - 1] != 13
+            case 13: index + 1 == head.count || head[index + 1] != 10
+            default: false
+            }
+        }) {
+            return .failure(.error(400, "bad-request", "a bare CR or LF, or a NUL, in the request head"))
+        }
         let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
         let requestLine = lines.first?.split(separator: " ", omittingEmptySubsequences: false) ?? []
-        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1."), requestLine[1].hasPrefix("/") else {
+        guard requestLine.count == 3, requestLine[2] == "HTTP/1.1" || requestLine[2] == "HTTP/1.0",
+            requestLine[1].hasPrefix("/")
+        else {
             return .failure(.error(400, "bad-request", "not an HTTP/1.1 request line"))
         }
         for line in lines.dropFirst() {

@@ -23,4 +23,28 @@ struct DecisionServerHeaderFieldTests {
         }
         #expect(try await store.log().isEmpty)
     }
+
+    @Test(
+        "a bare CR or LF, a NUL, or a version other than HTTP/1.0 and 1.1 is a 400, and nothing goes upstream",
+        .requires(.pythonCryptography)
+    )
+    func bareLineBreaksInTheHead() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let refusals = [
+            ("GET /decision?transactionId=ok HTTP/1.1\r\nHost: x\nContent-Length: 5\r\n\r\nhello", "bare"),
+            ("GET /decision?transactionId=ok HTTP/1.1\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "bare"),
+            ("GET /decision?transactionId=ok HTTP/1.1\r\nX: a\rContent-Length: 5\r\n\r\nhello", "bare"),
+            ("GET /decision?transactionId=ok HTTP/1.1\r\nX: a\u{0}b\r\n\r\n", "bare"),
+            ("GET /decision?transactionId=ok HTTP/1.9\r\n\r\n", "version"),
+        ]
+        for (head, kind) in refusals {
+            let answer = try await server.exchange(head)
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(head.debugDescription)")
+            let message =
+                kind == "bare" ? "a bare CR or LF, or a NUL, in the request head" : "not an HTTP/1.1 request line"
+            #expect(answer.hasSuffix(#"{"error":{"code":"bad-request","message":"\#(message)"}}"#))
+        }
+        #expect(try await store.log().isEmpty)
+    }
 }

@@ -209,7 +209,8 @@ struct DecisionServerRobustnessTests {
         let server = try await DecisionServerProcess.start(appStore: store)
         let answer = try await RawConnection.exchange(
             port: server.port,
-            "GET /a\n::error\u{1B}[31mfile=x HTTP/1.1\r\nHost: x\r\n\r\n"
+            // A bare LF is refused before the log (400); ESC and the Unicode line separator are not.
+            "GET /a\u{2028}::error\u{1B}[31mfile=x\u{85} HTTP/1.1\r\nHost: x\r\n\r\n"
         )
         #expect(answer.text.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
         var lines = server.logLines()
@@ -218,7 +219,7 @@ struct DecisionServerRobustnessTests {
             lines = server.logLines()
         }
         #expect(lines.count == 1)
-        #expect(lines.first?.hasPrefix(#"GET /a\n::error\u001b[31mfile=x 404 "#) == true)
+        #expect(lines.first?.hasPrefix(#"GET /a\u2028::error\u001b[31mfile=x\u0085 404 "#) == true)
         #expect(!lines.contains { $0.hasPrefix("::") })
     }
 }
