@@ -37,16 +37,21 @@ final class HTTPServer: Sendable {
         var evictableAfter: Duration = .milliseconds(50)
         /// How long a closing connection's leftover bytes are read (and dropped) after the answer.
         var drainTimeout: Duration = .seconds(1)
-        /// The most connections answering 503 or 408 and closing at once (each for at most the
-        /// drain timeout); beyond it a new connection is closed without an answer.
-        var maximumClosing = 256
+        /// The most connections draining after their answer, and evicted ones answering 408.
+        ///
+        /// Each drains for at most the drain timeout. Beyond the first bound, the
+        /// connection draining longest is closed at once: what it sent so far was read, so it gets
+        /// a FIN, not a reset. Beyond the second, a new connection is answered 503 instead of
+        /// evicting one. No connection is ever closed without an answer.
+        var maximumClosing = 1024
     }
 
     /// Who holds the connection slots.
     ///
-    /// A connection is `serving` from its accept until it is closed, unless it was evicted or
-    /// refused: then it is `closing`, answering and draining, which is bounded separately so a
-    /// flood cannot start threads without limit.
+    /// A connection is `serving` from its accept until its answer is written, unless it was
+    /// evicted: then it is `closing`, answering 408, which is bounded separately so a flood cannot
+    /// start threads without limit. Refused connections take no thread: the accepting thread
+    /// answers them and hands them to the ``Closer``.
     private struct Slots {
         var serving = 0
         var closing = 0
@@ -72,7 +77,6 @@ final class HTTPServer: Sendable {
     private enum Admission {
         case serve
         case refuse
-        case drop
     }
 
     struct StartError: Error, CustomStringConvertible {
@@ -85,6 +89,7 @@ final class HTTPServer: Sendable {
     private let limits: Limits
     private let handler: @Sendable (ServerRequest) async -> ServerResponse
     private let slots = SlotTable()
+    private let closer: Closer
 
     /// Binds and listens on an IPv4 address.
     init(
@@ -127,6 +132,7 @@ final class HTTPServer: Sendable {
         self.listener = listener
         self.limits = limits
         self.handler = handler
+        self.closer = Closer(capacity: limits.maximumClosing, drainTimeout: limits.drainTimeout)
     }
 
     /// Accepts connections forever on the calling thread.
@@ -146,20 +152,17 @@ final class HTTPServer: Sendable {
                     finish(connection)
                 }
             case .refuse:
-                Thread.detachNewThread { [self] in
-                    write(.error(503, "busy", "too many connections; try again"), to: connection)
-                    closeGracefully(connection)
-                    slots.withLock { $0.closing -= 1 }
-                }
-            case .drop:
-                close(connection)
+                // A new socket's send buffer is empty, so this small answer never blocks the
+                // accepting thread; the closer drains and closes the connection.
+                write(.error(503, "busy", "too many connections; try again"), to: connection, waiting: false)
+                closer.add(connection)
             }
         }
     }
 
     /// Gives the connection a slot, taking the one of the connection that has waited longest for
-    /// its head when all are taken; or has it refused (503), or, when even the threads that answer
-    /// refusals are all busy, dropped.
+    /// its head when all are taken; or has it refused (503), when none has waited long enough or
+    /// too many evicted connections are still answering.
     private func admit(_ connection: Int32) -> Admission {
         let now = ContinuousClock.now
         return slots.withLock { slots in
@@ -168,11 +171,11 @@ final class HTTPServer: Sendable {
                 slots.readingSince[connection] = now
                 return .serve
             }
-            guard slots.closing < limits.maximumClosing else { return .drop }
-            slots.closing += 1
-            guard let (oldest, since) = slots.readingSince.min(by: { $0.value < $1.value }),
+            guard slots.closing < limits.maximumClosing,
+                let (oldest, since) = slots.readingSince.min(by: { $0.value < $1.value }),
                 now - since >= limits.evictableAfter
             else { return .refuse }
+            slots.closing += 1
             // Still under the lock, so the evicted connection cannot have closed its descriptor
             // (and the number been reused) in between: it leaves `readingSince` under this lock
             // before it closes. Its blocked receive returns at once and it answers 408.
@@ -185,14 +188,14 @@ final class HTTPServer: Sendable {
     }
 
     /// Frees the connection's slot (a serving one, or a closing one when it was evicted), then
-    /// closes it gracefully.
+    /// hands it to the closer.
     private func finish(_ connection: Int32) {
         // Forgotten before the descriptor is closed, so its number, once reused, is nobody's victim.
         let wasEvicted = slots.withLock { slots in
             slots.readingSince[connection] = nil
             return slots.evicted.remove(connection) != nil
         }
-        closeGracefully(connection)
+        closer.add(connection)
         slots.withLock { slots in
             if wasEvicted { slots.closing -= 1 } else { slots.serving -= 1 }
         }
@@ -283,13 +286,14 @@ final class HTTPServer: Sendable {
         return nil
     }
 
-    private func write(_ response: ServerResponse, to connection: Int32) {
+    private func write(_ response: ServerResponse, to connection: Int32, waiting: Bool = true) {
         setTimeouts(connection, limits.readTimeout)
+        let flags = waiting ? Int32(0) : Int32(MSG_DONTWAIT)
         let bytes = response.serialized
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { unsent in
-                unsent.baseAddress.map { send(connection, $0, unsent.count, 0) } ?? -1
+                unsent.baseAddress.map { send(connection, $0, unsent.count, flags) } ?? -1
             }
             if count > 0 {
                 sent += count
@@ -299,32 +303,6 @@ final class HTTPServer: Sendable {
                 return
             }
         }
-    }
-
-    /// Sends FIN after the answer, reads (and drops) what the client still sends until it closes,
-    /// for at most the drain timeout, then closes.
-    ///
-    /// Closing a socket whose received bytes were never read makes the kernel send a reset, and a
-    /// reset can make the client discard the answer it has not read yet.
-    private func closeGracefully(_ connection: Int32) {
-        shutdown(connection, Int32(SHUT_WR))
-        let deadline = ContinuousClock.now + limits.drainTimeout
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        var drained = 0
-        while drained < 1 << 20 {
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { break }
-            setTimeouts(connection, remaining)
-            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                drained += count
-            } else if count < 0, errno == EINTR {
-                continue
-            } else {
-                break
-            }
-        }
-        close(connection)
     }
 
     /// Bounds each blocking receive and send on the socket.
@@ -358,5 +336,99 @@ private final class Outcome: Sendable {
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         guard done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
         return value.withLock { $0 }
+    }
+}
+
+/// Connections whose answer is written, waiting for their clients to close: one thread polls them
+/// all, reads and drops what the clients still send, and closes each when its client closes, when
+/// it has sent a mebibyte, or at its drain deadline.
+///
+/// Closing a socket whose received bytes were never read makes the kernel send a reset, and a
+/// reset can make the client discard the answer it has not read yet; so the answer is followed by
+/// a FIN and a drain. When more than the capacity are draining, the one draining longest is closed
+/// at once: everything it sent so far has been read, so it still gets a FIN. Only this thread
+/// closes the descriptors it was handed, so none is reused while it polls it.
+private final class Closer: @unchecked Sendable {
+    private struct Draining {
+        var connection: Int32
+        var deadline: ContinuousClock.Instant
+        var drained = 0
+    }
+
+    private let lock = NSLock()
+    private var added: [Draining] = []
+    private let wake = DispatchSemaphore(value: 0)
+    private let capacity: Int
+    private let drainTimeout: Duration
+
+    init(capacity: Int, drainTimeout: Duration) {
+        self.capacity = max(capacity, 1)
+        self.drainTimeout = drainTimeout
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    /// Sends FIN on the connection and takes it over: it is closed by the closer's thread.
+    func add(_ connection: Int32) {
+        shutdown(connection, Int32(SHUT_WR))
+        let entry = Draining(connection: connection, deadline: .now + drainTimeout)
+        lock.lock()
+        added.append(entry)
+        lock.unlock()
+        wake.signal()
+    }
+
+    private func run() -> Never {
+        var draining: [Draining] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            lock.lock()
+            draining += added
+            added.removeAll(keepingCapacity: true)
+            lock.unlock()
+            if draining.isEmpty {
+                wake.wait()
+                continue
+            }
+            var polled = draining.map { pollfd(fd: $0.connection, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&polled, nfds_t(polled.count), 50)
+            let now = ContinuousClock.now
+            var kept: [Draining] = []
+            kept.reserveCapacity(draining.count)
+            for (index, var entry) in draining.enumerated() {
+                var open = now < entry.deadline
+                if open && polled[index].revents != 0 {
+                    open = drain(&entry, into: &chunk)
+                }
+                if open { kept.append(entry) } else { close(entry.connection) }
+            }
+            // Over capacity, the connections draining longest go first (they come first).
+            let excess = kept.count - capacity
+            if excess > 0 {
+                for index in 0..<excess {
+                    var entry = kept[index]
+                    _ = drain(&entry, into: &chunk)
+                    close(entry.connection)
+                }
+                kept.removeFirst(excess)
+            }
+            draining = kept
+        }
+    }
+
+    /// Reads and drops what has arrived, without waiting; whether the connection stays open.
+    private func drain(_ entry: inout Draining, into chunk: inout [UInt8]) -> Bool {
+        while entry.drained < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes {
+                recv(entry.connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
+            if count > 0 {
+                entry.drained += count
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+            }
+        }
+        return false
     }
 }

@@ -186,6 +186,33 @@ struct DecisionServerRobustnessTests {
         }
     }
 
+    @Test(
+        "a flood of idle connections far beyond capacity still gets every client an answer, never a reset",
+        .requires(.pythonCryptography)
+    )
+    func idleFloodIsNeverAReset() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        // A thousand connections that send nothing and never close: each is refused (503) or
+        // evicted (408) and then drains for a second. Closing them without an answer once the
+        // threads that answered refusals were all taken turned the next clients' requests into
+        // resets for that second.
+        var idle: [Int32] = []
+        defer { for connection in idle { close(connection) } }
+        // A request after every fifty of them, so some arrive while the most are draining.
+        for index in 0..<1000 {
+            idle.append(try RawConnection.dial(port: server.port))
+            guard index % 50 == 49 else { continue }
+            let answer = try await RawConnection.exchange(port: server.port, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(answer.error == nil, "the connection was reset instead of answered")
+            #expect(
+                answer.text.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n")
+                    || answer.text.hasPrefix("HTTP/1.1 404 Not Found\r\n"),
+                "\(answer.text.prefix(40).debugDescription)"
+            )
+        }
+    }
+
     @Test("the cache is bounded by bytes and evicts the least recently used answer", .requires(.pythonCryptography))
     func cacheBoundedByBytes() async throws {
         let store = try await FakeAppStore()
