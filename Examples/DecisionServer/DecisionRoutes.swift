@@ -51,12 +51,13 @@ struct DecisionRoutes: Sendable {
             allowed: ["transactionId", "environment", "entitlement", "explain", "whyNot"]
         )
         let explain = try parameters.flag("explain")
+        // Checked before the fetch: a malformed request must not spend Apple's rate budget.
+        let capability = parameters.all("whyNot").isEmpty ? nil : try parameters.required("whyNot")
         let served = try await evaluate(parameters)
         let body = served.decision.jsonBytes(includingProvenance: explain, pretty: false)
-        guard !parameters.all("whyNot").isEmpty else {
+        guard let capability else {
             return .json(200, body)
         }
-        let capability = try parameters.required("whyNot")
         let context = EvaluationContext(
             environment: try parameters.environment(),
             entitlements: Set(parameters.all("entitlement"))

@@ -97,6 +97,16 @@ struct DecisionServerTests {
         #expect(empty.text == #"{"error":{"code":"bad-request","message":"missing parameter 'whyNot'"}}"#)
     }
 
+    @Test("an empty whyNot is refused before anything goes upstream", .requires(.pythonCryptography))
+    func emptyWhyNotFetchesNothing() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let empty = try await server.get("/decision?transactionId=ok1&whyNot=")
+        #expect(empty.status == 400)
+        #expect(empty.text == #"{"error":{"code":"bad-request","message":"missing parameter 'whyNot'"}}"#)
+        #expect(try await store.log().isEmpty)
+    }
+
     @Test(
         "/workspace/members lists every page, fetched again on every call, only for a member of the group's workspace",
         .requires(.pythonCryptography)
