@@ -200,6 +200,15 @@ struct RuleTable: Sendable {
         return false
     }
 
+    /// The bytes of the values `condition` lists, together, without building the list.
+    func valueBytes(_ condition: ConditionView) -> Int {
+        var bytes = 0
+        for position in condition.valueStart..<(condition.valueStart + condition.valueCount) {
+            bytes += strings[pool[position]].utf8.count
+        }
+        return bytes
+    }
+
     /// The values `condition` lists, as written (none for absent and `"*"`).
     func values(_ condition: ConditionView) -> [String] {
         var values: [String] = []

@@ -43,8 +43,9 @@ import Testing
         #expect(suite.cases.allSatisfy { $0.response.groups.count == 8_000 })
         // `big.json` and `./big.json` are one file.
         #expect(suite.responseFilesRead == 1)
-        // A generous bound (one decoded copy is a few MB); shared with whatever runs in parallel.
-        #expect(after - before < 200 << 20, "resident memory grew by \((after - before) >> 20) MB")
+        // A generous bound (one decoded copy is a few MB; before, 1.8 GB): the process's memory is
+        // shared with whatever runs in parallel, which today includes tests loading 100 MB inputs.
+        #expect(after - before < 500 << 20, "resident memory grew by \((after - before) >> 20) MB")
 
         // Running them evaluates the shared response once: the 2,000 results share one decision
         // (before, each case held a decision of 8,000 groups).
@@ -52,7 +53,7 @@ import Testing
         let afterRun = try #require(Self.residentBytes())
         #expect(results.count == 2_000)
         #expect(results.allSatisfy { $0.passed && $0.decision.groups.count == 8_000 })
-        #expect(afterRun - before < 200 << 20, "resident memory grew by \((afterRun - before) >> 20) MB")
+        #expect(afterRun - before < 500 << 20, "resident memory grew by \((afterRun - before) >> 20) MB")
     }
 
     @Test func aSpecialResponseFileStopsAtTheResponseLimit() throws {
