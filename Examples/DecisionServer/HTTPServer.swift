@@ -18,7 +18,8 @@ import Darwin
 /// - A request head (request line and header fields) may hold ``Limits/maximumHeadBytes``; longer
 ///   is answered 431. The server takes no request bodies.
 /// - The whole head must arrive within ``Limits/readTimeout`` (408 otherwise), however slowly the
-///   client drips it; writing the answer has the same bound.
+///   client drips it; writing the whole answer has the same bound, however slowly the client
+///   reads it.
 /// - The handler gets ``Limits/handlerTimeout``; past it the client gets 504 and nothing else.
 ///
 /// Connection threads block on their sockets, never on Swift's cooperative threads, so slow
@@ -287,11 +288,17 @@ final class HTTPServer: Sendable {
     }
 
     private func write(_ response: ServerResponse, to connection: Int32, waiting: Bool = true) {
-        setTimeouts(connection, limits.readTimeout)
         let flags = waiting ? Int32(0) : Int32(MSG_DONTWAIT)
         let bytes = response.serialized
+        // The whole answer within the read timeout, however slowly the client reads: a timeout
+        // per send restarted with each send's progress, so a client reading a kilobyte now and
+        // then held its slot for as long as it liked.
+        let deadline = ContinuousClock.now + limits.readTimeout
         var sent = 0
         while sent < bytes.count {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            setTimeouts(connection, left)
             let count = bytes[sent...].withUnsafeBytes { unsent in
                 unsent.baseAddress.map { send(connection, $0, unsent.count, flags) } ?? -1
             }

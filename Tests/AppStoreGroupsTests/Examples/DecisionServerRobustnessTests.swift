@@ -149,6 +149,78 @@ struct DecisionServerRobustnessTests {
     }
 
     @Test(
+        "a client that reads its answer slowly holds its slot no longer than the read timeout",
+        .requires(.pythonCryptography)
+    )
+    func slowReaderKeepsNoSlot() async throws {
+        // A policy granting 60 capabilities to every organization group: the fake's 8,000 groups
+        // with provenance are tens of megabytes of JSON, far more than the sockets' buffers.
+        let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "slow-reader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let names = (0..<60).map { "\"c\($0)\"" }
+        let policy = """
+            { "format": "group-policy/v1", "id": "wide",
+              "capabilities": { \(names.map { "\($0): \"C\"" }.joined(separator: ", ")) },
+              "rules": [ { "id": "all", "match": { "groupType": "ORGANIZATION" }, "capabilities": [\(names.joined(separator: ","))] } ] }
+            """
+        try policy.write(to: directory.appending(path: "wide.json"), atomically: true, encoding: .utf8)
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            policies: directory.path,
+            arguments: ["--max-connections", "1", "--read-timeout", "1"]
+        )
+        let port = server.port
+        // The slow reader: a 4 KB receive buffer, 1 KB read every 200 ms, for 8 s. Each send of
+        // the server's makes a little progress, so a timeout per send never fires.
+        let reader = Task {
+            try await offCooperativePool {
+                let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(connection) }
+                var size: Int32 = 4096
+                setsockopt(connection, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_port = in_port_t(UInt16(port).bigEndian)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                guard connected == 0 else { return 0 }
+                let request = Array(
+                    "GET /decision?transactionId=big_8000_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8
+                )
+                _ = request.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
+                var total = 0
+                var chunk = [UInt8](repeating: 0, count: 1024)
+                let end = ContinuousClock.now + .seconds(8)
+                while ContinuousClock.now < end {
+                    let count = chunk.withUnsafeMutableBytes {
+                        recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+                    }
+                    if count == 0 { break }
+                    if count > 0 { total += count }
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+                return total
+            }
+        }
+        // Once the slow answer is being written (its fetch seen, and a moment for the evaluation),
+        // and after the read timeout, the slot is free again for another client.
+        #expect(try await store.log(count: 1).count == 1)
+        try await Task.sleep(for: .seconds(4))
+        let answer = try await RawConnection.exchange(
+            port: port,
+            "GET /decision?transactionId=ok1 HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        #expect(answer.text.hasPrefix("HTTP/1.1 200 OK\r\n"), "the slow reader still held the only slot")
+        _ = try await reader.value
+    }
+
+    @Test(
         "a client beyond capacity gets a whole 503, never a reset",
         .requires(.pythonCryptography)
     )
