@@ -153,8 +153,8 @@ struct DecisionServerRobustnessTests {
         .requires(.pythonCryptography)
     )
     func slowReaderKeepsNoSlot() async throws {
-        // A policy granting 60 capabilities to every organization group: the fake's 8,000 groups
-        // with provenance are tens of megabytes of JSON, far more than the sockets' buffers.
+        // A policy granting 60 capabilities to every organization group: the fake's 1,500 groups
+        // with provenance are about ten megabytes of JSON, more than the sockets' buffers hold.
         let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "slow-reader-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -191,7 +191,7 @@ struct DecisionServerRobustnessTests {
                 }
                 guard connected == 0 else { return 0 }
                 let request = Array(
-                    "GET /decision?transactionId=big_8000_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8
+                    "GET /decision?transactionId=big_1500_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8
                 )
                 _ = request.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
                 var total = 0
