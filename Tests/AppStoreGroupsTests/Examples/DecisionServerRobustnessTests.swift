@@ -176,20 +176,8 @@ struct DecisionServerRobustnessTests {
         // the server's makes a little progress, so a timeout per send never fires.
         let reader = Task {
             try await offCooperativePool {
-                let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                let connection = try RawConnection.dial(port: port, receiveBuffer: 4096)
                 defer { close(connection) }
-                var size: Int32 = 4096
-                setsockopt(connection, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-                guard connected == 0 else { return 0 }
                 let request = Array(
                     "GET /decision?transactionId=big_1500_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8
                 )
@@ -338,13 +326,18 @@ enum RawConnection {
         var error: Int32?
     }
 
-    static func dial(port: Int) throws -> Int32 {
+    /// Connects to the server; with `receiveBuffer`, the socket's receive buffer is set to that
+    /// many bytes first (a small one makes a slow reader).
+    static func dial(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
         #if canImport(Glibc)
         let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         let connection = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard connection >= 0 else { throw FakeAppStoreError(message: "socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(connection, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
