@@ -44,7 +44,7 @@ enum DecisionServerCommand {
 
         var clients: [StoreEnvironment: AppStoreGroupsClient] = [:]
         for environment in StoreEnvironment.allCases {
-            let target: AppStoreEnvironment =
+            let target: AppStoreServer =
                 if let baseURL = configuration.baseURL {
                     .custom(baseURL: baseURL, storeEnvironment: environment)
                 } else {
@@ -55,7 +55,7 @@ enum DecisionServerCommand {
                 // is not waited out inside a request: the gate answers every caller 503 until the
                 // instant Apple named, and nothing goes upstream before it.
                 clients[environment] = try AppStoreGroupsClient(
-                    environment: target,
+                    server: target,
                     credentials: configuration.credentials,
                     transport: RateLimitGate(wrapping: URLSessionTransport()),
                     retryPolicy: RetryPolicy(maximumRateLimitWait: .zero),
@@ -75,10 +75,10 @@ enum DecisionServerCommand {
         // A request waits for its turn in the budget for at most a second; a 429's instant is
         // not waited out: every caller gets 503 with Retry-After until then.
         settings.maximumRateLimitWait = .seconds(1)
-        var sharedStore: RedisGroupsStore?
+        var sharedCache: RedisGroupsCache?
         if let redis = configuration.redis {
             do {
-                sharedStore = try RedisGroupsStore(
+                sharedCache = try RedisGroupsCache(
                     host: redis.host,
                     port: redis.port,
                     keyPrefix: "group-policy:\(configuration.credentials.bundleID)"
@@ -104,7 +104,7 @@ enum DecisionServerCommand {
             service = try GroupDecisionService(
                 policies: store,
                 clients: Array(clients.values),
-                sharedStore: sharedStore,
+                sharedCache: sharedCache,
                 configuration: settings,
                 decisionLog: decisionLog,
                 log: { line in log(line) }

@@ -167,20 +167,20 @@ enum FetchCommand {
         let bundleID = try setting("bundle-id", "APP_STORE_BUNDLE_ID")
         let keyPath = try setting("private-key", "APP_STORE_PRIVATE_KEY_PATH")
         let storeEnvironment = try parseEnvironment(arguments, default: .sandbox)
-        let environment: AppStoreEnvironment
+        let server: AppStoreServer
         if let text = arguments.value("base-url") {
             guard let url = URL(string: text), url.scheme != nil else {
                 throw arguments.usage("--base-url '\(text)' is not an absolute URL")
             }
-            environment = .custom(baseURL: url, storeEnvironment: storeEnvironment)
+            server = .custom(baseURL: url, storeEnvironment: storeEnvironment)
         } else {
-            environment = storeEnvironment == .production ? .production : .sandbox
+            server = storeEnvironment == .production ? .production : .sandbox
         }
         let timeout = try parseTimeout(arguments)
         let pem = String(decoding: try readInput(keyPath), as: UTF8.self)
         do {
             return try AppStoreGroupsClient(
-                environment: environment,
+                server: server,
                 credentials: AppStoreCredentials(
                     keyID: keyID,
                     issuerID: issuerID,

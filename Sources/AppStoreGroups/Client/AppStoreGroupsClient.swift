@@ -23,7 +23,7 @@ import Foundation
 /// ```
 public struct AppStoreGroupsClient: Sendable {
     /// Where requests go, and the engine environment answers stand for.
-    public let environment: AppStoreEnvironment
+    public let server: AppStoreServer
     /// When failed requests are sent again.
     public let retryPolicy: RetryPolicy
     /// How long one attempt may take, from sending to the last body byte.
@@ -45,7 +45,7 @@ public struct AppStoreGroupsClient: Sendable {
     /// sent.
     ///
     /// - Parameters:
-    ///   - environment: Apple's production or sandbox host, or a custom base URL.
+    ///   - server: Apple's production or sandbox server, or a custom base URL.
     ///   - credentials: The key, key id, issuer id and bundle id tokens are signed with.
     ///   - transport: What sends the requests. Default: a new ``URLSessionTransport``.
     ///   - retryPolicy: When failed requests are sent again. Default ``RetryPolicy/default``.
@@ -54,7 +54,7 @@ public struct AppStoreGroupsClient: Sendable {
     ///   - timeSource: The clock and sleep, injectable for tests. Default ``TimeSource/system``.
     /// - Throws: ``AppStoreGroupsError`` when the configuration or the key is unusable.
     public init(
-        environment: AppStoreEnvironment,
+        server: AppStoreServer,
         credentials: AppStoreCredentials,
         transport: any HTTPTransport = URLSessionTransport(),
         retryPolicy: RetryPolicy = .default,
@@ -71,9 +71,9 @@ public struct AppStoreGroupsClient: Sendable {
         guard responseLimits.maximumBytes > 0 else {
             throw AppStoreGroupsError(code: .invalidConfiguration, message: "the body size limit must be positive")
         }
-        self.baseURL = try environment.checkedBaseURL()
+        self.baseURL = try server.checkedBaseURL()
         self.signer = try TokenSigner(credentials: credentials)
-        self.environment = environment
+        self.server = server
         self.retryPolicy = retryPolicy
         self.timeout = timeout
         self.responseLimits = responseLimits
@@ -82,7 +82,7 @@ public struct AppStoreGroupsClient: Sendable {
     }
 
     /// The engine environment this client's answers stand for, for an `EvaluationContext`.
-    public var storeEnvironment: StoreEnvironment { environment.storeEnvironment }
+    public var storeEnvironment: StoreEnvironment { server.storeEnvironment }
 
     // MARK: Endpoints
 

@@ -101,7 +101,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         public static let transportFailure = Code(.transportFailure)
         /// The calling task was cancelled.
         public static let cancelled = Code(.cancelled)
-        /// A shared groups store (such as ``RedisGroupsStore``) could not be reached, timed out,
+        /// A shared groups store (such as ``RedisGroupsCache``) could not be reached, timed out,
         /// or answered something other than what was asked for.
         public static let storeFailure = Code(.storeFailure)
 

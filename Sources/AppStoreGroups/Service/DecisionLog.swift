@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// Where a ``GroupDecisionService`` reports every decision it serves or refuses: one
-/// ``DecisionRecord`` each, the customer id replaced by a salted SHA-256.
+/// ``DecisionLogRecord`` each, the customer id replaced by a salted SHA-256.
 ///
 /// ```swift
 /// let log = try DecisionLog.jsonLines(path: "/var/log/app/decisions.jsonl", salt: salt)
@@ -19,7 +19,7 @@ import Darwin
 /// changing it breaks that join on purpose.
 public struct DecisionLog: Sendable {
     private let salt: [UInt8]
-    private let sink: @Sendable (DecisionRecord) -> Void
+    private let sink: @Sendable (DecisionLogRecord) -> Void
 
     /// A log that hands each record to `sink`, on the caller's task: keep it quick.
     ///
@@ -28,7 +28,7 @@ public struct DecisionLog: Sendable {
     ///   - sink: Receives each record.
     /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a salt shorter than 16
     ///   bytes.
-    public init(salt: [UInt8], sink: @escaping @Sendable (DecisionRecord) -> Void) throws(AppStoreGroupsError) {
+    public init(salt: [UInt8], sink: @escaping @Sendable (DecisionLogRecord) -> Void) throws(AppStoreGroupsError) {
         guard salt.count >= 16 else {
             throw AppStoreGroupsError(
                 code: .invalidConfiguration,
@@ -39,7 +39,7 @@ public struct DecisionLog: Sendable {
         self.sink = sink
     }
 
-    /// A log writing one JSON line per record (``DecisionRecord/jsonLine``) to a file, appending,
+    /// A log writing one JSON line per record (``DecisionLogRecord/jsonLine``) to a file, appending,
     /// or to standard output for `-`.
     ///
     /// Each line is written with one `write` to a file opened for appending, so lines from
@@ -61,7 +61,7 @@ public struct DecisionLog: Sendable {
         SHA256Hasher.hex(SHA256Hasher.hash(salt + Array(customerID.utf8)))
     }
 
-    func record(_ record: DecisionRecord) {
+    func record(_ record: DecisionLogRecord) {
         sink(record)
     }
 }

@@ -66,7 +66,7 @@ extension GroupDecisionService {
         /// The most bytes this process's cache of answers may cost.
         ///
         /// Default 64 MiB.
-        public var capacityBytes: Int = InMemoryGroupsStore.defaultCapacityBytes
+        public var capacityBytes: Int = InMemoryGroupsCache.defaultCapacityBytes
 
         /// The defaults.
         public init() {}

@@ -22,7 +22,7 @@ import Darwin
 ///
 /// - **Caching**: Apple's answers (not decisions, so a policy reload applies at once) in a
 ///   byte-bounded, least-recently-used cache in this process, and optionally in a shared
-///   ``GroupsStore`` such as ``RedisGroupsStore`` for a fleet.
+///   ``SharedGroupsCache`` such as ``RedisGroupsCache`` for a fleet.
 /// - **Single flight**: concurrent calls for one customer share one request to Apple; with a
 ///   shared store, processes take a short lock and the others poll for the holder's answer.
 /// - **Freshness**: answers are fresh for ``Configuration/timeToLive``; when a fetch fails, an
@@ -53,8 +53,8 @@ public final class GroupDecisionService: Sendable {
         )
 
     private let fetchers: [StoreEnvironment: Fetch]
-    private let shared: (any GroupsStore)?
-    private let local: InMemoryGroupsStore
+    private let shared: (any SharedGroupsCache)?
+    private let local: InMemoryGroupsCache
     private let timeSource: TimeSource
     private let log: @Sendable (String) -> Void
     private let decisionLog: DecisionLog?
@@ -116,7 +116,7 @@ public final class GroupDecisionService: Sendable {
     ///   - policies: The policies decisions are made with.
     ///   - clients: One client per environment served (by `storeEnvironment`); a call for an
     ///     environment without one fails with ``AppStoreGroupsError/Code/invalidArgument``.
-    ///   - sharedStore: A store shared by the fleet, or `nil` for this process alone.
+    ///   - sharedCache: A store shared by the fleet, or `nil` for this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
     ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
     ///   - decisionLog: Receives one record per decision served or refused. Default: none.
@@ -127,7 +127,7 @@ public final class GroupDecisionService: Sendable {
     public convenience init(
         policies: PolicyStore,
         clients: [AppStoreGroupsClient],
-        sharedStore: (any GroupsStore)? = nil,
+        sharedCache: (any SharedGroupsCache)? = nil,
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
         decisionLog: DecisionLog? = nil,
@@ -148,7 +148,7 @@ public final class GroupDecisionService: Sendable {
         try self.init(
             policies: policies,
             fetchers: byEnvironment,
-            sharedStore: sharedStore,
+            sharedCache: sharedCache,
             configuration: configuration,
             timeSource: timeSource,
             decisionLog: decisionLog,
@@ -160,7 +160,7 @@ public final class GroupDecisionService: Sendable {
     package init(
         policies: PolicyStore,
         fetchers: [StoreEnvironment: Fetch],
-        sharedStore: (any GroupsStore)? = nil,
+        sharedCache: (any SharedGroupsCache)? = nil,
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
         decisionLog: DecisionLog? = nil,
@@ -171,14 +171,14 @@ public final class GroupDecisionService: Sendable {
         }
         self.policies = policies
         self.fetchers = fetchers
-        self.shared = sharedStore
+        self.shared = sharedCache
         self.configuration = configuration
         self.timeSource = timeSource
         self.log = log
         self.decisionLog = decisionLog
         self.timeToLiveSeconds = configuration.timeToLive.seconds
         self.negativeTimeToLiveSeconds = configuration.negativeTimeToLive.seconds
-        self.local = InMemoryGroupsStore(capacityBytes: configuration.capacityBytes, now: timeSource.now)
+        self.local = InMemoryGroupsCache(capacityBytes: configuration.capacityBytes, now: timeSource.now)
     }
 
     /// Writes a line to standard error.
@@ -187,7 +187,7 @@ public final class GroupDecisionService: Sendable {
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
-    /// What this process's cache holds, in bytes (see ``InMemoryGroupsStore``).
+    /// What this process's cache holds, in bytes (see ``InMemoryGroupsCache``).
     public var cachedBytes: Int { local.costBytes }
 
     // MARK: Decisions
@@ -222,7 +222,7 @@ public final class GroupDecisionService: Sendable {
         } catch {
             if let decisionLog {
                 decisionLog.record(
-                    DecisionRecord(
+                    DecisionLogRecord(
                         time: timeSource.now(),
                         customerHash: decisionLog.customerHash(customerID),
                         environment: environment.rawValue,
@@ -248,7 +248,7 @@ public final class GroupDecisionService: Sendable {
         )
         if let decisionLog {
             decisionLog.record(
-                DecisionRecord(
+                DecisionLogRecord(
                     time: timeSource.now(),
                     customerHash: decisionLog.customerHash(customerID),
                     environment: environment.rawValue,
@@ -459,7 +459,7 @@ public final class GroupDecisionService: Sendable {
     private func awaitHolder(
         customerID: String,
         environment: StoreEnvironment,
-        store: any GroupsStore
+        store: any SharedGroupsCache
     ) async throws(AppStoreGroupsError) -> Loaded? {
         // Measured on the clock, not as a sum of poll intervals: a slow store's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of

@@ -10,7 +10,7 @@ import Darwin
 /// reply.
 ///
 /// Blocking calls on a non-blocking socket, each waiting with `poll` for at most the time left.
-/// Not thread-safe: ``RedisGroupsStore`` hands each connection to one caller at a time, and closes
+/// Not thread-safe: ``RedisGroupsCache`` hands each connection to one caller at a time, and closes
 /// it after any failure (a late reply must never be read as the answer to the next command). That
 /// one-owner-at-a-time rule is what makes it safe to hand between threads.
 final class RedisConnection: @unchecked Sendable {

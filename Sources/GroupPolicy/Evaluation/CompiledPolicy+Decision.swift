@@ -12,7 +12,7 @@ extension CompiledPolicy {
         let count = groups.count
         var roleCount = 0
         for group in groups { roleCount += group.roles.count }
-        var records = DecisionRecords()
+        var records = DecisionProvenance()
         let customer = withScratchBuffer(of: Int32.self, capacity: 2 * count + 2 * roleCount + 1) { plan in
             withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
                 plan.initialize(repeating: 0)
@@ -94,7 +94,7 @@ extension CompiledPolicy {
         bits: UnsafeMutableBufferPointer<UInt64>,
         entryScratch: UnsafeMutableBufferPointer<Int32>,
         roleCount: Int,
-        records: inout DecisionRecords
+        records: inout DecisionProvenance
     ) {
         let words = catalog.wordCount
         guard let customer = bits.baseAddress else { return }
@@ -113,14 +113,14 @@ extension CompiledPolicy {
             var member = Int(next[index])
             let merged = member >= 0
             while member >= 0 {
-                if groups[member].groupType != group.groupType { flags |= DecisionRecords.Group.conflictingTypes }
+                if groups[member].groupType != group.groupType { flags |= DecisionProvenance.Group.conflictingTypes }
                 entries += groups[member].roles
                 member = Int(next[member])
             }
             for word in 0..<words { surviving[word] = 0 }
 
             if skipPlaceholder && group.groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
-                flags |= DecisionRecords.Group.placeholder
+                flags |= DecisionProvenance.Group.placeholder
             } else {
                 for word in 0..<words {
                     granted[word] = 0
@@ -160,7 +160,7 @@ extension CompiledPolicy {
                 bitsField = UInt64(records.words.count)
                 records.words.append(contentsOf: UnsafeBufferPointer(start: surviving, count: words))
             }
-            records.groups.append(DecisionRecords.Group(first: Int32(index), flags: flags, bits: bitsField))
+            records.groups.append(DecisionProvenance.Group(first: Int32(index), flags: flags, bits: bitsField))
         }
     }
 
@@ -178,7 +178,7 @@ extension CompiledPolicy {
         granted: UnsafeMutablePointer<UInt64>,
         denied: UnsafeMutablePointer<UInt64>,
         entryScratch: UnsafeMutableBufferPointer<Int32>,
-        records: inout DecisionRecords
+        records: inout DecisionProvenance
     ) {
         let sandbox = context.environment == .sandbox
         guard let entryProducts = entryScratch.baseAddress else { return }
@@ -217,7 +217,7 @@ extension CompiledPolicy {
                     document.ruleBits[ruleIndex].forEachIndex { capability in
                         granted[capability >> 6] |= 1 << UInt64(capability & 63)
                         records.grants.append(
-                            DecisionRecords.Grant(
+                            DecisionProvenance.Grant(
                                 capability: Int32(capability),
                                 document: Int32(documentIndex),
                                 rule: Int32(ruleIndex),
@@ -231,7 +231,7 @@ extension CompiledPolicy {
                     document.ruleBits[ruleIndex].forEachIndex { capability in
                         denied[capability >> 6] |= 1 << UInt64(capability & 63)
                         records.denials.append(
-                            DecisionRecords.Denial(
+                            DecisionProvenance.Denial(
                                 capability: Int32(capability),
                                 document: Int32(documentIndex),
                                 rule: Int32(ruleIndex),
@@ -300,7 +300,7 @@ extension CompiledPolicy {
                         ruleProductIDs: ruleProductIDs
                     ) {
                         records.memberships.append(
-                            DecisionRecords.Membership(
+                            DecisionProvenance.Membership(
                                 document: Int32(documentIndex),
                                 workspace: Int32(workspaceIndex),
                                 group: ordinal,
@@ -325,7 +325,7 @@ extension CompiledPolicy {
         first: Int,
         merged: Bool,
         next: UnsafeMutableBufferPointer<Int32>,
-        records: inout DecisionRecords
+        records: inout DecisionProvenance
     ) {
         guard records.grants.count > start else { return }
         let kept = records.grants.withUnsafeMutableBufferPointer { all -> Int in
@@ -381,7 +381,7 @@ extension CompiledPolicy {
 
     /// Keeps one group's denial records whose capability was granted there (only those were
     /// removed), ordered by capability, document, rule, each once.
-    private func finishDenials(from start: Int, granted: UnsafeMutablePointer<UInt64>, records: inout DecisionRecords) {
+    private func finishDenials(from start: Int, granted: UnsafeMutablePointer<UInt64>, records: inout DecisionProvenance) {
         guard records.denials.count > start else { return }
         let kept = records.denials.withUnsafeMutableBufferPointer { all -> Int in
             let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
@@ -414,10 +414,10 @@ extension CompiledPolicy {
     /// Orders a group's grant records by capability, document, rule, entry: bucketed by capability
     /// (a stable counting pass; a group's records spread over its capabilities), then each bucket by
     /// insertion; very large groups and catalogs past 255 capabilities take the standard sort.
-    private func sortGrants(_ slice: UnsafeMutableBufferPointer<DecisionRecords.Grant>) {
+    private func sortGrants(_ slice: UnsafeMutableBufferPointer<DecisionProvenance.Grant>) {
         let count = slice.count
         let capabilities = catalog.names.count
-        func precedesWithinCapability(_ left: DecisionRecords.Grant, _ right: DecisionRecords.Grant) -> Bool {
+        func precedesWithinCapability(_ left: DecisionProvenance.Grant, _ right: DecisionProvenance.Grant) -> Bool {
             if left.document != right.document { return left.document < right.document }
             if left.rule != right.rule { return left.rule < right.rule }
             return left.entryRole < right.entryRole
@@ -430,7 +430,7 @@ extension CompiledPolicy {
             }
             return
         }
-        withScratchBuffer(of: DecisionRecords.Grant.self, capacity: count) { bucketed in
+        withScratchBuffer(of: DecisionProvenance.Grant.self, capacity: count) { bucketed in
             withUnsafeTemporaryAllocation(of: Int32.self, capacity: capabilities + 1) { starts in
                 // starts[c]: where capability c's bucket begins.
                 starts.initialize(repeating: 0)

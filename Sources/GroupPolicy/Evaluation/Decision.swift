@@ -24,7 +24,7 @@ public struct Decision: Sendable {
     let responseGroups: [GroupEntry]
     /// Whether the decision was made for the sandbox (product aliases apply to grants).
     let sandbox: Bool
-    let records: DecisionRecords
+    let records: DecisionProvenance
     /// Where the customer's groups came from, when a cache stood between Apple and this decision
     /// (set by a decision service); `nil` otherwise.
     public package(set) var groupsSource: Decision.GroupsSource?
@@ -39,7 +39,7 @@ public struct Decision: Sendable {
         policy: CompiledPolicy,
         responseGroups: [GroupEntry],
         sandbox: Bool,
-        records: DecisionRecords
+        records: DecisionProvenance
     ) {
         self.capabilities = capabilities
         self.policy = policy
@@ -103,7 +103,7 @@ public struct Decision: Sendable {
             let first = responseGroups[Int(group.first)]
             let groupID = first.groupID
             let groupType = first.groupType
-            if group.flags & DecisionRecords.Group.conflictingTypes != 0 {
+            if group.flags & DecisionProvenance.Group.conflictingTypes != 0 {
                 let members = responseGroups[Int(group.first)...].filter { $0.groupID == groupID }
                 var distinct: [String] = []
                 for member in members.dropFirst() where member.groupType != groupType {
@@ -115,7 +115,7 @@ public struct Decision: Sendable {
                         + "and the first groupType, \(groupType.rawValue), applies"
                 )
             }
-            if group.flags & DecisionRecords.Group.placeholder != 0 {
+            if group.flags & DecisionProvenance.Group.placeholder != 0 {
                 notes.append(
                     "group \(groupID) is Apple's sandbox placeholder; it is ignored in Production "
                         + "(no capabilities, no workspace)"
@@ -190,11 +190,11 @@ public struct Decision: Sendable {
     }
 
     /// The workspace definition's id (the one read of the policy's workspaces outside evaluation).
-    func workspaceID(of record: DecisionRecords.Membership) -> String {
+    func workspaceID(of record: DecisionProvenance.Membership) -> String {
         policy.documents[Int(record.document)].workspaces[Int(record.workspace)].id
     }
 
-    func membership(_ record: DecisionRecords.Membership) -> WorkspaceMembership {
+    func membership(_ record: DecisionProvenance.Membership) -> WorkspaceMembership {
         WorkspaceMembership(
             workspace: Workspace(workspaceID(of: record)),
             groupID: groupID(of: record.group),
@@ -203,7 +203,7 @@ public struct Decision: Sendable {
     }
 
     /// The role entry a grant matched through, or `nil` for a group-level grant.
-    func entry(of record: DecisionRecords.Grant) -> RoleEntry? {
+    func entry(of record: DecisionProvenance.Grant) -> RoleEntry? {
         guard record.entryGroup >= 0 else { return nil }
         return responseGroups[Int(record.entryGroup)].roles[Int(record.entryRole)]
     }
@@ -213,7 +213,7 @@ public struct Decision: Sendable {
         sandbox ? policy.documents[Int(document)].ruleProductID(productID, environment: .sandbox) : productID
     }
 
-    func grant(_ record: DecisionRecords.Grant) -> Grant {
+    func grant(_ record: DecisionProvenance.Grant) -> Grant {
         let capability = policy.catalog.names[Int(record.capability)]
         let rule = policy.documents[Int(record.document)].ruleLabels[Int(record.rule)]
         guard let entry = entry(of: record) else {

@@ -13,7 +13,7 @@ struct PrivateKeyTests {
     static func configure(_ pem: String) -> AppStoreGroupsError? {
         do {
             _ = try AppStoreGroupsClient(
-                environment: .sandbox,
+                server: .sandbox,
                 credentials: AppStoreCredentials(keyID: "K", issuerID: "I", bundleID: "B", privateKeyPEM: pem)
             )
             return nil
@@ -94,7 +94,7 @@ struct PrivateKeyTests {
             AppStoreCredentials(keyID: "K", issuerID: "I", bundleID: "", privateKeyPEM: pem),
         ] {
             #expect(throws: AppStoreGroupsError.self) {
-                try AppStoreGroupsClient(environment: .sandbox, credentials: credentials)
+                try AppStoreGroupsClient(server: .sandbox, credentials: credentials)
             }
         }
     }
@@ -124,7 +124,7 @@ struct PrivateKeyTests {
         ] {
             let url = try #require(URL(string: text))
             #expect(throws: AppStoreGroupsError.self, "\(text)") {
-                try AppStoreGroupsClient(environment: .custom(baseURL: url), credentials: credentials)
+                try AppStoreGroupsClient(server: .custom(baseURL: url), credentials: credentials)
             }
         }
         for text in [
@@ -132,7 +132,7 @@ struct PrivateKeyTests {
         ] {
             let url = try #require(URL(string: text))
             #expect(throws: Never.self, "\(text)") {
-                try AppStoreGroupsClient(environment: .custom(baseURL: url), credentials: credentials)
+                try AppStoreGroupsClient(server: .custom(baseURL: url), credentials: credentials)
             }
         }
     }

@@ -28,7 +28,7 @@ struct TokenTests {
 
     @Test("a client token verifies with Python's cryptography against the public key", .requires(.pythonCryptography))
     func verifiesIndependently() async throws {
-        let client = try AppStoreGroupsClient(environment: .sandbox, credentials: FakeAppStore.credentials())
+        let client = try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials())
         let result = try await Self.verifyWithPython(try client.makeToken())
         #expect(result.standardOutput == "verified\n")
         #expect(result.status == 0)
@@ -37,7 +37,7 @@ struct TokenTests {
     @Test("the independent verifier rejects a token signed by another key", .requires(.pythonCryptography))
     func verifierRejectsOtherKey() async throws {
         let client = try AppStoreGroupsClient(
-            environment: .sandbox,
+            server: .sandbox,
             credentials: FakeAppStore.credentials(key: "other-key.p8")
         )
         let result = try await Self.verifyWithPython(try client.makeToken())
@@ -48,7 +48,7 @@ struct TokenTests {
     @Test("a token signed with a SEC1 (EC PRIVATE KEY) PEM has a valid structure")
     func sec1Key() throws {
         let client = try AppStoreGroupsClient(
-            environment: .sandbox,
+            server: .sandbox,
             credentials: FakeAppStore.credentials(key: "test-key-sec1.pem")
         )
         let parts = try client.makeToken().split(separator: ".", omittingEmptySubsequences: false)
@@ -60,7 +60,7 @@ struct TokenTests {
     func structure() throws {
         let now = Date(timeIntervalSince1970: 1_700_000_000.9)
         let client = try AppStoreGroupsClient(
-            environment: .sandbox,
+            server: .sandbox,
             credentials: FakeAppStore.credentials(),
             timeSource: TimeSource(now: { now }, sleep: { _ in })
         )
@@ -86,7 +86,7 @@ struct TokenTests {
 
     @Test("two tokens differ (ECDSA signatures are randomized)")
     func freshSignatures() throws {
-        let client = try AppStoreGroupsClient(environment: .sandbox, credentials: FakeAppStore.credentials())
+        let client = try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials())
         #expect(try client.makeToken() != client.makeToken())
     }
 

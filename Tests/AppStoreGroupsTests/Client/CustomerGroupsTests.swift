@@ -252,13 +252,13 @@ struct CustomerGroupsTests {
     func storeEnvironment() throws {
         let credentials = try FakeAppStore.credentials()
         #expect(
-            try AppStoreGroupsClient(environment: .production, credentials: credentials).storeEnvironment == .production
+            try AppStoreGroupsClient(server: .production, credentials: credentials).storeEnvironment == .production
         )
-        #expect(try AppStoreGroupsClient(environment: .sandbox, credentials: credentials).storeEnvironment == .sandbox)
+        #expect(try AppStoreGroupsClient(server: .sandbox, credentials: credentials).storeEnvironment == .sandbox)
         let proxy = try #require(URL(string: "https://proxy.example.com/apple"))
-        let custom = AppStoreEnvironment.custom(baseURL: proxy, storeEnvironment: .production)
-        #expect(try AppStoreGroupsClient(environment: custom, credentials: credentials).storeEnvironment == .production)
-        #expect(AppStoreEnvironment.production.baseURL.absoluteString == "https://api.storekit.apple.com")
-        #expect(AppStoreEnvironment.sandbox.baseURL.absoluteString == "https://api.storekit-sandbox.apple.com")
+        let custom = AppStoreServer.custom(baseURL: proxy, storeEnvironment: .production)
+        #expect(try AppStoreGroupsClient(server: custom, credentials: credentials).storeEnvironment == .production)
+        #expect(AppStoreServer.production.baseURL.absoluteString == "https://api.storekit.apple.com")
+        #expect(AppStoreServer.sandbox.baseURL.absoluteString == "https://api.storekit-sandbox.apple.com")
     }
 }

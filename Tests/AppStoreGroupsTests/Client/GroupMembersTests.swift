@@ -179,7 +179,7 @@ struct GroupMembersTests {
         }
         let transport = EndlessPages()
         let client = try AppStoreGroupsClient(
-            environment: .custom(baseURL: try #require(URL(string: "http://127.0.0.1:9"))),
+            server: .custom(baseURL: try #require(URL(string: "http://127.0.0.1:9"))),
             credentials: FakeAppStore.credentials(),
             transport: transport
         )

@@ -17,7 +17,7 @@ struct FetcherFaultTests {
         timeSource: TimeSource
     ) throws -> AppStoreGroupsClient {
         try AppStoreGroupsClient(
-            environment: .custom(baseURL: baseURL),
+            server: .custom(baseURL: baseURL),
             credentials: FakeAppStore.credentials(),
             retryPolicy: retryPolicy,
             timeout: timeout,

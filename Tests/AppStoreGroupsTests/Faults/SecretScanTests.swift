@@ -8,7 +8,7 @@ import Testing
 struct SecretScanTests {
     @Test("it finds the key in each spelling, a token and its parts, and any JWT-shaped text")
     func findsLeaks() throws {
-        let client = try AppStoreGroupsClient(environment: .sandbox, credentials: FakeAppStore.credentials())
+        let client = try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials())
         let token = try client.makeToken()
         let scan = try SecretScan(tokens: [token])
         let lines = PrivateKeyTests.keyMaterial(try TestFiles.text("test-key.p8"))

@@ -182,11 +182,11 @@ struct RetryPolicyTests {
             RetryPolicy(maximumCallDuration: .zero), RetryPolicy(maximumCallDuration: .seconds(-1)),
         ] {
             #expect(throws: AppStoreGroupsError.self) {
-                try AppStoreGroupsClient(environment: .sandbox, credentials: credentials, retryPolicy: policy)
+                try AppStoreGroupsClient(server: .sandbox, credentials: credentials, retryPolicy: policy)
             }
         }
         #expect(throws: AppStoreGroupsError.self) {
-            try AppStoreGroupsClient(environment: .sandbox, credentials: credentials, timeout: .zero)
+            try AppStoreGroupsClient(server: .sandbox, credentials: credentials, timeout: .zero)
         }
     }
 

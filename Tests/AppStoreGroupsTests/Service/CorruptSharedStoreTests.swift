@@ -32,7 +32,7 @@ struct CorruptSharedStoreTests {
         #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: -9.3e15)) == "0000-01-01T00:00:00.000Z")
         #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: .infinity)) == "9999-12-31T23:59:59.999Z")
         #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: 1_800_000_000.5)) == "2027-01-15T08:00:00.500Z")
-        let record = DecisionRecord(
+        let record = DecisionLogRecord(
             time: Date(timeIntervalSince1970: 1e300),
             customerHash: "00",
             environment: "Sandbox",
@@ -69,7 +69,7 @@ struct CorruptSharedStoreTests {
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             clients: [stub.client()],
-            sharedStore: store,
+            sharedCache: store,
             log: lines.sink
         )
         // The corrupted answer is no answer: the customer is fetched.

@@ -41,10 +41,10 @@ struct DecisionLogTests {
 
     @Test("timestamps: UTC with milliseconds, leap days and instants before 1970")
     func timestamps() {
-        #expect(DecisionRecord.timestamp(Date(timeIntervalSince1970: 1_800_000_000.123)) == "2027-01-15T08:00:00.123Z")
-        #expect(DecisionRecord.timestamp(Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
-        #expect(DecisionRecord.timestamp(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59.000Z")
-        #expect(DecisionRecord.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: 1_800_000_000.123)) == "2027-01-15T08:00:00.123Z")
+        #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
+        #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59.000Z")
+        #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
     }
 
     @Test("a short salt and an unopenable file are refused")

@@ -41,7 +41,7 @@ struct EndlessScanTests {
         defer { shutdown(listener.descriptor, Int32(SHUT_RDWR)) }
         // A generous timeout per call: the bound under test is the number of calls, and on a
         // loaded machine one of 100,000 calls may take longer than the default 250 ms.
-        let store = try RedisGroupsStore(
+        let store = try RedisGroupsCache(
             host: "127.0.0.1",
             port: listener.port,
             keyPrefix: "test",

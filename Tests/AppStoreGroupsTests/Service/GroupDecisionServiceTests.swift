@@ -15,7 +15,7 @@ struct GroupDecisionServiceTests {
     static func service(
         _ stub: StubAppStore,
         clock: ManualClock? = nil,
-        shared: (any GroupsStore)? = nil,
+        shared: (any SharedGroupsCache)? = nil,
         log: LogLines = LogLines(),
         configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) throws -> GroupDecisionService {
@@ -24,7 +24,7 @@ struct GroupDecisionServiceTests {
         return try GroupDecisionService(
             policies: policies(),
             clients: [stub.client(clock: clock)],
-            sharedStore: shared,
+            sharedCache: shared,
             configuration: configuration,
             timeSource: clock?.timeSource ?? .system,
             log: log.sink
@@ -160,7 +160,7 @@ struct GroupDecisionServiceTests {
         #expect(stub.requests == ["a", "b", "a", "a", "b"])
         #expect(
             service.cachedBytes == 2
-                * InMemoryGroupsStore.cost(
+                * InMemoryGroupsCache.cost(
                     of: CachedGroupsAnswer(
                         kind: .groups,
                         body: Array(StubAppStore.consumerBody.utf8),
@@ -179,7 +179,7 @@ struct GroupDecisionServiceTests {
         let stub = StubAppStore(clock: clock.now) { _, now in
             now < retryAfter ? StubAppStore.tooManyRequests(until: retryAfter) : StubAppStore.consumerGroup
         }
-        let shared = InMemoryGroupsStore(now: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
         let service = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
         let first = await expectError { try await service.decision(forCustomer: "a", environment: .sandbox) }
         #expect(first?.code == .rateLimitExceeded)
@@ -226,7 +226,7 @@ struct GroupDecisionServiceTests {
     func sharedAnswer() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
-        let shared = InMemoryGroupsStore(now: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
@@ -244,7 +244,7 @@ struct GroupDecisionServiceTests {
     func answerStoredBeforeTheLock() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
-        let shared = InMemoryGroupsStore(now: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
         // The second process reads before the first one's answer is there, then takes the lock
@@ -262,7 +262,7 @@ struct GroupDecisionServiceTests {
     func invalidationAcrossProcesses() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
-        let shared = InMemoryGroupsStore(now: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
@@ -279,7 +279,7 @@ struct GroupDecisionServiceTests {
     func deadLockHolder() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
-        let shared = InMemoryGroupsStore(now: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
         #expect(
             try await shared.acquireFetchLock(forCustomer: "c1", in: .sandbox, owner: "dead", timeToLive: .seconds(10))
         )
@@ -356,11 +356,11 @@ struct GroupDecisionServiceTests {
 
 /// A shared store whose first answer read finds nothing, as if it came just before another
 /// process stored its answer.
-private final class MissingFirstRead: GroupsStore {
-    private let store: InMemoryGroupsStore
+private final class MissingFirstRead: SharedGroupsCache {
+    private let store: InMemoryGroupsCache
     private let reads = Locked(0)
 
-    init(_ store: InMemoryGroupsStore) { self.store = store }
+    init(_ store: InMemoryGroupsCache) { self.store = store }
 
     func answer(
         forCustomer customerID: String,

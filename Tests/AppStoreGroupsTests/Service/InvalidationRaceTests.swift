@@ -35,7 +35,7 @@ struct InvalidationRaceTests {
     @Test("an answer fetched before invalidateAll is not kept after it")
     func invalidateAllDuringFetch() async throws {
         let stub = StubAppStore(delay: .milliseconds(400))
-        let shared = InMemoryGroupsStore()
+        let shared = InMemoryGroupsCache()
         let service = try GroupDecisionServiceTests.service(stub, shared: shared)
         let before = Task { try await service.decision(forCustomer: "c1", environment: .sandbox) }
         while stub.requests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }

@@ -12,7 +12,7 @@ struct RateLimitRaceTests {
     func gateClosedDuringTokenWait() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
-        let shared = InMemoryGroupsStore(now: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
         let retryAfter = clock.date.addingTimeInterval(10)
         let sleeps = Locked(0)
         // The token wait is where another process's 429 lands: its instant is in the shared store
@@ -34,7 +34,7 @@ struct RateLimitRaceTests {
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             clients: [stub.client(clock: clock)],
-            sharedStore: shared,
+            sharedCache: shared,
             configuration: configuration,
             timeSource: timeSource,
             log: LogLines().sink

@@ -10,13 +10,13 @@ import Testing
 @Suite("Decision service: waiting for a lock holder on a slow store")
 struct SlowStoreLockWaitTests {
     /// An in-memory store whose reads of answers take 200 ms on the manual clock.
-    final class SlowStore: GroupsStore, @unchecked Sendable {
-        let inner: InMemoryGroupsStore
+    final class SlowStore: SharedGroupsCache, @unchecked Sendable {
+        let inner: InMemoryGroupsCache
         let clock: ManualClock
 
         init(clock: ManualClock) {
             self.clock = clock
-            inner = InMemoryGroupsStore(now: clock.now)
+            inner = InMemoryGroupsCache(now: clock.now)
         }
 
         func answer(

@@ -40,7 +40,7 @@ struct UnaskedReplyTests {
         let listener = try LoopbackSocket(listening: ())
         Self.serveOneReplyTooMany(on: listener)
         defer { shutdown(listener.descriptor, Int32(SHUT_RDWR)) }
-        let store = try RedisGroupsStore(
+        let store = try RedisGroupsCache(
             host: "127.0.0.1",
             port: listener.port,
             keyPrefix: "test",

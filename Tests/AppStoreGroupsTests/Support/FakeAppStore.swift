@@ -159,7 +159,7 @@ struct FakeAppStore: Sendable {
         transport: (any HTTPTransport)? = nil
     ) throws -> AppStoreGroupsClient {
         try AppStoreGroupsClient(
-            environment: .custom(baseURL: baseURL),
+            server: .custom(baseURL: baseURL),
             credentials: Self.credentials(key: key),
             transport: transport ?? URLSessionTransport(),
             retryPolicy: retryPolicy,

@@ -88,8 +88,8 @@ final class RedisServer: @unchecked Sendable {
         prefix: String = "test",
         timeout: Duration = .seconds(2),
         now: @escaping @Sendable () -> Date = { Date() }
-    ) throws -> RedisGroupsStore {
-        try RedisGroupsStore(host: "127.0.0.1", port: port, keyPrefix: prefix, timeout: timeout, now: now)
+    ) throws -> RedisGroupsCache {
+        try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: prefix, timeout: timeout, now: now)
     }
 }
 

@@ -71,7 +71,7 @@ final class StubAppStore: HTTPTransport, @unchecked Sendable {
     /// A client on this transport for `environment`, without retries.
     func client(environment: StoreEnvironment = .sandbox, clock: ManualClock? = nil) throws -> AppStoreGroupsClient {
         try AppStoreGroupsClient(
-            environment: .custom(
+            server: .custom(
                 baseURL: URL(string: "http://127.0.0.1:9") ?? URL(filePath: "/"),
                 storeEnvironment: environment
             ),
@@ -84,7 +84,7 @@ final class StubAppStore: HTTPTransport, @unchecked Sendable {
 }
 
 /// A groups store that is always down, counting the calls it gets.
-final class UnreachableGroupsStore: GroupsStore, @unchecked Sendable {
+final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
     static let failure = AppStoreGroupsError(code: .storeFailure, message: "Redis at 127.0.0.1:1: connection refused")
 
     private let lock = NSLock()

@@ -85,7 +85,7 @@ struct TransportTests {
             Careless(contentLength: "2000000", bodySize: 10),
         ] {
             let client = try AppStoreGroupsClient(
-                environment: .sandbox,
+                server: .sandbox,
                 credentials: credentials,
                 transport: transport
             )
@@ -106,7 +106,7 @@ struct TransportTests {
             }
         }
         let client = try AppStoreGroupsClient(
-            environment: .sandbox,
+            server: .sandbox,
             credentials: FakeAppStore.credentials(),
             transport: Leaky(),
             retryPolicy: .none

@@ -5,7 +5,7 @@
 /// document's rules, `group` into `groups` (merged groups, in response order), `entryGroup` and
 /// `entryRole` into the response (`response.groups[entryGroup].roles[entryRole]`, -1 for a
 /// group-level grant).
-struct DecisionRecords: Sendable {
+struct DecisionProvenance: Sendable {
     /// One merged group of the response.
     struct Group: Sendable {
         /// The index in the response of the group's first occurrence (its id and type apply).
@@ -13,7 +13,7 @@ struct DecisionRecords: Sendable {
         /// ``conflictingTypes`` and ``placeholder``.
         var flags: UInt32
         /// The surviving capabilities: the bit set itself for a catalog of one word, otherwise the
-        /// offset of the group's words in ``DecisionRecords/words``.
+        /// offset of the group's words in ``DecisionProvenance/words``.
         var bits: UInt64
 
         /// The group repeats with another `groupType` (a note says so).

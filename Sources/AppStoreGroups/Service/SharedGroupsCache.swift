@@ -10,14 +10,14 @@ public import Foundation
 /// customer, a short lock per customer so one process fetches while the others wait, and the
 /// instant before which no request may go to an endpoint after a 429.
 ///
-/// ``InMemoryGroupsStore`` serves one process; ``RedisGroupsStore`` serves a fleet. Every key is
+/// ``InMemoryGroupsCache`` serves one process; ``RedisGroupsCache`` serves a fleet. Every key is
 /// scoped by the environment (sandbox and production never share an answer), and a store for
-/// several apps scopes by app as well (``RedisGroupsStore`` takes a key prefix).
+/// several apps scopes by app as well (``RedisGroupsCache`` takes a key prefix).
 ///
 /// Implementations must be safe to call from any number of tasks, and must bound the time of every
 /// call: the service treats an error as "the store is unavailable" and carries on with its
 /// in-process cache and budget, never granting anything because of it.
-public protocol GroupsStore: Sendable {
+public protocol SharedGroupsCache: Sendable {
     /// The answer kept for a customer, or `nil` when there is none or it has expired.
     ///
     /// - Parameters:

@@ -7,7 +7,7 @@ import Testing
 /// The in-process store: expiry, the byte bound with least-recently-used eviction, locks, the 429
 /// instant and invalidation.
 @Suite("In-memory groups store")
-struct InMemoryGroupsStoreTests {
+struct InMemoryGroupsCacheTests {
     static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
         CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
     }
@@ -15,7 +15,7 @@ struct InMemoryGroupsStoreTests {
     @Test("an answer is kept until its time to live passes, per environment")
     func timeToLive() async throws {
         let clock = ManualClock()
-        let store = InMemoryGroupsStore(now: clock.now)
+        let store = InMemoryGroupsCache(now: clock.now)
         let answer = Self.answer("{\"groups\":[]}", at: clock.date)
         try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(60))
         #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
@@ -32,9 +32,9 @@ struct InMemoryGroupsStoreTests {
     func byteBoundEviction() async throws {
         let clock = ManualClock()
         let body = String(repeating: "x", count: 100)
-        let cost = InMemoryGroupsStore.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
+        let cost = InMemoryGroupsCache.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
         #expect(cost == 160 + 2 + 100)
-        let store = InMemoryGroupsStore(capacityBytes: 3 * cost, now: clock.now)
+        let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
         for id in ["c0", "c1", "c2"] {
             try await store.setAnswer(
                 Self.answer(body, at: clock.date),
@@ -77,8 +77,8 @@ struct InMemoryGroupsStoreTests {
     func matchesModel() async throws {
         let clock = ManualClock()
         let body = String(repeating: "x", count: 100)
-        let cost = InMemoryGroupsStore.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
-        let store = InMemoryGroupsStore(capacityBytes: 5 * cost, now: clock.now)
+        let cost = InMemoryGroupsCache.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
+        let store = InMemoryGroupsCache(capacityBytes: 5 * cost, now: clock.now)
         // The model: customers from least to most recently used, with when each expires.
         var model: [(id: String, expires: Date)] = []
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -131,7 +131,7 @@ struct InMemoryGroupsStoreTests {
     @Test("an answer larger than the whole capacity is not kept, and evicts nothing")
     func oversizedAnswer() async throws {
         let clock = ManualClock()
-        let store = InMemoryGroupsStore(capacityBytes: 1_000, now: clock.now)
+        let store = InMemoryGroupsCache(capacityBytes: 1_000, now: clock.now)
         try await store.setAnswer(
             Self.answer("{}", at: clock.date),
             forCustomer: "small",
@@ -152,7 +152,7 @@ struct InMemoryGroupsStoreTests {
     @Test("a fetch lock has one holder until it is released or expires")
     func fetchLock() async throws {
         let clock = ManualClock()
-        let store = InMemoryGroupsStore(now: clock.now)
+        let store = InMemoryGroupsCache(now: clock.now)
         #expect(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5)))
         #expect(
             !(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
@@ -171,7 +171,7 @@ struct InMemoryGroupsStoreTests {
     @Test("the rate-limit instant only moves later, and lapses at the instant")
     func rateLimitInstant() async throws {
         let clock = ManualClock()
-        let store = InMemoryGroupsStore(now: clock.now)
+        let store = InMemoryGroupsCache(now: clock.now)
         let later = clock.date.addingTimeInterval(10)
         try await store.setRateLimitedUntil(later, for: .customerGroups, in: .sandbox)
         try await store.setRateLimitedUntil(clock.date.addingTimeInterval(3), for: .customerGroups, in: .sandbox)
@@ -185,7 +185,7 @@ struct InMemoryGroupsStoreTests {
     @Test("invalidation by customer (every environment) and of everything")
     func invalidation() async throws {
         let clock = ManualClock()
-        let store = InMemoryGroupsStore(now: clock.now)
+        let store = InMemoryGroupsCache(now: clock.now)
         let answer = Self.answer("{}", at: clock.date)
         for id in ["a", "b"] {
             for environment in [StoreEnvironment.sandbox, .production] {

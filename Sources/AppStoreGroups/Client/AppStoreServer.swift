@@ -6,11 +6,14 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// Which App Store Server API the client talks to: Apple's production or sandbox host, or another
-/// base URL (a local test server, a forwarding proxy).
+/// Which App Store Server API server the client talks to: Apple's production or sandbox server, or
+/// another base URL (a local test server, a forwarding proxy).
+///
+/// Named for Apple's "production server URL" and "sandbox server URL"; Apple's App Store Server
+/// Library names its own environment enum `AppStoreEnvironment`, so the two can be used side by side.
 ///
 /// Apple documents the groups endpoints as served only in the sandbox today.
-public struct AppStoreEnvironment: Sendable, Hashable, CustomStringConvertible {
+public struct AppStoreServer: Sendable, Hashable, CustomStringConvertible {
     /// The URL every request path is appended to.
     public let baseURL: URL
     /// The engine's name for where answers come from, for an `EvaluationContext`: `production`
@@ -27,7 +30,7 @@ public struct AppStoreEnvironment: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Apple's production host, `https://api.storekit.apple.com`.
-    public static let production = AppStoreEnvironment(
+    public static let production = AppStoreServer(
         trustedBaseURL: "https://api.storekit.apple.com",
         storeEnvironment: .production,
         name: "production"
@@ -35,7 +38,7 @@ public struct AppStoreEnvironment: Sendable, Hashable, CustomStringConvertible {
 
     /// Apple's sandbox host, `https://api.storekit-sandbox.apple.com`: the only one that serves the
     /// groups endpoints today.
-    public static let sandbox = AppStoreEnvironment(
+    public static let sandbox = AppStoreServer(
         trustedBaseURL: "https://api.storekit-sandbox.apple.com",
         storeEnvironment: .sandbox,
         name: "sandbox"
@@ -50,8 +53,8 @@ public struct AppStoreEnvironment: Sendable, Hashable, CustomStringConvertible {
     ///   - baseURL: The URL request paths are appended to; it may end in a path prefix.
     ///   - storeEnvironment: The environment the server's answers stand for. Default `sandbox`.
     /// - Returns: The environment.
-    public static func custom(baseURL: URL, storeEnvironment: StoreEnvironment = .sandbox) -> AppStoreEnvironment {
-        AppStoreEnvironment(baseURL: baseURL, storeEnvironment: storeEnvironment)
+    public static func custom(baseURL: URL, storeEnvironment: StoreEnvironment = .sandbox) -> AppStoreServer {
+        AppStoreServer(baseURL: baseURL, storeEnvironment: storeEnvironment)
     }
 
     private init(baseURL: URL, storeEnvironment: StoreEnvironment) {

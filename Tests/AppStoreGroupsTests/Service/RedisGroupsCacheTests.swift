@@ -7,7 +7,7 @@ import Testing
 /// The Redis store against a real `redis-server` on 127.0.0.1, and its timeouts against servers
 /// that never answer.
 @Suite("Redis groups store")
-struct RedisGroupsStoreTests {
+struct RedisGroupsCacheTests {
     static func answer(
         _ body: String,
         at date: Date = Date(timeIntervalSince1970: 1_800_000_000.5)
@@ -135,7 +135,7 @@ struct RedisGroupsStoreTests {
             return try GroupDecisionService(
                 policies: GroupDecisionServiceTests.policies(),
                 clients: [stub.client()],
-                sharedStore: server.store(),
+                sharedCache: server.store(),
                 configuration: configuration
             )
         }
@@ -166,7 +166,7 @@ struct RedisGroupsStoreTests {
             try GroupDecisionService(
                 policies: GroupDecisionServiceTests.policies(),
                 clients: [stub.client()],
-                sharedStore: server.store(timeout: .seconds(10)),
+                sharedCache: server.store(timeout: .seconds(10)),
                 configuration: configuration
             )
         }
@@ -184,7 +184,7 @@ struct RedisGroupsStoreTests {
     @Test("a server that accepts and never answers: every call fails within its timeout")
     func silentServer() async throws {
         let silent = try LoopbackSocket(listening: ())
-        let store = try RedisGroupsStore(
+        let store = try RedisGroupsCache(
             host: "127.0.0.1",
             port: silent.port,
             keyPrefix: "test",
@@ -217,7 +217,7 @@ struct RedisGroupsStoreTests {
     @Test("nothing listening: a store failure at once, naming the server")
     func refused() async throws {
         let port = try LoopbackSocket.freePort()
-        let store = try RedisGroupsStore(host: "127.0.0.1", port: port, keyPrefix: "test")
+        let store = try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: "test")
         let error = await expectError { try await store.invalidate(customer: "c") }
         #expect(error?.code == .storeFailure)
         #expect(error?.message.hasPrefix("Redis at 127.0.0.1:\(port): cannot connect to 127.0.0.1:\(port):") == true)
@@ -240,7 +240,7 @@ struct RedisGroupsStoreTests {
             ("h", 6379, "", .seconds(1)), ("h", 6379, "p", .zero),
         ] {
             #expect(throws: AppStoreGroupsError.self) {
-                try RedisGroupsStore(host: host, port: port, keyPrefix: prefix, timeout: timeout)
+                try RedisGroupsCache(host: host, port: port, keyPrefix: prefix, timeout: timeout)
             }
         }
     }

@@ -7,7 +7,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// A ``GroupsStore`` on a Redis server, shared by every process of a fleet.
+/// A ``SharedGroupsCache`` on a Redis server, shared by every process of a fleet.
 ///
 /// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `SET` with `PX` and `NX`,
 /// `DEL`, `SCAN`, `UNLINK`, and `EVAL` for the two compare-and-set steps), and no dependency. Every
@@ -27,7 +27,7 @@ public import Foundation
 /// keys under the prefix; it is meant for a policy or product change, not for every request.
 ///
 /// No authentication or TLS: run Redis on a private network, as its documentation advises.
-public final class RedisGroupsStore: GroupsStore {
+public final class RedisGroupsCache: SharedGroupsCache {
     /// The server's host name or address.
     public let host: String
     /// The server's TCP port.
@@ -49,7 +49,7 @@ public final class RedisGroupsStore: GroupsStore {
     /// Serial queues, each with a thread of its own: a concurrent queue draws on Dispatch's shared
     /// pool, as wide as the machine has cores, which other blocking work in the process (a test
     /// run, an app's own) can fill, delaying every call past its deadline.
-    private static let queues = (0..<4).map { DispatchQueue(label: "RedisGroupsStore.\($0)") }
+    private static let queues = (0..<4).map { DispatchQueue(label: "RedisGroupsCache.\($0)") }
     private static let nextQueue = Locked(0)
 
     /// Creates a store; nothing is sent until the first call.
@@ -125,7 +125,7 @@ public final class RedisGroupsStore: GroupsStore {
         return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
-    // MARK: GroupsStore
+    // MARK: SharedGroupsCache
 
     /// The answer kept for a customer, or `nil` when there is none, it has expired, or the value
     /// under its key is not one this store wrote.

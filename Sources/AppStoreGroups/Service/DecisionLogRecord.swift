@@ -10,7 +10,7 @@ public import Foundation
 ///
 /// It never holds the customer's id or any token: ``customerHash`` is a salted SHA-256 of the id,
 /// so records of one customer can be joined without revealing who they are.
-public struct DecisionRecord: Sendable, Hashable {
+public struct DecisionLogRecord: Sendable, Hashable {
     /// When the decision was made.
     public var time: Date
     /// Lower-case hex SHA-256 of the log's salt followed by the customer id's UTF-8 bytes.

@@ -6,7 +6,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// A ``GroupsStore`` in this process's memory, bounded in bytes, evicting the least recently used
+/// A ``SharedGroupsCache`` in this process's memory, bounded in bytes, evicting the least recently used
 /// answers first.
 ///
 /// The ``GroupDecisionService`` always keeps one (its first-level cache, and what it falls back
@@ -17,7 +17,7 @@ public import Foundation
 /// customer id and a fixed 160 bytes of bookkeeping. An answer costing more than the whole capacity is not kept.
 /// The estimate errs on the safe side: for answers of about 400 bytes, the service's cache counts 965
 /// bytes a customer where the heap grows by about 860.
-public final class InMemoryGroupsStore: GroupsStore {
+public final class InMemoryGroupsCache: SharedGroupsCache {
     /// The default capacity, 64 MiB: about 70,000 customers of a typical answer (400 bytes of JSON).
     public static let defaultCapacityBytes = 64 << 20
 
@@ -89,7 +89,7 @@ public final class InMemoryGroupsStore: GroupsStore {
         160 + customerID.utf8.count + (decoded ? 2 : 1) * answer.body.count
     }
 
-    // MARK: GroupsStore
+    // MARK: SharedGroupsCache
 
     /// The answer kept for a customer, or `nil` when there is none or it has expired.
     ///
