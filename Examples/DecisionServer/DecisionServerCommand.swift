@@ -35,7 +35,7 @@ enum DecisionServerCommand {
 
         let store: PolicyStore
         do {
-            store = try PolicyStore(contentsOf: configuration.policies)
+            store = try PolicyStore(contentsOf: configuration.policies, reloadInterval: configuration.reloadInterval)
         } catch {
             for line in error.description.split(separator: "\n") { log(String(line)) }
             fail("the policies in \(configuration.policies) do not load", status: 1)
@@ -52,12 +52,11 @@ enum DecisionServerCommand {
                 }
             do {
                 // A decision waits for this fetch: fail within seconds rather than Apple's 30. A 429
-                // is not waited out inside a request: the gate answers every caller 503 until the
-                // instant Apple named, and nothing goes upstream before it.
+                // is not waited out inside a request: the service's gate answers every caller 503
+                // until the instant Apple named, and nothing goes to that endpoint before it.
                 clients[environment] = try AppStoreGroupsClient(
                     server: target,
                     credentials: configuration.credentials,
-                    transport: RateLimitGate(wrapping: URLSessionTransport()),
                     retryPolicy: RetryPolicy(maximumRateLimitWait: .zero),
                     timeout: .seconds(10)
                 )
@@ -106,8 +105,8 @@ enum DecisionServerCommand {
                 clients: Array(clients.values),
                 sharedCache: sharedCache,
                 configuration: settings,
-                decisionLog: decisionLog,
-                log: { line in log(line) }
+                observer: ServerObserver(),
+                decisionLog: decisionLog
             )
         } catch {
             fail("\(error)", status: 2)
@@ -125,32 +124,17 @@ enum DecisionServerCommand {
             fail(error.description, status: 2)
         }
 
-        watch(store, every: configuration.reloadInterval)
-        say("DecisionServer listening on http://\(configuration.host):\(server.port)")
-        server.run()
-    }
-
-    /// Reloads the policies when their files change, on a thread of its own.
-    ///
-    /// Not a `Task`: `main` runs on the main actor, whose thread `server.run()` then keeps forever,
-    /// so a task inheriting that actor would never start; and a thread keeps the compiling off the
-    /// few cooperative threads the handlers need. A failed reload is one log line (a multi-error
-    /// description is joined with `; `), logged once per broken version of the files.
-    static func watch(_ store: PolicyStore, every interval: Duration) {
-        let (seconds, attoseconds) = interval.components
-        let pause = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-        Thread.detachNewThread {
-            while true {
-                Thread.sleep(forTimeInterval: pause)
-                switch store.reloadIfChanged() {
-                case nil: break
-                case .reloaded(let generation)?: log("policies reloaded (generation \(generation))")
-                case .failed(let error)?:
-                    let reason = error.description.split(separator: "\n").joined(separator: "; ")
-                    log("policies not reloaded, the previous version keeps serving: \(reason)")
-                }
+        // The policies' reloads and the service's sweeping, for as long as the process runs. Detached:
+        // `main` runs on the main actor, whose thread `server.run()` then keeps forever, so a task
+        // inheriting that actor would never start. Reloads reach the log through the observer.
+        Task.detached {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await store.run() }
+                group.addTask { try await service.run() }
             }
         }
+        say("DecisionServer listening on http://\(configuration.host):\(server.port)")
+        server.run()
     }
 
     /// A line on standard output, unbuffered (tests wait for the listening line).

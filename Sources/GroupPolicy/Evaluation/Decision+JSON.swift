@@ -1,8 +1,7 @@
 extension Decision {
     /// The decision as the DocC article "Decision JSON" documents it: keys in the documented order
-    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`), then, only when
-    /// known, `groupsSource`, `groupsFetchedAt` and `policyRevision`; capability lists sorted,
-    /// pretty with two-space indentation or compact.
+    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`); capability lists
+    /// sorted, pretty with two-space indentation or compact.
     ///
     /// - Parameters:
     ///   - includingProvenance: Whether to include `grants` and `denials` (the CLI's `--explain`).
@@ -149,9 +148,6 @@ extension Decision {
             writer.endArray()
         }
         writer.member("notes", strings: notes)
-        if let groupsSource { writer.member("groupsSource", groupsSource.name) }
-        if let groupsFetchedAt { writer.member("groupsFetchedAt", Timestamp.rfc3339(groupsFetchedAt)) }
-        if let policyRevision { writer.member("policyRevision", policyRevision) }
         writer.endObject()
         return writer.output
     }
@@ -351,18 +347,30 @@ extension Decision {
                 }
             }
         }
-        if let groupsSource {
-            put(",\n  \"groupsSource\": ", ",\"groupsSource\":")
-            output.appendQuoted(groupsSource.name, plain: false)
-        }
-        if let groupsFetchedAt {
-            put(",\n  \"groupsFetchedAt\": ", ",\"groupsFetchedAt\":")
-            output.appendQuoted(Timestamp.rfc3339(groupsFetchedAt), plain: false)
-        }
-        if let policyRevision {
-            put(",\n  \"policyRevision\": ", ",\"policyRevision\":")
-            output.appendQuoted(policyRevision, plain: false)
-        }
         put("\n}", "}")
+    }
+}
+
+extension Decision {
+    /// The JSON of ``jsonBytes(includingProvenance:pretty:)`` with string members after `notes`, in
+    /// the order given: how a decision service appends what it knows about the answer (the DocC
+    /// article "Decision JSON", section "Freshness and revision").
+    package func jsonBytes(
+        includingProvenance: Bool,
+        pretty: Bool,
+        trailingMembers: [(key: String, value: String)]
+    ) -> [UInt8] {
+        var bytes = jsonBytes(includingProvenance: includingProvenance, pretty: pretty)
+        guard !trailingMembers.isEmpty else { return bytes }
+        // The document ends with its closing brace, on a line of its own when pretty.
+        bytes.removeLast(pretty ? 2 : 1)
+        for (key, value) in trailingMembers {
+            bytes.append(contentsOf: (pretty ? ",\n  " : ",").utf8)
+            bytes.append(contentsOf: JSONWriter.quoted(key).utf8)
+            bytes.append(contentsOf: (pretty ? ": " : ":").utf8)
+            bytes.append(contentsOf: JSONWriter.quoted(value).utf8)
+        }
+        bytes.append(contentsOf: (pretty ? "\n}" : "}").utf8)
+        return bytes
     }
 }

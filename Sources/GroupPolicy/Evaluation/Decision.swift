@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
-
 /// What a customer's groups let the app present, for one response and context, with the reasons.
 ///
 /// A decision is about presentation only: it never says what content the customer is entitled to
@@ -25,14 +19,6 @@ public struct Decision: Sendable {
     /// Whether the decision was made for the sandbox (product aliases apply to grants).
     let sandbox: Bool
     let records: DecisionProvenance
-    /// Where the customer's groups came from, when a cache stood between Apple and this decision
-    /// (set by a decision service); `nil` otherwise.
-    public package(set) var groupsSource: Decision.GroupsSource?
-    /// When Apple sent the customer's groups, when known (set by a decision service).
-    public package(set) var groupsFetchedAt: Date?
-    /// The revision of the policy set that made this decision (``Policy/revision``), when known
-    /// (set by a decision service).
-    public package(set) var policyRevision: String?
 
     init(
         capabilities: CapabilitySet,

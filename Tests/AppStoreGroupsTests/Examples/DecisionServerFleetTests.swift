@@ -183,7 +183,7 @@ struct DecisionServerFleetTests {
         // Redis was not told: the notification handler must hear a failure and retry.
         #expect(try await server.post("/invalidate?transactionId=ok1").status == 503)
         #expect(try await server.get("/decision?transactionId=ok1").groupsSource == "live")
-        #expect(server.logLines().filter { $0.contains("shared groups store unavailable") }.count == 1)
+        #expect(server.logLines().filter { $0.contains("shared groups cache unavailable") }.count == 1)
         #expect(
             try await store.log().map(\.path) == [
                 "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/unauthorized", "/groups/v1/currentGroups/ok1",

@@ -65,15 +65,15 @@ struct CorruptSharedStoreTests {
             Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: StubAppStore.consumerBody),
         ])
         let stub = StubAppStore()
-        let lines = LogLines()
+        let lines = RecordingObserver()
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             clients: [stub.client()],
             sharedCache: store,
-            log: lines.sink
+            observer: lines
         )
         // The corrupted answer is no answer: the customer is fetched.
-        let served = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let served = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .live)
         #expect(stub.requests == ["c1"])
         _ = try await store.call([
@@ -81,13 +81,12 @@ struct CorruptSharedStoreTests {
         ])
         // An instant that is not one this store writes is a store failure: logged, and this
         // process carries on with its own gate and budget.
-        let second = try await service.decision(forCustomer: "c2", environment: .sandbox)
+        let second = try await service.decision(anyTransactionID: "c2", environment: .sandbox)
         #expect(second.source == .live)
         #expect(stub.requests == ["c1", "c2"])
         #expect(
             lines.lines == [
-                "shared groups store unavailable, serving from this process's cache and budget (this line repeats "
-                    + "at most once a minute): Redis at 127.0.0.1:\(server.port): the rate-limit instant is not a "
+                "shared cache failed: Redis at 127.0.0.1:\(server.port): the rate-limit instant is not a "
                     + "number of milliseconds"
             ]
         )

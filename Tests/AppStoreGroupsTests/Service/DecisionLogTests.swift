@@ -22,11 +22,13 @@ struct DecisionLogTests {
             timeSource: clock.timeSource,
             decisionLog: DecisionLog.jsonLines(path: path, salt: Self.salt)
         )
-        _ = try await service.decision(forCustomer: "customer-secret-1", environment: .sandbox)
+        _ = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
         clock.advance(by: .milliseconds(1_500))
-        _ = try await service.decision(forCustomer: "customer-secret-1", environment: .sandbox)
+        _ = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
         stub.answer { _, _ in StubAppStore.internalError }
-        _ = await expectError { try await service.decision(forCustomer: "customer-secret-2", environment: .sandbox) }
+        _ = await expectError {
+            try await service.decision(anyTransactionID: "customer-secret-2", environment: .sandbox)
+        }
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let hash = "ffe4c82b690e235acd30e5cb3ed3cb242db0940e90b9532d6a4686d2bca88ec3"
         #expect(
@@ -41,7 +43,9 @@ struct DecisionLogTests {
 
     @Test("timestamps: UTC with milliseconds, leap days and instants before 1970")
     func timestamps() {
-        #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: 1_800_000_000.123)) == "2027-01-15T08:00:00.123Z")
+        #expect(
+            DecisionLogRecord.timestamp(Date(timeIntervalSince1970: 1_800_000_000.123)) == "2027-01-15T08:00:00.123Z"
+        )
         #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
         #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59.000Z")
         #expect(DecisionLogRecord.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")

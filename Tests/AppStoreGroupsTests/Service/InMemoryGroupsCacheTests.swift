@@ -32,8 +32,12 @@ struct InMemoryGroupsCacheTests {
     func byteBoundEviction() async throws {
         let clock = ManualClock()
         let body = String(repeating: "x", count: 100)
-        let cost = InMemoryGroupsCache.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
-        #expect(cost == 160 + 2 + 100)
+        let cost = MemoryFootprint.cost(
+            of: LocalGroupsCache.Entry(answer: Self.answer(body, at: clock.date)),
+            customerID: "c0"
+        )
+        // The bookkeeping, then the body's array: a 32-byte header and 100 bytes in a 144-byte block.
+        #expect(cost == 256 + 144)
         let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
         for id in ["c0", "c1", "c2"] {
             try await store.setAnswer(
@@ -77,7 +81,10 @@ struct InMemoryGroupsCacheTests {
     func matchesModel() async throws {
         let clock = ManualClock()
         let body = String(repeating: "x", count: 100)
-        let cost = InMemoryGroupsCache.cost(of: Self.answer(body, at: clock.date), customerID: "c0")
+        let cost = MemoryFootprint.cost(
+            of: LocalGroupsCache.Entry(answer: Self.answer(body, at: clock.date)),
+            customerID: "c0"
+        )
         let store = InMemoryGroupsCache(capacityBytes: 5 * cost, now: clock.now)
         // The model: customers from least to most recently used, with when each expires.
         var model: [(id: String, expires: Date)] = []

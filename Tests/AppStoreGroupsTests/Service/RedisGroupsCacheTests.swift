@@ -141,13 +141,13 @@ struct RedisGroupsCacheTests {
         }
         let first = try service()
         let second = try service()
-        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
-        let shared = try await second.decision(forCustomer: "c1", environment: .sandbox)
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        let shared = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(shared.source == .cache)
         #expect(shared.decision.allows("family.space"))
-        let limited = await expectError { try await first.decision(forCustomer: "limited", environment: .sandbox) }
+        let limited = await expectError { try await first.decision(anyTransactionID: "limited", environment: .sandbox) }
         #expect(limited?.httpStatus == 429)
-        let held = await expectError { try await second.decision(forCustomer: "c2", environment: .sandbox) }
+        let held = await expectError { try await second.decision(anyTransactionID: "c2", environment: .sandbox) }
         #expect(held?.code == .rateLimitExceeded)
         #expect(held?.httpStatus == nil)
         #expect(stub.requests == ["c1", "limited"])
@@ -172,7 +172,7 @@ struct RedisGroupsCacheTests {
         }
         let sources = try await withThrowingTaskGroup(of: ServedDecision.Source.self) { group in
             for service in services {
-                group.addTask { try await service.decision(forCustomer: "c1", environment: .sandbox).source }
+                group.addTask { try await service.decision(anyTransactionID: "c1", environment: .sandbox).source }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
