@@ -15,17 +15,26 @@ extension GroupDecisionService {
         guard let entry = local.entry(CustomerKey(environment: environment, customerID: customerID), now: now) else {
             return nil
         }
-        let loaded = try fresh(entry.answer, decoded: entry.decoded, now: now, environment: environment)
-        if loaded != nil {
-            observer.cacheHit(
-                GroupDecisionEvent.CacheHit(
-                    environment: environment,
-                    fetchedAt: entry.answer.fetchedAt,
-                    fromSharedCache: false
-                )
-            )
+        let loaded: Loaded?
+        do {
+            loaded = try fresh(entry.answer, decoded: entry.decoded, now: now, environment: environment)
+        } catch {
+            // A fresh negative answer is a hit too.
+            hit(entry.answer, in: environment, fromSharedCache: false)
+            throw error
         }
+        if loaded != nil { hit(entry.answer, in: environment, fromSharedCache: false) }
         return loaded
+    }
+
+    private func hit(_ answer: CachedGroupsAnswer, in environment: StoreEnvironment, fromSharedCache: Bool) {
+        observer.cacheHit(
+            GroupDecisionEvent.CacheHit(
+                environment: environment,
+                fetchedAt: answer.fetchedAt,
+                fromSharedCache: fromSharedCache
+            )
+        )
     }
 
     /// The customer's groups through one flight per customer: the shared cache or the source.
@@ -132,16 +141,11 @@ extension GroupDecisionService {
                 return nil
             }
             keepLocally(answer, decoded: loaded.decoded, key: key, now: now)
-            observer.cacheHit(
-                GroupDecisionEvent.CacheHit(
-                    environment: key.environment,
-                    fetchedAt: answer.fetchedAt,
-                    fromSharedCache: true
-                )
-            )
+            hit(answer, in: key.environment, fromSharedCache: true)
             return loaded
         } catch {
             keepLocally(answer, decoded: nil, key: key, now: now)
+            hit(answer, in: key.environment, fromSharedCache: true)
             throw error
         }
     }

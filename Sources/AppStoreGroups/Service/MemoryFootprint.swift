@@ -2,12 +2,18 @@ import GroupPolicy
 
 /// What a cached answer costs on the heap, as the local caches count it against their byte bound.
 ///
-/// Counted from the allocations the entry holds, as a 64-bit glibc allocator makes them: each block
-/// takes its size plus an 8-byte header, rounded up to 16 bytes, at least 32. A decoded answer holds
-/// its array of groups, each group's array of role entries, and every string longer than 15 bytes
-/// (shorter ones live inside the string value; the known group types and roles are shared). Apple's
-/// bytes are one array. Each entry adds ``entryOverhead`` for its slot, its hash-table entry and their
-/// spare capacity, and its customer id.
+/// Counted from the allocations the entry holds, as they were measured with a 64-bit glibc
+/// allocator: each block takes its size plus an 8-byte header, rounded up to 16 bytes, at least 32.
+/// A decoded answer holds its array of groups and each group's array of role entries (counted by
+/// their capacity, which a decoder growing a long list leaves up to twice the count), and every
+/// string longer than 15 bytes (shorter ones live inside the string value; the known group types and
+/// roles are shared): a 32-byte header and the bytes with their terminating NUL, rounded up to 16.
+/// Apple's bytes are one array. Each entry adds ``entryOverhead`` for its slot, its hash-table entry
+/// and their spare capacity, and its customer id.
+///
+/// Measured against the allocator's own count, an estimate is at least what the entry holds, for
+/// answers of 1 to 7,000 groups (see the DocC article "Serving decisions at fleet scale", section
+/// "Memory and the cost of a hit").
 enum MemoryFootprint {
     /// The bookkeeping of one entry: its slot in the cache's array and its entry in the index, with
     /// the spare capacity both keep as they grow.
@@ -23,23 +29,22 @@ enum MemoryFootprint {
     @inline(__always)
     static func heapBytes(of text: String) -> Int {
         let count = text.utf8.count
-        // A native string's storage: a 32-byte header, the bytes and a terminating NUL.
-        return count <= 15 ? 0 : block(32 + count + 1)
+        return count <= 15 ? 0 : block(32 + ((count + 1 + 15) & ~15))
     }
 
-    /// The heap bytes of an array of `count` elements of `stride` bytes: none when empty.
+    /// The heap bytes of an array's storage: none when it has no capacity.
     @inline(__always)
-    static func heapBytes(ofArray count: Int, stride: Int) -> Int {
-        count == 0 ? 0 : block(32 + count * stride)
+    static func heapBytes<Element>(of array: [Element]) -> Int {
+        array.capacity == 0 ? 0 : block(32 + array.capacity * MemoryLayout<Element>.stride)
     }
 
     /// The heap bytes a decoded answer holds.
     static func heapBytes(of response: GetCustomerGroupsResponse) -> Int {
-        var bytes = heapBytes(ofArray: response.groups.count, stride: MemoryLayout<GroupEntry>.stride)
+        var bytes = heapBytes(of: response.groups)
         for group in response.groups {
             bytes += heapBytes(of: group.groupID)
             if !group.groupType.isKnown { bytes += heapBytes(of: group.groupType.rawValue) }
-            bytes += heapBytes(ofArray: group.roles.count, stride: MemoryLayout<RoleEntry>.stride)
+            bytes += heapBytes(of: group.roles)
             for role in group.roles {
                 bytes += heapBytes(of: role.productID)
                 if !role.role.isKnown { bytes += heapBytes(of: role.role.rawValue) }
@@ -55,7 +60,7 @@ enum MemoryFootprint {
             if let decoded = entry.decoded {
                 heapBytes(of: decoded)
             } else {
-                heapBytes(ofArray: entry.answer.body.count, stride: 1)
+                heapBytes(of: entry.answer.body)
             }
         return entryOverhead + heapBytes(of: customerID) + held
     }

@@ -32,17 +32,19 @@ public import Foundation
 ///   ``GroupDecisionService/Configuration/rateLimitHoldWithoutRetryAfter`` when it names none. The
 ///   error thrown carries the instant the gate holds until.
 /// - **Fleet.** With a shared cache the instant is written there, and read back before every
-///   request: the shared instant is the one that holds (clamped to the longest hold), so a key
-///   deleted by an operator opens the gate. While the cache is unavailable, this process's own
-///   instants hold.
+///   request: the shared instant is the one that holds, so a key deleted by an operator opens the
+///   gate, and it holds no longer than the longest hold from when this process first read it (a
+///   far instant left there by an earlier version holds an hour, not ten years). While the cache is
+///   unavailable, what this process knows holds.
 public final class RateLimitGate: Sendable {
     private let configuration: GroupDecisionService.Configuration
     private let shared: SharedCacheGuard?
     private let timeSource: TimeSource
     private let observer: any GroupDecisionObserver
     private let buckets = Locked<[EndpointKey: TokenBucket]>([:])
-    /// This process's instants: the shared cache's as last read, and its own 429s.
-    private let instants = Locked<[EndpointKey: Date]>([:])
+    /// The instants that hold this process: its own 429s' (already cut to the longest hold), and the
+    /// shared cache's as last read with when this process first saw it.
+    private let instants = Locked<[EndpointKey: (own: Date?, shared: (instant: Date, seen: Date)?)]>([:])
 
     /// Creates a gate of its own, for an app that calls Apple's groups endpoints without a decision
     /// service (a service has one: ``GroupDecisionService/rateLimitGate``).
@@ -112,32 +114,6 @@ public final class RateLimitGate: Sendable {
         } catch {
             finished(key, start: start, status: error.httpStatus, error: error)
             throw await close(key, after: error)
-        }
-    }
-
-    /// Every member of a group, each page requested through this gate as Get Group Members: with
-    /// that endpoint's budget, and its 429s holding that endpoint only.
-    ///
-    /// The same listing as ``AppStoreGroupsClient/allGroupMembers(groupID:limit:)``, with the same
-    /// bounds, in the client's environment.
-    ///
-    /// - Parameters:
-    ///   - groupID: The group's id: 1 to 128 characters of `A-Z a-z 0-9 _ -`.
-    ///   - limit: The most members per page, 1 to 100, or `nil` to send none.
-    ///   - client: The client that sends the requests.
-    /// - Returns: The members, lazily.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a bad id or limit, before any
-    ///   request.
-    public func allGroupMembers(
-        groupID: String,
-        limit: Int? = nil,
-        using client: AppStoreGroupsClient
-    ) throws(AppStoreGroupsError) -> GroupMemberSequence {
-        let members = try client.allGroupMembers(groupID: groupID, limit: limit)
-        return GroupMemberSequence(groupID: groupID, limit: limit) { token throws(AppStoreGroupsError) in
-            try await self.send(.groupMembers, in: client.storeEnvironment) { () throws(AppStoreGroupsError) in
-                try await members.fetchPage(token)
-            }
         }
     }
 
@@ -235,24 +211,32 @@ public final class RateLimitGate: Sendable {
     // MARK: The instant
 
     /// The instant the endpoint is held until, or `nil`: the shared cache's when it answers (a key
-    /// that is gone opens the gate), this process's otherwise; never further than the longest hold.
+    /// that is gone opens the gate), this process's otherwise; never further than the longest hold
+    /// from when this process first saw that instant (a far one left in the shared cache, by an
+    /// earlier version or a clock far ahead, holds an hour, not for as long as it says).
     private func heldUntil(_ key: EndpointKey) async -> Date? {
-        if let shared,
-            let read = await shared.read({ cache throws(AppStoreGroupsError) in
+        var read: Date??
+        if let shared {
+            read = await shared.read { cache throws(AppStoreGroupsError) in
                 try await cache.rateLimitedUntil(key.endpoint, in: key.environment)
-            })
-        {
-            instants.withLock { $0[key] = read }
-            return clamped(read)
+            }
         }
-        return clamped(instants.withLock { $0[key] })
-    }
-
-    /// The instant if it is still ahead, cut to the longest hold from now.
-    private func clamped(_ instant: Date?) -> Date? {
         let now = timeSource.now()
-        guard let instant, instant > now else { return nil }
-        return min(instant, now + configuration.maximumRateLimitHold.seconds)
+        let longest = configuration.maximumRateLimitHold.seconds
+        let held = instants.withLock { instants -> Date? in
+            let sharedHold = instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
+            // The cache is unavailable: what this process knows holds.
+            guard let read else { return [instants[key]?.own, sharedHold].compactMap { $0 }.max() }
+            // The shared cache answered: its instant is the one, however this process was held.
+            guard let instant = read else {
+                instants[key] = nil
+                return nil
+            }
+            if instants[key]?.shared?.instant != instant { instants[key] = (nil, (instant, now)) }
+            return instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
+        }
+        guard let held, held > now else { return nil }
+        return held
     }
 
     /// Closes the gate after a 429 (here and in the shared cache), and returns the error with the
@@ -262,7 +246,10 @@ public final class RateLimitGate: Sendable {
         let now = timeSource.now()
         let named = error.retryAfter ?? now + configuration.rateLimitHoldWithoutRetryAfter.seconds
         let instant = max(min(named, now + configuration.maximumRateLimitHold.seconds), now + 1)
-        instants.withLock { instants in instants[key] = max(instants[key] ?? instant, instant) }
+        instants.withLock { instants in
+            let own = max(instants[key]?.own ?? instant, instant)
+            instants[key] = (own, instants[key]?.shared)
+        }
         if let shared {
             _ = await shared.read { cache throws(AppStoreGroupsError) in
                 try await cache.setRateLimitedUntil(instant, for: key.endpoint, in: key.environment)
