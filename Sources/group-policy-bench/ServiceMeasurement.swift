@@ -161,9 +161,9 @@ struct ServiceMeasurement {
     }
 }
 
-/// Answers each body as customer `c<index>`, with bytes and a decoding of their own as a real fetch
-/// returns them, so the heap figure counts what the cache keeps rather than storage shared with the
-/// workload.
+/// Answers each body as customer `c<index>`, decoded from a copy of its own as a real fetch decodes
+/// it (and, by the protocol's default, with the response's own JSON as its bytes), so the heap
+/// figure counts what the cache keeps rather than storage shared with the workload.
 private struct CopyingSource: GroupsSource {
     let answers: [String: [UInt8]]
 
@@ -171,13 +171,6 @@ private struct CopyingSource: GroupsSource {
         anyTransactionID: String,
         environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
-        try await customerGroupsAnswer(anyTransactionID: anyTransactionID, environment: environment).response
-    }
-
-    func customerGroupsAnswer(
-        anyTransactionID: String,
-        environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> (body: [UInt8], response: GetCustomerGroupsResponse) {
         guard let body = answers[anyTransactionID] else {
             throw AppStoreGroupsError(code: .transactionIDNotFound, message: "no such customer")
         }
@@ -185,7 +178,7 @@ private struct CopyingSource: GroupsSource {
             count = buffer.initialize(from: body).1
         }
         do {
-            return (copy, try GetCustomerGroupsResponse(jsonBytes: copy))
+            return try GetCustomerGroupsResponse(jsonBytes: copy)
         } catch {
             throw AppStoreGroupsError(code: .invalidResponse, message: "\(error)")
         }

@@ -77,7 +77,8 @@ extension AppStoreGroupsClient: GroupsSource {
         anyTransactionID: String,
         environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
-        try await customerGroupsAnswer(anyTransactionID: anyTransactionID, environment: environment).response
+        guard environment == storeEnvironment else { throw AppStoreClientsSource.unconfigured(environment) }
+        return try await customerGroups(anyTransactionID: anyTransactionID)
     }
 
     /// Get Customer Groups for this client's environment with Apple's body as it was sent.
@@ -124,18 +125,22 @@ struct AppStoreClientsSource: GroupsSource {
         )
     }
 
+    private func client(for environment: StoreEnvironment) throws(AppStoreGroupsError) -> AppStoreGroupsClient {
+        guard let client = clients[environment] else { throw Self.unconfigured(environment) }
+        return client
+    }
+
     func customerGroups(
         anyTransactionID: String,
         environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
-        try await customerGroupsAnswer(anyTransactionID: anyTransactionID, environment: environment).response
+        try await client(for: environment).customerGroups(anyTransactionID: anyTransactionID)
     }
 
     func customerGroupsAnswer(
         anyTransactionID: String,
         environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> (body: [UInt8], response: GetCustomerGroupsResponse) {
-        guard let client = clients[environment] else { throw Self.unconfigured(environment) }
-        return try await client.customerGroupsAnswer(anyTransactionID: anyTransactionID)
+        try await client(for: environment).customerGroupsAnswer(anyTransactionID: anyTransactionID)
     }
 }

@@ -360,17 +360,22 @@ extension Decision {
         pretty: Bool,
         trailingMembers: [(key: String, value: String)]
     ) -> [UInt8] {
-        var bytes = jsonBytes(includingProvenance: includingProvenance, pretty: pretty)
-        guard !trailingMembers.isEmpty else { return bytes }
-        // The document ends with its closing brace, on a line of its own when pretty.
-        bytes.removeLast(pretty ? 2 : 1)
-        for (key, value) in trailingMembers {
-            bytes.append(contentsOf: (pretty ? ",\n  " : ",").utf8)
-            bytes.append(contentsOf: JSONWriter.quoted(key).utf8)
-            bytes.append(contentsOf: (pretty ? ": " : ":").utf8)
-            bytes.append(contentsOf: JSONWriter.quoted(value).utf8)
+        let document = jsonBytes(includingProvenance: includingProvenance, pretty: pretty)
+        guard !trailingMembers.isEmpty else { return document }
+        // The document ends with its closing brace, on a line of its own when pretty; the members go
+        // before it, into one allocation of the final size (a large Decision is megabytes).
+        let closing: [UInt8] = Array((pretty ? "\n}" : "}").utf8)
+        let members = trailingMembers.map { key, value in
+            Array(
+                ((pretty ? ",\n  " : ",") + JSONWriter.quoted(key) + (pretty ? ": " : ":") + JSONWriter.quoted(value))
+                    .utf8
+            )
         }
-        bytes.append(contentsOf: (pretty ? "\n}" : "}").utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(document.count + members.reduce(0) { $0 + $1.count })
+        bytes.append(contentsOf: document[..<(document.count - closing.count)])
+        for member in members { bytes.append(contentsOf: member) }
+        bytes.append(contentsOf: closing)
         return bytes
     }
 }
