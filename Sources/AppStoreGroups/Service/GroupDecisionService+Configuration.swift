@@ -77,14 +77,16 @@ extension GroupDecisionService {
         public var sharedCacheRetryInterval: Duration = .seconds(5)
         /// A shared-cache call that takes this long or longer is slow.
         ///
-        /// Default 100 milliseconds: a Redis on the same network answers in about one, and an
-        /// uncached decision makes several calls.
-        public var sharedCacheSlowCallThreshold: Duration = .milliseconds(100)
+        /// Default 150 milliseconds: a Redis on the same network answers in about one, and an
+        /// uncached decision makes several calls; the time counted is the caller's, so a process
+        /// starved of CPU sees its calls slower than the cache is.
+        public var sharedCacheSlowCallThreshold: Duration = .milliseconds(150)
         /// How many slow shared-cache calls in a row make the service leave the cache alone for
         /// ``sharedCacheRetryInterval``, as after a failure; zero never does.
         ///
-        /// Default 3.
-        public var sharedCacheSlowCallsInARow: Int = 3
+        /// Default 5: about one uncached decision's calls, so a passing stall is not taken for a slow
+        /// cache.
+        public var sharedCacheSlowCallsInARow: Int = 5
         /// The most bytes this process's cache of answers may cost, counted as they are held on the
         /// heap.
         ///

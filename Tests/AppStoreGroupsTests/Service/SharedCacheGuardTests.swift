@@ -129,7 +129,7 @@ struct SharedCacheGuardTests {
         try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
     }
 
-    @Test("a cache answering every call in 200 ms, under its timeout, is skipped after three such calls")
+    @Test("a cache answering every call in 200 ms, under its timeout, is skipped after five such calls")
     func consistentlySlowCacheIsSkipped() async throws {
         let clock = ManualClock()
         let cache = ScriptedCache(clock: clock)
@@ -139,13 +139,13 @@ struct SharedCacheGuardTests {
         let service = try Self.service(cache, clock: clock, observer: observer, stub: stub)
         let start = clock.date
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
-        // Three slow calls (the answer, the lock, the answer again under it), then the cache is left
-        // alone: the fetch, the answer's write and the lock's release skip it.
-        #expect(cache.calls == 3)
-        #expect(abs(clock.date.timeIntervalSince(start) - 0.6) < 0.001)
+        // Five slow calls (the answer, the lock, the answer again under it, the gate's instant, the
+        // answer's write), then the cache is left alone: the lock's release skips it.
+        #expect(cache.calls == 5)
+        #expect(abs(clock.date.timeIntervalSince(start) - 1.0) < 0.001)
         #expect(
             observer.lines
-                == ["shared cache failed (slow): the shared cache answered 3 calls in a row in 100 ms or more"]
+                == ["shared cache failed (slow): the shared cache answered 5 calls in a row in 150 ms or more"]
         )
         // The next uncached decisions within the retry interval cost no cache time at all.
         let before = clock.date
@@ -153,7 +153,7 @@ struct SharedCacheGuardTests {
             #expect(try await service.decision(anyTransactionID: id, environment: .sandbox).source == .live)
         }
         #expect(clock.date == before)
-        #expect(cache.calls == 3)
+        #expect(cache.calls == 5)
         // After the interval the cache is tried again; answering promptly, it is used again.
         cache.delay = .zero
         clock.advance(by: .seconds(5))
@@ -168,8 +168,8 @@ struct SharedCacheGuardTests {
         let cache = ScriptedCache(clock: clock)
         let observer = RecordingObserver()
         let configuration = GroupDecisionService.Configuration()
-        #expect(configuration.sharedCacheSlowCallThreshold == .milliseconds(100))
-        #expect(configuration.sharedCacheSlowCallsInARow == 3)
+        #expect(configuration.sharedCacheSlowCallThreshold == .milliseconds(150))
+        #expect(configuration.sharedCacheSlowCallsInARow == 5)
         let guarded = SharedCacheGuard(
             cache,
             configuration: configuration,
@@ -177,14 +177,14 @@ struct SharedCacheGuardTests {
             observer: observer
         )
         for round in 0..<10 {
-            cache.delay = round % 3 == 2 ? .zero : .milliseconds(150)
+            cache.delay = round % 5 == 4 ? .zero : .milliseconds(200)
             #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
         }
         #expect(cache.calls == 10)
         #expect(observer.events.isEmpty)
         // Exactly the threshold counts as slow.
-        cache.delay = .milliseconds(100)
-        for _ in 0..<3 {
+        cache.delay = .milliseconds(150)
+        for _ in 0..<5 {
             _ = await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() }
         }
         #expect(observer.lines.count == 1)
