@@ -15,8 +15,11 @@ public import Foundation
 /// several apps scopes by app as well (``RedisGroupsCache`` takes a key prefix).
 ///
 /// Implementations must be safe to call from any number of tasks, and must bound the time of every
-/// call: the service treats an error as "the store is unavailable" and carries on with its
-/// in-process cache and budget, never granting anything because of it.
+/// call: the service treats an error as "the cache is unavailable" and carries on with its
+/// in-process cache and budget, never granting anything because of it; a cache whose calls succeed
+/// but are consistently slow is left alone the same way (see
+/// ``GroupDecisionService/Configuration/sharedCacheSlowCallThreshold``). Error messages may name
+/// keys: the service replaces a customer id in them before they reach its observer or its callers.
 public protocol SharedGroupsCache: Sendable {
     /// The answer kept for a customer, or `nil` when there is none or it has expired.
     ///
