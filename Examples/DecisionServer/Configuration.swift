@@ -25,6 +25,8 @@ struct Configuration {
     /// The salt of the decision log's customer hashes (`DECISION_LOG_SALT`); random per process
     /// when unset, so hashes then join within one run only.
     var decisionLogSalt: [UInt8]?
+    /// The most bytes of lines waiting for a slow reader: of standard error, and of the decision log.
+    var logBufferBytes = 1 << 20
     /// Get Customer Groups requests a second from this process; Apple's limit for the environment
     /// when unset.
     var requestsPerSecond: Double?
@@ -58,6 +60,11 @@ struct Configuration {
                 help: "One JSON line per decision to the file, or - for standard output."
             ),
             .init("requests-per-second", value: "n", help: "This process's App Store budget (default Apple's limit)."),
+            .init(
+                "log-buffer",
+                value: "bytes",
+                help: "Log lines waiting for a slow reader, each log; beyond it they are dropped (default 1 MiB)."
+            ),
         ],
         details: """
             Answers:
@@ -132,8 +139,13 @@ struct Configuration {
         if let rate = try count("requests-per-second", in: 1...1_000_000) {
             configuration.requestsPerSecond = Double(rate)
         }
+        configuration.logBufferBytes = try count("log-buffer", in: 4096...(1 << 30)) ?? configuration.logBufferBytes
         if let salt = environment["DECISION_LOG_SALT"], !salt.isEmpty {
-            guard salt.utf8.count >= 16 else { throw Failure(message: "DECISION_LOG_SALT must be at least 16 bytes") }
+            do {
+                try DecisionLog.checkSalt(Array(salt.utf8))
+            } catch {
+                throw Failure(message: "DECISION_LOG_SALT: \(error.message)")
+            }
             configuration.decisionLogSalt = Array(salt.utf8)
         }
         func setting(_ name: String) throws(Failure) -> String {

@@ -232,7 +232,7 @@ final class HTTPServer: Sendable {
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         // The method and path are the client's bytes: escaped, so a forged line cannot be injected.
         let line = "\(request?.method ?? "-") \(request?.path ?? "-") \(response.status) \(milliseconds) ms"
-        FileHandle.standardError.write(Data((line.escapingControlCharacters + "\n").utf8))
+        ServerLog.line(line)
     }
 
     /// Runs the async handler from this connection's thread, waiting at most the handler timeout.
