@@ -258,7 +258,13 @@ final class HTTPServer: Sendable {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 2048)
         while true {
-            if let end = Self.endOfHead(in: received) { return .head(Array(received[..<end])) }
+            switch Self.boundary(in: received) {
+            case .end(let end)?: return .head(Array(received[..<end]))
+            // Refused whatever follows: answered at once rather than after the read timeout (a head
+            // with LF-only line ends never has the CR LF CR LF that would end it).
+            case .broken(let end)?: return .head(Array(received[..<end]))
+            case nil: break
+            }
             guard received.count < limits.maximumHeadBytes else { return .tooLarge }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return .timedOut }
@@ -277,12 +283,29 @@ final class HTTPServer: Sendable {
         }
     }
 
-    /// The offset of the CR LF CR LF that ends a head, if it has arrived.
-    private static func endOfHead(in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
+    private enum Boundary {
+        /// The offset of the CR LF CR LF that ends the head.
+        case end(Int)
+        /// The length of the bytes up to and including a bare LF, a CR followed by anything but LF,
+        /// or a NUL: ``ServerRequest/parse(head:)`` refuses them with 400.
+        case broken(Int)
+    }
+
+    /// Where the head ends, or where it breaks the line rules, whichever comes first; `nil` while
+    /// neither has arrived.
+    private static func boundary(in bytes: [UInt8]) -> Boundary? {
+        for index in bytes.indices {
+            switch bytes[index] {
+            case 0:
+                return .broken(index + 1)
+            case 10 where index == bytes.startIndex || bytes[index - 1] != 13:
+                return .broken(index + 1)
+            case 13 where index + 1 < bytes.endIndex:
+                if bytes[index + 1] != 10 { return .broken(index + 2) }
+                if index + 3 < bytes.endIndex, bytes[index + 2] == 13, bytes[index + 3] == 10 { return .end(index) }
+            default:
+                break
+            }
         }
         return nil
     }
