@@ -249,6 +249,44 @@ struct DecisionLogTests {
         #expect(try customers(path) == [#""customer":"6""#])
     }
 
+    @Test(
+        "a FIFO whose reader goes away: the records meanwhile are reported as not written, and a new reader gets the next",
+        .timeLimit(.minutes(1))
+    )
+    func fifoReaderComesBack() async throws {
+        let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        func readLine(_ reader: Int32) -> String {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+            return String(decoding: chunk[..<max(count, 0)], as: UTF8.self)
+        }
+        let first = open(path, O_RDONLY | O_NONBLOCK)
+        let reports = Locked<[DecisionLog.Loss]>([])
+        var log: DecisionLog? = try DecisionLog.jsonLines(
+            to: .path(path),
+            salt: Self.salt,
+            bufferBytes: 4096,
+            reopenInterval: .zero
+        ) { loss in reports.withLock { $0.append(loss) } }
+        log?.record(Self.record(1))
+        #expect(log?.flush(within: .seconds(30)) == true)
+        #expect(readLine(first) == Self.record(1).jsonLine + "\n")
+        close(first)
+        // Nobody reads: the write fails with EPIPE (no SIGPIPE, which would end this process).
+        log?.record(Self.record(2))
+        #expect(log?.flush(within: .seconds(30)) == true)
+        let second = open(path, O_RDONLY | O_NONBLOCK)
+        defer { close(second) }
+        log?.record(Self.record(3))
+        #expect(log?.flush(within: .seconds(30)) == true)
+        #expect(readLine(second) == Self.record(3).jsonLine + "\n")
+        log = nil
+        #expect(try await Self.eventually { reports.withLock { $0.map(\.failed).reduce(0, +) } == 1 })
+        #expect(reports.withLock { $0.map(\.lastError) } == ["Broken pipe"])
+    }
+
     @Test("a FIFO nothing reads is refused at once, naming it; with a reader, records arrive", .timeLimit(.minutes(1)))
     func fifo() throws {
         let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).fifo"
