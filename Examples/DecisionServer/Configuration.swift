@@ -46,7 +46,12 @@ struct Configuration {
             .init("cache-ttl", value: "seconds", help: "How long an answer from Apple is reused (default 300)."),
             .init("reload-interval", value: "seconds", help: "How often the policies are reloaded (default 5)."),
             .init("read-timeout", value: "seconds", help: "How long a request's head may take (default 5)."),
-            .init("max-connections", value: "n", help: "Connections served at once, 1 to 4096 (default 64)."),
+            .init("max-connections", value: "n", help: "Requests answered at once, 1 to 4096 (default 64)."),
+            .init(
+                "max-waiting",
+                value: "n",
+                help: "Connections waiting for their request heads, 1 to 65536 (default 1024)."
+            ),
             .init("cache-bytes", value: "bytes", help: "The most bytes cached answers may take (default 64 MiB)."),
             .init("base-url", value: "url", help: "Another server for the App Store requests (a local test server)."),
             .init(
@@ -120,6 +125,8 @@ struct Configuration {
         configuration.limits.readTimeout = try seconds("read-timeout") ?? configuration.limits.readTimeout
         configuration.limits.maximumConnections =
             try count("max-connections", in: 1...4096) ?? configuration.limits.maximumConnections
+        configuration.limits.maximumWaiting =
+            try count("max-waiting", in: 1...65_536) ?? configuration.limits.maximumWaiting
         configuration.cacheBytes = try count("cache-bytes", in: 0...(1 << 40)) ?? configuration.cacheBytes
         if let text = parsed.value("base-url") {
             guard let url = URL(string: text), url.scheme != nil else {

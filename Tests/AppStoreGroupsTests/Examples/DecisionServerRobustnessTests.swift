@@ -131,10 +131,10 @@ struct DecisionServerRobustnessTests {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
             appStore: store,
-            arguments: ["--max-connections", "4", "--read-timeout", "5"]
+            arguments: ["--max-connections", "4", "--max-waiting", "4", "--read-timeout", "5"]
         )
         // Ten new connections a second, each sending a byte every half second: without a way to
-        // make room, four slots stay taken by clients that never finish a head.
+        // make room, four places stay taken by clients that never finish a head.
         let loris = SlowLoris(port: server.port, connectionsPerSecond: 10, byteInterval: .milliseconds(500))
         loris.start()
         defer { loris.stop() }
@@ -146,6 +146,28 @@ struct DecisionServerRobustnessTests {
             #expect(ContinuousClock.now - started < .seconds(3))
             try await Task.sleep(for: .milliseconds(200))
         }
+    }
+
+    @Test(
+        "new connections faster than slow ones can be evicted never take the places of requests",
+        .requires(.pythonCryptography)
+    )
+    func connectionFloodLeavesRoomForRequests() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        // A new connection every 10 ms, each dripping a byte every half second. When connections
+        // took an answering place from their accept, the two places were held by connections
+        // under 50 ms old (too young to evict) most of the time, and most requests got 503.
+        let loris = SlowLoris(port: server.port, connectionsPerSecond: 100, byteInterval: .milliseconds(500))
+        loris.start()
+        defer { loris.stop() }
+        try await Task.sleep(for: .seconds(1))
+        var statuses: [Int] = []
+        for _ in 0..<20 {
+            statuses.append(try await server.get("/decision?transactionId=ok1").status)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(statuses == Array(repeating: 200, count: 20))
     }
 
     @Test(
