@@ -28,6 +28,7 @@ enum DecisionServerCommand {
         } catch {
             fail(error.message, usage: true, status: 2)
         }
+        ServerLog.setBufferBytes(configuration.logBufferBytes)
         if configuration.wantsHelp {
             say(Configuration.usage)
             exit(0)
@@ -93,7 +94,12 @@ enum DecisionServerCommand {
                 log("DECISION_LOG_SALT is not set: the decision log's customer hashes join within this run only")
             }
             do {
-                decisionLog = try DecisionLog.jsonLines(path: path, salt: salt)
+                decisionLog = try DecisionLog.jsonLines(
+                    path: path,
+                    salt: salt,
+                    bufferBytes: configuration.logBufferBytes,
+                    onLoss: ServerLog.decisionLogLoss
+                )
             } catch {
                 fail("\(error)", status: 2)
             }
@@ -144,12 +150,13 @@ enum DecisionServerCommand {
 
     /// A log line on standard error; control characters in it are escaped, so it stays one line.
     static func log(_ text: String) {
-        FileHandle.standardError.write(Data((text.escapingControlCharacters + "\n").utf8))
+        ServerLog.line(text)
     }
 
     /// `Error: message` on one line, then the usage when asked, and exit.
     static func fail(_ message: String, usage: Bool = false, status: Int32) -> Never {
         log("Error: \(message)")
+        ServerLog.flush()
         if usage { FileHandle.standardError.write(Data("\n\(Configuration.usage)\n".utf8)) }
         exit(status)
     }
