@@ -496,7 +496,7 @@ package final class CompiledDocument: Sendable {
     ///     after, `W` being `wordCount`; `groups.count * 2W` words in all.
     func accumulate(
         groups: UnsafeBufferPointer<GroupEntry>,
-        first: UnsafeBufferPointer<Int>,
+        first: UnsafeBufferPointer<Int32>,
         context: EvaluationContext,
         bits: UnsafeMutablePointer<UInt64>
     ) {
@@ -508,7 +508,7 @@ package final class CompiledDocument: Sendable {
         let types = typeClasses.reader
         let groupCells = self.groupCells.buffer
         for index in 0..<groups.count {
-            let target = first[index]
+            let target = Int(first[index])
             guard target >= 0 else { continue }
             let grant = bits + target &* 2 &* words
             // A merged group takes the first occurrence's type.
@@ -520,6 +520,7 @@ package final class CompiledDocument: Sendable {
                 // layer < layers.count and type < typeClassCount: in range.
                 or(groupCells[layer &* typeClassCount &+ type], into: grant)
             }
+            countWork(1 + groups[index].roles.count)
             accumulateEntries(
                 groups[index].roles,
                 type: type,
@@ -531,7 +532,7 @@ package final class CompiledDocument: Sendable {
         }
         guard !directRules.isEmpty else { return }
         for index in 0..<groups.count {
-            let target = first[index]
+            let target = Int(first[index])
             guard target >= 0 else { continue }
             let group = groups[target]
             accumulateDirectRules(

@@ -9,29 +9,25 @@ extension CompiledPolicy {
     func decide(_ response: GetCustomerGroupsResponse, context: EvaluationContext) -> Decision {
         let words = catalog.wordCount
         let groups = response.groups
-        let count = groups.count
         var roleCount = 0
         for group in groups { roleCount += group.roles.count }
         var records = DecisionProvenance()
-        let customer = withScratchBuffer(of: Int32.self, capacity: 2 * count + 2 * roleCount + 1) { plan in
-            withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
-                plan.initialize(repeating: 0)
-                bits.initialize(repeating: 0)
-                let first = UnsafeMutableBufferPointer(rebasing: plan[0..<count])
-                let next = UnsafeMutableBufferPointer(rebasing: plan[count..<2 * count])
-                let entryScratch = UnsafeMutableBufferPointer(rebasing: plan[(2 * count)...])
-                Self.planMerge(groups, first: first, next: next)
-                decideGroups(
-                    groups,
-                    first: first,
-                    next: next,
-                    context: context,
-                    bits: bits,
-                    entryScratch: entryScratch,
-                    roleCount: roleCount,
-                    records: &records
-                )
-                return CapabilityBits(words: UnsafeBufferPointer(rebasing: bits[0..<words]))
+        let customer = groups.withUnsafeBufferPointer { groups in
+            GroupMerge.withPlan(groups) { merge in
+                withScratchBuffer(of: Int32.self, capacity: 3 * roleCount + 1) { entryScratch in
+                    withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
+                        bits.initialize(repeating: 0)
+                        decideGroups(
+                            merge,
+                            context: context,
+                            bits: bits,
+                            entryScratch: entryScratch,
+                            roleCount: roleCount,
+                            records: &records
+                        )
+                        return CapabilityBits(words: UnsafeBufferPointer(rebasing: bits[0..<words]))
+                    }
+                }
             }
         }
         return Decision(
@@ -43,53 +39,12 @@ extension CompiledPolicy {
         )
     }
 
-    /// Duplicate group ids: `first[i]` is the index of the first group with group i's id, `next[i]`
-    /// the next group with that id (-1: none).
-    private static func planMerge(
-        _ groups: [GroupEntry],
-        first: UnsafeMutableBufferPointer<Int32>,
-        next: UnsafeMutableBufferPointer<Int32>
-    ) {
-        let count = groups.count
-        for index in 0..<count {
-            first[index] = Int32(index)
-            next[index] = -1
-        }
-        if count <= 32 {
-            // Few groups: compare the ids directly.
-            for index in 1..<max(count, 1) {
-                let groupID = groups[index].groupID
-                for earlier in 0..<index where first[earlier] == Int32(earlier) && groups[earlier].groupID == groupID {
-                    first[index] = Int32(earlier)
-                    var last = earlier
-                    while next[last] >= 0 { last = Int(next[last]) }
-                    next[last] = Int32(index)
-                    break
-                }
-            }
-            return
-        }
-        var byID: [String: (first: Int, last: Int)] = [:]
-        byID.reserveCapacity(count)
-        for (index, group) in groups.enumerated() {
-            if let known = byID[group.groupID] {
-                first[index] = Int32(known.first)
-                next[known.last] = Int32(index)
-                byID[group.groupID] = (known.first, index)
-            } else {
-                byID[group.groupID] = (index, index)
-            }
-        }
-    }
-
     /// Evaluates each merged group in order of first occurrence and records it.
     ///
     /// `bits` holds the customer's words, then the group's granted, denied and surviving words;
-    /// `entryScratch` two values per role entry of the response.
+    /// `entryScratch` three values per role entry of the response.
     private func decideGroups(
-        _ groups: [GroupEntry],
-        first: UnsafeMutableBufferPointer<Int32>,
-        next: UnsafeMutableBufferPointer<Int32>,
+        _ merge: GroupMerge,
         context: EvaluationContext,
         bits: UnsafeMutableBufferPointer<UInt64>,
         entryScratch: UnsafeMutableBufferPointer<Int32>,
@@ -97,31 +52,32 @@ extension CompiledPolicy {
         records: inout DecisionProvenance
     ) {
         let words = catalog.wordCount
+        let groups = merge.groups
         guard let customer = bits.baseAddress else { return }
         let granted = customer + words
         let denied = granted + words
         let surviving = denied + words
-        let skipPlaceholder = context.environment == .production
         records.groups.reserveCapacity(groups.count)
         records.grants.reserveCapacity(8 + 4 * roleCount)
 
-        for index in groups.indices where first[index] == Int32(index) {
+        for index in groups.indices where merge.isFirst(index) {
             let ordinal = Int32(records.groups.count)
             let group = groups[index]
             var flags: UInt32 = 0
-            var entries = group.roles
-            var member = Int(next[index])
-            let merged = member >= 0
+            var member = Int(merge.next[index])
             while member >= 0 {
-                if groups[member].groupType != group.groupType { flags |= DecisionProvenance.Group.conflictingTypes }
-                entries += groups[member].roles
-                member = Int(next[member])
+                if !groups[member].groupType.rawValue.isExactly(group.groupType.rawValue) {
+                    flags |= DecisionProvenance.Group.conflictingTypes
+                }
+                member = Int(merge.next[member])
             }
             for word in 0..<words { surviving[word] = 0 }
 
-            if skipPlaceholder && group.groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
+            if GroupMerge.ignores(group.groupID, in: context.environment) {
                 flags |= DecisionProvenance.Group.placeholder
             } else {
+                let entries = merge.entries(ofFirst: index)
+                countWork(1 + entries.count)
                 for word in 0..<words {
                     granted[word] = 0
                     denied[word] = 0
@@ -147,10 +103,9 @@ extension CompiledPolicy {
                     from: grantStart,
                     entries: entries,
                     surviving: surviving,
-                    groups: groups,
+                    merge: merge,
                     first: index,
-                    merged: merged,
-                    next: next,
+                    entryScratch: entryScratch,
                     records: &records
                 )
                 finishDenials(from: denialStart, granted: granted, records: &records)
@@ -314,65 +269,78 @@ extension CompiledPolicy {
     }
 
     /// Orders one group's grant records by capability (sorted = catalog order), document, rule,
-    /// then entry; keeps those whose capability survived, once per distinct (product, role) entry
-    /// (identical entries, as in a merged duplicate group, yield one grant); then turns merged
-    /// entry indices into the response's (group, role entry) indices.
+    /// then entry; keeps those whose capability survived, once per distinct entry
+    /// (``IdenticalEntries``: identical entries, as in a merged duplicate group, yield one grant);
+    /// then turns merged entry indices into the response's (group, role entry) indices.
+    ///
+    /// Linear in the records after the sort: `entryScratch` holds, per merged entry, the first
+    /// entry identical to it and, for a merged group, the response group and role entry it is.
     private func finishGrants(
         from start: Int,
         entries: [RoleEntry],
         surviving: UnsafeMutablePointer<UInt64>,
-        groups: [GroupEntry],
+        merge: GroupMerge,
         first: Int,
-        merged: Bool,
-        next: UnsafeMutableBufferPointer<Int32>,
+        entryScratch: UnsafeMutableBufferPointer<Int32>,
         records: inout DecisionProvenance
     ) {
         guard records.grants.count > start else { return }
+        let count = entries.count
+        let firstIdentical = UnsafeMutableBufferPointer(rebasing: entryScratch[0..<count])
         let kept = records.grants.withUnsafeMutableBufferPointer { all -> Int in
             let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
             sortGrants(slice)
+            countWork(slice.count)
+            // Identical entries match the same rules, so a repeat always follows the first of its
+            // kind within its (capability, document, rule) run: the repeats are known once a run
+            // holds two entries, which most groups never reach.
+            var repeatsKnown = false
             var write = 0
-            var runStart = 0
             for read in 0..<slice.count {
                 let record = slice[read]
                 let capability = Int(record.capability)
                 guard surviving[capability >> 6] & (1 << UInt64(capability & 63)) != 0 else { continue }
-                let previous = write > 0 ? slice[write - 1] : record
-                if write > 0 && previous.capability == record.capability && previous.document == record.document
-                    && previous.rule == record.rule
-                {
-                    if record.entryRole >= 0 {
-                        let entry = entries[Int(record.entryRole)]
-                        var repeated = false
-                        for earlier in runStart..<write {
-                            let other = Int(slice[earlier].entryRole)
-                            if other == Int(record.entryRole)
-                                || (entries[other].role == entry.role && entries[other].productID == entry.productID)
-                            {
-                                repeated = true
-                                break
-                            }
+                if write > 0 && record.entryRole >= 0 {
+                    let previous = slice[write - 1]
+                    if previous.capability == record.capability && previous.document == record.document
+                        && previous.rule == record.rule
+                    {
+                        // The same entry again (a rule that reaches it twice), or a repeat of one.
+                        if previous.entryRole == record.entryRole { continue }
+                        if !repeatsKnown {
+                            IdenticalEntries.find(entries, into: firstIdentical)
+                            repeatsKnown = true
                         }
-                        if repeated { continue }
+                        if firstIdentical[Int(record.entryRole)] != record.entryRole { continue }
                     }
-                } else {
-                    runStart = write
                 }
                 slice[write] = record
                 write += 1
             }
             // Merged entry indices -> (response group, role entry).
-            for position in 0..<write where slice[position].entryRole >= 0 {
-                var group = first
-                var role = Int(slice[position].entryRole)
-                if merged {
-                    while role >= groups[group].roles.count {
-                        role -= groups[group].roles.count
-                        group = Int(next[group])
-                    }
+            if merge.next[first] < 0 {
+                for position in 0..<write where slice[position].entryRole >= 0 {
+                    slice[position].entryGroup = Int32(first)
                 }
-                slice[position].entryGroup = Int32(group)
-                slice[position].entryRole = Int32(role)
+            } else {
+                let entryGroup = UnsafeMutableBufferPointer(rebasing: entryScratch[count..<2 * count])
+                let entryRole = UnsafeMutableBufferPointer(rebasing: entryScratch[2 * count..<3 * count])
+                var merged = 0
+                var member = first
+                while member >= 0 {
+                    for role in merge.groups[member].roles.indices {
+                        entryGroup[merged] = Int32(member)
+                        entryRole[merged] = Int32(role)
+                        merged += 1
+                    }
+                    member = Int(merge.next[member])
+                }
+                countWork(merged)
+                for position in 0..<write where slice[position].entryRole >= 0 {
+                    let index = Int(slice[position].entryRole)
+                    slice[position].entryGroup = entryGroup[index]
+                    slice[position].entryRole = entryRole[index]
+                }
             }
             return start + write
         }
@@ -381,7 +349,11 @@ extension CompiledPolicy {
 
     /// Keeps one group's denial records whose capability was granted there (only those were
     /// removed), ordered by capability, document, rule, each once.
-    private func finishDenials(from start: Int, granted: UnsafeMutablePointer<UInt64>, records: inout DecisionProvenance) {
+    private func finishDenials(
+        from start: Int,
+        granted: UnsafeMutablePointer<UInt64>,
+        records: inout DecisionProvenance
+    ) {
         guard records.denials.count > start else { return }
         let kept = records.denials.withUnsafeMutableBufferPointer { all -> Int in
             let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
@@ -412,8 +384,8 @@ extension CompiledPolicy {
     }
 
     /// Orders a group's grant records by capability, document, rule, entry: bucketed by capability
-    /// (a stable counting pass; a group's records spread over its capabilities), then each bucket by
-    /// insertion; very large groups and catalogs past 255 capabilities take the standard sort.
+    /// (a counting pass; a group's records spread over its capabilities), then each bucket sorted;
+    /// catalogs past 255 capabilities take the standard sort.
     private func sortGrants(_ slice: UnsafeMutableBufferPointer<DecisionProvenance.Grant>) {
         let count = slice.count
         let capabilities = catalog.names.count
@@ -423,7 +395,7 @@ extension CompiledPolicy {
             return left.entryRole < right.entryRole
         }
         guard count > 1 else { return }
-        guard count <= 1024 && capabilities <= 255 else {
+        guard capabilities <= 255 else {
             Self.sort(slice) { left, right in
                 if left.capability != right.capability { return left.capability < right.capability }
                 return precedesWithinCapability(left, right)
@@ -442,16 +414,17 @@ extension CompiledPolicy {
                     starts[Int(record.capability)] = Int32(position + 1)
                 }
             }
+            _ = slice.update(fromContentsOf: bucketed)
             var bucketStart = 0
-            for index in 0..<count {
-                let record = bucketed[index]
-                if record.capability != bucketed[bucketStart].capability { bucketStart = index }
-                var position = index
-                while position > bucketStart && precedesWithinCapability(record, slice[position - 1]) {
-                    slice[position] = slice[position - 1]
-                    position -= 1
+            for index in 1...count {
+                guard index == count || slice[index].capability != slice[bucketStart].capability else { continue }
+                if index - bucketStart > 1 {
+                    Self.sort(
+                        UnsafeMutableBufferPointer(rebasing: slice[bucketStart..<index]),
+                        by: precedesWithinCapability
+                    )
                 }
-                slice[position] = record
+                bucketStart = index
             }
         }
     }
@@ -462,6 +435,7 @@ extension CompiledPolicy {
         _ records: UnsafeMutableBufferPointer<Record>,
         by precedes: (Record, Record) -> Bool
     ) {
+        countWork(records.count)
         guard records.count > 32 else {
             for index in records.indices.dropFirst() {
                 let record = records[index]
