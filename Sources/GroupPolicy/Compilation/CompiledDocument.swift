@@ -520,7 +520,6 @@ package final class CompiledDocument: Sendable {
                 // layer < layers.count and type < typeClassCount: in range.
                 or(groupCells[layer &* typeClassCount &+ type], into: grant)
             }
-            countWork(1 + groups[index].roles.count)
             accumulateEntries(
                 groups[index].roles,
                 type: type,

@@ -58,6 +58,10 @@ extension CompiledPolicy {
                     guard let customer = buffer.baseAddress else { return .small(0) }
                     buffer.initialize(repeating: 0)
                     let bits = customer + words
+                    #if DEBUG
+                    // What each document's accumulation reads: every group and role entry.
+                    for group in groups { countWork(documents.count * (1 + group.roles.count)) }
+                    #endif
                     for document in documents {
                         document.accumulate(groups: groups, first: targets, context: context, bits: bits)
                     }

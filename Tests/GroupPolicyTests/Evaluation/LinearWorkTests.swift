@@ -104,7 +104,7 @@ import Testing
     @Test(arguments: Shape.allCases)
     func evaluateIsLinear(shape: Shape) throws {
         let policy = try Self.policy()
-        try expectLinear("evaluate \(shape)") { size in
+        expectLinear("evaluate \(shape)") { size in
             let decision = policy.evaluate(shape.response(size: size))
             _ = decision.jsonBytes(includingProvenance: true, pretty: false)
             _ = decision.notes
@@ -115,7 +115,7 @@ import Testing
     @Test(arguments: Shape.allCases)
     func fastPathIsLinear(shape: Shape) throws {
         let policy = try Self.policy()
-        try expectLinear("fast path \(shape)") { size in
+        expectLinear("fast path \(shape)") { size in
             _ = policy.capabilities(for: shape.response(size: size))
         }
     }
