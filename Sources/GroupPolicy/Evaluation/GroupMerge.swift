@@ -90,13 +90,6 @@ struct GroupMerge {
     @inline(__always)
     func isFirst(_ index: Int) -> Bool { first[index] == Int32(index) }
 
-    /// The number of merged groups.
-    var mergedCount: Int {
-        var count = 0
-        for index in 0..<groups.count where isFirst(index) { count += 1 }
-        return count
-    }
-
     /// The merged group's role entries: every occurrence's, in response order (the first
     /// occurrence's own array when the id is not repeated).
     func entries(ofFirst index: Int) -> [RoleEntry] {

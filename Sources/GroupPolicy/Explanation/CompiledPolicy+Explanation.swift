@@ -338,8 +338,8 @@ extension CompiledPolicy {
 
 /// A role-level rule's product and role conditions, checked through the compiled document's tables
 /// (exact bytes, as evaluation compares them), so that checking a group's role entries against the
-/// rule costs two lookups per entry rather than a scan of the rule's lists, and building it costs
-/// nothing (an index per rule and explanation slowed every explanation down fourfold).
+/// rule costs two lookups per entry rather than a scan of the rule's lists, and making one builds
+/// nothing: an explanation makes one per rule naming the capability.
 struct EntryMatcher {
     private let document: CompiledDocument
     private let conditions: CompiledDocument.RuleConditions

@@ -1,9 +1,9 @@
 extension JSONWriter {
     /// Appends `text` to `bytes` as a JSON string literal: quoted, with the escapes JSON requires.
     ///
-    /// The package's one JSON string escaping: every JSON the package writes (the writer, the
-    /// Decision's and explanation's JSON, the command-line tool's streamed output, the example
-    /// server) quotes through it. `"` and `\` are escaped with a backslash; newline, return, tab,
+    /// The package's one JSON string escaping: the writer, the Decision's and the explanation's JSON
+    /// quote through it, and a writer that streams its output appends its strings with this
+    /// function rather than escaping them itself. `"` and `\` are escaped with a backslash; newline, return, tab,
     /// backspace and form feed as `\n`, `\r`, `\t`, `\b`, `\f`; every other byte below 0x20 as
     /// `\u00XX` (lowercase hex); everything else, non-ASCII included, is copied as it is. A run that
     /// needs no escape is copied whole.
