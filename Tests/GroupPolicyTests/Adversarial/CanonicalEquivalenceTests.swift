@@ -198,4 +198,39 @@ import Testing
         let explanation = try policy.explain("pro.view", for: response)
         #expect(explanation.groups.first?.grants.map { Array(($0.productID ?? "").utf8) } == products)
     }
+
+    /// A sandbox alias from one spelling to the other changes the product id's bytes: the grant
+    /// names both, in the Decision's grants, its JSON and the explanation.
+    @Test func anAliasBetweenTheTwoSpellingsIsNamedInTheGrant() throws {
+        let json = """
+            {"format": "group-policy/v1", "id": "alias", "capabilities": {"pro.view": "x"},
+             "rules": [{"id": "r", "capabilities": ["pro.view"], "match": {"productId": "caf\\u00e9", "role": "*"}}],
+             "sandbox": {"productAliases": {"cafe\\u0301": "caf\\u00e9"}}}
+            """
+        let policy = try Policy(jsonBytes: Array(json.utf8))
+        let response = GetCustomerGroupsResponse(groups: [
+            GroupEntry(
+                groupID: "1",
+                groupType: .organization,
+                roles: [RoleEntry(productID: Self.decomposed, role: .admin)]
+            )
+        ])
+        let sandbox = EvaluationContext(environment: .sandbox)
+        let decision = policy.evaluate(response, in: sandbox)
+        let grant = try #require(decision.grants.first)
+        #expect(decision.grants.count == 1)
+        #expect(Array((grant.productID ?? "").utf8) == Array(Self.precomposed.utf8))
+        #expect(Array((grant.sandboxProductID ?? "").utf8) == Array(Self.decomposed.utf8))
+        let text = String(decoding: decision.jsonBytes(includingProvenance: true, pretty: false), as: UTF8.self)
+        #expect(
+            Array(text.utf8).split(separator: UInt8(ascii: ",")).contains {
+                $0.elementsEqual(Array("\"sandboxProductId\":\"\(Self.decomposed)\"".utf8))
+            }
+        )
+        let explained = try policy.explain("pro.view", for: response, in: sandbox)
+        #expect(
+            explained.groups.first?.grants.first.map { Array(($0.sandboxProductID ?? "").utf8) }
+                == Array(Self.decomposed.utf8)
+        )
+    }
 }
