@@ -9,24 +9,30 @@ extension CompiledPolicy {
     func decide(_ response: GetCustomerGroupsResponse, context: EvaluationContext) -> Decision {
         let words = catalog.wordCount
         let groups = response.groups
+        let count = groups.count
         var roleCount = 0
         for group in groups { roleCount += group.roles.count }
         var records = DecisionProvenance()
-        let customer = groups.withUnsafeBufferPointer { groups in
-            GroupMerge.withPlan(groups) { merge in
-                withScratchBuffer(of: Int32.self, capacity: 3 * roleCount + 1) { entryScratch in
-                    withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
-                        bits.initialize(repeating: 0)
-                        decideGroups(
-                            merge,
-                            context: context,
-                            bits: bits,
-                            entryScratch: entryScratch,
-                            roleCount: roleCount,
-                            records: &records
-                        )
-                        return CapabilityBits(words: UnsafeBufferPointer(rebasing: bits[0..<words]))
-                    }
+        let customer = groups.withUnsafeBufferPointer { buffer in
+            // The merge plan (two values per group), then three values per role entry.
+            withScratchBuffer(of: Int32.self, capacity: 2 * count + 3 * roleCount + 1) { scratch in
+                withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
+                    bits.initialize(repeating: 0)
+                    let merge = GroupMerge(
+                        buffer,
+                        first: UnsafeMutableBufferPointer(rebasing: scratch[0..<count]),
+                        next: UnsafeMutableBufferPointer(rebasing: scratch[count..<2 * count])
+                    )
+                    decideGroups(
+                        groups,
+                        merge: merge,
+                        context: context,
+                        bits: bits,
+                        entryScratch: UnsafeMutableBufferPointer(rebasing: scratch[(2 * count)...]),
+                        roleCount: roleCount,
+                        records: &records
+                    )
+                    return CapabilityBits(words: UnsafeBufferPointer(rebasing: bits[0..<words]))
                 }
             }
         }
@@ -44,7 +50,8 @@ extension CompiledPolicy {
     /// `bits` holds the customer's words, then the group's granted, denied and surviving words;
     /// `entryScratch` three values per role entry of the response.
     private func decideGroups(
-        _ merge: GroupMerge,
+        _ groups: [GroupEntry],
+        merge: GroupMerge,
         context: EvaluationContext,
         bits: UnsafeMutableBufferPointer<UInt64>,
         entryScratch: UnsafeMutableBufferPointer<Int32>,
@@ -52,13 +59,16 @@ extension CompiledPolicy {
         records: inout DecisionProvenance
     ) {
         let words = catalog.wordCount
-        let groups = merge.groups
         guard let customer = bits.baseAddress else { return }
         let granted = customer + words
         let denied = granted + words
         let surviving = denied + words
         records.groups.reserveCapacity(groups.count)
         records.grants.reserveCapacity(8 + 4 * roleCount)
+        // Whether the last document's tables (whose interned values evaluateGroup leaves for
+        // finishGrants) give each name the tables know its own number: not so in the sandbox when
+        // an alias maps two product ids to one.
+        let namesInternedExactly = context.environment != .sandbox || (documents.last?.productAliases.isEmpty ?? true)
 
         for index in groups.indices where merge.isFirst(index) {
             let ordinal = Int32(records.groups.count)
@@ -76,7 +86,7 @@ extension CompiledPolicy {
             if GroupMerge.ignores(group.groupID, in: context.environment) {
                 flags |= DecisionProvenance.Group.placeholder
             } else {
-                let entries = merge.entries(ofFirst: index)
+                let entries = merge.next[index] < 0 ? group.roles : merge.entries(ofFirst: index)
                 countWork(1 + entries.count)
                 for word in 0..<words {
                     granted[word] = 0
@@ -102,6 +112,7 @@ extension CompiledPolicy {
                 finishGrants(
                     from: grantStart,
                     entries: entries,
+                    namesInternedExactly: namesInternedExactly,
                     surviving: surviving,
                     merge: merge,
                     first: index,
@@ -278,6 +289,7 @@ extension CompiledPolicy {
     private func finishGrants(
         from start: Int,
         entries: [RoleEntry],
+        namesInternedExactly: Bool,
         surviving: UnsafeMutablePointer<UInt64>,
         merge: GroupMerge,
         first: Int,
@@ -286,33 +298,62 @@ extension CompiledPolicy {
     ) {
         guard records.grants.count > start else { return }
         let count = entries.count
+        // What evaluateGroup left: each entry's product and role class as the last document
+        // interned them (the same for identical entries), until the table below replaces them.
+        let internedProducts = UnsafeBufferPointer(rebasing: entryScratch[0..<count])
+        let internedRoles = UnsafeBufferPointer(rebasing: entryScratch[count..<2 * count])
         let firstIdentical = UnsafeMutableBufferPointer(rebasing: entryScratch[0..<count])
         let kept = records.grants.withUnsafeMutableBufferPointer { all -> Int in
             let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
             sortGrants(slice)
             countWork(slice.count)
             // Identical entries match the same rules, so a repeat always follows the first of its
-            // kind within its (capability, document, rule) run: the repeats are known once a run
-            // holds two entries, which most groups never reach.
+            // kind within its (capability, document, rule) run: it is found among the few entries
+            // the run kept so far, or, past a few, through the table of every entry's first
+            // identical one (built once per group, so the work stays linear).
             var repeatsKnown = false
             var write = 0
+            var runStart = 0
             for read in 0..<slice.count {
                 let record = slice[read]
                 let capability = Int(record.capability)
                 guard surviving[capability >> 6] & (1 << UInt64(capability & 63)) != 0 else { continue }
-                if write > 0 && record.entryRole >= 0 {
-                    let previous = slice[write - 1]
-                    if previous.capability == record.capability && previous.document == record.document
-                        && previous.rule == record.rule
-                    {
+                let previous = write > 0 ? slice[write - 1] : record
+                if write > 0 && previous.capability == record.capability && previous.document == record.document
+                    && previous.rule == record.rule
+                {
+                    if record.entryRole >= 0 {
                         // The same entry again (a rule that reaches it twice), or a repeat of one.
                         if previous.entryRole == record.entryRole { continue }
-                        if !repeatsKnown {
-                            IdenticalEntries.find(entries, into: firstIdentical)
-                            repeatsKnown = true
+                        let entry = Int(record.entryRole)
+                        if !repeatsKnown && write - runStart <= Self.shortRun {
+                            // Identical entries have the same interned product and role class, so
+                            // only entries that share both can be identical; a product and a role
+                            // the tables name are then the same bytes, other values are compared.
+                            countWork(write - runStart)
+                            let named =
+                                namesInternedExactly && internedProducts[entry] >= 0 && internedRoles[entry] > 0
+                            var repeated = false
+                            for earlier in runStart..<write {
+                                let other = Int(slice[earlier].entryRole)
+                                guard internedProducts[other] == internedProducts[entry],
+                                    internedRoles[other] == internedRoles[entry],
+                                    named || IdenticalEntries.areIdentical(entries, other, entry)
+                                else { continue }
+                                repeated = true
+                                break
+                            }
+                            if repeated { continue }
+                        } else {
+                            if !repeatsKnown {
+                                IdenticalEntries.find(entries, into: firstIdentical)
+                                repeatsKnown = true
+                            }
+                            if firstIdentical[entry] != record.entryRole { continue }
                         }
-                        if firstIdentical[Int(record.entryRole)] != record.entryRole { continue }
                     }
+                } else {
+                    runStart = write
                 }
                 slice[write] = record
                 write += 1
@@ -346,6 +387,10 @@ extension CompiledPolicy {
         }
         records.grants.removeSubrange(kept...)
     }
+
+    /// The most entries a run compares a record with one by one before it asks the table of
+    /// identical entries.
+    private static let shortRun = 8
 
     /// Keeps one group's denial records whose capability was granted there (only those were
     /// removed), ordered by capability, document, rule, each once.
@@ -403,31 +448,56 @@ extension CompiledPolicy {
             return
         }
         withScratchBuffer(of: DecisionProvenance.Grant.self, capacity: count) { bucketed in
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: capabilities + 1) { starts in
+            let largest = withUnsafeTemporaryAllocation(of: Int32.self, capacity: capabilities + 1) { starts in
                 // starts[c]: where capability c's bucket begins.
                 starts.initialize(repeating: 0)
-                for record in slice { starts[Int(record.capability) + 1] += 1 }
+                var largest: Int32 = 0
+                for record in slice {
+                    starts[Int(record.capability) + 1] += 1
+                    largest = max(largest, starts[Int(record.capability) + 1])
+                }
                 for capability in 0..<capabilities { starts[capability + 1] += starts[capability] }
                 for record in slice {
                     let position = Int(starts[Int(record.capability)])
                     bucketed.initializeElement(at: position, to: record)
                     starts[Int(record.capability)] = Int32(position + 1)
                 }
+                return Int(largest)
             }
-            _ = slice.update(fromContentsOf: bucketed)
-            var bucketStart = 0
-            for index in 1...count {
-                guard index == count || slice[index].capability != slice[bucketStart].capability else { continue }
-                if index - bucketStart > 1 {
+            guard largest <= Self.insertionSortLimit else {
+                // A large bucket: copied back, then each bucket sorted on its own.
+                _ = slice.update(fromContentsOf: bucketed)
+                var bucketStart = 0
+                for index in 1...count {
+                    guard index == count || slice[index].capability != slice[bucketStart].capability else { continue }
                     Self.sort(
                         UnsafeMutableBufferPointer(rebasing: slice[bucketStart..<index]),
                         by: precedesWithinCapability
                     )
+                    bucketStart = index
                 }
-                bucketStart = index
+                return
+            }
+            // Small buckets (the usual few records per capability): each record inserted into its
+            // bucket as it is copied back.
+            countWork(count)
+            var bucketStart = 0
+            for index in 0..<count {
+                let record = bucketed[index]
+                if record.capability != bucketed[bucketStart].capability { bucketStart = index }
+                var position = index
+                while position > bucketStart && precedesWithinCapability(record, slice[position - 1]) {
+                    slice[position] = slice[position - 1]
+                    position -= 1
+                }
+                slice[position] = record
             }
         }
     }
+
+    /// The most records sorted by insertion (each moved past at most this many): beyond, the
+    /// standard sort, so sorting stays O(n log n) however many records share a capability.
+    private static let insertionSortLimit = 32
 
     /// Sorts a group's records: insertion sort for the usual few dozen, the standard sort beyond.
     @inline(__always)
@@ -436,7 +506,7 @@ extension CompiledPolicy {
         by precedes: (Record, Record) -> Bool
     ) {
         countWork(records.count)
-        guard records.count > 32 else {
+        guard records.count > insertionSortLimit else {
             for index in records.indices.dropFirst() {
                 let record = records[index]
                 var position = index

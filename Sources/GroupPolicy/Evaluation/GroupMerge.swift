@@ -11,7 +11,8 @@
 ///
 /// The plan is two arrays the caller provides: `first[i]` is the index of the first group with
 /// group `i`'s id, `next[i]` the next group with that id (-1: none). Building it is linear in the
-/// response (a table of the ids' hashes, in temporary memory: on the stack for a usual response).
+/// response: a few groups compare their ids directly, more go through a table of the ids' hashes
+/// in temporary memory.
 struct GroupMerge {
     let groups: UnsafeBufferPointer<GroupEntry>
     /// For each group, the index of the first group with its id.
@@ -29,10 +30,34 @@ struct GroupMerge {
         self.first = first
         self.next = next
         let count = groups.count
+        countWork(count)
         guard count > 1 else {
             if count == 1 {
                 first[0] = 0
                 next[0] = -1
+            }
+            return
+        }
+        guard count > Self.fewGroups else {
+            // Few groups (most responses): each id's hash compared with those before it, and the
+            // ids themselves when the hashes agree.
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { hashes in
+                for index in 0..<count {
+                    first[index] = Int32(index)
+                    next[index] = -1
+                    let hash = StringTable.hash(of: groups[index].groupID)
+                    hashes[index] = hash
+                    for earlier in 0..<index
+                    where hashes[earlier] == hash && first[earlier] == Int32(earlier)
+                        && groups[earlier].groupID.isExactly(groups[index].groupID)
+                    {
+                        first[index] = Int32(earlier)
+                        var last = earlier
+                        while next[last] >= 0 { last = Int(next[last]) }
+                        next[last] = Int32(index)
+                        break
+                    }
+                }
             }
             return
         }
@@ -64,7 +89,6 @@ struct GroupMerge {
                 first[index] = -1
             }
         }
-        countWork(count)
         for index in 0..<count where first[index] < 0 {
             var member = index
             while member >= 0 {
@@ -73,6 +97,10 @@ struct GroupMerge {
             }
         }
     }
+
+    /// The most groups merged by comparing each id with the ids before it (at most 28 comparisons);
+    /// more go through a table of the ids' hashes.
+    private static let fewGroups = 8
 
     /// Plans the merge of `groups` in temporary memory and calls `body` with the plan.
     static func withPlan<Result>(
@@ -92,6 +120,7 @@ struct GroupMerge {
 
     /// The merged group's role entries: every occurrence's, in response order (the first
     /// occurrence's own array when the id is not repeated).
+    @inline(__always)
     func entries(ofFirst index: Int) -> [RoleEntry] {
         var member = Int(next[index])
         guard member >= 0 else { return groups[index].roles }
@@ -107,6 +136,8 @@ struct GroupMerge {
     /// in Production.
     @inline(__always)
     static func ignores(_ groupID: String, in environment: StoreEnvironment) -> Bool {
-        environment == .production && groupID.isExactly(GetCustomerGroupsResponse.sandboxPlaceholderGroupID)
+        // Its first byte first: most group ids differ there, and the check is per group.
+        environment == .production && groupID.utf8.first == UInt8(ascii: "9")
+            && groupID.isExactly(GetCustomerGroupsResponse.sandboxPlaceholderGroupID)
     }
 }

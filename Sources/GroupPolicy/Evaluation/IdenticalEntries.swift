@@ -5,6 +5,14 @@
 /// matches an entry matches every entry identical to it (matching reads only those two values), so
 /// keeping the first of each kind keeps one grant per (rule, distinct entry).
 enum IdenticalEntries {
+    /// Whether entries `left` and `right` are identical: the same product id and the same role,
+    /// byte for byte.
+    @inline(__always)
+    static func areIdentical(_ entries: [RoleEntry], _ left: Int, _ right: Int) -> Bool {
+        entries[left].productID.isExactly(entries[right].productID)
+            && entries[left].role.rawValue.isExactly(entries[right].role.rawValue)
+    }
+
     /// Sets `firstIdentical[i]` to the index of the first entry identical to entry `i` (`i` itself
     /// for the first of its kind), in time linear in the entries: a table of their hashes in
     /// temporary memory.
@@ -19,18 +27,15 @@ enum IdenticalEntries {
             slots.initialize(repeating: 0)
             countWork(count)
             for index in 0..<count {
-                let entry = entries[index]
-                let productHash = StringTable.hash(of: entry.productID)
-                let hash = (productHash ^ (StringTable.hash(of: entry.role.rawValue) &* 0x9E37_79B9_7F4A_7C15))
+                let productHash = StringTable.hash(of: entries[index].productID)
+                let hash = productHash ^ (StringTable.hash(of: entries[index].role.rawValue) &* 0x9E37_79B9_7F4A_7C15)
                 let tag = hash & 0xFFFF_FFFF_0000_0000
                 var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
                 firstIdentical[index] = Int32(index)
                 while slots[slot] != 0 {
                     countWork(1)
                     let known = Int(UInt32(truncatingIfNeeded: slots[slot]) - 1)
-                    if slots[slot] & 0xFFFF_FFFF_0000_0000 == tag && entries[known].productID.isExactly(entry.productID)
-                        && entries[known].role.rawValue.isExactly(entry.role.rawValue)
-                    {
+                    if slots[slot] & 0xFFFF_FFFF_0000_0000 == tag && areIdentical(entries, known, index) {
                         firstIdentical[index] = Int32(known)
                         break
                     }

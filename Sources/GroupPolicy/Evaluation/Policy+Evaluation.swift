@@ -40,14 +40,20 @@ extension CompiledPolicy {
     package func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
         let words = catalog.wordCount
         let count = groups.count
+        let environment = context.environment
         return groups.withUnsafeBufferPointer { groups in
-            GroupMerge.withPlan(groups) { merge in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count) { plan in
+                let merge = GroupMerge(
+                    groups,
+                    first: UnsafeMutableBufferPointer(rebasing: plan[0..<count]),
+                    next: UnsafeMutableBufferPointer(rebasing: plan[count...])
+                )
                 // first[i] becomes the group whose bits group i adds to, or -1 when it gets nothing.
                 let first = merge.first
                 for index in 0..<count {
                     let target = Int(first[index])
                     if target == index {
-                        if GroupMerge.ignores(groups[index].groupID, in: context.environment) { first[index] = -1 }
+                        if GroupMerge.ignores(groups[index].groupID, in: environment) { first[index] = -1 }
                     } else if first[target] < 0 {
                         first[index] = -1
                     }

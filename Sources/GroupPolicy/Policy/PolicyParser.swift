@@ -185,8 +185,9 @@ struct PolicyParser {
         return elements
     }
 
-    /// The required `id` of element `index` of a section, with a located error when an earlier
-    /// element has it too (`seen`: the section's ids so far, and where each first appears).
+    /// The required `id` of element `index` of a section, and where it is, with a located error
+    /// when an earlier element has it too (`seen`: the section's ids so far, and where each first
+    /// appears).
     func elementID(
         _ fields: ObjectFields,
         _ path: JSONPath,
@@ -194,7 +195,7 @@ struct PolicyParser {
         kind: String,
         section: String,
         seen: inout [String: Int]
-    ) -> Located<String>? {
+    ) -> (value: String, offset: Int)? {
         guard let node = fields.required("id"), let value = collector.string(node, path.appending("id")) else {
             return nil
         }
@@ -208,7 +209,7 @@ struct PolicyParser {
         } else {
             seen[value] = index
         }
-        return Located(value: value, offset: node.offset, path: path.appending("id"))
+        return (value, node.offset)
     }
 
     /// Whether a list of `count` items is within `maximum`, with the `earlier` ones of the policy
