@@ -1,0 +1,161 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// The Redis store's pool: as many calls on the wire as it has connections, the rest queued within
+/// their timeout, and `close()` and cancellation ending calls at once.
+@Suite("Redis store: concurrency, closing and cancellation")
+struct RedisConcurrencyTests {
+    /// The calls `GroupDecisionService` makes for a customer nobody has cached: the answer (none),
+    /// the fetch lock, the answer again under the lock, the 429 gate, the new answer, the release.
+    static func miss(_ store: RedisGroupsCache, customer: String) async throws {
+        let first = try await store.answer(forCustomer: customer, in: .production)
+        #expect(first == nil)
+        let owner = UUID().uuidString
+        let locked = try await store.acquireFetchLock(
+            forCustomer: customer,
+            in: .production,
+            owner: owner,
+            timeToLive: .seconds(30)
+        )
+        #expect(locked)
+        let second = try await store.answer(forCustomer: customer, in: .production)
+        #expect(second == nil)
+        let gate = try await store.rateLimitedUntil(.customerGroups, in: .production)
+        #expect(gate == nil)
+        let answer = CachedGroupsAnswer(kind: .groups, body: Array(StubAppStore.consumerBody.utf8), fetchedAt: Date())
+        try await store.setAnswer(answer, forCustomer: customer, in: .production, timeToLive: .seconds(60))
+        try await store.releaseFetchLock(forCustomer: customer, in: .production, owner: owner)
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    }
+
+    static func summary(_ durations: [Duration]) -> String {
+        let sorted = durations.map(milliseconds).sorted()
+        guard let low = sorted.first, let high = sorted.last else { return "none" }
+        let median = sorted[sorted.count / 2]
+        return String(format: "median %.1f ms (min %.1f, max %.1f, %d runs)", median, low, high, sorted.count)
+    }
+
+    @Test(
+        "64 concurrent cache misses through a Redis 20 ms away: as many calls in flight as the pool has connections",
+        .requires(.redisServer)
+    )
+    func concurrentMisses() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .milliseconds(20))
+        defer { proxy.stop() }
+        // A generous timeout: what is measured is the pool's width, not how fast this machine is.
+        let store = try RedisGroupsCache(host: "127.0.0.1", port: proxy.port, keyPrefix: "bench", timeout: .seconds(30))
+        defer { store.close() }
+        try await Self.miss(store, customer: "warm-up")
+        var single: [Duration] = []
+        for run in 0..<5 {
+            let start = ContinuousClock.now
+            try await Self.miss(store, customer: "single-\(run)")
+            single.append(start.duration(to: .now))
+        }
+        var concurrent: [Duration] = []
+        for run in 0..<6 {
+            // The first run proves the width: the proxy passes nothing on until every connection
+            // carries a call. (A pool narrower than that would time the hold out instead.)
+            if run == 0 { proxy.hold(untilInFlight: store.maximumConnections, atMost: .seconds(20)) }
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for customer in 0..<64 {
+                    group.addTask { try await Self.miss(store, customer: "run-\(run)-\(customer)") }
+                }
+                try await group.waitForAll()
+            }
+            if run == 0 {
+                #expect(proxy.holdWasReached == true)
+                #expect(proxy.peakInFlight == store.maximumConnections)
+            } else {
+                concurrent.append(start.duration(to: .now))
+            }
+        }
+        #expect(store.pool.statistics.connectionsOpened == store.maximumConnections)
+        print("Redis 20 ms away, one miss (6 calls): \(Self.summary(single))")
+        print("Redis 20 ms away, 64 concurrent misses: \(Self.summary(concurrent))")
+    }
+
+    @Test("more callers than connections: the pool opens its maximum, the others wait their turn within the timeout")
+    func queuedBeyondTheMaximum() async throws {
+        let fake = try RedisFakeServer { _, _, _ in .silence }
+        defer { fake.stop() }
+        let store = try RedisGroupsCache(
+            host: "127.0.0.1",
+            port: fake.port,
+            keyPrefix: "test",
+            timeout: .seconds(3),
+            maximumConnections: 3
+        )
+        defer { store.close() }
+        let messages = await withTaskGroup(of: String.self) { group in
+            for customer in 0..<10 {
+                group.addTask {
+                    await expectError { try await store.answer(forCustomer: "c\(customer)", in: .sandbox) }?.message
+                        ?? ""
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let prefix = "Redis at 127.0.0.1:\(fake.port): GET answer: timed out "
+        #expect(messages.filter { $0 == prefix + "waiting for a reply" }.count == 3)
+        #expect(messages.filter { $0 == prefix + "waiting for a connection" }.count == 7)
+        #expect(fake.connections == 3)
+        #expect(store.pool.statistics.connectionsOpened == 3)
+    }
+
+    @Test("close(): calls in flight end at once, later calls fail without waiting, and closing again does nothing")
+    func closeEndsCalls() async throws {
+        let fake = try RedisFakeServer { _, _, _ in .silence }
+        defer { fake.stop() }
+        let store = try RedisGroupsCache(host: "127.0.0.1", port: fake.port, keyPrefix: "test", timeout: .seconds(600))
+        let calls = Task {
+            await withTaskGroup(of: AppStoreGroupsError?.self) { group in
+                for customer in 0..<5 {
+                    group.addTask {
+                        await expectError { try await store.answer(forCustomer: "c\(customer)", in: .sandbox) }
+                    }
+                }
+                return await group.reduce(into: [AppStoreGroupsError?]()) { $0.append($1) }
+            }
+        }
+        // The server holds five commands it will never answer.
+        try await RedisFakeServer.waitUntil { fake.commands.count == 5 }
+        store.close()
+        store.close()
+        let errors = await calls.value
+        let closed = "Redis at 127.0.0.1:\(fake.port): GET answer: the store is closed"
+        #expect(errors.map { $0?.code } == Array(repeating: .storeFailure, count: 5))
+        #expect(errors.map { $0?.message } == Array(repeating: closed, count: 5))
+        let later = await expectError { try await store.invalidate(customer: "c") }
+        #expect(later?.code == .storeFailure)
+        #expect(later?.message == "Redis at 127.0.0.1:\(fake.port): DEL answers: the store is closed")
+        #expect(fake.commands.count == 5)
+    }
+
+    @Test("a cancelled call ends as cancelled at once, and its connection, whose reply may still come, is closed")
+    func cancellation() async throws {
+        let fake = try RedisFakeServer { connection, index, _ in connection == 1 && index == 0 ? .silence : .standard }
+        defer { fake.stop() }
+        let store = try RedisGroupsCache(host: "127.0.0.1", port: fake.port, keyPrefix: "test", timeout: .seconds(600))
+        defer { store.close() }
+        let call = Task { await expectError { try await store.answer(forCustomer: "c", in: .sandbox) } }
+        try await RedisFakeServer.waitUntil { fake.commands.count == 1 }
+        call.cancel()
+        let error = await call.value
+        #expect(error?.code == .cancelled)
+        #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: cancelled")
+        try await RedisFakeServer.waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
+        // The next call gets a connection of its own.
+        #expect(try await store.answer(forCustomer: "c", in: .sandbox) == nil)
+        #expect(fake.connections == 2)
+    }
+}
