@@ -31,8 +31,8 @@ final class RedisConnection: @unchecked Sendable {
     private var expectedReplies = 0
     private var sentinel: [UInt8] = []
     private var sentBytes = 0
+    private var peerClosed = false
     private var receivedBytes = 0
-    private var chunk = [UInt8](repeating: 0, count: 65_536)
     private let parser: RESPParser
     private let maximumBufferedBytes: Int
 
@@ -63,8 +63,9 @@ final class RedisConnection: @unchecked Sendable {
     /// Whether any byte of a reply arrived for the request.
     var receivedAnything: Bool { receivedBytes > 0 }
 
-    /// Whether bytes are buffered beyond the replies taken: a reply nobody asked for.
-    var holdsUnreadBytes: Bool { inputOffset < input.count }
+    /// Whether bytes are buffered beyond the replies taken (a reply nobody asked for), or the
+    /// server closed the connection.
+    var holdsUnreadBytes: Bool { inputOffset < input.count || peerClosed }
 
     /// Whether the server has sent nothing since the last reply and has not closed: the only state
     /// in which a used connection may run another request.
@@ -105,14 +106,18 @@ final class RedisConnection: @unchecked Sendable {
         outputOffset = 0
     }
 
-    /// Reads what has arrived without blocking.
+    /// Reads what has arrived without blocking, through `chunk` (the pool's one read buffer).
     ///
     /// - Returns: The request's replies (the sentinel's echo checked and removed) once all have
     ///   arrived; `nil` while some are missing.
-    func receive() throws(RedisFailure) -> [RESPReply]? {
+    func receive(using chunk: inout [UInt8]) throws(RedisFailure) -> [RESPReply]? {
         while true {
             let received = RedisSockets.receive(descriptor, into: &chunk)
-            if received == 0 { throw RedisFailure("the server closed the connection", kind: .connectionLost) }
+            if received == 0 {
+                // Replies complete before the close still count; the connection goes either way.
+                peerClosed = true
+                break
+            }
             if received < 0 {
                 if RedisSockets.wouldBlock { break }
                 let lost = RedisSockets.connectionWasLost
@@ -141,7 +146,10 @@ final class RedisConnection: @unchecked Sendable {
                 }
             }
         }
-        guard replies.count == expectedReplies else { return nil }
+        guard replies.count == expectedReplies else {
+            if peerClosed { throw RedisFailure("the server closed the connection", kind: .connectionLost) }
+            return nil
+        }
         guard replies.last == .bulk(sentinel) else {
             throw RedisFailure("the replies were not the ones asked for", kind: .protocolViolation)
         }

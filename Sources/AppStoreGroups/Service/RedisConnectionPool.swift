@@ -77,6 +77,8 @@ final class RedisConnectionPool: @unchecked Sendable {
     private var addressesResolvedAt: ContinuousClock.Instant?
     private var isResolving = false
     private var sentinelCounter: UInt64 = 0
+    /// The buffer every connection reads into: one thread reads, one read at a time.
+    private var chunk = [UInt8](repeating: 0, count: 65_536)
     private let sentinelPrefix = String(UInt64.random(in: 0...UInt64.max), radix: 16)
 
     init(settings: Settings) {
@@ -199,7 +201,8 @@ final class RedisConnectionPool: @unchecked Sendable {
         case .busy(let request):
             do {
                 if events & Int16(POLLOUT) != 0 { try connection.flush() }
-                if events & Int16(POLLIN | POLLHUP | POLLERR) != 0, let replies = try connection.receive() {
+                if events & Int16(POLLIN | POLLHUP | POLLERR) != 0, let replies = try connection.receive(using: &chunk)
+                {
                     // Answered in full and in place; anything more makes the connection unfit.
                     if connection.holdsUnreadBytes { discard(connection) } else { offer(connection) }
                     finish(request, .success(replies))

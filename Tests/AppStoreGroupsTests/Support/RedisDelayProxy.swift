@@ -13,26 +13,28 @@ import Darwin
 /// back at once, and counts the calls in flight: connections that sent bytes the server has not
 /// answered yet. ``hold(untilInFlight:atMost:)`` makes it pass nothing on until that many calls are
 /// in flight at once, which proves a client's concurrency without timing anything.
+///
+/// One thread drives every socket with `poll`, so the proxy's own cost stays small and its timers
+/// exact however many connections it carries.
 final class RedisDelayProxy: @unchecked Sendable {
     let port: Int
     let delay: Duration
     private let upstreamPort: Int
     private let listener: LoopbackSocket
-    private let condition = NSCondition()
-    private var inFlight = 0
+    private let wake: (read: Int32, write: Int32)
+    private let lock = NSLock()
     private var peak = 0
     private var accepted = 0
-    private var barrier: (count: Int, until: Date)?
+    private var barrier: (count: Int, until: ContinuousClock.Instant)?
     private var barrierReached: Bool?
-    private var descriptors: [Int32] = []
+    private var isStopped = false
 
-    private final class Link: @unchecked Sendable {
+    private final class Link {
         let client: Int32
         let upstream: Int32
-        var chunks: [(due: Date, bytes: [UInt8])] = []
+        var toUpstream: [(due: ContinuousClock.Instant, bytes: [UInt8])] = []
+        var toClient: [UInt8] = []
         var awaitingReply = false
-        var clientClosed = false
-        var threadsLeft = 3
 
         init(client: Int32, upstream: Int32) {
             self.client = client
@@ -45,165 +47,151 @@ final class RedisDelayProxy: @unchecked Sendable {
         port = listener.port
         self.upstreamPort = upstreamPort
         self.delay = delay
-        let descriptor = listener.descriptor
-        Thread.detachNewThread { [self] in
-            while true {
-                let client = accept(descriptor, nil, nil)
-                guard client >= 0 else { return }
-                guard let upstream = Self.dial(upstreamPort) else {
-                    close(client)
-                    continue
-                }
-                // The descriptors close only when all three threads of the link are done with
-                // them, under the lock, so `stop()` never touches a number reused elsewhere.
-                var one: Int32 = 1
-                for socket in [client, upstream] {
-                    _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                }
-                condition.withLock {
-                    accepted += 1
-                    descriptors += [client, upstream]
-                }
-                let link = Link(client: client, upstream: upstream)
-                Thread.detachNewThread { self.readClient(link) }
-                Thread.detachNewThread { self.writeUpstream(link) }
-                Thread.detachNewThread { self.readUpstream(link) }
-            }
-        }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw RedisServerError(description: "pipe failed") }
+        wake = (ends[0], ends[1])
+        for descriptor in [listener.descriptor, wake.read] { Self.makeNonBlocking(descriptor) }
+        Thread.detachNewThread { [self] in run() }
     }
 
-    deinit {
-        stop()
-    }
-
-    /// Stops accepting and ends every connection.
+    /// Stops the proxy: every connection it carries is closed.
     func stop() {
-        shutdown(listener.descriptor, Int32(SHUT_RDWR))
-        condition.withLock {
-            for descriptor in descriptors { shutdown(descriptor, Int32(SHUT_RDWR)) }
-            condition.broadcast()
+        lock.withLock {
+            guard !isStopped else { return }
+            isStopped = true
+            var byte: UInt8 = 1
+            _ = write(wake.write, &byte, 1)
         }
     }
 
     /// The most calls in flight at one time so far.
-    var peakInFlight: Int { condition.withLock { peak } }
+    var peakInFlight: Int { lock.withLock { peak } }
     /// Connections accepted so far.
-    var connections: Int { condition.withLock { accepted } }
+    var connections: Int { lock.withLock { accepted } }
 
     /// Passes nothing on until `count` calls are in flight at once, or `atMost` has passed.
     func hold(untilInFlight count: Int, atMost: Duration) {
-        condition.withLock {
-            barrier = (count, Date().addingTimeInterval(Self.seconds(atMost)))
+        lock.withLock {
+            barrier = (count, .now + atMost)
             barrierReached = nil
-            peak = inFlight
+            peak = 0
         }
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
     }
 
     /// Whether the last hold ended because `count` calls were in flight (`false`: it timed out;
     /// `nil`: it has not ended).
-    var holdWasReached: Bool? { condition.withLock { barrierReached } }
+    var holdWasReached: Bool? { lock.withLock { barrierReached } }
 
-    /// Called by each of a link's three threads as it ends; the last closes the link's sockets.
-    private func threadEnded(_ link: Link) {
-        condition.withLock {
-            link.threadsLeft -= 1
-            guard link.threadsLeft == 0 else { return }
-            descriptors.removeAll { $0 == link.client || $0 == link.upstream }
-            close(link.client)
-            close(link.upstream)
-        }
-    }
-
-    private func readClient(_ link: Link) {
-        defer { threadEnded(link) }
+    private func run() {
+        var links: [Link] = []
+        var inFlight = 0
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(link.client, $0.baseAddress, $0.count, 0) }
-            condition.withLock {
-                if count > 0 {
-                    if !link.awaitingReply {
-                        link.awaitingReply = true
-                        inFlight += 1
-                        peak = max(peak, inFlight)
-                    }
-                    link.chunks.append((Date().addingTimeInterval(Self.seconds(delay)), Array(chunk[0..<count])))
-                } else {
-                    link.clientClosed = true
-                    if link.awaitingReply {
-                        link.awaitingReply = false
-                        inFlight -= 1
-                    }
-                }
-                condition.broadcast()
-            }
-            if count <= 0 { return }
-        }
-    }
-
-    private func writeUpstream(_ link: Link) {
-        defer { threadEnded(link) }
-        while true {
-            let bytes: [UInt8]? = condition.withLock {
-                while true {
-                    if let (count, until) = barrier {
-                        if inFlight >= count {
-                            barrier = nil
-                            barrierReached = true
-                            condition.broadcast()
-                        } else if Date() >= until {
-                            barrier = nil
-                            barrierReached = false
-                            condition.broadcast()
-                        } else {
-                            _ = condition.wait(until: until)
-                            continue
-                        }
-                    }
-                    guard let first = link.chunks.first else {
-                        if link.clientClosed { return nil }
-                        condition.wait()
-                        continue
-                    }
-                    if first.due > Date() {
-                        _ = condition.wait(until: first.due)
-                        continue
-                    }
-                    link.chunks.removeFirst()
-                    return first.bytes
-                }
-            }
-            guard let bytes else {
-                shutdown(link.upstream, Int32(SHUT_RDWR))
-                return
-            }
-            guard Self.transmit(bytes, on: link.upstream) else { return }
-        }
-    }
-
-    private func readUpstream(_ link: Link) {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        defer { threadEnded(link) }
         defer {
-            shutdown(link.client, Int32(SHUT_RDWR))
-            condition.withLock {
-                link.clientClosed = true
-                condition.broadcast()
+            for link in links {
+                close(link.client)
+                close(link.upstream)
             }
+            close(wake.read)
+            close(wake.write)
+        }
+        func setAwaiting(_ link: Link, _ awaiting: Bool) {
+            guard link.awaitingReply != awaiting else { return }
+            link.awaitingReply = awaiting
+            inFlight += awaiting ? 1 : -1
+            lock.withLock { peak = max(peak, inFlight) }
         }
         while true {
-            let count = chunk.withUnsafeMutableBytes { recv(link.upstream, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return }
-            condition.withLock {
-                if link.awaitingReply {
-                    link.awaitingReply = false
-                    inFlight -= 1
-                    condition.broadcast()
+            let now = ContinuousClock.now
+            // Whether chunks may pass, and until when the hold lasts.
+            let (stopped, holdUntil) = lock.withLock { () -> (Bool, ContinuousClock.Instant?) in
+                if let (count, until) = barrier {
+                    if inFlight >= count {
+                        barrier = nil
+                        barrierReached = true
+                    } else if now >= until {
+                        barrier = nil
+                        barrierReached = false
+                    } else {
+                        return (isStopped, until)
+                    }
+                }
+                return (isStopped, nil)
+            }
+            if stopped { return }
+            var next = holdUntil
+            if holdUntil == nil {
+                for link in links {
+                    while let first = link.toUpstream.first, first.due <= now {
+                        link.toUpstream.removeFirst()
+                        _ = Self.transmit(first.bytes, on: link.upstream)
+                    }
+                    if let first = link.toUpstream.first { next = min(next ?? first.due, first.due) }
                 }
             }
-            guard Self.transmit(Array(chunk[0..<count]), on: link.client) else { return }
+            var descriptors = [
+                pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            ]
+            for link in links {
+                descriptors.append(pollfd(fd: link.client, events: Int16(POLLIN), revents: 0))
+                descriptors.append(pollfd(fd: link.upstream, events: Int16(POLLIN), revents: 0))
+            }
+            var timeout: Int32 = -1
+            if let next {
+                let (seconds, attoseconds) = now.duration(to: next).components
+                timeout = max(0, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
+            }
+            guard poll(&descriptors, nfds_t(descriptors.count), timeout) > 0 else { continue }
+            if descriptors[1].revents != 0 {
+                while chunk.withUnsafeMutableBytes({ read(wake.read, $0.baseAddress, $0.count) }) > 0 {}
+            }
+            if descriptors[0].revents != 0 {
+                let client = accept(listener.descriptor, nil, nil)
+                if client >= 0, let upstream = Self.dial(upstreamPort) {
+                    var one: Int32 = 1
+                    _ = setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    links.append(Link(client: client, upstream: upstream))
+                    lock.withLock { accepted += 1 }
+                } else if client >= 0 {
+                    close(client)
+                }
+            }
+            var ended: [Link] = []
+            for (index, link) in links.enumerated() {
+                let clientEvents = descriptors.count > 2 + index * 2 ? descriptors[2 + index * 2].revents : 0
+                let upstreamEvents = descriptors.count > 3 + index * 2 ? descriptors[3 + index * 2].revents : 0
+                if clientEvents != 0 {
+                    let count = chunk.withUnsafeMutableBytes { recv(link.client, $0.baseAddress, $0.count, 0) }
+                    if count > 0 {
+                        setAwaiting(link, true)
+                        link.toUpstream.append((.now + delay, Array(chunk[0..<count])))
+                    } else {
+                        ended.append(link)
+                        continue
+                    }
+                }
+                if upstreamEvents != 0 {
+                    let count = chunk.withUnsafeMutableBytes { recv(link.upstream, $0.baseAddress, $0.count, 0) }
+                    if count > 0 {
+                        setAwaiting(link, false)
+                        _ = Self.transmit(Array(chunk[0..<count]), on: link.client)
+                    } else {
+                        ended.append(link)
+                    }
+                }
+            }
+            for link in ended {
+                setAwaiting(link, false)
+                close(link.client)
+                close(link.upstream)
+                links.removeAll { $0 === link }
+            }
         }
     }
 
+    /// Sends everything, waiting while the socket is full (the proxy's sockets block).
     private static func transmit(_ bytes: [UInt8], on descriptor: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
@@ -214,6 +202,10 @@ final class RedisDelayProxy: @unchecked Sendable {
             offset += sent
         }
         return true
+    }
+
+    private static func makeNonBlocking(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK)
     }
 
     private static func dial(_ port: Int) -> Int32? {
@@ -236,10 +228,8 @@ final class RedisDelayProxy: @unchecked Sendable {
             close(descriptor)
             return nil
         }
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         return descriptor
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
