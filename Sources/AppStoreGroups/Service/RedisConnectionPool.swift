@@ -46,6 +46,8 @@ final class RedisConnectionPool: @unchecked Sendable {
         var peakRunning = 0
         /// Idle connections right now.
         var idle = 0
+        /// Requests waiting for a connection right now.
+        var waiting = 0
     }
 
     /// What callers hand to the thread, under the lock.
@@ -514,6 +516,7 @@ final class RedisConnectionPool: @unchecked Sendable {
         statisticsBox.withLock { statistics in
             statistics.peakRunning = max(statistics.peakRunning, running)
             statistics.idle = idle
+            statistics.waiting = waitingCount
         }
     }
 }

@@ -4,6 +4,12 @@ import Testing
 
 @testable import AppStoreGroups
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The Redis store's pool: as many calls on the wire as it has connections, the rest queued within
 /// their timeout, and `close()` and cancellation ending calls at once.
 @Suite("Redis store: concurrency, closing and cancellation")
@@ -84,7 +90,7 @@ struct RedisConcurrencyTests {
         print("Redis 20 ms away, 64 concurrent misses: \(Self.summary(concurrent))")
     }
 
-    @Test("more callers than connections: the pool opens its maximum, the others wait their turn within the timeout")
+    @Test("more callers than connections: the pool opens its maximum and the others wait their turn")
     func queuedBeyondTheMaximum() async throws {
         let fake = try RedisFakeServer { _, _, _ in .silence }
         defer { fake.stop() }
@@ -92,24 +98,63 @@ struct RedisConcurrencyTests {
             host: "127.0.0.1",
             port: fake.port,
             keyPrefix: "test",
-            timeout: .seconds(3),
+            timeout: .seconds(600),
             maximumConnections: 3
         )
-        defer { store.close() }
-        let messages = await withTaskGroup(of: String.self) { group in
-            for customer in 0..<10 {
-                group.addTask {
-                    await expectError { try await store.answer(forCustomer: "c\(customer)", in: .sandbox) }?.message
-                        ?? ""
+        let calls = Task {
+            await withTaskGroup(of: String.self) { group in
+                for customer in 0..<10 {
+                    group.addTask {
+                        await expectError { try await store.answer(forCustomer: "c\(customer)", in: .sandbox) }?
+                            .message ?? ""
+                    }
+                }
+                return await group.reduce(into: [String]()) { $0.append($1) }
+            }
+        }
+        // Three commands on the wire, seven calls queued behind them, none answered.
+        try await RedisFakeServer.waitUntil { fake.commands.count == 3 && store.pool.statistics.waiting == 7 }
+        #expect(store.pool.statistics.connectionsOpened == 3)
+        #expect(fake.connections == 3)
+        store.close()
+        let closed = "Redis at 127.0.0.1:\(fake.port): GET answer: the store is closed"
+        #expect(await calls.value == Array(repeating: closed, count: 10))
+    }
+
+    @Test("connecting counts in the timeout: a server whose backlog is full fails the call within it")
+    func connectingInTheTimeout() async throws {
+        // A listener that never accepts, its backlog filled: further connection attempts hang.
+        let listener = try LoopbackSocket(listening: ())
+        var fillers: [Int32] = []
+        defer { for descriptor in fillers { close(descriptor) } }
+        for _ in 0..<40 {
+            #if canImport(Glibc)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            #endif
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(listener.port).bigEndian)
+            address.sin_addr = in_addr(s_addr: UInt32(0x7f00_0001).bigEndian)
+            _ = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-            return await group.reduce(into: [String]()) { $0.append($1) }
+            fillers.append(descriptor)
         }
-        let prefix = "Redis at 127.0.0.1:\(fake.port): GET answer: timed out "
-        #expect(messages.filter { $0 == prefix + "waiting for a reply" }.count == 3)
-        #expect(messages.filter { $0 == prefix + "waiting for a connection" }.count == 7)
-        #expect(fake.connections == 3)
-        #expect(store.pool.statistics.connectionsOpened == 3)
+        let store = try RedisGroupsCache(
+            host: "127.0.0.1",
+            port: listener.port,
+            keyPrefix: "test",
+            timeout: .milliseconds(500)
+        )
+        defer { store.close() }
+        let error = await expectError { try await store.answer(forCustomer: "c", in: .sandbox) }
+        #expect(error?.code == .storeFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:\(listener.port): GET answer: timed out waiting for a connection")
     }
 
     @Test("close(): calls in flight end at once, later calls fail without waiting, and closing again does nothing")
