@@ -93,7 +93,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for an empty host or prefix, a
     ///   port out of range, a timeout that is not positive, a connection count out of range, or a
     ///   negative skew.
-    public init(
+    public convenience init(
         host: String,
         port: Int,
         keyPrefix: String,
@@ -102,6 +102,32 @@ public final class RedisGroupsCache: SharedGroupsCache {
         maximumValueBytes: Int = 2 << 20,
         maximumClockSkew: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(AppStoreGroupsError) {
+        try self.init(
+            host: host,
+            port: port,
+            keyPrefix: keyPrefix,
+            timeout: timeout,
+            maximumConnections: maximumConnections,
+            maximumValueBytes: maximumValueBytes,
+            maximumClockSkew: maximumClockSkew,
+            now: now,
+            idleLifetime: .seconds(60)
+        )
+    }
+
+    /// Creates a store whose idle connections close after `idleLifetime` (tests that count
+    /// connections keep them for as long as a busy machine may pause between two calls).
+    init(
+        host: String,
+        port: Int,
+        keyPrefix: String,
+        timeout: Duration,
+        maximumConnections: Int,
+        maximumValueBytes: Int,
+        maximumClockSkew: Duration,
+        now: @escaping @Sendable () -> Date,
+        idleLifetime: Duration
     ) throws(AppStoreGroupsError) {
         func invalid(_ why: String) -> AppStoreGroupsError {
             AppStoreGroupsError(code: .invalidConfiguration, message: "invalid Redis store: \(why)")
@@ -131,7 +157,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
                 maximumConnections: maximumConnections,
                 maximumReplyBytes: maximumValueBytes + 64,
                 connectTimeout: timeout,
-                idleLifetime: .seconds(60)
+                idleLifetime: idleLifetime
             )
         )
     }

@@ -13,12 +13,7 @@ struct EndlessScanTests {
         defer { fake.stop() }
         // A generous timeout per call: the bound under test is the number of calls, and on a
         // loaded machine one of 100,000 calls may take longer than the default 250 ms.
-        let store = try RedisGroupsCache(
-            host: "127.0.0.1",
-            port: fake.port,
-            keyPrefix: "test",
-            timeout: .seconds(30)
-        )
+        let store = try fake.store(timeout: .seconds(30))
         defer { store.close() }
         let error = await expectError { try await store.invalidateAll() }
         #expect(error?.code == .storeFailure)

@@ -47,7 +47,7 @@ struct RedisErrorTextTests {
             }
         }
         defer { fake.stop() }
-        let store = try RedisGroupsCache(host: "127.0.0.1", port: fake.port, keyPrefix: "test", timeout: .seconds(10))
+        let store = try fake.store()
         defer { store.close() }
         let prefix = "Redis at 127.0.0.1:\(fake.port): "
         let messages = [

@@ -15,6 +15,25 @@ struct RedisGroupsCacheTests {
         CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
     }
 
+    /// The milliseconds Redis gives a key still to live (-2: no such key).
+    static func millisecondsToLive(_ key: [UInt8], in store: RedisGroupsCache) async throws -> Int64? {
+        guard case .integer(let left) = try await store.call([Array("PTTL".utf8), key], "PTTL") else { return nil }
+        return left
+    }
+
+    /// Waits until `condition` holds: what Redis drops at a time to live is gone soon after it,
+    /// however late this task runs.
+    static func eventually(_ condition: () async throws -> Bool) async throws {
+        let end = ContinuousClock.now + .seconds(600)
+        while try await !condition() {
+            guard ContinuousClock.now < end else {
+                Issue.record("the condition did not hold within 600 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     @Test(
         "get and set: Apple's bytes and the fetch time come back; Redis drops them at the TTL",
         .requires(.redisServer)
@@ -25,15 +44,18 @@ struct RedisGroupsCacheTests {
         let store = try server.store()
         let answer = Self.answer("{\"groups\":[{\"groupId\":\"g1\",\"groupType\":\"CONSUMER\"}]}")
         #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
-        try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(2))
+        try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(600))
         #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
         #expect(try await store.answer(forCustomer: "c1", in: .production) == nil)
+        let left = try await Self.millisecondsToLive(store.answerKey("c1", .sandbox), in: store)
+        #expect(left.map { (1...600_000).contains($0) } == true)
         // A second store instance (another process of the fleet) sees the same answer.
         #expect(try await server.store().answer(forCustomer: "c1", in: .sandbox) == answer)
         // Another app's prefix does not.
         #expect(try await server.store(prefix: "other").answer(forCustomer: "c1", in: .sandbox) == nil)
-        try await Task.sleep(for: .milliseconds(2_500))
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
+        // A short time to live lapses in Redis.
+        try await store.setAnswer(answer, forCustomer: "c3", in: .sandbox, timeToLive: .milliseconds(100))
+        try await Self.eventually { try await store.answer(forCustomer: "c3", in: .sandbox) == nil }
         let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
         try await store.setAnswer(notFound, forCustomer: "c2", in: .sandbox, timeToLive: .seconds(60))
         #expect(try await store.answer(forCustomer: "c2", in: .sandbox) == notFound)
@@ -46,31 +68,40 @@ struct RedisGroupsCacheTests {
         let holder = try server.store()
         let other = try server.store()
         #expect(
+            try await holder.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "h", timeToLive: .seconds(600))
+        )
+        let left = try await Self.millisecondsToLive(holder.lockKey("c", .sandbox), in: holder)
+        #expect(left.map { (1...600_000).contains($0) } == true)
+        // Taken again by its owner (a command sent twice after a lost connection): still held.
+        #expect(
+            try await holder.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "h", timeToLive: .seconds(600))
+        )
+        #expect(
+            !(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
+        )
+        try await other.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "o")
+        #expect(
+            !(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
+        )
+        // A holder that never releases (it died): its lock lapses by itself.
+        #expect(
             try await holder.acquireFetchLock(
-                forCustomer: "c",
+                forCustomer: "d",
                 in: .sandbox,
                 owner: "h",
-                timeToLive: .seconds(2)
+                timeToLive: .milliseconds(100)
             )
         )
-        #expect(
-            !(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
-        )
-        try await other.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "o")
-        #expect(
-            !(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
-        )
-        // The holder never releases (it died): the lock lapses by itself. (Two seconds, so that a
-        // loaded machine cannot let it lapse before the checks above.)
-        try await Task.sleep(for: .milliseconds(2_500))
-        #expect(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
+        try await Self.eventually {
+            try await other.acquireFetchLock(forCustomer: "d", in: .sandbox, owner: "o", timeToLive: .seconds(600))
+        }
         // The dead holder's late release does not free the new owner's lock.
-        try await holder.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "h")
+        try await holder.releaseFetchLock(forCustomer: "d", in: .sandbox, owner: "h")
         #expect(
-            !(try await holder.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "h", timeToLive: .seconds(5)))
+            !(try await holder.acquireFetchLock(forCustomer: "d", in: .sandbox, owner: "h", timeToLive: .seconds(5)))
         )
-        try await other.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "o")
-        #expect(try await holder.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "h", timeToLive: .seconds(5)))
+        try await other.releaseFetchLock(forCustomer: "d", in: .sandbox, owner: "o")
+        #expect(try await holder.acquireFetchLock(forCustomer: "d", in: .sandbox, owner: "h", timeToLive: .seconds(5)))
     }
 
     @Test("a 429 instant set by one store instance is seen by another, and only moves later", .requires(.redisServer))
@@ -79,17 +110,22 @@ struct RedisGroupsCacheTests {
         defer { server.stop() }
         let first = try server.store()
         let second = try server.store()
-        let instant = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 30).rounded(.down))
+        let instant = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 600).rounded(.down))
         try await first.setRateLimitedUntil(instant, for: .customerGroups, in: .sandbox)
         try await first.setRateLimitedUntil(instant.addingTimeInterval(-10), for: .customerGroups, in: .sandbox)
         #expect(try await second.rateLimitedUntil(.customerGroups, in: .sandbox) == instant)
         #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
         #expect(try await second.rateLimitedUntil(.customerGroups, in: .production) == nil)
-        // An instant already past sets nothing; a short one lapses in Redis.
-        let soon = Date().addingTimeInterval(2)
-        try await first.setRateLimitedUntil(soon, for: .groupMembers, in: .sandbox)
-        #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) != nil)
-        try await Task.sleep(for: .milliseconds(2_500))
+        // Redis drops the key at the instant.
+        let left = try await Self.millisecondsToLive(first.rateKey(.customerGroups, .sandbox), in: first)
+        #expect(left.map { (1...600_000).contains($0) } == true)
+        // An instant already past sets nothing; a near one lapses in Redis.
+        try await first.setRateLimitedUntil(Date().addingTimeInterval(-1), for: .groupMembers, in: .production)
+        #expect(try await Self.millisecondsToLive(first.rateKey(.groupMembers, .production), in: first) == -2)
+        try await first.setRateLimitedUntil(Date().addingTimeInterval(0.2), for: .groupMembers, in: .sandbox)
+        try await Self.eventually {
+            try await Self.millisecondsToLive(first.rateKey(.groupMembers, .sandbox), in: first) == -2
+        }
         #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
     }
 

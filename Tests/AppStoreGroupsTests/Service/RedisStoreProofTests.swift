@@ -24,7 +24,7 @@ struct RedisStoreProofTests {
             connection == 1 && index == 0 ? .standardThenAgain(after: .milliseconds(30)) : .standard
         }
         defer { fake.stop() }
-        let store = try RedisGroupsCache(host: "127.0.0.1", port: fake.port, keyPrefix: "test", timeout: .seconds(10))
+        let store = try fake.store()
         defer { store.close() }
         let keyA = store.answerKey("customer-a", .sandbox)
         fake.set(keyA, Self.answer("customer-a").encoded(boundTo: keyA))
@@ -47,7 +47,7 @@ struct RedisStoreProofTests {
                 ? .reply(RedisFakeServer.bulk(milliseconds) + Array("$-1\r\n".utf8)) : .standard
         }
         defer { fake.stop() }
-        let store = try RedisGroupsCache(host: "127.0.0.1", port: fake.port, keyPrefix: "test", timeout: .seconds(10))
+        let store = try fake.store()
         defer { store.close() }
         fake.set(store.rateKey(.customerGroups, .sandbox), milliseconds)
         let limited = try await store.rateLimitedUntil(.customerGroups, in: .sandbox)

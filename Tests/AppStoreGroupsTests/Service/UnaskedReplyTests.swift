@@ -13,12 +13,7 @@ struct UnaskedReplyTests {
         // reply too many.
         let fake = try RedisFakeServer { _, index, _ in index == 0 ? .reply(Array("$-1\r\n:5\r\n".utf8)) : .standard }
         defer { fake.stop() }
-        let store = try RedisGroupsCache(
-            host: "127.0.0.1",
-            port: fake.port,
-            keyPrefix: "test",
-            timeout: .seconds(10)
-        )
+        let store = try fake.store()
         defer { store.close() }
         let error = await expectError { try await store.rateLimitedUntil(.customerGroups, in: .sandbox) }
         #expect(error?.code == .storeFailure)

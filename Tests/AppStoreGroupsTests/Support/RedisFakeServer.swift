@@ -88,6 +88,22 @@ final class RedisFakeServer: @unchecked Sendable {
     /// Replies sent a second time so far.
     var repeatedReplies: Int { lock.withLock { repeated } }
 
+    /// A store on this server whose connections stay open however long the test pauses between
+    /// calls (the tests count connections and the commands each received).
+    func store(timeout: Duration = .seconds(10), maximumConnections: Int = 32) throws -> RedisGroupsCache {
+        try RedisGroupsCache(
+            host: "127.0.0.1",
+            port: port,
+            keyPrefix: "test",
+            timeout: timeout,
+            maximumConnections: maximumConnections,
+            maximumValueBytes: 2 << 20,
+            maximumClockSkew: .seconds(5),
+            now: { Date() },
+            idleLifetime: .seconds(86_400)
+        )
+    }
+
     /// Stores a value as `SET` would.
     func set(_ key: [UInt8], _ value: [UInt8]) {
         lock.withLock { values[key] = value }
@@ -176,9 +192,10 @@ final class RedisFakeServer: @unchecked Sendable {
         }
     }
 
-    /// Polls `condition` every 10 ms until it holds; fails the test after `atMost`.
+    /// Polls `condition` every 10 ms until it holds; fails the test after `atMost`, which is
+    /// generous: on a busy machine a test's tasks may wait a minute and more for a thread.
     static func waitUntil(
-        atMost: Duration = .seconds(20),
+        atMost: Duration = .seconds(600),
         sourceLocation: SourceLocation = #_sourceLocation,
         _ condition: () -> Bool
     ) async throws {
