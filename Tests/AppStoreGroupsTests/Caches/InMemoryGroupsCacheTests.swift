@@ -31,11 +31,12 @@ struct InMemoryGroupsCacheTests {
     @Test("the byte bound evicts the least recently used answers first")
     func byteBoundEviction() async throws {
         let clock = ManualClock()
-        let body = String(repeating: "x", count: 100)
-        let cost = MemoryFootprint.cost(
-            of: LocalGroupsCache.Entry(answer: Self.answer(body, at: clock.date)),
-            customerID: "c0"
-        )
+        // One array of bytes for every answer: an array's capacity is what the allocator gave it,
+        // which for the same request can differ by a block between allocations, and the cost
+        // counts capacity.
+        let body = Array(String(repeating: "x", count: 100).utf8)
+        func answer() -> CachedGroupsAnswer { CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
+        let cost = MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0")
         // The bookkeeping, then the body's array: a 32-byte header and 100 bytes in a 144-byte block.
         #expect(cost == 256 + 144)
         let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
@@ -80,11 +81,12 @@ struct InMemoryGroupsCacheTests {
     @Test("20,000 seeded operations keep the recency list, the byte count and expiry equal to a plain model")
     func matchesModel() async throws {
         let clock = ManualClock()
-        let body = String(repeating: "x", count: 100)
-        let cost = MemoryFootprint.cost(
-            of: LocalGroupsCache.Entry(answer: Self.answer(body, at: clock.date)),
-            customerID: "c0"
-        )
+        // One array of bytes for every answer: an array's capacity is what the allocator gave it,
+        // which for the same request can differ by a block between allocations, and the cost
+        // counts capacity.
+        let body = Array(String(repeating: "x", count: 100).utf8)
+        func answer() -> CachedGroupsAnswer { CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
+        let cost = MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0")
         let store = InMemoryGroupsCache(capacityBytes: 5 * cost, now: clock.now)
         // The model: customers from least to most recently used, with when each expires.
         var model: [(id: String, expires: Date)] = []
@@ -106,12 +108,7 @@ struct InMemoryGroupsCacheTests {
             switch next(10) {
             case 0...3:
                 let timeToLive = 10 + next(30)
-                try await store.setAnswer(
-                    Self.answer(body, at: clock.date),
-                    forCustomer: id,
-                    in: .sandbox,
-                    timeToLive: .seconds(timeToLive)
-                )
+                try await store.setAnswer(answer(), forCustomer: id, in: .sandbox, timeToLive: .seconds(timeToLive))
                 model.removeAll { $0.id == id }
                 if model.count == 5 { model.removeFirst() }
                 model.append((id, clock.date.addingTimeInterval(Double(timeToLive))))
