@@ -135,3 +135,8 @@ public struct PolicyDiff: Sendable {
         unnamedProductIDs = differ.space.freshProductIDs
     }
 }
+
+extension PolicyDiff.Row: MergeableRow {
+    /// The capability, then `+` (added, sorted first) or `-`.
+    var subject: [String] { [capability, change == .added ? "+" : "-"] }
+}

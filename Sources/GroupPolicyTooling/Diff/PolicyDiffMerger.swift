@@ -1,12 +1,27 @@
 import GroupPolicy
 
+/// A row of a diff as ``PolicyDiffMerger`` sees it: what changes, and the class of scenarios in
+/// which it changes.
+protocol MergeableRow {
+    /// What changes, as names: rows with different subjects never merge, and rows sort by it first
+    /// (by bytes).
+    var subject: [String] { get }
+    var environment: StoreEnvironment? { get set }
+    var groupType: String? { get set }
+    var groupID: String? { get set }
+    var roles: [PolicyDiff.EntryPattern] { get set }
+    var entitlements: [String] { get }
+}
+
 /// Shortens a diff: rows that differ only in one dimension, and cover every value of it, become one
 /// row with that dimension as any value (`nil`).
 ///
 /// Dimensions are merged innermost first (an entry's role, an entry's product, the group id, the
 /// group type, the environment), because the values a dimension can take depend on the outer ones
 /// (the group ids of `Sandbox` include Apple's placeholder; a group with role entries is never a
-/// `CONSUMER` group). Rows of different capabilities or changes never merge.
+/// `CONSUMER` group). Rows of different subjects (capability and change, or workspace and
+/// membership change) never merge. Values are compared by their bytes, as the engine compares
+/// them: two spellings of a name are two values, and both must be present to cover a domain.
 struct PolicyDiffMerger {
     let space: ScenarioSpace
 
@@ -14,7 +29,27 @@ struct PolicyDiffMerger {
         case role, product, groupID, groupType, environment
     }
 
-    func merge(_ rows: [PolicyDiff.Row]) -> [PolicyDiff.Row] {
+    /// A row's coordinates by their bytes, without its example: rows equal but for one dimension
+    /// have one key once that dimension is set to any value.
+    private struct Key: Hashable {
+        var subject: [ExactName]
+        var environment: StoreEnvironment?
+        var groupType: ExactName?
+        var groupID: ExactName?
+        var roles: [ExactName?]
+        var entitlements: [ExactName]
+
+        init(_ row: some MergeableRow) {
+            subject = row.subject.map(ExactName.init)
+            environment = row.environment
+            groupType = row.groupType.map(ExactName.init)
+            groupID = row.groupID.map(ExactName.init)
+            roles = row.roles.flatMap { [$0.productID.map(ExactName.init), $0.role.map(ExactName.init)] }
+            entitlements = row.entitlements.map(ExactName.init)
+        }
+    }
+
+    func merge<Row: MergeableRow>(_ rows: [Row]) -> [Row] {
         var merged = rows
         for dimension in Dimension.allCases {
             switch dimension {
@@ -34,7 +69,7 @@ struct PolicyDiffMerger {
                     merged,
                     value: { $0.groupID },
                     set: { $0.groupID = nil },
-                    domain: { row in row.environment.map { Set(space.groupIDs(in: $0)) } }
+                    domain: { row in row.environment.map { Set(space.groupIDs(in: $0).map(ExactName.init)) } }
                 )
             case .groupType:
                 // A group with role entries is never CONSUMER, so those rows need every other type.
@@ -43,7 +78,10 @@ struct PolicyDiffMerger {
                     value: { $0.groupType },
                     set: { $0.groupType = nil },
                     domain: { row in
-                        Set(space.groupTypes.filter { row.roles.isEmpty || $0 != GroupType.consumer.rawValue })
+                        Set(
+                            space.groupTypes.filter { row.roles.isEmpty || $0 != GroupType.consumer.rawValue }
+                                .map(ExactName.init)
+                        )
                     }
                 )
             case .environment:
@@ -51,7 +89,7 @@ struct PolicyDiffMerger {
                     merged,
                     value: { $0.environment?.rawValue },
                     set: { $0.environment = nil },
-                    domain: { _ in Set(StoreEnvironment.allCases.map(\.rawValue)) }
+                    domain: { _ in Set(StoreEnvironment.allCases.map { ExactName($0.rawValue) }) }
                 )
             }
         }
@@ -59,25 +97,25 @@ struct PolicyDiffMerger {
     }
 
     /// Merges rows equal but for one dimension when their values cover its whole domain.
-    private func mergeGroups(
-        _ rows: [PolicyDiff.Row],
-        value: (PolicyDiff.Row) -> String?,
-        set: (inout PolicyDiff.Row) -> Void,
-        domain: (PolicyDiff.Row) -> Set<String>?
-    ) -> [PolicyDiff.Row] {
-        var groups: [PolicyDiff.Row: [PolicyDiff.Row]] = [:]
-        var order: [PolicyDiff.Row] = []
+    private func mergeGroups<Row: MergeableRow>(
+        _ rows: [Row],
+        value: (Row) -> String?,
+        set: (inout Row) -> Void,
+        domain: (Row) -> Set<ExactName>?
+    ) -> [Row] {
+        var groups: [Key: [Row]] = [:]
+        var order: [Key] = []
         for row in rows {
-            var key = row
-            set(&key)
-            key.example = Self.placeholderExample
+            var anyValue = row
+            set(&anyValue)
+            let key = Key(anyValue)
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(row)
         }
-        var result: [PolicyDiff.Row] = []
+        var result: [Row] = []
         for key in order {
             let members = groups[key] ?? []
-            let values = Set(members.compactMap(value))
+            let values = Set(members.compactMap(value).map(ExactName.init))
             // Rows whose value is already any are left as they are.
             if members.allSatisfy({ value($0) != nil }), let first = members.first, let domain = domain(first),
                 values.isSuperset(of: domain)
@@ -92,21 +130,21 @@ struct PolicyDiffMerger {
         return result
     }
 
+    /// What a merged entry's product domain depends on.
+    private struct ProductDomainKey: Hashable {
+        var environment: StoreEnvironment
+        var others: Set<ExactName>
+    }
+
     /// Merges the role (or product) of the entry at `position` of rows whose other coordinates are
     /// the same.
     ///
     /// For products, the varied entry moves last in the key, since entries are listed in product
     /// order and another product can sort before or after the other entry.
-    /// What a merged entry's product domain depends on.
-    private struct ProductDomainKey: Hashable {
-        var environment: StoreEnvironment
-        var others: Set<String>
-    }
-
-    private func mergeEntries(_ rows: [PolicyDiff.Row], position: Int, product: Bool) -> [PolicyDiff.Row] {
-        var groups: [PolicyDiff.Row: [(row: PolicyDiff.Row, value: String)]] = [:]
-        var order: [PolicyDiff.Row] = []
-        var result: [PolicyDiff.Row] = []
+    private func mergeEntries<Row: MergeableRow>(_ rows: [Row], position: Int, product: Bool) -> [Row] {
+        var groups: [Key: [(row: Row, value: ExactName)]] = [:]
+        var order: [(key: Key, roles: [PolicyDiff.EntryPattern])] = []
+        var result: [Row] = []
         for row in rows {
             guard position < row.roles.count else {
                 result.append(row)
@@ -123,22 +161,21 @@ struct PolicyDiffMerger {
                 result.append(row)
                 continue
             }
-            var key = row
-            key.example = Self.placeholderExample
+            var anyValue = row
             if product {
-                key.roles = rest + [.init(productID: nil, role: entry.role)]
+                anyValue.roles = rest + [.init(productID: nil, role: entry.role)]
             } else {
-                key.roles[position].role = nil
+                anyValue.roles[position].role = nil
             }
-            if groups[key] == nil { order.append(key) }
-            groups[key, default: []].append((row, value))
+            let key = Key(anyValue)
+            if groups[key] == nil { order.append((key, anyValue.roles)) }
+            groups[key, default: []].append((row, ExactName(value)))
         }
-        let roleDomain = Set(space.roles)
+        let roleDomain = Set(space.roles.map(ExactName.init))
         // The product domain of a key depends only on its environment and its other entries'
-        // products: computed once per such pair, not once per key (a diff of thousands of rows
-        // would otherwise scan every candidate entry for each).
-        var productDomains: [ProductDomainKey: Set<String>] = [:]
-        for key in order {
+        // products: computed once per such pair, not once per key.
+        var productDomains: [ProductDomainKey: Set<ExactName>] = [:]
+        for (key, roles) in order {
             let members = groups[key] ?? []
             guard let first = members.first?.row else { continue }
             var domain = roleDomain
@@ -147,21 +184,25 @@ struct PolicyDiffMerger {
                     result += members.map(\.row)
                     continue
                 }
-                let others = Set(key.roles.compactMap(\.productID))
+                let others = Set(roles.compactMap(\.productID).map(ExactName.init))
                 let domainKey = ProductDomainKey(environment: environment, others: others)
                 if let known = productDomains[domainKey] {
                     domain = known
                 } else {
                     // Every product of the environment, except in the other entry's slot.
                     let candidates = space.candidates(in: environment)
-                    let otherSlots = Set(candidates.filter { others.contains($0.entry.productID) }.map(\.slot))
-                    domain = Set(candidates.filter { !otherSlots.contains($0.slot) }.map(\.entry.productID))
+                    let otherSlots = Set(
+                        candidates.filter { others.contains(ExactName($0.entry.productID)) }.map(\.slot)
+                    )
+                    domain = Set(
+                        candidates.filter { !otherSlots.contains($0.slot) }.map { ExactName($0.entry.productID) }
+                    )
                     productDomains[domainKey] = domain
                 }
             }
             if Set(members.map(\.value)).isSuperset(of: domain) {
                 var mergedRow = first
-                mergedRow.roles = key.roles
+                mergedRow.roles = roles
                 result.append(mergedRow)
             } else {
                 result += members.map(\.row)
@@ -170,22 +211,19 @@ struct PolicyDiffMerger {
         return result
     }
 
-    /// Stands in for the example while rows are grouped (the example of the first row is kept).
-    private static let placeholderExample = Scenario(environment: .production, groupID: "", groupType: "")
-
-    /// Capability, then added before removed, then the scenario's coordinates (any value first).
-    static func precedes(_ lhs: PolicyDiff.Row, _ rhs: PolicyDiff.Row) -> Bool {
-        if lhs.capability != rhs.capability {
-            return lhs.capability.utf8.lexicographicallyPrecedes(rhs.capability.utf8)
-        }
-        if lhs.change != rhs.change { return lhs.change < rhs.change }
-        return sortKey(lhs).lexicographicallyPrecedes(sortKey(rhs))
+    /// Subject, then the scenario's coordinates (any value first), each name by its bytes.
+    static func precedes(_ lhs: some MergeableRow, _ rhs: some MergeableRow) -> Bool {
+        let left = sortKey(lhs)
+        let right = sortKey(rhs)
+        return left.lexicographicallyPrecedes(right)
     }
 
-    private static func sortKey(_ row: PolicyDiff.Row) -> [String] {
+    private static func sortKey(_ row: some MergeableRow) -> [ExactName] {
         func text(_ value: String?) -> String { value.map { "1" + $0 } ?? "0" }
-        return [text(row.environment?.rawValue), text(row.groupType), text(row.groupID), String(row.roles.count)]
+        let coordinates =
+            [text(row.environment?.rawValue), text(row.groupType), text(row.groupID), String(row.roles.count)]
             + row.roles.flatMap { [text($0.productID), text($0.role)] } + [String(row.entitlements.count)]
             + row.entitlements
+        return (row.subject + coordinates).map(ExactName.init)
     }
 }

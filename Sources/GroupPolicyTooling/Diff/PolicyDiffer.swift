@@ -66,11 +66,11 @@ struct PolicyDiffer {
         self.new = new
         let documents = old.documents.map(\.document) + new.documents.map(\.document)
         space = ScenarioSpace(documents: documents, maximumCandidates: maximumCandidates)
-        names = Set(old.catalog.names + new.catalog.names).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        var unionIndex: [String: Int] = [:]
-        for (index, name) in names.enumerated() { unionIndex[name] = index }
-        oldToUnion = old.catalog.names.map { unionIndex[$0] ?? 0 }
-        newToUnion = new.catalog.names.map { unionIndex[$0] ?? 0 }
+        names = (old.catalog.names + new.catalog.names).sortedUniqueExactly()
+        var unionIndex: [ExactName: Int] = [:]
+        for (index, name) in names.enumerated() { unionIndex[ExactName(name)] = index }
+        oldToUnion = old.catalog.names.map { unionIndex[ExactName($0)] ?? 0 }
+        newToUnion = new.catalog.names.map { unionIndex[ExactName($0)] ?? 0 }
         catalogsDiffer = oldToUnion != newToUnion || oldToUnion.count != names.count
 
         // Rules by side: (document index in the space, rule).
@@ -91,15 +91,15 @@ struct PolicyDiffer {
         // Denies are indexed by capability (their distinct entitlement lists), so the work grows
         // with the distinct lists rather than with grants x denies; past the budget the sets stop
         // being collected (each is a scenario at least).
-        var sets: Set<[String]> = [[]]
+        var sets: Set<[ExactName]> = [[]]
         // The entitlements the unions would copy, counted before any is made (an upper bound: a
         // grant with each deny of each capability it names): a million sets stayed within the set
         // limit, but with 900 entitlements each they took over 20 s and gigabytes.
         var members = 0
         for side in 0..<2 {
-            var perCapability: [String: (denies: Int, entitlements: Int)] = [:]
+            var perCapability: [ExactName: (denies: Int, entitlements: Int)] = [:]
             for deny in denies[1 - side] {
-                for capability in Set(deny.rule.capabilities) {
+                for capability in Set(deny.rule.capabilities.map(ExactName.init)) {
                     perCapability[capability, default: (0, 0)].denies += 1
                     perCapability[capability, default: (0, 0)].entitlements += deny.rule.requires.entitlements.count
                 }
@@ -107,7 +107,7 @@ struct PolicyDiffer {
             for grant in grants[side] {
                 let own = grant.rule.requires.entitlements.count
                 members = saturatingSum(members, own)
-                for capability in Set(grant.rule.capabilities) {
+                for capability in Set(grant.rule.capabilities.map(ExactName.init)) {
                     guard let paired = perCapability[capability] else { continue }
                     members = saturatingSum(
                         members,
@@ -117,28 +117,29 @@ struct PolicyDiffer {
             }
         }
         collecting: for side in 0..<2 where members <= Self.maximumEntitlementMembers {
-            var denyEntitlements: [String: Set<[String]>] = [:]
+            var denyEntitlements: [ExactName: Set<[ExactName]>] = [:]
             for deny in denies[1 - side] {
-                let entitlements = Set(deny.rule.requires.entitlements).sorted()
-                for capability in Set(deny.rule.capabilities) {
+                let entitlements = Set(deny.rule.requires.entitlements.map(ExactName.init)).sorted()
+                for capability in Set(deny.rule.capabilities.map(ExactName.init)) {
                     denyEntitlements[capability, default: []].insert(entitlements)
                 }
             }
             for grant in grants[side] {
-                sets.insert(Set(grant.rule.requires.entitlements).sorted())
-                var paired: Set<[String]> = []
-                for capability in Set(grant.rule.capabilities) {
+                let own = grant.rule.requires.entitlements.map(ExactName.init)
+                sets.insert(Set(own).sorted())
+                var paired: Set<[ExactName]> = []
+                for capability in Set(grant.rule.capabilities.map(ExactName.init)) {
                     paired.formUnion(denyEntitlements[capability] ?? [])
                 }
                 for entitlements in paired {
-                    sets.insert(Set(grant.rule.requires.entitlements + entitlements).sorted())
+                    sets.insert(Set(own + entitlements).sorted())
                 }
                 if sets.count > maximumCandidates { break collecting }
             }
         }
         let tooManyMembers = members > Self.maximumEntitlementMembers
         let tooManySets = sets.count > maximumCandidates || tooManyMembers
-        entitlementSets = tooManySets ? [] : sets.sorted(by: smallerFirst)
+        entitlementSets = tooManySets ? [] : sets.sorted(by: smallerFirst).map { $0.map(\.string) }
 
         // Every frame visits at least the scenario without entries: frames over the budget are
         // over it by themselves, and are not enumerated.

@@ -35,12 +35,12 @@ struct ScenarioWork: Sendable {
     /// The cost of a scenario whose group id no rule names.
     let base: Int
     /// The extra cost of a scenario whose group has this id: the rules naming it, by their lists.
-    let byGroupID: [String: Int]
+    let byGroupID: [ExactName: Int]
 
     /// No cost: for a space over its limit, whose scenarios are never evaluated.
     static let nothing = ScenarioWork(base: 0, byGroupID: [:])
 
-    private init(base: Int, byGroupID: [String: Int]) {
+    private init(base: Int, byGroupID: [ExactName: Int]) {
         self.base = base
         self.byGroupID = byGroupID
     }
@@ -48,26 +48,28 @@ struct ScenarioWork: Sendable {
     /// Estimates the cost of evaluating a scenario under the policy made of `documents`.
     init(documents: [PolicyDocument], capabilityCount: Int) {
         var base = saturatingSum(Self.scenarioOverhead, Self.wordCost * ((capabilityCount + 63) / 64))
-        var byGroupID: [String: Int] = [:]
+        var byGroupID: [ExactName: Int] = [:]
         for document in documents {
-            var perProduct: [String: Int] = [:]
+            var perProduct: [ExactName: Int] = [:]
             var anyProduct = 0
             var everyGroup = 0
-            var requirements: Set<[String]> = [["*", "|"]]
+            var requirements: Set<[ExactName]> = [[ExactName("*"), ExactName("|")]]
             for rule in document.rules {
                 if let ids = rule.match.groupIDs {
                     // Checked one by one, each condition a scan of its list.
                     let weight = Self.directWeight(rule)
                     if case .oneOf(let values) = ids {
-                        for id in Set(values) { byGroupID[id] = saturatingSum(byGroupID[id] ?? 0, weight) }
+                        for id in Set(values.map(ExactName.init)) {
+                            byGroupID[id] = saturatingSum(byGroupID[id] ?? 0, weight)
+                        }
                     } else {
                         everyGroup = saturatingSum(everyGroup, weight)
                     }
                     continue
                 }
                 let requirement =
-                    (rule.requires.environments?.map(\.rawValue).sorted() ?? ["*"]) + ["|"]
-                    + rule.requires.entitlements.sorted()
+                    ((rule.requires.environments?.map(\.rawValue).sorted() ?? ["*"]) + ["|"]).map(ExactName.init)
+                    + rule.requires.entitlements.map(ExactName.init).sorted()
                 if requirements.count < 64 { requirements.insert(requirement) }
                 if !requirements.contains(requirement) {
                     // Past the compiler's 64 layers a rule is checked directly for every group.
@@ -76,7 +78,7 @@ struct ScenarioWork: Sendable {
                 }
                 guard rule.match.isRoleLevel else { continue }
                 if case .oneOf(let products)? = rule.match.productIDs {
-                    for product in Set(products) { perProduct[product, default: 0] += 1 }
+                    for product in Set(products.map(ExactName.init)) { perProduct[product, default: 0] += 1 }
                 } else {
                     anyProduct += 1
                 }
@@ -107,7 +109,7 @@ struct ScenarioWork: Sendable {
 
     /// The cost of one scenario whose group has `groupID`.
     func cost(groupID: String) -> Int {
-        saturatingSum(base, byGroupID[groupID] ?? 0)
+        saturatingSum(base, byGroupID[ExactName(groupID)] ?? 0)
     }
 
     /// The summed cost of one scenario per group id of `groupIDs`.
