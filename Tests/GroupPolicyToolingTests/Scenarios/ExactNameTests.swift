@@ -104,4 +104,28 @@ import Testing
             ]
         )
     }
+
+    /// A test expectation about a group looks the group up by its bytes.
+    @Test func aGroupExpectationLooksTheGroupUpByItsBytes() throws {
+        let policyPath = repositoryFile("Policies/team-workspace.json")
+        let suite = try PolicyTestSuite(
+            jsonBytes: bytes(
+                """
+                { "format": "group-policy-tests/v1", "policy": "\(policyPath)", "cases": [
+                  { "name": "c", "response": { "groups": [ { "groupId": "\(Self.nfd)", "groupType": "CONSUMER" } ] },
+                    "expect": { "groups": { "\(Self.nfd)": [], "\(Self.nfc)": [] } } } ] }
+                """
+            ),
+            fileName: "t.tests.json"
+        )
+        let failures = try #require(suite.run().first).failures
+        #expect(
+            failures.map { Array($0.utf8) } == [
+                Array(
+                    #"groups["\#(Self.nfc)"]: expected [], but the response has no group '\#(Self.nfc)' (it has ["\#(Self.nfd)"])"#
+                        .utf8
+                )
+            ]
+        )
+    }
 }
