@@ -40,8 +40,7 @@ enum DiffCommand {
             diff = try PolicyDiff(from: old, to: new, budget: budget)
         } catch {
             // Only the scenario budget can be raised; the work and change limits are fixed.
-            let hint = error.message.hasSuffix("over the budget of \(budget)") ? " (raise --budget)" : ""
-            throw CommandFailure(.unusable, error.message + hint)
+            throw CommandFailure(.unusable, error.message + (error.code == .overBudget ? " (raise --budget)" : ""))
         }
         Terminal.out(arguments.has("json") ? diff.jsonString() : diff.table)
     }

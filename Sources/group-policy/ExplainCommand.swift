@@ -41,7 +41,10 @@ enum ExplainCommand {
                 group: arguments.value("group")
             )
         } catch {
-            throw CommandFailure(error.code == .undeclaredCapability ? .failure : .unusable, error.message)
+            // The library names the call's parameter that narrows the request; this command's
+            // option for it is `--group`.
+            let narrowing = error.narrowingParameter == "group" ? " with --group" : ""
+            throw CommandFailure(error.code == .undeclaredCapability ? .failure : .unusable, error.message + narrowing)
         }
         Terminal.out(arguments.has("json") ? explanation.jsonString() : explanation.text)
     }

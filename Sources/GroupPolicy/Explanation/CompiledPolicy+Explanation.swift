@@ -61,12 +61,13 @@ extension CompiledPolicy {
         let explained = requestedGroupID == nil ? plan.count : 1
         let pairs = rules.multipliedReportingOverflow(by: explained)
         guard !pairs.overflow, pairs.partialValue <= Self.maximumExplainedPairs else {
-            throw GroupPolicyError(
+            var error = GroupPolicyError(
                 code: .limitExceeded,
                 message: "explaining '\(capability.name)' would weigh \(rules) rules naming it in each of \(explained) "
-                    + "groups, over the limit of \(Self.maximumExplainedPairs) rule-group pairs; "
-                    + "explain one group with --group"
+                    + "groups, over the limit of \(Self.maximumExplainedPairs) rule-group pairs; explain one group"
             )
+            error.narrowingParameter = "group"
+            throw error
         }
 
         // What the explanation may list: each rule's values in each group, and each group's role
@@ -94,16 +95,17 @@ extension CompiledPolicy {
         guard !listedRules.overflow, !listedEntries.overflow, !listed.overflow,
             listed.partialValue <= Self.maximumExplainedBytes
         else {
-            throw GroupPolicyError(
+            var error = GroupPolicyError(
                 code: .limitExceeded,
                 message: "explaining '\(capability.name)' would list "
                     + (listed.overflow || listedRules.overflow || listedEntries.overflow
                         ? "more than \(Int.max)" : "\(listed.partialValue)")
                     + " bytes of rule values and role entries (\(rules) rules naming it, \(explained) groups), "
                     + "over the limit of \(Self.maximumExplainedBytes) bytes; "
-                    + (requestedGroupID == nil
-                        ? "explain one group with --group" : "this group is too large to explain")
+                    + (requestedGroupID == nil ? "explain one group" : "this group is too large to explain")
             )
+            if requestedGroupID == nil { error.narrowingParameter = "group" }
+            throw error
         }
 
         var explanations: [Explanation.Group] = []

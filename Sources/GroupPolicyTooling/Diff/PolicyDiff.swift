@@ -97,10 +97,10 @@ public struct PolicyDiff: Sendable {
     ///   - old: The version before the change.
     ///   - new: The version after the change.
     ///   - budget: The most scenarios to evaluate.
-    /// - Throws: A `GroupPolicyError` with code `limitExceeded` when the space holds more
-    ///   scenarios than `budget`, when its scenarios would cost more rule checks than the work
-    ///   limit, or when there are more minimal changes than the change limit; the message names
-    ///   the limit.
+    /// - Throws: A `GroupPolicyError` with code `overBudget` when the space holds more scenarios
+    ///   (or groups to visit) than `budget`; with code `limitExceeded` when its scenarios would cost
+    ///   more rule checks than the work limit, when it is over a limit of its own size, or when
+    ///   there are more minimal changes than the change limit. The message names the limit.
     public init(from old: Policy, to new: Policy, budget: Int = PolicyDiff.defaultBudget) throws(GroupPolicyError) {
         let differ = PolicyDiffer(
             old: old.compiled,
@@ -108,11 +108,13 @@ public struct PolicyDiff: Sendable {
             maximumCandidates: min(budget, ScenarioSpace.maximumCandidates),
             scenarioBudget: budget
         )
-        if let refusal = differ.refusal { throw GroupPolicyError(code: .limitExceeded, message: refusal) }
+        if let refusal = differ.refusal {
+            throw GroupPolicyError(code: refusal.overBudget ? .overBudget : .limitExceeded, message: refusal.message)
+        }
         let count = differ.scenarioCount
         guard count <= budget else {
             throw GroupPolicyError(
-                code: .limitExceeded,
+                code: .overBudget,
                 message: "the diff's scenario space holds \(count) scenarios, over the budget of \(budget)"
             )
         }

@@ -25,8 +25,9 @@ struct PolicyDiffer {
     private let plans: [Plan]
     /// How many scenarios the enumeration visits (`Int.max` when ``refusal`` is set).
     let scenarioCount: Int
-    /// Why the space was not built, naming the dimension over its limit; `nil` when it was.
-    let refusal: String?
+    /// Why the space was not built, naming the dimension over its limit, and whether that limit
+    /// is the caller's scenario budget; `nil` when it was built.
+    let refusal: (message: String, overBudget: Bool)?
     /// The estimated rule checks of the enumeration (``ScenarioWork``).
     let work: Int
 
@@ -144,23 +145,27 @@ struct PolicyDiffer {
         // Every frame visits at least the scenario without entries: frames over the budget are
         // over it by themselves, and are not enumerated.
         let frameCount = saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2)
-        var refusal: String?
+        var refusal: (message: String, overBudget: Bool)?
         if space.isOverLimit {
-            refusal =
+            refusal = (
                 "the diff's scenario space has \(space.candidateCount) role entries (products x roles) "
-                + "per environment, over the limit of \(maximumCandidates)"
+                    + "per environment, over the limit of \(maximumCandidates)", false
+            )
         } else if tooManyMembers {
-            refusal =
+            refusal = (
                 "the diff's entitlement sets hold more than \(Self.maximumEntitlementMembers) entitlements "
-                + "together, over the limit of \(Self.maximumEntitlementMembers)"
+                    + "together, over the limit of \(Self.maximumEntitlementMembers)", false
+            )
         } else if tooManySets {
-            refusal =
+            refusal = (
                 "the diff's scenario space has more than \(maximumCandidates) entitlement sets, "
-                + "over the limit of \(maximumCandidates)"
+                    + "over the limit of \(maximumCandidates)", false
+            )
         } else if frameCount > scenarioBudget {
-            refusal =
+            refusal = (
                 "the diff's scenario space has \(frameCount) groups (group types x group ids x environments), "
-                + "over the budget of \(scenarioBudget) scenarios"
+                    + "over the budget of \(scenarioBudget) scenarios", true
+            )
         }
         self.refusal = refusal
         guard refusal == nil else {

@@ -41,7 +41,7 @@ public struct PolicyTestSuite: Sendable {
 
     /// Loads a test file for a command that reads many: its policy comes through `loader`, which
     /// bounds what the command reads and keeps the policy consecutive test files name.
-    package init(contentsOfFile path: String, loader: PolicyLoader) throws(GroupPolicyError) {
+    init(contentsOfFile path: String, loader: PolicyLoader) throws(GroupPolicyError) {
         let source = SourceText(fileName: path, bytes: try readFile(path, limits: .default))
         try self.init(source: source, parsed: PolicyTestParser.parse(source, limits: .default, loader: loader))
     }
@@ -134,7 +134,7 @@ public struct PolicyTestSuite: Sendable {
 extension PolicyTestSuite {
     /// Every test file (`*.tests.json`) under the paths: a file is taken as given, a directory is
     /// searched recursively; sorted within each directory.
-    package static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
+    static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
         try PolicyFiles.files(under: paths, matching: PolicyFiles.isTestFileName)
     }
 }
