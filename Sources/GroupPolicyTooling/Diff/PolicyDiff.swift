@@ -69,10 +69,16 @@ public struct PolicyDiff: Sendable {
         public var example: Scenario
     }
 
-    /// The changes, ordered by capability, then added before removed, then scenario.
+    /// The capability changes, ordered by capability, then added before removed, then scenario.
     public let rows: [Row]
-    /// How many scenarios were evaluated (each under both versions).
+    /// How many scenarios were evaluated for the capability changes (each under both versions).
     public let scenarioCount: Int
+    /// The workspace membership changes, ordered by workspace, then memberships gained, roles
+    /// changed and memberships lost, then scenario.
+    public let workspaceRows: [WorkspaceRow]
+    /// How many scenarios were evaluated for the workspace changes (each under both versions):
+    /// only the workspaces defined differently are compared, so 0 when none is.
+    public let workspaceScenarioCount: Int
     /// The values that stand for any value neither version names: group type, group id, role, and
     /// the two products.
     public let unnamedGroupType: String
@@ -126,11 +132,29 @@ public struct PolicyDiff: Sendable {
                     + "over the work limit of \(workLimit)"
             )
         }
+        let workspaces = WorkspaceDiffer(old: old, new: new, space: differ.space)
+        guard workspaces.scenarioCount <= budget else {
+            throw GroupPolicyError(
+                code: .overBudget,
+                message: "the diff's workspace scenario space holds \(workspaces.scenarioCount) scenarios, "
+                    + "over the budget of \(budget)"
+            )
+        }
+        let work = saturatingSum(differ.work, workspaces.work)
+        guard work <= workLimit else {
+            throw GroupPolicyError(
+                code: .limitExceeded,
+                message: "the diff's \(count) scenarios and \(workspaces.scenarioCount) workspace scenarios would "
+                    + "cost about \(work) rule checks, over the work limit of \(workLimit)"
+            )
+        }
         let merger = PolicyDiffMerger(space: differ.space)
         // Rows of different capabilities or changes never merge: each group is merged on its own,
         // so only one capability's unmerged rows are held at a time.
         rows = try differ.rows(merging: merger.merge)
         scenarioCount = count
+        workspaceRows = try workspaces.rows(merging: merger.merge)
+        workspaceScenarioCount = workspaces.scenarioCount
         unnamedGroupType = differ.space.freshGroupType
         unnamedGroupID = differ.space.freshGroupID
         unnamedRole = differ.space.freshRole
@@ -138,7 +162,7 @@ public struct PolicyDiff: Sendable {
     }
 }
 
-extension PolicyDiff.Row: MergeableRow {
+extension PolicyDiff.Row: ScenarioClassRow {
     /// The capability, then `+` (added, sorted first) or `-`.
     var subject: [String] { [capability, change == .added ? "+" : "-"] }
 }

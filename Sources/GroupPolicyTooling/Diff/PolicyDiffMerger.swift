@@ -1,8 +1,7 @@
 import GroupPolicy
 
-/// A row of a diff as ``PolicyDiffMerger`` sees it: what changes, and the class of scenarios in
-/// which it changes.
-protocol MergeableRow {
+/// A row of a diff: what changes, and the class of scenarios in which it changes.
+protocol ScenarioClassRow {
     /// What changes, as names: rows with different subjects never merge, and rows sort by it first
     /// (by bytes).
     var subject: [String] { get }
@@ -11,6 +10,8 @@ protocol MergeableRow {
     var groupID: String? { get set }
     var roles: [PolicyDiff.EntryPattern] { get set }
     var entitlements: [String] { get }
+    /// One concrete scenario of the class.
+    var example: Scenario { get }
 }
 
 /// Shortens a diff: rows that differ only in one dimension, and cover every value of it, become one
@@ -39,7 +40,7 @@ struct PolicyDiffMerger {
         var roles: [ExactName?]
         var entitlements: [ExactName]
 
-        init(_ row: some MergeableRow) {
+        init(_ row: some ScenarioClassRow) {
             subject = row.subject.map(ExactName.init)
             environment = row.environment
             groupType = row.groupType.map(ExactName.init)
@@ -49,7 +50,7 @@ struct PolicyDiffMerger {
         }
     }
 
-    func merge<Row: MergeableRow>(_ rows: [Row]) -> [Row] {
+    func merge<Row: ScenarioClassRow>(_ rows: [Row]) -> [Row] {
         var merged = rows
         for dimension in Dimension.allCases {
             switch dimension {
@@ -97,7 +98,7 @@ struct PolicyDiffMerger {
     }
 
     /// Merges rows equal but for one dimension when their values cover its whole domain.
-    private func mergeGroups<Row: MergeableRow>(
+    private func mergeGroups<Row: ScenarioClassRow>(
         _ rows: [Row],
         value: (Row) -> String?,
         set: (inout Row) -> Void,
@@ -141,7 +142,7 @@ struct PolicyDiffMerger {
     ///
     /// For products, the varied entry moves last in the key, since entries are listed in product
     /// order and another product can sort before or after the other entry.
-    private func mergeEntries<Row: MergeableRow>(_ rows: [Row], position: Int, product: Bool) -> [Row] {
+    private func mergeEntries<Row: ScenarioClassRow>(_ rows: [Row], position: Int, product: Bool) -> [Row] {
         var groups: [Key: [(row: Row, value: ExactName)]] = [:]
         var order: [(key: Key, roles: [PolicyDiff.EntryPattern])] = []
         var result: [Row] = []
@@ -212,13 +213,13 @@ struct PolicyDiffMerger {
     }
 
     /// Subject, then the scenario's coordinates (any value first), each name by its bytes.
-    static func precedes(_ lhs: some MergeableRow, _ rhs: some MergeableRow) -> Bool {
+    static func precedes(_ lhs: some ScenarioClassRow, _ rhs: some ScenarioClassRow) -> Bool {
         let left = sortKey(lhs)
         let right = sortKey(rhs)
         return left.lexicographicallyPrecedes(right)
     }
 
-    private static func sortKey(_ row: some MergeableRow) -> [ExactName] {
+    private static func sortKey(_ row: some ScenarioClassRow) -> [ExactName] {
         func text(_ value: String?) -> String { value.map { "1" + $0 } ?? "0" }
         let coordinates =
             [text(row.environment?.rawValue), text(row.groupType), text(row.groupID), String(row.roles.count)]

@@ -22,7 +22,7 @@ struct PolicyDiffer {
     private let catalogsDiffer: Bool
     /// Entitlement sets to enumerate, smaller first.
     let entitlementSets: [[String]]
-    private let plans: [Plan]
+    private let plans: [DiffPlan]
     /// How many scenarios the enumeration visits (`Int.max` when ``refusal`` is set).
     let scenarioCount: Int
     /// Why the space was not built, naming the dimension over its limit, and whether that limit
@@ -37,19 +37,6 @@ struct PolicyDiffer {
 
     /// The limit in force: ``maximumChanges``, lowered by tests.
     @TaskLocal static var changeLimit = maximumChanges
-
-    /// One environment's group types and ids (its frames) and the entry sets to visit in each.
-    private struct Plan {
-        var environment: StoreEnvironment
-        var candidates: [ScenarioSpace.Candidate]
-        var groupTypes: [String]
-        var groupIDs: [String]
-        var selection: EntrySelection
-
-        func entries(forType index: Int) -> EntrySelection {
-            groupTypes[index] == GroupType.consumer.rawValue ? .emptyOnly : selection
-        }
-    }
 
     /// The most entitlements the diff's entitlement sets may hold together (each set a grant's
     /// entitlements and perhaps a deny's): 10,000,000.
@@ -175,7 +162,7 @@ struct PolicyDiffer {
             return
         }
 
-        var plans: [Plan] = []
+        var plans: [DiffPlan] = []
         let allGrants = (grants[0] + grants[1]).map { ($0.document, $0.rule.match) }
         let allDenies = (denies[0] + denies[1]).map { ($0.document, $0.rule.match) }
         let oldWork = ScenarioWork(documents: old.documents.map(\.document), capabilityCount: old.catalog.names.count)
@@ -187,10 +174,9 @@ struct PolicyDiffer {
         for environment in StoreEnvironment.allCases {
             let granting = space.candidates(matching: allGrants, in: environment)
             let denying = space.candidates(matching: allDenies, in: environment)
-            let candidates = space.candidates(in: environment)
-            let plan = Plan(
+            let plan = DiffPlan(
                 environment: environment,
-                candidates: candidates,
+                candidates: space.candidates(in: environment),
                 groupTypes: space.groupTypes,
                 groupIDs: space.groupIDs(in: environment),
                 selection: EntrySelection(
@@ -200,18 +186,12 @@ struct PolicyDiffer {
                     pairSecond: denying
                 )
             )
-            // Scenarios per group id, summed over the types (each type's entry sets counted once).
-            let selectionCount = plan.selection.count(candidates)
-            let perID = plan.groupTypes.indices.reduce(0) { total, index in
-                saturatingSum(total, plan.groupTypes[index] == GroupType.consumer.rawValue ? 1 : selectionCount)
-            }
-            let perSet = saturatingProduct(perID, plan.groupIDs.count)
-            count = saturatingSum(count, saturatingProduct(perSet, entitlementSets.count))
+            count = saturatingSum(count, plan.scenarioCount(entitlementSets: entitlementSets.count))
             let idCost = saturatingSum(
                 saturatingSum(oldWork.cost(groupIDs: plan.groupIDs), newWork.cost(groupIDs: plan.groupIDs)),
                 saturatingProduct(comparison, plan.groupIDs.count)
             )
-            work = saturatingSum(work, saturatingProduct(perID, idCost, entitlementSets.count))
+            work = saturatingSum(work, plan.work(entitlementSets: entitlementSets.count, idCost: idCost))
             plans.append(plan)
         }
         // Telling minimal changes apart compares entitlement sets pairwise.
@@ -219,30 +199,6 @@ struct PolicyDiffer {
         self.plans = plans
         scenarioCount = count
         self.work = work
-    }
-
-    /// A differing scenario, by its coordinates in the enumeration (entries as candidate indices,
-    /// -1 for none), compact so that millions of them fit in memory.
-    private struct Key: Hashable {
-        var code: Int32
-        var plan: Int32
-        var frame: Int32
-        var first: Int32
-        var second: Int32
-        var entitlements: Int32
-
-        var entries: [Int] {
-            first < 0 ? [] : second < 0 ? [Int(first)] : [Int(first), Int(second)]
-        }
-
-        /// The same scenario with other entries and entitlements.
-        func with(entries: [Int], entitlements: Int) -> Key {
-            var key = self
-            key.first = entries.first.map(Int32.init) ?? -1
-            key.second = entries.count > 1 ? Int32(entries[1]) : -1
-            key.entitlements = Int32(entitlements)
-            return key
-        }
     }
 
     /// The minimal differing scenarios as rows, each capability's and change's rows passed through
@@ -255,127 +211,80 @@ struct PolicyDiffer {
         var oldEvaluator = ScenarioEvaluator(policy: old)
         var newEvaluator = ScenarioEvaluator(policy: new)
         let limit = Self.changeLimit
-        var kept: Set<Key> = []
-        // For each code (capability x 2, + 1 when removed), its kept keys in enumeration order.
-        var byCode: [Int32: [Key]] = [:]
-        var subsetMemo: [Int: [Int]] = [:]
-        // Entitlement sets contained in a set (itself included), computed when first needed.
-        func subsets(of setIndex: Int) -> [Int] {
-            if let known = subsetMemo[setIndex] { return known }
-            let superset = Set(entitlementSets[setIndex])
-            let found = entitlementSets.indices.filter { index in
-                entitlementSets[index].count <= superset.count && entitlementSets[index].allSatisfy(superset.contains)
-            }
-            subsetMemo[setIndex] = found
-            return found
-        }
-        // Whether a smaller scenario (fewer entries or entitlements) with the same change is kept:
-        // it was enumerated earlier, since smaller entitlement sets and entry sets come first.
-        func extendsAnother(_ key: Key) -> Bool {
-            let entries = key.entries
-            let setIndex = Int(key.entitlements)
-            for subset in Self.subsets(of: entries) {
-                for set in subsets(of: setIndex) where subset != entries || set != setIndex {
-                    if kept.contains(key.with(entries: subset, entitlements: set)) { return true }
-                }
-            }
-            return false
-        }
+        // For each code (capability x 2, + 1 when removed), the minimal scenarios.
+        var changes = MinimalChanges(entitlementSets: entitlementSets, limit: limit)
         var differing: [Int32] = []
         var unionBits = [UInt8](repeating: 0, count: names.count)
         var touched: [Int] = []
-        var failure: GroupPolicyError?
         for (planIndex, plan) in plans.enumerated() {
-            for (setIndex, entitlements) in entitlementSets.enumerated() {
-                let context = EvaluationContext(environment: plan.environment, entitlements: Set(entitlements))
-                for (typeIndex, groupType) in plan.groupTypes.enumerated() {
-                    let type = GroupType(groupType)
-                    let selection = plan.entries(forType: typeIndex)
-                    for (idIndex, groupID) in plan.groupIDs.enumerated() {
-                        let frame = Int32(typeIndex * plan.groupIDs.count + idIndex)
-                        selection.forEach(plan.candidates) { indices in
-                            oldEvaluator.evaluate(
-                                groupID: groupID,
-                                groupType: type,
-                                entries: indices,
-                                of: plan.candidates,
-                                context: context
-                            )
-                            newEvaluator.evaluate(
-                                groupID: groupID,
-                                groupType: type,
-                                entries: indices,
-                                of: plan.candidates,
-                                context: context
-                            )
-                            differing.removeAll(keepingCapacity: true)
-                            if catalogsDiffer {
-                                // 1: the old version has it, 2: the new one, 3: both.
-                                Self.forEachSetBit(oldEvaluator.capabilities) { local in
-                                    let union = oldToUnion[local]
-                                    if unionBits[union] == 0 { touched.append(union) }
-                                    unionBits[union] |= 1
-                                }
-                                Self.forEachSetBit(newEvaluator.capabilities) { local in
-                                    let union = newToUnion[local]
-                                    if unionBits[union] == 0 { touched.append(union) }
-                                    unionBits[union] |= 2
-                                }
-                                touched.sort()
-                                for union in touched {
-                                    if unionBits[union] != 3 {
-                                        differing.append(Int32(union * 2 + (unionBits[union] == 2 ? 0 : 1)))
-                                    }
-                                    unionBits[union] = 0
-                                }
-                                touched.removeAll(keepingCapacity: true)
-                            } else if oldEvaluator.capabilities != newEvaluator.capabilities {
-                                Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) {
-                                    local,
-                                    added in
-                                    differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
-                                }
-                            }
-                            guard !differing.isEmpty else { return true }
-                            for code in differing {
-                                let key = Key(
-                                    code: code,
-                                    plan: Int32(planIndex),
-                                    frame: frame,
-                                    first: indices.first.map(Int32.init) ?? -1,
-                                    second: indices.count > 1 ? Int32(indices[1]) : -1,
-                                    entitlements: Int32(setIndex)
-                                )
-                                guard !extendsAnother(key) else { continue }
-                                guard kept.count < limit else {
-                                    failure = GroupPolicyError(
-                                        code: .limitExceeded,
-                                        message: "the diff finds more than \(limit) minimal changes "
-                                            + "(scenario and capability), over the limit of \(limit)"
-                                    )
-                                    return false
-                                }
-                                kept.insert(key)
-                                byCode[code, default: []].append(key)
-                            }
-                            return true
+            let finished = plan.forEachScenario(entitlementSets: entitlementSets) { scenario in
+                oldEvaluator.evaluate(
+                    groupID: scenario.groupID,
+                    groupType: scenario.groupType,
+                    entries: scenario.entries,
+                    of: plan.candidates,
+                    context: scenario.context
+                )
+                newEvaluator.evaluate(
+                    groupID: scenario.groupID,
+                    groupType: scenario.groupType,
+                    entries: scenario.entries,
+                    of: plan.candidates,
+                    context: scenario.context
+                )
+                differing.removeAll(keepingCapacity: true)
+                if catalogsDiffer {
+                    // 1: the old version has it, 2: the new one, 3: both.
+                    Self.forEachSetBit(oldEvaluator.capabilities) { local in
+                        let union = oldToUnion[local]
+                        if unionBits[union] == 0 { touched.append(union) }
+                        unionBits[union] |= 1
+                    }
+                    Self.forEachSetBit(newEvaluator.capabilities) { local in
+                        let union = newToUnion[local]
+                        if unionBits[union] == 0 { touched.append(union) }
+                        unionBits[union] |= 2
+                    }
+                    touched.sort()
+                    for union in touched {
+                        if unionBits[union] != 3 {
+                            differing.append(Int32(union * 2 + (unionBits[union] == 2 ? 0 : 1)))
                         }
-                        if let failure { throw failure }
+                        unionBits[union] = 0
+                    }
+                    touched.removeAll(keepingCapacity: true)
+                } else if oldEvaluator.capabilities != newEvaluator.capabilities {
+                    Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) { local, added in
+                        differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
                     }
                 }
+                for code in differing {
+                    let key = MinimalChanges.Key(
+                        code: code,
+                        plan: planIndex,
+                        frame: scenario.frame,
+                        entries: scenario.entries,
+                        entitlements: scenario.setIndex
+                    )
+                    guard changes.keep(key) else { return false }
+                }
+                return true
+            }
+            guard finished else {
+                throw GroupPolicyError(
+                    code: .limitExceeded,
+                    message: "the diff finds more than \(limit) minimal changes (scenario and capability), "
+                        + "over the limit of \(limit)"
+                )
             }
         }
 
-        kept = []
         var rows: [PolicyDiff.Row] = []
-        for code in byCode.keys.sorted() {
-            guard let keys = byCode.removeValue(forKey: code) else { continue }
+        for (code, keys) in changes.takeByCode() {
             rows += merge(
                 keys.map { key in
                     let plan = plans[Int(key.plan)]
-                    let frame = Int(key.frame)
-                    let groupType = plan.groupTypes[frame / plan.groupIDs.count]
-                    let groupID = plan.groupIDs[frame % plan.groupIDs.count]
+                    let (groupType, groupID) = plan.frame(Int(key.frame))
                     let roles = key.entries.map { plan.candidates[$0].entry }
                     let entitlements = entitlementSets[Int(key.entitlements)]
                     return PolicyDiff.Row(
@@ -449,15 +358,6 @@ struct PolicyDiffer {
             for position in oldWords.indices {
                 visit(oldWords[position], position == 0 ? newWord : 0, base: position * 64)
             }
-        }
-    }
-
-    /// Every subset of a set of at most two entries, the set itself included.
-    private static func subsets(of entries: [Int]) -> [[Int]] {
-        switch entries.count {
-        case 0: [[]]
-        case 1: [[], entries]
-        default: [[], [entries[0]], [entries[1]], entries]
         }
     }
 }

@@ -32,6 +32,10 @@ struct ScenarioWork: Sendable {
     /// bit set, comparing versions), in rule checks.
     static let wordCost = 3
 
+    /// The fixed cost of evaluating a scenario into a full decision (its records, its groups and
+    /// memberships), in rule checks: a workspace diff asks each version for one per scenario.
+    static let decisionOverhead = 500
+
     /// The cost of a scenario whose group id no rule names.
     let base: Int
     /// The extra cost of a scenario whose group has this id: the rules naming it, by their lists.

@@ -1,0 +1,84 @@
+import GroupPolicy
+
+/// One environment's part of a diff's enumeration: its frames (a group type and a group id) and
+/// the sets of role entries to visit in each.
+struct DiffPlan {
+    var environment: StoreEnvironment
+    var candidates: [ScenarioSpace.Candidate]
+    var groupTypes: [String]
+    var groupIDs: [String]
+    var selection: EntrySelection
+
+    /// A `CONSUMER` group has no role entries.
+    func entries(forType index: Int) -> EntrySelection {
+        groupTypes[index] == GroupType.consumer.rawValue ? .emptyOnly : selection
+    }
+
+    /// Scenarios per group id and entitlement set, summed over the types (each type's entry sets
+    /// counted once).
+    var scenariosPerGroupID: Int {
+        let selectionCount = selection.count(candidates)
+        return groupTypes.indices.reduce(0) { total, index in
+            saturatingSum(total, groupTypes[index] == GroupType.consumer.rawValue ? 1 : selectionCount)
+        }
+    }
+
+    /// How many scenarios the plan visits over `setCount` entitlement sets.
+    func scenarioCount(entitlementSets setCount: Int) -> Int {
+        saturatingProduct(scenariosPerGroupID, groupIDs.count, setCount)
+    }
+
+    /// What they cost, when the scenarios of each group id together cost `idCost` per entry set.
+    func work(entitlementSets setCount: Int, idCost: Int) -> Int {
+        saturatingProduct(scenariosPerGroupID, idCost, setCount)
+    }
+
+    /// One scenario of the enumeration.
+    struct Scenario {
+        var setIndex: Int
+        var context: EvaluationContext
+        var groupType: GroupType
+        var groupID: String
+        /// The frame's position: type index times the number of ids, plus the id's index.
+        var frame: Int
+        /// Indices into ``DiffPlan/candidates``, ascending.
+        var entries: [Int]
+    }
+
+    /// Calls `body` with each scenario, for each entitlement set (in order), group type, group id
+    /// and entry set, until it returns `false`.
+    ///
+    /// - Returns: `false` when `body` stopped the enumeration.
+    @discardableResult
+    func forEachScenario(entitlementSets: [[String]], _ body: (Scenario) -> Bool) -> Bool {
+        for (setIndex, entitlements) in entitlementSets.enumerated() {
+            let context = EvaluationContext(environment: environment, entitlements: Set(entitlements))
+            for (typeIndex, groupType) in groupTypes.enumerated() {
+                let type = GroupType(groupType)
+                let selection = entries(forType: typeIndex)
+                for (idIndex, groupID) in groupIDs.enumerated() {
+                    let frame = typeIndex * groupIDs.count + idIndex
+                    let finished = selection.forEach(candidates) { indices in
+                        body(
+                            Scenario(
+                                setIndex: setIndex,
+                                context: context,
+                                groupType: type,
+                                groupID: groupID,
+                                frame: frame,
+                                entries: indices
+                            )
+                        )
+                    }
+                    guard finished else { return false }
+                }
+            }
+        }
+        return true
+    }
+
+    /// The group type and id of a frame.
+    func frame(_ frame: Int) -> (groupType: String, groupID: String) {
+        (groupTypes[frame / groupIDs.count], groupIDs[frame % groupIDs.count])
+    }
+}
