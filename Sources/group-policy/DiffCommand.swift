@@ -26,13 +26,7 @@ enum DiffCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        var budget = PolicyDiff.defaultBudget
-        if let text = arguments.value("budget") {
-            guard let value = Int(text), value > 0 else {
-                throw arguments.usage("--budget needs a positive number of scenarios, not '\(text)'")
-            }
-            budget = value
-        }
+        let budget = try arguments.positiveNumber("budget", of: "scenarios", default: PolicyDiff.defaultBudget)
         let old = try loadPolicy(arguments.positionals[0])
         let new = try loadPolicy(arguments.positionals[1])
         let diff: PolicyDiff

@@ -17,12 +17,7 @@ enum FetchCommand {
         options: [
             .init("transaction-id", value: "id", help: "Any transaction id of the customer.", required: true),
             .init("policy", value: "file", help: "Print the policy's Decision instead."),
-            .init(
-                "entitlement",
-                value: "e",
-                help: "With --policy: an entitlement from verified transactions (repeatable).",
-                repeatable: true
-            ),
+            .entitlement(help: "With --policy: an entitlement from verified transactions (repeatable)."),
             .flag("explain", help: "With --policy: include grants and denials with provenance."),
         ] + connectionOptions,
         details: details

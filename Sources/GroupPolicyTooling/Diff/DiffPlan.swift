@@ -33,8 +33,8 @@ struct DiffPlan {
         saturatingProduct(scenariosPerGroupID, idCost, setCount)
     }
 
-    /// One scenario of the enumeration.
-    struct Scenario {
+    /// One scenario of the enumeration, by its coordinates.
+    struct Visit {
         var setIndex: Int
         var context: EvaluationContext
         var groupType: GroupType
@@ -50,7 +50,7 @@ struct DiffPlan {
     ///
     /// - Returns: `false` when `body` stopped the enumeration.
     @discardableResult
-    func forEachScenario(entitlementSets: [[String]], _ body: (Scenario) -> Bool) -> Bool {
+    func forEachScenario(entitlementSets: [[String]], _ body: (Visit) -> Bool) -> Bool {
         for (setIndex, entitlements) in entitlementSets.enumerated() {
             let context = EvaluationContext(environment: environment, entitlements: Set(entitlements))
             for (typeIndex, groupType) in groupTypes.enumerated() {
@@ -60,7 +60,7 @@ struct DiffPlan {
                     let frame = typeIndex * groupIDs.count + idIndex
                     let finished = selection.forEach(candidates) { indices in
                         body(
-                            Scenario(
+                            Visit(
                                 setIndex: setIndex,
                                 context: context,
                                 groupType: type,
@@ -77,8 +77,60 @@ struct DiffPlan {
         return true
     }
 
-    /// The group type and id of a frame.
-    func frame(_ frame: Int) -> (groupType: String, groupID: String) {
-        (groupTypes[frame / groupIDs.count], groupIDs[frame % groupIDs.count])
+    /// A kept scenario as a row's coordinates: its group type and id, its role entries, its
+    /// entitlements, and the scenario itself as the row's example.
+    func coordinates(
+        of key: MinimalChanges.Key,
+        entitlementSets: [[String]]
+    ) -> (
+        groupType: String, groupID: String, roles: [PolicyDiff.EntryPattern], entitlements: [String], example: Scenario
+    ) {
+        let frame = Int(key.frame)
+        let groupType = groupTypes[frame / groupIDs.count]
+        let groupID = groupIDs[frame % groupIDs.count]
+        let roles = key.entries.map { candidates[$0].entry }
+        let entitlements = entitlementSets[Int(key.entitlements)]
+        return (
+            groupType,
+            groupID,
+            roles.map { PolicyDiff.EntryPattern(productID: $0.productID, role: $0.role.rawValue) },
+            entitlements,
+            Scenario(
+                environment: environment,
+                groupID: groupID,
+                groupType: GroupType(groupType),
+                roles: roles,
+                entitlements: entitlements
+            )
+        )
+    }
+
+    /// The kept scenarios as rows: `row` makes one from a code, an environment and a scenario's
+    /// coordinates, and each code's rows go through `merge` on their own (so only one code's
+    /// unmerged rows are held at a time).
+    static func rows<Row>(
+        of changes: [(code: Int32, keys: [MinimalChanges.Key])],
+        in plans: [DiffPlan],
+        entitlementSets: [[String]],
+        merging merge: ([Row]) -> [Row],
+        _ row: (
+            _ code: Int32,
+            _ environment: StoreEnvironment,
+            _ scenario: (
+                groupType: String, groupID: String, roles: [PolicyDiff.EntryPattern], entitlements: [String],
+                example: Scenario
+            )
+        ) -> Row
+    ) -> [Row] {
+        var rows: [Row] = []
+        for (code, keys) in changes {
+            rows += merge(
+                keys.map { key in
+                    let plan = plans[Int(key.plan)]
+                    return row(code, plan.environment, plan.coordinates(of: key, entitlementSets: entitlementSets))
+                }
+            )
+        }
+        return rows
     }
 }

@@ -108,4 +108,51 @@ struct MinimalChanges {
         default: [[], [entries[0]], [entries[1]], entries]
         }
     }
+
+    /// Visits every scenario of `plans` and keeps the minimal ones of each change `changes`
+    /// reports for it (as codes, appended to its last argument).
+    ///
+    /// - Parameters:
+    ///   - plans: The enumeration, environment by environment.
+    ///   - entitlementSets: The entitlement sets each plan visits, smaller first.
+    ///   - limit: The most scenarios kept.
+    ///   - subject: What changes, for the limit's message (`capability`, `workspace`).
+    ///   - changes: The codes of what differs in a scenario.
+    /// - Returns: The kept scenarios by code, codes ascending, each code's in enumeration order.
+    /// - Throws: A `GroupPolicyError` with code `limitExceeded` when more than `limit` are found.
+    static func find(
+        in plans: [DiffPlan],
+        entitlementSets: [[String]],
+        limit: Int,
+        of subject: String,
+        _ changes: (DiffPlan, DiffPlan.Visit, inout [Int32]) -> Void
+    ) throws(GroupPolicyError) -> [(code: Int32, keys: [Key])] {
+        var kept = MinimalChanges(entitlementSets: entitlementSets, limit: limit)
+        var codes: [Int32] = []
+        for (planIndex, plan) in plans.enumerated() {
+            let finished = plan.forEachScenario(entitlementSets: entitlementSets) { visit in
+                codes.removeAll(keepingCapacity: true)
+                changes(plan, visit, &codes)
+                for code in codes {
+                    let key = Key(
+                        code: code,
+                        plan: planIndex,
+                        frame: visit.frame,
+                        entries: visit.entries,
+                        entitlements: visit.setIndex
+                    )
+                    guard kept.keep(key) else { return false }
+                }
+                return true
+            }
+            guard finished else {
+                throw GroupPolicyError(
+                    code: .limitExceeded,
+                    message: "the diff finds more than \(limit) minimal changes (scenario and \(subject)), "
+                        + "over the limit of \(limit)"
+                )
+            }
+        }
+        return kept.takeByCode()
+    }
 }

@@ -29,29 +29,6 @@ extension PolicyDiff {
         public var entitlements: [String]
         /// One concrete scenario of the class.
         public var example: Scenario
-
-        /// Creates a row.
-        public init(
-            workspace: String,
-            oldRole: WorkspaceMembership.Role?,
-            newRole: WorkspaceMembership.Role?,
-            environment: StoreEnvironment?,
-            groupType: String?,
-            groupID: String?,
-            roles: [EntryPattern],
-            entitlements: [String],
-            example: Scenario
-        ) {
-            self.workspace = workspace
-            self.oldRole = oldRole
-            self.newRole = newRole
-            self.environment = environment
-            self.groupType = groupType
-            self.groupID = groupID
-            self.roles = roles
-            self.entitlements = entitlements
-            self.example = example
-        }
     }
 }
 

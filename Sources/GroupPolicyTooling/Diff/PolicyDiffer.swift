@@ -81,8 +81,8 @@ struct PolicyDiffer {
         // being collected (each is a scenario at least).
         var sets: Set<[ExactName]> = [[]]
         // The entitlements the unions would copy, counted before any is made (an upper bound: a
-        // grant with each deny of each capability it names): a million sets stayed within the set
-        // limit, but with 900 entitlements each they took over 20 s and gigabytes.
+        // grant with each deny of each capability it names): the set limit counts sets, not their
+        // members, and a million sets of 900 entitlements each are gigabytes.
         var members = 0
         for side in 0..<2 {
             var perCapability: [ExactName: (denies: Int, entitlements: Int)] = [:]
@@ -210,103 +210,71 @@ struct PolicyDiffer {
     func rows(merging merge: ([PolicyDiff.Row]) -> [PolicyDiff.Row]) throws(GroupPolicyError) -> [PolicyDiff.Row] {
         var oldEvaluator = ScenarioEvaluator(policy: old)
         var newEvaluator = ScenarioEvaluator(policy: new)
-        let limit = Self.changeLimit
-        // For each code (capability x 2, + 1 when removed), the minimal scenarios.
-        var changes = MinimalChanges(entitlementSets: entitlementSets, limit: limit)
-        var differing: [Int32] = []
         var unionBits = [UInt8](repeating: 0, count: names.count)
         var touched: [Int] = []
-        for (planIndex, plan) in plans.enumerated() {
-            let finished = plan.forEachScenario(entitlementSets: entitlementSets) { scenario in
-                oldEvaluator.evaluate(
-                    groupID: scenario.groupID,
-                    groupType: scenario.groupType,
-                    entries: scenario.entries,
-                    of: plan.candidates,
-                    context: scenario.context
-                )
-                newEvaluator.evaluate(
-                    groupID: scenario.groupID,
-                    groupType: scenario.groupType,
-                    entries: scenario.entries,
-                    of: plan.candidates,
-                    context: scenario.context
-                )
-                differing.removeAll(keepingCapacity: true)
-                if catalogsDiffer {
-                    // 1: the old version has it, 2: the new one, 3: both.
-                    Self.forEachSetBit(oldEvaluator.capabilities) { local in
-                        let union = oldToUnion[local]
-                        if unionBits[union] == 0 { touched.append(union) }
-                        unionBits[union] |= 1
-                    }
-                    Self.forEachSetBit(newEvaluator.capabilities) { local in
-                        let union = newToUnion[local]
-                        if unionBits[union] == 0 { touched.append(union) }
-                        unionBits[union] |= 2
-                    }
-                    touched.sort()
-                    for union in touched {
-                        if unionBits[union] != 3 {
-                            differing.append(Int32(union * 2 + (unionBits[union] == 2 ? 0 : 1)))
-                        }
-                        unionBits[union] = 0
-                    }
-                    touched.removeAll(keepingCapacity: true)
-                } else if oldEvaluator.capabilities != newEvaluator.capabilities {
-                    Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) { local, added in
-                        differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
-                    }
+        // For each code (capability x 2, + 1 when removed), the minimal scenarios.
+        let changes = try MinimalChanges.find(
+            in: plans,
+            entitlementSets: entitlementSets,
+            limit: Self.changeLimit,
+            of: "capability"
+        ) { plan, scenario, differing in
+            oldEvaluator.evaluate(
+                groupID: scenario.groupID,
+                groupType: scenario.groupType,
+                entries: scenario.entries,
+                of: plan.candidates,
+                context: scenario.context
+            )
+            newEvaluator.evaluate(
+                groupID: scenario.groupID,
+                groupType: scenario.groupType,
+                entries: scenario.entries,
+                of: plan.candidates,
+                context: scenario.context
+            )
+            if catalogsDiffer {
+                // 1: the old version has it, 2: the new one, 3: both.
+                Self.forEachSetBit(oldEvaluator.capabilities) { local in
+                    let union = oldToUnion[local]
+                    if unionBits[union] == 0 { touched.append(union) }
+                    unionBits[union] |= 1
                 }
-                for code in differing {
-                    let key = MinimalChanges.Key(
-                        code: code,
-                        plan: planIndex,
-                        frame: scenario.frame,
-                        entries: scenario.entries,
-                        entitlements: scenario.setIndex
-                    )
-                    guard changes.keep(key) else { return false }
+                Self.forEachSetBit(newEvaluator.capabilities) { local in
+                    let union = newToUnion[local]
+                    if unionBits[union] == 0 { touched.append(union) }
+                    unionBits[union] |= 2
                 }
-                return true
-            }
-            guard finished else {
-                throw GroupPolicyError(
-                    code: .limitExceeded,
-                    message: "the diff finds more than \(limit) minimal changes (scenario and capability), "
-                        + "over the limit of \(limit)"
-                )
+                touched.sort()
+                for union in touched {
+                    if unionBits[union] != 3 {
+                        differing.append(Int32(union * 2 + (unionBits[union] == 2 ? 0 : 1)))
+                    }
+                    unionBits[union] = 0
+                }
+                touched.removeAll(keepingCapacity: true)
+            } else if oldEvaluator.capabilities != newEvaluator.capabilities {
+                Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) { local, added in
+                    differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
+                }
             }
         }
 
-        var rows: [PolicyDiff.Row] = []
-        for (code, keys) in changes.takeByCode() {
-            rows += merge(
-                keys.map { key in
-                    let plan = plans[Int(key.plan)]
-                    let (groupType, groupID) = plan.frame(Int(key.frame))
-                    let roles = key.entries.map { plan.candidates[$0].entry }
-                    let entitlements = entitlementSets[Int(key.entitlements)]
-                    return PolicyDiff.Row(
-                        change: code % 2 == 0 ? .added : .removed,
-                        capability: names[Int(code / 2)],
-                        environment: plan.environment,
-                        groupType: groupType,
-                        groupID: groupID,
-                        roles: roles.map { PolicyDiff.EntryPattern(productID: $0.productID, role: $0.role.rawValue) },
-                        entitlements: entitlements,
-                        example: Scenario(
-                            environment: plan.environment,
-                            groupID: groupID,
-                            groupType: GroupType(groupType),
-                            roles: roles,
-                            entitlements: entitlements
-                        )
-                    )
-                }
+        return DiffPlan.rows(of: changes, in: plans, entitlementSets: entitlementSets, merging: merge) {
+            code,
+            environment,
+            scenario in
+            PolicyDiff.Row(
+                change: code % 2 == 0 ? .added : .removed,
+                capability: names[Int(code / 2)],
+                environment: environment,
+                groupType: scenario.groupType,
+                groupID: scenario.groupID,
+                roles: scenario.roles,
+                entitlements: scenario.entitlements,
+                example: scenario.example
             )
         }
-        return rows
     }
 
     /// Calls `body` with each set bit's index, ascending.

@@ -213,13 +213,11 @@ struct WorkspaceDiffer {
         merging merge: ([PolicyDiff.WorkspaceRow]) -> [PolicyDiff.WorkspaceRow]
     ) throws(GroupPolicyError) -> [PolicyDiff.WorkspaceRow] {
         guard !changed.isEmpty else { return [] }
-        let limit = PolicyDiffer.changeLimit
-        var changes = MinimalChanges(entitlementSets: entitlementSets, limit: limit)
         var positions: [ExactName: Int] = [:]
         for (position, id) in workspaceIDs.enumerated() { positions[ExactName(id)] = position }
         var before = [Int32](repeating: 0, count: workspaceIDs.count)
         var after = [Int32](repeating: 0, count: workspaceIDs.count)
-        func memberships(_ policy: Policy, _ scenario: DiffPlan.Scenario, _ plan: DiffPlan, into roles: inout [Int32]) {
+        func memberships(_ policy: Policy, _ scenario: DiffPlan.Visit, _ plan: DiffPlan, into roles: inout [Int32]) {
             for index in changed { roles[index] = 0 }
             let group = GroupEntry(
                 groupID: scenario.groupID,
@@ -233,57 +231,32 @@ struct WorkspaceDiffer {
                 }
             }
         }
-        for (planIndex, plan) in plans.enumerated() {
-            let finished = plan.forEachScenario(entitlementSets: entitlementSets) { scenario in
-                memberships(old, scenario, plan, into: &before)
-                memberships(new, scenario, plan, into: &after)
-                for index in changed where before[index] != after[index] {
-                    let code = Int32(index) * 9 + before[index] * 3 + after[index]
-                    let key = MinimalChanges.Key(
-                        code: code,
-                        plan: planIndex,
-                        frame: scenario.frame,
-                        entries: scenario.entries,
-                        entitlements: scenario.setIndex
-                    )
-                    guard changes.keep(key) else { return false }
-                }
-                return true
-            }
-            guard finished else {
-                throw GroupPolicyError(
-                    code: .limitExceeded,
-                    message: "the diff finds more than \(limit) minimal changes (scenario and workspace), "
-                        + "over the limit of \(limit)"
-                )
+        let changes = try MinimalChanges.find(
+            in: plans,
+            entitlementSets: entitlementSets,
+            limit: PolicyDiffer.changeLimit,
+            of: "workspace"
+        ) { plan, scenario, differing in
+            memberships(old, scenario, plan, into: &before)
+            memberships(new, scenario, plan, into: &after)
+            for index in changed where before[index] != after[index] {
+                differing.append(Int32(index) * 9 + before[index] * 3 + after[index])
             }
         }
-        var rows: [PolicyDiff.WorkspaceRow] = []
-        for (code, keys) in changes.takeByCode() {
-            rows += merge(
-                keys.map { key in
-                    let plan = plans[Int(key.plan)]
-                    let (groupType, groupID) = plan.frame(Int(key.frame))
-                    let roles = key.entries.map { plan.candidates[$0].entry }
-                    let entitlements = entitlementSets[Int(key.entitlements)]
-                    return PolicyDiff.WorkspaceRow(
-                        workspace: workspaceIDs[Int(code / 9)],
-                        oldRole: Self.role(code % 9 / 3),
-                        newRole: Self.role(code % 3),
-                        environment: plan.environment,
-                        groupType: groupType,
-                        groupID: groupID,
-                        roles: roles.map { PolicyDiff.EntryPattern(productID: $0.productID, role: $0.role.rawValue) },
-                        entitlements: entitlements,
-                        example: Scenario(
-                            environment: plan.environment,
-                            groupID: groupID,
-                            groupType: GroupType(groupType),
-                            roles: roles,
-                            entitlements: entitlements
-                        )
-                    )
-                }
+        let rows = DiffPlan.rows(of: changes, in: plans, entitlementSets: entitlementSets, merging: merge) {
+            code,
+            environment,
+            scenario in
+            PolicyDiff.WorkspaceRow(
+                workspace: workspaceIDs[Int(code / 9)],
+                oldRole: Self.role(code % 9 / 3),
+                newRole: Self.role(code % 3),
+                environment: environment,
+                groupType: scenario.groupType,
+                groupID: scenario.groupID,
+                roles: scenario.roles,
+                entitlements: scenario.entitlements,
+                example: scenario.example
             )
         }
         return rows.sorted(by: PolicyDiffMerger.precedes)

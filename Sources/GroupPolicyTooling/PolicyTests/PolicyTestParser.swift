@@ -150,9 +150,10 @@ enum PolicyTestParser {
 
     /// Refuses cases that would evaluate more than the limit of groups and role entries.
     ///
-    /// Cases sharing one response file with a context each are evaluated one by one: 20,000 of
-    /// them against a 1 MiB response were 400 million groups and entries, minutes and gigabytes.
-    /// Counted before anything is evaluated, and refused naming the limit.
+    /// Cases sharing one response file with a context each are evaluated one by one: each context
+    /// costs the whole response (a 1 MiB response holds 20,000 groups and role entries, so 20,000
+    /// contexts would be 400 million). Counted before anything is evaluated, and refused naming
+    /// the limit.
     private static func checkEvaluationWork(
         of cases: [PolicyTestCase],
         at node: JSONNode,

@@ -63,12 +63,6 @@ struct ExactName: Hashable, Comparable, Sendable {
 }
 
 extension Sequence<String> {
-    /// The names, each spelling once (by bytes), in their first order.
-    func uniqueExactly() -> [String] {
-        var seen: Set<ExactName> = []
-        return filter { seen.insert(ExactName($0)).inserted }
-    }
-
     /// The names, each spelling once (by bytes), in order (see ``ExactName/<(_:_:)``).
     func sortedUniqueExactly() -> [String] {
         Set(map(ExactName.init)).sorted().map(\.string)

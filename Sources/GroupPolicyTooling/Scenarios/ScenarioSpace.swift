@@ -48,8 +48,8 @@ struct ScenarioSpace: Sendable {
     /// byte for byte (documents that alias alike see role entries alike).
     private let aliasViews: [Int]
     /// The candidate indexes built so far, shared by every lookup of this space: a check looks
-    /// each invariant's matches up in the same few (one per environment and alias view), and
-    /// building one per invariant took 0.4 s each over a space of a million entries.
+    /// each invariant's matches up in the same few (one per environment and alias view), and an
+    /// index costs a pass over every candidate, up to a million, so it is built once per space.
     private let indexCache = IndexCache()
 
     /// The most role entries (products x roles) a space holds per environment: a million.
@@ -199,8 +199,8 @@ struct ScenarioSpace: Sendable {
         in environment: StoreEnvironment
     ) -> Set<Int> {
         let candidates = candidates(in: environment)
-        // The found positions, as a set from the start: a bit per candidate cost a pass over a
-        // million of them per call, for matches that find a handful.
+        // The found positions, as a set from the start: the work follows the candidates found, not
+        // the million a space may hold (a bit per candidate would be a pass over all of them).
         var result: Set<Int> = []
         func mark(_ position: Int) { result.insert(position) }
         var seen: Set<RoleLevelKey> = []
