@@ -27,11 +27,11 @@ struct WorkspaceDiffer {
     private let old: Policy
     private let new: Policy
 
-    /// A workspace's definition in one version, with the sandbox aliases its document applies.
+    /// A workspace's definition in one version, and its document's position in the space (whose
+    /// sandbox aliases it sees products through).
     private struct Definition {
         var document: Int
         var workspace: WorkspaceDefinition
-        var aliases: [String: String]
     }
 
     /// - Parameters:
@@ -49,8 +49,7 @@ struct WorkspaceDiffer {
                 for workspace in document.workspaces where definitions[side][ExactName(workspace.id)] == nil {
                     definitions[side][ExactName(workspace.id)] = Definition(
                         document: side == 0 ? index : oldDocuments.count + index,
-                        workspace: workspace,
-                        aliases: document.productAliases
+                        workspace: workspace
                     )
                 }
             }
@@ -59,7 +58,7 @@ struct WorkspaceDiffer {
         workspaceIDs = ids.map(\.string)
         changed = ids.indices.filter { index in
             guard let before = definitions[0][ids[index]], let after = definitions[1][ids[index]] else { return true }
-            return !Self.alike(before, after)
+            return !Self.alike(before, after, space)
         }
 
         var sets: Set<[ExactName]> = [[]]
@@ -81,32 +80,61 @@ struct WorkspaceDiffer {
             documents: newDocuments.map(\.document),
             capabilityCount: new.compiled.catalog.names.count
         )
+        // A full decision under each version: its overhead, and every workspace definition of both.
+        let decisionCost = saturatingSum(
+            2 * ScenarioWork.decisionOverhead,
+            saturatingProduct(definitions[0].count + definitions[1].count, ScenarioWork.workspaceCost)
+        )
         for environment in StoreEnvironment.allCases where !changed.isEmpty {
             let candidates = space.candidates(in: environment)
             var singles = Set<Int>()
             var firsts = Set<Int>()
             var seconds = Set<Int>()
+            // The candidates a workspace's products (and administrator roles) find, through the
+            // space's indexes and its document's aliases, by number (`nil`: every candidate).
+            // Workspaces with the same conditions, seen through alike aliases, share one number,
+            // and each number's candidates are looked up, and added to the singles, once.
+            var numbers: [FoundKey: Int] = [:]
+            var sets: [Set<Int>] = []
+            var added: Set<Int> = []
+            func found(_ definition: Definition?, adminRoles: Bool) -> Int? {
+                guard let definition else { return -1 }
+                var match = definition.workspace.match
+                match.groupTypes = nil
+                match.groupIDs = nil
+                match.roles = adminRoles ? .oneOf(definition.workspace.adminRoles) : nil
+                guard match.isRoleLevel else { return nil }
+                let key = FoundKey(view: space.aliasView(of: definition.document), match: match)
+                if let known = numbers[key] { return known }
+                sets.append(space.candidates(matching: [(definition.document, match)], in: environment))
+                numbers[key] = sets.count - 1
+                return sets.count - 1
+            }
+            func positions(_ number: Int?) -> Set<Int>? {
+                number.map { $0 < 0 ? [] : sets[$0] }
+            }
             for index in changed {
                 let versions = (0..<2).map { definitions[$0][ids[index]] }
-                let relevant = versions.map { $0.map { Self.relevant($0, candidates, environment) } }
-                let admin = versions.indices.map { side in
-                    versions[side].map { Self.admin($0, relevant[side] ?? [], candidates) } ?? []
-                }
+                let relevant = versions.map { found($0, adminRoles: false) }
+                let admin = versions.map { found($0, adminRoles: true) ?? -1 }
                 for side in 0..<2 {
                     guard let definition = versions[side] else { continue }
                     // One entry shows a membership appearing or going: with a product condition,
                     // one it names; without, one that makes its group an administrator.
-                    singles.formUnion(definition.workspace.match.productIDs == nil ? admin[side] : relevant[side] ?? [])
+                    let single = definition.workspace.match.productIDs == nil ? admin[side] : relevant[side]
+                    if let single, added.insert(single).inserted { singles.formUnion(positions(single) ?? []) }
                     // Administrator in one version, member in the other: an entry that makes the
                     // group an administrator here and is not relevant there, beside one relevant
                     // there that does not make it an administrator.
                     let other = 1 - side
-                    guard let otherRelevant = relevant[other], versions[other]?.workspace.match.productIDs != nil
+                    guard let otherRelevant = positions(relevant[other]),
+                        versions[other]?.workspace.match.productIDs != nil,
+                        relevant[other] != relevant[side]
                     else { continue }
-                    let first = admin[side].subtracting(otherRelevant)
+                    let first = (positions(admin[side]) ?? []).subtracting(otherRelevant)
                     guard !first.isEmpty else { continue }
                     firsts.formUnion(first)
-                    seconds.formUnion(otherRelevant.subtracting(admin[other]))
+                    seconds.formUnion(otherRelevant.subtracting(positions(admin[other]) ?? []))
                 }
             }
             let plan = DiffPlan(
@@ -117,10 +145,9 @@ struct WorkspaceDiffer {
                 selection: EntrySelection(includesEmpty: true, singles: singles, pairFirst: firsts, pairSecond: seconds)
             )
             count = saturatingSum(count, plan.scenarioCount(entitlementSets: entitlementSets.count))
-            // Each scenario is a full decision under each version.
             let idCost = saturatingSum(
                 saturatingSum(oldWork.cost(groupIDs: plan.groupIDs), newWork.cost(groupIDs: plan.groupIDs)),
-                saturatingProduct(2 * ScenarioWork.decisionOverhead, plan.groupIDs.count)
+                saturatingProduct(decisionCost, plan.groupIDs.count)
             )
             work = saturatingSum(work, plan.work(entitlementSets: entitlementSets.count, idCost: idCost))
             plans.append(plan)
@@ -130,65 +157,48 @@ struct WorkspaceDiffer {
         self.work = work
     }
 
+    /// What a workspace's candidates depend on: its product and role conditions, by their bytes,
+    /// and the aliases its document sees them through.
+    private struct FoundKey: Hashable {
+        var view: Int
+        var products: [ExactName]?
+        var anyProduct: Bool
+        var roles: [ExactName]?
+
+        init(view: Int, match: MatchCondition) {
+            self.view = view
+            anyProduct = match.productIDs == .any
+            products = match.productIDs.flatMap { $0 == .any ? nil : $0.values.map(ExactName.init) }
+            roles = match.roles.map { $0.values.map(ExactName.init) }
+        }
+    }
+
     /// Whether two definitions of one workspace form it alike in every scenario: the same match,
     /// administrator roles and requirements, by their bytes, and the same aliases where the
     /// match names products.
-    private static func alike(_ lhs: Definition, _ rhs: Definition) -> Bool {
-        // Absent, any value, or these values.
-        func names(_ condition: ValueCondition?) -> (kind: Int, values: [ExactName]) {
-            switch condition {
-            case nil: (0, [])
-            case .any?: (1, [])
-            case .oneOf(let values)?: (2, Set(values.map(ExactName.init)).sorted())
-            }
+    private static func alike(_ lhs: Definition, _ rhs: Definition, _ space: ScenarioSpace) -> Bool {
+        // The same values by their bytes, in any order (in the same order, as an unchanged
+        // definition has them, without hashing).
+        func same(_ lhs: [String], _ rhs: [String]) -> Bool {
+            if lhs.count == rhs.count, zip(lhs, rhs).allSatisfy({ $0.isExactly($1) }) { return true }
+            return Set(lhs.map(ExactName.init)) == Set(rhs.map(ExactName.init))
         }
-        func aliases(_ definition: Definition) -> [[ExactName]] {
-            definition.aliases.map { [ExactName($0.key), ExactName($0.value)] }.sorted {
-                $0.lexicographicallyPrecedes($1)
+        func same(_ lhs: ValueCondition?, _ rhs: ValueCondition?) -> Bool {
+            switch (lhs, rhs) {
+            case (nil, nil), (.any?, .any?): true
+            case (.oneOf(let left)?, .oneOf(let right)?): same(left, right)
+            default: false
             }
         }
         let left = lhs.workspace
         let right = rhs.workspace
-        return names(left.match.groupTypes) == names(right.match.groupTypes)
-            && names(left.match.groupIDs) == names(right.match.groupIDs)
-            && names(left.match.productIDs) == names(right.match.productIDs)
-            && Set(left.adminRoles.map(ExactName.init)) == Set(right.adminRoles.map(ExactName.init))
+        return same(left.match.groupTypes, right.match.groupTypes)
+            && same(left.match.groupIDs, right.match.groupIDs)
+            && same(left.match.productIDs, right.match.productIDs)
+            && same(left.adminRoles, right.adminRoles)
             && left.requires.environments == right.requires.environments
-            && Set(left.requires.entitlements.map(ExactName.init))
-                == Set(right.requires.entitlements.map(ExactName.init))
-            && (left.match.productIDs == nil || aliases(lhs) == aliases(rhs))
-    }
-
-    /// The candidates an entry of which counts for the workspace: any entry without a product
-    /// condition or with `"*"`, else one whose product, as the definition's document sees it,
-    /// is named.
-    private static func relevant(
-        _ definition: Definition,
-        _ candidates: [ScenarioSpace.Candidate],
-        _ environment: StoreEnvironment
-    ) -> Set<Int> {
-        guard case .oneOf(let products)? = definition.workspace.match.productIDs else {
-            return Set(candidates.indices)
-        }
-        let named = Set(products.map(ExactName.init))
-        return Set(
-            candidates.indices.filter { index in
-                let productID = candidates[index].entry.productID
-                let seen =
-                    environment == .sandbox ? definition.aliases.valueExactly(for: productID) ?? productID : productID
-                return named.contains(ExactName(seen))
-            }
-        )
-    }
-
-    /// The relevant candidates whose role makes the group an administrator.
-    private static func admin(
-        _ definition: Definition,
-        _ relevant: Set<Int>,
-        _ candidates: [ScenarioSpace.Candidate]
-    ) -> Set<Int> {
-        let roles = Set(definition.workspace.adminRoles.map(ExactName.init))
-        return relevant.filter { roles.contains(ExactName(candidates[$0].entry.role.rawValue)) }
+            && same(left.requires.entitlements, right.requires.entitlements)
+            && (left.match.productIDs == nil || space.aliasView(of: lhs.document) == space.aliasView(of: rhs.document))
     }
 
     /// A membership as a number: 0 none, 1 member, 2 administrator.
@@ -259,6 +269,6 @@ struct WorkspaceDiffer {
                 example: scenario.example
             )
         }
-        return rows.sorted(by: PolicyDiffMerger.precedes)
+        return PolicyDiffMerger.sorted(rows)
     }
 }

@@ -175,6 +175,12 @@ struct ScenarioSpace: Sendable {
         return "\(base)_\(suffix)"
     }
 
+    /// A number a document shares with the documents whose sandbox aliases are the same, byte
+    /// for byte.
+    func aliasView(of document: Int) -> Int {
+        aliasViews[document]
+    }
+
     /// The role entries a scenario in `environment` can hold (one at most per slot).
     func candidates(in environment: StoreEnvironment) -> [Candidate] {
         environment == .production ? productionCandidates : sandboxCandidates

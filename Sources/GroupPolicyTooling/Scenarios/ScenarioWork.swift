@@ -36,6 +36,10 @@ struct ScenarioWork: Sendable {
     /// memberships), in rule checks: a workspace diff asks each version for one per scenario.
     static let decisionOverhead = 500
 
+    /// The cost of each workspace definition in a full decision (its conditions looked up for the
+    /// group and each role entry, its membership listed), in rule checks.
+    static let workspaceCost = 100
+
     /// The cost of a scenario whose group id no rule names.
     let base: Int
     /// The extra cost of a scenario whose group has this id: the rules naming it, by their lists.
