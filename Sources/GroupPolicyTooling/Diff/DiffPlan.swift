@@ -33,7 +33,11 @@ struct DiffPlan {
         saturatingProduct(scenariosPerGroupID, idCost, setCount)
     }
 
-    /// One scenario of the enumeration, by its coordinates.
+    /// The scenarios of one entitlement set and one frame (a group type and a group id), which
+    /// differ only in their role entries.
+    ///
+    /// Made once per frame, not per scenario: a diff visits millions of scenarios, and copying
+    /// the context and the names into each cost a sixth of the enumeration.
     struct Visit {
         var setIndex: Int
         var context: EvaluationContext
@@ -41,35 +45,28 @@ struct DiffPlan {
         var groupID: String
         /// The frame's position: type index times the number of ids, plus the id's index.
         var frame: Int
-        /// Indices into ``DiffPlan/candidates``, ascending.
-        var entries: [Int]
     }
 
     /// Calls `body` with each scenario, for each entitlement set (in order), group type, group id
-    /// and entry set, until it returns `false`.
+    /// and entry set (indices into ``candidates``, ascending), until it returns `false`.
     ///
     /// - Returns: `false` when `body` stopped the enumeration.
     @discardableResult
-    func forEachScenario(entitlementSets: [[String]], _ body: (Visit) -> Bool) -> Bool {
+    func forEachScenario(entitlementSets: [[String]], _ body: (Visit, [Int]) -> Bool) -> Bool {
         for (setIndex, entitlements) in entitlementSets.enumerated() {
             let context = EvaluationContext(environment: environment, entitlements: Set(entitlements))
             for (typeIndex, groupType) in groupTypes.enumerated() {
                 let type = GroupType(groupType)
                 let selection = entries(forType: typeIndex)
                 for (idIndex, groupID) in groupIDs.enumerated() {
-                    let frame = typeIndex * groupIDs.count + idIndex
-                    let finished = selection.forEach(candidates) { indices in
-                        body(
-                            Visit(
-                                setIndex: setIndex,
-                                context: context,
-                                groupType: type,
-                                groupID: groupID,
-                                frame: frame,
-                                entries: indices
-                            )
-                        )
-                    }
+                    let visit = Visit(
+                        setIndex: setIndex,
+                        context: context,
+                        groupType: type,
+                        groupID: groupID,
+                        frame: typeIndex * groupIDs.count + idIndex
+                    )
+                    let finished = selection.forEach(candidates) { indices in body(visit, indices) }
                     guard finished else { return false }
                 }
             }

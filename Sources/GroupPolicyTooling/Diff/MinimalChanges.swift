@@ -117,7 +117,7 @@ struct MinimalChanges {
     ///   - entitlementSets: The entitlement sets each plan visits, smaller first.
     ///   - limit: The most scenarios kept.
     ///   - subject: What changes, for the limit's message (`capability`, `workspace`).
-    ///   - changes: The codes of what differs in a scenario.
+    ///   - changes: The codes of what differs in a scenario (a frame and its role entries).
     /// - Returns: The kept scenarios by code, codes ascending, each code's in enumeration order.
     /// - Throws: A `GroupPolicyError` with code `limitExceeded` when more than `limit` are found.
     static func find(
@@ -125,20 +125,20 @@ struct MinimalChanges {
         entitlementSets: [[String]],
         limit: Int,
         of subject: String,
-        _ changes: (DiffPlan, DiffPlan.Visit, inout [Int32]) -> Void
+        _ changes: (DiffPlan, DiffPlan.Visit, [Int], inout [Int32]) -> Void
     ) throws(GroupPolicyError) -> [(code: Int32, keys: [Key])] {
         var kept = MinimalChanges(entitlementSets: entitlementSets, limit: limit)
         var codes: [Int32] = []
         for (planIndex, plan) in plans.enumerated() {
-            let finished = plan.forEachScenario(entitlementSets: entitlementSets) { visit in
+            let finished = plan.forEachScenario(entitlementSets: entitlementSets) { visit, entries in
                 codes.removeAll(keepingCapacity: true)
-                changes(plan, visit, &codes)
+                changes(plan, visit, entries, &codes)
                 for code in codes {
                     let key = Key(
                         code: code,
                         plan: planIndex,
                         frame: visit.frame,
-                        entries: visit.entries,
+                        entries: entries,
                         entitlements: visit.setIndex
                     )
                     guard kept.keep(key) else { return false }

@@ -218,18 +218,18 @@ struct PolicyDiffer {
             entitlementSets: entitlementSets,
             limit: Self.changeLimit,
             of: "capability"
-        ) { plan, scenario, differing in
+        ) { plan, scenario, entries, differing in
             oldEvaluator.evaluate(
                 groupID: scenario.groupID,
                 groupType: scenario.groupType,
-                entries: scenario.entries,
+                entries: entries,
                 of: plan.candidates,
                 context: scenario.context
             )
             newEvaluator.evaluate(
                 groupID: scenario.groupID,
                 groupType: scenario.groupType,
-                entries: scenario.entries,
+                entries: entries,
                 of: plan.candidates,
                 context: scenario.context
             )

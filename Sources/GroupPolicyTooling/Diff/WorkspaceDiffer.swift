@@ -60,6 +60,14 @@ struct WorkspaceDiffer {
             guard let before = definitions[0][ids[index]], let after = definitions[1][ids[index]] else { return true }
             return !Self.alike(before, after, space)
         }
+        guard !changed.isEmpty else {
+            // Every workspace is defined alike: nothing to enumerate, nothing to estimate.
+            entitlementSets = []
+            plans = []
+            scenarioCount = 0
+            work = 0
+            return
+        }
 
         var sets: Set<[ExactName]> = [[]]
         for index in changed {
@@ -67,7 +75,7 @@ struct WorkspaceDiffer {
             for entitlements in requirements { sets.insert(Set(entitlements.map(ExactName.init)).sorted()) }
             sets.insert(Set(requirements.joined().map(ExactName.init)).sorted())
         }
-        entitlementSets = changed.isEmpty ? [] : sets.sorted(by: smallerFirst).map { $0.map(\.string) }
+        entitlementSets = sets.sorted(by: smallerFirst).map { $0.map(\.string) }
 
         var plans: [DiffPlan] = []
         var count = 0
@@ -85,7 +93,7 @@ struct WorkspaceDiffer {
             2 * ScenarioWork.decisionOverhead,
             saturatingProduct(definitions[0].count + definitions[1].count, ScenarioWork.workspaceCost)
         )
-        for environment in StoreEnvironment.allCases where !changed.isEmpty {
+        for environment in StoreEnvironment.allCases {
             let candidates = space.candidates(in: environment)
             var singles = Set<Int>()
             var firsts = Set<Int>()
@@ -227,12 +235,18 @@ struct WorkspaceDiffer {
         for (position, id) in workspaceIDs.enumerated() { positions[ExactName(id)] = position }
         var before = [Int32](repeating: 0, count: workspaceIDs.count)
         var after = [Int32](repeating: 0, count: workspaceIDs.count)
-        func memberships(_ policy: Policy, _ scenario: DiffPlan.Visit, _ plan: DiffPlan, into roles: inout [Int32]) {
+        func memberships(
+            _ policy: Policy,
+            _ scenario: DiffPlan.Visit,
+            _ entries: [Int],
+            _ plan: DiffPlan,
+            into roles: inout [Int32]
+        ) {
             for index in changed { roles[index] = 0 }
             let group = GroupEntry(
                 groupID: scenario.groupID,
                 groupType: scenario.groupType,
-                roles: scenario.entries.map { plan.candidates[$0].entry }
+                roles: entries.map { plan.candidates[$0].entry }
             )
             let decision = policy.evaluate(GetCustomerGroupsResponse(groups: [group]), in: scenario.context)
             for membership in decision.workspaces {
@@ -246,9 +260,9 @@ struct WorkspaceDiffer {
             entitlementSets: entitlementSets,
             limit: PolicyDiffer.changeLimit,
             of: "workspace"
-        ) { plan, scenario, differing in
-            memberships(old, scenario, plan, into: &before)
-            memberships(new, scenario, plan, into: &after)
+        ) { plan, scenario, entries, differing in
+            memberships(old, scenario, entries, plan, into: &before)
+            memberships(new, scenario, entries, plan, into: &after)
             for index in changed where before[index] != after[index] {
                 differing.append(Int32(index) * 9 + before[index] * 3 + after[index])
             }

@@ -24,10 +24,9 @@ struct ExactName: Hashable, Comparable, Sendable {
         self.string = string
     }
 
-    /// Equal strings (canonical equivalence, the standard library's fast comparison) that are
-    /// also the same bytes.
+    /// The same bytes.
     static func == (lhs: ExactName, rhs: ExactName) -> Bool {
-        lhs.string == rhs.string && lhs.string.utf8.count == rhs.string.utf8.count && compare(lhs, rhs) == 0
+        lhs.string.utf8.count == rhs.string.utf8.count && compare(lhs, rhs) == 0
     }
 
     /// `String`'s hash: the same bytes are the same string, so they hash alike; canonically

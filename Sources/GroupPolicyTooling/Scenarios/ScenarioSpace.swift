@@ -269,16 +269,34 @@ struct ScenarioSpace: Sendable {
     }
 
     /// A match's role-level conditions, as seen through one document's aliases.
+    ///
+    /// It holds the match's own lists (no copy of a list of a hundred thousand names) and compares
+    /// them by bytes.
     private struct RoleLevelKey: Hashable {
         var view: Int
-        var products: [ExactName]?
-        var roles: [ExactName]?
+        var products: [String]?
+        var roles: [String]?
 
         init(view: Int, products: ValueCondition?, roles: ValueCondition?) {
             self.view = view
             // `nil` stands for any value; an absent condition is any value too.
-            self.products = products.flatMap { $0 == .any ? nil : $0.values.map(ExactName.init) }
-            self.roles = roles.flatMap { $0 == .any ? nil : $0.values.map(ExactName.init) }
+            self.products = products.flatMap { $0 == .any ? nil : $0.values }
+            self.roles = roles.flatMap { $0 == .any ? nil : $0.values }
+        }
+
+        static func == (lhs: RoleLevelKey, rhs: RoleLevelKey) -> Bool {
+            func same(_ left: [String]?, _ right: [String]?) -> Bool {
+                guard let left, let right else { return left == nil && right == nil }
+                return left.count == right.count && zip(left, right).allSatisfy { $0.isExactly($1) }
+            }
+            return lhs.view == rhs.view && same(lhs.products, rhs.products) && same(lhs.roles, rhs.roles)
+        }
+
+        /// `String`'s hash: the same bytes hash alike.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(view)
+            hasher.combine(products)
+            hasher.combine(roles)
         }
     }
 

@@ -43,12 +43,16 @@ struct ScenarioWork: Sendable {
     /// The cost of a scenario whose group id no rule names.
     let base: Int
     /// The extra cost of a scenario whose group has this id: the rules naming it, by their lists.
-    let byGroupID: [ExactName: Int]
+    ///
+    /// Keyed by `String`, whose equality folds canonically equivalent spellings: their weights add
+    /// up, which can only overestimate (the estimate is an upper bound), and hashing a hundred
+    /// thousand ids stays the standard library's.
+    let byGroupID: [String: Int]
 
     /// No cost: for a space over its limit, whose scenarios are never evaluated.
     static let nothing = ScenarioWork(base: 0, byGroupID: [:])
 
-    private init(base: Int, byGroupID: [ExactName: Int]) {
+    private init(base: Int, byGroupID: [String: Int]) {
         self.base = base
         self.byGroupID = byGroupID
     }
@@ -56,9 +60,10 @@ struct ScenarioWork: Sendable {
     /// Estimates the cost of evaluating a scenario under the policy made of `documents`.
     init(documents: [PolicyDocument], capabilityCount: Int) {
         var base = saturatingSum(Self.scenarioOverhead, Self.wordCost * ((capabilityCount + 63) / 64))
-        var byGroupID: [ExactName: Int] = [:]
+        var byGroupID: [String: Int] = [:]
         for document in documents {
-            var perProduct: [ExactName: Int] = [:]
+            // By `String`, as `byGroupID`: spellings folded together only overestimate.
+            var perProduct: [String: Int] = [:]
             var anyProduct = 0
             var everyGroup = 0
             var requirements: Set<[ExactName]> = [[ExactName("*"), ExactName("|")]]
@@ -67,7 +72,7 @@ struct ScenarioWork: Sendable {
                     // Checked one by one, each condition a scan of its list.
                     let weight = Self.directWeight(rule)
                     if case .oneOf(let values) = ids {
-                        for id in Set(values.map(ExactName.init)) {
+                        for id in Set(values) {
                             byGroupID[id] = saturatingSum(byGroupID[id] ?? 0, weight)
                         }
                     } else {
@@ -86,7 +91,7 @@ struct ScenarioWork: Sendable {
                 }
                 guard rule.match.isRoleLevel else { continue }
                 if case .oneOf(let products)? = rule.match.productIDs {
-                    for product in Set(products.map(ExactName.init)) { perProduct[product, default: 0] += 1 }
+                    for product in Set(products) { perProduct[product, default: 0] += 1 }
                 } else {
                     anyProduct += 1
                 }
@@ -117,7 +122,7 @@ struct ScenarioWork: Sendable {
 
     /// The cost of one scenario whose group has `groupID`.
     func cost(groupID: String) -> Int {
-        saturatingSum(base, byGroupID[ExactName(groupID)] ?? 0)
+        saturatingSum(base, byGroupID[groupID] ?? 0)
     }
 
     /// The summed cost of one scenario per group id of `groupIDs`.
