@@ -25,6 +25,8 @@ struct Configuration {
     /// The salt of the decision log's customer hashes (`DECISION_LOG_SALT`); random per process
     /// when unset, so hashes then join within one run only.
     var decisionLogSalt: [UInt8]?
+    /// The most bytes of lines waiting for a slow reader: of standard error, and of the decision log.
+    var logBufferBytes = 1 << 20
     /// Get Customer Groups requests a second from this process; Apple's limit for the environment
     /// when unset.
     var requestsPerSecond: Double?
@@ -44,7 +46,12 @@ struct Configuration {
             .init("cache-ttl", value: "seconds", help: "How long an answer from Apple is reused (default 300)."),
             .init("reload-interval", value: "seconds", help: "How often the policies are reloaded (default 5)."),
             .init("read-timeout", value: "seconds", help: "How long a request's head may take (default 5)."),
-            .init("max-connections", value: "n", help: "Connections served at once, 1 to 4096 (default 64)."),
+            .init("max-connections", value: "n", help: "Requests answered at once, 1 to 4096 (default 64)."),
+            .init(
+                "max-waiting",
+                value: "n",
+                help: "Connections waiting for their request heads, 1 to 65536 (default 1024)."
+            ),
             .init("cache-bytes", value: "bytes", help: "The most bytes cached answers may take (default 64 MiB)."),
             .init("base-url", value: "url", help: "Another server for the App Store requests (a local test server)."),
             .init(
@@ -58,6 +65,11 @@ struct Configuration {
                 help: "One JSON line per decision to the file, or - for standard output."
             ),
             .init("requests-per-second", value: "n", help: "This process's App Store budget (default Apple's limit)."),
+            .init(
+                "log-buffer",
+                value: "bytes",
+                help: "Log lines waiting for a slow reader, each log; beyond it they are dropped (default 1 MiB)."
+            ),
         ],
         details: """
             Answers:
@@ -113,6 +125,8 @@ struct Configuration {
         configuration.limits.readTimeout = try seconds("read-timeout") ?? configuration.limits.readTimeout
         configuration.limits.maximumConnections =
             try count("max-connections", in: 1...4096) ?? configuration.limits.maximumConnections
+        configuration.limits.maximumWaiting =
+            try count("max-waiting", in: 1...65_536) ?? configuration.limits.maximumWaiting
         configuration.cacheBytes = try count("cache-bytes", in: 0...(1 << 40)) ?? configuration.cacheBytes
         if let text = parsed.value("base-url") {
             guard let url = URL(string: text), url.scheme != nil else {
@@ -132,8 +146,13 @@ struct Configuration {
         if let rate = try count("requests-per-second", in: 1...1_000_000) {
             configuration.requestsPerSecond = Double(rate)
         }
+        configuration.logBufferBytes = try count("log-buffer", in: 4096...(1 << 30)) ?? configuration.logBufferBytes
         if let salt = environment["DECISION_LOG_SALT"], !salt.isEmpty {
-            guard salt.utf8.count >= 16 else { throw Failure(message: "DECISION_LOG_SALT must be at least 16 bytes") }
+            do {
+                try DecisionLog.checkSalt(Array(salt.utf8))
+            } catch {
+                throw Failure(message: "DECISION_LOG_SALT: \(error.message)")
+            }
             configuration.decisionLogSalt = Array(salt.utf8)
         }
         func setting(_ name: String) throws(Failure) -> String {

@@ -6,7 +6,9 @@ import GroupPolicy
 /// invalidation for an App Store Server Notifications handler.
 ///
 /// Decisions come from the library's `GroupDecisionService`: its caches (in this process, and in
-/// Redis with `--redis`), single flight, rate budget and 429 gate. It trusts its caller:
+/// Redis with `--redis`), single flight, rate budget and 429 gate; member listings go through the
+/// same gate with a budget of their own. Malformed requests are refused before anything spends the
+/// budget. It trusts its caller:
 /// `entitlement` parameters must come from transactions your backend has verified, so run it on
 /// loopback (or a private network) next to that backend, never open to apps. Every failure grants
 /// nothing: the answer is an error, never a partial Decision.
@@ -15,7 +17,8 @@ struct DecisionRoutes: Sendable {
     static let maximumMembers = 10_000
 
     let service: GroupDecisionService
-    /// For member listings, which are not cached: a workspace admin asks for them rarely.
+    /// For member listings, which are not cached (a workspace admin asks for them rarely); their
+    /// requests go through the service's rate-limit gate.
     let clients: [StoreEnvironment: AppStoreGroupsClient]
 
     func respond(to request: ServerRequest) async -> ServerResponse {
@@ -51,28 +54,47 @@ struct DecisionRoutes: Sendable {
             allowed: ["transactionId", "environment", "entitlement", "explain", "whyNot"]
         )
         let explain = try parameters.flag("explain")
-        // Checked before the fetch: a malformed request must not spend Apple's rate budget.
-        let capability = parameters.all("whyNot").isEmpty ? nil : try parameters.required("whyNot")
-        let served = try await evaluate(parameters)
-        let body = served.decision.jsonBytes(includingProvenance: explain, pretty: false)
-        guard let capability else {
-            return .json(200, body)
-        }
+        // Checked before the fetch: a malformed request must not spend Apple's rate budget, nor
+        // must a capability the policy does not declare.
+        let capability = parameters.all("whyNot").isEmpty ? nil : Capability(try parameters.required("whyNot"))
         let context = EvaluationContext(
             environment: try parameters.environment(),
             entitlements: Set(parameters.all("entitlement"))
         )
-        let explanation: Explanation
-        do {
-            explanation = try served.policy.explain(Capability(capability), for: served.groups, in: context)
-        } catch {
-            throw .error(400, error.code.description, error.message)
+        if let capability, service.policies.current.kind(of: capability) == nil {
+            try Self.explain(
+                capability,
+                with: service.policies.current,
+                for: GetCustomerGroupsResponse(groups: []),
+                in: context
+            )
         }
+        let served = try await evaluate(parameters)
+        let body = served.jsonBytes(includingProvenance: explain, pretty: false)
+        guard let capability else {
+            return .json(200, body)
+        }
+        let explanation = try Self.explain(capability, with: served.policy, for: served.groups, in: context)
         return .json(
             200,
             Array(#"{"decision":"#.utf8) + body + Array(#","explanation":"#.utf8)
                 + explanation.jsonBytes(pretty: false) + Array("}".utf8)
         )
+    }
+
+    /// The explanation of `capability`, or the 400 answer saying why there is none.
+    @discardableResult
+    private static func explain(
+        _ capability: Capability,
+        with policy: Policy,
+        for groups: GetCustomerGroupsResponse,
+        in context: EvaluationContext
+    ) throws(ServerResponse) -> Explanation {
+        do {
+            return try policy.explain(capability, for: groups, in: context)
+        } catch {
+            throw .error(400, error.code.description, error.message)
+        }
     }
 
     /// Answers `GET /workspace/members`: every member of a shared workspace's group.
@@ -99,12 +121,12 @@ struct DecisionRoutes: Sendable {
         }
         let list: [GroupMemberEntry]
         do {
-            list = try await Self.allMembers(of: groupID, using: client)
+            list = try await allMembers(of: groupID, using: client)
         } catch {
             if error.code == .groupNotFound {
                 // Best effort: the answer below is the group's failure either way, and the shared
-                // store's own failure is logged by the service.
-                try? await service.invalidate(customer: try parameters.required("transactionId"))
+                // cache's own failure reaches the service's observer.
+                try? await service.invalidate(anyTransactionID: try parameters.required("transactionId"))
             }
             throw Self.failure(error)
         }
@@ -135,10 +157,17 @@ struct DecisionRoutes: Sendable {
             if all {
                 try await service.invalidateAll()
             } else {
-                try await service.invalidate(customer: transactionID)
+                try await service.invalidate(anyTransactionID: transactionID)
             }
         } catch {
-            throw .error(503, error.code.description, error.message)
+            // The caller learns what to do, not the shared cache's own words (which may name the
+            // server, its keys or the customer); the observer's log line has the details.
+            throw .error(
+                503,
+                error.code.description,
+                "the shared cache did not take the invalidation: retry (this server has forgotten the "
+                    + "answers, other servers keep them until the cache takes it)"
+            )
         }
         return .json(200, JSON.object([("invalidated", .string(transactionID))]).bytes)
     }
@@ -152,7 +181,7 @@ struct DecisionRoutes: Sendable {
         }
         do {
             return try await service.decision(
-                forCustomer: transactionID,
+                anyTransactionID: transactionID,
                 entitlements: Set(parameters.all("entitlement")),
                 environment: environment
             )
@@ -161,13 +190,14 @@ struct DecisionRoutes: Sendable {
         }
     }
 
-    /// Every page of a group's members, bounded.
-    private static func allMembers(
+    /// Every page of a group's members, bounded, each page through the service's rate-limit gate.
+    private func allMembers(
         of groupID: String,
         using client: AppStoreGroupsClient
     ) async throws(AppStoreGroupsError) -> [GroupMemberEntry] {
         var list: [GroupMemberEntry] = []
-        for try await member in try client.allGroupMembers(groupID: groupID, limit: 100) {
+        let maximumMembers = Self.maximumMembers
+        for try await member in try service.rateLimitGate.allGroupMembers(groupID: groupID, limit: 100, using: client) {
             guard list.count < maximumMembers else {
                 throw AppStoreGroupsError(
                     code: .responseTooLarge,

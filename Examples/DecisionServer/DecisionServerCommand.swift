@@ -28,6 +28,7 @@ enum DecisionServerCommand {
         } catch {
             fail(error.message, usage: true, status: 2)
         }
+        ServerLog.setBufferBytes(configuration.logBufferBytes)
         if configuration.wantsHelp {
             say(Configuration.usage)
             exit(0)
@@ -35,7 +36,7 @@ enum DecisionServerCommand {
 
         let store: PolicyStore
         do {
-            store = try PolicyStore(contentsOf: configuration.policies)
+            store = try PolicyStore(contentsOf: configuration.policies, reloadInterval: configuration.reloadInterval)
         } catch {
             for line in error.description.split(separator: "\n") { log(String(line)) }
             fail("the policies in \(configuration.policies) do not load", status: 1)
@@ -52,12 +53,11 @@ enum DecisionServerCommand {
                 }
             do {
                 // A decision waits for this fetch: fail within seconds rather than Apple's 30. A 429
-                // is not waited out inside a request: the gate answers every caller 503 until the
-                // instant Apple named, and nothing goes upstream before it.
+                // is not waited out inside a request: the service's gate answers every caller 503
+                // until the instant Apple named, and nothing goes to that endpoint before it.
                 clients[environment] = try AppStoreGroupsClient(
                     server: target,
                     credentials: configuration.credentials,
-                    transport: RateLimitGate(wrapping: URLSessionTransport()),
                     retryPolicy: RetryPolicy(maximumRateLimitWait: .zero),
                     timeout: .seconds(10)
                 )
@@ -94,7 +94,12 @@ enum DecisionServerCommand {
                 log("DECISION_LOG_SALT is not set: the decision log's customer hashes join within this run only")
             }
             do {
-                decisionLog = try DecisionLog.jsonLines(path: path, salt: salt)
+                decisionLog = try DecisionLog.jsonLines(
+                    path: path,
+                    salt: salt,
+                    bufferBytes: configuration.logBufferBytes,
+                    onLoss: ServerLog.decisionLogLoss
+                )
             } catch {
                 fail("\(error)", status: 2)
             }
@@ -106,8 +111,8 @@ enum DecisionServerCommand {
                 clients: Array(clients.values),
                 sharedCache: sharedCache,
                 configuration: settings,
-                decisionLog: decisionLog,
-                log: { line in log(line) }
+                observer: ServerObserver(),
+                decisionLog: decisionLog
             )
         } catch {
             fail("\(error)", status: 2)
@@ -125,32 +130,17 @@ enum DecisionServerCommand {
             fail(error.description, status: 2)
         }
 
-        watch(store, every: configuration.reloadInterval)
-        say("DecisionServer listening on http://\(configuration.host):\(server.port)")
-        server.run()
-    }
-
-    /// Reloads the policies when their files change, on a thread of its own.
-    ///
-    /// Not a `Task`: `main` runs on the main actor, whose thread `server.run()` then keeps forever,
-    /// so a task inheriting that actor would never start; and a thread keeps the compiling off the
-    /// few cooperative threads the handlers need. A failed reload is one log line (a multi-error
-    /// description is joined with `; `), logged once per broken version of the files.
-    static func watch(_ store: PolicyStore, every interval: Duration) {
-        let (seconds, attoseconds) = interval.components
-        let pause = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-        Thread.detachNewThread {
-            while true {
-                Thread.sleep(forTimeInterval: pause)
-                switch store.reloadIfChanged() {
-                case nil: break
-                case .reloaded(let generation)?: log("policies reloaded (generation \(generation))")
-                case .failed(let error)?:
-                    let reason = error.description.split(separator: "\n").joined(separator: "; ")
-                    log("policies not reloaded, the previous version keeps serving: \(reason)")
-                }
+        // The policies' reloads and the service's sweeping, for as long as the process runs. Detached:
+        // `main` runs on the main actor, whose thread `server.run()` then keeps forever, so a task
+        // inheriting that actor would never start. Reloads reach the log through the observer.
+        Task.detached {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await store.run() }
+                group.addTask { try await service.run() }
             }
         }
+        say("DecisionServer listening on http://\(configuration.host):\(server.port)")
+        server.run()
     }
 
     /// A line on standard output, unbuffered (tests wait for the listening line).
@@ -160,12 +150,13 @@ enum DecisionServerCommand {
 
     /// A log line on standard error; control characters in it are escaped, so it stays one line.
     static func log(_ text: String) {
-        FileHandle.standardError.write(Data((text.escapingControlCharacters + "\n").utf8))
+        ServerLog.line(text)
     }
 
     /// `Error: message` on one line, then the usage when asked, and exit.
     static func fail(_ message: String, usage: Bool = false, status: Int32) -> Never {
         log("Error: \(message)")
+        ServerLog.flush()
         if usage { FileHandle.standardError.write(Data("\n\(Configuration.usage)\n".utf8)) }
         exit(status)
     }

@@ -8,13 +8,17 @@ import Glibc
 import Darwin
 #endif
 
-/// A minimal HTTP/1.1 server on POSIX sockets: one request per connection, one thread per
-/// connection, everything bounded.
+/// A minimal HTTP/1.1 server on POSIX sockets: one request per connection, everything bounded.
 ///
-/// - At most ``Limits/maximumConnections`` connections are served at once. When all are taken, the
-///   connection that has waited longest for its head (a slow client, since a normal one sends its
-///   head at once) is answered 408 and makes room for the new one; when none has waited
-///   ``Limits/evictableAfter``, the new connection is answered 503.
+/// - One thread accepts connections and reads every request head, polling them all, so a
+///   connection costs a thread only once its head has arrived whole: clients that connect and send
+///   nothing, or drip their heads, hold a descriptor and a few kilobytes, never a handler.
+/// - At most ``Limits/maximumWaiting`` connections wait for their heads. When that many wait, the
+///   one that has waited longest (a slow client, since a normal one sends its head at once) is
+///   answered 408 and makes room for the new one; when none has waited ``Limits/evictableAfter``,
+///   the new connection is answered 503.
+/// - At most ``Limits/maximumConnections`` requests are answered at once, each on a thread of its
+///   own; a request whose head arrives while all are taken is answered 503.
 /// - A request head (request line and header fields) may hold ``Limits/maximumHeadBytes``; longer
 ///   is answered 431. The server takes no request bodies.
 /// - The whole head must arrive within ``Limits/readTimeout`` (408 otherwise), however slowly the
@@ -22,62 +26,68 @@ import Darwin
 ///   reads it.
 /// - The handler gets ``Limits/handlerTimeout``; past it the client gets 504 and nothing else.
 ///
-/// Connection threads block on their sockets, never on Swift's cooperative threads, so slow
+/// Answering threads block on their sockets, never on Swift's cooperative threads, so slow
 /// clients cannot starve the handlers. Every connection ends gracefully: the answer, then FIN, then
 /// a short drain of what the client still sends, so closing with unread bytes never turns the
 /// answer into a TCP reset.
 final class HTTPServer: Sendable {
     struct Limits: Sendable {
+        /// Requests answered at once (`--max-connections`).
         var maximumConnections = 64
+        /// Connections waiting for their heads, read by the accepting thread.
+        var maximumWaiting = 1024
         var maximumHeadBytes = 8192
         var readTimeout: Duration = .seconds(5)
         var handlerTimeout: Duration = .seconds(30)
-        /// How long a connection must have been reading its head before a new one may take its
-        /// place when every slot is taken: long enough that a client sending its request at once
+        /// How long a connection must have been waiting for its head before a new one may take its
+        /// place when the most are waiting: long enough that a client sending its request at once
         /// is never the one dropped.
         var evictableAfter: Duration = .milliseconds(50)
         /// How long a closing connection's leftover bytes are read (and dropped) after the answer.
         var drainTimeout: Duration = .seconds(1)
-        /// The most connections draining after their answer, and evicted ones answering 408.
+        /// The most connections draining after their answer.
         ///
-        /// Each drains for at most the drain timeout. Beyond the first bound, the
-        /// connection draining longest is closed at once: what it sent so far was read, so it gets
-        /// a FIN, not a reset. Beyond the second, a new connection is answered 503 instead of
-        /// evicting one. No connection is ever closed without an answer.
+        /// Each drains for at most the drain timeout. Beyond the bound, the connection draining
+        /// longest is closed at once: what it sent so far was read, so it gets a FIN, not a reset.
+        /// No connection is ever closed without an answer.
         var maximumClosing = 1024
     }
 
-    /// Who holds the connection slots.
-    ///
-    /// A connection is `serving` from its accept until its answer is written, unless it was
-    /// evicted: then it is `closing`, answering 408, which is bounded separately so a flood cannot
-    /// start threads without limit. Refused connections take no thread: the accepting thread
-    /// answers them and hands them to the ``Closer``.
-    private struct Slots {
-        var serving = 0
-        var closing = 0
-        /// The connections still reading their heads, and since when.
-        var readingSince: [Int32: ContinuousClock.Instant] = [:]
-        /// Serving connections whose slot went to a newer one; they answer 408 and close.
-        var evicted: Set<Int32> = []
+    /// A connection still reading its head, owned by the accepting thread.
+    private struct Waiting {
+        var connection: Int32
+        var since: ContinuousClock.Instant
+        var received: [UInt8] = []
     }
 
-    /// The slots behind a pthread mutex: the thread sanitizer follows it, while it reports every
-    /// access under a `Synchronization.Mutex` on Linux as a race (that lock is a bare futex).
-    private final class SlotTable: @unchecked Sendable {
-        private let lock = NSLock()
-        private var slots = Slots()
+    private enum HeadResult {
+        case head([UInt8])
+        case closed
+        case timedOut
+        case tooLarge
+    }
 
-        func withLock<Result>(_ body: (inout Slots) -> Result) -> Result {
+    /// Requests being answered, behind a pthread mutex: the thread sanitizer follows it, while it
+    /// reports every access under a `Synchronization.Mutex` on Linux as a race (that lock is a
+    /// bare futex).
+    private final class Answering: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+
+        /// Takes a place, when fewer than `limit` are taken.
+        func take(below limit: Int) -> Bool {
             lock.lock()
             defer { lock.unlock() }
-            return body(&slots)
+            guard count < limit else { return false }
+            count += 1
+            return true
         }
-    }
 
-    private enum Admission {
-        case serve
-        case refuse
+        func release() {
+            lock.lock()
+            count -= 1
+            lock.unlock()
+        }
     }
 
     struct StartError: Error, CustomStringConvertible {
@@ -89,7 +99,7 @@ final class HTTPServer: Sendable {
     private let listener: Int32
     private let limits: Limits
     private let handler: @Sendable (ServerRequest) async -> ServerResponse
-    private let slots = SlotTable()
+    private let answering = Answering()
     private let closer: Closer
 
     /// Binds and listens on an IPv4 address.
@@ -101,6 +111,7 @@ final class HTTPServer: Sendable {
     ) throws(StartError) {
         // A client that hangs up before reading its answer must not kill the process.
         signal(SIGPIPE, SIG_IGN)
+        Self.raiseDescriptorLimit()
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         guard let portNumber = UInt16(exactly: port), inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
@@ -120,7 +131,9 @@ final class HTTPServer: Sendable {
                 bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0, listen(listener, 128) == 0 else {
+        // The longest queue the system allows (it caps the number): a burst of connections waits
+        // there instead of having its SYNs dropped and retried a second later.
+        guard bound == 0, listen(listener, 4096) == 0, fcntl(listener, F_SETFL, O_NONBLOCK) == 0 else {
             let error = Self.lastError()
             close(listener)
             throw StartError(description: "cannot listen on \(host):\(port): \(error)")
@@ -136,83 +149,160 @@ final class HTTPServer: Sendable {
         self.closer = Closer(capacity: limits.maximumClosing, drainTimeout: limits.drainTimeout)
     }
 
-    /// Accepts connections forever on the calling thread.
+    /// Raises the soft limit of open files to the hard one, as servers do.
+    ///
+    /// Waiting, answering and draining connections each hold a descriptor: up to about 2,100 with
+    /// the defaults, over the soft limit of 1,024 many systems start a process with.
+    private static func raiseDescriptorLimit() {
+        #if canImport(Glibc)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(resource, &limit)
+    }
+
+    /// Accepts connections and reads their heads forever, on the calling thread.
+    ///
+    /// `waiting` is oldest first, and `polled[index + 1]` watches `waiting[index]` (`polled[0]`
+    /// is the listener); a connection leaves both at once.
     func run() -> Never {
+        var waiting: [Waiting] = []
+        var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+        var acceptingAgainAt: ContinuousClock.Instant?
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var lastPoll = ContinuousClock.now
         while true {
+            // One poll costs every watched connection, however few are ready: at most one every
+            // 2 ms, so a flood's events are handled in batches (a head waits 2 ms at most for it).
+            let sincePoll = ContinuousClock.now - lastPoll
+            if sincePoll < Self.pollInterval { Self.sleep(Self.pollInterval - sincePoll) }
+            var now = ContinuousClock.now
+            if let again = acceptingAgainAt, now >= again { acceptingAgainAt = nil }
+            // A pause in accepting (out of descriptors): the listener is not watched meanwhile.
+            polled[0].fd = acceptingAgainAt == nil ? listener : -1
+            // Wake for the next head's deadline (the oldest waits longest), or when accepting resumes.
+            var wake = waiting.first.map { $0.since + limits.readTimeout }
+            if let again = acceptingAgainAt { wake = min(wake ?? again, again) }
+            for index in polled.indices { polled[index].revents = 0 }
+            lastPoll = now
+            _ = poll(&polled, nfds_t(polled.count), Self.milliseconds(until: wake, from: now))
+            now = .now
+
+            // Heads first, so a connection whose head is in is answered before a newcomer may
+            // take its place. Those still waiting move down in place, keeping their order.
+            var kept = 0
+            for index in waiting.indices {
+                var result: HeadResult?
+                if polled[index + 1].revents != 0 { result = read(&waiting[index], into: &chunk) }
+                if result == nil, now - waiting[index].since >= limits.readTimeout { result = .timedOut }
+                if let result {
+                    finish(waiting[index], result)
+                } else {
+                    waiting.swapAt(kept, index)
+                    polled.swapAt(kept + 1, index + 1)
+                    kept += 1
+                }
+            }
+            waiting.removeLast(waiting.count - kept)
+            polled.removeLast(polled.count - 1 - kept)
+            if polled[0].fd >= 0, polled[0].revents != 0 {
+                acceptingAgainAt = acceptQueued(into: &waiting, polled: &polled, chunk: &chunk)
+            }
+        }
+    }
+
+    /// How often the accepting thread polls at most.
+    private static let pollInterval: Duration = .milliseconds(2)
+
+    /// Accepts what is queued (up to 64 connections, so heads are read in between), giving each a
+    /// place among the waiting; returns when to accept again after a failure that needs a pause.
+    private func acceptQueued(
+        into waiting: inout [Waiting],
+        polled: inout [pollfd],
+        chunk: inout [UInt8]
+    ) -> ContinuousClock.Instant? {
+        for _ in 0..<64 {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else {
-                // A client that gave up while queued is no reason to pause; anything else (out of
-                // file descriptors, above all) is: let connections finish instead of spinning.
-                if errno != EINTR && errno != ECONNABORTED { usleep(10_000) }
+                switch errno {
+                case EAGAIN, EWOULDBLOCK: return nil
+                case EINTR, ECONNABORTED: continue
+                // Out of descriptors above all: let connections finish instead of spinning.
+                default: return .now + .milliseconds(10)
+                }
+            }
+            // Blocking, whatever the platform passes on from the listener: answering threads rely
+            // on blocking sends bounded by timeouts.
+            _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) & ~O_NONBLOCK)
+            let now = ContinuousClock.now
+            if waiting.count >= limits.maximumWaiting {
+                guard let oldest = waiting.first, now - oldest.since >= limits.evictableAfter else {
+                    // A new socket's send buffer is empty, so this small answer never blocks.
+                    write(.error(503, "busy", "too many connections; try again"), to: connection, waiting: false)
+                    closer.add(connection)
+                    continue
+                }
+                waiting.removeFirst()
+                polled.remove(at: 1)
+                finish(oldest, .timedOut)
+            }
+            // A client sends its head as soon as it connects: it is often in already.
+            var entry = Waiting(connection: connection, since: now)
+            if let result = read(&entry, into: &chunk) {
+                finish(entry, result)
                 continue
             }
-            switch admit(connection) {
-            case .serve:
-                Thread.detachNewThread { [self] in
-                    serve(connection)
-                    finish(connection)
-                }
-            case .refuse:
-                // A new socket's send buffer is empty, so this small answer never blocks the
-                // accepting thread; the closer drains and closes the connection.
-                write(.error(503, "busy", "too many connections; try again"), to: connection, waiting: false)
-                closer.add(connection)
+            waiting.append(entry)
+            polled.append(pollfd(fd: connection, events: Int16(POLLIN), revents: 0))
+        }
+        return nil
+    }
+
+    private static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var interval = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        _ = nanosleep(&interval, nil)
+    }
+
+    /// Reads what has arrived without waiting; the head's outcome once there is one.
+    private func read(_ entry: inout Waiting, into chunk: inout [UInt8]) -> HeadResult? {
+        while true {
+            switch Self.boundary(in: entry.received) {
+            case .end(let end)?: return .head(Array(entry.received[..<end]))
+            // Refused whatever follows: answered at once rather than after the read timeout (a head
+            // with LF-only line ends never has the CR LF CR LF that would end it).
+            case .broken(let end)?: return .head(Array(entry.received[..<end]))
+            case nil: break
+            }
+            guard entry.received.count < limits.maximumHeadBytes else { return .tooLarge }
+            let wanted = min(chunk.count, limits.maximumHeadBytes + 4 - entry.received.count)
+            let count = chunk.withUnsafeMutableBytes {
+                recv(entry.connection, $0.baseAddress, wanted, Int32(MSG_DONTWAIT))
+            }
+            if count > 0 {
+                entry.received += chunk[..<count]
+            } else if count == 0 {
+                return .closed
+            } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                return nil
+            } else if errno != EINTR {
+                return .closed
             }
         }
     }
 
-    /// Gives the connection a slot, taking the one of the connection that has waited longest for
-    /// its head when all are taken; or has it refused (503), when none has waited long enough or
-    /// too many evicted connections are still answering.
-    private func admit(_ connection: Int32) -> Admission {
-        let now = ContinuousClock.now
-        return slots.withLock { slots in
-            if slots.serving < limits.maximumConnections {
-                slots.serving += 1
-                slots.readingSince[connection] = now
-                return .serve
-            }
-            guard slots.closing < limits.maximumClosing,
-                let (oldest, since) = slots.readingSince.min(by: { $0.value < $1.value }),
-                now - since >= limits.evictableAfter
-            else { return .refuse }
-            slots.closing += 1
-            // Still under the lock, so the evicted connection cannot have closed its descriptor
-            // (and the number been reused) in between: it leaves `readingSince` under this lock
-            // before it closes. Its blocked receive returns at once and it answers 408.
-            slots.readingSince[oldest] = nil
-            slots.evicted.insert(oldest)
-            shutdown(oldest, Int32(SHUT_RD))
-            slots.readingSince[connection] = now
-            return .serve
-        }
-    }
-
-    /// Frees the connection's slot (a serving one, or a closing one when it was evicted), then
-    /// hands it to the closer.
-    private func finish(_ connection: Int32) {
-        // Forgotten before the descriptor is closed, so its number, once reused, is nobody's victim.
-        let wasEvicted = slots.withLock { slots in
-            slots.readingSince[connection] = nil
-            return slots.evicted.remove(connection) != nil
-        }
-        closer.add(connection)
-        slots.withLock { slots in
-            if wasEvicted { slots.closing -= 1 } else { slots.serving -= 1 }
-        }
-    }
-
-    private func serve(_ connection: Int32) {
-        let started = ContinuousClock.now
+    /// Answers a connection whose head is in, or that is out of time: a request goes to a thread of
+    /// its own, when one may be taken; a refusal is written at once (a small answer into an empty
+    /// send buffer never blocks).
+    private func finish(_ entry: Waiting, _ result: HeadResult) {
         let response: ServerResponse
-        var request: ServerRequest?
-        let head = readHead(connection)
-        let evicted = slots.withLock { slots in
-            slots.readingSince[connection] = nil
-            return slots.evicted.contains(connection)
-        }
-        switch evicted ? .timedOut : head {
+        switch result {
         case .closed:
+            closer.add(entry.connection)
             return
         case .timedOut:
             response = .error(408, "request-timeout", "the request did not arrive in time")
@@ -222,17 +312,34 @@ final class HTTPServer: Sendable {
             switch ServerRequest.parse(head: head) {
             case .failure(let refusal):
                 response = refusal
-            case .success(let parsed):
-                request = parsed
-                response = answer(parsed)
+            case .success(let request):
+                guard answering.take(below: limits.maximumConnections) else {
+                    write(.error(503, "busy", "too many connections; try again"), to: entry.connection, waiting: false)
+                    log(request, 503, since: entry.since)
+                    closer.add(entry.connection)
+                    return
+                }
+                Thread.detachNewThread { [self] in
+                    let response = answer(request)
+                    write(response, to: entry.connection)
+                    log(request, response.status, since: entry.since)
+                    closer.add(entry.connection)
+                    answering.release()
+                }
+                return
             }
         }
-        write(response, to: connection)
-        let elapsed = (ContinuousClock.now - started).components
+        write(response, to: entry.connection, waiting: false)
+        log(nil, response.status, since: entry.since)
+        closer.add(entry.connection)
+    }
+
+    /// One access-log line; the method and path are the client's bytes, escaped by the log, so a
+    /// forged line cannot be injected.
+    private func log(_ request: ServerRequest?, _ status: Int, since: ContinuousClock.Instant) {
+        let elapsed = (ContinuousClock.now - since).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
-        // The method and path are the client's bytes: escaped, so a forged line cannot be injected.
-        let line = "\(request?.method ?? "-") \(request?.path ?? "-") \(response.status) \(milliseconds) ms"
-        FileHandle.standardError.write(Data((line.escapingControlCharacters + "\n").utf8))
+        ServerLog.line("\(request?.method ?? "-") \(request?.path ?? "-") \(status) \(milliseconds) ms")
     }
 
     /// Runs the async handler from this connection's thread, waiting at most the handler timeout.
@@ -245,44 +352,29 @@ final class HTTPServer: Sendable {
         return response
     }
 
-    private enum HeadResult {
-        case head([UInt8])
-        case closed
-        case timedOut
-        case tooLarge
+    private enum Boundary {
+        /// The offset of the CR LF CR LF that ends the head.
+        case end(Int)
+        /// The length of the bytes up to and including a bare LF, a CR followed by anything but LF,
+        /// or a NUL: ``ServerRequest/parse(head:)`` refuses them with 400.
+        case broken(Int)
     }
 
-    /// Reads up to the blank line that ends the head, within the read timeout overall.
-    private func readHead(_ connection: Int32) -> HeadResult {
-        let deadline = ContinuousClock.now + limits.readTimeout
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 2048)
-        while true {
-            if let end = Self.endOfHead(in: received) { return .head(Array(received[..<end])) }
-            guard received.count < limits.maximumHeadBytes else { return .tooLarge }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { return .timedOut }
-            setTimeouts(connection, remaining)
-            let wanted = min(chunk.count, limits.maximumHeadBytes + 4 - received.count)
-            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, wanted, 0) }
-            if count > 0 {
-                received += chunk[..<count]
-            } else if count == 0 {
-                return .closed
-            } else if errno == EAGAIN || errno == EWOULDBLOCK {
-                return .timedOut
-            } else if errno != EINTR {
-                return .closed
+    /// Where the head ends, or where it breaks the line rules, whichever comes first; `nil` while
+    /// neither has arrived.
+    private static func boundary(in bytes: [UInt8]) -> Boundary? {
+        for index in bytes.indices {
+            switch bytes[index] {
+            case 0:
+                return .broken(index + 1)
+            case 10 where index == bytes.startIndex || bytes[index - 1] != 13:
+                return .broken(index + 1)
+            case 13 where index + 1 < bytes.endIndex:
+                if bytes[index + 1] != 10 { return .broken(index + 2) }
+                if index + 3 < bytes.endIndex, bytes[index + 2] == 13, bytes[index + 3] == 10 { return .end(index) }
+            default:
+                break
             }
-        }
-    }
-
-    /// The offset of the CR LF CR LF that ends a head, if it has arrived.
-    private static func endOfHead(in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
         }
         return nil
     }
@@ -323,6 +415,17 @@ final class HTTPServer: Sendable {
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &interval, size)
     }
 
+    /// A poll timeout in milliseconds until `instant` (rounded up, at most a second; -1 for none).
+    private static func milliseconds(
+        until instant: ContinuousClock.Instant?,
+        from now: ContinuousClock.Instant
+    ) -> Int32 {
+        guard let instant else { return -1 }
+        let (seconds, attoseconds) = (instant - now).components
+        guard seconds < 1 else { return 1000 }
+        return Int32(max(0, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
+    }
+
     private static func lastError() -> String {
         String(cString: strerror(errno))
     }
@@ -343,99 +446,5 @@ private final class Outcome: Sendable {
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         guard done.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success else { return nil }
         return value.withLock { $0 }
-    }
-}
-
-/// Connections whose answer is written, waiting for their clients to close: one thread polls them
-/// all, reads and drops what the clients still send, and closes each when its client closes, when
-/// it has sent a mebibyte, or at its drain deadline.
-///
-/// Closing a socket whose received bytes were never read makes the kernel send a reset, and a
-/// reset can make the client discard the answer it has not read yet; so the answer is followed by
-/// a FIN and a drain. When more than the capacity are draining, the one draining longest is closed
-/// at once: everything it sent so far has been read, so it still gets a FIN. Only this thread
-/// closes the descriptors it was handed, so none is reused while it polls it.
-private final class Closer: @unchecked Sendable {
-    private struct Draining {
-        var connection: Int32
-        var deadline: ContinuousClock.Instant
-        var drained = 0
-    }
-
-    private let lock = NSLock()
-    private var added: [Draining] = []
-    private let wake = DispatchSemaphore(value: 0)
-    private let capacity: Int
-    private let drainTimeout: Duration
-
-    init(capacity: Int, drainTimeout: Duration) {
-        self.capacity = max(capacity, 1)
-        self.drainTimeout = drainTimeout
-        Thread.detachNewThread { [self] in run() }
-    }
-
-    /// Sends FIN on the connection and takes it over: it is closed by the closer's thread.
-    func add(_ connection: Int32) {
-        shutdown(connection, Int32(SHUT_WR))
-        let entry = Draining(connection: connection, deadline: .now + drainTimeout)
-        lock.lock()
-        added.append(entry)
-        lock.unlock()
-        wake.signal()
-    }
-
-    private func run() -> Never {
-        var draining: [Draining] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            lock.lock()
-            draining += added
-            added.removeAll(keepingCapacity: true)
-            lock.unlock()
-            if draining.isEmpty {
-                wake.wait()
-                continue
-            }
-            var polled = draining.map { pollfd(fd: $0.connection, events: Int16(POLLIN), revents: 0) }
-            _ = poll(&polled, nfds_t(polled.count), 50)
-            let now = ContinuousClock.now
-            var kept: [Draining] = []
-            kept.reserveCapacity(draining.count)
-            for (index, var entry) in draining.enumerated() {
-                var open = now < entry.deadline
-                if open && polled[index].revents != 0 {
-                    open = drain(&entry, into: &chunk)
-                }
-                if open { kept.append(entry) } else { close(entry.connection) }
-            }
-            // Over capacity, the connections draining longest go first (they come first).
-            let excess = kept.count - capacity
-            if excess > 0 {
-                for index in 0..<excess {
-                    var entry = kept[index]
-                    _ = drain(&entry, into: &chunk)
-                    close(entry.connection)
-                }
-                kept.removeFirst(excess)
-            }
-            draining = kept
-        }
-    }
-
-    /// Reads and drops what has arrived, without waiting; whether the connection stays open.
-    private func drain(_ entry: inout Draining, into chunk: inout [UInt8]) -> Bool {
-        while entry.drained < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes {
-                recv(entry.connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
-            }
-            if count > 0 {
-                entry.drained += count
-            } else if count < 0, errno == EINTR {
-                continue
-            } else {
-                return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
-            }
-        }
-        return false
     }
 }

@@ -1,3 +1,5 @@
+import GroupPolicy
+
 /// Just enough JSON to write this server's answers.
 enum JSON: Sendable {
     case string(String)
@@ -18,21 +20,8 @@ enum JSON: Sendable {
         }
     }
 
+    /// A JSON string literal, escaped as every JSON the package writes is.
     private static func quoted(_ value: String) -> String {
-        var text = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        return text + "\""
+        JSONWriter.quoted(value)
     }
 }

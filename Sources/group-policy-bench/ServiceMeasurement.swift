@@ -37,7 +37,7 @@ struct ServiceMeasurement {
             MemoryProbe.trim()
             let heapBefore = MemoryProbe.heapInUse()
             for id in ids {
-                guard (try? await service.decision(forCustomer: id, environment: .production)) != nil else {
+                guard (try? await service.decision(anyTransactionID: id, environment: .production)) != nil else {
                     return .failure(BenchError("customer \(id) was not served"))
                 }
             }
@@ -58,7 +58,7 @@ struct ServiceMeasurement {
                 }
                 for id in ids {
                     let start = monotonicNanoseconds()
-                    let served = try? await service.decision(forCustomer: id, environment: .production)
+                    let served = try? await service.decision(anyTransactionID: id, environment: .production)
                     samples.append(Double(monotonicNanoseconds() - start))
                     guard let served, served.source == .cache else {
                         return .failure(BenchError("customer \(id) was not a cache hit"))
@@ -101,31 +101,14 @@ struct ServiceMeasurement {
             try? FileManager.default.removeItem(atPath: directory)
             throw BenchError("policy R=\(policyCase.rules) does not load into a store: \(error)")
         }
-        let answers = Dictionary(uniqueKeysWithValues: bodies.enumerated().map { ("c\($0.offset)", $0.element) })
-        // Each fetch returns bytes and a decoding of its own, as a real fetch does, so the heap
-        // figure counts what the cache keeps rather than storage shared with the workload.
-        let fetch: GroupDecisionService.Fetch = { customerID throws(AppStoreGroupsError) in
-            guard let body = answers[customerID] else {
-                throw AppStoreGroupsError(code: .transactionIDNotFound, message: "no such customer")
-            }
-            let copy = [UInt8](unsafeUninitializedCapacity: body.count) { buffer, count in
-                count = buffer.initialize(from: body).1
-            }
-            do {
-                return (copy, try GetCustomerGroupsResponse(jsonBytes: copy))
-            } catch {
-                throw AppStoreGroupsError(code: .invalidResponse, message: "\(error)")
-            }
-        }
+        let source = CopyingSource(
+            answers: Dictionary(uniqueKeysWithValues: bodies.enumerated().map { ("c\($0.offset)", $0.element) })
+        )
         var configuration = GroupDecisionService.Configuration()
         configuration.requestsPerSecond = [.production: 1e12, .sandbox: 1e12]
         configuration.capacityBytes = 1 << 40
         do {
-            let service = try GroupDecisionService(
-                policies: policies,
-                fetchers: [.production: fetch],
-                configuration: configuration
-            )
+            let service = try GroupDecisionService(policies: policies, source: source, configuration: configuration)
             return (service, directory)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
@@ -143,7 +126,7 @@ struct ServiceMeasurement {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let ids = (0..<bodies.count).map { "c\($0)" }
         let sink = blockingRun { () -> Int in
-            for id in ids { _ = try? await service.decision(forCustomer: id, environment: .production) }
+            for id in ids { _ = try? await service.decision(anyTransactionID: id, environment: .production) }
             return await profileLoopService(service, ids: ids, iterations: iterations)
         }
         print("service: \(iterations) cache hits over \(ids.count) customers, R=\(policyCase.rules) (\(sink))")
@@ -154,7 +137,7 @@ struct ServiceMeasurement {
         var sink = 0
         var index = 0
         for _ in 0..<iterations {
-            let served = try? await service.decision(forCustomer: ids[index], environment: .production)
+            let served = try? await service.decision(anyTransactionID: ids[index], environment: .production)
             sink &+= served?.decision.capabilities.count ?? 0
             index += 1
             if index == ids.count { index = 0 }
@@ -175,6 +158,30 @@ struct ServiceMeasurement {
             + "\"service_evaluate_median_ns\":\(Int(evaluateMedian.rounded())),"
             + "\"service_cached_customer_heap_bytes\":\(Int(heapBytesPerCustomer.rounded())),"
             + "\"service_cached_customer_estimated_bytes\":\(Int(estimatedBytesPerCustomer.rounded()))}"
+    }
+}
+
+/// Answers each body as customer `c<index>`, decoded from a copy of its own as a real fetch decodes
+/// it (and, by the protocol's default, with the response's own JSON as its bytes), so the heap
+/// figure counts what the cache keeps rather than storage shared with the workload.
+private struct CopyingSource: GroupsSource {
+    let answers: [String: [UInt8]]
+
+    func customerGroups(
+        anyTransactionID: String,
+        environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
+        guard let body = answers[anyTransactionID] else {
+            throw AppStoreGroupsError(code: .transactionIDNotFound, message: "no such customer")
+        }
+        let copy = [UInt8](unsafeUninitializedCapacity: body.count) { buffer, count in
+            count = buffer.initialize(from: body).1
+        }
+        do {
+            return try GetCustomerGroupsResponse(jsonBytes: copy)
+        } catch {
+            throw AppStoreGroupsError(code: .invalidResponse, message: "\(error)")
+        }
     }
 }
 

@@ -220,9 +220,9 @@ import Testing
     }
 
     @Test func aPathWithoutTestsFails() async throws {
-        let output = try await CLIRunner.run(["test", "Examples"])
+        let output = try await CLIRunner.run(["test", "Examples/DecisionServer"])
         #expect(output.status == 1)
         #expect(output.stdout == "0 passed, 0 failed\n")
-        #expect(output.stderr == "no test files (*.tests.json) under Examples\n")
+        #expect(output.stderr == "no test files (*.tests.json) under Examples/DecisionServer\n")
     }
 }

@@ -223,7 +223,7 @@ public struct AppStoreGroupsClient: Sendable {
         let started = timeSource.now()
         /// What is left of the call's bound, or `nil` when it has none.
         func timeLeft() -> Duration? {
-            retryPolicy.maximumCallDuration.map { $0 - Self.duration(from: started, to: timeSource.now()) }
+            retryPolicy.maximumCallDuration.map { $0 - Duration.roundedUp(from: started, to: timeSource.now()) }
         }
         var lastFailure: AppStoreGroupsError?
         for attempt in 1...retryPolicy.maximumAttempts {
@@ -245,7 +245,7 @@ public struct AppStoreGroupsClient: Sendable {
             let delay: Duration
             switch wait {
             case .until(let instant):
-                delay = Self.duration(from: timeSource.now(), to: instant)
+                delay = Duration.roundedUp(from: timeSource.now(), to: instant)
             case .backoff:
                 backoffRetries += 1
                 delay = retryPolicy.backoff(beforeRetry: backoffRetries, random: Double.random(in: 0..<1))
@@ -282,7 +282,7 @@ public struct AppStoreGroupsClient: Sendable {
             return .backoff
         case .rateLimitExceeded where failure.httpStatus == 429:
             guard let instant = failure.retryAfter else { return .backoff }
-            let wait = Self.duration(from: timeSource.now(), to: instant)
+            let wait = Duration.roundedUp(from: timeSource.now(), to: instant)
             return wait <= retryPolicy.maximumRateLimitWait ? .until(instant) : nil
         default:
             if failure.apiErrorCode == 5_000_001 { return .backoff }
@@ -328,7 +328,7 @@ public struct AppStoreGroupsClient: Sendable {
             )
         }
         let limit = responseLimits.maximumBytes
-        let announced = response.value(forHeader: "Content-Length").flatMap(Self.announcedLength) ?? 0
+        let announced = response.announcedLength ?? 0
         if announced > limit || response.body.count > limit {
             return .failure(
                 AppStoreGroupsError(
@@ -355,18 +355,10 @@ public struct AppStoreGroupsClient: Sendable {
         default:
             var error = APIErrorBody.error(status: response.status, body: response.body, attempts: attempt)
             if response.status == 429 {
-                error.retryAfter = response.value(forHeader: "Retry-After").flatMap(Self.retryAfterInstant)
+                error.retryAfter = response.value(forHeader: "Retry-After").flatMap(RetryAfter.instant)
             }
             return .failure(error)
         }
-    }
-
-    /// The length a `Content-Length` value announces; `Int.max` for a number too large for an `Int`
-    /// (such as 10^23), which is over any limit; `nil` when it is not a number.
-    static func announcedLength(_ value: String) -> Int? {
-        let digits = value.utf8.drop { $0 == UInt8(ascii: " ") }.prefix { $0 != UInt8(ascii: " ") }
-        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return Int(String(decoding: digits, as: UTF8.self)) ?? Int.max
     }
 
     /// The message with the token, and its signature alone, replaced by `<redacted>`.
@@ -376,29 +368,5 @@ public struct AppStoreGroupsClient: Sendable {
             text = text.replacing(signature, with: "<redacted>")
         }
         return text
-    }
-
-    /// Reads Apple's `Retry-After`, a UNIX time in milliseconds.
-    ///
-    /// Anything else (seconds, an HTTP date, a number before September 2001, text) is not trusted
-    /// and reads as `nil`.
-    static func retryAfterInstant(_ value: String) -> Date? {
-        let digits = value.utf8.drop { $0 == UInt8(ascii: " ") }.prefix { $0 != UInt8(ascii: " ") }
-        guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy({ (0x30...0x39).contains($0) }),
-            value.utf8.filter({ $0 != UInt8(ascii: " ") }).count == digits.count,
-            let milliseconds = Int64(String(decoding: digits, as: UTF8.self)),
-            milliseconds >= 1_000_000_000_000
-        else { return nil }
-        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
-
-    /// The wait from `now` to `instant`, rounded up to whole milliseconds, never negative.
-    ///
-    /// Rounding up means the retry never leaves before the instant Apple named; the microsecond
-    /// of slack absorbs floating-point error when both instants are whole milliseconds.
-    static func duration(from now: Date, to instant: Date) -> Duration {
-        let milliseconds = (instant.timeIntervalSince1970 - now.timeIntervalSince1970) * 1000
-        guard milliseconds > 0 else { return .zero }
-        return .milliseconds(Int64((milliseconds - 0.001).rounded(.up)))
     }
 }

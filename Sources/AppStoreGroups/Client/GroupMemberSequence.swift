@@ -21,11 +21,29 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
     /// What iteration throws.
     public typealias Failure = AppStoreGroupsError
 
-    let client: AppStoreGroupsClient
+    /// Fetches one page: the token of the page before, or `nil` for the first.
+    typealias FetchPage =
+        @Sendable (_ paginationToken: String?) async throws(AppStoreGroupsError) -> GetGroupMembersResponse
+
+    let fetchPage: FetchPage
     /// The group whose members this lists.
     public let groupID: String
     /// The page size sent on every request, or `nil` when none is sent.
     public let limit: Int?
+
+    /// A listing whose pages come from the client.
+    init(client: AppStoreGroupsClient, groupID: String, limit: Int?) {
+        self.init(groupID: groupID, limit: limit) { token throws(AppStoreGroupsError) in
+            try await client.groupMembers(groupID: groupID, limit: limit, paginationToken: token)
+        }
+    }
+
+    /// A listing whose pages come from `fetchPage` (the client's, through a rate-limit gate).
+    init(groupID: String, limit: Int?, fetchPage: @escaping FetchPage) {
+        self.groupID = groupID
+        self.limit = limit
+        self.fetchPage = fetchPage
+    }
 
     /// The most pages one iteration fetches: 1,000, which is 100,000 members at Apple's largest
     /// page of 100.
@@ -35,14 +53,14 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
     ///
     /// - Returns: A new iterator.
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(client: client, groupID: groupID, limit: limit)
+        AsyncIterator(fetchPage: fetchPage)
     }
 
     /// The same listing a page at a time, each page as Apple answered it, with the same bounds.
     ///
     /// For a caller that handles each page as it arrives (prints it, stores it) and so holds one
     /// page at a time rather than the whole listing.
-    public var pages: Pages { Pages(client: client, groupID: groupID, limit: limit) }
+    public var pages: Pages { Pages(fetchPage: fetchPage) }
 
     /// A group's member listing as its pages; see ``GroupMemberSequence/pages``.
     public struct Pages: AsyncSequence, Sendable {
@@ -51,15 +69,13 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
         /// What iteration throws.
         public typealias Failure = AppStoreGroupsError
 
-        let client: AppStoreGroupsClient
-        let groupID: String
-        let limit: Int?
+        let fetchPage: FetchPage
 
         /// Starts an iteration at the first page.
         ///
         /// - Returns: A new iterator.
         public func makeAsyncIterator() -> PageIterator {
-            PageIterator(client: client, groupID: groupID, limit: limit)
+            PageIterator(fetchPage: fetchPage)
         }
     }
 
@@ -70,19 +86,15 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
         /// What iteration throws.
         public typealias Failure = AppStoreGroupsError
 
-        private let client: AppStoreGroupsClient
-        private let groupID: String
-        private let limit: Int?
+        private let fetchPage: FetchPage
         private var nextToken: String?
         private var finished = false
         private var pages = 0
         /// Every token followed so far, so a cycle is caught at its first repeat.
         private var tokens: Set<String> = []
 
-        init(client: AppStoreGroupsClient, groupID: String, limit: Int?) {
-            self.client = client
-            self.groupID = groupID
-            self.limit = limit
+        init(fetchPage: @escaping FetchPage) {
+            self.fetchPage = fetchPage
         }
 
         /// The next page; `nil` after the page that says `hasMore` is false.
@@ -94,7 +106,7 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
             guard !finished else { return nil }
             let page: GetGroupMembersResponse
             do {
-                page = try await client.groupMembers(groupID: groupID, limit: limit, paginationToken: nextToken)
+                page = try await fetchPage(nextToken)
             } catch {
                 finished = true
                 throw error
@@ -138,8 +150,8 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
         private var buffered: [GroupMemberEntry] = []
         private var nextIndex = 0
 
-        init(client: AppStoreGroupsClient, groupID: String, limit: Int?) {
-            pages = PageIterator(client: client, groupID: groupID, limit: limit)
+        init(fetchPage: @escaping FetchPage) {
+            pages = PageIterator(fetchPage: fetchPage)
         }
 
         /// The next member, fetching the next page when needed; `nil` after the last page.

@@ -41,7 +41,9 @@ extension GroupDecisionService {
         ///
         /// Default 50 milliseconds.
         public var fetchLockPollInterval: Duration = .milliseconds(50)
-        /// Requests a second each endpoint may be sent from this process, per environment.
+        /// Requests a second each endpoint may be sent from this process, per environment: Get
+        /// Customer Groups and Get Group Members (through ``GroupDecisionService/rateLimitGate``)
+        /// have a budget each.
         ///
         /// Default Apple's limits: 50 in production, 5 in the sandbox.
         /// Apple's limit is for the app, not the process: in a fleet of N processes give each
@@ -52,21 +54,49 @@ extension GroupDecisionService {
         /// A longer wait fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
         /// sent. Default 1 second; zero fails fast.
         public var maximumRateLimitWait: Duration = .seconds(1)
+        /// The longest a 429 closes the rate-limit gate, whatever instant its `Retry-After` names.
+        ///
+        /// Default 1 hour: Apple enforces its limits per hour, so a longer instant is a wrong
+        /// header, or this server's clock behind Apple's; an instant read back from a shared cache
+        /// is cut to it too.
+        public var maximumRateLimitHold: Duration = .seconds(3600)
+        /// How long a 429 without a usable `Retry-After` closes the gate.
+        ///
+        /// Default 60 seconds.
+        public var rateLimitHoldWithoutRetryAfter: Duration = .seconds(60)
         /// With a shared store, the longest this process serves an answer from its own cache
         /// before reading the shared store again.
         ///
         /// An invalidation made through any process therefore reaches every process within it,
         /// while most hits stay in memory. Default 5 seconds.
         public var localTimeToLive: Duration = .seconds(5)
-        /// How long the shared store is left alone after it fails.
+        /// How long the shared cache is left alone after it fails.
         ///
-        /// Meanwhile the service works from its own cache and budget, so a store that hangs costs
+        /// Meanwhile the service works from its own cache and budget, so a cache that hangs costs
         /// one timeout per interval instead of several per request. Default 5 seconds.
-        public var sharedStoreRetryInterval: Duration = .seconds(5)
-        /// The most bytes this process's cache of answers may cost.
+        public var sharedCacheRetryInterval: Duration = .seconds(5)
+        /// A shared-cache call that takes this long or longer is slow.
+        ///
+        /// Default 150 milliseconds: a Redis on the same network answers in about one, and an
+        /// uncached decision makes several calls; the time counted is the caller's, so a process
+        /// starved of CPU sees its calls slower than the cache is.
+        public var sharedCacheSlowCallThreshold: Duration = .milliseconds(150)
+        /// How many slow shared-cache calls in a row make the service leave the cache alone for
+        /// ``sharedCacheRetryInterval``, as after a failure; zero never does.
+        ///
+        /// Default 5: about one uncached decision's calls, so a passing stall is not taken for a slow
+        /// cache.
+        public var sharedCacheSlowCallsInARow: Int = 5
+        /// The most bytes this process's cache of answers may cost, counted as they are held on the
+        /// heap.
         ///
         /// Default 64 MiB.
         public var capacityBytes: Int = InMemoryGroupsCache.defaultCapacityBytes
+        /// How often ``GroupDecisionService/run()`` removes expired answers from this process's
+        /// cache.
+        ///
+        /// Default 60 seconds.
+        public var sweepInterval: Duration = .seconds(60)
 
         /// The defaults.
         public init() {}
@@ -81,11 +111,25 @@ extension GroupDecisionService {
             if fetchLockPollInterval <= .zero { return "the fetch lock poll interval must be positive" }
             if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
             if localTimeToLive < .zero { return "the local time to live must not be negative" }
-            if sharedStoreRetryInterval < .zero { return "the shared store's retry interval must not be negative" }
+            if maximumRateLimitHold <= .zero { return "the longest rate-limit hold must be positive" }
+            if rateLimitHoldWithoutRetryAfter <= .zero {
+                return "the rate-limit hold without Retry-After must be positive"
+            }
+            if sharedCacheRetryInterval < .zero { return "the shared cache's retry interval must not be negative" }
+            if sharedCacheSlowCallThreshold <= .zero {
+                return "the shared cache's slow-call threshold must be positive"
+            }
+            if sharedCacheSlowCallsInARow < 0 { return "the shared cache's slow calls in a row must not be negative" }
+            if sweepInterval <= .zero { return "the sweep interval must be positive" }
             for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
                 return "the \(environment) request rate must be a positive number"
             }
             return nil
+        }
+
+        /// Requests a second for each endpoint in `environment`.
+        func rate(for environment: StoreEnvironment) -> Double {
+            requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
         }
     }
 }

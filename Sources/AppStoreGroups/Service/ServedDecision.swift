@@ -6,13 +6,33 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// A ``GroupDecisionService`` answer: the Decision, and how fresh the groups it was made from are.
+/// A ``GroupDecisionService`` answer: the Decision, how fresh the groups it was made from are, and
+/// the policy revision that made it.
 ///
-/// The Decision carries the same facts (`groupsSource`, `groupsFetchedAt`, `policyRevision`), so
-/// its JSON says them too.
+/// The `Decision` says only what the policy decided; what the service knows about serving it is
+/// here, and ``jsonBytes(includingProvenance:pretty:)`` writes both: the Decision's JSON followed by
+/// `groupsSource`, `groupsFetchedAt` and `policyRevision` (see the GroupPolicy article "Decision
+/// JSON", section "Freshness and revision").
 public struct ServedDecision: Sendable {
     /// Where the customer's groups came from: `live`, `cache` or `stale`.
-    public typealias Source = Decision.GroupsSource
+    public struct Source: Sendable, Hashable, CustomStringConvertible {
+        /// `live`, `cache` or `stale`.
+        public let name: String
+
+        private init(name: String) {
+            self.name = name
+        }
+
+        /// Fetched from Apple for this decision (or for a concurrent one it joined).
+        public static let live = Source(name: "live")
+        /// A cached answer within its time to live.
+        public static let cache = Source(name: "cache")
+        /// A cached answer past its time to live, served because fetching a fresh one failed.
+        public static let stale = Source(name: "stale")
+
+        /// The source's name.
+        public var description: String { name }
+    }
 
     /// The customer's capabilities, groups and workspaces under the policy serving at the time.
     public let decision: Decision
@@ -46,5 +66,37 @@ public struct ServedDecision: Sendable {
         self.fetchedAt = fetchedAt
         self.groups = groups
         self.policy = policy
+    }
+
+    /// The revision of the policy set that made the Decision (`Policy.revision`).
+    public var policyRevision: String { policy.revision }
+
+    /// The Decision's JSON (`Decision.jsonBytes(includingProvenance:pretty:)`) followed by
+    /// `groupsSource`, `groupsFetchedAt` (RFC 3339 in UTC with milliseconds) and `policyRevision`.
+    ///
+    /// - Parameters:
+    ///   - includingProvenance: Whether to include `grants` and `denials`.
+    ///   - pretty: Pretty (two-space indentation) or compact.
+    /// - Returns: The JSON as UTF-8 bytes, without a trailing newline.
+    public func jsonBytes(includingProvenance: Bool = false, pretty: Bool = true) -> [UInt8] {
+        decision.jsonBytes(
+            includingProvenance: includingProvenance,
+            pretty: pretty,
+            trailingMembers: [
+                ("groupsSource", source.name),
+                ("groupsFetchedAt", Timestamp.rfc3339(fetchedAt)),
+                ("policyRevision", policyRevision),
+            ]
+        )
+    }
+
+    /// ``jsonBytes(includingProvenance:pretty:)`` as a string.
+    ///
+    /// - Parameters:
+    ///   - includingProvenance: Whether to include `grants` and `denials`.
+    ///   - pretty: Pretty (two-space indentation) or compact.
+    /// - Returns: The JSON text, without a trailing newline.
+    public func jsonString(includingProvenance: Bool = false, pretty: Bool = true) -> String {
+        String(decoding: jsonBytes(includingProvenance: includingProvenance, pretty: pretty), as: UTF8.self)
     }
 }

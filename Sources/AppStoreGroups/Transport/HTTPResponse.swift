@@ -28,4 +28,19 @@ public struct HTTPResponse: Sendable, Hashable {
     public func value(forHeader name: String) -> String? {
         headerFields[name.lowercased()]
     }
+
+    /// The length the `Content-Length` field announces, or `nil` without a usable one.
+    ///
+    /// A number too large for an `Int` (such as 10^23) reads as `Int.max`, which is over any limit.
+    var announcedLength: Int? {
+        value(forHeader: "Content-Length").flatMap(Self.announcedLength)
+    }
+
+    /// The length a `Content-Length` value announces; `Int.max` for a number too large for an `Int`,
+    /// `nil` when it is not a number.
+    static func announcedLength(_ value: String) -> Int? {
+        let digits = value.utf8.drop { $0 == UInt8(ascii: " ") }.prefix { $0 != UInt8(ascii: " ") }
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self)) ?? Int.max
+    }
 }

@@ -135,7 +135,7 @@ public final class URLSessionTransport: HTTPTransport {
             // A length too large for the platform's number (10^23) reads as "unknown" there, and
             // waiting for such a body only ends at the timeout: the header is read here too.
             let announced = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length")
-                .flatMap(AppStoreGroupsClient.announcedLength)
+                .flatMap(HTTPResponse.announcedLength)
             if response.expectedContentLength > Int64(limit) || (announced ?? 0) > limit {
                 completionHandler(.cancel)
                 // The disposition alone does not end the task on every platform while the server

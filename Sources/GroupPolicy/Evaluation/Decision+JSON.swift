@@ -1,8 +1,7 @@
 extension Decision {
     /// The decision as the DocC article "Decision JSON" documents it: keys in the documented order
-    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`), then, only when
-    /// known, `groupsSource`, `groupsFetchedAt` and `policyRevision`; capability lists sorted,
-    /// pretty with two-space indentation or compact.
+    /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`); capability lists
+    /// sorted, pretty with two-space indentation or compact.
     ///
     /// - Parameters:
     ///   - includingProvenance: Whether to include `grants` and `denials` (the CLI's `--explain`).
@@ -149,9 +148,6 @@ extension Decision {
             writer.endArray()
         }
         writer.member("notes", strings: notes)
-        if let groupsSource { writer.member("groupsSource", groupsSource.name) }
-        if let groupsFetchedAt { writer.member("groupsFetchedAt", Timestamp.rfc3339(groupsFetchedAt)) }
-        if let policyRevision { writer.member("policyRevision", policyRevision) }
         writer.endObject()
         return writer.output
     }
@@ -307,7 +303,7 @@ extension Decision {
                                 if sandbox {
                                     let productID = responseGroups[entryGroup].roles[entryRole].productID
                                     let ruleProductID = ruleProductID(productID, document: grant.document)
-                                    if ruleProductID != productID {
+                                    if !ruleProductID.isExactly(productID) {
                                         output.appendEscaped(ruleProductID, plain: false)
                                         put("\",\n      \"sandboxProductId\": \"", "\",\"sandboxProductId\":\"")
                                     }
@@ -351,18 +347,35 @@ extension Decision {
                 }
             }
         }
-        if let groupsSource {
-            put(",\n  \"groupsSource\": ", ",\"groupsSource\":")
-            output.appendQuoted(groupsSource.name, plain: false)
-        }
-        if let groupsFetchedAt {
-            put(",\n  \"groupsFetchedAt\": ", ",\"groupsFetchedAt\":")
-            output.appendQuoted(Timestamp.rfc3339(groupsFetchedAt), plain: false)
-        }
-        if let policyRevision {
-            put(",\n  \"policyRevision\": ", ",\"policyRevision\":")
-            output.appendQuoted(policyRevision, plain: false)
-        }
         put("\n}", "}")
+    }
+}
+
+extension Decision {
+    /// The JSON of ``jsonBytes(includingProvenance:pretty:)`` with string members after `notes`, in
+    /// the order given: how a decision service appends what it knows about the answer (the DocC
+    /// article "Decision JSON", section "Freshness and revision").
+    package func jsonBytes(
+        includingProvenance: Bool,
+        pretty: Bool,
+        trailingMembers: [(key: String, value: String)]
+    ) -> [UInt8] {
+        let document = jsonBytes(includingProvenance: includingProvenance, pretty: pretty)
+        guard !trailingMembers.isEmpty else { return document }
+        // The document ends with its closing brace, on a line of its own when pretty; the members go
+        // before it, into one allocation of the final size (a large Decision is megabytes).
+        let closing: [UInt8] = Array((pretty ? "\n}" : "}").utf8)
+        let members = trailingMembers.map { key, value in
+            Array(
+                ((pretty ? ",\n  " : ",") + JSONWriter.quoted(key) + (pretty ? ": " : ":") + JSONWriter.quoted(value))
+                    .utf8
+            )
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(document.count + members.reduce(0) { $0 + $1.count })
+        bytes.append(contentsOf: document[..<(document.count - closing.count)])
+        for member in members { bytes.append(contentsOf: member) }
+        bytes.append(contentsOf: closing)
+        return bytes
     }
 }

@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -11,10 +13,14 @@ import Foundation
 /// validates the new version completely, then swaps it in atomically; when the new files do not
 /// load, the old version keeps serving and the failure is returned and kept in ``lastFailure``.
 ///
+/// ``run()`` reloads whenever the files change, every ``reloadInterval``, until its task is
+/// cancelled; functions added with ``addReloadHandler(_:)`` hear every reload attempt, whoever made
+/// it.
+///
 /// ```swift
 /// let store = try PolicyStore(contentsOf: "Policies")
 /// let decision = store.evaluate(response, in: context)   // on every request
-/// try await store.watch(every: .seconds(5))             // in a background task: reloads on change
+/// try await store.run()                                  // in a background task: reloads on change
 /// ```
 public final class PolicyStore: Sendable {
     /// The outcome of one reload attempt.
@@ -24,6 +30,15 @@ public final class PolicyStore: Sendable {
         /// The files did not load; the previous version keeps serving.
         case failed(GroupPolicyError)
     }
+
+    /// Identifies a function added with ``PolicyStore/addReloadHandler(_:)``, to remove it.
+    public struct ReloadHandlerID: Sendable, Hashable {
+        fileprivate let value: Int
+    }
+
+    /// A function told of each reload attempt: its outcome, and the revision serving after it (the
+    /// new version's, or the one that keeps serving after a failure).
+    public typealias ReloadHandler = @Sendable (_ outcome: ReloadOutcome, _ revision: String) -> Void
 
     private struct State: Sendable {
         var policy: Policy
@@ -36,19 +51,33 @@ public final class PolicyStore: Sendable {
     public let path: String
     /// The limits applied to every load.
     public let limits: PolicyLimits
+    /// How often ``run()`` looks at the files.
+    public let reloadInterval: Duration
     private let state: Locked<State>
     /// Serializes reloads, so that two concurrent reloads cannot swap in an older version last.
     private let reloading = Locked<Bool>(false)
+    /// The functions told of reloads, and the next id to hand out.
+    private let handlers = Locked<(next: Int, list: [(id: Int, handler: ReloadHandler)])>((0, []))
+
+    /// The shortest ``reloadInterval``: a shorter one is taken as this.
+    public static let minimumReloadInterval: Duration = .milliseconds(10)
 
     /// Loads the policy (a file) or policy set (a directory) at `path`.
     ///
     /// - Parameters:
     ///   - path: A policy file, or a directory of policy files.
     ///   - limits: Bounds applied to this and every later load.
+    ///   - reloadInterval: How often ``run()`` looks at the files. Default 5 seconds; at least
+    ///     ``minimumReloadInterval``.
     /// - Throws: The ``GroupPolicyError`` of the first load: a store never starts without a policy.
-    public init(contentsOf path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
+    public init(
+        contentsOf path: String,
+        limits: PolicyLimits = .default,
+        reloadInterval: Duration = .seconds(5)
+    ) throws(GroupPolicyError) {
         self.path = path
         self.limits = limits
+        self.reloadInterval = max(reloadInterval, Self.minimumReloadInterval)
         let fingerprint = FileStamp.fingerprint(of: path)
         let policy = try Policy(contentsOf: path, limits: limits)
         state = Locked(State(policy: policy, generation: 1, lastFailure: nil, fingerprint: fingerprint))
@@ -120,29 +149,34 @@ public final class PolicyStore: Sendable {
     ///   keeps serving).
     @discardableResult
     public func reload() -> ReloadOutcome {
-        reloading.withLock { _ in
-            let fingerprint = FileStamp.fingerprint(of: path)
-            do {
-                let policy = try Policy(contentsOf: path, limits: limits)
-                let generation = state.withLock { state in
-                    state.policy = policy
-                    state.generation += 1
-                    state.lastFailure = nil
-                    state.fingerprint = fingerprint
-                    return state.generation
-                }
-                return .reloaded(generation: generation)
-            } catch {
-                let failure =
-                    error as? GroupPolicyError
-                    ?? GroupPolicyError(code: .unreadableFile, message: "\(error)")
-                state.withLock { state in
-                    state.lastFailure = failure
-                    // Remember the broken files, so a watcher does not retry them until they change.
-                    state.fingerprint = fingerprint
-                }
-                return .failed(failure)
+        let (outcome, revision) = reloading.withLock { _ in
+            let outcome = load()
+            return (outcome, current.revision)
+        }
+        for entry in handlers.withLock({ $0.list }) { entry.handler(outcome, revision) }
+        return outcome
+    }
+
+    /// One load attempt, swapped in when it succeeds; the caller holds the reload lock.
+    private func load() -> ReloadOutcome {
+        let fingerprint = FileStamp.fingerprint(of: path)
+        do {
+            let policy = try Policy(contentsOf: path, limits: limits)
+            let generation = state.withLock { state in
+                state.policy = policy
+                state.generation += 1
+                state.lastFailure = nil
+                state.fingerprint = fingerprint
+                return state.generation
             }
+            return .reloaded(generation: generation)
+        } catch {
+            state.withLock { state in
+                state.lastFailure = error
+                // Remember the broken files, so that run() does not retry them until they change.
+                state.fingerprint = fingerprint
+            }
+            return .failed(error)
         }
     }
 
@@ -157,26 +191,52 @@ public final class PolicyStore: Sendable {
         return reload()
     }
 
-    /// Polls the files and reloads when they change, until the calling task is cancelled.
+    /// Reloads whenever the files change, looking every ``reloadInterval``, until the task running
+    /// it is cancelled.
     ///
-    /// Run it in a background task of your server; a failed reload keeps the old version serving
-    /// and is reported to `onReload`.
+    /// It needs no actor and no thread of the caller's: run it in a task group, a detached task or
+    /// a service group. Loading runs on a Dispatch thread, so a large policy set does not hold one of
+    /// the cooperative threads request handlers need. A reload that fails keeps the old version
+    /// serving; every attempt reaches the functions added with ``addReloadHandler(_:)``.
     ///
-    /// - Parameters:
-    ///   - interval: How often to look at the files.
-    ///   - onReload: Called after each reload attempt, for logging.
-    public func watch(
-        every interval: Duration,
-        onReload: (@Sendable (ReloadOutcome) -> Void)? = nil
-    ) async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: interval)
-            } catch {
-                return
+    /// - Throws: `CancellationError` when its task is cancelled: at once while it waits, or when the
+    ///   load under way finishes.
+    public func run() async throws {
+        while true {
+            try await Task.sleep(for: reloadInterval)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global(qos: .utility).async {
+                    self.reloadIfChanged()
+                    continuation.resume()
+                }
             }
-            if let outcome = reloadIfChanged() { onReload?(outcome) }
+            try Task.checkCancellation()
         }
+    }
+
+    /// Adds a function told of every reload attempt from now on (by ``run()``, ``reload()`` or
+    /// ``reloadIfChanged()``), with its outcome and the revision serving after it.
+    ///
+    /// It is called on the thread that reloaded, after the new version serves, and must return
+    /// quickly; it may read the store but should not reload it. A decision service adds one to tell
+    /// its observer.
+    ///
+    /// - Parameter handler: Called after each reload attempt.
+    /// - Returns: What ``removeReloadHandler(_:)`` takes to remove it.
+    @discardableResult
+    public func addReloadHandler(_ handler: @escaping ReloadHandler) -> ReloadHandlerID {
+        handlers.withLock { handlers in
+            handlers.next += 1
+            handlers.list.append((handlers.next, handler))
+            return ReloadHandlerID(value: handlers.next)
+        }
+    }
+
+    /// Removes a function added with ``addReloadHandler(_:)``; does nothing when it is gone already.
+    ///
+    /// - Parameter id: What ``addReloadHandler(_:)`` returned.
+    public func removeReloadHandler(_ id: ReloadHandlerID) {
+        handlers.withLock { handlers in handlers.list.removeAll { $0.id == id.value } }
     }
 }
 

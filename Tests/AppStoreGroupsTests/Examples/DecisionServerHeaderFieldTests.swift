@@ -47,4 +47,33 @@ struct DecisionServerHeaderFieldTests {
         }
         #expect(try await store.log().isEmpty)
     }
+
+    @Test(
+        "a head with LF-only line ends, or a bare LF, CR or NUL before its end, is a 400 at once, not a 408 later",
+        .requires(.pythonCryptography)
+    )
+    func brokenHeadsAreRefusedAtOnce() async throws {
+        let store = try await FakeAppStore()
+        // A read timeout far beyond the exchange's 10-second wait: a head that waited for its
+        // CR LF CR LF would get nothing in time (it waited for the 408 before).
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--read-timeout", "120"])
+        for head in [
+            "GET /decision?transactionId=ok HTTP/1.1\nHost: x\n\n",
+            "GET /decision?transactionId=ok HTTP/1.1\n",
+            "GET /decision?transactionId=ok HTTP/1.1\r\nHost: x\n",
+            "GET /decision?transactionId=ok HTTP/1.1\r\nX: a\rb",
+            "GET /decision?transactionId=ok HTTP/1.1\r\nX: \u{0}",
+            "\n",
+        ] {
+            let answer = try await server.exchange(head)
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(head.debugDescription)")
+            #expect(
+                answer.hasSuffix(
+                    #"{"error":{"code":"bad-request","message":"a bare CR or LF, or a NUL, in the request head"}}"#
+                ),
+                "\(head.debugDescription)"
+            )
+        }
+        #expect(try await store.log().isEmpty)
+    }
 }

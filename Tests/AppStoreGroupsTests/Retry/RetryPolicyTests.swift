@@ -193,31 +193,31 @@ struct RetryPolicyTests {
     @Test("Retry-After is read as a UNIX time in milliseconds, and nothing else")
     func retryAfterParsing() {
         #expect(
-            AppStoreGroupsClient.retryAfterInstant("1700000000123")
+            RetryAfter.instant("1700000000123")
                 == Date(timeIntervalSince1970: 1_700_000_000.123)
         )
         #expect(
-            AppStoreGroupsClient.retryAfterInstant(" 1700000000123 ")
+            RetryAfter.instant(" 1700000000123 ")
                 == Date(timeIntervalSince1970: 1_700_000_000.123)
         )
         for garbage in [
             "", "soon", "5", "1700000000", "-1700000000123", "1700000000123.5", "1 700000000123",
             "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999",
         ] {
-            #expect(AppStoreGroupsClient.retryAfterInstant(garbage) == nil, "\(garbage)")
+            #expect(RetryAfter.instant(garbage) == nil, "\(garbage)")
         }
     }
 
     @Test("waits are rounded up to whole milliseconds; an instant in the past is no wait")
     func pastInstant() {
         let now = Date(timeIntervalSince1970: 1_700_000_010)
-        #expect(AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_000)) == .zero)
+        #expect(Duration.roundedUp(from: now, to: Date(timeIntervalSince1970: 1_700_000_000)) == .zero)
         #expect(
-            AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_012.5))
+            Duration.roundedUp(from: now, to: Date(timeIntervalSince1970: 1_700_000_012.5))
                 == .milliseconds(2_500)
         )
         #expect(
-            AppStoreGroupsClient.duration(from: now, to: Date(timeIntervalSince1970: 1_700_000_010.0002))
+            Duration.roundedUp(from: now, to: Date(timeIntervalSince1970: 1_700_000_010.0002))
                 == .milliseconds(1)
         )
     }

@@ -16,7 +16,7 @@ struct GroupDecisionServiceTests {
         _ stub: StubAppStore,
         clock: ManualClock? = nil,
         shared: (any SharedGroupsCache)? = nil,
-        log: LogLines = LogLines(),
+        observer: RecordingObserver = RecordingObserver(),
         configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) throws -> GroupDecisionService {
         var configuration = GroupDecisionService.Configuration()
@@ -27,7 +27,7 @@ struct GroupDecisionServiceTests {
             sharedCache: shared,
             configuration: configuration,
             timeSource: clock?.timeSource ?? .system,
-            log: log.sink
+            observer: observer
         )
     }
 
@@ -40,7 +40,7 @@ struct GroupDecisionServiceTests {
         let capabilities = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<50 {
                 group.addTask {
-                    try await service.decision(forCustomer: "c1", environment: .sandbox).decision.capabilities
+                    try await service.decision(anyTransactionID: "c1", environment: .sandbox).decision.capabilities
                         .sorted()
                 }
             }
@@ -55,20 +55,27 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
-        let first = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let first = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(first.source == .live)
         #expect(first.fetchedAt == clock.date)
-        #expect(first.decision.groupsSource == .live)
-        #expect(first.decision.groupsFetchedAt == clock.date)
-        #expect(first.decision.policyRevision == "49c9b1f4e538bd3a")
+        #expect(first.policyRevision == "49c9b1f4e538bd3a")
+        #expect(
+            first.jsonString(pretty: false)
+                == first.decision.jsonString(pretty: false).dropLast()
+                + #","groupsSource":"live","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a"}"#
+        )
         clock.advance(by: .seconds(299))
-        let second = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let second = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(second.source == .cache)
-        #expect(second.decision.groupsSource == .cache)
+        #expect(
+            second.jsonString(pretty: false).hasSuffix(
+                #","groupsSource":"cache","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a"}"#
+            )
+        )
         #expect(second.fetchedAt == first.fetchedAt)
         #expect(second.decision.capabilities.sorted() == Self.familyCapabilities)
         clock.advance(by: .seconds(1))
-        let third = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let third = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(third.source == .live)
         #expect(third.fetchedAt == clock.date)
         #expect(stub.requests == ["c1", "c1"])
@@ -78,9 +85,9 @@ struct GroupDecisionServiceTests {
     func evaluatedPerCall() async throws {
         let stub = StubAppStore()
         let service = try Self.service(stub)
-        _ = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         let premium = try await service.decision(
-            forCustomer: "c1",
+            anyTransactionID: "c1",
             entitlements: ["com.example.recipes.premium"],
             environment: .sandbox
         )
@@ -94,15 +101,15 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
         let service = try Self.service(stub, clock: clock) { $0.staleIfError = .seconds(60) }
-        let fetched = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let fetched = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         stub.answer { _, _ in StubAppStore.internalError }
         clock.advance(by: .seconds(330))
-        let stale = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let stale = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(stale.source == .stale)
         #expect(stale.fetchedAt == fetched.fetchedAt)
         #expect(stale.decision.capabilities.sorted() == Self.familyCapabilities)
         clock.advance(by: .seconds(30))
-        let error = await expectError { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         #expect(error?.code == .generalInternalError)
         #expect(error?.httpStatus == 500)
         #expect(stub.requests == ["c1", "c1", "c1"])
@@ -113,16 +120,18 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
-        _ = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         stub.answer { _, _ in StubAppStore.internalError }
         clock.advance(by: .seconds(300))
-        let error = await expectError { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         #expect(error?.code == .generalInternalError)
         // A customer never fetched fails closed too.
-        let other = await expectError { try await service.decision(forCustomer: "c2", environment: .sandbox) }
+        let other = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
         #expect(other?.code == .generalInternalError)
         // No client for production: refused, nothing sent.
-        let production = await expectError { try await service.decision(forCustomer: "c1", environment: .production) }
+        let production = await expectError {
+            try await service.decision(anyTransactionID: "c1", environment: .production)
+        }
         #expect(production?.code == .invalidArgument)
         #expect(stub.requests == ["c1", "c1", "c2"])
     }
@@ -132,16 +141,16 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now) { _, _ in StubAppStore.notFound }
         let service = try Self.service(stub, clock: clock) { $0.negativeTimeToLive = .seconds(30) }
-        let first = await expectError { try await service.decision(forCustomer: "gone", environment: .sandbox) }
+        let first = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
         #expect(first?.code == .transactionIDNotFound)
         clock.advance(by: .seconds(29))
-        let cached = await expectError { try await service.decision(forCustomer: "gone", environment: .sandbox) }
+        let cached = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
         #expect(cached?.code == .transactionIDNotFound)
         #expect(cached?.httpStatus == 404)
         #expect(stub.requests == ["gone"])
         stub.answer { _, _ in StubAppStore.consumerGroup }
         clock.advance(by: .seconds(1))
-        #expect(try await service.decision(forCustomer: "gone", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "gone", environment: .sandbox).source == .live)
         #expect(stub.requests == ["gone", "gone"])
     }
 
@@ -149,27 +158,21 @@ struct GroupDecisionServiceTests {
     func invalidation() async throws {
         let stub = StubAppStore()
         let service = try Self.service(stub)
-        _ = try await service.decision(forCustomer: "a", environment: .sandbox)
-        _ = try await service.decision(forCustomer: "b", environment: .sandbox)
-        try await service.invalidate(customer: "a")
-        #expect(try await service.decision(forCustomer: "a", environment: .sandbox).source == .live)
-        #expect(try await service.decision(forCustomer: "b", environment: .sandbox).source == .cache)
+        _ = try await service.decision(anyTransactionID: "a", environment: .sandbox)
+        _ = try await service.decision(anyTransactionID: "b", environment: .sandbox)
+        try await service.invalidate(anyTransactionID: "a")
+        #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .cache)
         try await service.invalidateAll()
-        #expect(try await service.decision(forCustomer: "a", environment: .sandbox).source == .live)
-        #expect(try await service.decision(forCustomer: "b", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .live)
         #expect(stub.requests == ["a", "b", "a", "a", "b"])
-        #expect(
-            service.cachedBytes == 2
-                * InMemoryGroupsCache.cost(
-                    of: CachedGroupsAnswer(
-                        kind: .groups,
-                        body: Array(StubAppStore.consumerBody.utf8),
-                        fetchedAt: Date()
-                    ),
-                    customerID: "a",
-                    decoded: true
-                )
+        let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(StubAppStore.consumerBody.utf8))
+        let entry = LocalGroupsCache.Entry(
+            answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
+            decoded: decoded
         )
+        #expect(service.cachedBytes == 2 * MemoryFootprint.cost(of: entry, customerID: "a"))
     }
 
     @Test("after a 429, no request leaves before Retry-After: fail fast, or wait when allowed")
@@ -181,23 +184,23 @@ struct GroupDecisionServiceTests {
         }
         let shared = InMemoryGroupsCache(now: clock.now)
         let service = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
-        let first = await expectError { try await service.decision(forCustomer: "a", environment: .sandbox) }
+        let first = await expectError { try await service.decision(anyTransactionID: "a", environment: .sandbox) }
         #expect(first?.code == .rateLimitExceeded)
         #expect(first?.httpStatus == 429)
         #expect(first?.retryAfter == retryAfter)
-        let second = await expectError { try await service.decision(forCustomer: "b", environment: .sandbox) }
+        let second = await expectError { try await service.decision(anyTransactionID: "b", environment: .sandbox) }
         #expect(second?.code == .rateLimitExceeded)
         #expect(second?.httpStatus == nil)
         #expect(second?.attempts == 0)
         #expect(second?.retryAfter == retryAfter)
         // Another process sharing the store is held back too.
         let other = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
-        let third = await expectError { try await other.decision(forCustomer: "c", environment: .sandbox) }
+        let third = await expectError { try await other.decision(anyTransactionID: "c", environment: .sandbox) }
         #expect(third?.code == .rateLimitExceeded)
         #expect(stub.requests == ["a"])
         // One that may wait 30 seconds waits until the instant, then sends.
         let patient = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .seconds(30) }
-        #expect(try await patient.decision(forCustomer: "d", environment: .sandbox).source == .live)
+        #expect(try await patient.decision(anyTransactionID: "d", environment: .sandbox).source == .live)
         #expect(stub.requests == ["a", "d"])
         #expect(try #require(stub.requestTimes.last) >= retryAfter)
     }
@@ -208,15 +211,15 @@ struct GroupDecisionServiceTests {
         let stub = StubAppStore(clock: clock.now)
         let fast = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .zero }
         for index in 0..<5 {
-            #expect(try await fast.decision(forCustomer: "c\(index)", environment: .sandbox).source == .live)
+            #expect(try await fast.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
         }
-        let spent = await expectError { try await fast.decision(forCustomer: "c5", environment: .sandbox) }
+        let spent = await expectError { try await fast.decision(anyTransactionID: "c5", environment: .sandbox) }
         #expect(spent?.code == .rateLimitExceeded)
         #expect(spent?.attempts == 0)
         #expect(stub.requests.count == 5)
         let patient = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .seconds(1) }
         for index in 0..<7 {
-            _ = try await patient.decision(forCustomer: "p\(index)", environment: .sandbox)
+            _ = try await patient.decision(anyTransactionID: "p\(index)", environment: .sandbox)
         }
         #expect(clock.sleeps == Array(repeating: .milliseconds(200), count: 2))
         #expect(stub.requests.count == 12)
@@ -229,13 +232,13 @@ struct GroupDecisionServiceTests {
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         clock.advance(by: .seconds(10))
-        let served = try await second.decision(forCustomer: "c1", environment: .sandbox)
+        let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
         // Invalidation through one process reaches the shared store.
-        try await second.invalidate(customer: "c1")
+        try await second.invalidate(anyTransactionID: "c1")
         #expect(try await shared.answer(forCustomer: "c1", in: .sandbox) == nil)
         #expect(stub.requests == ["c1"])
     }
@@ -246,11 +249,11 @@ struct GroupDecisionServiceTests {
         let stub = StubAppStore(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         // The second process reads before the first one's answer is there, then takes the lock
         // the first one has released.
         let second = try Self.service(stub, clock: clock, shared: MissingFirstRead(shared))
-        let served = try await second.decision(forCustomer: "c1", environment: .sandbox)
+        let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date)
         #expect(served.decision.capabilities.sorted() == Self.familyCapabilities)
@@ -265,13 +268,13 @@ struct GroupDecisionServiceTests {
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await first.decision(forCustomer: "c1", environment: .sandbox).source == .live)
-        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
-        try await first.invalidate(customer: "c1")
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        try await first.invalidate(anyTransactionID: "c1")
         clock.advance(by: .milliseconds(4_999))
-        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
+        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
         clock.advance(by: .milliseconds(1))
-        #expect(try await second.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(stub.requests == ["c1", "c1"])
     }
 
@@ -284,57 +287,55 @@ struct GroupDecisionServiceTests {
             try await shared.acquireFetchLock(forCustomer: "c1", in: .sandbox, owner: "dead", timeToLive: .seconds(10))
         )
         let service = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 40))
         #expect(stub.requests == ["c1"])
     }
 
     @Test(
-        "an unreachable shared store: decisions from this process's cache, one log line a minute, never a grant from a failure"
+        "an unreachable shared cache: decisions from this process's cache, each failure to the observer, never a grant from a failure"
     )
     func unreachableStore() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
-        let log = LogLines()
+        let log = RecordingObserver()
         let store = UnreachableGroupsStore()
-        let service = try Self.service(stub, clock: clock, shared: store, log: log)
-        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
-        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .cache)
+        let service = try Self.service(stub, clock: clock, shared: store, observer: log)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
         #expect(stub.requests == ["c1"])
         // After the failure the store is left alone for 5 seconds, then tried again.
         #expect(store.answerLookups == 1)
-        #expect(try await service.decision(forCustomer: "c2", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
         #expect(store.answerLookups == 1)
         clock.advance(by: .seconds(5))
-        #expect(try await service.decision(forCustomer: "c3", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c3", environment: .sandbox).source == .live)
         #expect(store.answerLookups == 2)
         #expect(stub.requests == ["c1", "c2", "c3"])
+        // One failure per try: the observer decides how often to say so.
         #expect(
-            log.lines == [
-                "shared groups store unavailable, serving from this process's cache and budget (this line repeats "
-                    + "at most once a minute): Redis at 127.0.0.1:1: connection refused"
-            ]
+            log.lines == Array(repeating: "shared cache failed: Redis at 127.0.0.1:1: connection refused", count: 2)
         )
         clock.advance(by: .seconds(300))
         stub.answer { _, _ in StubAppStore.internalError }
-        let error = await expectError { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         #expect(error?.code == .generalInternalError)
-        #expect(log.lines.count == 2)
+        #expect(log.lines.count == 3)
     }
 
     @Test("an invalidation the shared store did not take is thrown, and this process forgets at once")
     func invalidationFailureIsThrown() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
-        let service = try Self.service(stub, clock: clock, shared: UnreachableGroupsStore(), log: LogLines())
-        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        let service = try Self.service(stub, clock: clock, shared: UnreachableGroupsStore())
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         // Reads now skip the failed store for a while; an invalidation still tries it, and says so.
-        let error = await expectError { try await service.invalidate(customer: "c1") }
+        let error = await expectError { try await service.invalidate(anyTransactionID: "c1") }
         #expect(error?.code == .storeFailure)
         #expect(error?.message == "Redis at 127.0.0.1:1: connection refused")
         let all = await expectError { try await service.invalidateAll() }
         #expect(all?.code == .storeFailure)
-        #expect(try await service.decision(forCustomer: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(stub.requests == ["c1", "c1"])
     }
 

@@ -16,18 +16,18 @@ struct InvalidationRaceTests {
         // revocation, so it carries the family group.
         let stub = StubAppStore(delay: .milliseconds(400))
         let service = try GroupDecisionServiceTests.service(stub)
-        let before = Task { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        let before = Task { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         while stub.requests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         // The revocation: Apple's state changes, and the notification handler invalidates.
         stub.answer { _, _ in Self.noGroups }
-        try await service.invalidate(customer: "c1")
+        try await service.invalidate(anyTransactionID: "c1")
         // A call made after the invalidation, while the old fetch is still on its way.
-        let after = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let after = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(after.source == .live)
         #expect(after.decision.capabilities.isEmpty)
         // The old fetch answers its own callers, and is not kept.
         #expect(try await before.value.decision.capabilities.sorted() == GroupDecisionServiceTests.familyCapabilities)
-        let later = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let later = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(later.decision.capabilities.isEmpty)
         #expect(stub.requests == ["c1", "c1"])
     }
@@ -37,13 +37,13 @@ struct InvalidationRaceTests {
         let stub = StubAppStore(delay: .milliseconds(400))
         let shared = InMemoryGroupsCache()
         let service = try GroupDecisionServiceTests.service(stub, shared: shared)
-        let before = Task { try await service.decision(forCustomer: "c1", environment: .sandbox) }
+        let before = Task { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         while stub.requests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         stub.answer { _, _ in Self.noGroups }
         try await service.invalidateAll()
         _ = try await before.value
         #expect(try await shared.answer(forCustomer: "c1", in: .sandbox) == nil)
-        let after = try await service.decision(forCustomer: "c1", environment: .sandbox)
+        let after = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(after.source == .live)
         #expect(after.decision.capabilities.isEmpty)
         #expect(stub.requests == ["c1", "c1"])

@@ -37,14 +37,14 @@ struct RateLimitRaceTests {
             sharedCache: shared,
             configuration: configuration,
             timeSource: timeSource,
-            log: LogLines().sink
+            observer: RecordingObserver()
         )
         for index in 0..<5 {
-            #expect(try await service.decision(forCustomer: "c\(index)", environment: .sandbox).source == .live)
+            #expect(try await service.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
         }
         // The sixth call of the second waits 200 ms for its token, and meanwhile the gate closes
         // for 10 seconds, longer than this service may wait.
-        let error = await expectError { try await service.decision(forCustomer: "c5", environment: .sandbox) }
+        let error = await expectError { try await service.decision(anyTransactionID: "c5", environment: .sandbox) }
         #expect(error?.code == .rateLimitExceeded)
         #expect(error?.httpStatus == nil)
         #expect(error?.retryAfter == retryAfter)

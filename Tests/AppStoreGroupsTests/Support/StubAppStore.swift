@@ -141,12 +141,52 @@ final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
     func invalidateAll() async throws(AppStoreGroupsError) { throw Self.failure }
 }
 
-/// Lines a service logged.
-final class LogLines: @unchecked Sendable {
+/// What a service told its observer, one line per event in the order told.
+final class RecordingObserver: GroupDecisionObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var stored: [String] = []
 
-    var lines: [String] { lock.withLock { stored } }
+    /// Every event, as a line.
+    var events: [String] { lock.withLock { stored } }
 
-    var sink: @Sendable (String) -> Void { { line in self.lock.withLock { self.stored.append(line) } } }
+    /// The lines of the events whose line starts with `prefix`.
+    func events(_ prefix: String) -> [String] { events.filter { $0.hasPrefix(prefix) } }
+
+    /// The shared cache's failures, as `shared cache failed: <error>`.
+    var lines: [String] { events("shared cache failed") }
+
+    private func record(_ line: String) { lock.withLock { stored.append(line) } }
+
+    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    func cacheHit(_ event: GroupDecisionEvent.CacheHit) {
+        record("cache hit\(event.fromSharedCache ? " (shared)" : "")")
+    }
+    func cacheMiss(_ event: GroupDecisionEvent.CacheMiss) { record("cache miss") }
+    func staleServed(_ event: GroupDecisionEvent.StaleServed) { record("stale served: \(event.error.code)") }
+    func fetchStarted(_ event: GroupDecisionEvent.FetchStarted) { record("fetch started: \(event.endpoint)") }
+    func fetchFinished(_ event: GroupDecisionEvent.FetchFinished) {
+        record("fetch finished: \(event.endpoint) \(event.httpStatus.map(String.init) ?? "no status")")
+    }
+    func rateLimited(_ event: GroupDecisionEvent.RateLimited) {
+        let requested = event.requestedRetryAfter.map { String(Self.milliseconds($0)) } ?? "none"
+        record("rate limited: \(event.endpoint) until \(Self.milliseconds(event.retryAfter)) (asked \(requested))")
+    }
+    func budgetExhausted(_ event: GroupDecisionEvent.BudgetExhausted) {
+        record("budget exhausted: \(event.endpoint)\(event.heldByRetryAfter ? " (Retry-After)" : "")")
+    }
+    func sharedCacheFailed(_ event: GroupDecisionEvent.SharedCacheFailure) {
+        record("shared cache failed\(event.slow ? " (slow)" : ""): \(event.error)")
+    }
+    func sharedCacheRecovered(_ event: GroupDecisionEvent.SharedCacheRecovery) { record("shared cache recovered") }
+    func invalidated(_ event: GroupDecisionEvent.Invalidation) {
+        let shared = event.sharedCacheUpdated.map { $0 ? "shared cache updated" : "shared cache not updated" }
+        record("invalidated \(event.allCustomers ? "all" : "one")\(shared.map { ", \($0)" } ?? "")")
+    }
+    func policyReloaded(_ event: GroupDecisionEvent.PolicyReload) {
+        record("policy reloaded: \(event.revision) generation \(event.generation)")
+    }
+    func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure) {
+        record("policy reload failed: \(event.error.code), \(event.revision) serving")
+    }
 }

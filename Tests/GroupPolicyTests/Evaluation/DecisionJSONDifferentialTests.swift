@@ -60,21 +60,32 @@ import Foundation
             for _ in 0..<4 {
                 let response = random.response()
                 let context = random.context()
-                var decision = policy.evaluate(response, in: context)
+                let decision = policy.evaluate(response, in: context)
+                // What a decision service appends after `notes`.
+                var trailing: [(key: String, value: String)] = []
                 if random.chance(0.3) {
-                    decision.groupsSource = random.pick([.live, .cache, .stale])
-                    decision.groupsFetchedAt = Date(timeIntervalSince1970: Double(random.int(0...2_000_000_000)) / 7)
-                    decision.policyRevision = random.pick(["r1", "sha256:\"abc\"\\", "\u{e9}\u{01}"])
+                    trailing = [
+                        ("groupsSource", random.pick(["live", "cache", "stale"])),
+                        (
+                            "groupsFetchedAt",
+                            Timestamp.rfc3339(Date(timeIntervalSince1970: Double(random.int(0...2_000_000_000)) / 7))
+                        ),
+                        ("policyRevision", random.pick(["r1", "sha256:\"abc\"\\", "\u{e9}\u{01}"])),
+                    ]
                 }
                 let label = "batch \(batch) iteration \(iteration): \(response.jsonString()) \(context)"
                 for (provenance, pretty) in [(false, false), (false, true), (true, false), (true, true)] {
                     let expected = ReferenceDecisionJSON.bytes(
                         decision,
                         includingProvenance: provenance,
-                        pretty: pretty
+                        pretty: pretty,
+                        trailing: trailing
                     )
                     let measured = decision.measuredJSONBytes(includingProvenance: provenance, pretty: pretty)
-                    let actual = measured.bytes
+                    let actual =
+                        trailing.isEmpty
+                        ? measured.bytes
+                        : decision.jsonBytes(includingProvenance: provenance, pretty: pretty, trailingMembers: trailing)
                     #expect(measured.exact, "\(label): the measured size was not exact")
                     if expected.contains(UInt8(ascii: "\\")) { escapes += 1 }
                     #expect(
@@ -137,7 +148,7 @@ import Foundation
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     bytes[position] = byte
                     let expected = byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-                    let actual = bytes.withUnsafeBufferPointer { JSONEscaping.needsEscaping($0) }
+                    let actual = bytes.withUnsafeBufferPointer { JSONWriter.needsEscaping($0) }
                     if actual != expected {
                         Issue.record("length \(length) position \(position) byte \(byte)")
                         return
@@ -151,7 +162,12 @@ import Foundation
 /// The Decision JSON written the straightforward way: from the materialised arrays, through the
 /// general JSON writer (what the decision's writer did before it worked from the records).
 enum ReferenceDecisionJSON {
-    static func bytes(_ decision: Decision, includingProvenance: Bool, pretty: Bool) -> [UInt8] {
+    static func bytes(
+        _ decision: Decision,
+        includingProvenance: Bool,
+        pretty: Bool,
+        trailing: [(key: String, value: String)] = []
+    ) -> [UInt8] {
         var writer = JSONWriter(pretty: pretty)
         writer.beginObject()
         writer.member("capabilities", strings: decision.capabilities.names)
@@ -201,9 +217,7 @@ enum ReferenceDecisionJSON {
             writer.endArray()
         }
         writer.member("notes", strings: decision.notes)
-        if let source = decision.groupsSource { writer.member("groupsSource", source.name) }
-        if let fetchedAt = decision.groupsFetchedAt { writer.member("groupsFetchedAt", Timestamp.rfc3339(fetchedAt)) }
-        if let revision = decision.policyRevision { writer.member("policyRevision", revision) }
+        for (key, value) in trailing { writer.member(key, value) }
         writer.endObject()
         return writer.output
     }

@@ -52,15 +52,20 @@ import Testing
     @Test func decisionJSONUnchangedUnlessFreshnessIsKnown() throws {
         let policy = try Policy(contentsOf: repositoryFile("Policies/family-sharing.json"))
         let response = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
-        var decision = policy.evaluate(response, in: EvaluationContext(environment: .sandbox))
+        let decision = policy.evaluate(response, in: EvaluationContext(environment: .sandbox))
         let plain =
             #"{"capabilities":["family.shared-lists","family.space"],"groups":[{"groupId":"g1","groupType":"CONSUMER","capabilities":["family.shared-lists","family.space"]}],"workspaces":[{"workspace":"family","groupId":"g1","role":"member"}],"notes":[]}"#
         #expect(decision.jsonString(pretty: false) == plain)
-        decision.groupsSource = .stale
-        decision.groupsFetchedAt = Date(timeIntervalSince1970: 1_800_000_000.5)
-        decision.policyRevision = policy.revision
+        let trailing: [(key: String, value: String)] = [
+            ("groupsSource", "stale"),
+            ("groupsFetchedAt", Timestamp.rfc3339(Date(timeIntervalSince1970: 1_800_000_000.5))),
+            ("policyRevision", policy.revision),
+        ]
         #expect(
-            decision.jsonString(pretty: false)
+            String(
+                decoding: decision.jsonBytes(includingProvenance: false, pretty: false, trailingMembers: trailing),
+                as: UTF8.self
+            )
                 == plain.dropLast()
                 + #","groupsSource":"stale","groupsFetchedAt":"2027-01-15T08:00:00.500Z","policyRevision":"49c9b1f4e538bd3a"}"#
         )

@@ -134,26 +134,25 @@ import Testing
         #expect(store.generation == 41)
     }
 
-    @Test func watchReloadsWhenTheFilesChange() async throws {
+    @Test func runReloadsWhenTheFilesChange() async throws {
         let (directory, file) = try Self.directory(with: Self.versionA)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try PolicyStore(contentsOf: directory)
+        let store = try PolicyStore(contentsOf: directory, reloadInterval: .milliseconds(10))
         let outcomes = Shared<[String]>([])
-        let watcher = Task {
-            await store.watch(every: .milliseconds(10)) { outcome in
-                switch outcome {
-                case .reloaded(let generation): outcomes.value.withLock { $0.append("reloaded \(generation)") }
-                case .failed(let error): outcomes.value.withLock { $0.append("failed \(error.code)") }
-                }
+        store.addReloadHandler { outcome, _ in
+            switch outcome {
+            case .reloaded(let generation): outcomes.value.withLock { $0.append("reloaded \(generation)") }
+            case .failed(let error): outcomes.value.withLock { $0.append("failed \(error.code)") }
             }
         }
+        let runner = Task { try await store.run() }
         try Self.write(Self.versionB, to: file)
         for _ in 0..<500 where store.generation < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(store.capabilities(for: Self.anyGroup).names == ["b1", "b2", "b3"])
         try Self.write(Self.broken, to: file)
         for _ in 0..<500 where store.lastFailure == nil { try await Task.sleep(for: .milliseconds(10)) }
-        watcher.cancel()
-        await watcher.value
+        runner.cancel()
+        await #expect(throws: CancellationError.self) { try await runner.value }
         #expect(outcomes.value.withLock { $0 } == ["reloaded 2", "failed invalid-policy"])
         #expect(store.capabilities(for: Self.anyGroup).names == ["b1", "b2", "b3"])
     }

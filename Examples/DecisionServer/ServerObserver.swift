@@ -1,0 +1,48 @@
+import AppStoreGroups
+import GroupPolicy
+import Synchronization
+
+/// What the server logs of the decision service's work: one line per event worth a line.
+///
+/// Policy reloads (a failed one once per broken version of the files, its errors joined with `; `),
+/// every 429 from Apple, and the shared cache failing (at most once a minute) and recovering. Cache
+/// hits, misses and fetches are for metrics, not for a log. No line names a customer: the events
+/// carry no customer id, and the library replaces one that a cache's error repeats.
+final class ServerObserver: GroupDecisionObserver {
+    /// When the last line about the shared cache failing was written.
+    private let lastCacheComplaint = Mutex<ContinuousClock.Instant?>(nil)
+
+    func policyReloaded(_ event: GroupDecisionEvent.PolicyReload) {
+        DecisionServerCommand.log("policies reloaded (generation \(event.generation))")
+    }
+
+    func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure) {
+        let reason = event.error.description.split(separator: "\n").joined(separator: "; ")
+        DecisionServerCommand.log("policies not reloaded, the previous version keeps serving: \(reason)")
+    }
+
+    func rateLimited(_ event: GroupDecisionEvent.RateLimited) {
+        DecisionServerCommand.log(
+            "the App Store answered 429 for \(event.endpoint) in the \(event.environment) environment: "
+                + "nothing is sent there before \(Timestamp.rfc3339(event.retryAfter))"
+        )
+    }
+
+    func sharedCacheFailed(_ event: GroupDecisionEvent.SharedCacheFailure) {
+        let now = ContinuousClock.now
+        let complain = lastCacheComplaint.withLock { last in
+            guard last.map({ now - $0 >= .seconds(60) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard complain else { return }
+        DecisionServerCommand.log(
+            "shared groups cache unavailable, serving from this process's cache and budget "
+                + "(this line repeats at most once a minute): \(event.error)"
+        )
+    }
+
+    func sharedCacheRecovered(_ event: GroupDecisionEvent.SharedCacheRecovery) {
+        DecisionServerCommand.log("shared groups cache answering again after \(event.unavailableFor)")
+    }
+}

@@ -1,0 +1,187 @@
+public import GroupPolicy
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// A ``SharedGroupsCache`` in this process's memory: what several ``GroupDecisionService``s in one
+/// process share, and what an app's tests give two services to act as two processes of a fleet
+/// without a Redis.
+///
+/// Answers are bounded in bytes, the least recently used evicted first; an answer's cost is what it
+/// holds on the heap (Apple's bytes, the customer id, and 256 bytes of bookkeeping), and one costing
+/// more than the whole capacity is not kept. Fetch locks and `Retry-After` instants expire on the
+/// clock it is given.
+///
+/// A decision service does not need one: it keeps its own cache in the process.
+public final class InMemoryGroupsCache: SharedGroupsCache {
+    /// The default capacity, 64 MiB.
+    public static let defaultCapacityBytes = 64 << 20
+
+    /// The most bytes the answers may cost together.
+    public var capacityBytes: Int { answers.capacityBytes }
+
+    private let answers: LocalGroupsCache
+    private let locks = Locked<[CustomerKey: (owner: String, expires: Date)]>([:])
+    private let rateLimits = Locked<[EndpointKey: Date]>([:])
+    private let now: @Sendable () -> Date
+
+    /// Creates an empty cache.
+    ///
+    /// - Parameters:
+    ///   - capacityBytes: The most bytes the answers may cost together. Default
+    ///     ``defaultCapacityBytes``.
+    ///   - now: The wall clock expiry is measured with. Default: the system clock.
+    public init(capacityBytes: Int = defaultCapacityBytes, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.answers = LocalGroupsCache(capacityBytes: capacityBytes)
+        self.now = now
+    }
+
+    /// How many answers the cache holds, expired ones not yet evicted included.
+    public var count: Int { answers.count }
+
+    /// What the answers held cost together, in bytes (see the type's discussion).
+    public var costBytes: Int { answers.costBytes }
+
+    /// The answer kept for a customer, or `nil` when there is none or it has expired.
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer, or `nil`.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func answer(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+        answers.entry(CustomerKey(environment: environment, customerID: customerID), now: now())?.answer
+    }
+
+    /// Keeps an answer for a customer for `timeToLive`, evicting the least recently used answers
+    /// when the cache would be over capacity.
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long to keep it.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        guard timeToLive > .zero else { return answers.remove(key) }
+        answers.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: now() + timeToLive.seconds)
+    }
+
+    /// Takes the customer's fetch lock when nobody holds it or the holder's has expired.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    ///   - owner: A value unique to this attempt.
+    ///   - timeToLive: When the lock expires if it is not released.
+    /// - Returns: Whether this caller now holds the lock.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func acquireFetchLock(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        let now = now()
+        return locks.withLock { locks in
+            if let lock = locks[key], now < lock.expires { return false }
+            locks[key] = (owner, now + timeToLive.seconds)
+            return true
+        }
+    }
+
+    /// Releases the customer's fetch lock if `owner` still holds it.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer whose lock to release.
+    ///   - environment: The environment of the fetch.
+    ///   - owner: The value the lock was taken with.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func releaseFetchLock(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        owner: String
+    ) async throws(AppStoreGroupsError) {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        locks.withLock { locks in
+            if locks[key]?.owner == owner { locks[key] = nil }
+        }
+    }
+
+    /// The instant before which no request may go to the endpoint, or `nil`.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint.
+    ///   - environment: The environment.
+    /// - Returns: The instant, or `nil` when none is set or it has passed.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Date? {
+        let key = EndpointKey(environment: environment, endpoint: endpoint)
+        let now = now()
+        return rateLimits.withLock { instants in
+            guard let instant = instants[key] else { return nil }
+            guard now < instant else {
+                instants[key] = nil
+                return nil
+            }
+            return instant
+        }
+    }
+
+    /// Records that no request may go to the endpoint before `instant`, unless a later instant is
+    /// already recorded.
+    ///
+    /// - Parameters:
+    ///   - instant: The `Retry-After` instant.
+    ///   - endpoint: The endpoint that answered 429.
+    ///   - environment: The environment it answered for.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func setRateLimitedUntil(
+        _ instant: Date,
+        for endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) {
+        let key = EndpointKey(environment: environment, endpoint: endpoint)
+        rateLimits.withLock { instants in
+            if let known = instants[key], known >= instant { return }
+            instants[key] = instant
+        }
+    }
+
+    /// Forgets the answers kept for a customer, in every environment.
+    ///
+    /// - Parameter customerID: The id the customer's decisions are asked with.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
+        answers.remove(customerID: customerID)
+    }
+
+    /// Forgets every answer kept (locks and rate-limit instants stay).
+    ///
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func invalidateAll() async throws(AppStoreGroupsError) {
+        answers.removeAll()
+    }
+
+    /// Forgets the `Retry-After` instant of an endpoint, as an operator deleting the key in a shared
+    /// store would.
+    func removeRateLimit(_ endpoint: GroupsEndpoint, in environment: StoreEnvironment) {
+        _ = rateLimits.withLock { $0.removeValue(forKey: EndpointKey(environment: environment, endpoint: endpoint)) }
+    }
+}

@@ -1,0 +1,175 @@
+import GroupPolicy
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Answers kept in this process's memory, bounded in bytes, the least recently used evicted first:
+/// the decision service's own cache (decoded answers) and the store behind ``InMemoryGroupsCache``
+/// (Apple's bytes).
+///
+/// Reads and writes are synchronous, one lock each, so a cache hit never suspends. The recency list
+/// links slots by index: marking an answer used touches no hash table.
+final class LocalGroupsCache: Sendable {
+    /// One kept answer and its neighbours in the recency list.
+    private struct Slot {
+        var key: CustomerKey
+        var entry: Entry
+        var expires: Date
+        var cost: Int
+        /// The next more recently used slot, or -1.
+        var newer: Int
+        /// The next less recently used slot, or -1.
+        var older: Int
+    }
+
+    /// An answer as kept: Apple's bytes, or (in the service's cache) the decoded groups instead.
+    struct Entry: Sendable {
+        var answer: CachedGroupsAnswer
+        var decoded: GetCustomerGroupsResponse?
+    }
+
+    private struct State {
+        var index: [CustomerKey: Int] = [:]
+        /// Answers, and emptied slots listed in `free` for reuse.
+        var slots: [Slot] = []
+        var free: [Int] = []
+        /// The most recently used slot, or -1.
+        var newest = -1
+        /// The least recently used slot, the next to go, or -1.
+        var oldest = -1
+        var bytes = 0
+    }
+
+    /// The most bytes the answers may cost together.
+    let capacityBytes: Int
+    private let state = Locked(State())
+
+    init(capacityBytes: Int) {
+        self.capacityBytes = max(0, capacityBytes)
+    }
+
+    /// How many answers are kept, expired ones not yet removed included.
+    var count: Int { state.withLock { $0.index.count } }
+
+    /// What the kept answers cost together, in bytes.
+    var costBytes: Int { state.withLock { $0.bytes } }
+
+    /// The entry kept for a customer if it has not expired at `now`; marks it most recently used.
+    func entry(_ key: CustomerKey, now: Date) -> Entry? {
+        state.withLock { state in
+            guard let slot = state.index[key] else { return nil }
+            guard now < state.slots[slot].expires else {
+                Self.remove(slot: slot, from: &state)
+                return nil
+            }
+            if state.newest != slot {
+                Self.unlink(slot, in: &state)
+                Self.pushNewest(slot, in: &state)
+            }
+            return state.slots[slot].entry
+        }
+    }
+
+    /// Keeps an entry until `expires`, in place of the customer's previous one.
+    ///
+    /// The least recently used are evicted while over capacity; an entry costing more than the
+    /// whole capacity is not kept at all (and evicts nothing). With decoded groups, Apple's bytes are
+    /// not kept.
+    func set(_ entry: Entry, for key: CustomerKey, expires: Date) {
+        var entry = entry
+        if entry.decoded != nil { entry.answer.body = [] }
+        let cost = MemoryFootprint.cost(of: entry, customerID: key.customerID)
+        state.withLock { state in
+            if let slot = state.index[key] { Self.remove(slot: slot, from: &state) }
+            guard cost <= capacityBytes else { return }
+            while state.bytes + cost > capacityBytes, state.oldest >= 0 {
+                Self.remove(slot: state.oldest, from: &state)
+            }
+            let slot = Slot(key: key, entry: entry, expires: expires, cost: cost, newer: -1, older: -1)
+            let index: Int
+            if let free = state.free.popLast() {
+                index = free
+                state.slots[index] = slot
+            } else {
+                index = state.slots.count
+                state.slots.append(slot)
+            }
+            state.index[key] = index
+            state.bytes += cost
+            Self.pushNewest(index, in: &state)
+        }
+    }
+
+    /// Forgets a customer's entry in one environment.
+    func remove(_ key: CustomerKey) {
+        state.withLock { state in
+            if let slot = state.index[key] { Self.remove(slot: slot, from: &state) }
+        }
+    }
+
+    /// Forgets a customer's entries, in every environment.
+    func remove(customerID: String) {
+        state.withLock { state in
+            for environment in StoreEnvironment.allCases {
+                let key = CustomerKey(environment: environment, customerID: customerID)
+                if let slot = state.index[key] { Self.remove(slot: slot, from: &state) }
+            }
+        }
+    }
+
+    /// Forgets every entry.
+    func removeAll() {
+        state.withLock { $0 = State() }
+    }
+
+    /// Forgets every entry expired at `now`, and returns how many there were.
+    @discardableResult
+    func removeExpired(now: Date) -> Int {
+        state.withLock { state in
+            var removed = 0
+            for slot in state.slots.indices where state.slots[slot].cost > 0 && state.slots[slot].expires <= now {
+                Self.remove(slot: slot, from: &state)
+                removed += 1
+            }
+            return removed
+        }
+    }
+
+    // MARK: The recency list
+
+    /// Empties a slot (releasing what it held) and lists it for reuse.
+    private static func remove(slot: Int, from state: inout State) {
+        unlink(slot, in: &state)
+        state.index[state.slots[slot].key] = nil
+        state.bytes -= state.slots[slot].cost
+        state.slots[slot] = Slot(
+            key: CustomerKey(environment: .production, customerID: ""),
+            entry: Entry(answer: CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: .distantPast)),
+            expires: .distantPast,
+            cost: 0,
+            newer: -1,
+            older: -1
+        )
+        state.free.append(slot)
+    }
+
+    private static func unlink(_ slot: Int, in state: inout State) {
+        let newer = state.slots[slot].newer
+        let older = state.slots[slot].older
+        if newer >= 0 { state.slots[newer].older = older } else { state.newest = older }
+        if older >= 0 { state.slots[older].newer = newer } else { state.oldest = newer }
+        state.slots[slot].newer = -1
+        state.slots[slot].older = -1
+    }
+
+    private static func pushNewest(_ slot: Int, in state: inout State) {
+        state.slots[slot].older = state.newest
+        state.slots[slot].newer = -1
+        if state.newest >= 0 { state.slots[state.newest].newer = slot }
+        state.newest = slot
+        if state.oldest < 0 { state.oldest = slot }
+    }
+}

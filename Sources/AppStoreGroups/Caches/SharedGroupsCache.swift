@@ -1,0 +1,121 @@
+public import GroupPolicy
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Where a ``GroupDecisionService`` keeps what several processes must share: Apple's answers per
+/// customer, a short lock per customer so one process fetches while the others wait, and the
+/// instant before which no request may go to an endpoint after a 429.
+///
+/// ``InMemoryGroupsCache`` serves one process; ``RedisGroupsCache`` serves a fleet. Every key is
+/// scoped by the environment (sandbox and production never share an answer), and a store for
+/// several apps scopes by app as well (``RedisGroupsCache`` takes a key prefix).
+///
+/// Implementations must be safe to call from any number of tasks, and must bound the time of every
+/// call: the service treats an error as "the cache is unavailable" and carries on with its
+/// in-process cache and budget, never granting anything because of it; a cache whose calls succeed
+/// but are consistently slow is left alone the same way (see
+/// ``GroupDecisionService/Configuration/sharedCacheSlowCallThreshold``). Error messages may name
+/// keys: the service replaces a customer id in them before they reach its observer or its callers.
+public protocol SharedGroupsCache: Sendable {
+    /// The answer kept for a customer, or `nil` when there is none or it has expired.
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with (any of their transaction
+    ///     ids; use the same one everywhere).
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer, or `nil`.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func answer(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer?
+
+    /// Keeps an answer for a customer, replacing any other, for `timeToLive`.
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long the store keeps it; positive.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot keep it.
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError)
+
+    /// Takes the customer's fetch lock when nobody holds it.
+    ///
+    /// The lock expires by itself after `timeToLive`, so a holder that dies blocks the others for
+    /// at most that long.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    ///   - owner: A value unique to this attempt, needed to release the lock.
+    ///   - timeToLive: When the lock expires if it is not released; positive.
+    /// - Returns: Whether this caller now holds the lock.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func acquireFetchLock(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> Bool
+
+    /// Releases the customer's fetch lock if `owner` still holds it; does nothing otherwise.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer whose lock to release.
+    ///   - environment: The environment of the fetch.
+    ///   - owner: The value the lock was taken with.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func releaseFetchLock(
+        forCustomer customerID: String,
+        in environment: StoreEnvironment,
+        owner: String
+    ) async throws(AppStoreGroupsError)
+
+    /// The instant before which no request may go to the endpoint, or `nil` when none is set or it
+    /// has passed.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint.
+    ///   - environment: The environment (Apple limits each separately).
+    /// - Returns: The instant, or `nil`.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Date?
+
+    /// Records that no request may go to the endpoint before `instant`, unless a later instant is
+    /// already recorded.
+    ///
+    /// - Parameters:
+    ///   - instant: The `Retry-After` instant of a 429.
+    ///   - endpoint: The endpoint that answered 429.
+    ///   - environment: The environment it answered for.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot keep it.
+    func setRateLimitedUntil(
+        _ instant: Date,
+        for endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError)
+
+    /// Forgets the answers kept for a customer, in every environment.
+    ///
+    /// - Parameter customerID: The id the customer's decisions are asked with.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func invalidate(customer customerID: String) async throws(AppStoreGroupsError)
+
+    /// Forgets every answer kept (locks and rate-limit instants stay).
+    ///
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func invalidateAll() async throws(AppStoreGroupsError)
+}

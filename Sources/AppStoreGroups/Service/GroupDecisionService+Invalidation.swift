@@ -1,0 +1,57 @@
+import GroupPolicy
+
+/// Invalidation: a customer's answers, or everyone's, forgotten here at once and in the shared cache.
+extension GroupDecisionService {
+    /// Forgets a customer's groups, here and in the shared cache.
+    ///
+    /// Call it from your App Store Server Notifications handler (see the DocC article "Serving
+    /// decisions at fleet scale", section "Invalidation"), and when Get Group Members answers
+    /// `GroupNotFoundError` for a group the customer was in.
+    ///
+    /// This process forgets at once whatever happens, and fetches already under way are not kept;
+    /// the shared cache is always tried, even while reads skip it after a failure, and a failure
+    /// there is thrown: the other processes would keep the old answer for its time to live, so a
+    /// notification handler must retry (answer Apple's notification with an error so that Apple
+    /// sends it again).
+    ///
+    /// - Parameter anyTransactionID: The id the customer's decisions are asked with.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated.
+    public func invalidate(anyTransactionID: String) async throws(AppStoreGroupsError) {
+        flights.invalidate(customerID: anyTransactionID)
+        local.remove(customerID: anyTransactionID)
+        try await invalidateShared(allCustomers: false, customerID: anyTransactionID) {
+            cache throws(AppStoreGroupsError) in
+            try await cache.invalidate(customer: anyTransactionID)
+        }
+    }
+
+    /// Forgets every customer's groups, here and in the shared cache.
+    ///
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated
+    ///   (this process has forgotten them all the same; see ``invalidate(anyTransactionID:)``).
+    public func invalidateAll() async throws(AppStoreGroupsError) {
+        flights.invalidateAll()
+        local.removeAll()
+        try await invalidateShared(allCustomers: true, customerID: nil) { cache throws(AppStoreGroupsError) in
+            try await cache.invalidateAll()
+        }
+    }
+
+    private func invalidateShared(
+        allCustomers: Bool,
+        customerID: String?,
+        _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Void
+    ) async throws(AppStoreGroupsError) {
+        guard let shared else {
+            observer.invalidated(GroupDecisionEvent.Invalidation(allCustomers: allCustomers, sharedCacheUpdated: nil))
+            return
+        }
+        do {
+            try await shared.write(customerID: customerID, body)
+        } catch {
+            observer.invalidated(GroupDecisionEvent.Invalidation(allCustomers: allCustomers, sharedCacheUpdated: false))
+            throw error
+        }
+        observer.invalidated(GroupDecisionEvent.Invalidation(allCustomers: allCustomers, sharedCacheUpdated: true))
+    }
+}

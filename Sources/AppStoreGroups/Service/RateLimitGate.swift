@@ -1,0 +1,270 @@
+public import GroupPolicy
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Apple's rate limits, kept for every request to one endpoint in one environment: a request budget,
+/// and after a 429 nothing sent before the `Retry-After` instant, by any caller of this process or
+/// of any process sharing the cache.
+///
+/// A ``GroupDecisionService`` sends every Get Customer Groups request through its gate
+/// (``GroupDecisionService/rateLimitGate``); send other requests to Apple's groups endpoints through
+/// the same gate, so that they have their own budget and their 429s hold only their endpoint:
+///
+/// ```swift
+/// let page = try await service.rateLimitGate.send(.groupMembers, in: .sandbox) {
+///     () throws(AppStoreGroupsError) in
+///     try await client.groupMembers(groupID: groupID, limit: 100, paginationToken: token)
+/// }
+/// ```
+///
+/// - **Budget.** A token bucket per endpoint and environment at
+///   ``GroupDecisionService/Configuration/requestsPerSecond``. A call waits for its token, and for a
+///   `Retry-After` instant, up to ``GroupDecisionService/Configuration/maximumRateLimitWait`` in all;
+///   beyond that it fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
+///   sent, ``AppStoreGroupsError/retryAfter`` set and no HTTP status.
+/// - **429.** A 429 closes the gate until its `Retry-After` instant, cut to
+///   ``GroupDecisionService/Configuration/maximumRateLimitHold`` from now (a far instant, or a
+///   server clock behind Apple's, cannot close it for longer), at least a second, and
+///   ``GroupDecisionService/Configuration/rateLimitHoldWithoutRetryAfter`` when it names none. The
+///   error thrown carries the instant the gate holds until.
+/// - **Fleet.** With a shared cache the instant is written there, and read back before every
+///   request: the shared instant is the one that holds, so a key deleted by an operator opens the
+///   gate, and it holds no longer than the longest hold from when this process first read it (a
+///   far instant left there by an earlier version holds an hour, not ten years). While the cache is
+///   unavailable, what this process knows holds.
+public final class RateLimitGate: Sendable {
+    private let configuration: GroupDecisionService.Configuration
+    private let shared: SharedCacheGuard?
+    private let timeSource: TimeSource
+    private let observer: any GroupDecisionObserver
+    private let buckets = Locked<[EndpointKey: TokenBucket]>([:])
+    /// The instants that hold this process: its own 429s' (already cut to the longest hold), and the
+    /// shared cache's as last read with when this process first saw it.
+    private let instants = Locked<[EndpointKey: (own: Date?, shared: (instant: Date, seen: Date)?)]>([:])
+
+    /// Creates a gate of its own, for an app that calls Apple's groups endpoints without a decision
+    /// service (a service has one: ``GroupDecisionService/rateLimitGate``).
+    ///
+    /// - Parameters:
+    ///   - configuration: The budgets, waits and holds. Default: ``GroupDecisionService/Configuration/init()``.
+    ///   - sharedCache: Where the fleet shares `Retry-After` instants, or `nil` for this process alone.
+    ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
+    ///   - observer: Told of 429s and refusals. Default: none.
+    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of range.
+    public convenience init(
+        configuration: GroupDecisionService.Configuration = GroupDecisionService.Configuration(),
+        sharedCache: (any SharedGroupsCache)? = nil,
+        timeSource: TimeSource = .system,
+        observer: (any GroupDecisionObserver)? = nil
+    ) throws(AppStoreGroupsError) {
+        if let problem = configuration.problem {
+            throw AppStoreGroupsError(code: .invalidConfiguration, message: problem)
+        }
+        let observer = observer ?? SilentObserver()
+        self.init(
+            configuration: configuration,
+            shared: sharedCache.map {
+                SharedCacheGuard($0, configuration: configuration, timeSource: timeSource, observer: observer)
+            },
+            timeSource: timeSource,
+            observer: observer
+        )
+    }
+
+    init(
+        configuration: GroupDecisionService.Configuration,
+        shared: SharedCacheGuard?,
+        timeSource: TimeSource,
+        observer: any GroupDecisionObserver
+    ) {
+        self.configuration = configuration
+        self.shared = shared
+        self.timeSource = timeSource
+        self.observer = observer
+    }
+
+    /// Sends one request through the gate: waits for the budget and any `Retry-After` instant (or
+    /// throws, nothing sent), runs `request`, and closes the gate when it fails with a 429.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to.
+    ///   - request: The request: one call of the client.
+    /// - Returns: What `request` returned.
+    /// - Throws: ``AppStoreGroupsError/Code/rateLimitExceeded`` without an HTTP status when the wait
+    ///   would be too long; otherwise what `request` threw, a 429's `retryAfter` set to the gate's
+    ///   instant.
+    public func send<Answer: Sendable>(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        _ request: () async throws(AppStoreGroupsError) -> Answer
+    ) async throws(AppStoreGroupsError) -> Answer {
+        let key = EndpointKey(environment: environment, endpoint: endpoint)
+        try await admit(key)
+        observer.fetchStarted(GroupDecisionEvent.FetchStarted(endpoint: endpoint, environment: environment))
+        let start = timeSource.now()
+        do {
+            let result = try await request()
+            finished(key, start: start, status: 200, error: nil)
+            return result
+        } catch {
+            finished(key, start: start, status: error.httpStatus, error: error)
+            throw await close(key, after: error)
+        }
+    }
+
+    /// The instant before which nothing goes to the endpoint, or `nil` while the gate is open.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint.
+    ///   - environment: The environment.
+    /// - Returns: The instant, read from the shared cache when there is one.
+    public func retryAfter(_ endpoint: GroupsEndpoint, in environment: StoreEnvironment) async -> Date? {
+        await heldUntil(EndpointKey(environment: environment, endpoint: endpoint))
+    }
+
+    private func finished(_ key: EndpointKey, start: Date, status: Int?, error: AppStoreGroupsError?) {
+        observer.fetchFinished(
+            GroupDecisionEvent.FetchFinished(
+                endpoint: key.endpoint,
+                environment: key.environment,
+                duration: Duration.roundedUp(from: start, to: timeSource.now()),
+                httpStatus: status,
+                error: error
+            )
+        )
+    }
+
+    // MARK: Waiting
+
+    /// Waits for the endpoint's `Retry-After` instant and a token, or throws when the waits together
+    /// would pass the configured wait.
+    ///
+    /// The gate is read again after waiting for a token: a 429 received meanwhile, here or in another
+    /// process, names an instant this call must not leave before.
+    private func admit(_ key: EndpointKey) async throws(AppStoreGroupsError) {
+        var waited = Duration.zero
+        var holdsToken = false
+        while true {
+            if let until = await heldUntil(key) {
+                let wait = Duration.roundedUp(from: timeSource.now(), to: until)
+                if wait > .zero {
+                    guard waited + wait <= configuration.maximumRateLimitWait else {
+                        throw refused(key, retryAfter: until, byRetryAfter: true)
+                    }
+                    try await sleep(wait)
+                    waited += wait
+                    continue
+                }
+            }
+            if holdsToken { return }
+            let rate = configuration.rate(for: key.environment)
+            let now = timeSource.now()
+            let left = configuration.maximumRateLimitWait - waited
+            let reserved = buckets.withLock { buckets in
+                var bucket = buckets[key] ?? TokenBucket(rate: rate, now: now)
+                let wait = bucket.reserve(now: now, maximumWait: left)
+                buckets[key] = bucket
+                return wait
+            }
+            guard let reserved else {
+                throw refused(key, retryAfter: now + 1 / rate, byRetryAfter: false)
+            }
+            holdsToken = true
+            // No time passed since the gate was read: send now.
+            guard reserved > .zero else { return }
+            try await sleep(reserved)
+            waited += reserved
+        }
+    }
+
+    private func refused(_ key: EndpointKey, retryAfter: Date, byRetryAfter: Bool) -> AppStoreGroupsError {
+        observer.budgetExhausted(
+            GroupDecisionEvent.BudgetExhausted(
+                endpoint: key.endpoint,
+                environment: key.environment,
+                retryAfter: retryAfter,
+                heldByRetryAfter: byRetryAfter
+            )
+        )
+        let message =
+            byRetryAfter
+            ? "the App Store asked for no \(key.endpoint) requests before this instant; none was sent"
+            : "this process's budget of \(configuration.rate(for: key.environment)) \(key.endpoint) requests a second "
+                + "is spent; none was sent"
+        return AppStoreGroupsError(code: .rateLimitExceeded, message: message, retryAfter: retryAfter)
+    }
+
+    private func sleep(_ duration: Duration) async throws(AppStoreGroupsError) {
+        guard duration > .zero else { return }
+        do {
+            try await timeSource.sleep(duration)
+        } catch {
+            throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for the rate limit")
+        }
+    }
+
+    // MARK: The instant
+
+    /// The instant the endpoint is held until, or `nil`: the shared cache's when it answers (a key
+    /// that is gone opens the gate), this process's otherwise; never further than the longest hold
+    /// from when this process first saw that instant (a far one left in the shared cache, by an
+    /// earlier version or a clock far ahead, holds an hour, not for as long as it says).
+    private func heldUntil(_ key: EndpointKey) async -> Date? {
+        var read: Date??
+        if let shared {
+            read = await shared.read { cache throws(AppStoreGroupsError) in
+                try await cache.rateLimitedUntil(key.endpoint, in: key.environment)
+            }
+        }
+        let now = timeSource.now()
+        let longest = configuration.maximumRateLimitHold.seconds
+        let held = instants.withLock { instants -> Date? in
+            let sharedHold = instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
+            // The cache is unavailable: what this process knows holds.
+            guard let read else { return [instants[key]?.own, sharedHold].compactMap { $0 }.max() }
+            // The shared cache answered: its instant is the one, however this process was held.
+            guard let instant = read else {
+                instants[key] = nil
+                return nil
+            }
+            if instants[key]?.shared?.instant != instant { instants[key] = (nil, (instant, now)) }
+            return instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
+        }
+        guard let held, held > now else { return nil }
+        return held
+    }
+
+    /// Closes the gate after a 429 (here and in the shared cache), and returns the error with the
+    /// instant the gate holds until; any other error is returned as it is.
+    private func close(_ key: EndpointKey, after error: AppStoreGroupsError) async -> AppStoreGroupsError {
+        guard error.code == .rateLimitExceeded, error.httpStatus == 429 else { return error }
+        let now = timeSource.now()
+        let named = error.retryAfter ?? now + configuration.rateLimitHoldWithoutRetryAfter.seconds
+        let instant = max(min(named, now + configuration.maximumRateLimitHold.seconds), now + 1)
+        instants.withLock { instants in
+            let own = max(instants[key]?.own ?? instant, instant)
+            instants[key] = (own, instants[key]?.shared)
+        }
+        if let shared {
+            _ = await shared.read { cache throws(AppStoreGroupsError) in
+                try await cache.setRateLimitedUntil(instant, for: key.endpoint, in: key.environment)
+            }
+        }
+        observer.rateLimited(
+            GroupDecisionEvent.RateLimited(
+                endpoint: key.endpoint,
+                environment: key.environment,
+                retryAfter: instant,
+                requestedRetryAfter: error.retryAfter
+            )
+        )
+        var held = error
+        held.retryAfter = instant
+        return held
+    }
+}

@@ -1,0 +1,79 @@
+import GroupPolicy
+
+/// One fetch in flight per customer and environment: concurrent callers share it.
+///
+/// An invalidation overtakes the flights under way: their answers predate it, so they answer the
+/// callers already waiting and are kept nowhere (their ``FlightTicket`` says so), and callers from
+/// then on start a flight of their own.
+final class SingleFlight<Value: Sendable>: Sendable {
+    private struct Flight {
+        var task: Task<Value, any Error>
+        var ticket: FlightTicket
+    }
+
+    private let flights = Locked<[CustomerKey: Flight]>([:])
+
+    /// The flight's value: this caller's own flight, or the one already under way for `key`.
+    ///
+    /// `body` runs in a task of its own (so one caller's cancellation does not fail the others), with
+    /// its ticket as ``FlightTicket/current``.
+    func run(
+        _ key: CustomerKey,
+        _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value
+    ) async throws(AppStoreGroupsError) -> Value {
+        let (task, ticket, isLeader) = flights.withLock { flights in
+            if let flight = flights[key] { return (flight.task, flight.ticket, false) }
+            let ticket = FlightTicket()
+            let task = Task { () async throws -> Value in
+                try await FlightTicket.$current.withValue(ticket) { () async throws -> Value in try await body() }
+            }
+            flights[key] = Flight(task: task, ticket: ticket)
+            return (task, ticket, true)
+        }
+        let result = await task.result
+        // Only its own flight: an invalidation may have put a newer one in its place.
+        if isLeader { flights.withLock { if $0[key]?.ticket === ticket { $0[key] = nil } } }
+        switch result {
+        case .success(let value):
+            return value
+        case .failure(let error as AppStoreGroupsError):
+            throw error
+        case .failure(let error):
+            throw AppStoreGroupsError(code: .transportFailure, message: "the fetch failed: \(error)")
+        }
+    }
+
+    /// Marks the customer's flights, in every environment, as overtaken.
+    func invalidate(customerID: String) {
+        flights.withLock { flights in
+            for environment in StoreEnvironment.allCases {
+                let key = CustomerKey(environment: environment, customerID: customerID)
+                flights.removeValue(forKey: key)?.ticket.invalidate()
+            }
+        }
+    }
+
+    /// Marks every flight as overtaken.
+    func invalidateAll() {
+        flights.withLock { flights in
+            for flight in flights.values { flight.ticket.invalidate() }
+            flights.removeAll()
+        }
+    }
+}
+
+/// Marks a flight that an invalidation overtook: its answer predates the invalidation.
+final class FlightTicket: Sendable {
+    /// The ticket of the flight the current task runs, read where answers are kept.
+    @TaskLocal static var current: FlightTicket?
+
+    private let invalidated = Locked(false)
+
+    /// Whether an invalidation overtook the flight.
+    var isInvalidated: Bool { invalidated.withLock { $0 } }
+
+    func invalidate() { invalidated.withLock { $0 = true } }
+
+    /// Whether the current task's flight, if any, was overtaken.
+    static var currentIsInvalidated: Bool { current?.isInvalidated == true }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// The service's own cache: what an answer costs against the byte bound, for every size of answer,
+/// and the sweep of expired answers.
+@Suite("Local groups cache")
+struct LocalGroupsCacheTests {
+    /// `count` organization groups with Apple-sized ids, each with one role entry of a long product id.
+    static func response(groups count: Int) -> GetCustomerGroupsResponse {
+        GetCustomerGroupsResponse(
+            groups: (0..<count).map { index in
+                GroupEntry(
+                    groupID: String(900_000_000_000_000_000 + index),
+                    groupType: .organization,
+                    roles: [RoleEntry(productID: "com.example.teams.pro.yearly", role: .admin)]
+                )
+            }
+        )
+    }
+
+    @Test("a decoded answer costs each allocation it holds, as the allocator rounds it")
+    func decodedAnswerCost() throws {
+        // A block is the size asked for plus 8, rounded up to 16. The groups: 32 + 2 × 40 bytes, a
+        // 128-byte block. Each group id (18 bytes) and product id (28 bytes): 32 bytes of header and
+        // the bytes with their NUL rounded up to 32, an 80-byte block; each roles array 32 + 32, also 80.
+        let response = Self.response(groups: 2)
+        #expect(MemoryLayout<GroupEntry>.stride == 40)
+        #expect(MemoryLayout<RoleEntry>.stride == 32)
+        #expect(response.groups.capacity == 2)
+        #expect(MemoryFootprint.heapBytes(of: response) == 128 + 2 * (80 + 80 + 80))
+        // Short strings live in the string value; known group types and roles are shared.
+        let small = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
+        #expect(MemoryFootprint.heapBytes(of: small) == 80)
+        let unknown = GetCustomerGroupsResponse(groups: [
+            GroupEntry(groupID: "g1", groupType: GroupType(rawValue: "A_GROUP_TYPE_APPLE_ADDED_LATER"))
+        ])
+        #expect(MemoryFootprint.heapBytes(of: unknown) == 80 + 80)
+        // Strings of 16 to 31 bytes take 80; of 32 to 47, 96.
+        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 15)) == 0)
+        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 16)) == 80)
+        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 31)) == 80)
+        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 32)) == 96)
+        let entry = LocalGroupsCache.Entry(
+            answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
+            decoded: response
+        )
+        #expect(MemoryFootprint.cost(of: entry, customerID: "2000000123456789") == 256 + 80 + 128 + 2 * 240)
+    }
+
+    @Test("a 7,000-group answer costs what it holds, more than the twice its bytes that was counted before")
+    func largeAnswerCost() throws {
+        let response = Self.response(groups: 7_000)
+        let body = response.jsonBytes()
+        let cost = MemoryFootprint.heapBytes(of: response)
+        // The groups array, then per group an 80-byte block each for the id, the roles array and the
+        // product id.
+        #expect(cost == MemoryFootprint.block(32 + response.groups.capacity * 40) + 7_000 * 240)
+        // The previous estimate, twice the body, fell short: the bound did not hold for such answers.
+        #expect(cost > 2 * body.count)
+        // Kept in a cache of 64 MiB: as many answers as their real cost allows, never more.
+        let cache = LocalGroupsCache(capacityBytes: 64 << 20)
+        let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: Date())
+        let expires = Date().addingTimeInterval(300)
+        for index in 0..<100 {
+            let key = CustomerKey(environment: .sandbox, customerID: "c\(index)")
+            cache.set(LocalGroupsCache.Entry(answer: answer, decoded: response), for: key, expires: expires)
+        }
+        let each = 256 + cost
+        #expect(cache.count == (64 << 20) / each)
+        #expect(cache.costBytes == cache.count * each)
+    }
+
+    @Test("removeExpired forgets exactly the answers expired by then, keeping the others and the byte count")
+    func sweep() throws {
+        let cache = LocalGroupsCache(capacityBytes: 1 << 20)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let answer = CachedGroupsAnswer(kind: .groups, body: Array("{}".utf8), fetchedAt: now)
+        for index in 0..<10 {
+            cache.set(
+                LocalGroupsCache.Entry(answer: answer),
+                for: CustomerKey(environment: .sandbox, customerID: "c\(index)"),
+                expires: now.addingTimeInterval(Double(index))
+            )
+        }
+        let each = cache.costBytes / 10
+        #expect(cache.removeExpired(now: now.addingTimeInterval(4)) == 5)
+        #expect(cache.count == 5)
+        #expect(cache.costBytes == 5 * each)
+        #expect(cache.entry(CustomerKey(environment: .sandbox, customerID: "c4"), now: now) == nil)
+        #expect(cache.entry(CustomerKey(environment: .sandbox, customerID: "c5"), now: now) != nil)
+        // Emptied slots are reused.
+        cache.set(
+            LocalGroupsCache.Entry(answer: answer),
+            for: CustomerKey(environment: .production, customerID: "c0"),
+            expires: now.addingTimeInterval(60)
+        )
+        #expect(cache.count == 6)
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// The shared-cache guard: back-off after a failure, skipping a cache that is consistently slow,
+/// recovery, and no customer id in what it reports.
+@Suite("Shared-cache guard")
+struct SharedCacheGuardTests {
+    /// An in-memory shared cache whose every call takes `delay` on the manual clock and fails while
+    /// `failure` is set (its message naming the key, as Redis's error text does), counting calls.
+    final class ScriptedCache: SharedGroupsCache, @unchecked Sendable {
+        let inner: InMemoryGroupsCache
+        let clock: ManualClock
+        private let lock = NSLock()
+        private var delayValue: Duration = .zero
+        private var failing = false
+        private var callCount = 0
+
+        init(clock: ManualClock) {
+            self.clock = clock
+            inner = InMemoryGroupsCache(now: clock.now)
+        }
+
+        var delay: Duration {
+            get { lock.withLock { delayValue } }
+            set { lock.withLock { delayValue = newValue } }
+        }
+
+        var fails: Bool {
+            get { lock.withLock { failing } }
+            set { lock.withLock { failing = newValue } }
+        }
+
+        var calls: Int { lock.withLock { callCount } }
+
+        private func call(_ key: String) throws(AppStoreGroupsError) {
+            let (delay, fails) = lock.withLock { () -> (Duration, Bool) in
+                callCount += 1
+                return (delayValue, failing)
+            }
+            clock.advance(by: delay)
+            if fails {
+                throw AppStoreGroupsError(
+                    code: .storeFailure,
+                    message: "Redis at 127.0.0.1:6379 answered GET with an error: ERR unknown command 'GET', "
+                        + "with args beginning with: 'app:sandbox:groups:\(key)'"
+                )
+            }
+        }
+
+        func answer(
+            forCustomer customerID: String,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+            try call(customerID)
+            return try await inner.answer(forCustomer: customerID, in: environment)
+        }
+
+        func setAnswer(
+            _ answer: CachedGroupsAnswer,
+            forCustomer customerID: String,
+            in environment: StoreEnvironment,
+            timeToLive: Duration
+        ) async throws(AppStoreGroupsError) {
+            try call(customerID)
+            try await inner.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: timeToLive)
+        }
+
+        func acquireFetchLock(
+            forCustomer customerID: String,
+            in environment: StoreEnvironment,
+            owner: String,
+            timeToLive: Duration
+        ) async throws(AppStoreGroupsError) -> Bool {
+            try call(customerID)
+            return try await inner.acquireFetchLock(
+                forCustomer: customerID,
+                in: environment,
+                owner: owner,
+                timeToLive: timeToLive
+            )
+        }
+
+        func releaseFetchLock(
+            forCustomer customerID: String,
+            in environment: StoreEnvironment,
+            owner: String
+        ) async throws(AppStoreGroupsError) {
+            try call(customerID)
+            try await inner.releaseFetchLock(forCustomer: customerID, in: environment, owner: owner)
+        }
+
+        func rateLimitedUntil(
+            _ endpoint: GroupsEndpoint,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) -> Date? {
+            try call(endpoint.name)
+            return try await inner.rateLimitedUntil(endpoint, in: environment)
+        }
+
+        func setRateLimitedUntil(
+            _ instant: Date,
+            for endpoint: GroupsEndpoint,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) {
+            try call(endpoint.name)
+            try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
+        }
+
+        func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
+            try call(customerID)
+            try await inner.invalidate(customer: customerID)
+        }
+
+        func invalidateAll() async throws(AppStoreGroupsError) {
+            try call("*")
+            try await inner.invalidateAll()
+        }
+    }
+
+    static func service(
+        _ cache: ScriptedCache,
+        clock: ManualClock,
+        observer: RecordingObserver,
+        stub: StubAppStore
+    ) throws -> GroupDecisionService {
+        try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
+    }
+
+    @Test("a cache answering every call in 200 ms, under its timeout, is skipped after five such calls")
+    func consistentlySlowCacheIsSkipped() async throws {
+        let clock = ManualClock()
+        let cache = ScriptedCache(clock: clock)
+        cache.delay = .milliseconds(200)
+        let observer = RecordingObserver()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(cache, clock: clock, observer: observer, stub: stub)
+        let start = clock.date
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        // Five slow calls (the answer, the lock, the answer again under it, the gate's instant, the
+        // answer's write), then the cache is left alone: the lock's release skips it.
+        #expect(cache.calls == 5)
+        #expect(abs(clock.date.timeIntervalSince(start) - 1.0) < 0.001)
+        #expect(
+            observer.lines
+                == ["shared cache failed (slow): the shared cache answered 5 calls in a row in 150 ms or more"]
+        )
+        // The next uncached decisions within the retry interval cost no cache time at all.
+        let before = clock.date
+        for id in ["c2", "c3", "c4"] {
+            #expect(try await service.decision(anyTransactionID: id, environment: .sandbox).source == .live)
+        }
+        #expect(clock.date == before)
+        #expect(cache.calls == 5)
+        // After the interval the cache is tried again; answering promptly, it is used again.
+        cache.delay = .zero
+        clock.advance(by: .seconds(5))
+        #expect(try await service.decision(anyTransactionID: "c5", environment: .sandbox).source == .live)
+        #expect(observer.events("shared cache recovered") == ["shared cache recovered"])
+        #expect(try await cache.inner.answer(forCustomer: "c5", in: .sandbox) != nil)
+    }
+
+    @Test("slow calls that are not in a row do not skip the cache; the threshold and count are settings")
+    func occasionalSlowCallsAreKept() async throws {
+        let clock = ManualClock()
+        let cache = ScriptedCache(clock: clock)
+        let observer = RecordingObserver()
+        let configuration = GroupDecisionService.Configuration()
+        #expect(configuration.sharedCacheSlowCallThreshold == .milliseconds(150))
+        #expect(configuration.sharedCacheSlowCallsInARow == 5)
+        let guarded = SharedCacheGuard(
+            cache,
+            configuration: configuration,
+            timeSource: clock.timeSource,
+            observer: observer
+        )
+        for round in 0..<10 {
+            cache.delay = round % 5 == 4 ? .zero : .milliseconds(200)
+            #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
+        }
+        #expect(cache.calls == 10)
+        #expect(observer.events.isEmpty)
+        // Exactly the threshold counts as slow.
+        cache.delay = .milliseconds(150)
+        for _ in 0..<5 {
+            _ = await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() }
+        }
+        #expect(observer.lines.count == 1)
+    }
+
+    @Test(
+        "after a failure the cache is left alone for the retry interval, writes still go, and recovery is reported once"
+    )
+    func failureBackOffAndRecovery() async throws {
+        let clock = ManualClock()
+        let cache = ScriptedCache(clock: clock)
+        let observer = RecordingObserver()
+        let guarded = SharedCacheGuard(
+            cache,
+            configuration: GroupDecisionService.Configuration(),
+            timeSource: clock.timeSource,
+            observer: observer
+        )
+        cache.fails = true
+        let read = await guarded.read { cache throws(AppStoreGroupsError) in
+            try await cache.answer(forCustomer: "c1", in: .sandbox)
+        }
+        #expect(read == nil)
+        #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } == nil)
+        #expect(cache.calls == 1)
+        let write = await expectError {
+            try await guarded.write { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() }
+        }
+        #expect(write?.code == .storeFailure)
+        #expect(cache.calls == 2)
+        cache.fails = false
+        clock.advance(by: .seconds(5))
+        #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
+        #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
+        #expect(observer.events.count == 3)
+        #expect(observer.events.last == "shared cache recovered")
+    }
+
+    @Test("a customer id the cache's error repeats is replaced, in the observer's event and in the error thrown")
+    func customerIDsAreScrubbed() async throws {
+        let clock = ManualClock()
+        let cache = ScriptedCache(clock: clock)
+        cache.fails = true
+        let observer = RecordingObserver()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(cache, clock: clock, observer: observer, stub: stub)
+        let error = await expectError { try await service.invalidate(anyTransactionID: "2000000123456789") }
+        #expect(
+            error?.message
+                == "Redis at 127.0.0.1:6379 answered GET with an error: ERR unknown command 'GET', with args "
+                + "beginning with: 'app:sandbox:groups:<customer>'"
+        )
+        #expect(try await service.decision(anyTransactionID: "2000000987654321", environment: .sandbox).source == .live)
+        #expect(observer.events.filter { $0.contains("2000000") }.isEmpty)
+        #expect(observer.lines.count == 1)
+        #expect(observer.events("invalidated") == ["invalidated one, shared cache not updated"])
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// One flight per customer and environment, and invalidations that overtake flights under way.
+@Suite("Single flight")
+struct SingleFlightTests {
+    static let key = CustomerKey(environment: .sandbox, customerID: "c1")
+
+    @Test("concurrent callers for one key share one run of the body; another key or environment has its own")
+    func sharesOneRun() async throws {
+        let flights = SingleFlight<Int>()
+        let runs = Locked(0)
+        let callers = Locked(0)
+        let gate = Gate()
+        let values = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    callers.withLock { $0 += 1 }
+                    return try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+                        let run = runs.withLock { runs in
+                            runs += 1
+                            return runs
+                        }
+                        await gate.wait()
+                        return run
+                    }
+                }
+            }
+            // Every caller has joined (a caller joins without suspending once it has counted itself)
+            // by the time the body may finish.
+            while callers.withLock({ $0 }) < 20 { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(100))
+            gate.open()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(values == Array(repeating: 1, count: 20))
+        let other = try await flights.run(CustomerKey(environment: .production, customerID: "c1")) {
+            () throws(AppStoreGroupsError) in 7
+        }
+        #expect(other == 7)
+        #expect(runs.withLock { $0 } == 1)
+    }
+
+    @Test("an invalidation marks the flight under way, and the next caller starts a new one")
+    func invalidationOvertakes() async throws {
+        let flights = SingleFlight<Bool>()
+        let gate = Gate()
+        let started = Locked(false)
+        let first = Task {
+            try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+                started.withLock { $0 = true }
+                await gate.wait()
+                return FlightTicket.currentIsInvalidated
+            }
+        }
+        while !started.withLock({ $0 }) { await Task.yield() }
+        flights.invalidate(customerID: "c1")
+        let second = try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+            FlightTicket.currentIsInvalidated
+        }
+        #expect(second == false)
+        gate.open()
+        #expect(try await first.value == true)
+    }
+
+    @Test("a failure reaches every caller as the body's error")
+    func failureReachesEveryCaller() async {
+        let flights = SingleFlight<Int>()
+        let error = await expectError {
+            try await flights.run(Self.key) { () throws(AppStoreGroupsError) -> Int in
+                throw AppStoreGroupsError(code: .timeout, message: "slow")
+            }
+        }
+        #expect(error?.code == .timeout)
+        #expect(error?.message == "slow")
+    }
+}
+
+/// A gate tasks wait at until it is opened.
+final class Gate: Sendable {
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resume = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resume { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
