@@ -1,3 +1,4 @@
+import Foundation
 import GroupPolicyTestSupport
 import Testing
 
@@ -60,7 +61,11 @@ import Testing
 
     /// Finding no test file is not a success: a mistyped path must not pass.
     @Test func noTestFileDoesNotSucceed() throws {
-        let report = try PolicyTestRunner().run(paths: [repositoryFile("Examples")])
+        // A directory holding a policy and no test file.
+        let directory = try makeTemporaryDirectory("no-tests")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(FileManager.default.createFile(atPath: directory + "/p.json", contents: Data("{}".utf8)))
+        let report = try PolicyTestRunner().run(paths: [directory])
         #expect(report.testFileCount == 0)
         #expect(!report.succeeded)
         #expect(throws: GroupPolicyError.self) { try PolicyTestRunner().run(paths: ["no/such/dir"]) }
