@@ -28,9 +28,14 @@ struct DiffPlan {
         saturatingProduct(scenariosPerGroupID, groupIDs.count, setCount)
     }
 
-    /// What they cost, when the scenarios of each group id together cost `idCost` per entry set.
-    func work(entitlementSets setCount: Int, idCost: Int) -> Int {
-        saturatingProduct(scenariosPerGroupID, idCost, setCount)
+    /// What they cost: each scenario evaluated under both versions (their estimates `old` and
+    /// `new`), plus `perScenario` rule checks of the comparison.
+    func work(entitlementSets setCount: Int, old: ScenarioWork, new: ScenarioWork, perScenario: Int) -> Int {
+        let idCost = saturatingSum(
+            saturatingSum(old.cost(groupIDs: groupIDs), new.cost(groupIDs: groupIDs)),
+            saturatingProduct(perScenario, groupIDs.count)
+        )
+        return saturatingProduct(scenariosPerGroupID, idCost, setCount)
     }
 
     /// The scenarios of one entitlement set and one frame (a group type and a group id), which

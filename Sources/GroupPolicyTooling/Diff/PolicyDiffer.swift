@@ -187,11 +187,13 @@ struct PolicyDiffer {
                 )
             )
             count = saturatingSum(count, plan.scenarioCount(entitlementSets: entitlementSets.count))
-            let idCost = saturatingSum(
-                saturatingSum(oldWork.cost(groupIDs: plan.groupIDs), newWork.cost(groupIDs: plan.groupIDs)),
-                saturatingProduct(comparison, plan.groupIDs.count)
+            let planWork = plan.work(
+                entitlementSets: entitlementSets.count,
+                old: oldWork,
+                new: newWork,
+                perScenario: comparison
             )
-            work = saturatingSum(work, plan.work(entitlementSets: entitlementSets.count, idCost: idCost))
+            work = saturatingSum(work, planWork)
             plans.append(plan)
         }
         // Telling minimal changes apart compares entitlement sets pairwise.

@@ -153,11 +153,13 @@ struct WorkspaceDiffer {
                 selection: EntrySelection(includesEmpty: true, singles: singles, pairFirst: firsts, pairSecond: seconds)
             )
             count = saturatingSum(count, plan.scenarioCount(entitlementSets: entitlementSets.count))
-            let idCost = saturatingSum(
-                saturatingSum(oldWork.cost(groupIDs: plan.groupIDs), newWork.cost(groupIDs: plan.groupIDs)),
-                saturatingProduct(decisionCost, plan.groupIDs.count)
+            let planWork = plan.work(
+                entitlementSets: entitlementSets.count,
+                old: oldWork,
+                new: newWork,
+                perScenario: decisionCost
             )
-            work = saturatingSum(work, plan.work(entitlementSets: entitlementSets.count, idCost: idCost))
+            work = saturatingSum(work, planWork)
             plans.append(plan)
         }
         self.plans = plans
