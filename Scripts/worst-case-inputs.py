@@ -308,6 +308,91 @@ def main():
     write(f"{root}/over-work/p.json", policy("over", ["a", "b", "c"], rules))
     commands.append(("diff-over-work-limit", "diff over-work/p.json over-work/p.json"))
 
+    # 14. `test` amplified by small test files: each case is a few bytes, its decision is large.
+    tests = "group-policy-tests/v1"
+    # a. --coverage: 100 group-level rules, a 10,000-group response shared by 1,000 cases (each
+    # decision holds a million grants; the cases share one).
+    caps = [f"c{i}" for i in range(100)]
+    rules = [{"id": f"r{i}", "match": {"groupType": "ORGANIZATION"}, "capabilities": [caps[i]]} for i in range(100)]
+    write(f"{root}/amplified/coverage/p.json", policy("coverage", caps, rules))
+    groups = [{"groupId": f"g{i}", "groupType": "ORGANIZATION"} for i in range(10_000)]
+    write(f"{root}/amplified/groups-10k.json", {"groups": groups})
+    cases = [{"name": f"case {i}", "responseFile": "../groups-10k.json", "expect": {"includes": ["c0"]}}
+             for i in range(1_000)]
+    write(f"{root}/amplified/coverage/p.tests.json", {"format": tests, "policy": "p.json", "cases": cases})
+    commands.append(("test-coverage-shared", "test --coverage amplified/coverage"))
+    # b. 10,000 `includes` of a name not granted, against 9,999 granted capabilities: each failure
+    # line listed every granted name.
+    caps = [f"cap{i}" for i in range(10_000)]
+    write(f"{root}/amplified/includes/p.json",
+          policy("includes", caps, [{"id": "all", "capabilities": caps[:-1]}]))
+    case = {"name": "missing", "response": {"groups": [{"groupId": "1", "groupType": "ORGANIZATION"}]},
+            "expect": {"includes": [caps[-1]] * 10_000}}
+    write(f"{root}/amplified/includes/p.tests.json", {"format": tests, "policy": "p.json", "cases": [case]})
+    commands.append(("test-includes-missing", "test amplified/includes"))
+    # c. 100,000 group expectations of groups the 10,000-group response does not have: each listed
+    # every group id of the response.
+    write(f"{root}/amplified/absent/p.json", policy("absent", ["a"], [{"id": "r", "capabilities": ["a"]}]))
+    case = {"name": "absent", "responseFile": "../groups-10k.json",
+            "expect": {"groups": {f"x{i}": [] for i in range(100_000)}}}
+    write(f"{root}/amplified/absent/p.tests.json", {"format": tests, "policy": "p.json", "cases": [case]})
+    commands.append(("test-groups-absent", "test amplified/absent"))
+    # d. `excludes` of a capability 100,000 rules grant: the reasons were de-duplicated pairwise.
+    rules = [{"id": f"r{i}", "match": {"groupType": "ORGANIZATION"}, "capabilities": ["a"]} for i in range(100_000)]
+    write(f"{root}/amplified/excludes/p.json", policy("excludes", ["a"], rules))
+    case = {"name": "excluded", "response": {"groups": [{"groupId": "1", "groupType": "ORGANIZATION"}]},
+            "expect": {"excludes": ["a"]}}
+    write(f"{root}/amplified/excludes/p.tests.json", {"format": tests, "policy": "p.json", "cases": [case]})
+    commands.append(("test-excludes-rules", "test amplified/excludes"))
+    # e. `capabilities` of 5,000 names in 300 cases, against 5,000 others granted: the lists were
+    # compared pairwise.
+    caps = [f"cap{i}" for i in range(10_000)]
+    write(f"{root}/amplified/lists/p.json",
+          policy("lists", caps, [{"id": "half", "capabilities": caps[5_000:]}]))
+    cases = [{"name": f"case {i}", "response": {"groups": [{"groupId": "1", "groupType": "ORGANIZATION"}]},
+              "context": {"entitlements": [f"e{i}"]}, "expect": {"capabilities": caps[:5_000]}}
+             for i in range(300)]
+    write(f"{root}/amplified/lists/p.tests.json", {"format": tests, "policy": "p.json", "cases": cases})
+    commands.append(("test-capabilities-lists", "test amplified/lists"))
+    # f. `workspaces: []` against a decision of a million memberships (100 workspaces every one of
+    # 10,000 groups joins), in 100 cases sharing it; and 1,000 cases expecting no capability in a
+    # group that holds 10,000 (each failure listed them all).
+    workspaces = [{"id": f"w{i}"} for i in range(100)]
+    write(f"{root}/amplified/workspaces/p.json",
+          {**policy("ws", ["a"], [{"id": "r", "capabilities": ["a"]}]), "workspaces": workspaces})
+    cases = [{"name": f"case {i}", "responseFile": "../groups-10k.json", "expect": {"workspaces": []}}
+             for i in range(100)]
+    write(f"{root}/amplified/workspaces/p.tests.json", {"format": tests, "policy": "p.json", "cases": cases})
+    commands.append(("test-workspaces-listed", "test amplified/workspaces"))
+    write(f"{root}/amplified/present/p.json",
+          policy("present", caps, [{"id": "all", "capabilities": caps}]))
+    write(f"{root}/amplified/present/groups-100.json", {"groups": groups[:100]})
+    cases = [{"name": f"case {i}", "responseFile": "groups-100.json", "expect": {"groups": {f"g{i % 100}": []}}}
+             for i in range(1_000)]
+    write(f"{root}/amplified/present/p.tests.json", {"format": tests, "policy": "p.json", "cases": cases})
+    commands.append(("test-groups-present", "test amplified/present"))
+
+    # 15. Workspace memberships in a diff: 100 workspaces of 1,000 products each, every one with
+    # NONE made an administrator role (100,000 role changes, one per workspace and product); the
+    # same over 9,990 products (over the work limit: refused at once); and the 9,990-product policy
+    # against itself (no workspace differs: nothing enumerated).
+    for count in (1_000, 9_990):
+        for suffix, admin in (("", None), ("-admin", ["ADMIN", "NONE"])):
+            workspaces = [{"id": f"w{i}", "match": {"productId": [f"p{j}" for j in range(count)]},
+                           **({"adminRoles": admin} if admin else {})} for i in range(100)]
+            write(f"{root}/workspaces/diff-{count}{suffix}.json",
+                  {**policy("ws", ["a"], [{"id": "r", "capabilities": ["a"]}]), "workspaces": workspaces})
+    commands.append(("diff-workspaces-1000", "diff workspaces/diff-1000.json workspaces/diff-1000-admin.json"))
+    commands.append(("diff-workspaces-9990", "diff workspaces/diff-9990.json workspaces/diff-9990-admin.json"))
+    commands.append(("diff-workspaces-same", "diff workspaces/products.json workspaces/products.json"))
+    # A capability diff of the same shape: 100 capabilities of 1,000 products extended to NONE.
+    caps = [f"c{i}" for i in range(100)]
+    for suffix, roles in (("", "ADMIN"), ("-none", ["ADMIN", "NONE"])):
+        write(f"{root}/rows/p{suffix}.json", policy("rows", caps, [
+            {"id": "r", "match": {"productId": [f"p{j}" for j in range(1_000)], "role": roles},
+             "capabilities": caps}]))
+    commands.append(("diff-rows-100k", "diff rows/p.json rows/p-none.json"))
+
     with open(f"{root}/commands.txt", "w") as handle:
         for name, command in commands:
             handle.write(f"{name} {command}\n")

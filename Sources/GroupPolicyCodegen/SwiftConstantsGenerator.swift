@@ -76,9 +76,9 @@ public struct SwiftConstantsGenerator: Sendable {
             throw Failure(diagnostics: lines.isEmpty ? ["error: \(error.description)"] : lines)
         }
 
-        // The first file declaring each capability, found in one pass: asking every file about
-        // every capability took seconds for a few thousand files. Names are ASCII, so a
-        // dictionary keyed by them compares them exactly.
+        // The first file declaring each capability, found in one pass over the files (not a
+        // question to every file about every capability: files times capabilities). Names are
+        // ASCII, so a dictionary keyed by them compares them exactly.
         var declaringFile: [String: String] = [:]
         for (file, filePolicy) in perFile {
             for capability in filePolicy.capabilities where declaringFile[capability.name] == nil {

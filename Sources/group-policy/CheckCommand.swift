@@ -32,13 +32,11 @@ enum CheckCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        var budget = Policy.defaultInvariantBudget
-        if let text = arguments.value("invariant-budget") {
-            guard let value = Int(text), value > 0 else {
-                throw arguments.usage("--invariant-budget needs a positive number of scenarios, not '\(text)'")
-            }
-            budget = value
-        }
+        let budget = try arguments.positiveNumber(
+            "invariant-budget",
+            of: "scenarios",
+            default: Policy.defaultInvariantBudget
+        )
         let check = PolicyCheck(invariantBudget: budget, strict: arguments.has("strict"))
         let report: PolicyCheckReport
         do {
@@ -101,9 +99,4 @@ enum CheckCommand {
         return "checked \(counted(tally.policies, "policy", "policies")), \(counted(tally.testFiles, "test file")): "
             + "\(counted(tally.errors, "error")), \(counted(tally.warnings, "warning")), \(invariants)"
     }
-}
-
-/// `1 policy`, `2 policies`.
-func counted(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
-    "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
 }

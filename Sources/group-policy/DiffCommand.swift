@@ -26,13 +26,7 @@ enum DiffCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        var budget = PolicyDiff.defaultBudget
-        if let text = arguments.value("budget") {
-            guard let value = Int(text), value > 0 else {
-                throw arguments.usage("--budget needs a positive number of scenarios, not '\(text)'")
-            }
-            budget = value
-        }
+        let budget = try arguments.positiveNumber("budget", of: "scenarios", default: PolicyDiff.defaultBudget)
         let old = try loadPolicy(arguments.positionals[0])
         let new = try loadPolicy(arguments.positionals[1])
         let diff: PolicyDiff
@@ -40,8 +34,7 @@ enum DiffCommand {
             diff = try PolicyDiff(from: old, to: new, budget: budget)
         } catch {
             // Only the scenario budget can be raised; the work and change limits are fixed.
-            let hint = error.message.hasSuffix("over the budget of \(budget)") ? " (raise --budget)" : ""
-            throw CommandFailure(.unusable, error.message + hint)
+            throw CommandFailure(.unusable, error.message + (error.code == .overBudget ? " (raise --budget)" : ""))
         }
         Terminal.out(arguments.has("json") ? diff.jsonString() : diff.table)
     }

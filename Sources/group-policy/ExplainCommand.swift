@@ -6,17 +6,10 @@ enum ExplainCommand {
         "explain",
         summary: "Explain why a capability is granted, denied or not granted in each group of a response.",
         options: [
-            .init("policy", value: "file", help: "The policy file (or a directory: a policy set).", required: true),
-            .init("response", value: "file", help: "The response JSON; '-' reads standard input.", required: true),
+            .policyFile, .responseFile,
             .init("capability", value: "name", help: "The capability to explain.", required: true),
             .init("group", value: "id", help: "Explain only this group of the response."),
-            .init("environment", value: "env", help: "production (default) or sandbox."),
-            .init(
-                "entitlement",
-                value: "e",
-                help: "An entitlement from verified transactions (repeatable).",
-                repeatable: true
-            ),
+            .evaluationEnvironment, .entitlement(),
             .flag("json", help: "Print the explanation as JSON instead of text."),
         ],
         details:
@@ -25,13 +18,8 @@ enum ExplainCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        let policyPath = try arguments.requiredValue("policy")
-        let responsePath = try arguments.requiredValue("response")
         let capability = try arguments.requiredValue("capability")
-        let environment = try parseEnvironment(arguments, default: .production)
-        let policy = try loadPolicy(policyPath)
-        let response = try readResponse(responsePath)
-        let context = EvaluationContext(environment: environment, entitlements: Set(arguments.all("entitlement")))
+        let (policy, response, context) = try arguments.evaluationInputs()
         let explanation: Explanation
         do {
             explanation = try policy.explain(
@@ -41,7 +29,10 @@ enum ExplainCommand {
                 group: arguments.value("group")
             )
         } catch {
-            throw CommandFailure(error.code == .undeclaredCapability ? .failure : .unusable, error.message)
+            // The library names the call's parameter that narrows the request; this command's
+            // option for it is `--group`.
+            let narrowing = error.narrowingParameter == "group" ? " with --group" : ""
+            throw CommandFailure(error.code == .undeclaredCapability ? .failure : .unusable, error.message + narrowing)
         }
         Terminal.out(arguments.has("json") ? explanation.jsonString() : explanation.text)
     }

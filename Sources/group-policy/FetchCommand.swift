@@ -17,12 +17,7 @@ enum FetchCommand {
         options: [
             .init("transaction-id", value: "id", help: "Any transaction id of the customer.", required: true),
             .init("policy", value: "file", help: "Print the policy's Decision instead."),
-            .init(
-                "entitlement",
-                value: "e",
-                help: "With --policy: an entitlement from verified transactions (repeatable).",
-                repeatable: true
-            ),
+            .entitlement(help: "With --policy: an entitlement from verified transactions (repeatable)."),
             .flag("explain", help: "With --policy: include grants and denials with provenance."),
         ] + connectionOptions,
         details: details
@@ -132,7 +127,7 @@ enum FetchCommand {
                 text +=
                     (printedAny ? ",\n    {\n      \"appTransactionId\": " : "\n    {\n      \"appTransactionId\": ")
                     .utf8
-                appendQuoted(member.appTransactionID, to: &text)
+                text += JSONWriter.quoted(member.appTransactionID).utf8
                 text += "\n    }".utf8
                 printedAny = true
             }
@@ -141,18 +136,6 @@ enum FetchCommand {
         }
         text += (printedAny ? "\n  ],\n  \"hasMore\": false\n}\n" : "],\n  \"hasMore\": false\n}\n").utf8
         FileHandle.standardOutput.write(Data(text))
-    }
-
-    /// Appends `value` as a JSON string; printable ASCII (any id Apple sends) is copied as it is.
-    private static func appendQuoted(_ value: String, to text: inout [UInt8]) {
-        let utf8 = value.utf8
-        if utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            text.append(UInt8(ascii: "\""))
-            text += utf8
-            text.append(UInt8(ascii: "\""))
-        } else {
-            text += JSONWriter.quoted(value).utf8
-        }
     }
 
     /// Credentials from the flags, else the environment; any failure here is exit 2.

@@ -33,8 +33,10 @@ enum GenerateSwiftCommand {
             throw arguments.usage("unknown access level '\(level)' (use public, package or internal)")
         }
         var files: [String] = []
-        for path in arguments.positionals {
-            files += try policyFiles(at: path)
+        do {
+            for path in arguments.positionals { files += try PolicyFiles.policyFiles(at: path) }
+        } catch {
+            throw CommandFailure(.unusable, error.message)
         }
         let output: SwiftConstantsGenerator.Output
         do {
@@ -55,24 +57,5 @@ enum GenerateSwiftCommand {
         } catch {
             throw CommandFailure(.unusable, "cannot write \(path): \(error.localizedDescription)")
         }
-    }
-
-    /// A file as given; a directory's policy set, by the engine's flat rule.
-    private static func policyFiles(at path: String) throws(CommandFailure) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw CommandFailure(.unusable, "cannot read \(path): no such file or directory")
-        }
-        guard isDirectory.boolValue else { return [path] }
-        let found: [String]
-        do {
-            found = try PolicyFiles.policySet(inDirectory: path)
-        } catch {
-            throw CommandFailure(.unusable, error.message)
-        }
-        guard !found.isEmpty else {
-            throw CommandFailure(.unusable, "no policy files (*.json) in directory \(path)")
-        }
-        return found
     }
 }

@@ -2,38 +2,35 @@ import GroupPolicy
 import GroupPolicyTooling
 
 extension PolicyDiff {
-    /// The rows as an aligned table for people (a pull request, a terminal), then a summary line.
+    /// The rows as an aligned table for people (a pull request, a terminal), then a summary line;
+    /// then, when a workspace membership changes, an empty line, the workspace rows and their
+    /// summary line.
     ///
     /// `*` is any value, `-` is none. Without changes, only the summary line.
     var table: String {
         var lines: [String] = []
         if !rows.isEmpty {
-            var cells = [
-                ["CHANGE", "CAPABILITY", "ENVIRONMENT", "GROUP TYPE", "GROUP ID", "ROLE ENTRIES", "ENTITLEMENTS"]
-            ]
-            for row in rows {
-                let roles = row.roles.map { "\($0.productID ?? "*"):\($0.role ?? "*")" }.joined(separator: ", ")
-                cells.append(
-                    [
-                        row.change == .added ? "+" : "-",
-                        row.capability,
-                        row.environment?.rawValue ?? "*",
-                        row.groupType ?? "*",
-                        row.groupID ?? "*",
-                        roles.isEmpty ? "-" : roles,
-                        row.entitlements.isEmpty ? "-" : row.entitlements.joined(separator: ", "),
-                    ].map(\.escapingControlCharacters)
-                )
-            }
-            let widths = (0..<cells[0].count).map { column in cells.map { $0[column].count }.max() ?? 0 }
-            for row in cells {
-                let padded = row.enumerated().map { column, text in
-                    column == row.count - 1 ? text : text + String(repeating: " ", count: widths[column] - text.count)
+            lines += Self.aligned(
+                header: ["CHANGE", "CAPABILITY"],
+                rows.map { row in
+                    [row.change == .added ? "+" : "-", row.capability]
+                        + Self.scenarioCells(row.environment, row.groupType, row.groupID, row.roles, row.entitlements)
                 }
-                lines.append(padded.joined(separator: "  "))
-            }
+            )
         }
         lines.append(summary)
+        guard !workspaceRows.isEmpty else { return lines.joined(separator: "\n") }
+        lines.append("")
+        lines += Self.aligned(
+            header: ["CHANGE", "WORKSPACE", "MEMBERSHIP"],
+            workspaceRows.map { row in
+                let change = row.oldRole == nil ? "+" : row.newRole == nil ? "-" : "~"
+                let membership = "\(row.oldRole?.rawValue ?? "none") -> \(row.newRole?.rawValue ?? "none")"
+                return [change, row.workspace, membership]
+                    + Self.scenarioCells(row.environment, row.groupType, row.groupID, row.roles, row.entitlements)
+            }
+        )
+        lines.append(workspaceSummary)
         return lines.joined(separator: "\n")
     }
 
@@ -45,5 +42,47 @@ extension PolicyDiff {
             + "in minimal scenarios of \(scenarioCount) compared; '*' is any value, '-' none; "
             + "values no version names: type \(unnamedGroupType), group \(unnamedGroupID), role \(unnamedRole), "
             + "products \(unnamedProductIDs.joined(separator: ", "))"
+    }
+
+    /// One line: how many membership changes, of which kinds, over how many scenarios.
+    var workspaceSummary: String {
+        let gained = workspaceRows.filter { $0.oldRole == nil }.count
+        let lost = workspaceRows.filter { $0.newRole == nil }.count
+        let count = workspaceRows.count
+        return "\(count) workspace membership change\(count == 1 ? "" : "s") (\(gained) gained, \(lost) lost, "
+            + "\(count - gained - lost) changed role) in minimal scenarios of \(workspaceScenarioCount) compared"
+    }
+
+    /// The cells of a row's class of scenarios, from the environment to the entitlements.
+    private static func scenarioCells(
+        _ environment: StoreEnvironment?,
+        _ groupType: String?,
+        _ groupID: String?,
+        _ roles: [EntryPattern],
+        _ entitlements: [String]
+    ) -> [String] {
+        let entries = roles.map { "\($0.productID ?? "*"):\($0.role ?? "*")" }.joined(separator: ", ")
+        return [
+            environment?.rawValue ?? "*",
+            groupType ?? "*",
+            groupID ?? "*",
+            entries.isEmpty ? "-" : entries,
+            entitlements.isEmpty ? "-" : entitlements.joined(separator: ", "),
+        ]
+    }
+
+    /// A header and rows as lines of columns padded to their widest cell, two spaces apart (the
+    /// last column unpadded); control characters escaped.
+    private static func aligned(header: [String], _ rows: [[String]]) -> [String] {
+        let cells =
+            [header + ["ENVIRONMENT", "GROUP TYPE", "GROUP ID", "ROLE ENTRIES", "ENTITLEMENTS"]]
+            + rows.map { $0.map(\.escapingControlCharacters) }
+        let widths = (0..<cells[0].count).map { column in cells.map { $0[column].count }.max() ?? 0 }
+        return cells.map { row in
+            row.enumerated().map { column, text in
+                column == row.count - 1 ? text : text + String(repeating: " ", count: widths[column] - text.count)
+            }
+            .joined(separator: "  ")
+        }
     }
 }

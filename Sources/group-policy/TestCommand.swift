@@ -25,54 +25,40 @@ enum TestCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        let files: [String]
-        // Bounds what the whole command reads, and keeps the policy consecutive test files name.
-        let loader = PolicyLoader()
+        let runner = PolicyTestRunner(coverage: arguments.has("coverage"))
+        let outcome: PolicyTestReport
         do {
-            files = try PolicyTestSuite.testFiles(under: arguments.positionals)
-            try loader.charge(files)
+            outcome = try runner.run(paths: arguments.positionals) { file in print(file) }
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
-        var passed = 0
-        var failed = 0
-        // Per tested policy, in order of first appearance, across the test files that test it.
-        var coverages: [PolicyCoverage] = []
-        for file in files {
-            let suite: PolicyTestSuite
-            do {
-                suite = try PolicyTestSuite(contentsOfFile: file, loader: loader)
-            } catch {
-                failed += 1
-                Terminal.out("FAIL \(file): the test file does not load".escapingControlCharacters)
-                for diagnostic in error.diagnostics where diagnostic.severity == .error {
-                    Terminal.err(diagnostic.description)
-                }
-                if error.diagnostics.isEmpty { Terminal.err(error.description) }
-                continue
-            }
-            let results = suite.run()
-            if arguments.has("coverage") { PolicyCoverage.merge(results, of: suite, into: &coverages) }
-            for result in results {
-                if result.passed {
-                    passed += 1
-                    continue
-                }
-                failed += 1
-                let place = result.location.map { "\($0)" } ?? file
-                Terminal.out("FAIL \(place): \(result.name)".escapingControlCharacters)
-                for failure in result.failures { Terminal.out("  \(failure)".escapingControlCharacters) }
-            }
-        }
-        if files.isEmpty {
+        if outcome.testFileCount == 0 {
             Terminal.err(
                 "no test files (*.tests.json) under \(arguments.positionals.joined(separator: " "))"
                     .escapingControlCharacters
             )
         }
-        for coverage in coverages { Terminal.out(report(coverage)) }
-        Terminal.out("\(passed) passed, \(failed) failed")
-        if failed > 0 || files.isEmpty { throw CommandFailure(.failure) }
+        for coverage in outcome.coverage { Terminal.out(report(coverage)) }
+        Terminal.out("\(outcome.passed) passed, \(outcome.failed) failed")
+        if !outcome.succeeded { throw CommandFailure(.failure) }
+    }
+
+    /// Each failing case of a file, with each way it failed; a file that does not load, with its
+    /// errors on standard error.
+    private static func print(_ file: PolicyTestReport.File) {
+        if let error = file.error {
+            Terminal.out("FAIL \(file.path): the test file does not load".escapingControlCharacters)
+            for diagnostic in error.diagnostics where diagnostic.severity == .error {
+                Terminal.err(diagnostic.description)
+            }
+            if error.diagnostics.isEmpty { Terminal.err(error.description) }
+            return
+        }
+        for result in file.results where !result.passed {
+            let place = result.location.map { "\($0)" } ?? file.path
+            Terminal.out("FAIL \(place): \(result.name)".escapingControlCharacters)
+            for failure in result.failures { Terminal.out("  \(failure)".escapingControlCharacters) }
+        }
     }
 
     /// `coverage of FILE: R of N rules, W of M workspaces exercised`, then one line per definition

@@ -70,4 +70,52 @@ import Testing
             output.stderr.hasSuffix("Error: policy Tests/GroupPolicyCLITests/Fixtures/typo-policy.json does not load\n")
         )
     }
+
+    /// Moving the team workspace to CONSUMER groups changes no capability but every organization
+    /// seat holder's membership: the text and the JSON say so.
+    @Test func workspaceMembershipChangesShowBelowTheCapabilities() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/diff-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let text = try String(contentsOfFile: CLIRunner.packageRoot + "/Policies/team-workspace.json", encoding: .utf8)
+        let products = #""productId": ["com.example.teams.pro", "com.example.teams.plus"] }"#
+        let moved = text.replacingOccurrences(
+            of: #""match": { "groupType": "ORGANIZATION", \#(products)"#,
+            with: #""match": { "groupType": "CONSUMER", \#(products)"#
+        )
+        #expect(moved != text)
+        #expect(FileManager.default.createFile(atPath: directory + "/moved.json", contents: Data(moved.utf8)))
+        let arguments = ["diff", "Policies/team-workspace.json", directory + "/moved.json"]
+        let table = try await CLIRunner.run(arguments)
+        #expect(table.status == 0)
+        #expect(table.stderr == "")
+        #expect(
+            table.stdout == """
+                no capability changes (90 scenarios compared)
+
+                CHANGE  WORKSPACE  MEMBERSHIP      ENVIRONMENT  GROUP TYPE    GROUP ID  ROLE ENTRIES                         ENTITLEMENTS
+                -       team       admin -> none   *            ORGANIZATION  *         com.example.teams.plus:ADMIN         -
+                -       team       admin -> none   *            ORGANIZATION  *         com.example.teams.pro:ADMIN          -
+                -       team       member -> none  *            ORGANIZATION  *         com.example.teams.plus:NONE          -
+                -       team       member -> none  *            ORGANIZATION  *         com.example.teams.plus:UNNAMED_ROLE  -
+                -       team       member -> none  *            ORGANIZATION  *         com.example.teams.pro:NONE           -
+                -       team       member -> none  *            ORGANIZATION  *         com.example.teams.pro:UNNAMED_ROLE   -
+                6 workspace membership changes (0 gained, 6 lost, 0 changed role) in minimal scenarios of 45 compared
+
+                """
+        )
+        let json = try await CLIRunner.run(arguments + ["--json"])
+        #expect(json.status == 0)
+        let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect((object["changes"] as? [Any])?.count == 0)
+        #expect(object["workspaceScenarios"] as? Int == 45)
+        let changes = try #require(object["workspaceChanges"] as? [[String: Any]])
+        #expect(
+            changes.map { "\($0["oldRole"] ?? "")->\($0["newRole"] ?? "")" } == ["admin->none", "admin->none"]
+                + Array(repeating: "member->none", count: 4)
+        )
+        #expect(
+            changes.allSatisfy { $0["workspace"] as? String == "team" && $0["groupType"] as? String == "ORGANIZATION" }
+        )
+    }
 }

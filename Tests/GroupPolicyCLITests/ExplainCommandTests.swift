@@ -150,4 +150,34 @@ import Testing
         #expect(output.stdout == "")
         #expect(output.stderr == expected)
     }
+
+    /// Over the explanation's limits for every group, the library says "explain one group" and
+    /// names its `group` parameter; the CLI names its option for it.
+    @Test func overTheLimitNamesTheGroupOption() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/explain-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let rules = (0..<2000).map { #"{"id":"r\#($0)","match":{"groupId":"g\#($0)"},"capabilities":["a"]}"# }
+        let policy =
+            #"{"format":"group-policy/v1","id":"p","capabilities":{"a":"a"},"rules":["#
+            + rules.joined(separator: ",") + "]}"
+        let groups = (0..<1000).map { #"{"groupId":"x\#($0)","groupType":"ORGANIZATION","roles":[]}"# }
+        let response = #"{"groups":["# + groups.joined(separator: ",") + "]}"
+        #expect(FileManager.default.createFile(atPath: directory + "/p.json", contents: Data(policy.utf8)))
+        #expect(FileManager.default.createFile(atPath: directory + "/r.json", contents: Data(response.utf8)))
+        let arguments = [
+            "explain", "--policy", directory + "/p.json", "--response", directory + "/r.json", "--capability", "a",
+        ]
+        let output = try await CLIRunner.run(arguments)
+        #expect(output.status == 2)
+        #expect(output.stdout == "")
+        #expect(
+            output.stderr
+                == "Error: explaining 'a' would weigh 2000 rules naming it in each of 1000 groups, over the limit of "
+                + "1000000 rule-group pairs; explain one group with --group\n"
+        )
+        let one = try await CLIRunner.run(arguments + ["--group", "x7"])
+        #expect(one.status == 0)
+        #expect(one.stdout.hasPrefix("capability a: granted in 0 of 1 group"))
+    }
 }

@@ -15,6 +15,7 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
             case limitExceeded = "limit-exceeded"
             case undeclaredCapability = "undeclared-capability"
             case unknownGroup = "unknown-group"
+            case overBudget = "over-budget"
         }
 
         private let base: Base
@@ -36,6 +37,11 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
         public static let undeclaredCapability = Code(.undeclaredCapability)
         /// A group id that is not in the response it was asked about.
         public static let unknownGroup = Code(.unknownGroup)
+        /// A scenario space larger than the budget the caller set.
+        ///
+        /// A larger budget (a diff's `budget`) lets the call run; fixed limits are
+        /// ``limitExceeded``.
+        public static let overBudget = Code(.overBudget)
 
         /// The code's identifier, such as `invalid-policy`.
         public var description: String { base.rawValue }
@@ -52,6 +58,12 @@ public struct GroupPolicyError: Error, Sendable, CustomStringConvertible {
     /// Every diagnostic found while loading (errors first in file order, then warnings); empty for
     /// failures that are not about a policy or test file's content.
     public var diagnostics: [Diagnostic]
+    /// The parameter of the call that, given, brings the request within its limits.
+    ///
+    /// `group` when explaining every group of a response is over the explanation's limits (the
+    /// message says "explain one group"); `nil` when no parameter does. A tool that takes it as an
+    /// option of its own can name that option.
+    public var narrowingParameter: String?
     /// Whether a document's bytes are not JSON at all, as opposed to JSON of the wrong shape; the
     /// fetcher words the two differently.
     package var isSyntaxError = false

@@ -88,12 +88,14 @@ extension CompiledPolicy {
         let rules = (grantRules + denyRules).reduce(0) { $0 + $1.count }
         let pairs = rules.multipliedReportingOverflow(by: explained.count)
         guard !pairs.overflow, pairs.partialValue <= Self.maximumExplainedPairs else {
-            throw GroupPolicyError(
+            var error = GroupPolicyError(
                 code: .limitExceeded,
                 message: "explaining '\(capability.name)' would weigh \(rules) rules naming it in each of "
                     + "\(explained.count) groups, over the limit of \(Self.maximumExplainedPairs) rule-group pairs; "
-                    + "explain one group with --group"
+                    + "explain one group"
             )
+            error.narrowingParameter = "group"
+            throw error
         }
 
         // What the explanation may list: each rule's values in each group, and each group's role
@@ -126,13 +128,15 @@ extension CompiledPolicy {
             let total =
                 listed.overflow || listedRules.overflow || listedEntries.overflow
                 ? "more than \(Int.max)" : "\(listed.partialValue)"
-            let hint = requestedGroupID == nil ? "explain one group with --group" : "this group is too large to explain"
-            throw GroupPolicyError(
+            let hint = requestedGroupID == nil ? "explain one group" : "this group is too large to explain"
+            var error = GroupPolicyError(
                 code: .limitExceeded,
                 message: "explaining '\(capability.name)' would list \(total) bytes of rule values and role entries "
                     + "(\(rules) rules naming it, \(explained.count) groups), over the limit of "
                     + "\(Self.maximumExplainedBytes) bytes; \(hint)"
             )
+            if requestedGroupID == nil { error.narrowingParameter = "group" }
+            throw error
         }
 
         let explanations = explained.map { index in

@@ -52,6 +52,32 @@ package enum PolicyFiles {
         return files
     }
 
+    /// The files a path given as a policy stands for.
+    ///
+    /// A directory's policy set (the flat rule), or any other path as given: the choice
+    /// ``Policy/init(contentsOf:limits:)`` makes, for a tool that loads the files itself
+    /// (`generate-swift`).
+    ///
+    /// - Parameter path: A policy file or a directory.
+    /// - Returns: The policy files, at least one.
+    /// - Throws: A ``GroupPolicyError`` with code `unreadableFile` when nothing is at `path`, when
+    ///   the directory cannot be listed, or when it holds no policy file.
+    package static func policyFiles(at path: String) throws(GroupPolicyError) -> [String] {
+        let status: FileStatus
+        do {
+            status = try FileStatus(path: path)
+        } catch {
+            let reason = error.isNoSuchFile ? "no such file or directory" : error.reason
+            throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): \(reason)")
+        }
+        guard status.kind == .directory else { return [path] }
+        let found = try policySet(inDirectory: path)
+        guard !found.isEmpty else {
+            throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
+        }
+        return found
+    }
+
     /// The policy files and test files under the paths, found by one recursive walk.
     ///
     /// A file named in `paths` is taken by its name: a test file, a schema (left out), or else a

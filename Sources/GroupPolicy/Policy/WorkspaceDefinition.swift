@@ -5,7 +5,7 @@ package struct WorkspaceDefinition: Sendable {
     /// Never holds `roles` (rejected at load).
     package var match: MatchCondition
     package var adminRoles: [String]
-    var requires: Requirements
+    package var requires: Requirements
     var offset: Int
     package var path: JSONPath
     /// Where the `id` value starts (set conflicts point at it).

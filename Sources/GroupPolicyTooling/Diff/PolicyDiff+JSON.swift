@@ -3,7 +3,9 @@ import GroupPolicy
 extension PolicyDiff {
     /// The diff as JSON for machines: `scenarios`, `unnamed` (the values standing for any value no
     /// version names) and `changes`, one object per row with `"*"` for any value and an `example`
-    /// scenario (`context` and `response`).
+    /// scenario (`context` and `response`); then, when a workspace membership changes,
+    /// `workspaceScenarios` and `workspaceChanges`, one object per workspace row, with `oldRole`
+    /// and `newRole` (`admin`, `member` or `none`).
     ///
     /// - Parameter pretty: Pretty with two-space indentation, or compact.
     /// - Returns: The JSON text, without a trailing newline.
@@ -25,30 +27,52 @@ extension PolicyDiff {
             writer.beginObject()
             writer.member("change", row.change.description)
             writer.member("capability", row.capability)
-            writer.member("environment", row.environment?.rawValue ?? "*")
-            writer.member("groupType", row.groupType ?? "*")
-            writer.member("groupId", row.groupID ?? "*")
-            writer.key("roles")
-            writer.beginArray()
-            for entry in row.roles {
-                writer.beginObject()
-                writer.member("productId", entry.productID ?? "*")
-                writer.member("role", entry.role ?? "*")
-                writer.endObject()
-            }
-            writer.endArray()
-            writer.member("entitlements", strings: row.entitlements)
-            writer.key("example")
-            writer.beginObject()
-            writer.key("context")
-            row.example.writeContext(to: &writer)
-            writer.key("response")
-            row.example.response.write(to: &writer)
-            writer.endObject()
+            Self.writeScenarios(of: row, to: &writer)
             writer.endObject()
         }
         writer.endArray()
+        // Only when a membership changes, so that a diff without one prints as before.
+        if !workspaceRows.isEmpty {
+            writer.key("workspaceScenarios")
+            writer.number(Int64(workspaceScenarioCount))
+            writer.key("workspaceChanges")
+            writer.beginArray()
+            for row in workspaceRows {
+                writer.beginObject()
+                writer.member("workspace", row.workspace)
+                writer.member("oldRole", row.oldRole?.rawValue ?? "none")
+                writer.member("newRole", row.newRole?.rawValue ?? "none")
+                Self.writeScenarios(of: row, to: &writer)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
         writer.endObject()
         return writer.string
+    }
+
+    /// A row's class of scenarios: `environment`, `groupType`, `groupId`, `roles`, `entitlements`
+    /// and the `example`.
+    private static func writeScenarios(of row: some ScenarioClassRow, to writer: inout JSONWriter) {
+        writer.member("environment", row.environment?.rawValue ?? "*")
+        writer.member("groupType", row.groupType ?? "*")
+        writer.member("groupId", row.groupID ?? "*")
+        writer.key("roles")
+        writer.beginArray()
+        for entry in row.roles {
+            writer.beginObject()
+            writer.member("productId", entry.productID ?? "*")
+            writer.member("role", entry.role ?? "*")
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.member("entitlements", strings: row.entitlements)
+        writer.key("example")
+        writer.beginObject()
+        writer.key("context")
+        row.example.writeContext(to: &writer)
+        writer.key("response")
+        row.example.response.write(to: &writer)
+        writer.endObject()
     }
 }

@@ -69,10 +69,16 @@ public struct PolicyDiff: Sendable {
         public var example: Scenario
     }
 
-    /// The changes, ordered by capability, then added before removed, then scenario.
+    /// The capability changes, ordered by capability, then added before removed, then scenario.
     public let rows: [Row]
-    /// How many scenarios were evaluated (each under both versions).
+    /// How many scenarios were evaluated for the capability changes (each under both versions).
     public let scenarioCount: Int
+    /// The workspace membership changes, ordered by workspace, then memberships gained, roles
+    /// changed and memberships lost, then scenario.
+    public let workspaceRows: [WorkspaceRow]
+    /// How many scenarios were evaluated for the workspace changes (each under both versions):
+    /// only the workspaces defined differently are compared, so 0 when none is.
+    public let workspaceScenarioCount: Int
     /// The values that stand for any value neither version names: group type, group id, role, and
     /// the two products.
     public let unnamedGroupType: String
@@ -97,10 +103,10 @@ public struct PolicyDiff: Sendable {
     ///   - old: The version before the change.
     ///   - new: The version after the change.
     ///   - budget: The most scenarios to evaluate.
-    /// - Throws: A `GroupPolicyError` with code `limitExceeded` when the space holds more
-    ///   scenarios than `budget`, when its scenarios would cost more rule checks than the work
-    ///   limit, or when there are more minimal changes than the change limit; the message names
-    ///   the limit.
+    /// - Throws: A `GroupPolicyError` with code `overBudget` when the space holds more scenarios
+    ///   (or groups to visit) than `budget`; with code `limitExceeded` when its scenarios would cost
+    ///   more rule checks than the work limit, when it is over a limit of its own size, or when
+    ///   there are more minimal changes than the change limit. The message names the limit.
     public init(from old: Policy, to new: Policy, budget: Int = PolicyDiff.defaultBudget) throws(GroupPolicyError) {
         let differ = PolicyDiffer(
             old: old.compiled,
@@ -108,11 +114,13 @@ public struct PolicyDiff: Sendable {
             maximumCandidates: min(budget, ScenarioSpace.maximumCandidates),
             scenarioBudget: budget
         )
-        if let refusal = differ.refusal { throw GroupPolicyError(code: .limitExceeded, message: refusal) }
+        if let refusal = differ.refusal {
+            throw GroupPolicyError(code: refusal.overBudget ? .overBudget : .limitExceeded, message: refusal.message)
+        }
         let count = differ.scenarioCount
         guard count <= budget else {
             throw GroupPolicyError(
-                code: .limitExceeded,
+                code: .overBudget,
                 message: "the diff's scenario space holds \(count) scenarios, over the budget of \(budget)"
             )
         }
@@ -124,14 +132,37 @@ public struct PolicyDiff: Sendable {
                     + "over the work limit of \(workLimit)"
             )
         }
+        let workspaces = WorkspaceDiffer(old: old, new: new, space: differ.space)
+        guard workspaces.scenarioCount <= budget else {
+            throw GroupPolicyError(
+                code: .overBudget,
+                message: "the diff's workspace scenario space holds \(workspaces.scenarioCount) scenarios, "
+                    + "over the budget of \(budget)"
+            )
+        }
+        let work = saturatingSum(differ.work, workspaces.work)
+        guard work <= workLimit else {
+            throw GroupPolicyError(
+                code: .limitExceeded,
+                message: "the diff's \(count) scenarios and \(workspaces.scenarioCount) workspace scenarios would "
+                    + "cost about \(work) rule checks, over the work limit of \(workLimit)"
+            )
+        }
         let merger = PolicyDiffMerger(space: differ.space)
         // Rows of different capabilities or changes never merge: each group is merged on its own,
         // so only one capability's unmerged rows are held at a time.
         rows = try differ.rows(merging: merger.merge)
         scenarioCount = count
+        workspaceRows = try workspaces.rows(merging: merger.merge)
+        workspaceScenarioCount = workspaces.scenarioCount
         unnamedGroupType = differ.space.freshGroupType
         unnamedGroupID = differ.space.freshGroupID
         unnamedRole = differ.space.freshRole
         unnamedProductIDs = differ.space.freshProductIDs
     }
+}
+
+extension PolicyDiff.Row: ScenarioClassRow {
+    /// The capability, then `+` (added, sorted first) or `-`.
+    var subject: [String] { [capability, change == .added ? "+" : "-"] }
 }

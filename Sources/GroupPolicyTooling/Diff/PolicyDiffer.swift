@@ -22,11 +22,12 @@ struct PolicyDiffer {
     private let catalogsDiffer: Bool
     /// Entitlement sets to enumerate, smaller first.
     let entitlementSets: [[String]]
-    private let plans: [Plan]
+    private let plans: [DiffPlan]
     /// How many scenarios the enumeration visits (`Int.max` when ``refusal`` is set).
     let scenarioCount: Int
-    /// Why the space was not built, naming the dimension over its limit; `nil` when it was.
-    let refusal: String?
+    /// Why the space was not built, naming the dimension over its limit, and whether that limit
+    /// is the caller's scenario budget; `nil` when it was built.
+    let refusal: (message: String, overBudget: Bool)?
     /// The estimated rule checks of the enumeration (``ScenarioWork``).
     let work: Int
 
@@ -36,19 +37,6 @@ struct PolicyDiffer {
 
     /// The limit in force: ``maximumChanges``, lowered by tests.
     @TaskLocal static var changeLimit = maximumChanges
-
-    /// One environment's group types and ids (its frames) and the entry sets to visit in each.
-    private struct Plan {
-        var environment: StoreEnvironment
-        var candidates: [ScenarioSpace.Candidate]
-        var groupTypes: [String]
-        var groupIDs: [String]
-        var selection: EntrySelection
-
-        func entries(forType index: Int) -> EntrySelection {
-            groupTypes[index] == GroupType.consumer.rawValue ? .emptyOnly : selection
-        }
-    }
 
     /// The most entitlements the diff's entitlement sets may hold together (each set a grant's
     /// entitlements and perhaps a deny's): 10,000,000.
@@ -66,11 +54,11 @@ struct PolicyDiffer {
         self.new = new
         let documents = old.documents.map(\.document) + new.documents.map(\.document)
         space = ScenarioSpace(documents: documents, maximumCandidates: maximumCandidates)
-        names = Set(old.catalog.names + new.catalog.names).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        var unionIndex: [String: Int] = [:]
-        for (index, name) in names.enumerated() { unionIndex[name] = index }
-        oldToUnion = old.catalog.names.map { unionIndex[$0] ?? 0 }
-        newToUnion = new.catalog.names.map { unionIndex[$0] ?? 0 }
+        names = (old.catalog.names + new.catalog.names).sortedUniqueExactly()
+        var unionIndex: [ExactName: Int] = [:]
+        for (index, name) in names.enumerated() { unionIndex[ExactName(name)] = index }
+        oldToUnion = old.catalog.names.map { unionIndex[ExactName($0)] ?? 0 }
+        newToUnion = new.catalog.names.map { unionIndex[ExactName($0)] ?? 0 }
         catalogsDiffer = oldToUnion != newToUnion || oldToUnion.count != names.count
 
         // Rules by side: (document index in the space, rule).
@@ -91,15 +79,15 @@ struct PolicyDiffer {
         // Denies are indexed by capability (their distinct entitlement lists), so the work grows
         // with the distinct lists rather than with grants x denies; past the budget the sets stop
         // being collected (each is a scenario at least).
-        var sets: Set<[String]> = [[]]
+        var sets: Set<[ExactName]> = [[]]
         // The entitlements the unions would copy, counted before any is made (an upper bound: a
-        // grant with each deny of each capability it names): a million sets stayed within the set
-        // limit, but with 900 entitlements each they took over 20 s and gigabytes.
+        // grant with each deny of each capability it names): the set limit counts sets, not their
+        // members, and a million sets of 900 entitlements each are gigabytes.
         var members = 0
         for side in 0..<2 {
-            var perCapability: [String: (denies: Int, entitlements: Int)] = [:]
+            var perCapability: [ExactName: (denies: Int, entitlements: Int)] = [:]
             for deny in denies[1 - side] {
-                for capability in Set(deny.rule.capabilities) {
+                for capability in Set(deny.rule.capabilities.map(ExactName.init)) {
                     perCapability[capability, default: (0, 0)].denies += 1
                     perCapability[capability, default: (0, 0)].entitlements += deny.rule.requires.entitlements.count
                 }
@@ -107,7 +95,7 @@ struct PolicyDiffer {
             for grant in grants[side] {
                 let own = grant.rule.requires.entitlements.count
                 members = saturatingSum(members, own)
-                for capability in Set(grant.rule.capabilities) {
+                for capability in Set(grant.rule.capabilities.map(ExactName.init)) {
                     guard let paired = perCapability[capability] else { continue }
                     members = saturatingSum(
                         members,
@@ -117,49 +105,54 @@ struct PolicyDiffer {
             }
         }
         collecting: for side in 0..<2 where members <= Self.maximumEntitlementMembers {
-            var denyEntitlements: [String: Set<[String]>] = [:]
+            var denyEntitlements: [ExactName: Set<[ExactName]>] = [:]
             for deny in denies[1 - side] {
-                let entitlements = Set(deny.rule.requires.entitlements).sorted()
-                for capability in Set(deny.rule.capabilities) {
+                let entitlements = Set(deny.rule.requires.entitlements.map(ExactName.init)).sorted()
+                for capability in Set(deny.rule.capabilities.map(ExactName.init)) {
                     denyEntitlements[capability, default: []].insert(entitlements)
                 }
             }
             for grant in grants[side] {
-                sets.insert(Set(grant.rule.requires.entitlements).sorted())
-                var paired: Set<[String]> = []
-                for capability in Set(grant.rule.capabilities) {
+                let own = grant.rule.requires.entitlements.map(ExactName.init)
+                sets.insert(Set(own).sorted())
+                var paired: Set<[ExactName]> = []
+                for capability in Set(grant.rule.capabilities.map(ExactName.init)) {
                     paired.formUnion(denyEntitlements[capability] ?? [])
                 }
                 for entitlements in paired {
-                    sets.insert(Set(grant.rule.requires.entitlements + entitlements).sorted())
+                    sets.insert(Set(own + entitlements).sorted())
                 }
                 if sets.count > maximumCandidates { break collecting }
             }
         }
         let tooManyMembers = members > Self.maximumEntitlementMembers
         let tooManySets = sets.count > maximumCandidates || tooManyMembers
-        entitlementSets = tooManySets ? [] : sets.sorted(by: smallerFirst)
+        entitlementSets = tooManySets ? [] : sets.sorted(by: smallerFirst).map { $0.map(\.string) }
 
         // Every frame visits at least the scenario without entries: frames over the budget are
         // over it by themselves, and are not enumerated.
         let frameCount = saturatingProduct(space.groupTypes.count, space.groupIDs.count, 2)
-        var refusal: String?
+        var refusal: (message: String, overBudget: Bool)?
         if space.isOverLimit {
-            refusal =
+            refusal = (
                 "the diff's scenario space has \(space.candidateCount) role entries (products x roles) "
-                + "per environment, over the limit of \(maximumCandidates)"
+                    + "per environment, over the limit of \(maximumCandidates)", false
+            )
         } else if tooManyMembers {
-            refusal =
+            refusal = (
                 "the diff's entitlement sets hold more than \(Self.maximumEntitlementMembers) entitlements "
-                + "together, over the limit of \(Self.maximumEntitlementMembers)"
+                    + "together, over the limit of \(Self.maximumEntitlementMembers)", false
+            )
         } else if tooManySets {
-            refusal =
+            refusal = (
                 "the diff's scenario space has more than \(maximumCandidates) entitlement sets, "
-                + "over the limit of \(maximumCandidates)"
+                    + "over the limit of \(maximumCandidates)", false
+            )
         } else if frameCount > scenarioBudget {
-            refusal =
+            refusal = (
                 "the diff's scenario space has \(frameCount) groups (group types x group ids x environments), "
-                + "over the budget of \(scenarioBudget) scenarios"
+                    + "over the budget of \(scenarioBudget) scenarios", true
+            )
         }
         self.refusal = refusal
         guard refusal == nil else {
@@ -169,7 +162,7 @@ struct PolicyDiffer {
             return
         }
 
-        var plans: [Plan] = []
+        var plans: [DiffPlan] = []
         let allGrants = (grants[0] + grants[1]).map { ($0.document, $0.rule.match) }
         let allDenies = (denies[0] + denies[1]).map { ($0.document, $0.rule.match) }
         let oldWork = ScenarioWork(documents: old.documents.map(\.document), capabilityCount: old.catalog.names.count)
@@ -181,10 +174,9 @@ struct PolicyDiffer {
         for environment in StoreEnvironment.allCases {
             let granting = space.candidates(matching: allGrants, in: environment)
             let denying = space.candidates(matching: allDenies, in: environment)
-            let candidates = space.candidates(in: environment)
-            let plan = Plan(
+            let plan = DiffPlan(
                 environment: environment,
-                candidates: candidates,
+                candidates: space.candidates(in: environment),
                 groupTypes: space.groupTypes,
                 groupIDs: space.groupIDs(in: environment),
                 selection: EntrySelection(
@@ -194,18 +186,14 @@ struct PolicyDiffer {
                     pairSecond: denying
                 )
             )
-            // Scenarios per group id, summed over the types (each type's entry sets counted once).
-            let selectionCount = plan.selection.count(candidates)
-            let perID = plan.groupTypes.indices.reduce(0) { total, index in
-                saturatingSum(total, plan.groupTypes[index] == GroupType.consumer.rawValue ? 1 : selectionCount)
-            }
-            let perSet = saturatingProduct(perID, plan.groupIDs.count)
-            count = saturatingSum(count, saturatingProduct(perSet, entitlementSets.count))
-            let idCost = saturatingSum(
-                saturatingSum(oldWork.cost(groupIDs: plan.groupIDs), newWork.cost(groupIDs: plan.groupIDs)),
-                saturatingProduct(comparison, plan.groupIDs.count)
+            count = saturatingSum(count, plan.scenarioCount(entitlementSets: entitlementSets.count))
+            let planWork = plan.work(
+                entitlementSets: entitlementSets.count,
+                old: oldWork,
+                new: newWork,
+                perScenario: comparison
             )
-            work = saturatingSum(work, saturatingProduct(perID, idCost, entitlementSets.count))
+            work = saturatingSum(work, planWork)
             plans.append(plan)
         }
         // Telling minimal changes apart compares entitlement sets pairwise.
@@ -213,30 +201,6 @@ struct PolicyDiffer {
         self.plans = plans
         scenarioCount = count
         self.work = work
-    }
-
-    /// A differing scenario, by its coordinates in the enumeration (entries as candidate indices,
-    /// -1 for none), compact so that millions of them fit in memory.
-    private struct Key: Hashable {
-        var code: Int32
-        var plan: Int32
-        var frame: Int32
-        var first: Int32
-        var second: Int32
-        var entitlements: Int32
-
-        var entries: [Int] {
-            first < 0 ? [] : second < 0 ? [Int(first)] : [Int(first), Int(second)]
-        }
-
-        /// The same scenario with other entries and entitlements.
-        func with(entries: [Int], entitlements: Int) -> Key {
-            var key = self
-            key.first = entries.first.map(Int32.init) ?? -1
-            key.second = entries.count > 1 ? Int32(entries[1]) : -1
-            key.entitlements = Int32(entitlements)
-            return key
-        }
     }
 
     /// The minimal differing scenarios as rows, each capability's and change's rows passed through
@@ -248,150 +212,71 @@ struct PolicyDiffer {
     func rows(merging merge: ([PolicyDiff.Row]) -> [PolicyDiff.Row]) throws(GroupPolicyError) -> [PolicyDiff.Row] {
         var oldEvaluator = ScenarioEvaluator(policy: old)
         var newEvaluator = ScenarioEvaluator(policy: new)
-        let limit = Self.changeLimit
-        var kept: Set<Key> = []
-        // For each code (capability x 2, + 1 when removed), its kept keys in enumeration order.
-        var byCode: [Int32: [Key]] = [:]
-        var subsetMemo: [Int: [Int]] = [:]
-        // Entitlement sets contained in a set (itself included), computed when first needed.
-        func subsets(of setIndex: Int) -> [Int] {
-            if let known = subsetMemo[setIndex] { return known }
-            let superset = Set(entitlementSets[setIndex])
-            let found = entitlementSets.indices.filter { index in
-                entitlementSets[index].count <= superset.count && entitlementSets[index].allSatisfy(superset.contains)
-            }
-            subsetMemo[setIndex] = found
-            return found
-        }
-        // Whether a smaller scenario (fewer entries or entitlements) with the same change is kept:
-        // it was enumerated earlier, since smaller entitlement sets and entry sets come first.
-        func extendsAnother(_ key: Key) -> Bool {
-            let entries = key.entries
-            let setIndex = Int(key.entitlements)
-            for subset in Self.subsets(of: entries) {
-                for set in subsets(of: setIndex) where subset != entries || set != setIndex {
-                    if kept.contains(key.with(entries: subset, entitlements: set)) { return true }
-                }
-            }
-            return false
-        }
-        var differing: [Int32] = []
         var unionBits = [UInt8](repeating: 0, count: names.count)
         var touched: [Int] = []
-        var failure: GroupPolicyError?
-        for (planIndex, plan) in plans.enumerated() {
-            for (setIndex, entitlements) in entitlementSets.enumerated() {
-                let context = EvaluationContext(environment: plan.environment, entitlements: Set(entitlements))
-                for (typeIndex, groupType) in plan.groupTypes.enumerated() {
-                    let type = GroupType(groupType)
-                    let selection = plan.entries(forType: typeIndex)
-                    for (idIndex, groupID) in plan.groupIDs.enumerated() {
-                        let frame = Int32(typeIndex * plan.groupIDs.count + idIndex)
-                        selection.forEach(plan.candidates) { indices in
-                            oldEvaluator.evaluate(
-                                groupID: groupID,
-                                groupType: type,
-                                entries: indices,
-                                of: plan.candidates,
-                                context: context
-                            )
-                            newEvaluator.evaluate(
-                                groupID: groupID,
-                                groupType: type,
-                                entries: indices,
-                                of: plan.candidates,
-                                context: context
-                            )
-                            differing.removeAll(keepingCapacity: true)
-                            if catalogsDiffer {
-                                // 1: the old version has it, 2: the new one, 3: both.
-                                Self.forEachSetBit(oldEvaluator.capabilities) { local in
-                                    let union = oldToUnion[local]
-                                    if unionBits[union] == 0 { touched.append(union) }
-                                    unionBits[union] |= 1
-                                }
-                                Self.forEachSetBit(newEvaluator.capabilities) { local in
-                                    let union = newToUnion[local]
-                                    if unionBits[union] == 0 { touched.append(union) }
-                                    unionBits[union] |= 2
-                                }
-                                touched.sort()
-                                for union in touched {
-                                    if unionBits[union] != 3 {
-                                        differing.append(Int32(union * 2 + (unionBits[union] == 2 ? 0 : 1)))
-                                    }
-                                    unionBits[union] = 0
-                                }
-                                touched.removeAll(keepingCapacity: true)
-                            } else if oldEvaluator.capabilities != newEvaluator.capabilities {
-                                Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) {
-                                    local,
-                                    added in
-                                    differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
-                                }
-                            }
-                            guard !differing.isEmpty else { return true }
-                            for code in differing {
-                                let key = Key(
-                                    code: code,
-                                    plan: Int32(planIndex),
-                                    frame: frame,
-                                    first: indices.first.map(Int32.init) ?? -1,
-                                    second: indices.count > 1 ? Int32(indices[1]) : -1,
-                                    entitlements: Int32(setIndex)
-                                )
-                                guard !extendsAnother(key) else { continue }
-                                guard kept.count < limit else {
-                                    failure = GroupPolicyError(
-                                        code: .limitExceeded,
-                                        message: "the diff finds more than \(limit) minimal changes "
-                                            + "(scenario and capability), over the limit of \(limit)"
-                                    )
-                                    return false
-                                }
-                                kept.insert(key)
-                                byCode[code, default: []].append(key)
-                            }
-                            return true
-                        }
-                        if let failure { throw failure }
+        // For each code (capability x 2, + 1 when removed), the minimal scenarios.
+        let changes = try MinimalChanges.find(
+            in: plans,
+            entitlementSets: entitlementSets,
+            limit: Self.changeLimit,
+            of: "capability"
+        ) { plan, scenario, entries, differing in
+            oldEvaluator.evaluate(
+                groupID: scenario.groupID,
+                groupType: scenario.groupType,
+                entries: entries,
+                of: plan.candidates,
+                context: scenario.context
+            )
+            newEvaluator.evaluate(
+                groupID: scenario.groupID,
+                groupType: scenario.groupType,
+                entries: entries,
+                of: plan.candidates,
+                context: scenario.context
+            )
+            if catalogsDiffer {
+                // 1: the old version has it, 2: the new one, 3: both.
+                Self.forEachSetBit(oldEvaluator.capabilities) { local in
+                    let union = oldToUnion[local]
+                    if unionBits[union] == 0 { touched.append(union) }
+                    unionBits[union] |= 1
+                }
+                Self.forEachSetBit(newEvaluator.capabilities) { local in
+                    let union = newToUnion[local]
+                    if unionBits[union] == 0 { touched.append(union) }
+                    unionBits[union] |= 2
+                }
+                touched.sort()
+                for union in touched {
+                    if unionBits[union] != 3 {
+                        differing.append(Int32(union * 2 + (unionBits[union] == 2 ? 0 : 1)))
                     }
+                    unionBits[union] = 0
+                }
+                touched.removeAll(keepingCapacity: true)
+            } else if oldEvaluator.capabilities != newEvaluator.capabilities {
+                Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) { local, added in
+                    differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
                 }
             }
         }
 
-        kept = []
-        var rows: [PolicyDiff.Row] = []
-        for code in byCode.keys.sorted() {
-            guard let keys = byCode.removeValue(forKey: code) else { continue }
-            rows += merge(
-                keys.map { key in
-                    let plan = plans[Int(key.plan)]
-                    let frame = Int(key.frame)
-                    let groupType = plan.groupTypes[frame / plan.groupIDs.count]
-                    let groupID = plan.groupIDs[frame % plan.groupIDs.count]
-                    let roles = key.entries.map { plan.candidates[$0].entry }
-                    let entitlements = entitlementSets[Int(key.entitlements)]
-                    return PolicyDiff.Row(
-                        change: code % 2 == 0 ? .added : .removed,
-                        capability: names[Int(code / 2)],
-                        environment: plan.environment,
-                        groupType: groupType,
-                        groupID: groupID,
-                        roles: roles.map { PolicyDiff.EntryPattern(productID: $0.productID, role: $0.role.rawValue) },
-                        entitlements: entitlements,
-                        example: Scenario(
-                            environment: plan.environment,
-                            groupID: groupID,
-                            groupType: GroupType(groupType),
-                            roles: roles,
-                            entitlements: entitlements
-                        )
-                    )
-                }
+        return DiffPlan.rows(of: changes, in: plans, entitlementSets: entitlementSets, merging: merge) {
+            code,
+            environment,
+            scenario in
+            PolicyDiff.Row(
+                change: code % 2 == 0 ? .added : .removed,
+                capability: names[Int(code / 2)],
+                environment: environment,
+                groupType: scenario.groupType,
+                groupID: scenario.groupID,
+                roles: scenario.roles,
+                entitlements: scenario.entitlements,
+                example: scenario.example
             )
         }
-        return rows
     }
 
     /// Calls `body` with each set bit's index, ascending.
@@ -443,15 +328,6 @@ struct PolicyDiffer {
             for position in oldWords.indices {
                 visit(oldWords[position], position == 0 ? newWord : 0, base: position * 64)
             }
-        }
-    }
-
-    /// Every subset of a set of at most two entries, the set itself included.
-    private static func subsets(of entries: [Int]) -> [[Int]] {
-        switch entries.count {
-        case 0: [[]]
-        case 1: [[], entries]
-        default: [[], [entries[0]], [entries[1]], entries]
         }
     }
 }

@@ -27,7 +27,7 @@ struct InvariantChecker {
     let work: ScenarioWork
     /// The rules of each effect that list a capability, by capability: an invariant's witnesses
     /// are found through its own capabilities rather than by scanning every rule.
-    private let rulesByCapability: [RuleEffect: [String: [(document: Int, rule: Int)]]]
+    private let rulesByCapability: [RuleEffect: [ExactName: [(document: Int, rule: Int)]]]
 
     /// Builds the scenario space of the policy's documents.
     ///
@@ -44,10 +44,10 @@ struct InvariantChecker {
         self.work =
             space.isOverLimit
             ? .nothing : ScenarioWork(documents: documents, capabilityCount: policy.catalog.names.count)
-        var rulesByCapability: [RuleEffect: [String: [(document: Int, rule: Int)]]] = [:]
+        var rulesByCapability: [RuleEffect: [ExactName: [(document: Int, rule: Int)]]] = [:]
         for (documentIndex, document) in documents.enumerated() {
             for (ruleIndex, rule) in document.rules.enumerated() {
-                for capability in Set(rule.capabilities) {
+                for capability in Set(rule.capabilities.map(ExactName.init)) {
                     rulesByCapability[rule.effect, default: [:]][capability, default: []].append(
                         (documentIndex, ruleIndex)
                     )
@@ -119,7 +119,7 @@ struct InvariantChecker {
         // denials of one break `always`.
         let witnessEffect: RuleEffect = invariant.quantifier == .never ? .grant : .deny
         var witnessRules: Set<[Int]> = []
-        for capability in Set(invariant.capabilities) {
+        for capability in Set(invariant.capabilities.map(ExactName.init)) {
             for (witnessDocument, rule) in rulesByCapability[witnessEffect]?[capability] ?? [] {
                 witnessRules.insert([witnessDocument, rule])
             }
@@ -127,11 +127,12 @@ struct InvariantChecker {
         let witnesses = witnessRules.sorted { $0.lexicographicallyPrecedes($1) }.map {
             (document: $0[0], rule: policy.documents[$0[0]].document.rules[$0[1]])
         }
-        var entitlementSets: Set<[String]> = [invariant.requires.entitlements.sorted()]
+        let own = invariant.requires.entitlements.map(ExactName.init)
+        var entitlementSets: Set<[ExactName]> = [Set(own).sorted()]
         for witness in witnesses {
-            entitlementSets.insert(Set(invariant.requires.entitlements + witness.rule.requires.entitlements).sorted())
+            entitlementSets.insert(Set(own + witness.rule.requires.entitlements.map(ExactName.init)).sorted())
         }
-        let orderedSets = entitlementSets.sorted(by: smallerFirst)
+        let orderedSets = entitlementSets.sorted(by: smallerFirst).map { $0.map(\.string) }
         let witnessMatches = witnesses.map { (document: $0.document, match: $0.rule.match) }
 
         var plans: [Plan] = []
@@ -232,8 +233,8 @@ struct InvariantChecker {
     }
 }
 
-/// Orders entitlement sets smaller first, then lexicographically, so that counterexamples and diff
-/// rows come out in a stable, simplest-first order.
-func smallerFirst(_ lhs: [String], _ rhs: [String]) -> Bool {
+/// Orders entitlement sets smaller first, then lexicographically by bytes, so that counterexamples
+/// and diff rows come out in a stable, simplest-first order.
+func smallerFirst(_ lhs: [ExactName], _ rhs: [ExactName]) -> Bool {
     lhs.count != rhs.count ? lhs.count < rhs.count : lhs.lexicographicallyPrecedes(rhs)
 }

@@ -3,7 +3,8 @@ extension PolicyCoverage {
     ///
     /// Coverage is per tested policy, across every test file that tests it: the results are
     /// recorded into the entry with the suite's policy path, or a new entry is appended, so the
-    /// entries stay in order of first appearance.
+    /// entries stay in order of first appearance. Each distinct decision of the run (cases sharing
+    /// a response and a context share one) is recorded once.
     ///
     /// - Parameters:
     ///   - results: Results of the suite's ``PolicyTestSuite/run()``.
@@ -14,8 +15,9 @@ extension PolicyCoverage {
         of suite: PolicyTestSuite,
         into coverages: inout [PolicyCoverage]
     ) {
-        if let index = coverages.firstIndex(where: { $0.policyPath == suite.policyPath }) {
-            for result in results { coverages[index].record(result.decision) }
+        if let index = coverages.firstIndex(where: { $0.policyPath.isExactly(suite.policyPath) }) {
+            for result in results { coverages[index].record(result) }
+            coverages[index].recordedDecisions = []
         } else {
             coverages.append(suite.coverage(of: results))
         }

@@ -25,10 +25,18 @@ public struct PolicyCoverage: Sendable {
     public let rules: [Item]
     /// Every workspace definition of the policy (or set), in order.
     public let workspaces: [Item]
-    /// The ids of the rules some recorded decision lists.
-    public private(set) var exercisedRuleIDs: Set<String> = []
+    /// The ids of the rules some recorded decision lists (by their bytes: two spellings of an id
+    /// are two rules).
+    private var exercisedRules: Set<ExactName> = []
     /// The ids of the workspaces some recorded decision lists.
-    public private(set) var exercisedWorkspaceIDs: Set<String> = []
+    private var exercisedWorkspaces: Set<ExactName> = []
+    /// The distinct decisions of a suite's run already recorded (see ``merge(_:of:into:)``).
+    var recordedDecisions: Set<Int> = []
+
+    /// The ids of the rules some recorded decision lists.
+    public var exercisedRuleIDs: Set<String> { Set(exercisedRules.map(\.string)) }
+    /// The ids of the workspaces some recorded decision lists.
+    public var exercisedWorkspaceIDs: Set<String> { Set(exercisedWorkspaces.map(\.string)) }
 
     /// Starts with nothing exercised.
     ///
@@ -56,17 +64,35 @@ public struct PolicyCoverage: Sendable {
     }
 
     /// Marks the rules and workspaces `decision` lists as exercised.
+    ///
+    /// The work is that of the decision's grants, denials and memberships, until every rule (or
+    /// every workspace) is exercised: then they are no longer read.
     public mutating func record(_ decision: Decision) {
-        for grant in decision.grants { exercisedRuleIDs.insert(grant.rule) }
-        for denial in decision.denials { exercisedRuleIDs.insert(denial.rule) }
-        for membership in decision.workspaces { exercisedWorkspaceIDs.insert(membership.workspace.id) }
+        ExpectationWork.recordedDecision()
+        if exercisedRules.count < rules.count {
+            for grant in decision.grants { exercisedRules.insert(ExactName(grant.rule)) }
+            for denial in decision.denials { exercisedRules.insert(ExactName(denial.rule)) }
+        }
+        if exercisedWorkspaces.count < workspaces.count {
+            for membership in decision.workspaces { exercisedWorkspaces.insert(ExactName(membership.workspace.id)) }
+        }
+    }
+
+    /// Records a result's decision, once per distinct decision of its suite's run: cases that share
+    /// a response and a context share their decision, and recording it for each of them would
+    /// cost cases times its size.
+    mutating func record(_ result: PolicyTestResult) {
+        if let shared = result.sharedDecision, !recordedDecisions.insert(shared).inserted { return }
+        record(result.decision)
     }
 
     /// The rules no recorded decision lists, in policy order.
-    public var unexercisedRules: [Item] { rules.filter { !exercisedRuleIDs.contains($0.id) } }
+    public var unexercisedRules: [Item] { rules.filter { !exercisedRules.contains(ExactName($0.id)) } }
 
     /// The workspaces no recorded decision lists, in policy order.
-    public var unexercisedWorkspaces: [Item] { workspaces.filter { !exercisedWorkspaceIDs.contains($0.id) } }
+    public var unexercisedWorkspaces: [Item] {
+        workspaces.filter { !exercisedWorkspaces.contains(ExactName($0.id)) }
+    }
 }
 
 extension PolicyTestSuite {
@@ -76,7 +102,8 @@ extension PolicyTestSuite {
     /// - Returns: The policy's coverage by those cases alone.
     public func coverage(of results: [PolicyTestResult]) -> PolicyCoverage {
         var coverage = PolicyCoverage(policy: policy, policyPath: policyPath)
-        for result in results { coverage.record(result.decision) }
+        for result in results { coverage.record(result) }
+        coverage.recordedDecisions = []
         return coverage
     }
 }

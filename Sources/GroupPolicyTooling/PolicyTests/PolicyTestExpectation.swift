@@ -51,76 +51,107 @@ public struct PolicyTestExpectation: Sendable, Hashable {
 
     /// Each way `decision` falls short of this expectation, as "what: expected X, got Y" lines;
     /// empty when it holds.
+    ///
+    /// Names are compared by their bytes, as the engine compares them. A list of what the decision
+    /// holds shows its first names and says how many it leaves out (`… and 9990 more`), so a line
+    /// stays short however large the decision.
     public func failures(for decision: Decision) -> [String] {
+        failures(against: DecisionFacts(decision))
+    }
+
+    /// The failures, reading the decision through `facts`, which cases sharing the decision share:
+    /// the work is that of this expectation, not of the decision.
+    func failures(against facts: DecisionFacts) -> [String] {
         var failures: [String] = []
-        let actual = decision.capabilities.names
         if let capabilities {
-            let expected = Self.sortedUnique(capabilities)
-            if expected != actual {
+            let customer = facts.capabilities
+            let expected = capabilities.sortedUniqueExactly()
+            let difference = Self.difference(
+                expected,
+                count: customer.count,
+                contains: { facts.capabilitySet.contains(ExactName($0)) },
+                firstOthers: { excluded, wanted in DecisionFacts.first(wanted, of: customer, notIn: excluded) }
+            )
+            if let difference {
                 failures.append(
-                    "capabilities: expected \(Self.list(expected)), got \(Self.list(actual))\(Self.difference(expected, actual))"
+                    "capabilities: expected \(FailureList.text(expected)), got "
+                        + FailureList.text(customer, total: customer.count) + difference
                 )
             }
         }
-        for name in includes where !decision.capabilities.contains(name) {
-            failures.append("includes: expected '\(name)' to be granted, got \(Self.list(actual))")
+        for name in includes where !facts.capabilitySet.contains(ExactName(name)) {
+            let customer = facts.capabilities
+            failures.append(
+                "includes: expected '\(name)' to be granted, got \(FailureList.text(customer, total: customer.count))"
+            )
         }
-        for name in excludes where decision.capabilities.contains(name) {
-            let rules = decision.grants(of: Capability(name)).map { "'\($0.rule)' in group \($0.groupID)" }
-            let because = rules.isEmpty ? "" : " (granted by \(Self.unique(rules).joined(separator: ", ")))"
+        for name in excludes where facts.capabilitySet.contains(ExactName(name)) {
+            var because = ""
+            if let reasons = facts.grantReasons[ExactName(name)] {
+                let left = reasons.count - reasons.first.count
+                because =
+                    " (granted by \(reasons.first.joined(separator: ", "))\(left > 0 ? ", … and \(left) more" : ""))"
+            }
             failures.append("excludes: expected '\(name)' not to be granted, but it is\(because)")
         }
         for (groupID, capabilities) in groups {
-            let expected = Self.sortedUnique(capabilities)
-            guard let group = decision.capabilities(inGroup: groupID) else {
-                let present = decision.groups.map(\.groupID)
+            let expected = capabilities.sortedUniqueExactly()
+            guard let position = facts.groups.byID[ExactName(groupID)] else {
+                let ids = facts.groups.list.lazy.map(\.groupID)
                 failures.append(
-                    "groups[\"\(groupID)\"]: expected \(Self.list(expected)), but the response has no group '\(groupID)' (it has \(Self.list(present)))"
+                    "groups[\"\(groupID)\"]: expected \(FailureList.text(expected)), but the response has no group "
+                        + "'\(groupID)' (it has \(FailureList.text(ids, total: facts.groups.list.count)))"
                 )
                 continue
             }
-            if group.names != expected {
+            let granted = facts.groups.list[position].capabilities
+            let difference = Self.difference(
+                expected,
+                count: granted.count,
+                contains: { granted.contains(Capability($0)) },
+                firstOthers: { excluded, wanted in facts.names(ofGroup: position, notIn: excluded, first: wanted) }
+            )
+            if let difference {
+                let shown = facts.names(ofGroup: position, notIn: [], first: FailureList.maximumNames + 1)
                 failures.append(
-                    "groups[\"\(groupID)\"]: expected \(Self.list(expected)), got \(Self.list(group.names))\(Self.difference(expected, group.names))"
+                    "groups[\"\(groupID)\"]: expected \(FailureList.text(expected)), got "
+                        + FailureList.text(shown, total: granted.count) + difference
                 )
             }
         }
         if let workspaces {
-            let expected = workspaces.map(Self.describe).sorted()
-            let actualWorkspaces = decision.workspaces.map(Self.describe).sorted()
-            if expected != actualWorkspaces {
+            let expected = workspaces.map(DecisionFacts.describe).sorted()
+            let actual = facts.workspaces
+            if expected.count != actual.count || !zip(expected, actual).allSatisfy({ $0.isExactly($1) }) {
                 failures.append(
-                    "workspaces: expected [\(expected.joined(separator: ", "))], got [\(actualWorkspaces.joined(separator: ", "))]"
+                    "workspaces: expected \(FailureList.text(expected, quoted: false)), got "
+                        + FailureList.text(actual, total: actual.count, quoted: false)
                 )
             }
         }
         return failures
     }
 
-    private static func describe(_ membership: WorkspaceMembership) -> String {
-        "{\"workspace\": \"\(membership.workspace.id)\", \"groupId\": \"\(membership.groupID)\", \"role\": \"\(membership.role.rawValue)\"}"
-    }
-
-    private static func sortedUnique(_ names: [String]) -> [String] {
-        Array(Set(names)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-    }
-
-    private static func unique(_ values: [String]) -> [String] {
-        var result: [String] = []
-        for value in values where !result.contains(value) { result.append(value) }
-        return result
-    }
-
-    private static func list(_ names: [String]) -> String {
-        "[" + names.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
-    }
-
-    private static func difference(_ expected: [String], _ actual: [String]) -> String {
-        let missing = expected.filter { !actual.contains($0) }
-        let unexpected = actual.filter { !expected.contains($0) }
+    /// ` (missing [...]; unexpected [...])` when the sorted, distinct `expected` names are not
+    /// exactly the `count` actual ones; `nil` when they are.
+    ///
+    /// The work is that of `expected`: membership is asked name by name, and `firstOthers` gives
+    /// the first actual names outside a set, only as many as the failure shows.
+    private static func difference(
+        _ expected: [String],
+        count: Int,
+        contains: (String) -> Bool,
+        firstOthers: (_ excluded: Set<ExactName>, _ wanted: Int) -> [String]
+    ) -> String? {
+        let missing = expected.filter { !contains($0) }
+        let unexpectedCount = count - (expected.count - missing.count)
+        guard !missing.isEmpty || unexpectedCount > 0 else { return nil }
         var parts: [String] = []
-        if !missing.isEmpty { parts.append("missing \(list(missing))") }
-        if !unexpected.isEmpty { parts.append("unexpected \(list(unexpected))") }
-        return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
+        if !missing.isEmpty { parts.append("missing \(FailureList.text(missing))") }
+        if unexpectedCount > 0 {
+            let unexpected = firstOthers(Set(expected.map(ExactName.init)), FailureList.maximumNames + 1)
+            parts.append("unexpected \(FailureList.text(unexpected, total: unexpectedCount))")
+        }
+        return " (" + parts.joined(separator: "; ") + ")"
     }
 }

@@ -90,9 +90,12 @@ enum PolicyTestParser {
             return []
         }
         var cases: [PolicyTestCase] = []
-        var seen: [String: Int] = [:]
+        // Case names and capabilities by their bytes: two spellings of a name are two names.
+        var seen: [ExactName: Int] = [:]
         // Built once: every expectation checks its names against it.
-        let declared = policy.map { Set($0.capabilities.map(\.name)) }
+        let declared = policy.map { policy in
+            (exact: Set(policy.capabilities.map { ExactName($0.name) }), names: policy.capabilities.map(\.name))
+        }
         for (index, element) in elements.enumerated() {
             let casePath = path.appending(index)
             let keys = Keys.testCase
@@ -102,7 +105,7 @@ enum PolicyTestParser {
                 let value = collector.string(nameNode, casePath.appending("name"))
             {
                 name = value
-                if let first = seen[value] {
+                if let first = seen[ExactName(value)] {
                     collector.error(
                         .duplicateID,
                         at: nameNode.offset,
@@ -110,7 +113,7 @@ enum PolicyTestParser {
                         "duplicate case name '\(value)' (also cases[\(first)])"
                     )
                 } else {
-                    seen[value] = index
+                    seen[ExactName(value)] = index
                 }
             }
             let context =
@@ -147,9 +150,10 @@ enum PolicyTestParser {
 
     /// Refuses cases that would evaluate more than the limit of groups and role entries.
     ///
-    /// Cases sharing one response file with a context each are evaluated one by one: 20,000 of
-    /// them against a 1 MiB response were 400 million groups and entries, minutes and gigabytes.
-    /// Counted before anything is evaluated, and refused naming the limit.
+    /// Cases sharing one response file with a context each are evaluated one by one: each context
+    /// costs the whole response (a 1 MiB response holds 20,000 groups and role entries, so 20,000
+    /// contexts would be 400 million). Counted before anything is evaluated, and refused naming
+    /// the limit.
     private static func checkEvaluationWork(
         of cases: [PolicyTestCase],
         at node: JSONNode,
@@ -281,7 +285,7 @@ enum PolicyTestParser {
         _ node: JSONNode,
         _ path: JSONPath,
         policy: Policy?,
-        declared: Set<String>?,
+        declared: (exact: Set<ExactName>, names: [String])?,
         collector: DiagnosticCollector
     ) -> PolicyTestExpectation? {
         let keys = Keys.expect
@@ -351,6 +355,7 @@ enum PolicyTestParser {
             return []
         }
         let defined = policy.map { $0.workspaces.map(\.id) }
+        let definedExactly = defined.map { Set($0.map(ExactName.init)) }
         var memberships: [WorkspaceMembership] = []
         for (index, element) in elements.enumerated() {
             let elementPath = path.appending(index)
@@ -374,7 +379,9 @@ enum PolicyTestParser {
                     )
                 }
             }
-            if let workspace, let workspaceNode, let defined, !defined.contains(workspace) {
+            if let workspace, let workspaceNode, let defined, let definedExactly,
+                !definedExactly.contains(ExactName(workspace))
+            {
                 let suggestion =
                     Suggestion.closest(to: workspace, among: defined).map { " (did you mean '\($0)'?)" } ?? ""
                 collector.error(
@@ -395,15 +402,15 @@ enum PolicyTestParser {
     /// pass forever.
     private static func checkDeclared(
         _ names: [Located<String>],
-        declared: Set<String>?,
+        declared: (exact: Set<ExactName>, names: [String])?,
         collector: DiagnosticCollector
     ) {
         guard let declared else { return }
-        for name in names where !declared.contains(name.value) {
+        for name in names where !declared.exact.contains(ExactName(name.value)) {
             let suggestion =
                 Suggestion.closest(
                     to: name.value,
-                    among: collector.suggestions.sortedCandidates(declared),
+                    among: collector.suggestions.sortedCandidates(declared.names),
                     budget: collector.suggestions
                 ).map { " (did you mean '\($0)'?)" } ?? ""
             collector.error(

@@ -10,6 +10,9 @@ public struct PolicyTestResult: Sendable {
     public var failures: [String]
     /// The decision the case produced (with provenance, for explaining a failure).
     public var decision: Decision
+    /// Which of its run's distinct decisions ``decision`` is (cases sharing a response and a
+    /// context share one), so coverage records each once; `nil` for a case run on its own.
+    var sharedDecision: Int? = nil
 
     /// Whether every part of the expectation held.
     public var passed: Bool { failures.isEmpty }

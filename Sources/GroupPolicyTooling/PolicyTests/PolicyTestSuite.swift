@@ -41,7 +41,7 @@ public struct PolicyTestSuite: Sendable {
 
     /// Loads a test file for a command that reads many: its policy comes through `loader`, which
     /// bounds what the command reads and keeps the policy consecutive test files name.
-    package init(contentsOfFile path: String, loader: PolicyLoader) throws(GroupPolicyError) {
+    init(contentsOfFile path: String, loader: PolicyLoader) throws(GroupPolicyError) {
         let source = SourceText(fileName: path, bytes: try readFile(path, limits: .default))
         try self.init(source: source, parsed: PolicyTestParser.parse(source, limits: .default, loader: loader))
     }
@@ -82,15 +82,17 @@ public struct PolicyTestSuite: Sendable {
     /// Runs every case.
     ///
     /// Cases that share a response (every case naming one `responseFile` holds the same decoded
-    /// response) and a context are evaluated once and share the decision, so time and memory grow
-    /// with the distinct responses, not with the cases.
+    /// response) and a context are evaluated once and share the decision, and what their
+    /// expectations read of it (its capabilities, groups and grants, indexed once), so time and
+    /// memory grow with the distinct responses and with the expectations, not with cases times
+    /// decisions.
     public func run() -> [PolicyTestResult] {
         struct Shared: Hashable {
             var storage: UnsafeRawPointer?
             var count: Int
             var context: EvaluationContext
         }
-        var decisions: [Shared: Decision] = [:]
+        var decisions: [Shared: (facts: DecisionFacts, ordinal: Int)] = [:]
         return cases.map { testCase in
             let groups = testCase.response.groups
             let key = Shared(
@@ -100,18 +102,19 @@ public struct PolicyTestSuite: Sendable {
             )
             // The cases keep every response alive during the run, so a storage address cannot be
             // reused by another response; equal storage means an equal response.
-            let decision: Decision
+            let shared: (facts: DecisionFacts, ordinal: Int)
             if let known = decisions[key] {
-                decision = known
+                shared = known
             } else {
-                decision = policy.evaluate(testCase.response, in: testCase.context)
-                decisions[key] = decision
+                shared = (DecisionFacts(policy.evaluate(testCase.response, in: testCase.context)), decisions.count)
+                decisions[key] = shared
             }
             return PolicyTestResult(
                 name: testCase.name,
                 location: testCase.location,
-                failures: testCase.expectation.failures(for: decision),
-                decision: decision
+                failures: testCase.expectation.failures(against: shared.facts),
+                decision: shared.facts.decision,
+                sharedDecision: shared.ordinal
             )
         }
     }
@@ -131,7 +134,7 @@ public struct PolicyTestSuite: Sendable {
 extension PolicyTestSuite {
     /// Every test file (`*.tests.json`) under the paths: a file is taken as given, a directory is
     /// searched recursively; sorted within each directory.
-    package static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
+    static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
         try PolicyFiles.files(under: paths, matching: PolicyFiles.isTestFileName)
     }
 }

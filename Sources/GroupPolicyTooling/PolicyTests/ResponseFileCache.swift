@@ -6,7 +6,8 @@ import GroupPolicy
 /// Keyed by the file's device and inode, so `a.json`, `./a.json`, a symbolic link and a hard link
 /// to it are one file.
 struct ResponseFileCache {
-    private var responses: [String: Result<GetCustomerGroupsResponse, GroupPolicyError>] = [:]
+    /// By file identity, else by path, compared by bytes (as the file system compares names).
+    private var responses: [ExactName: Result<GetCustomerGroupsResponse, GroupPolicyError>] = [:]
 
     /// How many files were read (successfully or not).
     private(set) var filesRead = 0
@@ -22,7 +23,7 @@ struct ResponseFileCache {
     /// The response in the file at `path` (resolved against the test file already), read with the
     /// response size limit.
     mutating func response(at path: String) -> Result<GetCustomerGroupsResponse, GroupPolicyError> {
-        let key = fileIdentity(path).map { "\($0.device):\($0.inode)" } ?? realPath(path) ?? path
+        let key = ExactName(fileIdentity(path).map { "\($0.device):\($0.inode)" } ?? realPath(path) ?? path)
         if let known = responses[key] { return known }
         let limit = Self.maximumTotalBytes
         guard bytesRead <= limit else {

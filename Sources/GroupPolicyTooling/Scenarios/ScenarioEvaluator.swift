@@ -15,17 +15,8 @@ struct ScenarioEvaluator {
         self.policy = policy
     }
 
-    /// Computes one group's capabilities (granted minus denied) into ``capabilities``.
-    mutating func evaluate(groupID: String, groupType: GroupType, roles: [RoleEntry], context: EvaluationContext) {
-        groups[0].groupID = groupID
-        groups[0].groupType = groupType
-        groups[0].roles = roles
-        // With a single group, the customer's capabilities are the group's.
-        capabilities = policy.customerBits(groups, context: context)
-    }
-
-    /// Computes the capabilities of a group holding the candidates at `indices`, reusing the
-    /// kept group's storage.
+    /// Computes the capabilities (granted minus denied) of a group holding the candidates at
+    /// `indices` into ``capabilities``, reusing the kept group's storage.
     mutating func evaluate(
         groupID: String,
         groupType: GroupType,

@@ -48,8 +48,8 @@ struct ScenarioSpace: Sendable {
     /// byte for byte (documents that alias alike see role entries alike).
     private let aliasViews: [Int]
     /// The candidate indexes built so far, shared by every lookup of this space: a check looks
-    /// each invariant's matches up in the same few (one per environment and alias view), and
-    /// building one per invariant took 0.4 s each over a space of a million entries.
+    /// each invariant's matches up in the same few (one per environment and alias view), and an
+    /// index costs a pass over every candidate, up to a million, so it is built once per space.
     private let indexCache = IndexCache()
 
     /// The most role entries (products x roles) a space holds per environment: a million.
@@ -77,27 +77,33 @@ struct ScenarioSpace: Sendable {
             viewByAliases[key] = viewByAliases.count
             return viewByAliases.count - 1
         }
-        var types: Set<String> = []
-        var ids: Set<String> = []
-        var aliasNames: [String] = []
-        var matchedProducts: Set<String> = []
-        var namedRoles: Set<String> = []
+        // Names are collected by their bytes (``ExactName``): two spellings the engine tells apart
+        // are two values of the space.
+        var types: Set<ExactName> = []
+        var ids: Set<ExactName> = []
+        var aliasNames: [ExactName] = []
+        var matchedProducts: Set<ExactName> = []
+        var namedRoles: Set<ExactName> = []
+        func collect(_ values: [String]?, into set: inout Set<ExactName>) {
+            for value in values ?? [] { set.insert(ExactName(value)) }
+        }
         func collect(_ match: MatchCondition) {
-            types.formUnion(match.groupTypes?.values ?? [])
-            ids.formUnion(match.groupIDs?.values ?? [])
-            matchedProducts.formUnion(match.productIDs?.values ?? [])
-            namedRoles.formUnion(match.roles?.values ?? [])
+            collect(match.groupTypes?.values, into: &types)
+            collect(match.groupIDs?.values, into: &ids)
+            collect(match.productIDs?.values, into: &matchedProducts)
+            collect(match.roles?.values, into: &namedRoles)
         }
         // Sandbox aliases of every document; where two documents alias one id, the first wins.
-        var aliases: [String: String] = [:]
+        var aliases: [ExactName: ExactName] = [:]
         for document in documents {
             for rule in document.rules { collect(rule.match) }
             for workspace in document.workspaces {
                 collect(workspace.match)
-                namedRoles.formUnion(workspace.adminRoles)
+                collect(workspace.adminRoles, into: &namedRoles)
             }
             for invariant in document.invariants { collect(invariant.match) }
-            for (source, target) in document.productAliases.sorted(by: { $0.key < $1.key }) {
+            let sorted = document.productAliases.map { (ExactName($0.key), ExactName($0.value)) }.sorted { $0.0 < $1.0 }
+            for (source, target) in sorted {
                 aliasNames.append(source)
                 aliasNames.append(target)
                 if aliases[source] == nil { aliases[source] = target }
@@ -111,16 +117,16 @@ struct ScenarioSpace: Sendable {
         freshGroupType = Self.fresh("UNNAMED_TYPE", avoiding: types)
         freshGroupID = Self.fresh(
             "unnamed-group",
-            avoiding: ids.union([GetCustomerGroupsResponse.sandboxPlaceholderGroupID])
+            avoiding: ids.union([ExactName(GetCustomerGroupsResponse.sandboxPlaceholderGroupID)])
         )
         freshRole = Self.fresh("UNNAMED_ROLE", avoiding: namedRoles)
         freshProductIDs = [Self.fresh("unnamed.product", avoiding: products)]
 
-        let knownTypes = GroupType.knownValues.map(\.rawValue)
-        groupTypes = knownTypes + types.subtracting(knownTypes).sorted() + [freshGroupType]
-        groupIDs = ids.sorted() + [freshGroupID]
-        let knownRoles = Role.knownValues.map(\.rawValue)
-        roles = knownRoles + namedRoles.subtracting(knownRoles).sorted() + [freshRole]
+        let knownTypes = GroupType.knownValues.map { ExactName($0.rawValue) }
+        groupTypes = (knownTypes + types.subtracting(knownTypes).sorted()).map(\.string) + [freshGroupType]
+        groupIDs = ids.sorted().map(\.string) + [freshGroupID]
+        let knownRoles = Role.knownValues.map { ExactName($0.rawValue) }
+        roles = (knownRoles + namedRoles.subtracting(knownRoles).sorted()).map(\.string) + [freshRole]
 
         // Count the slots and the role entries from the aliases alone, before building anything:
         // a product is its own slot unless it is an alias source (whose slot is its target, itself
@@ -140,16 +146,16 @@ struct ScenarioSpace: Sendable {
             return
         }
         let canonical = Set(products.map { aliases[$0] ?? $0 }).sorted()
-        slots = canonical + freshProductIDs
+        slots = canonical.map(\.string) + freshProductIDs
         // Alias sources per slot, sorted.
-        var sourcesBySlot: [String: [String]] = [:]
+        var sourcesBySlot: [ExactName: [ExactName]] = [:]
         for (source, target) in aliases where source != target { sourcesBySlot[target, default: []].append(source) }
         var production: [Candidate] = []
         var sandbox: [Candidate] = []
-        for (slot, product) in slots.enumerated() {
+        for (slot, product) in (canonical + [ExactName(freshProductIDs[0])]).enumerated() {
             let sources = (sourcesBySlot[product] ?? []).sorted()
-            let productionIDs = [product] + sources.filter(matchedProducts.contains)
-            let sandboxID = aliases[product] == nil ? product : sources.first ?? product
+            let productionIDs = ([product] + sources.filter(matchedProducts.contains)).map(\.string)
+            let sandboxID = (aliases[product] == nil ? product : sources.first ?? product).string
             for role in roles {
                 for id in productionIDs {
                     production.append(Candidate(slot: slot, entry: RoleEntry(productID: id, role: Role(role))))
@@ -162,11 +168,17 @@ struct ScenarioSpace: Sendable {
     }
 
     /// `base`, or `base_2`, `base_3`… : the first that is not in `taken`.
-    static func fresh(_ base: String, avoiding taken: Set<String>) -> String {
-        guard taken.contains(base) else { return base }
+    static func fresh(_ base: String, avoiding taken: Set<ExactName>) -> String {
+        guard taken.contains(ExactName(base)) else { return base }
         var suffix = 2
-        while taken.contains("\(base)_\(suffix)") { suffix += 1 }
+        while taken.contains(ExactName("\(base)_\(suffix)")) { suffix += 1 }
         return "\(base)_\(suffix)"
+    }
+
+    /// A number a document shares with the documents whose sandbox aliases are the same, byte
+    /// for byte.
+    func aliasView(of document: Int) -> Int {
+        aliasViews[document]
     }
 
     /// The role entries a scenario in `environment` can hold (one at most per slot).
@@ -177,7 +189,7 @@ struct ScenarioSpace: Sendable {
     /// The group ids of `environment`: in `Sandbox` also Apple's placeholder.
     func groupIDs(in environment: StoreEnvironment) -> [String] {
         let placeholder = GetCustomerGroupsResponse.sandboxPlaceholderGroupID
-        guard environment == .sandbox, !groupIDs.contains(placeholder) else { return groupIDs }
+        guard environment == .sandbox, !groupIDs.contains(where: { $0.isExactly(placeholder) }) else { return groupIDs }
         return groupIDs + [placeholder]
     }
 
@@ -186,16 +198,15 @@ struct ScenarioSpace: Sendable {
     ///
     /// The work grows with the matches' lengths and the candidates they find, not with matches x
     /// candidates: equal role-level conditions (seen through equal aliases) are looked at once, and
-    /// candidates are found through indexes by product and by role. Names are compared as
-    /// dictionaries do, which can only find more candidates than exact comparison would (more
-    /// scenarios to enumerate, never fewer).
+    /// candidates are found through indexes by product and by role. Names are compared by their
+    /// bytes, as matching compares them.
     func candidates(
         matching matches: [(document: Int, match: MatchCondition)],
         in environment: StoreEnvironment
     ) -> Set<Int> {
         let candidates = candidates(in: environment)
-        // The found positions, as a set from the start: a bit per candidate cost a pass over a
-        // million of them per call, for matches that find a handful.
+        // The found positions, as a set from the start: the work follows the candidates found, not
+        // the million a space may hold (a bit per candidate would be a pass over all of them).
         var result: Set<Int> = []
         func mark(_ position: Int) { result.insert(position) }
         var seen: Set<RoleLevelKey> = []
@@ -213,21 +224,21 @@ struct ScenarioSpace: Sendable {
             }
             let roles: [String]? = match.roles.flatMap { $0 == .any ? nil : $0.values }
             // A long role list is looked up in a set; a short one is scanned.
-            let roleSet: Set<String>? = roles.flatMap { $0.count > 8 ? Set($0) : nil }
+            let roleSet: Set<ExactName>? = roles.flatMap { $0.count > 8 ? Set($0.map(ExactName.init)) : nil }
             func accepts(_ position: Int) -> Bool {
                 guard let roles else { return true }
                 let role = candidates[position].entry.role.rawValue
-                return roleSet?.contains(role) ?? roles.contains(role)
+                return roleSet?.contains(ExactName(role)) ?? roles.contains { $0.isExactly(role) }
             }
             switch match.productIDs {
             case .oneOf(let products)?:
                 for product in products {
-                    for position in index.byProduct[product] ?? [] where accepts(position) { mark(position) }
+                    for position in index.byProduct[ExactName(product)] ?? [] where accepts(position) { mark(position) }
                 }
             case nil, .any?:
                 if let roles {
                     for role in roles {
-                        for position in index.byRole[role] ?? [] { mark(position) }
+                        for position in index.byRole[ExactName(role)] ?? [] { mark(position) }
                     }
                 } else {
                     for position in candidates.indices { mark(position) }
@@ -258,6 +269,9 @@ struct ScenarioSpace: Sendable {
     }
 
     /// A match's role-level conditions, as seen through one document's aliases.
+    ///
+    /// It holds the match's own lists (no copy of a list of a hundred thousand names) and compares
+    /// them by bytes.
     private struct RoleLevelKey: Hashable {
         var view: Int
         var products: [String]?
@@ -269,17 +283,32 @@ struct ScenarioSpace: Sendable {
             self.products = products.flatMap { $0 == .any ? nil : $0.values }
             self.roles = roles.flatMap { $0 == .any ? nil : $0.values }
         }
+
+        static func == (lhs: RoleLevelKey, rhs: RoleLevelKey) -> Bool {
+            func same(_ left: [String]?, _ right: [String]?) -> Bool {
+                guard let left, let right else { return left == nil && right == nil }
+                return left.count == right.count && zip(left, right).allSatisfy { $0.isExactly($1) }
+            }
+            return lhs.view == rhs.view && same(lhs.products, rhs.products) && same(lhs.roles, rhs.roles)
+        }
+
+        /// `String`'s hash: the same bytes hash alike.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(view)
+            hasher.combine(products)
+            hasher.combine(roles)
+        }
     }
 
     /// One environment's candidates by the product id the rules see and by role.
     private struct CandidateIndex {
-        var byProduct: [String: [Int]] = [:]
-        var byRole: [String: [Int]] = [:]
+        var byProduct: [ExactName: [Int]] = [:]
+        var byRole: [ExactName: [Int]] = [:]
 
         init(_ candidates: [Candidate], productID: (String) -> String) {
             for (position, candidate) in candidates.enumerated() {
-                byProduct[productID(candidate.entry.productID), default: []].append(position)
-                byRole[candidate.entry.role.rawValue, default: []].append(position)
+                byProduct[ExactName(productID(candidate.entry.productID)), default: []].append(position)
+                byRole[ExactName(candidate.entry.role.rawValue), default: []].append(position)
             }
         }
     }
@@ -293,8 +322,8 @@ struct ScenarioSpace: Sendable {
         case .oneOf(let accepted)? where accepted.count <= 8:
             return values.filter { value in accepted.contains { $0.isExactly(value) } }
         case .oneOf(let accepted)?:
-            let bytes = Set(accepted.map { Array($0.utf8) })
-            return values.filter { bytes.contains(Array($0.utf8)) }
+            let names = Set(accepted.map(ExactName.init))
+            return values.filter { names.contains(ExactName($0)) }
         }
     }
 

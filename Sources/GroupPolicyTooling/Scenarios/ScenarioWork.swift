@@ -32,9 +32,21 @@ struct ScenarioWork: Sendable {
     /// bit set, comparing versions), in rule checks.
     static let wordCost = 3
 
+    /// The fixed cost of evaluating a scenario into a full decision (its records, its groups and
+    /// memberships), in rule checks: a workspace diff asks each version for one per scenario.
+    static let decisionOverhead = 500
+
+    /// The cost of each workspace definition in a full decision (its conditions looked up for the
+    /// group and each role entry, its membership listed), in rule checks.
+    static let workspaceCost = 100
+
     /// The cost of a scenario whose group id no rule names.
     let base: Int
     /// The extra cost of a scenario whose group has this id: the rules naming it, by their lists.
+    ///
+    /// Keyed by `String`, whose equality folds canonically equivalent spellings: their weights add
+    /// up, which can only overestimate (the estimate is an upper bound), and hashing a hundred
+    /// thousand ids stays the standard library's.
     let byGroupID: [String: Int]
 
     /// No cost: for a space over its limit, whose scenarios are never evaluated.
@@ -50,24 +62,27 @@ struct ScenarioWork: Sendable {
         var base = saturatingSum(Self.scenarioOverhead, Self.wordCost * ((capabilityCount + 63) / 64))
         var byGroupID: [String: Int] = [:]
         for document in documents {
+            // By `String`, as `byGroupID`: spellings folded together only overestimate.
             var perProduct: [String: Int] = [:]
             var anyProduct = 0
             var everyGroup = 0
-            var requirements: Set<[String]> = [["*", "|"]]
+            var requirements: Set<[ExactName]> = [[ExactName("*"), ExactName("|")]]
             for rule in document.rules {
                 if let ids = rule.match.groupIDs {
                     // Checked one by one, each condition a scan of its list.
                     let weight = Self.directWeight(rule)
                     if case .oneOf(let values) = ids {
-                        for id in Set(values) { byGroupID[id] = saturatingSum(byGroupID[id] ?? 0, weight) }
+                        for id in Set(values) {
+                            byGroupID[id] = saturatingSum(byGroupID[id] ?? 0, weight)
+                        }
                     } else {
                         everyGroup = saturatingSum(everyGroup, weight)
                     }
                     continue
                 }
                 let requirement =
-                    (rule.requires.environments?.map(\.rawValue).sorted() ?? ["*"]) + ["|"]
-                    + rule.requires.entitlements.sorted()
+                    ((rule.requires.environments?.map(\.rawValue).sorted() ?? ["*"]) + ["|"]).map(ExactName.init)
+                    + rule.requires.entitlements.map(ExactName.init).sorted()
                 if requirements.count < 64 { requirements.insert(requirement) }
                 if !requirements.contains(requirement) {
                     // Past the compiler's 64 layers a rule is checked directly for every group.

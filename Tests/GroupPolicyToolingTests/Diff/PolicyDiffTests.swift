@@ -59,8 +59,9 @@ import Testing
         #expect {
             try PolicyDiff(from: policy, to: policy, budget: 89)
         } throws: { error in
-            (error as? GroupPolicyError)?.message
-                == "the diff's scenario space holds 90 scenarios, over the budget of 89"
+            (error as? GroupPolicyError)?.code == .overBudget
+                && (error as? GroupPolicyError)?.message
+                    == "the diff's scenario space holds 90 scenarios, over the budget of 89"
         }
     }
 
