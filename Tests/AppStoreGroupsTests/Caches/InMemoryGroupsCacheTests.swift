@@ -41,22 +41,12 @@ struct InMemoryGroupsCacheTests {
         #expect(cost == 256 + 144)
         let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
         for id in ["c0", "c1", "c2"] {
-            try await store.setAnswer(
-                Self.answer(body, at: clock.date),
-                forCustomer: id,
-                in: .sandbox,
-                timeToLive: .seconds(60)
-            )
+            try await store.setAnswer(answer(), forCustomer: id, in: .sandbox, timeToLive: .seconds(60))
         }
         #expect(store.costBytes == 3 * cost)
         // Reading c0 makes c1 the least recently used.
         #expect(try await store.answer(forCustomer: "c0", in: .sandbox) != nil)
-        try await store.setAnswer(
-            Self.answer(body, at: clock.date),
-            forCustomer: "c3",
-            in: .sandbox,
-            timeToLive: .seconds(60)
-        )
+        try await store.setAnswer(answer(), forCustomer: "c3", in: .sandbox, timeToLive: .seconds(60))
         #expect(store.count == 3)
         #expect(store.costBytes == 3 * cost)
         #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
