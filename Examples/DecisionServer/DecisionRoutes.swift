@@ -44,7 +44,8 @@ struct DecisionRoutes: Sendable {
     /// `/decision?transactionId=…[&environment=sandbox|production][&entitlement=…]…[&explain=true]`:
     /// the customer's Decision as the JSON of `Decision.jsonBytes`, with grants and denials when
     /// `explain` is true, ending with `groupsSource` (`live`, `cache` or `stale`),
-    /// `groupsFetchedAt` (when Apple sent the groups) and `policyRevision`. With
+    /// `groupsFetchedAt` (when Apple sent the groups), `policyRevision` and `decisionId` (the id of
+    /// this decision, also in its decision-log line). With
     /// `&whyNot=CAPABILITY`, the answer is `{"decision":…,"explanation":…}`: the same Decision, and
     /// `Explanation.jsonBytes` for that capability, from the same groups and policy snapshot (400
     /// `undeclared-capability` when the policy does not declare it).

@@ -1,6 +1,10 @@
 /// Where a ``GroupDecisionService`` reports every decision it serves or refuses: one
 /// ``DecisionLogRecord`` each, the customer id replaced by a salted SHA-256.
 ///
+/// A served decision's record carries its ``DecisionLogRecord/decisionID``, the `decisionId` of the
+/// JSON the app answered with, so a support ticket quoting it finds its line (see
+/// <doc:ObservingDecisions>, section "Matching a support ticket to the log").
+///
 /// ```swift
 /// let log = try DecisionLog.jsonLines(path: "/var/log/app/decisions.jsonl", salt: salt) { loss in
 ///     logger.warning("decision log: \(loss.dropped) records dropped, \(loss.failed) not written")

@@ -13,6 +13,9 @@ public import Foundation
 public struct DecisionLogRecord: Sendable, Hashable {
     /// When the decision was made.
     public var time: Date
+    /// The served decision's id (`ServedDecision.decisionID`), the key a support ticket quoting it
+    /// is matched by; `nil` when the call failed closed, since no decision was served.
+    public var decisionID: String?
     /// Lower-case hex SHA-256 of the log's salt followed by the customer id's UTF-8 bytes.
     public var customerHash: String
     /// The environment the decision was asked for, as Apple spells it: `Sandbox` or `Production`.
@@ -32,6 +35,7 @@ public struct DecisionLogRecord: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - time: When the decision was made.
+    ///   - decisionID: The served decision's id, or `nil` for a failure.
     ///   - customerHash: The salted hash of the customer id.
     ///   - environment: The environment's name.
     ///   - policyRevision: The revision of the policy set, when known.
@@ -41,6 +45,7 @@ public struct DecisionLogRecord: Sendable, Hashable {
     ///   - errorCode: The error's code for a failure.
     public init(
         time: Date,
+        decisionID: String? = nil,
         customerHash: String,
         environment: String,
         policyRevision: String? = nil,
@@ -50,6 +55,7 @@ public struct DecisionLogRecord: Sendable, Hashable {
         errorCode: String? = nil
     ) {
         self.time = time
+        self.decisionID = decisionID
         self.customerHash = customerHash
         self.environment = environment
         self.policyRevision = policyRevision
@@ -62,12 +68,14 @@ public struct DecisionLogRecord: Sendable, Hashable {
     /// The record as one line of JSON, without the newline; keys in a fixed order, absent when
     /// `nil`.
     ///
-    /// `{"time":"2026-11-30T19:00:00.123Z","customer":"<hex>","environment":"Sandbox",
-    /// "policyRevision":"<hex>","source":"cache","fetchedAt":"…","capabilities":["…"]}`, with
-    /// `"error":"<code>"` in place of `source` and `fetchedAt` for a failure.
+    /// `{"time":"2026-11-30T19:00:00.123Z","decisionId":"<uuid>","customer":"<hex>",
+    /// "environment":"Sandbox","policyRevision":"<hex>","source":"cache","fetchedAt":"…",
+    /// "capabilities":["…"]}`, with `"error":"<code>"` in place of `source` and `fetchedAt`, and no
+    /// `decisionId`, for a failure.
     public var jsonLine: String {
-        var fields = [
-            "\"time\":\"\(Self.timestamp(time))\"",
+        var fields = ["\"time\":\"\(Self.timestamp(time))\""]
+        if let decisionID { fields.append("\"decisionId\":\(JSONWriter.quoted(decisionID))") }
+        fields += [
             "\"customer\":\(JSONWriter.quoted(customerHash))",
             "\"environment\":\(JSONWriter.quoted(environment))",
         ]

@@ -219,6 +219,7 @@ public final class GroupDecisionService: Sendable {
             decisionLog.record(
                 DecisionLogRecord(
                     time: timeSource.now(),
+                    decisionID: served.decisionID,
                     customerHash: decisionLog.customerHash(anyTransactionID),
                     environment: environment.rawValue,
                     policyRevision: policy.revision,

@@ -11,8 +11,11 @@ public import Foundation
 ///
 /// The `Decision` says only what the policy decided; what the service knows about serving it is
 /// here, and ``jsonBytes(includingProvenance:pretty:)`` writes both: the Decision's JSON followed by
-/// `groupsSource`, `groupsFetchedAt` and `policyRevision` (see the GroupPolicy article "Decision
-/// JSON", section "Freshness and revision").
+/// `groupsSource`, `groupsFetchedAt`, `policyRevision` and `decisionId` (see the GroupPolicy
+/// article "Decision JSON", section "Freshness and revision").
+///
+/// Every answer has a ``decisionID`` of its own, also written in its decision-log line, so a support
+/// ticket quoting it finds the one record of that decision (see <doc:ObservingDecisions>).
 public struct ServedDecision: Sendable {
     /// Where the customer's groups came from: `live`, `cache` or `stale`.
     public struct Source: Sendable, Hashable, CustomStringConvertible {
@@ -45,6 +48,10 @@ public struct ServedDecision: Sendable {
     /// The policy (the store's snapshot) that made the Decision: explain a capability with it and
     /// ``groups`` to get the same answer, whatever reloads happened since.
     public let policy: Policy
+    /// The decision's own id: a UUIDv7 (RFC 9562) such as `019d1b7e-5a3c-7b21-8f4e-2c9a61d0b7f3`,
+    /// lowercase, unique across the fleet and ordered by the time it was made; the `decisionId` of
+    /// the JSON and of the decision-log line.
+    public let decisionID: String
 
     /// Creates an answer.
     ///
@@ -54,25 +61,30 @@ public struct ServedDecision: Sendable {
     ///   - fetchedAt: When Apple's answer was received.
     ///   - groups: The groups the Decision was made from.
     ///   - policy: The policy that made it.
+    ///   - decisionID: The decision's id, or `nil` (the default) for a new UUIDv7 from this
+    ///     process's generator, later than every id it gave before.
     public init(
         decision: Decision,
         source: Source,
         fetchedAt: Date,
         groups: GetCustomerGroupsResponse,
-        policy: Policy
+        policy: Policy,
+        decisionID: String? = nil
     ) {
         self.decision = decision
         self.source = source
         self.fetchedAt = fetchedAt
         self.groups = groups
         self.policy = policy
+        self.decisionID = decisionID ?? DecisionIDGenerator.shared.next()
     }
 
     /// The revision of the policy set that made the Decision (`Policy.revision`).
     public var policyRevision: String { policy.revision }
 
     /// The Decision's JSON (`Decision.jsonBytes(includingProvenance:pretty:)`) followed by
-    /// `groupsSource`, `groupsFetchedAt` (RFC 3339 in UTC with milliseconds) and `policyRevision`.
+    /// `groupsSource`, `groupsFetchedAt` (RFC 3339 in UTC with milliseconds), `policyRevision` and
+    /// `decisionId` (``decisionID``).
     ///
     /// - Parameters:
     ///   - includingProvenance: Whether to include `grants` and `denials`.
@@ -86,6 +98,7 @@ public struct ServedDecision: Sendable {
                 ("groupsSource", source.name),
                 ("groupsFetchedAt", Timestamp.rfc3339(fetchedAt)),
                 ("policyRevision", policyRevision),
+                ("decisionId", decisionID),
             ]
         )
     }

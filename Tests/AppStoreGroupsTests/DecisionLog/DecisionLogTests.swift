@@ -29,9 +29,10 @@ struct DecisionLogTests {
             timeSource: clock.timeSource,
             decisionLog: log
         )
-        _ = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        let live = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
         clock.advance(by: .milliseconds(1_500))
-        _ = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        let cached = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        #expect(live.decisionID != cached.decisionID)
         stub.answer { _, _ in StubAppStore.internalError }
         _ = await expectError {
             try await service.decision(anyTransactionID: "customer-secret-2", environment: .sandbox)
@@ -42,8 +43,8 @@ struct DecisionLogTests {
         let hash = "ffe4c82b690e235acd30e5cb3ed3cb242db0940e90b9532d6a4686d2bca88ec3"
         #expect(
             text.split(separator: "\n") == [
-                #"{"time":"2027-01-15T08:00:00.000Z","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"live","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
-                #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"cache","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
+                #"{"time":"2027-01-15T08:00:00.000Z","decisionId":"\#(live.decisionID)","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"live","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
+                #"{"time":"2027-01-15T08:00:01.500Z","decisionId":"\#(cached.decisionID)","customer":"\#(hash)","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","source":"cache","fetchedAt":"2027-01-15T08:00:00.000Z","capabilities":["family.shared-lists","family.space"]}"#,
                 #"{"time":"2027-01-15T08:00:01.500Z","customer":"\#(SHA256Hasher.hex(SHA256Hasher.hash(Self.salt + Array("customer-secret-2".utf8))))","environment":"Sandbox","policyRevision":"49c9b1f4e538bd3a","capabilities":[],"error":"general-internal-error"}"#,
             ]
         )

@@ -53,19 +53,25 @@ struct DecisionServerFleetTests {
         let live = try await server.get("/decision?transactionId=ok1")
         let fetchedAt = try #require(live.groupsFetchedAt)
         let revision = try Policy(contentsOf: DecisionServerTests.policies).revision
+        let liveID = try #require(live.decisionID)
         #expect(
             live.text.hasSuffix(
-                #","groupsSource":"live","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)"}"#
+                #","groupsSource":"live","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)","#
+                    + #""decisionId":"\#(liveID)"}"#
             )
         )
+        #expect(DecisionIDTests.isVersion7(liveID))
         #expect(fetchedAt.count == 24)
         #expect(fetchedAt.hasSuffix("Z"))
         let cached = try await server.get("/decision?transactionId=ok1")
+        let cachedID = try #require(cached.decisionID)
         #expect(
             cached.text.hasSuffix(
-                #","groupsSource":"cache","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)"}"#
+                #","groupsSource":"cache","groupsFetchedAt":"\#(fetchedAt)","policyRevision":"\#(revision)","#
+                    + #""decisionId":"\#(cachedID)"}"#
             )
         )
+        #expect(liveID < cachedID)
     }
 
     @Test(
@@ -212,17 +218,20 @@ struct DecisionServerFleetTests {
         let live = try await server.get("/decision?transactionId=ok1&entitlement=com.example.teams.pro")
         #expect(live.status == 200)
         let fetchedAt = try #require(live.groupsFetchedAt)
+        let decisionID = try #require(live.decisionID)
         #expect(try await server.get("/decision?transactionId=unauthorized").status == 502)
         let lines = try await server.outputLines(2)
         let revision = try Policy(contentsOf: DecisionServerTests.policies).revision
         func hash(_ id: String) -> String { SHA256Hasher.hex(SHA256Hasher.hash(Array((salt + id).utf8))) }
         let capabilities =
             #"["team.templates","workspace.manage-seats","workspace.manage-settings","workspace.members","workspace.view"]"#
-        // Each line starts with {"time":"<24 characters>", then says the rest exactly.
+        // Each line starts with {"time":"<24 characters>", then says the rest exactly: the served
+        // decision's line carries the decisionId of the answer, the refusal's none.
         #expect(lines.map { $0.prefix(9) } == [#"{"time":""#, #"{"time":""#])
         #expect(
             lines[0].dropFirst(35)
-                == #""customer":"\#(hash("ok1"))","environment":"Sandbox","policyRevision":"\#(revision)","#
+                == #""decisionId":"\#(decisionID)","#
+                + #""customer":"\#(hash("ok1"))","environment":"Sandbox","policyRevision":"\#(revision)","#
                 + #""source":"live","fetchedAt":"\#(fetchedAt)","capabilities":\#(capabilities)}"#
         )
         #expect(
@@ -231,5 +240,29 @@ struct DecisionServerFleetTests {
                 + #""capabilities":[],"error":"unauthorized"}"#
         )
         #expect(!server.logLines().contains { $0.contains(#""customer":"#) })
+    }
+
+    @Test(
+        "two server processes: every decision has its own decisionId, each server's in order",
+        .requires(.pythonCryptography)
+    )
+    func decisionIDsAcrossProcesses() async throws {
+        let store = try await FakeAppStore()
+        let first = try await DecisionServerProcess.start(appStore: store)
+        let second = try await DecisionServerProcess.start(appStore: store)
+        var ids: [[String]] = [[], []]
+        for _ in 0..<20 {
+            for (index, server) in [first, second].enumerated() {
+                let answer = try await server.get("/decision?transactionId=ok1")
+                #expect(answer.status == 200)
+                ids[index].append(try #require(answer.decisionID))
+            }
+        }
+        let all = ids.flatMap { $0 }
+        #expect(Set(all).count == 40)
+        #expect(all.allSatisfy(DecisionIDTests.isVersion7))
+        for serverIDs in ids {
+            #expect(serverIDs == serverIDs.sorted())
+        }
     }
 }

@@ -412,6 +412,9 @@ final class DecisionServerProcess: @unchecked Sendable {
         /// The `groupsFetchedAt` the server appended.
         var groupsFetchedAt: String? { field("groupsFetchedAt") }
 
+        /// The `decisionId` the server appended.
+        var decisionID: String? { field("decisionId") }
+
         private func field(_ name: String) -> String? {
             guard let start = text.range(of: "\"\(name)\":\"", options: .backwards),
                 let end = text[start.upperBound...].firstIndex(of: "\"")

@@ -62,14 +62,16 @@ struct GroupDecisionServiceTests {
         #expect(
             first.jsonString(pretty: false)
                 == first.decision.jsonString(pretty: false).dropLast()
-                + #","groupsSource":"live","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a"}"#
+                + #","groupsSource":"live","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a","#
+                + #""decisionId":"\#(first.decisionID)"}"#
         )
         clock.advance(by: .seconds(299))
         let second = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(second.source == .cache)
         #expect(
             second.jsonString(pretty: false).hasSuffix(
-                #","groupsSource":"cache","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a"}"#
+                #","groupsSource":"cache","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a","#
+                    + #""decisionId":"\#(second.decisionID)"}"#
             )
         )
         #expect(second.fetchedAt == first.fetchedAt)

@@ -8,7 +8,12 @@ import Testing
 /// Decision wrote them when it carried them itself.
 @Suite("Served decision JSON")
 struct ServedDecisionTests {
-    static func served(_ source: ServedDecision.Source) throws -> ServedDecision {
+    static let decisionID = "019d1b7e-5a3c-7b21-8f4e-2c9a61d0b7f3"
+
+    static func served(
+        _ source: ServedDecision.Source,
+        decisionID: String? = ServedDecisionTests.decisionID
+    ) throws -> ServedDecision {
         let policy = try Policy(contentsOf: TestFiles.packageRoot.appending(path: "Policies/family-sharing.json").path)
         let groups = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
         return ServedDecision(
@@ -16,7 +21,8 @@ struct ServedDecisionTests {
             source: source,
             fetchedAt: Date(timeIntervalSince1970: 1_800_000_000.5),
             groups: groups,
-            policy: policy
+            policy: policy,
+            decisionID: decisionID
         )
     }
 
@@ -70,23 +76,35 @@ struct ServedDecisionTests {
                   "notes": [],
                   "groupsSource": "stale",
                   "groupsFetchedAt": "2027-01-15T08:00:00.500Z",
-                  "policyRevision": "49c9b1f4e538bd3a"
+                  "policyRevision": "49c9b1f4e538bd3a",
+                  "decisionId": "019d1b7e-5a3c-7b21-8f4e-2c9a61d0b7f3"
                 }
                 """
         )
     }
 
-    @Test("compact: the Decision's bytes, then the three keys; jsonString and jsonBytes agree")
+    @Test("compact: the Decision's bytes, then the four keys; jsonString and jsonBytes agree")
     func compact() throws {
         for source in [ServedDecision.Source.live, .cache, .stale] {
             let served = try Self.served(source)
             let expected =
                 served.decision.jsonString(pretty: false).dropLast()
                 + #","groupsSource":"\#(source)","groupsFetchedAt":"2027-01-15T08:00:00.500Z","#
-                + #""policyRevision":"49c9b1f4e538bd3a"}"#
+                + #""policyRevision":"49c9b1f4e538bd3a","decisionId":"019d1b7e-5a3c-7b21-8f4e-2c9a61d0b7f3"}"#
             #expect(served.jsonString(pretty: false) == expected)
             #expect(served.jsonBytes(pretty: false) == Array(expected.utf8))
             #expect(served.policyRevision == served.policy.revision)
         }
+    }
+
+    @Test("an answer made without an id gets a new UUIDv7, later than the one made before it")
+    func generatedID() throws {
+        let first = try Self.served(.live, decisionID: nil)
+        let second = try Self.served(.live, decisionID: nil)
+        for id in [first.decisionID, second.decisionID] {
+            #expect(DecisionIDTests.isVersion7(id), "\(id)")
+        }
+        #expect(first.decisionID < second.decisionID)
+        #expect(first.jsonString(pretty: false).hasSuffix(#","decisionId":"\#(first.decisionID)"}"#))
     }
 }
