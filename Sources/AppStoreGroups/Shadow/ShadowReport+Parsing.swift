@@ -14,7 +14,7 @@ extension ShadowReport {
     /// Reads a report from its JSON (``jsonBytes(pretty:)``'s format), strictly: every key
     /// required, no other key, each value of its type, and the counts consistent with each other.
     ///
-    /// The rows keep the order they have in the file.
+    /// The rows are put in the report's order (see ``changes``), whatever their order in the file.
     ///
     /// - Parameters:
     ///   - jsonBytes: The report's JSON, at most ``maximumJSONBytes``.
@@ -34,9 +34,10 @@ extension ShadowReport {
                 jsonPath: problem.jsonPath
             )
         }
-        guard let report else {
+        guard var report else {
             throw AppStoreGroupsError(code: .invalidReport, message: "\(fileName ?? "<input>"): not a shadow report")
         }
+        report.changes.sort(by: ShadowReport.Change.precedes)
         self = report
     }
 }
