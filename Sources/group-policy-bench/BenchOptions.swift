@@ -37,7 +37,8 @@ struct BenchOptions {
             without provenance, compact, as a server answers), end_to_end_median_ns (response bytes ->
             GetCustomerGroupsResponse(jsonBytes:) -> evaluate -> plain JSON), explain_median_ns.
             --scale runs only the scale checks: a generated 100,000-rule policy, and responses of 1,000 groups
-            with 10,000 role entries.
+            with 10,000 role entries; then one rule granting 100 capabilities through a group of 10,000 role
+            entries (a million grants: fast path, full decision, its JSON, explain).
             --profile KIND (decision, evaluate, encode, encode-plain, end-to-end, explain, decode, load, service) runs only
             KIND --iterations times in a function named profileLoop..., for
             `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;

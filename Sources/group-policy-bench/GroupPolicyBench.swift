@@ -34,6 +34,8 @@ enum GroupPolicyBench {
         if options.scale {
             let result = try ScaleCheck.run(quick: options.quick)
             print(options.json ? result.json : result.text)
+            let wide = try WideGroupCheck.run(quick: options.quick)
+            print(options.json ? wide.json : wide.text)
             return
         }
         let workload =
@@ -104,19 +106,9 @@ enum GroupPolicyBench {
         let heapBefore = MemoryProbe.heapInUse()
 
         // Load and compile, several times; the last policy stays for the rest.
-        var loadTimes: [Double] = []
-        var loaded: Policy?
-        for _ in 0..<options.loads {
-            loaded = nil
-            let start = monotonicNanoseconds()
-            do {
-                loaded = try policyCase.load()
-            } catch {
-                throw BenchError("policy R=\(policyCase.rules) does not load: \(error)")
-            }
-            loadTimes.append(Double(monotonicNanoseconds() - start) / 1e6)
+        let (policy, loadTimes) = try timedLoads(options.loads, failure: "policy R=\(policyCase.rules) does not load") {
+            () throws(GroupPolicyError) in try policyCase.load()
         }
-        guard let policy = loaded else { throw BenchError("no policy loaded") }
         let policyHeap = Double(MemoryProbe.heapInUse() - heapBefore) / 1_048_576
         let rssAfterLoad = MemoryProbe.status("VmRSS") ?? .nan
 

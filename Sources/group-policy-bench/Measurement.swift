@@ -1,5 +1,6 @@
 import CMallocInfo
 import Foundation
+import GroupPolicy
 
 /// Monotonic time in nanoseconds (`CLOCK_MONOTONIC`, a vDSO call of about 20 ns on Linux).
 @inline(__always)
@@ -113,4 +114,29 @@ enum MemoryProbe {
     static func trim() {
         group_policy_heap_trim()
     }
+}
+
+/// Loads a policy `count` times (at least once), timing each load in milliseconds.
+///
+/// The last policy is kept, the others released before the next load. A load that fails is
+/// `failure` with the error appended.
+func timedLoads(
+    _ count: Int,
+    failure: String,
+    _ load: () throws(GroupPolicyError) -> Policy
+) throws(BenchError) -> (policy: Policy, milliseconds: [Double]) {
+    var milliseconds: [Double] = []
+    var loaded: Policy?
+    for _ in 0..<max(count, 1) {
+        loaded = nil
+        let start = monotonicNanoseconds()
+        do {
+            loaded = try load()
+        } catch {
+            throw BenchError("\(failure): \(error)")
+        }
+        milliseconds.append(Double(monotonicNanoseconds() - start) / 1e6)
+    }
+    guard let policy = loaded else { throw BenchError("no policy loaded") }
+    return (policy, milliseconds)
 }

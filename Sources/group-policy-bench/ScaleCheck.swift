@@ -86,19 +86,9 @@ enum ScaleCheck {
         MemoryProbe.trim()
         _ = MemoryProbe.resetPeak()
         let heapBefore = MemoryProbe.heapInUse()
-        var loadTimes: [Double] = []
-        var loaded: Policy?
-        for _ in 0..<(quick ? 1 : 5) {
-            loaded = nil
-            let start = monotonicNanoseconds()
-            do {
-                loaded = try Policy(jsonBytes: json)
-            } catch {
-                throw BenchError("the 100,000-rule policy does not load: \(error)")
-            }
-            loadTimes.append(Double(monotonicNanoseconds() - start) / 1e6)
+        let (policy, loadTimes) = try timedLoads(quick ? 1 : 5, failure: "the 100,000-rule policy does not load") {
+            () throws(GroupPolicyError) in try Policy(jsonBytes: json)
         }
-        guard let policy = loaded else { throw BenchError("no policy loaded") }
         let policyHeap = Double(MemoryProbe.heapInUse() - heapBefore) / 1_048_576
         let peakRSS = MemoryProbe.status("VmHWM") ?? .nan
 

@@ -15,7 +15,7 @@ struct Workload {
         /// decisions are compared with `Policy.evaluate` instead.
         var expected: [Set<String>]?
 
-        func load() throws -> Policy {
+        func load() throws(GroupPolicyError) -> Policy {
             if let path { return try Policy(contentsOfFile: path) }
             return try Policy(jsonBytes: jsonBytes)
         }

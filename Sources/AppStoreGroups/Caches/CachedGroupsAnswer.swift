@@ -43,39 +43,68 @@ public struct CachedGroupsAnswer: Sendable, Hashable {
         Int64((fetchedAt.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
-    private static let magic: [UInt8] = Array("GPA1".utf8)
+    /// The tag of the layout below; values written under another tag (an earlier layout without
+    /// the key) are not answers.
+    private static let magic: [UInt8] = Array("GPA2".utf8)
+
+    /// The bytes before the key: the tag, the kind, the fetch time and the key's length.
+    private static let headerLength = 17
 
     /// 9999-12-31T23:59:59.999Z in milliseconds since 1970: the latest fetch time read back.
     static let latestMilliseconds: UInt64 = 253_402_300_799_999
 
     /// The bytes a shared store keeps: a 4-byte tag, the kind, the fetch time in milliseconds
-    /// (8 bytes, big-endian), then Apple's body.
-    func encoded() -> [UInt8] {
+    /// (8 bytes, big-endian), the length of the key the value is kept under (4 bytes, big-endian),
+    /// that key, then Apple's body.
+    ///
+    /// The key names the app's prefix, the environment and the customer, so a value copied to
+    /// another customer's or environment's key does not read back there (see ``init(encoded:boundTo:)``).
+    ///
+    /// - Parameter key: The store's key for the value; empty for a value kept under no key.
+    /// - Returns: The value to store.
+    func encoded(boundTo key: [UInt8] = []) -> [UInt8] {
         var bytes = Self.magic
-        bytes.reserveCapacity(13 + body.count)
+        bytes.reserveCapacity(Self.headerLength + key.count + body.count)
         bytes.append(kind.rawValue)
-        let milliseconds = UInt64(bitPattern: fetchedAtMilliseconds)
-        for shift in stride(from: 56, through: 0, by: -8) {
-            bytes.append(UInt8(truncatingIfNeeded: milliseconds >> UInt64(shift)))
-        }
+        Self.appendBigEndian(UInt64(bitPattern: fetchedAtMilliseconds), byteCount: 8, to: &bytes)
+        Self.appendBigEndian(UInt64(key.count), byteCount: 4, to: &bytes)
+        bytes.append(contentsOf: key)
         bytes.append(contentsOf: body)
         return bytes
     }
 
-    /// Reads bytes ``encoded()`` made; `nil` for anything else.
-    init?(encoded bytes: [UInt8]) {
-        guard bytes.count >= 13, Array(bytes[0..<4]) == Self.magic, let kind = Kind(rawValue: bytes[4]) else {
+    /// Reads bytes ``encoded(boundTo:)`` made for `key`; `nil` for anything else, a value made for
+    /// another key included.
+    ///
+    /// - Parameters:
+    ///   - bytes: The value as the store kept it.
+    ///   - key: The key it was read from; empty for a value kept under no key.
+    init?(encoded bytes: [UInt8], boundTo key: [UInt8] = []) {
+        let bodyStart = Self.headerLength + key.count
+        guard bytes.count >= bodyStart, Array(bytes[0..<4]) == Self.magic, let kind = Kind(rawValue: bytes[4]) else {
             return nil
         }
-        var milliseconds: UInt64 = 0
-        for byte in bytes[5..<13] { milliseconds = milliseconds << 8 | UInt64(byte) }
-        let body = Array(bytes[13...])
-        // A fetch time before 1970 or after 9999 was never written by ``encoded()``.
+        let milliseconds = Self.bigEndian(bytes[5..<13])
+        guard Self.bigEndian(bytes[13..<17]) == UInt64(key.count), bytes[17..<bodyStart].elementsEqual(key) else {
+            return nil
+        }
+        let body = Array(bytes[bodyStart...])
+        // A fetch time before 1970 or after 9999 was never written by ``encoded(boundTo:)``.
         guard kind == .groups || body.isEmpty, milliseconds <= Self.latestMilliseconds else { return nil }
         self.init(
             kind: kind,
             body: body,
             fetchedAt: Date(timeIntervalSince1970: Double(Int64(bitPattern: milliseconds)) / 1000)
         )
+    }
+
+    private static func appendBigEndian(_ value: UInt64, byteCount: Int, to bytes: inout [UInt8]) {
+        for shift in stride(from: (byteCount - 1) * 8, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
+    }
+
+    private static func bigEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

@@ -1,201 +1,163 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// One TCP connection to Redis speaking RESP2, with a deadline on connecting, sending and every
-/// reply.
+/// One non-blocking TCP connection to Redis speaking RESP2, driven by ``RedisConnectionPool``'s
+/// thread (and touched by no other, which is what makes the class safe to hand to it).
 ///
-/// Blocking calls on a non-blocking socket, each waiting with `poll` for at most the time left.
-/// Not thread-safe: ``RedisGroupsCache`` hands each connection to one caller at a time, and closes
-/// it after any failure (a late reply must never be read as the answer to the next command). That
-/// one-owner-at-a-time rule is what makes it safe to hand between threads.
+/// A connection runs one ``RedisRequest`` at a time: it writes the request's commands and an
+/// `ECHO` of a value unique in the pool (the sentinel) in one write, then reads exactly one reply
+/// per command and the sentinel's echo. A reply that is not where it belongs (a reply sent twice, a
+/// reply nobody asked for) puts something other than the sentinel in the sentinel's place, so the
+/// replies of a request are only ever taken when they are provably its own.
 final class RedisConnection: @unchecked Sendable {
-    private var descriptor: Int32
-    private var buffer: [UInt8] = []
-    private let parser: RESPParser
+    /// Where the connection is in its life.
+    enum State {
+        /// Connecting to the address at `addressIndex` of the pool's list, until `deadline`.
+        case connecting(addressIndex: Int, deadline: ContinuousClock.Instant)
+        /// In the pool, unused since the instant.
+        case idle(since: ContinuousClock.Instant)
+        /// Running a request.
+        case busy(RedisRequest)
+    }
 
-    /// Connects to `host:port` within `timeout`.
-    init(host: String, port: Int, timeout: Duration, maximumValueBytes: Int) throws(RedisFailure) {
-        parser = RESPParser(maximumBulkBytes: maximumValueBytes, maximumArrayCount: 100_000)
-        let deadline = ContinuousClock.now + timeout
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw RedisFailure("cannot resolve \(host)")
-        }
-        defer { freeaddrinfo(first) }
-        var lastError = "no address"
-        var candidate: UnsafeMutablePointer<addrinfo>? = first
-        while let address = candidate {
-            candidate = address.pointee.ai_next
-            let socketDescriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype, 0)
-            guard socketDescriptor >= 0 else {
-                lastError = Self.errorText()
-                continue
-            }
-            do {
-                try Self.configure(socketDescriptor)
-                try Self.connect(socketDescriptor, to: address.pointee, deadline: deadline)
-                descriptor = socketDescriptor
-                return
-            } catch {
-                lastError = error.message
-                close(socketDescriptor)
-            }
-        }
-        throw RedisFailure("cannot connect to \(host):\(port): \(lastError)")
+    let descriptor: Int32
+    var state: State
+    /// How many requests finished on it: a connection that served none is one opened for the
+    /// request it runs.
+    private(set) var servedCount = 0
+
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    private var input: [UInt8] = []
+    private var inputOffset = 0
+    private var replies: [RESPReply] = []
+    private var expectedReplies = 0
+    private var sentinel: [UInt8] = []
+    private var sentBytes = 0
+    private var peerClosed = false
+    private var receivedBytes = 0
+    private let parser: RESPParser
+    private let maximumBufferedBytes: Int
+
+    /// Starts connecting to `address`.
+    init(
+        address: RedisSocketAddress,
+        addressIndex: Int,
+        deadline: ContinuousClock.Instant,
+        maximumReplyBytes: Int
+    ) throws(RedisFailure) {
+        let (descriptor, connected) = try RedisSockets.connect(to: address)
+        self.descriptor = descriptor
+        state = connected ? .idle(since: .now) : .connecting(addressIndex: addressIndex, deadline: deadline)
+        parser = RESPParser(maximumBulkBytes: maximumReplyBytes, maximumArrayCount: 100_000)
+        maximumBufferedBytes = maximumReplyBytes + 65_536
     }
 
     deinit {
-        close(descriptor)
+        RedisSockets.closeDescriptor(descriptor)
     }
 
-    /// Whether every byte the server sent has been read as a reply: a connection holding more
-    /// (a reply nobody asked for) would answer the next command with it, so it is not reused.
-    var isClean: Bool { buffer.isEmpty }
+    /// Whether the request has bytes left to send.
+    var wantsToWrite: Bool { outputOffset < output.count }
 
-    /// Sends one command and reads its reply, all before `deadline`.
-    func send(_ arguments: [[UInt8]], deadline: ContinuousClock.Instant) throws(RedisFailure) -> RESPReply {
-        try write(RESPReply.command(arguments), deadline: deadline)
-        return try readReply(deadline: deadline)
+    /// Whether any byte of the request reached the socket: from then on the server may have run it.
+    var sentAnything: Bool { sentBytes > 0 }
+
+    /// Whether any byte of a reply arrived for the request.
+    var receivedAnything: Bool { receivedBytes > 0 }
+
+    /// Whether bytes are buffered beyond the replies taken (a reply nobody asked for), or the
+    /// server closed the connection.
+    var holdsUnreadBytes: Bool { inputOffset < input.count || peerClosed }
+
+    /// Whether the server has sent nothing since the last reply and has not closed: the only state
+    /// in which a used connection may run another request.
+    var isQuiet: Bool {
+        guard !holdsUnreadBytes else { return false }
+        var probe: [UInt8] = [0]
+        let received = RedisSockets.receive(descriptor, into: &probe, peek: true)
+        return received < 0 && RedisSockets.wouldBlock
     }
 
-    private func write(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(RedisFailure) {
-        var offset = 0
-        while offset < bytes.count {
-            try Self.wait(for: descriptor, events: Int16(POLLOUT), until: deadline, doing: "sending")
-            let sent = bytes[offset...].withUnsafeBytes { raw in
-                #if canImport(Darwin)
-                Darwin.send(descriptor, raw.baseAddress, raw.count, 0)
-                #else
-                Self.sendNoSignal(descriptor, raw.baseAddress, raw.count)
-                #endif
-            }
+    /// Takes `request` and prepares its bytes: its commands, then `ECHO sentinel`.
+    func begin(_ request: RedisRequest, sentinel: [UInt8]) {
+        state = .busy(request)
+        self.sentinel = sentinel
+        output.removeAll(keepingCapacity: true)
+        for command in request.commands { output += RESPReply.command(command) }
+        output += RESPReply.command([Array("ECHO".utf8), sentinel])
+        outputOffset = 0
+        sentBytes = 0
+        replies = []
+        expectedReplies = request.commands.count + 1
+        receivedBytes = 0
+    }
+
+    /// Sends what the socket takes without blocking.
+    func flush() throws(RedisFailure) {
+        while outputOffset < output.count {
+            let sent = RedisSockets.send(descriptor, output[outputOffset...])
             if sent < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-                throw RedisFailure("sending failed: \(Self.errorText())")
+                if RedisSockets.wouldBlock { return }
+                let lost = RedisSockets.connectionWasLost
+                throw RedisFailure("sending failed: \(RedisSockets.errorText())", kind: lost ? .connectionLost : .other)
             }
-            offset += sent
+            outputOffset += sent
+            sentBytes += sent
         }
+        output.removeAll(keepingCapacity: output.count <= 65_536)
+        outputOffset = 0
     }
 
-    private func readReply(deadline: ContinuousClock.Instant) throws(RedisFailure) -> RESPReply {
-        var chunk = [UInt8](repeating: 0, count: 16_384)
+    /// Reads what has arrived without blocking, through `chunk` (the pool's one read buffer).
+    ///
+    /// - Returns: The request's replies (the sentinel's echo checked and removed) once all have
+    ///   arrived; `nil` while some are missing.
+    func receive(using chunk: inout [UInt8]) throws(RedisFailure) -> [RESPReply]? {
         while true {
+            let received = RedisSockets.receive(descriptor, into: &chunk)
+            if received == 0 {
+                // Replies complete before the close still count; the connection goes either way.
+                peerClosed = true
+                break
+            }
+            if received < 0 {
+                if RedisSockets.wouldBlock { break }
+                let lost = RedisSockets.connectionWasLost
+                throw RedisFailure(
+                    "receiving failed: \(RedisSockets.errorText())",
+                    kind: lost ? .connectionLost : .other
+                )
+            }
+            receivedBytes += received
+            input += chunk[0..<received]
+            guard input.count - inputOffset <= maximumBufferedBytes else {
+                throw RedisFailure("the server's reply is too large", kind: .protocolViolation)
+            }
+        }
+        while replies.count < expectedReplies {
             do {
-                if let (reply, length) = try parser.parse(buffer[...]) {
-                    buffer.removeFirst(length)
-                    return reply
-                }
+                guard let (reply, length) = try parser.parse(input[inputOffset...]) else { break }
+                replies.append(reply)
+                inputOffset += length
             } catch {
                 switch error {
-                case .malformed(let why): throw RedisFailure("the server's reply is not RESP: \(why)")
-                case .tooLarge(let why): throw RedisFailure("the server's reply is too large: \(why)")
+                case .malformed(let why):
+                    throw RedisFailure("the server's reply is not RESP: \(why)", kind: .protocolViolation)
+                case .tooLarge(let why):
+                    throw RedisFailure("the server's reply is too large: \(why)", kind: .protocolViolation)
                 }
             }
-            try Self.wait(for: descriptor, events: Int16(POLLIN), until: deadline, doing: "waiting for a reply")
-            let received = chunk.withUnsafeMutableBytes { raw in recv(descriptor, raw.baseAddress, raw.count, 0) }
-            if received == 0 { throw RedisFailure("the server closed the connection") }
-            if received < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-                throw RedisFailure("receiving failed: \(Self.errorText())")
-            }
-            buffer += chunk[0..<received]
         }
-    }
-
-    // MARK: Sockets
-
-    #if !canImport(Darwin)
-    private static func sendNoSignal(_ descriptor: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int {
-        #if canImport(Glibc)
-        Glibc.send(descriptor, pointer, count, Int32(MSG_NOSIGNAL))
-        #else
-        Musl.send(descriptor, pointer, count, Int32(MSG_NOSIGNAL))
-        #endif
-    }
-    #endif
-
-    private static func configure(_ descriptor: Int32) throws(RedisFailure) {
-        let flags = fcntl(descriptor, F_GETFL, 0)
-        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else {
-            throw RedisFailure("cannot make the socket non-blocking: \(errorText())")
+        guard replies.count == expectedReplies else {
+            if peerClosed { throw RedisFailure("the server closed the connection", kind: .connectionLost) }
+            return nil
         }
-        var one: Int32 = 1
-        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        #if canImport(Darwin)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-    }
-
-    private static func connect(
-        _ descriptor: Int32,
-        to address: addrinfo,
-        deadline: ContinuousClock.Instant
-    ) throws(RedisFailure) {
-        #if canImport(Darwin)
-        let result = Darwin.connect(descriptor, address.ai_addr, address.ai_addrlen)
-        #elseif canImport(Glibc)
-        let result = Glibc.connect(descriptor, address.ai_addr, address.ai_addrlen)
-        #else
-        let result = Musl.connect(descriptor, address.ai_addr, address.ai_addrlen)
-        #endif
-        if result == 0 { return }
-        guard errno == EINPROGRESS || errno == EINTR else { throw RedisFailure(errorText()) }
-        try wait(for: descriptor, events: Int16(POLLOUT), until: deadline, doing: "connecting")
-        var socketError: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &socketError, &length) == 0 else {
-            throw RedisFailure(errorText())
+        guard replies.last == .bulk(sentinel) else {
+            throw RedisFailure("the replies were not the ones asked for", kind: .protocolViolation)
         }
-        guard socketError == 0 else { throw RedisFailure(String(cString: strerror(socketError))) }
-    }
-
-    /// Waits until the socket is ready for `events`, or throws when `deadline` passes first.
-    private static func wait(
-        for descriptor: Int32,
-        events: Int16,
-        until deadline: ContinuousClock.Instant,
-        doing what: String
-    ) throws(RedisFailure) {
-        while true {
-            let left = ContinuousClock.now.duration(to: deadline)
-            guard left > .zero else { throw RedisFailure("timed out \(what)", isTimeout: true) }
-            let (seconds, attoseconds) = left.components
-            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
-            var descriptors = pollfd(fd: descriptor, events: events, revents: 0)
-            let ready = poll(&descriptors, 1, milliseconds)
-            if ready > 0 {
-                if descriptors.revents & Int16(POLLNVAL) != 0 { throw RedisFailure("the socket is closed") }
-                return
-            }
-            if ready < 0, errno != EINTR { throw RedisFailure("poll failed: \(errorText())") }
+        servedCount += 1
+        if inputOffset == input.count {
+            input.removeAll(keepingCapacity: input.count <= 65_536)
+            inputOffset = 0
         }
-    }
-
-    private static func errorText() -> String {
-        String(cString: strerror(errno))
-    }
-}
-
-/// Why a Redis call failed.
-struct RedisFailure: Error {
-    var message: String
-    var isTimeout: Bool
-
-    init(_ message: String, isTimeout: Bool = false) {
-        self.message = message
-        self.isTimeout = isTimeout
+        return Array(replies.dropLast())
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 public import GroupPolicy
 
 #if canImport(FoundationEssentials)
@@ -9,15 +8,27 @@ public import Foundation
 
 /// A ``SharedGroupsCache`` on a Redis server, shared by every process of a fleet.
 ///
-/// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `SET` with `PX` and `NX`,
-/// `DEL`, `SCAN`, `UNLINK`, and `EVAL` for the two compare-and-set steps), and no dependency. Every
-/// call, connecting included, finishes within ``timeout`` or throws
-/// ``AppStoreGroupsError/Code/storeFailure``; the service then carries on with its in-process
-/// cache and budget. Calls run on Dispatch's threads, never blocking Swift's cooperative pool.
+/// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `SET` with `PX`, `DEL`,
+/// `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock and the 429 gate's compare-and-set steps),
+/// and no dependency. Every call, waiting for a connection and connecting included, finishes
+/// within ``timeout`` or throws ``AppStoreGroupsError/Code/storeFailure`` (or
+/// ``AppStoreGroupsError/Code/cancelled`` when its task is cancelled); the service then carries
+/// on with its in-process cache and budget.
 ///
-/// Connections are kept in a small pool (``maximumIdleConnections``): one call uses one connection
-/// at a time, a connection is closed after any failure (so a late reply can never answer the next
-/// command), and a call that finds the pool empty opens a new one.
+/// Each instance keeps up to ``maximumConnections`` connections, opened as calls need them, and a
+/// thread of its own that drives them with `poll`: calls never block Swift's cooperative threads,
+/// as many run at once as there are connections, and the others queue in order of arrival. A
+/// connection runs one call at a time, and each call's replies end with the echo of a value unique
+/// to the call, so a reply is only ever taken as the answer to the command that asked for it; a
+/// connection that surprises in any way (a timeout, a cancellation, a reply too many, a reply out
+/// of place, a protocol error) is closed. A call whose pooled connection turns out dead before any
+/// reply byte (after a Redis restart, say) is sent once more on a new connection: every command
+/// this store sends has the same effect when run twice. ``close()`` ends it all.
+///
+/// Values prove where they belong: each answer is written with the key it is kept under (which
+/// names the prefix, the environment and the customer) and read back only under that key, and an
+/// answer fetched further in the future than ``maximumClockSkew`` is not served. Either is no
+/// answer (`nil`): the service fetches the customer again and overwrites the value.
 ///
 /// Keys are `<keyPrefix>:<environment>:groups:<customer>` for answers,
 /// `<keyPrefix>:<environment>:lock:<customer>` for fetch locks and
@@ -25,6 +36,10 @@ public import Foundation
 /// serve several apps: give each its own prefix (its bundle id, say). ``invalidateAll()`` walks the
 /// answer keys with `SCAN` and removes them with `UNLINK`, so it costs time in proportion to the
 /// keys under the prefix; it is meant for a policy or product change, not for every request.
+///
+/// Errors name the server, the command and a reason of this library's own: never a key (which
+/// holds a customer id) nor the text of Redis's error replies, only their code word (`ERR`,
+/// `WRONGTYPE`, `NOSCRIPT`).
 ///
 /// No authentication or TLS: run Redis on a private network, as its documentation advises.
 public final class RedisGroupsCache: SharedGroupsCache {
@@ -34,28 +49,32 @@ public final class RedisGroupsCache: SharedGroupsCache {
     public let port: Int
     /// What every key starts with, followed by `:`.
     public let keyPrefix: String
-    /// The longest one call may take, connecting included.
+    /// The longest one call may take, waiting for a connection and connecting included.
     public let timeout: Duration
-    /// The most idle connections kept open for later calls.
-    public let maximumIdleConnections: Int
+    /// The most connections open at once: the most calls on the wire at once.
+    public let maximumConnections: Int
+    /// How far in the future an answer's fetch time may be and still be served: the clock
+    /// difference tolerated between the processes of a fleet.
+    public let maximumClockSkew: Duration
 
     /// The largest value read back: an answer's bytes are bounded by the client's response limit;
     /// anything larger is refused as a store failure rather than read.
     let maximumValueBytes: Int
-    private let idle = Locked<[RedisConnection]>([])
+    private let maximumClockSkewSeconds: Double
     private let now: @Sendable () -> Date
-    /// The threads Redis calls block on, taken in turn.
-    ///
-    /// Serial queues, each with a thread of its own: a concurrent queue draws on Dispatch's shared
-    /// pool, as wide as the machine has cores, which other blocking work in the process (a test
-    /// run, an app's own) can fill, delaying every call past its deadline.
-    private static let queues = (0..<4).map { DispatchQueue(label: "RedisGroupsCache.\($0)") }
-    private static let nextQueue = Locked(0)
+    let pool: RedisConnectionPool
 
-    /// Creates a store; nothing is sent until the first call.
+    /// The default of ``maximumConnections``.
     ///
-    /// Host names are resolved with the system resolver on each new connection, outside the
-    /// timeout: give an address, or a name from `/etc/hosts` or a local resolver.
+    /// An uncached decision makes six calls in a row, each waiting for its reply, so with `n`
+    /// connections and a Redis `t` away, 64 decisions at once need `6 × 64 / n` round trips of
+    /// `t` where one needs 6: with 32, twice one decision's time (16 would be four times).
+    public static let defaultMaximumConnections = 32
+
+    /// Creates a store; nothing is sent, and no connection or thread exists, until the first call.
+    ///
+    /// A host name (rather than an address) is resolved on a thread of its own when a connection
+    /// is needed, within the calls' timeout, and kept for 30 seconds.
     ///
     /// - Parameters:
     ///   - host: The server's host name or address, such as `127.0.0.1`.
@@ -63,20 +82,52 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - keyPrefix: What every key starts with: one per app, such as its bundle id. Not empty.
     ///   - timeout: The longest one call may take. Default 250 milliseconds: a Redis on the same
     ///     network answers in about one.
-    ///   - maximumIdleConnections: The most idle connections kept open. Default 8.
+    ///   - maximumConnections: The most connections open at once, 1 to 1,024. Default
+    ///     ``defaultMaximumConnections``. Idle connections close after 60 seconds.
     ///   - maximumValueBytes: The largest value read back. Default 2 MiB (twice Apple's largest
     ///     accepted answer).
-    ///   - now: The wall clock, for the 429 gate's expiry. Default: the system clock.
+    ///   - maximumClockSkew: How far in the future an answer's fetch time may be and still be
+    ///     served. Default 5 seconds: clocks kept by NTP differ by milliseconds.
+    ///   - now: The wall clock, for the 429 gate's expiry and the fetch-time check. Default: the
+    ///     system clock.
     /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for an empty host or prefix, a
-    ///   port out of range or a timeout that is not positive.
-    public init(
+    ///   port out of range, a timeout that is not positive, a connection count out of range, or a
+    ///   negative skew.
+    public convenience init(
         host: String,
         port: Int,
         keyPrefix: String,
         timeout: Duration = .milliseconds(250),
-        maximumIdleConnections: Int = 8,
+        maximumConnections: Int = RedisGroupsCache.defaultMaximumConnections,
         maximumValueBytes: Int = 2 << 20,
+        maximumClockSkew: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(AppStoreGroupsError) {
+        try self.init(
+            host: host,
+            port: port,
+            keyPrefix: keyPrefix,
+            timeout: timeout,
+            maximumConnections: maximumConnections,
+            maximumValueBytes: maximumValueBytes,
+            maximumClockSkew: maximumClockSkew,
+            now: now,
+            idleLifetime: .seconds(60)
+        )
+    }
+
+    /// Creates a store whose idle connections close after `idleLifetime` (tests that count
+    /// connections keep them for as long as a busy machine may pause between two calls).
+    init(
+        host: String,
+        port: Int,
+        keyPrefix: String,
+        timeout: Duration,
+        maximumConnections: Int,
+        maximumValueBytes: Int,
+        maximumClockSkew: Duration,
+        now: @escaping @Sendable () -> Date,
+        idleLifetime: Duration
     ) throws(AppStoreGroupsError) {
         func invalid(_ why: String) -> AppStoreGroupsError {
             AppStoreGroupsError(code: .invalidConfiguration, message: "invalid Redis store: \(why)")
@@ -85,14 +136,47 @@ public final class RedisGroupsCache: SharedGroupsCache {
         guard (1...65_535).contains(port) else { throw invalid("port \(port) is not 1 to 65535") }
         guard !keyPrefix.isEmpty else { throw invalid("the key prefix is empty") }
         guard timeout > .zero else { throw invalid("the timeout must be positive") }
+        guard (1...1_024).contains(maximumConnections) else {
+            throw invalid("the connection count \(maximumConnections) is not 1 to 1024")
+        }
         guard maximumValueBytes > 0 else { throw invalid("the value size limit must be positive") }
+        guard maximumClockSkew >= .zero else { throw invalid("the clock skew must not be negative") }
         self.host = host
         self.port = port
         self.keyPrefix = keyPrefix
         self.timeout = timeout
-        self.maximumIdleConnections = max(0, maximumIdleConnections)
+        self.maximumConnections = maximumConnections
         self.maximumValueBytes = maximumValueBytes
+        self.maximumClockSkew = maximumClockSkew
+        maximumClockSkewSeconds = Self.seconds(maximumClockSkew)
         self.now = now
+        pool = RedisConnectionPool(
+            settings: RedisConnectionPool.Settings(
+                host: host,
+                port: port,
+                maximumConnections: maximumConnections,
+                maximumReplyBytes: maximumValueBytes + 64,
+                connectTimeout: timeout,
+                idleLifetime: idleLifetime
+            )
+        )
+    }
+
+    deinit {
+        pool.close()
+    }
+
+    /// Closes every connection and stops the store's thread; calls in flight end at once, and
+    /// every later call fails with ``AppStoreGroupsError/Code/storeFailure`` without waiting.
+    ///
+    /// Calling it again does nothing. A store that goes away closes itself.
+    public func close() {
+        pool.close()
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     // MARK: Keys
@@ -128,7 +212,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
     // MARK: SharedGroupsCache
 
     /// The answer kept for a customer, or `nil` when there is none, it has expired, or the value
-    /// under its key is not one this store wrote.
+    /// under its key is not one this store wrote for that key (written for another customer or
+    /// environment, in an earlier layout, or fetched further in the future than
+    /// ``maximumClockSkew``).
     ///
     /// - Parameters:
     ///   - customerID: The id the customer's decisions are asked with.
@@ -140,14 +226,19 @@ public final class RedisGroupsCache: SharedGroupsCache {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         let key = answerKey(customerID, environment)
-        switch try await call([Array("GET".utf8), key]) {
-        case .bulk(let value?): return CachedGroupsAnswer(encoded: value)
+        switch try await call([Array("GET".utf8), key], "GET answer") {
+        case .bulk(let value?):
+            guard let answer = CachedGroupsAnswer(encoded: value, boundTo: key),
+                answer.fetchedAt.timeIntervalSince(now()) <= maximumClockSkewSeconds
+            else { return nil }
+            return answer
         case .bulk(nil): return nil
-        case let other: throw unexpected(other, "GET")
+        case let other: throw unexpected(other, "GET answer")
         }
     }
 
-    /// Keeps an answer for a customer for `timeToLive` (`SET key value PX ms`).
+    /// Keeps an answer for a customer for `timeToLive` (`SET key value PX ms`), written with its
+    /// key.
     ///
     /// - Parameters:
     ///   - answer: Apple's answer and when it was fetched.
@@ -161,17 +252,29 @@ public final class RedisGroupsCache: SharedGroupsCache {
         in environment: StoreEnvironment,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) {
+        let key = answerKey(customerID, environment)
         let arguments = [
-            Array("SET".utf8), answerKey(customerID, environment), answer.encoded(),
+            Array("SET".utf8), key, answer.encoded(boundTo: key),
             Array("PX".utf8), Array(String(Self.milliseconds(timeToLive)).utf8),
         ]
-        switch try await call(arguments) {
+        switch try await call(arguments, "SET answer") {
         case .simple("OK"): return
-        case let other: throw unexpected(other, "SET")
+        case let other: throw unexpected(other, "SET answer")
         }
     }
 
-    /// Takes the customer's fetch lock (`SET key owner NX PX ms`).
+    /// Takes the lock with `SET NX PX`, or finds it already held by `owner`: sent twice (after a
+    /// lost connection), it answers as it did the first time.
+    private static let acquireScript = Array(
+        """
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+        return 0
+        """.utf8
+    )
+
+    /// Takes the customer's fetch lock (`SET key owner NX PX ms`, in a script that also answers
+    /// yes when `owner` already holds it).
     ///
     /// - Parameters:
     ///   - customerID: The customer about to be fetched.
@@ -187,13 +290,13 @@ public final class RedisGroupsCache: SharedGroupsCache {
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> Bool {
         let arguments = [
-            Array("SET".utf8), lockKey(customerID, environment), Array(owner.utf8),
-            Array("NX".utf8), Array("PX".utf8), Array(String(Self.milliseconds(timeToLive)).utf8),
+            Array("EVAL".utf8), Self.acquireScript, Array("1".utf8), lockKey(customerID, environment),
+            Array(owner.utf8), Array(String(Self.milliseconds(timeToLive)).utf8),
         ]
-        switch try await call(arguments) {
-        case .simple("OK"): return true
-        case .bulk(nil): return false
-        case let other: throw unexpected(other, "SET NX")
+        switch try await call(arguments, "EVAL acquire-lock") {
+        case .integer(1): return true
+        case .integer(0): return false
+        case let other: throw unexpected(other, "EVAL acquire-lock")
         }
     }
 
@@ -218,9 +321,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
             Array("EVAL".utf8), Self.releaseScript, Array("1".utf8), lockKey(customerID, environment),
             Array(owner.utf8),
         ]
-        switch try await call(arguments) {
+        switch try await call(arguments, "EVAL release-lock") {
         case .integer: return
-        case let other: throw unexpected(other, "EVAL")
+        case let other: throw unexpected(other, "EVAL release-lock")
         }
     }
 
@@ -235,7 +338,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
         _ endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> Date? {
-        switch try await call([Array("GET".utf8), rateKey(endpoint, environment)]) {
+        switch try await call([Array("GET".utf8), rateKey(endpoint, environment)], "GET rate-limit") {
         case .bulk(nil):
             return nil
         case .bulk(let value?):
@@ -246,13 +349,13 @@ public final class RedisGroupsCache: SharedGroupsCache {
             else {
                 throw AppStoreGroupsError(
                     code: .storeFailure,
-                    message: "Redis at \(host):\(port): the rate-limit instant is not a number of milliseconds"
+                    message: "\(server): GET rate-limit: the instant is not a number of milliseconds"
                 )
             }
             let instant = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
             return instant > now() ? instant : nil
         case let other:
-            throw unexpected(other, "GET")
+            throw unexpected(other, "GET rate-limit")
         }
     }
 
@@ -285,9 +388,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
             Array("EVAL".utf8), Self.raiseScript, Array("1".utf8), rateKey(endpoint, environment),
             Array(String(instantMilliseconds).utf8), Array(String(left).utf8),
         ]
-        switch try await call(arguments) {
+        switch try await call(arguments, "EVAL raise-rate-limit") {
         case .integer: return
-        case let other: throw unexpected(other, "EVAL")
+        case let other: throw unexpected(other, "EVAL raise-rate-limit")
         }
     }
 
@@ -297,9 +400,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
         let keys = StoreEnvironment.allCases.map { answerKey(customerID, $0) }
-        switch try await call([Array("DEL".utf8)] + keys) {
+        switch try await call([Array("DEL".utf8)] + keys, "DEL answers") {
         case .integer: return
-        case let other: throw unexpected(other, "DEL")
+        case let other: throw unexpected(other, "DEL answers")
         }
     }
 
@@ -322,24 +425,27 @@ public final class RedisGroupsCache: SharedGroupsCache {
             guard calls <= Self.maximumScanCalls else {
                 throw AppStoreGroupsError(
                     code: .storeFailure,
-                    message: "Redis at \(host):\(port): SCAN did not finish within \(Self.maximumScanCalls) calls"
+                    message: "\(server): SCAN answers: did not finish within \(Self.maximumScanCalls) calls"
                 )
             }
-            let reply = try await call([
-                Array("SCAN".utf8), cursor, Array("MATCH".utf8), answerPattern, Array("COUNT".utf8),
-                Array("1000".utf8),
-            ])
+            let reply = try await call(
+                [
+                    Array("SCAN".utf8), cursor, Array("MATCH".utf8), answerPattern, Array("COUNT".utf8),
+                    Array("1000".utf8),
+                ],
+                "SCAN answers"
+            )
             guard case .array(let parts?) = reply, parts.count == 2, case .bulk(let next?) = parts[0],
                 case .array(let keys?) = parts[1]
-            else { throw unexpected(reply, "SCAN") }
+            else { throw unexpected(reply, "SCAN answers") }
             var batch: [[UInt8]] = []
             for key in keys {
-                guard case .bulk(let name?) = key else { throw unexpected(reply, "SCAN") }
+                guard case .bulk(let name?) = key else { throw unexpected(reply, "SCAN answers") }
                 batch.append(name)
             }
             if !batch.isEmpty {
-                let removed = try await call([Array("UNLINK".utf8)] + batch)
-                guard case .integer = removed else { throw unexpected(removed, "UNLINK") }
+                let removed = try await call([Array("UNLINK".utf8)] + batch, "UNLINK answers")
+                guard case .integer = removed else { throw unexpected(removed, "UNLINK answers") }
             }
             cursor = next
         } while cursor != Array("0".utf8)
@@ -347,71 +453,87 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     // MARK: Calls
 
-    private func unexpected(_ reply: RESPReply, _ command: String) -> AppStoreGroupsError {
-        let what: String
-        switch reply {
-        case .error(let message): what = "an error: \(message.prefix(200))"
-        case .simple(let text): what = "+\(text.prefix(50))"
-        case .integer(let value): what = "the integer \(value)"
-        case .bulk(let value): what = value == nil ? "a null value" : "a value"
-        case .array(let value): what = value == nil ? "a null array" : "an array"
-        }
-        return AppStoreGroupsError(
-            code: .storeFailure,
-            message: "Redis at \(host):\(port) answered \(command) with \(what)"
-        )
+    /// How errors name the server.
+    private var server: String { "Redis at \(host):\(port)" }
+
+    /// A store failure for a reply of the wrong kind, naming the command and the kind of reply:
+    /// never its text, which may quote a key (an unknown-command error quotes the arguments).
+    private func unexpected(_ reply: RESPReply, _ label: String) -> AppStoreGroupsError {
+        let what =
+            switch reply {
+            case .error(let message): "the server answered with an error (\(Self.errorCode(message)))"
+            case .simple: "an unexpected status reply"
+            case .integer: "an unexpected integer"
+            case .bulk(let value): value == nil ? "an unexpected null" : "an unexpected value"
+            case .array(let value): value == nil ? "an unexpected null array" : "an unexpected array"
+            }
+        return AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): \(what)")
     }
 
-    /// Sends one command on a pooled or new connection and returns the reply, within ``timeout``.
-    func call(_ arguments: [[UInt8]]) async throws(AppStoreGroupsError) -> RESPReply {
-        let deadline = ContinuousClock.now + timeout
-        let result: Result<RESPReply, RedisFailure> = await withCheckedContinuation { continuation in
-            let queue = Self.nextQueue.withLock { next in
-                defer { next = (next + 1) % Self.queues.count }
-                return Self.queues[next]
+    /// The code word an error reply starts with (`ERR`, `WRONGTYPE`, `NOSCRIPT`), or `unknown`
+    /// when it does not start with one: capitals only, so it cannot carry a customer id.
+    static func errorCode(_ message: String) -> String {
+        let word = message.utf8.prefix { $0 != UInt8(ascii: " ") }
+        guard (1...32).contains(word.count), word.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
+        else { return "unknown" }
+        return String(decoding: word, as: UTF8.self)
+    }
+
+    /// Sends one command and returns its reply, within ``timeout``.
+    ///
+    /// - Parameters:
+    ///   - arguments: The command and its arguments.
+    ///   - label: What errors call it: the command and its purpose, never a key.
+    ///   - isIdempotent: Whether running it twice has the effect of running it once (every command
+    ///     this store sends so far): only then is it sent again after a pooled connection died
+    ///     with it possibly delivered.
+    /// - Returns: The reply.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, or ``AppStoreGroupsError/Code/cancelled``.
+    func call(
+        _ arguments: [[UInt8]],
+        _ label: String,
+        isIdempotent: Bool = true
+    ) async throws(AppStoreGroupsError) -> RESPReply {
+        let replies = try await pipeline([arguments], label, isIdempotent: isIdempotent)
+        guard let reply = replies.first else {
+            throw AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): no reply")
+        }
+        return reply
+    }
+
+    /// Sends several commands in one write on one connection and returns their replies in order,
+    /// within ``timeout``: for steps that must travel together (`MULTI` … `EXEC`, say) or that
+    /// save round trips.
+    func pipeline(
+        _ commands: [[[UInt8]]],
+        _ label: String,
+        isIdempotent: Bool
+    ) async throws(AppStoreGroupsError) -> [RESPReply] {
+        let request = RedisRequest(
+            commands: commands,
+            label: label,
+            deadline: .now + timeout,
+            isIdempotent: isIdempotent
+        )
+        let pool = pool
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                request.install(continuation)
+                if !request.isFinished { pool.submit(request) }
             }
-            queue.async {
-                continuation.resume(returning: self.callBlocking(arguments, deadline: deadline))
-            }
+        } onCancel: {
+            pool.cancel(request)
         }
         switch result {
-        case .success(let reply):
-            return reply
+        case .success(let replies) where replies.count == commands.count:
+            return replies
+        case .success:
+            throw AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): replies missing")
         case .failure(let failure):
             throw AppStoreGroupsError(
-                code: .storeFailure,
-                message: "Redis at \(host):\(port): \(failure.message)"
+                code: failure.kind == .cancelled ? .cancelled : .storeFailure,
+                message: "\(server): \(label): \(failure.message)"
             )
-        }
-    }
-
-    private func callBlocking(
-        _ arguments: [[UInt8]],
-        deadline: ContinuousClock.Instant
-    ) -> Result<
-        RESPReply, RedisFailure
-    > {
-        do {
-            let connection: RedisConnection
-            if let pooled = idle.withLock({ $0.popLast() }) {
-                connection = pooled
-            } else {
-                connection = try RedisConnection(
-                    host: host,
-                    port: port,
-                    timeout: ContinuousClock.now.duration(to: deadline),
-                    maximumValueBytes: maximumValueBytes + 64
-                )
-            }
-            let reply = try connection.send(arguments, deadline: deadline)
-            if connection.isClean {
-                idle.withLock { connections in
-                    if connections.count < maximumIdleConnections { connections.append(connection) }
-                }
-            }
-            return .success(reply)
-        } catch {
-            return .failure(error)
         }
     }
 }

@@ -62,19 +62,7 @@ package enum CapabilityBits: Sendable, Hashable {
     /// The set bits' indices, ascending.
     var indices: [Int] {
         var result: [Int] = []
-        func collect(_ word: UInt64, base: Int) {
-            var remaining = word
-            while remaining != 0 {
-                result.append(base + remaining.trailingZeroBitCount)
-                remaining &= remaining - 1
-            }
-        }
-        switch self {
-        case .small(let word):
-            collect(word, base: 0)
-        case .large(let words):
-            for (position, word) in words.enumerated() { collect(word, base: position * 64) }
-        }
+        forEachIndex { result.append($0) }
         return result
     }
 }

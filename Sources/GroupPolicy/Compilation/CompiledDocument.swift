@@ -110,10 +110,10 @@ package final class CompiledDocument: Sendable {
     // Layers: which are active depends on the context only.
     let layers: [Requirements]
     /// The layers without entitlements whose environment condition holds, per environment.
-    private let productionLayers: UInt64
-    private let sandboxLayers: UInt64
+    let productionLayers: UInt64
+    let sandboxLayers: UInt64
     /// Layers that need entitlements, with their masks (checked per request).
-    private let entitlementLayers: [(index: Int, requirements: Requirements)]
+    let entitlementLayers: [(index: Int, requirements: Requirements)]
 
     // Tables: each cell is an index into `pairWords` (0 = nothing).
     let wordCount: Int
@@ -238,7 +238,7 @@ package final class CompiledDocument: Sendable {
         let aliasEntries = document.productAliases.sorted { $0.key < $1.key }.map { alias in
             (key: alias.key, value: Int32(productIndex.index(of: alias.value) ?? -1))
         }
-        // Without aliases the two tables are one (a policy of millions of names built it twice).
+        // Without aliases the two tables are one, built once.
         sandboxProducts = aliasEntries.isEmpty ? productionProducts : StringTable(aliasEntries + productEntries)
 
         // Layers: one per distinct requirement, at most 64 (the rest are evaluated directly).
@@ -311,7 +311,7 @@ package final class CompiledDocument: Sendable {
             ruleLayers: ruleLayer,
             typeLists: typeLists,
             roleLists: roleLists,
-            cellCount: Self.saturatingProduct([layerCount, typeClassTotal, roleClassTotal, max(products.count, 1)])
+            cellCount: saturatingProduct(layerCount, typeClassTotal, roleClassTotal, max(products.count, 1))
         )
         hasDenseRoleTables = dense
         var pool = PairPool(wordCount: catalog.wordCount)
@@ -439,334 +439,16 @@ package final class CompiledDocument: Sendable {
                 case .oneOf(let values)?: values.count
                 case nil, .any?: 1
                 }
-            let cells = saturatingProduct([typeLists[index].count, roleLists[index].count, productCount])
-            let (sum, overflow) = updates.addingReportingOverflow(cells)
-            updates = overflow ? Int.max : sum
+            let cells = saturatingProduct(typeLists[index].count, roleLists[index].count, productCount)
+            updates = saturatingSum(updates, cells)
             if updates > limit { return false }
         }
         return true
-    }
-
-    /// The product of `factors`, or `Int.max` when it overflows.
-    private static func saturatingProduct(_ factors: [Int]) -> Int {
-        var product = 1
-        for factor in factors {
-            let (result, overflow) = product.multipliedReportingOverflow(by: factor)
-            if overflow { return Int.max }
-            product = result
-        }
-        return product
     }
 
     private static func normalized(_ requirements: Requirements) -> Requirements {
         var copy = requirements
         copy.entitlements = Array(Set(requirements.entitlements)).sorted()
         return copy
-    }
-
-    // MARK: Per request
-
-    /// The layers whose requirements hold in `context`, as a bit mask.
-    @inline(__always)
-    func activeLayers(in context: EvaluationContext) -> UInt64 {
-        var mask = context.environment == .sandbox ? sandboxLayers : productionLayers
-        for (index, requirements) in entitlementLayers where requirements.hold(in: context) {
-            mask |= 1 << UInt64(index)
-        }
-        return mask
-    }
-
-    /// The product id a rule sees for an entry's product id (aliased in the sandbox).
-    func ruleProductID(_ productID: String, environment: StoreEnvironment) -> String {
-        environment == .sandbox ? productAliases.valueExactly(for: productID) ?? productID : productID
-    }
-
-    /// ORs into each group's (grant, deny) bit sets what this document's rules give it.
-    ///
-    /// Every step is an OR, so a merged group's entries can arrive in any order. No allocation and
-    /// no reference counting: the tables are read through pointers this document owns.
-    ///
-    /// - Parameters:
-    ///   - groups: The response's groups.
-    ///   - first: For each group, the index of the first group with its id (whose type and id
-    ///     apply to the merged group), or -1 for a group that gets nothing (the placeholder in
-    ///     Production).
-    ///   - context: The request's context (which layers are active, aliasing in the sandbox).
-    ///   - bits: For group `g` (a first occurrence), grant words at `g * 2W` and deny words right
-    ///     after, `W` being `wordCount`; `groups.count * 2W` words in all.
-    func accumulate(
-        groups: UnsafeBufferPointer<GroupEntry>,
-        first: UnsafeBufferPointer<Int>,
-        context: EvaluationContext,
-        bits: UnsafeMutablePointer<UInt64>
-    ) {
-        let words = wordCount
-        let typeClassCount = self.typeClassCount
-        let layerMask = activeLayers(in: context)
-        let products = context.environment == .sandbox ? sandboxProducts.reader : productionProducts.reader
-        let roles = roleClasses.reader
-        let types = typeClasses.reader
-        let groupCells = self.groupCells.buffer
-        for index in 0..<groups.count {
-            let target = first[index]
-            guard target >= 0 else { continue }
-            let grant = bits + target &* 2 &* words
-            // A merged group takes the first occurrence's type.
-            let type = Int(types.value(for: groups[target].groupType.rawValue) ?? 0)
-            var layers = layerMask
-            while layers != 0 {
-                let layer = layers.trailingZeroBitCount
-                layers &= layers &- 1
-                // layer < layers.count and type < typeClassCount: in range.
-                or(groupCells[layer &* typeClassCount &+ type], into: grant)
-            }
-            accumulateEntries(
-                groups[index].roles,
-                type: type,
-                layerMask: layerMask,
-                products: products,
-                roles: roles,
-                into: grant
-            )
-        }
-        guard !directRules.isEmpty else { return }
-        for index in 0..<groups.count {
-            let target = first[index]
-            guard target >= 0 else { continue }
-            let group = groups[target]
-            accumulateDirectRules(
-                groupID: group.groupID,
-                groupType: group.groupType,
-                roles: groups[index].roles,
-                context: context,
-                grant: bits + target * 2 * words,
-                deny: bits + target * 2 * words + words
-            )
-        }
-    }
-
-    /// ORs pair `pair` (0: nothing) into a group's grant words and the deny words right after them.
-    @inline(__always)
-    private func or(_ pair: UInt32, into grant: UnsafeMutablePointer<UInt64>) {
-        guard pair != 0 else { return }
-        let words = wordCount
-        let pairs = pairWords.buffer
-        // Cells hold pair indices below pairs.count / 2W (PairPool.finalize), so the reads are in
-        // range; the buffer's subscript still checks in debug builds.
-        let base = Int(pair) &* (words &* 2)
-        if words == 1 {
-            grant[0] |= pairs[base]
-            grant[1] |= pairs[base &+ 1]
-            return
-        }
-        var word = 0
-        while word < words {
-            grant[word] |= pairs[base &+ word]
-            grant[words &+ word] |= pairs[base &+ words &+ word]
-            word += 1
-        }
-    }
-
-    /// The role-level part of ``accumulate(groups:first:context:bits:)`` for one group's entries.
-    ///
-    /// Per entry: its role class and product, then one any-product cell and one product cell per
-    /// active layer. Kept out of line and small, so the two string lookups inline into the loop.
-    @inline(never)
-    private func accumulateEntries(
-        _ entries: [RoleEntry],
-        type: Int,
-        layerMask: UInt64,
-        products: StringTable.Reader,
-        roles: StringTable.Reader,
-        into grant: UnsafeMutablePointer<UInt64>
-    ) {
-        guard hasDenseRoleTables else {
-            accumulateEntriesSparsely(
-                entries,
-                type: type,
-                layerMask: layerMask,
-                products: products,
-                roles: roles,
-                into: grant
-            )
-            return
-        }
-        let typeClassCount = self.typeClassCount
-        let roleClassCount = self.roleClassCount
-        let productCount = self.productCount
-        let anyProductCells = self.anyProductCells.buffer
-        let productCells = self.productCells.buffer
-        for entry in entries {
-            let role = Int(roles.value(for: entry.role.rawValue) ?? 0)
-            let product = productCount == 0 ? -1 : Int(products.value(for: entry.productID) ?? -1)
-            var layers = layerMask
-            while layers != 0 {
-                let layer = layers.trailingZeroBitCount
-                layers &= layers &- 1
-                // Every index is built from classes in range (layer < layers.count, type <
-                // typeClassCount, role < roleClassCount, 0 <= product < productCount), so the
-                // tables' sizes (PairPool, CellTableBuilder counts) bound it.
-                let layerType = layer &* typeClassCount &+ type
-                or(anyProductCells[layerType &* roleClassCount &+ role], into: grant)
-                if product >= 0 {
-                    or(productCells[(layerType &* productCount &+ product) &* roleClassCount &+ role], into: grant)
-                }
-            }
-        }
-    }
-
-    /// ``accumulateEntries(_:type:layerMask:products:roles:into:)`` without dense tables: each
-    /// entry's candidate rules (those naming its product, and the any-product rules) are checked
-    /// against the entry's role class and the group's type class, so the work is bounded by the
-    /// rules' conditions rather than by the product of the dimensions.
-    @inline(never)
-    private func accumulateEntriesSparsely(
-        _ entries: [RoleEntry],
-        type: Int,
-        layerMask: UInt64,
-        products: StringTable.Reader,
-        roles: StringTable.Reader,
-        into grant: UnsafeMutablePointer<UInt64>
-    ) {
-        let deny = grant + wordCount
-        func apply(_ ruleIndex: Int, role: Int32) {
-            let layer = ruleLayers[ruleIndex]
-            // Direct rules (layer -1) are checked by accumulateDirectRules.
-            guard layer >= 0, layerMask & (1 << UInt64(layer)) != 0 else { return }
-            let conditions = ruleConditions[ruleIndex]
-            guard conditions.types.accepts(Int32(type), in: conditionPool),
-                conditions.roles.accepts(role, in: conditionPool)
-            else { return }
-            ruleBits[ruleIndex].or(into: rules.effect(ruleIndex) == .grant ? grant : deny)
-        }
-        for entry in entries {
-            let role = roles.value(for: entry.role.rawValue) ?? 0
-            let product = productCount == 0 ? -1 : Int(products.value(for: entry.productID) ?? -1)
-            if product >= 0 {
-                for ruleIndex in rulesByProduct[product] { apply(ruleIndex, role: role) }
-            }
-            for ruleIndex in anyProductRules { apply(ruleIndex, role: role) }
-        }
-    }
-
-    /// The rules outside the tables, checked one by one against a group and its entries.
-    private func accumulateDirectRules(
-        groupID: String,
-        groupType: GroupType,
-        roles: [RoleEntry],
-        context: EvaluationContext,
-        grant: UnsafeMutablePointer<UInt64>,
-        deny: UnsafeMutablePointer<UInt64>
-    ) {
-        for index in directRulesByGroupID[groupID] ?? [] { applyDirectRule(index) }
-        for index in directRulesForEveryGroup { applyDirectRule(index) }
-        func applyDirectRule(_ index: Int) {
-            guard rules.requires(index).hold(in: context),
-                rules.matches(rules.condition(.groupType, of: index), groupType.rawValue),
-                rules.matches(rules.condition(.groupID, of: index), groupID)
-            else { return }
-            if rules.isRoleLevel(index) {
-                let products = rules.condition(.productID, of: index)
-                let roleCondition = rules.condition(.role, of: index)
-                let matched = roles.contains { entry in
-                    rules.matches(products, ruleProductID(entry.productID, environment: context.environment))
-                        && rules.matches(roleCondition, entry.role.rawValue)
-                }
-                guard matched else { return }
-            }
-            ruleBits[index].or(into: rules.effect(index) == .grant ? grant : deny)
-        }
-    }
-}
-
-/// Deduplicates (grant, deny) bit-set pairs; pair 0 is the empty pair.
-struct PairPool {
-    let wordCount: Int
-    /// Working pairs while tables are built, 2W words each.
-    var scratch: [UInt64] = []
-    var scratchCount = 0
-
-    init(wordCount: Int) {
-        self.wordCount = wordCount
-    }
-
-    mutating func newScratchPair() -> Int {
-        scratch.append(contentsOf: repeatElement(0, count: 2 * wordCount))
-        scratchCount += 1
-        return scratchCount - 1
-    }
-
-    mutating func or(scratchPair: Int, bits: RuleBits, deny: Bool) {
-        let base = scratchPair * 2 * wordCount + (deny ? wordCount : 0)
-        scratch.withUnsafeMutableBufferPointer { scratch in
-            if let start = scratch.baseAddress { bits.or(into: start + base) }
-        }
-    }
-
-    /// Turns the tables' scratch references into deduplicated final pair indices.
-    func finalize(_ tables: [CellTableBuilder]) -> (words: [UInt64], tables: [[UInt32]]) {
-        // Deduplicated by content through a small open-addressing table over the final words (a
-        // dictionary keyed by array slices hashed every pair through SipHash: a few percent of
-        // loading a large policy).
-        let width = 2 * wordCount
-        var words = [UInt64](repeating: 0, count: width)
-        var capacity = 16
-        while capacity < (scratchCount + 1) * 2 { capacity *= 2 }
-        let mask = capacity - 1
-        /// Final pair indices plus one; 0 is an empty slot.
-        var slots = [UInt32](repeating: 0, count: capacity)
-        func hash(_ source: [UInt64], from start: Int) -> Int {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for offset in 0..<width {
-                hash = (hash ^ source[start + offset]) &* 0x9E37_79B9_7F4A_7C15
-                hash ^= hash >> 29
-            }
-            return Int(truncatingIfNeeded: hash) & mask
-        }
-        /// The slot holding a pair equal to `source[start..<start + width]`, or the empty slot
-        /// where it goes.
-        func slot(of source: [UInt64], from start: Int) -> Int {
-            var slot = hash(source, from: start)
-            while slots[slot] != 0 {
-                let candidate = Int(slots[slot] - 1) * width
-                var equal = true
-                for offset in 0..<width where words[candidate + offset] != source[start + offset] {
-                    equal = false
-                    break
-                }
-                if equal { return slot }
-                slot = (slot + 1) & mask
-            }
-            return slot
-        }
-        slots[slot(of: words, from: 0)] = 1
-        var finalIndexOfScratch = [UInt32](repeating: 0, count: scratchCount)
-        for pair in 0..<scratchCount {
-            let start = pair * width
-            let found = slot(of: scratch, from: start)
-            if slots[found] == 0 {
-                slots[found] = UInt32(words.count / width) + 1
-                words.append(contentsOf: scratch[start..<(start + width)])
-            }
-            finalIndexOfScratch[pair] = slots[found] - 1
-        }
-        let finalTables = tables.map { table in
-            table.cells.map { $0 == 0 ? 0 : finalIndexOfScratch[Int($0) - 1] }
-        }
-        return (words, finalTables)
-    }
-}
-
-/// A table of cells under construction: each cell refers to a scratch pair (1-based; 0 = empty).
-struct CellTableBuilder {
-    var cells: [UInt32]
-
-    init(count: Int) {
-        cells = [UInt32](repeating: 0, count: count)
-    }
-
-    mutating func add(cell: Int, bits: RuleBits, deny: Bool, pool: inout PairPool) {
-        if cells[cell] == 0 { cells[cell] = UInt32(pool.newScratchPair() + 1) }
-        pool.or(scratchPair: Int(cells[cell]) - 1, bits: bits, deny: deny)
     }
 }

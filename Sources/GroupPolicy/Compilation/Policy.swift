@@ -300,20 +300,3 @@ package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyEr
         )
     }
 }
-
-/// A short reason for a file error, without Foundation's long wrappers.
-func describe(_ error: any Error) -> String {
-    if let error = error as? CocoaError {
-        switch error.code {
-        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
-        case .fileReadNoPermission: return "permission denied"
-        case .fileReadInvalidFileName: return "invalid file name"
-        default: break
-        }
-    }
-    return "\(error)"
-}
-
-func isDirectory(_ path: String) -> Bool {
-    (try? FileStatus(path: path))?.kind == .directory
-}

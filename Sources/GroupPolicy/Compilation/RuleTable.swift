@@ -185,7 +185,6 @@ struct RuleTable: Sendable {
         let valueStart: Int
 
         var isPresent: Bool { header != 0 }
-        var isAny: Bool { header == 1 }
         var valueCount: Int { max(Int(header), 2) - 2 }
     }
 

@@ -40,8 +40,7 @@ struct StringTable: Sendable {
         let mask = capacity - 1
         var count = 0
         for (key, value) in entries {
-            // The key's bytes in place: a copy per key (`Array(key.utf8)`) was most of the cost of
-            // building a table of millions of names.
+            // The key's bytes in place, without a copy per key: a table may hold millions of names.
             var key = key
             let added = key.withUTF8 { utf8 in
                 Self.insert(utf8, value: value, into: &slots, mask: mask, longBytes: &longBytes)

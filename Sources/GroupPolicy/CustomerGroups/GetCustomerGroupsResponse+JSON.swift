@@ -1,4 +1,4 @@
-extension GetCustomerGroupsResponse {
+extension GetCustomerGroupsResponse: AppleJSONDocument {
     /// Decodes Apple's JSON body strictly and fast.
     ///
     /// A missing `roles` (or `null`) is an empty list; unknown keys are skipped, since Apple may add
@@ -18,45 +18,29 @@ extension GetCustomerGroupsResponse {
         limits: ResponseLimits = .default,
         fileName: String? = nil
     ) throws(GroupPolicyError) {
-        // Inlinable so that callers' byte collections (usually `[UInt8]`) are specialised: a
-        // generic call through witness tables costs as much as decoding a small response.
-        let decode = { (buffer: UnsafeBufferPointer<UInt8>) in
-            Self.decoded(from: buffer, limits: limits, fileName: fileName)
-        }
-        let result =
-            jsonBytes.withContiguousStorageIfAvailable(decode) ?? Array(jsonBytes).withUnsafeBufferPointer(decode)
-        self = try result.get()
+        self = try withContiguousBytes(jsonBytes) { Self.decoded(from: $0, limits: limits, fileName: fileName) }.get()
     }
 
-    /// The response in `bytes`: the plain form in one pass, anything else (and every error) from
-    /// the reference decoder.
+    /// The response in `bytes` (see ``decodedDocument(_:limits:fileName:plain:reference:)``).
     @usableFromInline
     static func decoded(
         from bytes: UnsafeBufferPointer<UInt8>,
         limits: ResponseLimits,
         fileName: String?
     ) -> Result<GetCustomerGroupsResponse, GroupPolicyError> {
-        if var plain = PlainResponseDecoder(bytes: bytes, limits: limits), let response = plain.decodeCustomerGroups() {
-            return .success(response)
-        }
-        return decodeDocument(bytes, limits: limits, fileName: fileName) { decoder throws(ResponseDecoder.Failure) in
+        decodedDocument(bytes, limits: limits, fileName: fileName) {
+            $0.decodeCustomerGroups()
+        } reference: {
+            decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeCustomerGroups()
         }
     }
 
     /// Apple's compact JSON shape (keys in Apple's order; `roles` omitted when empty).
-    public func jsonBytes() -> [UInt8] {
-        var writer = JSONWriter(pretty: false)
-        write(to: &writer)
-        return writer.output
-    }
+    public func jsonBytes() -> [UInt8] { written(pretty: false).output }
 
     /// Apple's JSON shape as text, compact or pretty.
-    public func jsonString(pretty: Bool = false) -> String {
-        var writer = JSONWriter(pretty: pretty)
-        write(to: &writer)
-        return writer.string
-    }
+    public func jsonString(pretty: Bool = false) -> String { written(pretty: pretty).string }
 
     package func write(to writer: inout JSONWriter) {
         writer.beginObject()
@@ -84,7 +68,7 @@ extension GetCustomerGroupsResponse {
     }
 }
 
-extension GetGroupMembersResponse {
+extension GetGroupMembersResponse: AppleJSONDocument {
     /// Decodes Apple's JSON body strictly.
     ///
     /// `members` and `hasMore` are required, `paginationToken` optional; unknown keys are skipped.
@@ -101,43 +85,29 @@ extension GetGroupMembersResponse {
         limits: ResponseLimits = .default,
         fileName: String? = nil
     ) throws(GroupPolicyError) {
-        let decode = { (buffer: UnsafeBufferPointer<UInt8>) in
-            Self.decoded(from: buffer, limits: limits, fileName: fileName)
-        }
-        let result =
-            jsonBytes.withContiguousStorageIfAvailable(decode) ?? Array(jsonBytes).withUnsafeBufferPointer(decode)
-        self = try result.get()
+        self = try withContiguousBytes(jsonBytes) { Self.decoded(from: $0, limits: limits, fileName: fileName) }.get()
     }
 
-    /// The page in `bytes`: the plain form in one pass, anything else (and every error) from the
-    /// reference decoder.
+    /// The page in `bytes` (see ``decodedDocument(_:limits:fileName:plain:reference:)``).
     @usableFromInline
     static func decoded(
         from bytes: UnsafeBufferPointer<UInt8>,
         limits: ResponseLimits,
         fileName: String?
     ) -> Result<GetGroupMembersResponse, GroupPolicyError> {
-        if var plain = PlainResponseDecoder(bytes: bytes, limits: limits), let page = plain.decodeGroupMembers() {
-            return .success(page)
-        }
-        return decodeDocument(bytes, limits: limits, fileName: fileName) { decoder throws(ResponseDecoder.Failure) in
+        decodedDocument(bytes, limits: limits, fileName: fileName) {
+            $0.decodeGroupMembers()
+        } reference: {
+            decoder throws(ResponseDecoder.Failure) in
             try decoder.decodeGroupMembers()
         }
     }
 
     /// Apple's compact JSON shape.
-    public func jsonBytes() -> [UInt8] {
-        var writer = JSONWriter(pretty: false)
-        write(to: &writer)
-        return writer.output
-    }
+    public func jsonBytes() -> [UInt8] { written(pretty: false).output }
 
     /// Apple's JSON shape as text, compact or pretty.
-    public func jsonString(pretty: Bool = false) -> String {
-        var writer = JSONWriter(pretty: pretty)
-        write(to: &writer)
-        return writer.string
-    }
+    public func jsonString(pretty: Bool = false) -> String { written(pretty: pretty).string }
 
     func write(to writer: inout JSONWriter) {
         writer.beginObject()
@@ -156,16 +126,49 @@ extension GetGroupMembersResponse {
     }
 }
 
-/// Runs the reference decoder over `bytes` and turns its failure into a located error.
-private func decodeDocument<Document>(
+/// Apple's two JSON documents: one way to write them.
+protocol AppleJSONDocument {
+    /// Writes Apple's JSON shape of the document.
+    func write(to writer: inout JSONWriter)
+}
+
+extension AppleJSONDocument {
+    /// The document written, compact or pretty.
+    func written(pretty: Bool) -> JSONWriter {
+        var writer = JSONWriter(pretty: pretty)
+        write(to: &writer)
+        return writer
+    }
+}
+
+/// Calls `body` with the bytes, contiguous: in place when the collection stores them so (a
+/// `[UInt8]`, usually), otherwise copied once.
+///
+/// Inlinable so that callers' byte collections are specialised: a generic call through witness
+/// tables costs as much as decoding a small response.
+@inlinable
+func withContiguousBytes<Result>(
+    _ bytes: some Collection<UInt8>,
+    _ body: (UnsafeBufferPointer<UInt8>) -> Result
+) -> Result {
+    bytes.withContiguousStorageIfAvailable(body) ?? Array(bytes).withUnsafeBufferPointer(body)
+}
+
+/// A document in `bytes`: the plain form in one pass (`plain`), anything else, and every error,
+/// from the reference decoder (`reference`), its failure turned into a located error.
+func decodedDocument<Document>(
     _ bytes: UnsafeBufferPointer<UInt8>,
     limits: ResponseLimits,
     fileName: String?,
-    _ decode: (inout ResponseDecoder) throws(ResponseDecoder.Failure) -> Document
+    plain: (inout PlainResponseDecoder) -> Document?,
+    reference: (inout ResponseDecoder) throws(ResponseDecoder.Failure) -> Document
 ) -> Result<Document, GroupPolicyError> {
+    if var decoder = PlainResponseDecoder(bytes: bytes, limits: limits), let document = plain(&decoder) {
+        return .success(document)
+    }
     var decoder = ResponseDecoder(bytes: bytes, limits: limits)
     do throws(ResponseDecoder.Failure) {
-        return .success(try decode(&decoder))
+        return .success(try reference(&decoder))
     } catch {
         let source = SourceText(fileName: fileName, bytes: Array(bytes))
         var located = GroupPolicyError(

@@ -1,19 +1,11 @@
 /// The kind of a group (`groupType`), an open vocabulary: values Apple adds later decode and keep
 /// their raw string.
-public struct GroupType: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
+public struct GroupType: OpenVocabulary {
     /// The value exactly as Apple sends it.
     public let rawValue: String
 
     /// Creates a group type from Apple's raw value, known or not.
     public init(rawValue: String) { self.rawValue = rawValue }
-
-    /// Creates a group type from Apple's raw value, known or not.
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-
-    /// Creates a group type from a string literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
 
     /// `ORGANIZATION`: an organization bought seats and assigned one to the customer.
     ///
@@ -27,21 +19,4 @@ public struct GroupType: RawRepresentable, Hashable, Sendable, Codable, Expressi
 
     /// The values this version knows.
     public static let knownValues: [GroupType] = [.organization, .consumer]
-
-    /// Whether this version knows the value.
-    public var isKnown: Bool { self == .organization || self == .consumer }
-
-    /// The raw value.
-    public var description: String { rawValue }
-
-    /// Decodes the raw string.
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes the raw string.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }

@@ -13,25 +13,27 @@ extension CompiledPolicy {
         var roleCount = 0
         for group in groups { roleCount += group.roles.count }
         var records = DecisionProvenance()
-        let customer = withScratchBuffer(of: Int32.self, capacity: 2 * count + 2 * roleCount + 1) { plan in
-            withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
-                plan.initialize(repeating: 0)
-                bits.initialize(repeating: 0)
-                let first = UnsafeMutableBufferPointer(rebasing: plan[0..<count])
-                let next = UnsafeMutableBufferPointer(rebasing: plan[count..<2 * count])
-                let entryScratch = UnsafeMutableBufferPointer(rebasing: plan[(2 * count)...])
-                Self.planMerge(groups, first: first, next: next)
-                decideGroups(
-                    groups,
-                    first: first,
-                    next: next,
-                    context: context,
-                    bits: bits,
-                    entryScratch: entryScratch,
-                    roleCount: roleCount,
-                    records: &records
-                )
-                return CapabilityBits(words: UnsafeBufferPointer(rebasing: bits[0..<words]))
+        let customer = groups.withUnsafeBufferPointer { buffer in
+            // The merge plan (two values per group), then three values per role entry.
+            withScratchBuffer(of: Int32.self, capacity: 2 * count + 3 * roleCount + 1) { scratch in
+                withScratchBuffer(of: UInt64.self, capacity: 4 * words) { bits in
+                    bits.initialize(repeating: 0)
+                    let merge = GroupMerge(
+                        buffer,
+                        first: UnsafeMutableBufferPointer(rebasing: scratch[0..<count]),
+                        next: UnsafeMutableBufferPointer(rebasing: scratch[count..<2 * count])
+                    )
+                    decideGroups(
+                        groups,
+                        merge: merge,
+                        context: context,
+                        bits: bits,
+                        entryScratch: UnsafeMutableBufferPointer(rebasing: scratch[(2 * count)...]),
+                        roleCount: roleCount,
+                        records: &records
+                    )
+                    return CapabilityBits(words: UnsafeBufferPointer(rebasing: bits[0..<words]))
+                }
             }
         }
         return Decision(
@@ -43,53 +45,13 @@ extension CompiledPolicy {
         )
     }
 
-    /// Duplicate group ids: `first[i]` is the index of the first group with group i's id, `next[i]`
-    /// the next group with that id (-1: none).
-    private static func planMerge(
-        _ groups: [GroupEntry],
-        first: UnsafeMutableBufferPointer<Int32>,
-        next: UnsafeMutableBufferPointer<Int32>
-    ) {
-        let count = groups.count
-        for index in 0..<count {
-            first[index] = Int32(index)
-            next[index] = -1
-        }
-        if count <= 32 {
-            // Few groups: compare the ids directly.
-            for index in 1..<max(count, 1) {
-                let groupID = groups[index].groupID
-                for earlier in 0..<index where first[earlier] == Int32(earlier) && groups[earlier].groupID == groupID {
-                    first[index] = Int32(earlier)
-                    var last = earlier
-                    while next[last] >= 0 { last = Int(next[last]) }
-                    next[last] = Int32(index)
-                    break
-                }
-            }
-            return
-        }
-        var byID: [String: (first: Int, last: Int)] = [:]
-        byID.reserveCapacity(count)
-        for (index, group) in groups.enumerated() {
-            if let known = byID[group.groupID] {
-                first[index] = Int32(known.first)
-                next[known.last] = Int32(index)
-                byID[group.groupID] = (known.first, index)
-            } else {
-                byID[group.groupID] = (index, index)
-            }
-        }
-    }
-
     /// Evaluates each merged group in order of first occurrence and records it.
     ///
     /// `bits` holds the customer's words, then the group's granted, denied and surviving words;
-    /// `entryScratch` two values per role entry of the response.
+    /// `entryScratch` three values per role entry of the response.
     private func decideGroups(
         _ groups: [GroupEntry],
-        first: UnsafeMutableBufferPointer<Int32>,
-        next: UnsafeMutableBufferPointer<Int32>,
+        merge: GroupMerge,
         context: EvaluationContext,
         bits: UnsafeMutableBufferPointer<UInt64>,
         entryScratch: UnsafeMutableBufferPointer<Int32>,
@@ -101,27 +63,31 @@ extension CompiledPolicy {
         let granted = customer + words
         let denied = granted + words
         let surviving = denied + words
-        let skipPlaceholder = context.environment == .production
         records.groups.reserveCapacity(groups.count)
         records.grants.reserveCapacity(8 + 4 * roleCount)
+        // Whether the last document's tables (whose interned values evaluateGroup leaves for
+        // finishGrants) give each name the tables know its own number: not so in the sandbox when
+        // an alias maps two product ids to one.
+        let namesInternedExactly = context.environment != .sandbox || (documents.last?.productAliases.isEmpty ?? true)
 
-        for index in groups.indices where first[index] == Int32(index) {
+        for index in groups.indices where merge.isFirst(index) {
             let ordinal = Int32(records.groups.count)
             let group = groups[index]
             var flags: UInt32 = 0
-            var entries = group.roles
-            var member = Int(next[index])
-            let merged = member >= 0
+            var member = Int(merge.next[index])
             while member >= 0 {
-                if groups[member].groupType != group.groupType { flags |= DecisionProvenance.Group.conflictingTypes }
-                entries += groups[member].roles
-                member = Int(next[member])
+                if !groups[member].groupType.rawValue.isExactly(group.groupType.rawValue) {
+                    flags |= DecisionProvenance.Group.conflictingTypes
+                }
+                member = Int(merge.next[member])
             }
             for word in 0..<words { surviving[word] = 0 }
 
-            if skipPlaceholder && group.groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
+            if GroupMerge.ignores(group.groupID, in: context.environment) {
                 flags |= DecisionProvenance.Group.placeholder
             } else {
+                let entries = merge.next[index] < 0 ? group.roles : merge.entries(ofFirst: index)
+                countWork(1 + entries.count)
                 for word in 0..<words {
                     granted[word] = 0
                     denied[word] = 0
@@ -146,11 +112,11 @@ extension CompiledPolicy {
                 finishGrants(
                     from: grantStart,
                     entries: entries,
+                    namesInternedExactly: namesInternedExactly,
                     surviving: surviving,
-                    groups: groups,
+                    merge: merge,
                     first: index,
-                    merged: merged,
-                    next: next,
+                    entryScratch: entryScratch,
                     records: &records
                 )
                 finishDenials(from: denialStart, granted: granted, records: &records)
@@ -314,23 +280,38 @@ extension CompiledPolicy {
     }
 
     /// Orders one group's grant records by capability (sorted = catalog order), document, rule,
-    /// then entry; keeps those whose capability survived, once per distinct (product, role) entry
-    /// (identical entries, as in a merged duplicate group, yield one grant); then turns merged
-    /// entry indices into the response's (group, role entry) indices.
+    /// then entry; keeps those whose capability survived, once per distinct entry
+    /// (``IdenticalEntries``: identical entries, as in a merged duplicate group, yield one grant);
+    /// then turns merged entry indices into the response's (group, role entry) indices.
+    ///
+    /// Linear in the records after the sort: `entryScratch` holds, per merged entry, the first
+    /// entry identical to it and, for a merged group, the response group and role entry it is.
     private func finishGrants(
         from start: Int,
         entries: [RoleEntry],
+        namesInternedExactly: Bool,
         surviving: UnsafeMutablePointer<UInt64>,
-        groups: [GroupEntry],
+        merge: GroupMerge,
         first: Int,
-        merged: Bool,
-        next: UnsafeMutableBufferPointer<Int32>,
+        entryScratch: UnsafeMutableBufferPointer<Int32>,
         records: inout DecisionProvenance
     ) {
         guard records.grants.count > start else { return }
+        let count = entries.count
+        // What evaluateGroup left: each entry's product and role class as the last document
+        // interned them (the same for identical entries), until the table below replaces them.
+        let internedProducts = UnsafeBufferPointer(rebasing: entryScratch[0..<count])
+        let internedRoles = UnsafeBufferPointer(rebasing: entryScratch[count..<2 * count])
+        let firstIdentical = UnsafeMutableBufferPointer(rebasing: entryScratch[0..<count])
         let kept = records.grants.withUnsafeMutableBufferPointer { all -> Int in
             let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
             sortGrants(slice)
+            countWork(slice.count)
+            // Identical entries match the same rules, so a repeat always follows the first of its
+            // kind within its (capability, document, rule) run: it is found among the few entries
+            // the run kept so far, or, past a few, through the table of every entry's first
+            // identical one (built once per group, so the work stays linear).
+            var repeatsKnown = false
             var write = 0
             var runStart = 0
             for read in 0..<slice.count {
@@ -342,18 +323,34 @@ extension CompiledPolicy {
                     && previous.rule == record.rule
                 {
                     if record.entryRole >= 0 {
-                        let entry = entries[Int(record.entryRole)]
-                        var repeated = false
-                        for earlier in runStart..<write {
-                            let other = Int(slice[earlier].entryRole)
-                            if other == Int(record.entryRole)
-                                || (entries[other].role == entry.role && entries[other].productID == entry.productID)
-                            {
+                        // The same entry again (a rule that reaches it twice), or a repeat of one.
+                        if previous.entryRole == record.entryRole { continue }
+                        let entry = Int(record.entryRole)
+                        if !repeatsKnown && write - runStart <= Self.shortRun {
+                            // Identical entries have the same interned product and role class, so
+                            // only entries that share both can be identical; a product and a role
+                            // the tables name are then the same bytes, other values are compared.
+                            countWork(write - runStart)
+                            let named =
+                                namesInternedExactly && internedProducts[entry] >= 0 && internedRoles[entry] > 0
+                            var repeated = false
+                            for earlier in runStart..<write {
+                                let other = Int(slice[earlier].entryRole)
+                                guard internedProducts[other] == internedProducts[entry],
+                                    internedRoles[other] == internedRoles[entry],
+                                    named || IdenticalEntries.areIdentical(entries, other, entry)
+                                else { continue }
                                 repeated = true
                                 break
                             }
+                            if repeated { continue }
+                        } else {
+                            if !repeatsKnown {
+                                IdenticalEntries.find(entries, into: firstIdentical)
+                                repeatsKnown = true
+                            }
+                            if firstIdentical[entry] != record.entryRole { continue }
                         }
-                        if repeated { continue }
                     }
                 } else {
                     runStart = write
@@ -362,26 +359,46 @@ extension CompiledPolicy {
                 write += 1
             }
             // Merged entry indices -> (response group, role entry).
-            for position in 0..<write where slice[position].entryRole >= 0 {
-                var group = first
-                var role = Int(slice[position].entryRole)
-                if merged {
-                    while role >= groups[group].roles.count {
-                        role -= groups[group].roles.count
-                        group = Int(next[group])
-                    }
+            if merge.next[first] < 0 {
+                for position in 0..<write where slice[position].entryRole >= 0 {
+                    slice[position].entryGroup = Int32(first)
                 }
-                slice[position].entryGroup = Int32(group)
-                slice[position].entryRole = Int32(role)
+            } else {
+                let entryGroup = UnsafeMutableBufferPointer(rebasing: entryScratch[count..<2 * count])
+                let entryRole = UnsafeMutableBufferPointer(rebasing: entryScratch[2 * count..<3 * count])
+                var merged = 0
+                var member = first
+                while member >= 0 {
+                    for role in merge.groups[member].roles.indices {
+                        entryGroup[merged] = Int32(member)
+                        entryRole[merged] = Int32(role)
+                        merged += 1
+                    }
+                    member = Int(merge.next[member])
+                }
+                countWork(merged)
+                for position in 0..<write where slice[position].entryRole >= 0 {
+                    let index = Int(slice[position].entryRole)
+                    slice[position].entryGroup = entryGroup[index]
+                    slice[position].entryRole = entryRole[index]
+                }
             }
             return start + write
         }
         records.grants.removeSubrange(kept...)
     }
 
+    /// The most entries a run compares a record with one by one before it asks the table of
+    /// identical entries.
+    private static let shortRun = 8
+
     /// Keeps one group's denial records whose capability was granted there (only those were
     /// removed), ordered by capability, document, rule, each once.
-    private func finishDenials(from start: Int, granted: UnsafeMutablePointer<UInt64>, records: inout DecisionProvenance) {
+    private func finishDenials(
+        from start: Int,
+        granted: UnsafeMutablePointer<UInt64>,
+        records: inout DecisionProvenance
+    ) {
         guard records.denials.count > start else { return }
         let kept = records.denials.withUnsafeMutableBufferPointer { all -> Int in
             let slice = UnsafeMutableBufferPointer(rebasing: all[start...])
@@ -412,8 +429,8 @@ extension CompiledPolicy {
     }
 
     /// Orders a group's grant records by capability, document, rule, entry: bucketed by capability
-    /// (a stable counting pass; a group's records spread over its capabilities), then each bucket by
-    /// insertion; very large groups and catalogs past 255 capabilities take the standard sort.
+    /// (a counting pass; a group's records spread over its capabilities), then each bucket sorted;
+    /// catalogs past 255 capabilities take the standard sort.
     private func sortGrants(_ slice: UnsafeMutableBufferPointer<DecisionProvenance.Grant>) {
         let count = slice.count
         let capabilities = catalog.names.count
@@ -423,7 +440,7 @@ extension CompiledPolicy {
             return left.entryRole < right.entryRole
         }
         guard count > 1 else { return }
-        guard count <= 1024 && capabilities <= 255 else {
+        guard capabilities <= 255 else {
             Self.sort(slice) { left, right in
                 if left.capability != right.capability { return left.capability < right.capability }
                 return precedesWithinCapability(left, right)
@@ -431,17 +448,39 @@ extension CompiledPolicy {
             return
         }
         withScratchBuffer(of: DecisionProvenance.Grant.self, capacity: count) { bucketed in
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: capabilities + 1) { starts in
+            let largest = withUnsafeTemporaryAllocation(of: Int32.self, capacity: capabilities + 1) { starts in
                 // starts[c]: where capability c's bucket begins.
                 starts.initialize(repeating: 0)
-                for record in slice { starts[Int(record.capability) + 1] += 1 }
+                var largest: Int32 = 0
+                for record in slice {
+                    starts[Int(record.capability) + 1] += 1
+                    largest = max(largest, starts[Int(record.capability) + 1])
+                }
                 for capability in 0..<capabilities { starts[capability + 1] += starts[capability] }
                 for record in slice {
                     let position = Int(starts[Int(record.capability)])
                     bucketed.initializeElement(at: position, to: record)
                     starts[Int(record.capability)] = Int32(position + 1)
                 }
+                return Int(largest)
             }
+            guard largest <= Self.insertionSortLimit else {
+                // A large bucket: copied back, then each bucket sorted on its own.
+                _ = slice.update(fromContentsOf: bucketed)
+                var bucketStart = 0
+                for index in 1...count {
+                    guard index == count || slice[index].capability != slice[bucketStart].capability else { continue }
+                    Self.sort(
+                        UnsafeMutableBufferPointer(rebasing: slice[bucketStart..<index]),
+                        by: precedesWithinCapability
+                    )
+                    bucketStart = index
+                }
+                return
+            }
+            // Small buckets (the usual few records per capability): each record inserted into its
+            // bucket as it is copied back.
+            countWork(count)
             var bucketStart = 0
             for index in 0..<count {
                 let record = bucketed[index]
@@ -456,13 +495,18 @@ extension CompiledPolicy {
         }
     }
 
+    /// The most records sorted by insertion (each moved past at most this many): beyond, the
+    /// standard sort, so sorting stays O(n log n) however many records share a capability.
+    private static let insertionSortLimit = 32
+
     /// Sorts a group's records: insertion sort for the usual few dozen, the standard sort beyond.
     @inline(__always)
     private static func sort<Record>(
         _ records: UnsafeMutableBufferPointer<Record>,
         by precedes: (Record, Record) -> Bool
     ) {
-        guard records.count > 32 else {
+        countWork(records.count)
+        guard records.count > insertionSortLimit else {
             for index in records.indices.dropFirst() {
                 let record = records[index]
                 var position = index

@@ -303,7 +303,7 @@ extension Decision {
                                 if sandbox {
                                     let productID = responseGroups[entryGroup].roles[entryRole].productID
                                     let ruleProductID = ruleProductID(productID, document: grant.document)
-                                    if ruleProductID != productID {
+                                    if !ruleProductID.isExactly(productID) {
                                         output.appendEscaped(ruleProductID, plain: false)
                                         put("\",\n      \"sandboxProductId\": \"", "\",\"sandboxProductId\":\"")
                                     }

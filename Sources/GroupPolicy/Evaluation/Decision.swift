@@ -85,27 +85,37 @@ public struct Decision: Sendable {
     /// Reading it builds the array (most decisions have none).
     public var notes: [String] {
         var notes: [String] = []
-        for group in records.groups where group.flags != 0 {
-            let first = responseGroups[Int(group.first)]
-            let groupID = first.groupID
-            let groupType = first.groupType
-            if group.flags & DecisionProvenance.Group.conflictingTypes != 0 {
-                let members = responseGroups[Int(group.first)...].filter { $0.groupID == groupID }
-                var distinct: [String] = []
-                for member in members.dropFirst() where member.groupType != groupType {
-                    if !distinct.contains(member.groupType.rawValue) { distinct.append(member.groupType.rawValue) }
+        guard records.groups.contains(where: { $0.flags != 0 }) else { return notes }
+        responseGroups.withUnsafeBufferPointer { responseGroups in
+            GroupMerge.withPlan(responseGroups) { merge in
+                for group in records.groups where group.flags != 0 {
+                    let first = responseGroups[Int(group.first)]
+                    let groupID = first.groupID
+                    if group.flags & DecisionProvenance.Group.conflictingTypes != 0 {
+                        // The types in order of first appearance, each once (by bytes, as they matched).
+                        var types = ExactNameIndex()
+                        var occurrences = 0
+                        var member = Int(group.first)
+                        while member >= 0 {
+                            occurrences += 1
+                            types.insert(responseGroups[member].groupType.rawValue)
+                            member = Int(merge.next[member])
+                        }
+                        countWork(occurrences)
+                        let firstType = first.groupType.rawValue
+                        notes.append(
+                            "group \(groupID) appears \(occurrences) times with conflicting groupType "
+                                + "(\(types.names.joined(separator: ", "))); its role entries were merged "
+                                + "and the first groupType, \(firstType), applies"
+                        )
+                    }
+                    if group.flags & DecisionProvenance.Group.placeholder != 0 {
+                        notes.append(
+                            "group \(groupID) is Apple's sandbox placeholder; it is ignored in Production "
+                                + "(no capabilities, no workspace)"
+                        )
+                    }
                 }
-                notes.append(
-                    "group \(groupID) appears \(members.count) times with conflicting groupType "
-                        + "(\(([groupType.rawValue] + distinct).joined(separator: ", "))); its role entries were merged "
-                        + "and the first groupType, \(groupType.rawValue), applies"
-                )
-            }
-            if group.flags & DecisionProvenance.Group.placeholder != 0 {
-                notes.append(
-                    "group \(groupID) is Apple's sandbox placeholder; it is ignored in Production "
-                        + "(no capabilities, no workspace)"
-                )
             }
         }
         return notes
@@ -129,6 +139,9 @@ public struct Decision: Sendable {
     }
 
     /// Whether the customer has `capability` in the group `groupID`.
+    ///
+    /// Group ids compare by their bytes, as evaluation merges groups: a precomposed "é" and "e"
+    /// followed by a combining accent are two groups.
     public func allows(_ capability: Capability, inGroup groupID: String) -> Bool {
         guard let ordinal = ordinal(ofGroup: groupID), let index = policy.catalog.index(of: capability.name) else {
             return false
@@ -139,7 +152,8 @@ public struct Decision: Sendable {
         return word & (1 << UInt64(index & 63)) != 0
     }
 
-    /// The capabilities one group gives, or `nil` when the response has no such group.
+    /// The capabilities one group gives, or `nil` when the response has no such group (its id
+    /// compared by bytes, as in ``allows(_:inGroup:)``).
     public func capabilities(inGroup groupID: String) -> CapabilitySet? {
         ordinal(ofGroup: groupID).map(capabilities(of:))
     }
@@ -157,9 +171,10 @@ public struct Decision: Sendable {
 
     // MARK: From the records
 
-    /// The merged group's position among the decision's groups, by id.
+    /// The merged group's position among the decision's groups, by id (its bytes, as groups are
+    /// merged by them).
     func ordinal(ofGroup groupID: String) -> Int? {
-        records.groups.firstIndex { responseGroups[Int($0.first)].groupID == groupID }
+        records.groups.firstIndex { responseGroups[Int($0.first)].groupID.isExactly(groupID) }
     }
 
     func groupID(of ordinal: Int32) -> String {
@@ -212,7 +227,7 @@ public struct Decision: Sendable {
             rule: rule,
             productID: productID,
             role: entry.role,
-            sandboxProductID: productID != entry.productID ? entry.productID : nil
+            sandboxProductID: productID.isExactly(entry.productID) ? nil : entry.productID
         )
     }
 }

@@ -36,53 +36,42 @@ extension CompiledPolicy {
     /// The union over groups of (granted - denied), merged by group id, from the tables.
     ///
     /// Allocates nothing for responses of up to 32 groups and policies of up to 64 capabilities:
-    /// the working bit sets, merge indices and id hashes live in temporary (stack) buffers.
+    /// the merge plan and the working bit sets live in temporary (stack) buffers.
     package func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
         let words = catalog.wordCount
         let count = groups.count
-        let skipPlaceholder = context.environment == .production
+        let environment = context.environment
         return groups.withUnsafeBufferPointer { groups in
-            withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { first in
-                // first[i]: the index of the first group with group i's id, or -1 when it gets nothing.
-                if count <= 32 {
-                    // Few groups: compare hashes of the ids (then the ids), without allocating.
-                    withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { hashes in
-                        for index in 0..<count {
-                            let hash = StringTable.hash(of: groups[index].groupID)
-                            hashes[index] = hash
-                            first[index] = index
-                            for earlier in 0..<index
-                            where hashes[earlier] == hash && groups[earlier].groupID == groups[index].groupID {
-                                first[index] = first[earlier]
-                                break
-                            }
-                            if skipPlaceholder && first[index] == index && hash == Self.placeholderHash
-                                && groups[index].groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID
-                            {
-                                first[index] = -1
-                            }
-                        }
-                    }
-                } else {
-                    let plan = MergePlan(groups)
-                    for index in 0..<count {
-                        let target = plan.first[index]
-                        let ignored =
-                            skipPlaceholder
-                            && groups[target].groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID
-                        first[index] = ignored ? -1 : target
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count) { plan in
+                let merge = GroupMerge(
+                    groups,
+                    first: UnsafeMutableBufferPointer(rebasing: plan[0..<count]),
+                    next: UnsafeMutableBufferPointer(rebasing: plan[count...])
+                )
+                // first[i] becomes the group whose bits group i adds to, or -1 when it gets nothing.
+                let first = merge.first
+                for index in 0..<count {
+                    let target = Int(first[index])
+                    if target == index {
+                        if GroupMerge.ignores(groups[index].groupID, in: environment) { first[index] = -1 }
+                    } else if first[target] < 0 {
+                        first[index] = -1
                     }
                 }
-                let first = UnsafeBufferPointer(first)
+                let targets = UnsafeBufferPointer(first)
                 return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: words + 2 * words * count) { buffer in
                     // The capacity is exact: the customer's words, then (grant, deny) per group.
                     guard let customer = buffer.baseAddress else { return .small(0) }
                     buffer.initialize(repeating: 0)
                     let bits = customer + words
+                    #if DEBUG
+                    // What each document's accumulation reads: every group and role entry.
+                    for group in groups { countWork(documents.count * (1 + group.roles.count)) }
+                    #endif
                     for document in documents {
-                        document.accumulate(groups: groups, first: first, context: context, bits: bits)
+                        document.accumulate(groups: groups, first: targets, context: context, bits: bits)
                     }
-                    for index in 0..<count where first[index] == index {
+                    for index in 0..<count where targets[index] == Int32(index) {
                         let grant = bits + index * 2 * words
                         for word in 0..<words { customer[word] |= grant[word] & ~grant[words + word] }
                     }
@@ -91,43 +80,4 @@ extension CompiledPolicy {
             }
         }
     }
-
-    private static let placeholderHash = StringTable.hash(of: GetCustomerGroupsResponse.sandboxPlaceholderGroupID)
-}
-
-/// For each group of a response, the index of the first group with the same id.
-struct MergePlan {
-    let first: [Int]
-
-    init(_ groups: UnsafeBufferPointer<GroupEntry>) {
-        var firstByID: [String: Int] = [:]
-        firstByID.reserveCapacity(groups.count)
-        var first: [Int] = []
-        first.reserveCapacity(groups.count)
-        for (index, group) in groups.enumerated() {
-            if let existing = firstByID[group.groupID] {
-                first.append(existing)
-            } else {
-                firstByID[group.groupID] = index
-                first.append(index)
-            }
-        }
-        self.first = first
-    }
-}
-
-/// The response's groups with duplicate ids merged: each element lists the indices of one group
-/// id's entries, in order of first occurrence.
-func mergePlan(_ groups: [GroupEntry]) -> [[Int]] {
-    var plan: [[Int]] = []
-    var positionByID: [String: Int] = [:]
-    for (index, group) in groups.enumerated() {
-        if let position = positionByID[group.groupID] {
-            plan[position].append(index)
-        } else {
-            positionByID[group.groupID] = plan.count
-            plan.append([index])
-        }
-    }
-    return plan
 }

@@ -27,9 +27,38 @@ extension CompiledPolicy {
             )
         }
         let groups = response.groups
-        if let requestedGroupID, !groups.contains(where: { $0.groupID == requestedGroupID }) {
-            var seen: Set<String> = []
-            let ids = groups.map(\.groupID).filter { seen.insert($0).inserted }
+        let result = groups.withUnsafeBufferPointer { groups in
+            GroupMerge.withPlan(groups) { merge in
+                Result { () throws(GroupPolicyError) in
+                    try explain(
+                        capability,
+                        capabilityIndex: capabilityIndex,
+                        merge: merge,
+                        in: context,
+                        group: requestedGroupID
+                    )
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// ``explain(_:for:in:group:)`` over the merged groups of the response.
+    private func explain(
+        _ capability: Capability,
+        capabilityIndex: Int,
+        merge: GroupMerge,
+        in context: EvaluationContext,
+        group requestedGroupID: String?
+    ) throws(GroupPolicyError) -> Explanation {
+        let groups = merge.groups
+        // The merged groups to explain: every one, or the one asked about (its id compared by bytes,
+        // as the merge compares them).
+        let explained = groups.indices.filter { index in
+            merge.isFirst(index) && (requestedGroupID.map { groups[index].groupID.isExactly($0) } ?? true)
+        }
+        if let requestedGroupID, explained.isEmpty {
+            let ids = groups.indices.filter(merge.isFirst).map { groups[$0].groupID }
             let suggestion =
                 Suggestion.closest(to: requestedGroupID, among: ids).map { " (did you mean '\($0)'?)" } ?? ""
             throw GroupPolicyError(
@@ -56,15 +85,13 @@ extension CompiledPolicy {
 
         // Every group lists every rule naming the capability that it does not meet: bounded by
         // their product, refused at once rather than taking minutes (and gigabytes of near misses).
-        let plan = mergePlan(groups)
         let rules = (grantRules + denyRules).reduce(0) { $0 + $1.count }
-        let explained = requestedGroupID == nil ? plan.count : 1
-        let pairs = rules.multipliedReportingOverflow(by: explained)
+        let pairs = rules.multipliedReportingOverflow(by: explained.count)
         guard !pairs.overflow, pairs.partialValue <= Self.maximumExplainedPairs else {
             throw GroupPolicyError(
                 code: .limitExceeded,
-                message: "explaining '\(capability.name)' would weigh \(rules) rules naming it in each of \(explained) "
-                    + "groups, over the limit of \(Self.maximumExplainedPairs) rule-group pairs; "
+                message: "explaining '\(capability.name)' would weigh \(rules) rules naming it in each of "
+                    + "\(explained.count) groups, over the limit of \(Self.maximumExplainedPairs) rule-group pairs; "
                     + "explain one group with --group"
             )
         }
@@ -81,46 +108,42 @@ extension CompiledPolicy {
         }
         // An entry costs its two values and, in the JSON, about 32 bytes of keys and punctuation.
         var entryBytes = 0
-        for members in plan where requestedGroupID == nil || groups[members[0]].groupID == requestedGroupID {
-            for member in members {
+        for index in explained {
+            var member = index
+            while member >= 0 {
                 for entry in groups[member].roles {
                     entryBytes += entry.productID.utf8.count + entry.role.rawValue.utf8.count + 32
                 }
+                member = Int(merge.next[member])
             }
         }
-        let listedRules = ruleBytes.multipliedReportingOverflow(by: explained)
+        let listedRules = ruleBytes.multipliedReportingOverflow(by: explained.count)
         let listedEntries = entryBytes.multipliedReportingOverflow(by: roleLevelRules)
         let listed = listedRules.partialValue.addingReportingOverflow(listedEntries.partialValue)
         guard !listedRules.overflow, !listedEntries.overflow, !listed.overflow,
             listed.partialValue <= Self.maximumExplainedBytes
         else {
+            let total =
+                listed.overflow || listedRules.overflow || listedEntries.overflow
+                ? "more than \(Int.max)" : "\(listed.partialValue)"
+            let hint = requestedGroupID == nil ? "explain one group with --group" : "this group is too large to explain"
             throw GroupPolicyError(
                 code: .limitExceeded,
-                message: "explaining '\(capability.name)' would list "
-                    + (listed.overflow || listedRules.overflow || listedEntries.overflow
-                        ? "more than \(Int.max)" : "\(listed.partialValue)")
-                    + " bytes of rule values and role entries (\(rules) rules naming it, \(explained) groups), "
-                    + "over the limit of \(Self.maximumExplainedBytes) bytes; "
-                    + (requestedGroupID == nil
-                        ? "explain one group with --group" : "this group is too large to explain")
+                message: "explaining '\(capability.name)' would list \(total) bytes of rule values and role entries "
+                    + "(\(rules) rules naming it, \(explained.count) groups), over the limit of "
+                    + "\(Self.maximumExplainedBytes) bytes; \(hint)"
             )
         }
 
-        var explanations: [Explanation.Group] = []
-        for members in plan {
-            let first = groups[members[0]]
-            if let requestedGroupID, first.groupID != requestedGroupID { continue }
-            let entries = members.count == 1 ? first.roles : members.flatMap { groups[$0].roles }
-            explanations.append(
-                explainGroup(
-                    capability: capability.name,
-                    groupID: first.groupID,
-                    groupType: first.groupType,
-                    entries: entries,
-                    context: context,
-                    grantRules: grantRules,
-                    denyRules: denyRules
-                )
+        let explanations = explained.map { index in
+            explainGroup(
+                capability: capability.name,
+                groupID: groups[index].groupID,
+                groupType: groups[index].groupType,
+                entries: merge.entries(ofFirst: index),
+                context: context,
+                grantRules: grantRules,
+                denyRules: denyRules
             )
         }
         let hasGrantRules = grantRules.contains { !$0.isEmpty }
@@ -136,13 +159,14 @@ extension CompiledPolicy {
         grantRules: [[Int]],
         denyRules: [[Int]]
     ) -> Explanation.Group {
-        if context.environment == .production && groupID == GetCustomerGroupsResponse.sandboxPlaceholderGroupID {
+        if GroupMerge.ignores(groupID, in: context.environment) {
             return Explanation.Group(groupID: groupID, groupType: groupType, outcome: .ignored)
         }
         let group = GroupFacts(groupID: groupID, groupType: groupType, context: context)
         var grants: [Grant] = []
         var matchedGrant = false
         var nearMisses: [Explanation.NearMiss] = []
+        var firstIdentical: [Int32] = []
         nearMisses.reserveCapacity(grantRules.reduce(0) { $0 + $1.count })
         for (documentIndex, document) in documents.enumerated() where !grantRules[documentIndex].isEmpty {
             let seen = seenEntries(entries, by: document, in: context)
@@ -152,6 +176,7 @@ extension CompiledPolicy {
             do {
                 let rules = document.rules
                 for ruleIndex in grantRules[documentIndex] {
+                    countWork(1 + entries.count)
                     let matcher = EntryMatcher(ruleIndex, in: document)
                     let unmet = Self.unmetConditions(
                         of: ruleIndex,
@@ -169,35 +194,12 @@ extension CompiledPolicy {
                         grants.append(Grant(capability: capability, groupID: groupID, rule: labels[ruleIndex]))
                         continue
                     }
-                    // Identical entries (a merged duplicate group) yield one grant, as in the
-                    // decision: compared byte for byte, in a list while it is short (most groups
-                    // have a few entries), then through an index of the exact bytes of the three
-                    // values, each prefixed by its length.
-                    var recorded: [(entry: RoleEntry, ruleProductID: String)] = []
-                    var recordedIndex: ExactNameIndex?
-                    for index in entries.indices where matcher.matches(seen[index]) {
+                    // Identical entries (a merged duplicate group) yield one grant, as in the decision.
+                    if firstIdentical.isEmpty { firstIdentical = IdenticalEntries.firstIdentical(entries) }
+                    for index in entries.indices
+                    where firstIdentical[index] == Int32(index) && matcher.matches(seen[index]) {
                         let entry = entries[index]
                         let ruleProductID = seen[index].productID
-                        if recordedIndex == nil && recorded.count < 32 {
-                            let known = recorded.contains { earlier in
-                                earlier.entry.productID.isExactly(entry.productID)
-                                    && earlier.entry.role.rawValue.isExactly(entry.role.rawValue)
-                                    && earlier.ruleProductID.isExactly(ruleProductID)
-                            }
-                            if known { continue }
-                        } else {
-                            if recordedIndex == nil {
-                                var built = ExactNameIndex()
-                                for earlier in recorded {
-                                    built.insert(Self.entryKey(earlier.entry, earlier.ruleProductID))
-                                }
-                                recordedIndex = built
-                            }
-                            let key = Self.entryKey(entry, ruleProductID)
-                            if recordedIndex?.index(of: key) != nil { continue }
-                            recordedIndex?.insert(key)
-                        }
-                        recorded.append((entry, ruleProductID))
                         grants.append(
                             Grant(
                                 capability: capability,
@@ -205,7 +207,7 @@ extension CompiledPolicy {
                                 rule: labels[ruleIndex],
                                 productID: ruleProductID,
                                 role: entry.role,
-                                sandboxProductID: ruleProductID != entry.productID ? entry.productID : nil
+                                sandboxProductID: ruleProductID.isExactly(entry.productID) ? nil : entry.productID
                             )
                         )
                     }
@@ -316,12 +318,6 @@ extension CompiledPolicy {
         return unmet
     }
 
-    /// An entry's exact bytes as one key: its product id, the product id the rule sees and its
-    /// role, each prefixed by its length.
-    private static func entryKey(_ entry: RoleEntry, _ ruleProductID: String) -> String {
-        [entry.productID, ruleProductID, entry.role.rawValue].map { "\($0.utf8.count):\($0)" }.joined()
-    }
-
     private static let listedKinds: [RuleTable.ConditionKind] = [.groupType, .groupID, .productID, .role]
 
     /// Bytes the rule may add to one group's explanation: its label and the values its conditions
@@ -342,8 +338,8 @@ extension CompiledPolicy {
 
 /// A role-level rule's product and role conditions, checked through the compiled document's tables
 /// (exact bytes, as evaluation compares them), so that checking a group's role entries against the
-/// rule costs two lookups per entry rather than a scan of the rule's lists, and building it costs
-/// nothing (an index per rule and explanation slowed every explanation down fourfold).
+/// rule costs two lookups per entry rather than a scan of the rule's lists, and making one builds
+/// nothing: an explanation makes one per rule naming the capability.
 struct EntryMatcher {
     private let document: CompiledDocument
     private let conditions: CompiledDocument.RuleConditions

@@ -29,7 +29,10 @@ public struct Explanation: Sendable, Hashable {
     }
 
     /// The explanation of the group `groupID`, or `nil` when it is not among ``groups``.
+    ///
+    /// Group ids compare by their bytes, as evaluation merges groups: a precomposed "é" and "e"
+    /// followed by a combining accent are two groups.
     public func group(_ groupID: String) -> Explanation.Group? {
-        groups.first { $0.groupID == groupID }
+        groups.first { $0.groupID.isExactly(groupID) }
     }
 }

@@ -34,26 +34,14 @@ package enum BoundedFileReader {
     /// - Throws: A ``GroupPolicyError``: `unreadableFile` (no such file, permission denied, not a
     ///   file: "X is a character device, not a file"), or `limitExceeded`.
     package static func read(_ path: String, maximumBytes: Int) throws(GroupPolicyError) -> [UInt8] {
-        let status: FileStatus
-        do {
-            status = try FileStatus(path: path)
-        } catch {
-            throw unreadable(path, error)
-        }
-        try refuseUnlessReadable(status.kind, path)
+        let status = try readableStatus(path) { () throws(SystemError) in try FileStatus(path: path) }
         // A FIFO without a writer blocks in `open` until one comes, as `cat` does: naming a FIFO
         // means someone is about to write to it. Anything else opens without blocking, so a FIFO
         // swapped in after the `stat` cannot hang the open.
         let waitForWriter = status.kind == .fifo
         let descriptor = try openForReading(path, blocking: waitForWriter)
         defer { _ = close(descriptor) }
-        let opened: FileStatus
-        do {
-            opened = try FileStatus(descriptor: descriptor)
-        } catch {
-            throw unreadable(path, error)
-        }
-        try refuseUnlessReadable(opened.kind, path)
+        let opened = try readableStatus(path) { () throws(SystemError) in try FileStatus(descriptor: descriptor) }
         if opened.kind == .regular && opened.size > maximumBytes {
             throw GroupPolicyError(
                 code: .limitExceeded,
@@ -103,6 +91,22 @@ package enum BoundedFileReader {
     /// - Throws: A ``GroupPolicyError``: `unreadableFile` or `limitExceeded`.
     package static func read(pathOrStandardInput path: String, maximumBytes: Int) throws(GroupPolicyError) -> [UInt8] {
         path == "-" ? try readStandardInput(maximumBytes: maximumBytes) : try read(path, maximumBytes: maximumBytes)
+    }
+
+    /// What `stat` says about `path` (by its name, or by the descriptor opened for it), refused
+    /// unless it is a file to read.
+    private static func readableStatus(
+        _ path: String,
+        _ stat: () throws(SystemError) -> FileStatus
+    ) throws(GroupPolicyError) -> FileStatus {
+        let status: FileStatus
+        do {
+            status = try stat()
+        } catch {
+            throw unreadable(path, error)
+        }
+        try refuseUnlessReadable(status.kind, path)
+        return status
     }
 
     private static func refuseUnlessReadable(_ kind: FileStatus.Kind, _ path: String) throws(GroupPolicyError) {

@@ -114,3 +114,8 @@ package func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
     guard let status = try? FileStatus(path: path) else { return nil }
     return (status.device, status.inode)
 }
+
+/// Whether `path` is a directory (following symbolic links).
+func isDirectory(_ path: String) -> Bool {
+    (try? FileStatus(path: path))?.kind == .directory
+}

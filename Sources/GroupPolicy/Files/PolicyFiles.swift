@@ -174,3 +174,16 @@ package enum PolicyFiles {
         }
     }
 }
+
+/// A short reason for a file error, without Foundation's long wrappers.
+private func describe(_ error: any Error) -> String {
+    if let error = error as? CocoaError {
+        switch error.code {
+        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
+        case .fileReadNoPermission: return "permission denied"
+        case .fileReadInvalidFileName: return "invalid file name"
+        default: break
+        }
+    }
+    return "\(error)"
+}

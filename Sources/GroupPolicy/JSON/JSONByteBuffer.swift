@@ -60,11 +60,11 @@ struct JSONByteBuffer: JSONByteOutput {
 
     @inline(__always)
     mutating func appendEscaped(_ text: String, plain: Bool) {
-        JSONEscaping.withUTF8(text) { bytes in
-            if plain || !JSONEscaping.needsEscaping(bytes) {
+        JSONWriter.withUTF8(text) { bytes in
+            if plain || !JSONWriter.needsEscaping(bytes) {
                 append(UnsafeRawBufferPointer(bytes))
             } else {
-                JSONEscaping.forEachEscapedRun(bytes) { append($0) }
+                JSONWriter.forEachEscapedRun(bytes) { append($0) }
             }
         }
     }

@@ -8,6 +8,6 @@ struct JSONByteCounter: JSONByteOutput {
     mutating func append(byte: UInt8) { count += 1 }
     @inline(__always)
     mutating func appendEscaped(_ text: String, plain: Bool) {
-        count += plain ? text.utf8.count : JSONEscaping.escapedCount(text)
+        count += plain ? text.utf8.count : JSONWriter.escapedCount(text)
     }
 }

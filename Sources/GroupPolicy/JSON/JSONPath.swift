@@ -38,8 +38,8 @@ package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
         for component in components {
             switch component {
             case .index(let index):
-                // Appended piece by piece: an interpolation per index showed when a large policy
-                // had a warning per rule.
+                // Appended piece by piece, without an interpolation: a large policy may have a
+                // warning, and so a path, per rule.
                 text += "["
                 text += String(index)
                 text += "]"

@@ -1,7 +1,8 @@
 /// Writes JSON text directly, in the caller's key order.
 ///
 /// Compact, or pretty with two-space indentation and `"key": value`. Empty containers print as `[]`
-/// and `{}`. Package-visible so the package's other modules quote JSON strings the same way.
+/// and `{}`. It owns the package's JSON string escaping (``appendQuoted(_:to:)``), which every
+/// JSON the package writes goes through; package-visible for the package's other modules.
 package struct JSONWriter {
     private(set) var output: [UInt8] = []
     let pretty: Bool
@@ -9,13 +10,6 @@ package struct JSONWriter {
     /// Per open container: whether it has an element yet (for commas) — true after the first.
     private var hasElements: [Bool] = []
     private var afterKey = false
-
-    /// A JSON string literal for `text`: quoted, with the escapes JSON requires.
-    package static func quoted(_ text: String) -> String {
-        var writer = JSONWriter(pretty: false, reservingCapacity: text.utf8.count + 2)
-        writer.string(text)
-        return writer.string
-    }
 
     package init(pretty: Bool, reservingCapacity capacity: Int = 256) {
         self.pretty = pretty
@@ -111,42 +105,6 @@ package struct JSONWriter {
     private static let spaces = [UInt8](repeating: 0x20, count: 64)
 
     private mutating func appendQuoted(_ text: String) {
-        output.append(UInt8(ascii: "\""))
-        if text.utf8.withContiguousStorageIfAvailable({ appendEscaped($0) }) == nil {
-            Array(text.utf8).withUnsafeBufferPointer { appendEscaped($0) }
-        }
-        output.append(UInt8(ascii: "\""))
-    }
-
-    /// Appends the bytes, escaped for a JSON string: runs that need no escape are copied whole
-    /// (appending byte by byte was half the cost of encoding a decision with provenance).
-    private mutating func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        var runStart = 0
-        var index = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 else {
-                index += 1
-                continue
-            }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: output.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: output.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            default:
-                let hex = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [
-                    0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
-                ])
-            }
-            index += 1
-            runStart = index
-        }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+        Self.appendQuoted(text, to: &output)
     }
 }

@@ -20,8 +20,8 @@ package struct SourceText: Sendable {
         var checkpoints: [Int] = []
         checkpoints.reserveCapacity(bytes.count / Self.checkpointStride + 1)
         var scalars = 0
-        // One checkpoint per stride, then a plain loop over the stride's bytes (a large policy is
-        // megabytes; a division per byte showed in its load profile).
+        // One checkpoint per stride, then a plain loop over the stride's bytes, without a division
+        // per byte: a large policy is megabytes.
         bytes.withUnsafeBufferPointer { buffer in
             var chunkStart = 0
             while chunkStart < buffer.count {

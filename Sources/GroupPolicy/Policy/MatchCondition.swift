@@ -9,13 +9,4 @@ package struct MatchCondition: Sendable, Equatable {
 
     /// A match with `productId` or `role` holds per role entry; one without holds per group.
     package var isRoleLevel: Bool { productIDs != nil || roles != nil }
-
-    func matchesGroup(groupID: String, groupType: String) -> Bool {
-        (groupTypes?.matches(groupType) ?? true) && (groupIDs?.matches(groupID) ?? true)
-    }
-
-    /// Whether a role entry (its product id already aliased) satisfies the role-level conditions.
-    package func matchesEntry(productID: String, role: String) -> Bool {
-        (productIDs?.matches(productID) ?? true) && (roles?.matches(role) ?? true)
-    }
 }

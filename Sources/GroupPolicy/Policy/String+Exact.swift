@@ -8,8 +8,13 @@ extension String {
     /// one path and not the other (a deny naming one spelling missed while a grant applies).
     package func isExactly(_ other: String) -> Bool {
         // The counts first (constant time for native strings), then the bytes in place: the
-        // generic `elementsEqual` of two UTF-8 views walks them through iterators.
+        // generic `elementsEqual` of two UTF-8 views walks them through iterators. Native strings
+        // lend their bytes without a copy; only a bridged one is copied.
         guard utf8.count == other.utf8.count else { return false }
+        let inPlace = utf8.withContiguousStorageIfAvailable { left in
+            other.utf8.withContiguousStorageIfAvailable { right in bytesEqual(left, right) }
+        }
+        if let inPlace, let equal = inPlace { return equal }
         var mine = self
         var theirs = other
         return mine.withUTF8 { left in theirs.withUTF8 { right in bytesEqual(left, right) } }

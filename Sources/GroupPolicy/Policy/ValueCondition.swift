@@ -4,13 +4,6 @@ package enum ValueCondition: Sendable, Equatable {
     case any
     case oneOf([String])
 
-    package func matches(_ value: String) -> Bool {
-        switch self {
-        case .any: true
-        case .oneOf(let values): values.contains { $0.isExactly(value) }
-        }
-    }
-
     /// Whether every value this condition matches is matched by `other` too.
     func isSubset(of other: ValueCondition?) -> Bool {
         guard let other else { return true }

@@ -106,9 +106,11 @@ struct FetchFaultTests {
         #expect(result.standardError.hasPrefix(fault.message.prefix), "\(result.standardError)")
         #expect(result.standardError.hasSuffix(fault.message.suffix), "\(result.standardError)")
         #expect(result.standardError.filter { $0 == "\n" }.count == 1)
-        // --timeout bounds the whole request; more seconds for starting the process and loading
-        // the key on a loaded machine.
-        #expect(result.elapsed < .seconds(fault.timeout + 4))
+        // --timeout bounds the whole request: the message and the number of requests the servers
+        // saw prove it (a slow loris gets no second attempt). The wall clock only proves the
+        // process ends rather than hangs; its window is wide because starting a process and
+        // loading the key take seconds on a busy machine (yet under the slow loris's minute).
+        #expect(result.elapsed < .seconds(fault.timeout + 40))
         let scan = try SecretScan(tokens: tokens)
         scan.check(result)
         for event in events {

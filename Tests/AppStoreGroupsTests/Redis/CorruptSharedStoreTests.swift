@@ -8,13 +8,16 @@ import Testing
 /// the process that reads it, nor grant anything.
 @Suite("Decision service: a corrupted shared store")
 struct CorruptSharedStoreTests {
-    /// An answer as `CachedGroupsAnswer.encoded()` lays it out, with any fetch time.
-    static func encoded(fetchedAtMilliseconds: UInt64, body: String) -> [UInt8] {
-        var bytes = Array("GPA1".utf8) + [0]
+    /// An answer as `CachedGroupsAnswer.encoded(boundTo:)` lays it out, with any fetch time.
+    static func encoded(fetchedAtMilliseconds: UInt64, body: String, key: [UInt8] = []) -> [UInt8] {
+        var bytes = Array("GPA2".utf8) + [0]
         for shift in stride(from: 56, through: 0, by: -8) {
             bytes.append(UInt8(truncatingIfNeeded: fetchedAtMilliseconds >> UInt64(shift)))
         }
-        return bytes + Array(body.utf8)
+        for shift in stride(from: 24, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: key.count >> shift))
+        }
+        return bytes + key + Array(body.utf8)
     }
 
     @Test("a fetch time after the year 9999 or before 1970 is not an answer")
@@ -60,10 +63,14 @@ struct CorruptSharedStoreTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let store = try server.store()
-        _ = try await store.call([
-            Array("SET".utf8), store.answerKey("c1", .sandbox),
-            Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: StubAppStore.consumerBody),
-        ])
+        let key = store.answerKey("c1", .sandbox)
+        _ = try await store.call(
+            [
+                Array("SET".utf8), key,
+                Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: StubAppStore.consumerBody, key: key),
+            ],
+            "SET"
+        )
         let stub = StubAppStore()
         let lines = RecordingObserver()
         let service = try GroupDecisionService(
@@ -76,9 +83,10 @@ struct CorruptSharedStoreTests {
         let served = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .live)
         #expect(stub.requests == ["c1"])
-        _ = try await store.call([
-            Array("SET".utf8), store.rateKey(.customerGroups, .sandbox), Array(String(Int64.max).utf8),
-        ])
+        _ = try await store.call(
+            [Array("SET".utf8), store.rateKey(.customerGroups, .sandbox), Array(String(Int64.max).utf8)],
+            "SET"
+        )
         // An instant that is not one this store writes is a store failure: logged, and this
         // process carries on with its own gate and budget.
         let second = try await service.decision(anyTransactionID: "c2", environment: .sandbox)
@@ -86,8 +94,8 @@ struct CorruptSharedStoreTests {
         #expect(stub.requests == ["c1", "c2"])
         #expect(
             lines.lines == [
-                "shared cache failed: Redis at 127.0.0.1:\(server.port): the rate-limit instant is not a "
-                    + "number of milliseconds"
+                "shared cache failed: Redis at 127.0.0.1:\(server.port): GET rate-limit: the instant is not "
+                    + "a number of milliseconds"
             ]
         )
     }

@@ -16,15 +16,18 @@ struct RedisServerError: Error, CustomStringConvertible {
 /// when the object goes away.
 final class RedisServer: @unchecked Sendable {
     let port: Int
-    private let process: Process
+    /// Arguments added to the server's command line, such as `--rename-command GET ""`.
+    let extraArguments: [String]
+    private var process: Process
 
     /// Starts a server on a free port; a port taken between probing and starting is retried.
-    static func start() async throws -> RedisServer {
+    static func start(arguments: [String] = []) async throws -> RedisServer {
         try await offCooperativePool {
             var lastError: any Error = RedisServerError(description: "redis-server did not start")
             for _ in 0..<5 {
                 do {
-                    return try RedisServer(port: try LoopbackSocket.freePort())
+                    let port = try LoopbackSocket.freePort()
+                    return RedisServer(port: port, extraArguments: arguments, process: try launch(port, arguments))
                 } catch {
                     lastError = error
                 }
@@ -33,7 +36,14 @@ final class RedisServer: @unchecked Sendable {
         }
     }
 
-    private init(port: Int) throws {
+    private init(port: Int, extraArguments: [String], process: Process) {
+        self.port = port
+        self.extraArguments = extraArguments
+        self.process = process
+    }
+
+    /// Starts `redis-server` on `port` and waits until it accepts connections.
+    private static func launch(_ port: Int, _ extraArguments: [String]) throws -> Process {
         // redis-server writes its pid file only after binding its port: a server that lost the
         // port to another test's server (two probes can see the same free port) exits instead,
         // and the other server's accepting connections is not taken for this one's.
@@ -42,10 +52,11 @@ final class RedisServer: @unchecked Sendable {
         defer { try? FileManager.default.removeItem(atPath: pidFile) }
         let process = Process()
         process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = [
-            "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--protected-mode", "yes", "--loglevel", "warning", "--pidfile", pidFile,
-        ]
+        process.arguments =
+            [
+                "redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--protected-mode", "yes", "--loglevel", "warning", "--pidfile", pidFile,
+            ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -55,9 +66,7 @@ final class RedisServer: @unchecked Sendable {
             let started = (try? String(contentsOfFile: pidFile, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             if started == String(process.processIdentifier) && LoopbackSocket.accepts(port: port) {
-                self.port = port
-                self.process = process
-                return
+                return process
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -83,13 +92,40 @@ final class RedisServer: @unchecked Sendable {
         while LoopbackSocket.accepts(port: port), Date() < end { Thread.sleep(forTimeInterval: 0.01) }
     }
 
+    /// Stops the server and starts a new, empty one on the same port (a Redis restart).
+    func restart() async throws {
+        try await offCooperativePool {
+            self.stop()
+            var lastError: any Error = RedisServerError(description: "redis-server did not restart")
+            // The port was just released: a few tries absorb a slow release.
+            for _ in 0..<5 {
+                do {
+                    self.process = try Self.launch(self.port, self.extraArguments)
+                    return
+                } catch {
+                    lastError = error
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+            }
+            throw lastError
+        }
+    }
+
     /// A store on this server.
     func store(
         prefix: String = "test",
         timeout: Duration = .seconds(2),
+        maximumConnections: Int = RedisGroupsCache.defaultMaximumConnections,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> RedisGroupsCache {
-        try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: prefix, timeout: timeout, now: now)
+        try RedisGroupsCache(
+            host: "127.0.0.1",
+            port: port,
+            keyPrefix: prefix,
+            timeout: timeout,
+            maximumConnections: maximumConnections,
+            now: now
+        )
     }
 }
 

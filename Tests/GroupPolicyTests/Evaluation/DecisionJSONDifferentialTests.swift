@@ -148,7 +148,7 @@ import Foundation
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     bytes[position] = byte
                     let expected = byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-                    let actual = bytes.withUnsafeBufferPointer { JSONEscaping.needsEscaping($0) }
+                    let actual = bytes.withUnsafeBufferPointer { JSONWriter.needsEscaping($0) }
                     if actual != expected {
                         Issue.record("length \(length) position \(position) byte \(byte)")
                         return

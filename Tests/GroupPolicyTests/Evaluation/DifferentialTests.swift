@@ -34,6 +34,22 @@ import Testing
         }
     }
 
+    /// Group ids and product ids in two spellings `String` calls equal (precomposed "é", and "e"
+    /// with a combining accent), repeated groups with conflicting types and the placeholder, in
+    /// both environments: the merge and every match compare bytes, on both paths.
+    @Test(arguments: 0..<4)
+    func canonicallyEquivalentNamesMatchTheReference(batch: Int) throws {
+        var random = RandomInputs(seed: UInt64(batch) &* 2_147_483_647 &+ 7)
+        random.groupIDs = RandomInputs.groupIDs + RandomInputs.canonicallyEquivalentNames
+        random.products = RandomInputs.products + RandomInputs.canonicallyEquivalentNames
+        random.groupCount = 2...8
+        for iteration in 0..<150 {
+            let capabilityCount = random.chance(0.15) ? random.int(60...140) : random.int(1...8)
+            let label = "equivalent \(batch) iteration \(iteration)"
+            guard try compare(&random, capabilityCount: capabilityCount, label: label) != nil else { return }
+        }
+    }
+
     /// Policies with more distinct `requires` than the 64 the tables hold as layers: the rules past
     /// the 64th are evaluated one by one (fast path) and through the indexes (provenance).
     @Test(arguments: 0..<2)

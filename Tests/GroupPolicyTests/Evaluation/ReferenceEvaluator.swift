@@ -8,23 +8,35 @@ import GroupPolicyTestSupport
 /// No indexes, no bit sets, every rule checked for every group. The optimized evaluator must agree
 /// with it.
 struct ReferenceEvaluator {
+    /// Compared by bytes, field by field (see ``ExactString``).
     struct GrantKey: Hashable {
         var capability, groupID, rule: String
         var productID: String?
         var role: String?
         var sandboxProductID: String?
+
+        private var exact: [ExactString?] {
+            [capability, groupID, rule, productID, role, sandboxProductID].map { $0.map(ExactString.init) }
+        }
+        static func == (left: GrantKey, right: GrantKey) -> Bool { left.exact == right.exact }
+        func hash(into hasher: inout Hasher) { hasher.combine(exact) }
     }
 
+    /// Compared by bytes, field by field.
     struct DenialKey: Hashable {
         var capability, groupID, rule: String
+
+        private var exact: [ExactString] { [capability, groupID, rule].map(ExactString.init) }
+        static func == (left: DenialKey, right: DenialKey) -> Bool { left.exact == right.exact }
+        func hash(into hasher: inout Hasher) { hasher.combine(exact) }
     }
 
     struct Outcome: Equatable {
         var customer: Set<String> = []
-        var groups: [String] = []
-        var groupTypes: [String] = []
+        var groups: [ExactString] = []
+        var groupTypes: [ExactString] = []
         var groupCapabilities: [Set<String>] = []
-        var workspaces: [String] = []
+        var workspaces: [ExactString] = []
         var grants: Set<GrantKey> = []
         var denials: Set<DenialKey> = []
         /// Grants and denials as the decision lists them (README, "Provenance order"): by group, then
@@ -39,26 +51,27 @@ struct ReferenceEvaluator {
 
     func evaluate(_ response: GetCustomerGroupsResponse, _ context: EvaluationContext) -> Outcome {
         var outcome = Outcome()
-        // 2.6: merge duplicate group ids, first type wins.
+        // 2.6: merge duplicate group ids (the same bytes), first type wins.
         var order: [String] = []
-        var types: [String: String] = [:]
-        var entries: [String: [RoleEntry]] = [:]
-        var conflict: Set<String> = []
+        var types: [ExactString: String] = [:]
+        var entries: [ExactString: [RoleEntry]] = [:]
+        var conflict: Set<ExactString> = []
         for group in response.groups {
-            if let type = types[group.groupID] {
-                if type != group.groupType.rawValue { conflict.insert(group.groupID) }
+            let key = ExactString(group.groupID)
+            if let type = types[key] {
+                if !type.isSameBytes(group.groupType.rawValue) { conflict.insert(key) }
             } else {
                 order.append(group.groupID)
-                types[group.groupID] = group.groupType.rawValue
+                types[key] = group.groupType.rawValue
             }
-            entries[group.groupID, default: []] += group.roles
+            entries[key, default: []] += group.roles
         }
         outcome.noteCount = conflict.count
         for groupID in order {
-            let groupType = types[groupID] ?? ""
-            outcome.groups.append(groupID)
-            outcome.groupTypes.append(groupType)
-            if context.environment == .production && groupID == "900000000000000000" {
+            let groupType = types[ExactString(groupID)] ?? ""
+            outcome.groups.append(ExactString(groupID))
+            outcome.groupTypes.append(ExactString(groupType))
+            if context.environment == .production && groupID.isSameBytes("900000000000000000") {
                 outcome.noteCount += 1
                 outcome.groupCapabilities.append([])
                 continue
@@ -69,8 +82,10 @@ struct ReferenceEvaluator {
             var denyRules: [(String, [String])] = []
             for document in documents {
                 let aliases = context.environment == .sandbox ? document.productAliases : [:]
-                let groupEntries = entries[groupID] ?? []
-                let products = groupEntries.map { aliases[$0.productID] ?? $0.productID }
+                let groupEntries = entries[ExactString(groupID)] ?? []
+                let products = groupEntries.map { entry in
+                    aliases.first { $0.key.isSameBytes(entry.productID) }?.value ?? entry.productID
+                }
                 for rule in document.rules {
                     let label = documents.count > 1 ? "\(document.id)/\(rule.id)" : rule.id
                     guard holds(rule.requires, context), holds(rule.match.groupTypes, groupType),
@@ -100,7 +115,8 @@ struct ReferenceEvaluator {
                                     productID: index.map { products[$0] },
                                     role: index.map { groupEntries[$0].role.rawValue },
                                     sandboxProductID: index.flatMap {
-                                        products[$0] != groupEntries[$0].productID ? groupEntries[$0].productID : nil
+                                        products[$0].isSameBytes(groupEntries[$0].productID)
+                                            ? nil : groupEntries[$0].productID
                                     }
                                 )
                             )
@@ -113,8 +129,10 @@ struct ReferenceEvaluator {
                     else { continue }
                     let relevant = groupEntries.indices.filter { holds(workspace.match.productIDs, products[$0]) }
                     if workspace.match.productIDs != nil && relevant.isEmpty { continue }
-                    let admin = relevant.contains { workspace.adminRoles.contains(groupEntries[$0].role.rawValue) }
-                    outcome.workspaces.append("\(workspace.id)@\(groupID):\(admin ? "admin" : "member")")
+                    let admin = relevant.contains { index in
+                        workspace.adminRoles.contains { $0.isSameBytes(groupEntries[index].role.rawValue) }
+                    }
+                    outcome.workspaces.append(ExactString("\(workspace.id)@\(groupID):\(admin ? "admin" : "member")"))
                 }
             }
             let capabilities = granted.subtracting(denied)
@@ -149,13 +167,15 @@ struct ReferenceEvaluator {
     private func holds(_ condition: ValueCondition?, _ value: String) -> Bool {
         switch condition {
         case nil, .any?: true
-        case .oneOf(let values)?: values.contains(value)
+        case .oneOf(let values)?: values.contains { $0.isSameBytes(value) }
         }
     }
 
     private func holds(_ requirements: Requirements, _ context: EvaluationContext) -> Bool {
         (requirements.environments?.contains(context.environment) ?? true)
-            && requirements.entitlements.allSatisfy { context.entitlements.contains($0) }
+            && requirements.entitlements.allSatisfy { required in
+                context.entitlements.contains { $0.isSameBytes(required) }
+            }
     }
 }
 
@@ -163,10 +183,10 @@ extension ReferenceEvaluator.Outcome {
     /// The same view of an optimized decision, for comparison.
     init(_ decision: Decision) {
         customer = Set(decision.capabilities.names)
-        groups = decision.groups.map(\.groupID)
-        groupTypes = decision.groups.map(\.groupType.rawValue)
+        groups = decision.groups.map { ExactString($0.groupID) }
+        groupTypes = decision.groups.map { ExactString($0.groupType.rawValue) }
         groupCapabilities = decision.groups.map { Set($0.capabilities.names) }
-        workspaces = decision.workspaces.map { "\($0.workspace.id)@\($0.groupID):\($0.role.rawValue)" }
+        workspaces = decision.workspaces.map { ExactString("\($0.workspace.id)@\($0.groupID):\($0.role.rawValue)") }
         grants = Set(
             decision.grants.map {
                 ReferenceEvaluator.GrantKey(

@@ -13,22 +13,23 @@ struct ReferenceExplainer {
         _ context: EvaluationContext,
         group requested: String? = nil
     ) -> String {
-        // Groups with the same id are one group: first type, all role entries, first position.
+        // Groups with the same id (the same bytes) are one group: first type, all role entries,
+        // first position.
         var order: [String] = []
-        var types: [String: String] = [:]
-        var entries: [String: [RoleEntry]] = [:]
+        var types: [ExactString: String] = [:]
+        var entries: [ExactString: [RoleEntry]] = [:]
         for group in response.groups {
-            if types[group.groupID] == nil {
+            let key = ExactString(group.groupID)
+            if types[key] == nil {
                 order.append(group.groupID)
-                types[group.groupID] = group.groupType.rawValue
+                types[key] = group.groupType.rawValue
             }
-            entries[group.groupID, default: []] += group.roles
+            entries[key, default: []] += group.roles
         }
         var groupObjects: [String] = []
-        for groupID in order where requested == nil || requested == groupID {
-            groupObjects.append(
-                explainGroup(capability, groupID, types[groupID] ?? "", entries[groupID] ?? [], context)
-            )
+        for groupID in order where requested.map({ $0.isSameBytes(groupID) }) ?? true {
+            let key = ExactString(groupID)
+            groupObjects.append(explainGroup(capability, groupID, types[key] ?? "", entries[key] ?? [], context))
         }
         return #"{"capability":\#(quote(capability)),"groups":[\#(groupObjects.joined(separator: ","))]}"#
     }
@@ -45,7 +46,7 @@ struct ReferenceExplainer {
                 + #""grants":[\#(grants.joined(separator: ","))],"denials":[\#(denials.joined(separator: ","))],"#
                 + #""nearMisses":[\#(misses.joined(separator: ","))]}"#
         }
-        if context.environment == .production && groupID == "900000000000000000" { return object("ignored") }
+        if context.environment == .production && groupID.isSameBytes("900000000000000000") { return object("ignored") }
 
         var grants: [String] = []
         var denials: [String] = []
@@ -53,14 +54,21 @@ struct ReferenceExplainer {
         var granted = false
         for document in documents {
             let aliases = context.environment == .sandbox ? document.productAliases : [:]
-            let seen = entries.map { RoleEntry(productID: aliases[$0.productID] ?? $0.productID, role: $0.role) }
+            let seen = entries.map { entry in
+                RoleEntry(
+                    productID: aliases.first { $0.key.isSameBytes(entry.productID) }?.value ?? entry.productID,
+                    role: entry.role
+                )
+            }
             for rule in document.rules where rule.capabilities.contains(capability) {
                 let label = documents.count > 1 ? "\(document.id)/\(rule.id)" : rule.id
                 var unmet: [String] = []
-                if case .oneOf(let types)? = rule.match.groupTypes, !types.contains(groupType) {
+                if case .oneOf(let types)? = rule.match.groupTypes,
+                    !types.contains(where: { $0.isSameBytes(groupType) })
+                {
                     unmet.append(#"{"condition":"groupType","expected":\#(list(types)),"actual":\#(quote(groupType))}"#)
                 }
-                if case .oneOf(let ids)? = rule.match.groupIDs, !ids.contains(groupID) {
+                if case .oneOf(let ids)? = rule.match.groupIDs, !ids.contains(where: { $0.isSameBytes(groupID) }) {
                     unmet.append(#"{"condition":"groupId","expected":\#(list(ids)),"actual":\#(quote(groupID))}"#)
                 }
                 let roleLevel = rule.match.productIDs != nil || rule.match.roles != nil
@@ -86,7 +94,9 @@ struct ReferenceExplainer {
                         #"{"condition":"environment","expected":\#(value),"actual":"\#(context.environment.rawValue)"}"#
                     )
                 }
-                let missing = rule.requires.entitlements.filter { !context.entitlements.contains($0) }
+                let missing = rule.requires.entitlements.filter { required in
+                    !context.entitlements.contains { $0.isSameBytes(required) }
+                }
                 if !missing.isEmpty { unmet.append(#"{"condition":"entitlements","missing":\#(list(missing))}"#) }
 
                 switch rule.effect {
@@ -113,11 +123,11 @@ struct ReferenceExplainer {
                     var records: [String] = []
                     for index in through {
                         var record = head + #","productId":\#(quote(seen[index].productID))"#
-                        if seen[index].productID != entries[index].productID {
+                        if !seen[index].productID.isSameBytes(entries[index].productID) {
                             record += #","sandboxProductId":\#(quote(entries[index].productID))"#
                         }
                         record += #","role":\#(quote(seen[index].role.rawValue))}"#
-                        if !records.contains(record) { records.append(record) }
+                        if !records.contains(where: { $0.isSameBytes(record) }) { records.append(record) }
                     }
                     grants += records
                 }
@@ -135,7 +145,7 @@ struct ReferenceExplainer {
     private func accepts(_ condition: ValueCondition?, _ value: String) -> Bool {
         switch condition {
         case nil, .any?: true
-        case .oneOf(let values)?: values.contains(value)
+        case .oneOf(let values)?: values.contains { $0.isSameBytes(value) }
         }
     }
 

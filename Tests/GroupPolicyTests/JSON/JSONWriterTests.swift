@@ -36,4 +36,23 @@ import Testing
         )
         #expect(response.groups.first?.groupID == text)
     }
+
+    /// The package's one escaping, as the other modules call it: appended after what a streamed
+    /// writer already holds, and as a literal, the same bytes as the writer's.
+    @Test func appendQuotedAndQuotedAgreeWithTheWriter() {
+        let controls = (0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) }
+        let text = "id \"x\"\\" + String(controls) + "\u{e9}\u{7f}"
+        var streamed = Array("{\"members\": [".utf8)
+        JSONWriter.appendQuoted(text, to: &streamed)
+        var writer = JSONWriter(pretty: false)
+        writer.string(text)
+        #expect(streamed == Array("{\"members\": [".utf8) + writer.output)
+        #expect(JSONWriter.quoted(text) == writer.string)
+        let expected =
+            #""id \"x\"\\\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f"#
+            + #"\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f"#
+            + "\u{e9}\u{7f}\""
+        #expect(JSONWriter.quoted(text) == expected)
+        #expect(JSONWriter.escapedCount(text) == expected.utf8.count - 2)
+    }
 }

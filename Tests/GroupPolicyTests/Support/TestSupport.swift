@@ -24,3 +24,30 @@ func singleError(_ json: String, fileName: String = "test.json") -> Diagnostic? 
     #expect(errors.count == 1, "expected one error, got \(errors.map(\.description))")
     return errors.first
 }
+
+/// A string compared and hashed by its UTF-8 bytes, as the engine compares every name: `String`'s
+/// own `==` calls a precomposed "é" equal to "e" followed by a combining accent.
+struct ExactString: Hashable, CustomStringConvertible {
+    let string: String
+
+    init(_ string: String) { self.string = string }
+
+    var description: String { string }
+
+    static func == (left: ExactString, right: ExactString) -> Bool { left.string.utf8.elementsEqual(right.string.utf8) }
+
+    func hash(into hasher: inout Hasher) {
+        for byte in string.utf8 { hasher.combine(byte) }
+    }
+}
+
+extension String {
+    /// The same bytes (see ``ExactString``).
+    func isSameBytes(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+}
+
+extension RandomInputs {
+    /// Group ids and product ids in two spellings `String` calls equal (precomposed "é", and "e"
+    /// with a combining accent), which the engine keeps apart.
+    static let canonicallyEquivalentNames = ["caf\u{e9}", "cafe\u{301}"]
+}

@@ -31,9 +31,9 @@ struct DecisionJSONFragments: Sendable {
         for document in documents {
             base.append(labelOffsets.count - 1)
             for label in document.ruleLabels {
-                JSONEscaping.withUTF8(label) { utf8 in
-                    if JSONEscaping.needsEscaping(utf8) {
-                        JSONEscaping.forEachEscapedRun(utf8) { labels.append(contentsOf: $0) }
+                JSONWriter.withUTF8(label) { utf8 in
+                    if JSONWriter.needsEscaping(utf8) {
+                        JSONWriter.forEachEscapedRun(utf8) { labels.append(contentsOf: $0) }
                     } else {
                         labels.append(contentsOf: utf8)
                     }
