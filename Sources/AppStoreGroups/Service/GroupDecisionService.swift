@@ -71,7 +71,7 @@ public final class GroupDecisionService: Sendable {
     /// - Parameters:
     ///   - policies: The policies decisions are made with.
     ///   - source: Where customers' groups come from: App Store clients in production (see
-    ///     ``init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:)``), a
+    ///     ``init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:candidatePolicies:)``), a
     ///     ``StaticGroupsSource`` in tests.
     ///   - sharedCache: A cache shared by the fleet, or `nil` for this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
