@@ -128,7 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreGroupsTests",
-            dependencies: ["AppStoreGroups", "GroupPolicy"],
+            dependencies: ["AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport"],
             exclude: ["Fixtures", "Server"],
             swiftSettings: strictSettings
         ),

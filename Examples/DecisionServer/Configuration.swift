@@ -8,6 +8,8 @@ struct Configuration {
     var host = "127.0.0.1"
     var port = 8080
     var policies = "Policies"
+    /// A candidate policy evaluated beside `policies` for every decision, reported at `GET /shadow`.
+    var candidatePolicies: String?
     /// How long an answer from Apple is reused.
     ///
     /// Five minutes by default: each customer then costs at most 12 Get Customer Groups
@@ -43,6 +45,11 @@ struct Configuration {
             .init("host", value: "address", help: "The address to listen on (default 127.0.0.1)."),
             .init("port", value: "port", help: "0 to 65535 (default 8080; 0 picks a free port)."),
             .init("policies", value: "path", help: "The policy file or directory (default Policies)."),
+            .init(
+                "candidate-policies",
+                value: "path",
+                help: "A candidate policy compared with every decision served, reloaded like the policies."
+            ),
             .init("cache-ttl", value: "seconds", help: "How long an answer from Apple is reused (default 300)."),
             .init("reload-interval", value: "seconds", help: "How often the policies are reloaded (default 5)."),
             .init("read-timeout", value: "seconds", help: "How long a request's head may take (default 5)."),
@@ -76,6 +83,13 @@ struct Configuration {
               GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true][&whyNot=CAPABILITY]
               GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
               POST /invalidate?transactionId=ID   or   POST /invalidate?all=true
+              GET /shadow          what the candidate would change, since the last reset or reload
+              POST /shadow/reset   starts that report again
+
+            With --candidate-policies, every decision is evaluated under the candidate too; the answer
+            served is always the policies' own. A candidate that does not load changes nothing but the
+            report (its candidateRevision is null): the server serves and tries it again at each
+            reload interval.
 
             Credentials come from APP_STORE_KEY_ID, APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and
             APP_STORE_PRIVATE_KEY_PATH (a .p8 file); the decision log's salt from DECISION_LOG_SALT. The
@@ -120,6 +134,7 @@ struct Configuration {
         configuration.host = parsed.value("host") ?? configuration.host
         configuration.port = try count("port", in: 0...65535) ?? configuration.port
         configuration.policies = parsed.value("policies") ?? configuration.policies
+        configuration.candidatePolicies = parsed.value("candidate-policies")
         configuration.cacheTTL = try seconds("cache-ttl") ?? configuration.cacheTTL
         configuration.reloadInterval = try seconds("reload-interval") ?? configuration.reloadInterval
         configuration.limits.readTimeout = try seconds("read-timeout") ?? configuration.limits.readTimeout

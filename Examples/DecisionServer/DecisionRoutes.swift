@@ -2,8 +2,9 @@ import AppStoreGroups
 import Foundation
 import GroupPolicy
 
-/// The server's endpoints: a customer's Decision, the members of a shared workspace, and
-/// invalidation for an App Store Server Notifications handler.
+/// The server's endpoints: a customer's Decision, the members of a shared workspace,
+/// invalidation for an App Store Server Notifications handler, and the shadow report of a candidate
+/// policy.
 ///
 /// Decisions come from the library's `GroupDecisionService`: its caches (in this process, and in
 /// Redis with `--redis`), single flight, rate budget and 429 gate; member listings go through the
@@ -27,9 +28,11 @@ struct DecisionRoutes: Sendable {
             case ("GET", "/decision"): return try await decision(request)
             case ("GET", "/workspace/members"): return try await workspaceMembers(request)
             case ("POST", "/invalidate"): return try await invalidate(request)
-            case (_, "/decision"), (_, "/workspace/members"):
+            case ("GET", "/shadow"): return try shadow(request)
+            case ("POST", "/shadow/reset"): return try resetShadow(request)
+            case (_, "/decision"), (_, "/workspace/members"), (_, "/shadow"):
                 return .error(405, "method-not-allowed", "only GET is served here", headerFields: [("Allow", "GET")])
-            case (_, "/invalidate"):
+            case (_, "/invalidate"), (_, "/shadow/reset"):
                 return .error(405, "method-not-allowed", "only POST is served here", headerFields: [("Allow", "POST")])
             default:
                 return .error(404, "not-found", "no such path (try /decision, /workspace/members or /invalidate)")
@@ -173,6 +176,24 @@ struct DecisionRoutes: Sendable {
         return .json(200, JSON.object([("invalidated", .string(transactionID))]).bytes)
     }
 
+    /// Answers `GET /shadow`: what the candidate policy would have changed.
+    ///
+    /// The report of `--candidate-policies` on the decisions served since it started, as
+    /// `ShadowReport.jsonBytes`. Without a
+    /// candidate, or while it does not load, its `candidateRevision` is null and it counts nothing.
+    private func shadow(_ request: ServerRequest) throws(ServerResponse) -> ServerResponse {
+        _ = try Parameters(request.query, allowed: [])
+        return .json(200, service.shadowReport.jsonBytes(pretty: false))
+    }
+
+    /// Answers `POST /shadow/reset`: starts the shadow report again from now, and answers it (no
+    /// decision counted yet, `since` now).
+    private func resetShadow(_ request: ServerRequest) throws(ServerResponse) -> ServerResponse {
+        _ = try Parameters(request.query, allowed: [])
+        service.resetShadowReport()
+        return .json(200, service.shadowReport.jsonBytes(pretty: false))
+    }
+
     /// The customer's Decision from the library's service.
     private func evaluate(_ parameters: Parameters) async throws(ServerResponse) -> ServedDecision {
         let transactionID = try parameters.required("transactionId")
@@ -249,7 +270,7 @@ struct Parameters {
         var values: [String: [String]] = [:]
         for (name, value) in query {
             guard allowed.contains(name) else {
-                let names = allowed.sorted().joined(separator: ", ")
+                let names = allowed.isEmpty ? "none" : allowed.sorted().joined(separator: ", ")
                 throw .error(400, "bad-request", "unknown parameter '\(name)' (this endpoint takes \(names))")
             }
             guard name == "entitlement" || values[name] == nil else {

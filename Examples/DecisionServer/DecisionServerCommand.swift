@@ -42,6 +42,9 @@ enum DecisionServerCommand {
             fail("the policies in \(configuration.policies) do not load", status: 1)
         }
         for warning in store.current.warnings { log("\(warning)") }
+        let candidate = configuration.candidatePolicies.flatMap {
+            CandidatePolicies.load($0, reloadInterval: configuration.reloadInterval)
+        }
 
         var clients: [StoreEnvironment: AppStoreGroupsClient] = [:]
         for environment in StoreEnvironment.allCases {
@@ -112,7 +115,8 @@ enum DecisionServerCommand {
                 sharedCache: sharedCache,
                 configuration: settings,
                 observer: ServerObserver(),
-                decisionLog: decisionLog
+                decisionLog: decisionLog,
+                candidatePolicies: candidate
             )
         } catch {
             fail("\(error)", status: 2)
@@ -137,6 +141,16 @@ enum DecisionServerCommand {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { try await store.run() }
                 group.addTask { try await service.run() }
+                if let path = configuration.candidatePolicies {
+                    group.addTask {
+                        try await CandidatePolicies.run(
+                            candidate,
+                            path: path,
+                            reloadInterval: configuration.reloadInterval,
+                            service: service
+                        )
+                    }
+                }
             }
         }
         say("DecisionServer listening on http://\(configuration.host):\(server.port)")

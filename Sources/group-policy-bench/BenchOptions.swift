@@ -5,6 +5,7 @@ struct BenchOptions {
     var dataDirectory: String?
     var json = false
     var scale = false
+    var shadow = false
     var quick = false
     var rules: [Int]?
     var responseLimit: Int?
@@ -25,6 +26,7 @@ struct BenchOptions {
             .init("passes", value: "n", help: "Timed passes over the responses (default 3)."),
             .init("loads", value: "n", help: "Policy loads timed for load_ms (default 5)."),
             .flag("scale", help: "Only the scale checks (see below)."),
+            .flag("shadow", help: "Only the decision service's cost per decision with a shadow (see below)."),
             .init("profile", value: "kind", help: "Only run KIND --iterations times, for callgrind (see below)."),
             .init("iterations", value: "n", help: "Iterations for --profile (default 100000)."),
         ],
@@ -39,6 +41,8 @@ struct BenchOptions {
             --scale runs only the scale checks: a generated 100,000-rule policy, and responses of 1,000 groups
             with 10,000 role entries; then one rule granting 100 capabilities through a group of 10,000 role
             entries (a million grants: fast path, full decision, its JSON, explain).
+            --shadow times only the decision service's cache hits without a candidate policy, with an identical
+            one and with one missing every tenth rule, interleaved in one sitting (JSON keys shadow_*).
             --profile KIND (decision, evaluate, encode, encode-plain, end-to-end, explain, decode, load, service) runs only
             KIND --iterations times in a function named profileLoop..., for
             `valgrind --tool=callgrind --toggle-collect='*profileLoop*'`;
@@ -69,6 +73,7 @@ struct BenchOptions {
         options.dataDirectory = parsed.value("data")
         options.json = parsed.has("json")
         options.scale = parsed.has("scale")
+        options.shadow = parsed.has("shadow")
         if parsed.has("quick") {
             options.quick = true
             options.responseLimit = 1000

@@ -48,6 +48,19 @@ enum GroupPolicyBench {
             try Profiling.run(kind, workload: workload, iterations: options.iterations)
             return
         }
+        if options.shadow {
+            let decoding = try DecodeMeasurement.measure(workload.responseBodies, passes: 1)
+            for policyCase in workload.policies {
+                let shadow = try ShadowMeasurement.measure(
+                    policyCase,
+                    bodies: workload.responseBodies,
+                    responses: decoding.responses,
+                    passes: options.passes
+                )
+                print(options.json ? shadow.json : shadow.text)
+            }
+            return
+        }
         let clockOverhead = clockOverheadNanoseconds()
         let decoding = try DecodeMeasurement.measure(workload.responseBodies, passes: options.passes)
         if !options.json {

@@ -186,7 +186,7 @@ private struct CopyingSource: GroupsSource {
 }
 
 /// Runs async work to completion from synchronous code, on a task of its own.
-private func blockingRun<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+func blockingRun<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
     let semaphore = DispatchSemaphore(value: 0)
     let box = ResultBox<T>()
     Task.detached {

@@ -20,7 +20,7 @@ import Testing
             command: [],
             firstLine:
                 "group-policy: check, test, evaluate, explain and diff GroupPolicy policies; fetch App Store groups.",
-            options: ["eval", "explain", "test", "check", "diff", "fetch", "generate-swift"]
+            options: ["eval", "explain", "test", "check", "diff", "fetch", "generate-swift", "shadow"]
         ),
         HelpCase(
             command: ["eval"],
@@ -73,6 +73,11 @@ import Testing
             command: ["generate-swift"],
             firstLine: "Generate Swift constants for the capabilities and workspaces the policies declare.",
             options: ["--output", "--access-level", "--help"]
+        ),
+        HelpCase(
+            command: ["shadow"],
+            firstLine: "Show what a candidate policy would change, from a decision service's shadow report.",
+            options: ["--json", "--limit", "--help"]
         ),
     ]
 
@@ -140,7 +145,7 @@ import Testing
         (
             [],
             """
-            Error: missing subcommand (one of: eval, explain, test, check, diff, fetch, generate-swift)
+            Error: missing subcommand (one of: eval, explain, test, check, diff, fetch, generate-swift, shadow)
             Usage: group-policy <subcommand>
               See 'group-policy --help' for more information.
 

@@ -43,6 +43,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
             case transportFailure = "transport-failure"
             case cancelled
             case storeFailure = "store-failure"
+            case invalidReport = "invalid-report"
         }
 
         private let base: Base
@@ -104,6 +105,10 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         /// A shared groups store (such as ``RedisGroupsCache``) could not be reached, timed out,
         /// or answered something other than what was asked for.
         public static let storeFailure = Code(.storeFailure)
+        /// A shadow report's JSON that is not the format ``ShadowReport/jsonBytes(pretty:)`` writes:
+        /// the message starts with the file, line and column, and ``AppStoreGroupsError/jsonPath``
+        /// names the offending value.
+        public static let invalidReport = Code(.invalidReport)
 
         /// The code's identifier, such as `group-not-found`.
         public var description: String { base.rawValue }

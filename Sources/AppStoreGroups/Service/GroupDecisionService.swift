@@ -51,6 +51,7 @@ public final class GroupDecisionService: Sendable {
     let timeSource: TimeSource
     let observer: any GroupDecisionObserver
     private let decisionLog: DecisionLog?
+    let shadow: PolicyShadow
     private let reloadHandler: PolicyStore.ReloadHandlerID
     /// ``Configuration/timeToLive`` and ``Configuration/negativeTimeToLive`` in seconds, converted
     /// once: a hit compares dates with them, and `Duration` arithmetic costs more than the rest of
@@ -70,13 +71,15 @@ public final class GroupDecisionService: Sendable {
     /// - Parameters:
     ///   - policies: The policies decisions are made with.
     ///   - source: Where customers' groups come from: App Store clients in production (see
-    ///     ``init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:)``), a
+    ///     ``init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:candidatePolicies:)``), a
     ///     ``StaticGroupsSource`` in tests.
     ///   - sharedCache: A cache shared by the fleet, or `nil` for this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
     ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
     ///   - observer: Told what the service does, policy reloads included. Default: none.
     ///   - decisionLog: Receives one record per decision served or refused. Default: none.
+    ///   - candidatePolicies: A candidate evaluated beside `policies` for every decision served,
+    ///     without changing it (see ``shadowReport``). Default: none.
     /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of range.
     public init(
         policies: PolicyStore,
@@ -85,7 +88,8 @@ public final class GroupDecisionService: Sendable {
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
         observer: (any GroupDecisionObserver)? = nil,
-        decisionLog: DecisionLog? = nil
+        decisionLog: DecisionLog? = nil,
+        candidatePolicies: PolicyStore? = nil
     ) throws(AppStoreGroupsError) {
         if let problem = configuration.problem {
             throw AppStoreGroupsError(code: .invalidConfiguration, message: problem)
@@ -101,6 +105,7 @@ public final class GroupDecisionService: Sendable {
         self.timeSource = timeSource
         self.observer = observer
         self.decisionLog = decisionLog
+        self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
         self.rateLimitGate = RateLimitGate(
             configuration: configuration,
             shared: shared,
@@ -131,6 +136,8 @@ public final class GroupDecisionService: Sendable {
     ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
     ///   - observer: Told what the service does, policy reloads included. Default: none.
     ///   - decisionLog: Receives one record per decision served or refused. Default: none.
+    ///   - candidatePolicies: A candidate evaluated beside `policies` for every decision served,
+    ///     without changing it (see ``shadowReport``). Default: none.
     /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of range
     ///   or two clients for one environment.
     public convenience init(
@@ -140,7 +147,8 @@ public final class GroupDecisionService: Sendable {
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
         observer: (any GroupDecisionObserver)? = nil,
-        decisionLog: DecisionLog? = nil
+        decisionLog: DecisionLog? = nil,
+        candidatePolicies: PolicyStore? = nil
     ) throws(AppStoreGroupsError) {
         try self.init(
             policies: policies,
@@ -149,7 +157,8 @@ public final class GroupDecisionService: Sendable {
             configuration: configuration,
             timeSource: timeSource,
             observer: observer,
-            decisionLog: decisionLog
+            decisionLog: decisionLog,
+            candidatePolicies: candidatePolicies
         )
     }
 
@@ -215,12 +224,21 @@ public final class GroupDecisionService: Sendable {
             groups: loaded.decoded,
             policy: policy
         )
-        if let decisionLog {
+        let customerHash = decisionLog?.customerHash(anyTransactionID)
+        shadow.compare(
+            served.decision,
+            policy: policy,
+            groups: loaded.decoded,
+            context: context,
+            decisionID: served.decisionID,
+            customerHash: customerHash
+        )
+        if let decisionLog, let customerHash {
             decisionLog.record(
                 DecisionLogRecord(
                     time: timeSource.now(),
                     decisionID: served.decisionID,
-                    customerHash: decisionLog.customerHash(anyTransactionID),
+                    customerHash: customerHash,
                     environment: environment.rawValue,
                     policyRevision: policy.revision,
                     source: served.source.name,

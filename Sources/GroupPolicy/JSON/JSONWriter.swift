@@ -46,7 +46,7 @@ package struct JSONWriter {
         output.append(contentsOf: String(value).utf8)
     }
 
-    mutating func null() {
+    package mutating func null() {
         separate()
         output.append(contentsOf: "null".utf8)
     }

@@ -1,0 +1,69 @@
+import GroupPolicy
+
+extension ShadowReport {
+    /// The report as JSON: what the example server's `GET /shadow` answers and
+    /// `group-policy shadow` reads.
+    ///
+    /// The keys, in this order: `liveRevision`, `candidateRevision` (`null` without a candidate),
+    /// `since` (RFC 3339 in UTC with milliseconds), `decisions`, `changedDecisions`, `dropped`, and
+    /// `changes`, each an object with `capability`, `change` (`gained` or `lost`), `groupType`,
+    /// `liveRules`, `candidateRules`, `groups`, `decisions` and `examples` (objects with
+    /// `decisionId` and `customerHash`, each `null` when unknown, and `groupId`). Rows are written
+    /// in the order of ``changes``. See the DocC article "Rolling out a policy change", section
+    /// "The report's JSON".
+    ///
+    /// - Parameter pretty: Pretty (two-space indentation) or compact.
+    /// - Returns: The JSON as UTF-8 bytes, without a trailing newline.
+    public func jsonBytes(pretty: Bool = false) -> [UInt8] {
+        Array(jsonString(pretty: pretty).utf8)
+    }
+
+    /// ``jsonBytes(pretty:)`` as a string.
+    ///
+    /// - Parameter pretty: Pretty (two-space indentation) or compact.
+    /// - Returns: The JSON text, without a trailing newline.
+    public func jsonString(pretty: Bool = false) -> String {
+        var writer = JSONWriter(pretty: pretty, reservingCapacity: 256 + changes.count * 256)
+        writer.beginObject()
+        writer.member("liveRevision", liveRevision)
+        writer.key("candidateRevision")
+        if let candidateRevision { writer.string(candidateRevision) } else { writer.null() }
+        writer.member("since", Timestamp.rfc3339(since))
+        writer.key("decisions")
+        writer.number(Int64(decisions))
+        writer.key("changedDecisions")
+        writer.number(Int64(changedDecisions))
+        writer.key("dropped")
+        writer.number(Int64(dropped))
+        writer.key("changes")
+        writer.beginArray()
+        for change in changes {
+            writer.beginObject()
+            writer.member("capability", change.capability)
+            writer.member("change", change.direction.rawValue)
+            writer.member("groupType", change.groupType)
+            writer.member("liveRules", strings: change.liveRules)
+            writer.member("candidateRules", strings: change.candidateRules)
+            writer.key("groups")
+            writer.number(Int64(change.groups))
+            writer.key("decisions")
+            writer.number(Int64(change.decisions))
+            writer.key("examples")
+            writer.beginArray()
+            for example in change.examples {
+                writer.beginObject()
+                writer.key("decisionId")
+                if let decisionID = example.decisionID { writer.string(decisionID) } else { writer.null() }
+                writer.key("customerHash")
+                if let customerHash = example.customerHash { writer.string(customerHash) } else { writer.null() }
+                writer.member("groupId", example.groupID)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.endObject()
+        return writer.string
+    }
+}

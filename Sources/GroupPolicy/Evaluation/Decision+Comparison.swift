@@ -1,0 +1,157 @@
+/// Which capability of one policy is which of another's, by name: made once per pair of policies,
+/// so that comparing two decisions costs bit operations rather than name lookups.
+///
+/// Package-visible for the decision service's shadow, which compares every decision it serves with
+/// a candidate policy's.
+package final class CapabilityCorrespondence: Sendable {
+    let live: CapabilityCatalog
+    let candidate: CapabilityCatalog
+    /// Whether both catalogs hold the same names (so the same indices and word counts).
+    let isIdentity: Bool
+    /// For each live index, the candidate's index of the same name, or -1.
+    let candidateIndexOfLive: [Int32]
+    /// For each candidate index, the live index of the same name, or -1.
+    let liveIndexOfCandidate: [Int32]
+
+    /// The correspondence from `live`'s capabilities to `candidate`'s.
+    package init(from live: Policy, to candidate: Policy) {
+        self.live = live.compiled.catalog
+        self.candidate = candidate.compiled.catalog
+        isIdentity = self.live === self.candidate || self.live.names == self.candidate.names
+        candidateIndexOfLive = self.live.names.map { name in Int32(candidate.compiled.catalog.index(of: name) ?? -1) }
+        liveIndexOfCandidate = self.candidate.names.map { name in Int32(live.compiled.catalog.index(of: name) ?? -1) }
+    }
+
+    /// Whether it was made for these two policies' capabilities.
+    package func applies(from live: Policy, to candidate: Policy) -> Bool {
+        self.live === live.compiled.catalog && self.candidate === candidate.compiled.catalog
+    }
+}
+
+/// One capability that one group of a response gives under one of two decisions and not the
+/// other, with the rules behind it under each.
+package struct CapabilityChange: Sendable, Equatable {
+    /// The merged group's position among the decision's groups (``Decision/groups``).
+    package var group: Int
+    package var capability: String
+    /// Granted under the candidate and not under the live decision (otherwise the reverse).
+    package var gained: Bool
+    /// The ids of the rules that granted or denied the capability in the group under the live
+    /// policy, each once, sorted by their bytes.
+    package var liveRules: [String]
+    /// The same under the candidate policy.
+    package var candidateRules: [String]
+}
+
+extension Decision {
+    /// The capabilities each group gives under this (candidate) decision and not under `live`, or
+    /// the reverse, with the rules behind each from both decisions' provenance (their grants and
+    /// denials).
+    ///
+    /// Both decisions must be of one response in one environment, and `correspondence` made for
+    /// their policies; `nil` otherwise. Without a change it allocates nothing: the groups' bit sets
+    /// are compared word by word.
+    package func capabilityChanges(
+        from live: Decision,
+        through correspondence: CapabilityCorrespondence
+    ) -> [CapabilityChange]? {
+        guard correspondence.live === live.policy.catalog, correspondence.candidate === policy.catalog,
+            records.groups.count == live.records.groups.count,
+            zip(records.groups, live.records.groups).allSatisfy({ $0.first == $1.first })
+        else { return nil }
+        // (group, live index or -1, candidate index or -1, gained)
+        var found: [(group: Int, live: Int, candidate: Int, gained: Bool)] = []
+        for group in records.groups.indices {
+            if correspondence.isIdentity {
+                for word in 0..<policy.catalog.wordCount {
+                    let old = live.word(word, ofGroup: group)
+                    let new = self.word(word, ofGroup: group)
+                    var changed = old ^ new
+                    while changed != 0 {
+                        let index = word * 64 + changed.trailingZeroBitCount
+                        let gained = new & (1 << UInt64(index & 63)) != 0
+                        found.append((group, index, index, gained))
+                        changed &= changed - 1
+                    }
+                }
+                continue
+            }
+            live.forEachCapability(ofGroup: group) { index in
+                let mapped = Int(correspondence.candidateIndexOfLive[index])
+                if mapped < 0 || !has(mapped, inGroup: group) { found.append((group, index, mapped, false)) }
+            }
+            forEachCapability(ofGroup: group) { index in
+                let mapped = Int(correspondence.liveIndexOfCandidate[index])
+                if mapped < 0 || !live.has(mapped, inGroup: group) { found.append((group, mapped, index, true)) }
+            }
+        }
+        guard !found.isEmpty else { return [] }
+        let liveRules = live.rules(for: found.map { ($0.group, $0.live) })
+        let candidateRules = rules(for: found.map { ($0.group, $0.candidate) })
+        return found.map { change in
+            CapabilityChange(
+                group: change.group,
+                capability: change.gained
+                    ? policy.catalog.names[change.candidate] : live.policy.catalog.names[change.live],
+                gained: change.gained,
+                liveRules: liveRules[RulesKey(group: change.group, capability: change.live)] ?? [],
+                candidateRules: candidateRules[RulesKey(group: change.group, capability: change.candidate)] ?? []
+            )
+        }
+    }
+
+    /// The id and type of the merged group at `ordinal` (its first occurrence's).
+    package func group(at ordinal: Int) -> (groupID: String, groupType: GroupType) {
+        let entry = responseGroups[Int(records.groups[ordinal].first)]
+        return (entry.groupID, entry.groupType)
+    }
+
+    private struct RulesKey: Hashable {
+        var group: Int
+        var capability: Int
+    }
+
+    /// For each (group, capability index) asked for, the labels of the rules among this decision's
+    /// grants and denials for it, each once, sorted by bytes; one pass over the provenance.
+    private func rules(for pairs: [(group: Int, capability: Int)]) -> [RulesKey: [String]] {
+        var wanted: [RulesKey: [String]] = [:]
+        for pair in pairs where pair.capability >= 0 {
+            wanted[RulesKey(group: pair.group, capability: pair.capability)] = []
+        }
+        guard !wanted.isEmpty else { return [:] }
+        func add(group: Int32, capability: Int32, document: Int32, rule: Int32) {
+            let key = RulesKey(group: Int(group), capability: Int(capability))
+            guard wanted[key] != nil else { return }
+            wanted[key]?.append(policy.documents[Int(document)].ruleLabels[Int(rule)])
+        }
+        for grant in records.grants {
+            add(group: grant.group, capability: grant.capability, document: grant.document, rule: grant.rule)
+        }
+        for denial in records.denials {
+            add(group: denial.group, capability: denial.capability, document: denial.document, rule: denial.rule)
+        }
+        return wanted.mapValues { labels in
+            Array(Set(labels)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+    }
+
+    /// Word `word` of the surviving capabilities of the group at `ordinal`.
+    private func word(_ word: Int, ofGroup ordinal: Int) -> UInt64 {
+        let group = records.groups[ordinal]
+        return policy.catalog.wordCount == 1 ? group.bits : records.words[Int(group.bits) + word]
+    }
+
+    private func has(_ index: Int, inGroup ordinal: Int) -> Bool {
+        word(index >> 6, ofGroup: ordinal) & (1 << UInt64(index & 63)) != 0
+    }
+
+    private func forEachCapability(ofGroup ordinal: Int, _ body: (Int) -> Void) {
+        for word in 0..<policy.catalog.wordCount {
+            var remaining = self.word(word, ofGroup: ordinal)
+            while remaining != 0 {
+                body(word * 64 + remaining.trailingZeroBitCount)
+                remaining &= remaining - 1
+            }
+        }
+    }
+}
