@@ -21,7 +21,7 @@ extension GroupDecisionService {
         local.remove(customerID: anyTransactionID)
         try await invalidateShared(allCustomers: false, customerID: anyTransactionID) {
             cache throws(AppStoreGroupsError) in
-            try await cache.invalidate(customer: anyTransactionID)
+            try await cache.invalidate(anyTransactionID: anyTransactionID)
         }
     }
 
