@@ -75,7 +75,7 @@ struct Configuration {
             Answers:
               GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true][&whyNot=CAPABILITY]
               GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
-              POST /invalidate?transactionId=ID   or   POST /invalidate?all=true
+              POST /invalidate?transactionId=ID, ?groupId=GROUP or ?all=true
 
             Credentials come from APP_STORE_KEY_ID, APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and
             APP_STORE_PRIVATE_KEY_PATH (a .p8 file); the decision log's salt from DECISION_LOG_SALT. The

@@ -28,16 +28,34 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     private let rateLimits = Locked<[EndpointKey: Date]>([:])
     private let generations = Locked(Generations())
 
-    /// The invalidation counts: one per customer invalidated, bounded by forgetting them all and
+    /// The invalidation counts: one per customer or group invalidated, bounded by forgetting them all and
     /// counting an invalidation of everyone instead, which refuses every write in flight (safe: it
     /// costs a fetch, never keeps an answer an invalidation should have removed).
     private struct Generations {
         static let maximumCustomers = 100_000
         var customers: [CustomerKey: UInt64] = [:]
         var all: UInt64 = 0
+        /// The group count when each group was last invalidated.
+        var groups: [String: UInt64] = [:]
+        var groupCount: UInt64 = 0
 
         func generation(_ key: CustomerKey) -> InvalidationGeneration {
-            InvalidationGeneration(customer: customers[key] ?? 0, all: all)
+            InvalidationGeneration(customer: customers[key] ?? 0, all: all, groups: groupCount)
+        }
+
+        /// Whether an answer holding these groups, fetched at `generation`, may be kept.
+        func admits(_ key: CustomerKey, groupIDs: [String], at generation: InvalidationGeneration) -> Bool {
+            guard self.generation(key).customer == generation.customer, all == generation.all else { return false }
+            return groupIDs.allSatisfy { (groups[$0] ?? 0) <= generation.groups }
+        }
+
+        /// Makes room for `count` more counts: past the bound, every count is forgotten and one
+        /// invalidation of everyone is counted instead.
+        mutating func makeRoom(_ count: Int) {
+            guard customers.count + groups.count + count > Self.maximumCustomers else { return }
+            customers.removeAll()
+            groups.removeAll()
+            all += 1
         }
     }
     private let now: @Sendable () -> Date
@@ -116,6 +134,7 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     ///   - timeToLive: How long to keep it.
+    ///   - groupIDs: The groups the answer holds: refused when one was invalidated since.
     ///   - generation: The generation read before the fetch began.
     /// - Returns: Whether the answer was kept.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
@@ -124,12 +143,13 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration,
+        groupIDs: [String],
         ifGeneration generation: InvalidationGeneration
     ) async throws(AppStoreGroupsError) -> Bool {
         let key = CustomerKey(environment: environment, customerID: customerID)
         let expires = now() + timeToLive.seconds
         return generations.withLock { generations in
-            guard generations.generation(key) == generation else { return false }
+            guard generations.admits(key, groupIDs: groupIDs, at: generation) else { return false }
             if timeToLive > .zero {
                 answers.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: expires)
             } else {
@@ -230,14 +250,25 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
         generations.withLock { generations in
-            if generations.customers.count + StoreEnvironment.allCases.count > Generations.maximumCustomers {
-                generations.customers.removeAll()
-                generations.all += 1
-            }
+            generations.makeRoom(StoreEnvironment.allCases.count)
             for environment in StoreEnvironment.allCases {
                 generations.customers[CustomerKey(environment: environment, customerID: customerID), default: 0] += 1
             }
             answers.remove(customerID: customerID)
+        }
+    }
+
+    /// Forgets the answers that hold the group, in every environment, after counting an
+    /// invalidation of the group (a walk over every answer kept: the answers are the index).
+    ///
+    /// - Parameter groupID: The group's id.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        generations.withLock { generations in
+            generations.makeRoom(1)
+            generations.groupCount += 1
+            generations.groups[groupID] = generations.groupCount
+            answers.remove { $0.holds(groupID: groupID) }
         }
     }
 

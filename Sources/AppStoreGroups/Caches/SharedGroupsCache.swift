@@ -36,7 +36,7 @@ public protocol SharedGroupsCache: Sendable {
 
     /// Keeps an answer for a customer, replacing any other, for `timeToLive`, whatever the
     /// invalidations since (for tools and tests: the service writes with
-    /// ``setAnswer(_:anyTransactionID:in:timeToLive:ifGeneration:)``).
+    /// ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``).
     ///
     /// - Parameters:
     ///   - answer: Apple's answer and when it was fetched.
@@ -52,7 +52,7 @@ public protocol SharedGroupsCache: Sendable {
     ) async throws(AppStoreGroupsError)
 
     /// How many invalidations the customer, and every customer, have seen: read before a fetch
-    /// and given back to ``setAnswer(_:anyTransactionID:in:timeToLive:ifGeneration:)``.
+    /// and given back to ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``.
     ///
     /// - Parameters:
     ///   - customerID: The customer about to be fetched.
@@ -74,6 +74,9 @@ public protocol SharedGroupsCache: Sendable {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     ///   - timeToLive: How long the store keeps it; positive.
+    ///   - groupIDs: The ids of the groups the answer holds: the answer is refused when one of them
+    ///     was invalidated since `generation` was read, and is listed under each of them for
+    ///     ``invalidate(groupID:)`` for as long as it is kept.
     ///   - generation: What ``invalidationGeneration(anyTransactionID:in:)`` answered before the
     ///     fetch began.
     /// - Returns: Whether the answer was kept (`false`: an invalidation came after `generation`).
@@ -83,6 +86,7 @@ public protocol SharedGroupsCache: Sendable {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration,
+        groupIDs: [String],
         ifGeneration generation: InvalidationGeneration
     ) async throws(AppStoreGroupsError) -> Bool
 
@@ -151,6 +155,14 @@ public protocol SharedGroupsCache: Sendable {
     /// - Parameter customerID: The id the customer's decisions are asked with.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError)
+
+    /// Forgets the answers of every customer whose kept answer holds the group, in every
+    /// environment, and counts an invalidation of the group first (an answer holding it, fetched
+    /// before, is refused from then on).
+    ///
+    /// - Parameter groupID: The group's id, as Apple's answers give it.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func invalidate(groupID: String) async throws(AppStoreGroupsError)
 
     /// Forgets every answer kept (locks and rate-limit instants stay), and counts an invalidation
     /// of every customer first (a write with an earlier generation is refused from then on).

@@ -64,7 +64,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// anything larger is refused as a store failure rather than read.
     let maximumValueBytes: Int
     private let maximumClockSkewSeconds: Double
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     let pool: RedisConnectionPool
 
     /// The default of ``maximumConnections``.
@@ -198,6 +198,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     /// The count of ``invalidateAll()`` calls, in every environment.
     var allGenerationKey: [UInt8] { Array("\(keyPrefix):generation-all".utf8) }
+
+    /// The count of ``invalidate(groupID:)`` calls, for every group and environment.
+    var groupCountKey: [UInt8] { Array("\(keyPrefix):group-count".utf8) }
 
     func rateKey(_ endpoint: GroupsEndpoint, _ environment: StoreEnvironment) -> [UInt8] {
         Array("\(keyPrefix):\(environment.rawValue):rate-limited-until:\(endpoint.name)".utf8)

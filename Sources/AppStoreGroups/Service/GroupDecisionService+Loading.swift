@@ -272,6 +272,7 @@ extension GroupDecisionService {
                     anyTransactionID: key.customerID,
                     in: key.environment,
                     timeToLive: life,
+                    groupIDs: decoded?.groups.map(\.groupID) ?? [],
                     ifGeneration: generation
                 )
                 // As below: this process's invalidation ran before the answer was written, or

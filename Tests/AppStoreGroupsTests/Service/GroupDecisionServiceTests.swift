@@ -403,6 +403,7 @@ private final class MissingFirstRead: SharedGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration,
+        groupIDs: [String],
         ifGeneration generation: InvalidationGeneration
     ) async throws(AppStoreGroupsError) -> Bool {
         try await store.setAnswer(
@@ -410,6 +411,7 @@ private final class MissingFirstRead: SharedGroupsCache {
             anyTransactionID: customerID,
             in: environment,
             timeToLive: timeToLive,
+            groupIDs: groupIDs,
             ifGeneration: generation
         )
     }
@@ -453,6 +455,10 @@ private final class MissingFirstRead: SharedGroupsCache {
 
     func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
         try await store.invalidate(anyTransactionID: customerID)
+    }
+
+    func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        try await store.invalidate(groupID: groupID)
     }
 
     func invalidateAll() async throws(AppStoreGroupsError) {

@@ -81,6 +81,7 @@ struct SharedCacheGuardTests {
             anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             timeToLive: Duration,
+            groupIDs: [String],
             ifGeneration generation: InvalidationGeneration
         ) async throws(AppStoreGroupsError) -> Bool {
             try call(customerID)
@@ -89,6 +90,7 @@ struct SharedCacheGuardTests {
                 anyTransactionID: customerID,
                 in: environment,
                 timeToLive: timeToLive,
+                groupIDs: groupIDs,
                 ifGeneration: generation
             )
         }
@@ -137,6 +139,11 @@ struct SharedCacheGuardTests {
         func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
             try call(customerID)
             try await inner.invalidate(anyTransactionID: customerID)
+        }
+
+        func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+            try call(groupID)
+            try await inner.invalidate(groupID: groupID)
         }
 
         func invalidateAll() async throws(AppStoreGroupsError) {

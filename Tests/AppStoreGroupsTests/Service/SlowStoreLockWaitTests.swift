@@ -48,6 +48,7 @@ struct SlowStoreLockWaitTests {
             anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             timeToLive: Duration,
+            groupIDs: [String],
             ifGeneration generation: InvalidationGeneration
         ) async throws(AppStoreGroupsError) -> Bool {
             try await inner.setAnswer(
@@ -55,6 +56,7 @@ struct SlowStoreLockWaitTests {
                 anyTransactionID: customerID,
                 in: environment,
                 timeToLive: timeToLive,
+                groupIDs: groupIDs,
                 ifGeneration: generation
             )
         }
@@ -98,6 +100,10 @@ struct SlowStoreLockWaitTests {
 
         func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
             try await inner.invalidate(anyTransactionID: customerID)
+        }
+
+        func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+            try await inner.invalidate(groupID: groupID)
         }
 
         func invalidateAll() async throws(AppStoreGroupsError) {

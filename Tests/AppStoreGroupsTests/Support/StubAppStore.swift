@@ -118,6 +118,7 @@ final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration,
+        groupIDs: [String],
         ifGeneration generation: InvalidationGeneration
     ) async throws(AppStoreGroupsError) -> Bool { throw Self.failure }
 
@@ -150,6 +151,8 @@ final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
     { throw Self.failure }
 
     func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) { throw Self.failure }
+
+    func invalidate(groupID: String) async throws(AppStoreGroupsError) { throw Self.failure }
 
     func invalidateAll() async throws(AppStoreGroupsError) { throw Self.failure }
 }
