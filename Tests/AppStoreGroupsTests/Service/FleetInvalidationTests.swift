@@ -11,12 +11,20 @@ struct FleetInvalidationTests {
     static let family = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
     static let none = GetCustomerGroupsResponse(groups: [])
 
+    /// The services' configuration: a shared cache never skipped as slow (a busy machine makes every
+    /// call slow, and a skipped cache is the documented exception these tests do not test).
+    static var configuration: GroupDecisionService.Configuration {
+        var configuration = GroupDecisionService.Configuration()
+        configuration.sharedCacheSlowCallsInARow = 0
+        return configuration
+    }
+
     static func service(_ source: some GroupsSource, shared: any SharedGroupsCache) throws -> GroupDecisionService {
         try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             source: source,
             sharedCache: shared,
-            configuration: GroupDecisionService.Configuration()
+            configuration: configuration
         )
     }
 
@@ -163,7 +171,7 @@ struct FleetInvalidationTests {
             policies: GroupDecisionServiceTests.policies(),
             source: source,
             sharedCache: shared,
-            configuration: GroupDecisionService.Configuration(),
+            configuration: configuration,
             timeSource: clock.timeSource
         )
     }
