@@ -150,19 +150,30 @@ struct DecisionRoutes: Sendable {
     }
 
     /// Answers `POST /invalidate`: forgets one customer's groups (`transactionId=…`, the id their
-    /// decisions are asked with) or everyone's (`all=true`), here and in Redis.
+    /// decisions are asked with), every member's of a group (`groupId=…`) or everyone's
+    /// (`all=true`), here and in Redis.
     private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
-        let parameters = try Parameters(request.query, allowed: ["transactionId", "all"])
+        let parameters = try Parameters(request.query, allowed: ["transactionId", "groupId", "all"])
         // A shared store that was not updated is a 503: the notification handler calling this
         // must retry, or the other servers keep the old answer for its time to live.
         let all = try parameters.flag("all")
-        let transactionID = all ? "all" : try parameters.required("transactionId")
+        let groupID = all ? nil : parameters.all("groupId").first
+        var transactionID = "all"
+        if let groupID {
+            transactionID = groupID
+        } else if !all {
+            transactionID = try parameters.required("transactionId")
+        }
         do {
             if all {
                 try await service.invalidateAll()
+            } else if let groupID {
+                try await service.invalidate(groupID: groupID)
             } else {
                 try await service.invalidate(anyTransactionID: transactionID)
             }
+        } catch  where error.code == .invalidArgument {
+            throw .error(400, error.code.description, error.message)
         } catch {
             // The caller learns what to do, not the shared cache's own words (which may name the
             // server, its keys or the customer); the observer's log line has the details.
@@ -173,7 +184,8 @@ struct DecisionRoutes: Sendable {
                     + "answers, other servers keep them until the cache takes it)"
             )
         }
-        return .json(200, JSON.object([("invalidated", .string(transactionID))]).bytes)
+        let what = groupID.map { ("invalidatedGroup", JSON.string($0)) } ?? ("invalidated", .string(transactionID))
+        return .json(200, JSON.object([what]).bytes)
     }
 
     /// Answers `GET /shadow`: what the candidate policy would have changed.

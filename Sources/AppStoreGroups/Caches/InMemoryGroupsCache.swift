@@ -26,6 +26,38 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     private let answers: LocalGroupsCache
     private let locks = Locked<[CustomerKey: (owner: String, expires: Date)]>([:])
     private let rateLimits = Locked<[EndpointKey: Date]>([:])
+    private let generations = Locked(Generations())
+
+    /// The invalidation counts: one per customer or group invalidated, bounded by forgetting them all and
+    /// counting an invalidation of everyone instead, which refuses every write in flight (safe: it
+    /// costs a fetch, never keeps an answer an invalidation should have removed).
+    private struct Generations {
+        static let maximumCustomers = 100_000
+        var customers: [CustomerKey: UInt64] = [:]
+        var all: UInt64 = 0
+        /// The group count when each group was last invalidated.
+        var groups: [String: UInt64] = [:]
+        var groupCount: UInt64 = 0
+
+        func generation(_ key: CustomerKey) -> InvalidationGeneration {
+            InvalidationGeneration(customer: customers[key] ?? 0, all: all, groups: groupCount)
+        }
+
+        /// Whether an answer holding these groups, fetched at `generation`, may be kept.
+        func admits(_ key: CustomerKey, groupIDs: [String], at generation: InvalidationGeneration) -> Bool {
+            guard self.generation(key).customer == generation.customer, all == generation.all else { return false }
+            return groupIDs.allSatisfy { (groups[$0] ?? 0) <= generation.groups }
+        }
+
+        /// Makes room for `count` more counts: past the bound, every count is forgotten and one
+        /// invalidation of everyone is counted instead.
+        mutating func makeRoom(_ count: Int) {
+            guard customers.count + groups.count + count > Self.maximumCustomers else { return }
+            customers.removeAll()
+            groups.removeAll()
+            all += 1
+        }
+    }
     private let now: @Sendable () -> Date
 
     /// Creates an empty cache.
@@ -53,7 +85,7 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     /// - Returns: The answer, or `nil`.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func answer(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         answers.entry(CustomerKey(environment: environment, customerID: customerID), now: now())?.answer
@@ -70,13 +102,61 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func setAnswer(
         _ answer: CachedGroupsAnswer,
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) {
         let key = CustomerKey(environment: environment, customerID: customerID)
         guard timeToLive > .zero else { return answers.remove(key) }
         answers.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: now() + timeToLive.seconds)
+    }
+
+    /// How many invalidations the customer, and every customer, have seen.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    /// - Returns: The generation now.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        return generations.withLock { $0.generation(key) }
+    }
+
+    /// Keeps an answer for a customer for `timeToLive` only if no invalidation happened since
+    /// `generation` was read (checked and written under one lock).
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long to keep it.
+    ///   - groupIDs: The groups the answer holds: refused when one was invalidated since.
+    ///   - generation: The generation read before the fetch began.
+    /// - Returns: Whether the answer was kept.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        let expires = now() + timeToLive.seconds
+        return generations.withLock { generations in
+            guard generations.admits(key, groupIDs: groupIDs, at: generation) else { return false }
+            if timeToLive > .zero {
+                answers.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: expires)
+            } else {
+                answers.remove(key)
+            }
+            return true
+        }
     }
 
     /// Takes the customer's fetch lock when nobody holds it or the holder's has expired.
@@ -89,7 +169,7 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     /// - Returns: Whether this caller now holds the lock.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func acquireFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String,
         timeToLive: Duration
@@ -111,7 +191,7 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     ///   - owner: The value the lock was taken with.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func releaseFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError) {
@@ -168,15 +248,38 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     ///
     /// - Parameter customerID: The id the customer's decisions are asked with.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
-    public func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
-        answers.remove(customerID: customerID)
+    public func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+        generations.withLock { generations in
+            generations.makeRoom(StoreEnvironment.allCases.count)
+            for environment in StoreEnvironment.allCases {
+                generations.customers[CustomerKey(environment: environment, customerID: customerID), default: 0] += 1
+            }
+            answers.remove(customerID: customerID)
+        }
+    }
+
+    /// Forgets the answers that hold the group, in every environment, after counting an
+    /// invalidation of the group (a walk over every answer kept: the answers are the index).
+    ///
+    /// - Parameter groupID: The group's id.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        generations.withLock { generations in
+            generations.makeRoom(1)
+            generations.groupCount += 1
+            generations.groups[groupID] = generations.groupCount
+            answers.remove { $0.holds(groupID: groupID) }
+        }
     }
 
     /// Forgets every answer kept (locks and rate-limit instants stay).
     ///
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func invalidateAll() async throws(AppStoreGroupsError) {
-        answers.removeAll()
+        generations.withLock { generations in
+            generations.all += 1
+            answers.removeAll()
+        }
     }
 
     /// Forgets the `Retry-After` instant of an endpoint, as an operator deleting the key in a shared

@@ -29,6 +29,14 @@ final class LocalGroupsCache: Sendable {
     struct Entry: Sendable {
         var answer: CachedGroupsAnswer
         var decoded: GetCustomerGroupsResponse?
+
+        /// Whether the answer lists the group (decoding Apple's bytes when they are what is kept;
+        /// bytes that no longer decode are counted as holding it, so they go too).
+        func holds(groupID: String) -> Bool {
+            guard answer.kind == .groups else { return false }
+            guard let groups = decoded ?? (try? GetCustomerGroupsResponse(jsonBytes: answer.body)) else { return true }
+            return groups.groups.contains { $0.groupID == groupID }
+        }
     }
 
     private struct State {
@@ -117,6 +125,17 @@ final class LocalGroupsCache: Sendable {
                 let key = CustomerKey(environment: environment, customerID: customerID)
                 if let slot = state.index[key] { Self.remove(slot: slot, from: &state) }
             }
+        }
+    }
+
+    /// Forgets every entry for which `predicate` holds, and returns how many there were: a walk over
+    /// every entry, under the lock (for an invalidation, not for every request).
+    @discardableResult
+    func remove(where predicate: (Entry) -> Bool) -> Int {
+        state.withLock { state in
+            let doomed = state.index.values.filter { predicate(state.slots[$0].entry) }
+            for slot in doomed { Self.remove(slot: slot, from: &state) }
+            return doomed.count
         }
     }
 

@@ -30,11 +30,13 @@ public protocol SharedGroupsCache: Sendable {
     /// - Returns: The answer, or `nil`.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func answer(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer?
 
-    /// Keeps an answer for a customer, replacing any other, for `timeToLive`.
+    /// Keeps an answer for a customer, replacing any other, for `timeToLive`, whatever the
+    /// invalidations since (for tools and tests: the service writes with
+    /// ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``).
     ///
     /// - Parameters:
     ///   - answer: Apple's answer and when it was fetched.
@@ -44,10 +46,49 @@ public protocol SharedGroupsCache: Sendable {
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot keep it.
     func setAnswer(
         _ answer: CachedGroupsAnswer,
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError)
+
+    /// How many invalidations the customer, and every customer, have seen: read before a fetch
+    /// and given back to ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    /// - Returns: The generation now.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration
+
+    /// Keeps an answer for a customer for `timeToLive`, replacing any other, only if no
+    /// invalidation (of this customer or of all) happened since `generation` was read: checked and
+    /// written in one atomic step, so an invalidation made by any process while the answer was
+    /// being fetched wins.
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long the store keeps it; positive.
+    ///   - groupIDs: The ids of the groups the answer holds: the answer is refused when one of them
+    ///     was invalidated since `generation` was read, and is listed under each of them for
+    ///     ``invalidate(groupID:)`` for as long as it is kept.
+    ///   - generation: What ``invalidationGeneration(anyTransactionID:in:)`` answered before the
+    ///     fetch began.
+    /// - Returns: Whether the answer was kept (`false`: an invalidation came after `generation`).
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration
+    ) async throws(AppStoreGroupsError) -> Bool
 
     /// Takes the customer's fetch lock when nobody holds it.
     ///
@@ -62,7 +103,7 @@ public protocol SharedGroupsCache: Sendable {
     /// - Returns: Whether this caller now holds the lock.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func acquireFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String,
         timeToLive: Duration
@@ -76,7 +117,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - owner: The value the lock was taken with.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func releaseFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError)
@@ -108,13 +149,23 @@ public protocol SharedGroupsCache: Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError)
 
-    /// Forgets the answers kept for a customer, in every environment.
+    /// Forgets the answers kept for a customer, in every environment, and counts an invalidation
+    /// of the customer in each (a write with an earlier generation is refused from then on).
     ///
     /// - Parameter customerID: The id the customer's decisions are asked with.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
-    func invalidate(customer customerID: String) async throws(AppStoreGroupsError)
+    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError)
 
-    /// Forgets every answer kept (locks and rate-limit instants stay).
+    /// Forgets the answers of every customer whose kept answer holds the group, in every
+    /// environment, and counts an invalidation of the group first (an answer holding it, fetched
+    /// before, is refused from then on).
+    ///
+    /// - Parameter groupID: The group's id, as Apple's answers give it.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func invalidate(groupID: String) async throws(AppStoreGroupsError)
+
+    /// Forgets every answer kept (locks and rate-limit instants stay), and counts an invalidation
+    /// of every customer first (a write with an earlier generation is refused from then on).
     ///
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func invalidateAll() async throws(AppStoreGroupsError)

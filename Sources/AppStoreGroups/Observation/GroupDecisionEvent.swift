@@ -103,6 +103,8 @@ public enum GroupDecisionEvent {
     public struct Invalidation: Sendable {
         /// Whether every customer's answers were forgotten, rather than one customer's.
         public let allCustomers: Bool
+        /// The group whose members' answers were forgotten, or `nil` for one customer or all.
+        public let groupID: String?
         /// Whether the shared cache took it, or `nil` without a shared cache.
         ///
         /// When `false`, the call threw and other processes keep the old answer.

@@ -8,8 +8,9 @@ public import Foundation
 
 /// A ``SharedGroupsCache`` on a Redis server, shared by every process of a fleet.
 ///
-/// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `SET` with `PX`, `DEL`,
-/// `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock and the 429 gate's compare-and-set steps),
+/// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `MGET`, `SET` with `PX`,
+/// `INCR`, `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock, the 429 gate's compare-and-set steps,
+/// invalidations and the writes they must win over),
 /// and no dependency. Every call, waiting for a connection and connecting included, finishes
 /// within ``timeout`` or throws ``AppStoreGroupsError/Code/storeFailure`` (or
 /// ``AppStoreGroupsError/Code/cancelled`` when its task is cancelled); the service then carries
@@ -31,7 +32,9 @@ public import Foundation
 /// answer (`nil`): the service fetches the customer again and overwrites the value.
 ///
 /// Keys are `<keyPrefix>:<environment>:groups:<customer>` for answers,
-/// `<keyPrefix>:<environment>:lock:<customer>` for fetch locks and
+/// `<keyPrefix>:<environment>:lock:<customer>` for fetch locks,
+/// `<keyPrefix>:<environment>:generation:<customer>` and `<keyPrefix>:generation-all` for the
+/// invalidation counts (see ``invalidationGenerationLifetime``) and
 /// `<keyPrefix>:<environment>:rate-limited-until:<endpoint>` for the 429 gate, so one Redis can
 /// serve several apps: give each its own prefix (its bundle id, say). ``invalidateAll()`` walks the
 /// answer keys with `SCAN` and removes them with `UNLINK`, so it costs time in proportion to the
@@ -61,7 +64,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// anything larger is refused as a store failure rather than read.
     let maximumValueBytes: Int
     private let maximumClockSkewSeconds: Double
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
     let pool: RedisConnectionPool
 
     /// The default of ``maximumConnections``.
@@ -189,6 +192,16 @@ public final class RedisGroupsCache: SharedGroupsCache {
         Array("\(keyPrefix):\(environment.rawValue):lock:\(customerID)".utf8)
     }
 
+    func generationKey(_ customerID: String, _ environment: StoreEnvironment) -> [UInt8] {
+        Array("\(keyPrefix):\(environment.rawValue):generation:\(customerID)".utf8)
+    }
+
+    /// The count of ``invalidateAll()`` calls, in every environment.
+    var allGenerationKey: [UInt8] { Array("\(keyPrefix):generation-all".utf8) }
+
+    /// The count of ``invalidate(groupID:)`` calls, for every group and environment.
+    var groupCountKey: [UInt8] { Array("\(keyPrefix):group-count".utf8) }
+
     func rateKey(_ endpoint: GroupsEndpoint, _ environment: StoreEnvironment) -> [UInt8] {
         Array("\(keyPrefix):\(environment.rawValue):rate-limited-until:\(endpoint.name)".utf8)
     }
@@ -204,7 +217,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
         return Array("\(escaped):*:groups:*".utf8)
     }
 
-    private static func milliseconds(_ duration: Duration) -> Int64 {
+    static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
@@ -222,7 +235,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// - Returns: The answer, or `nil`.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func answer(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         let key = answerKey(customerID, environment)
@@ -248,7 +261,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func setAnswer(
         _ answer: CachedGroupsAnswer,
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) {
@@ -284,7 +297,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// - Returns: Whether this caller now holds the lock.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func acquireFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String,
         timeToLive: Duration
@@ -313,7 +326,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - owner: The value the lock was taken with.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func releaseFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError) {
@@ -394,15 +407,21 @@ public final class RedisGroupsCache: SharedGroupsCache {
         }
     }
 
-    /// Forgets the answers kept for a customer, in every environment (`DEL`).
+    /// Forgets the answers kept for a customer, in every environment, and counts an invalidation
+    /// of the customer in each, in one script (see ``invalidationGenerationLifetime``).
     ///
     /// - Parameter customerID: The id the customer's decisions are asked with.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
-    public func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
-        let keys = StoreEnvironment.allCases.map { answerKey(customerID, $0) }
-        switch try await call([Array("DEL".utf8)] + keys, "DEL answers") {
+    public func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+        let environments = StoreEnvironment.allCases
+        let keys =
+            environments.map { answerKey(customerID, $0) } + environments.map { generationKey(customerID, $0) }
+        let arguments =
+            [Array("EVAL".utf8), Self.invalidateScript, Array(String(keys.count).utf8)] + keys
+            + [Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8)]
+        switch try await call(arguments, "EVAL invalidate") {
         case .integer: return
-        case let other: throw unexpected(other, "DEL answers")
+        case let other: throw unexpected(other, "EVAL invalidate")
         }
     }
 
@@ -410,13 +429,20 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// call, far more than a store of answers holds.
     static let maximumScanCalls = 100_000
 
-    /// Forgets every answer under the prefix (`SCAN` then `UNLINK`, a batch at a time).
+    /// Counts an invalidation of every customer (`INCR`), then forgets every answer under the prefix
+    /// (`SCAN` then `UNLINK`, a batch at a time).
     ///
-    /// Answers written while it runs may survive; each call of it has its own timeout, and a walk
+    /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
     /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
     ///
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func invalidateAll() async throws(AppStoreGroupsError) {
+        // Counted first: a write that began before it is refused from here on, and whatever the walk
+        // below misses was fetched after it.
+        switch try await call([Array("INCR".utf8), allGenerationKey], "INCR generation-all") {
+        case .integer: break
+        case let other: throw unexpected(other, "INCR generation-all")
+        }
         var cursor: [UInt8] = Array("0".utf8)
         var calls = 0
         repeat {
@@ -458,7 +484,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     /// A store failure for a reply of the wrong kind, naming the command and the kind of reply:
     /// never its text, which may quote a key (an unknown-command error quotes the arguments).
-    private func unexpected(_ reply: RESPReply, _ label: String) -> AppStoreGroupsError {
+    func unexpected(_ reply: RESPReply, _ label: String) -> AppStoreGroupsError {
         let what =
             switch reply {
             case .error(let message): "the server answered with an error (\(Self.errorCode(message)))"

@@ -19,9 +19,34 @@ extension GroupDecisionService {
     public func invalidate(anyTransactionID: String) async throws(AppStoreGroupsError) {
         flights.invalidate(customerID: anyTransactionID)
         local.remove(customerID: anyTransactionID)
-        try await invalidateShared(allCustomers: false, customerID: anyTransactionID) {
+        try await invalidateShared(allCustomers: false, groupID: nil, customerID: anyTransactionID) {
             cache throws(AppStoreGroupsError) in
-            try await cache.invalidate(customer: anyTransactionID)
+            try await cache.invalidate(anyTransactionID: anyTransactionID)
+        }
+    }
+
+    /// Forgets the groups of every customer whose answer holds the group, here and in the shared
+    /// cache.
+    ///
+    /// Call it when a group changes as a whole (seats added or taken back, the group's purchase
+    /// refunded or expired): you know the group, not every member's transaction id. This process
+    /// forgets its own answers holding the group at once, and fetches under way in it are not kept
+    /// (their answers may hold the group as it was). The shared cache forgets every customer it
+    /// lists under the group and refuses, from then on, an answer holding the group fetched before
+    /// (see the DocC article "Serving decisions at fleet scale", section "Invalidation by group",
+    /// for the list's bound). Errors as ``invalidate(anyTransactionID:)``.
+    ///
+    /// - Parameter groupID: The group's id as Apple's answers give it: 1 to 128 characters of
+    ///   `A-Z a-z 0-9 _ -`, checked before anything else is done.
+    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a malformed id (nothing forgotten);
+    ///   ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated.
+    public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        try RequestValidation.checkIdentifier(groupID, name: "group id")
+        flights.invalidateAll()
+        local.remove { $0.holds(groupID: groupID) }
+        try await invalidateShared(allCustomers: false, groupID: groupID, customerID: nil) {
+            cache throws(AppStoreGroupsError) in
+            try await cache.invalidate(groupID: groupID)
         }
     }
 
@@ -32,26 +57,34 @@ extension GroupDecisionService {
     public func invalidateAll() async throws(AppStoreGroupsError) {
         flights.invalidateAll()
         local.removeAll()
-        try await invalidateShared(allCustomers: true, customerID: nil) { cache throws(AppStoreGroupsError) in
+        try await invalidateShared(allCustomers: true, groupID: nil, customerID: nil) {
+            cache throws(AppStoreGroupsError) in
             try await cache.invalidateAll()
         }
     }
 
     private func invalidateShared(
         allCustomers: Bool,
+        groupID: String?,
         customerID: String?,
         _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Void
     ) async throws(AppStoreGroupsError) {
         guard let shared else {
-            observer.invalidated(GroupDecisionEvent.Invalidation(allCustomers: allCustomers, sharedCacheUpdated: nil))
+            observer.invalidated(
+                GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: nil)
+            )
             return
         }
         do {
             try await shared.write(customerID: customerID, body)
         } catch {
-            observer.invalidated(GroupDecisionEvent.Invalidation(allCustomers: allCustomers, sharedCacheUpdated: false))
+            observer.invalidated(
+                GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: false)
+            )
             throw error
         }
-        observer.invalidated(GroupDecisionEvent.Invalidation(allCustomers: allCustomers, sharedCacheUpdated: true))
+        observer.invalidated(
+            GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: true)
+        )
     }
 }

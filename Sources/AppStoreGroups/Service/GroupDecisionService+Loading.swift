@@ -85,11 +85,11 @@ extension GroupDecisionService {
     private func load(customerID: String, environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
         let key = CustomerKey(environment: environment, customerID: customerID)
         var fallback = local.entry(key, now: timeSource.now())
-        guard let shared else { return try await fetch(key, fallback: fallback) }
+        guard let shared else { return try await fetch(key, fallback: fallback, generation: nil) }
         if let answer = await shared.read(
             customerID: customerID,
             { cache throws(AppStoreGroupsError) in
-                try await cache.answer(forCustomer: customerID, in: environment)
+                try await cache.answer(anyTransactionID: customerID, in: environment)
             }
         ) ?? nil {
             if let loaded = try adopt(answer, key: key) { return loaded }
@@ -100,7 +100,7 @@ extension GroupDecisionService {
         let owner = UUID().uuidString
         let acquired = await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
             try await cache.acquireFetchLock(
-                forCustomer: customerID,
+                anyTransactionID: customerID,
                 in: environment,
                 owner: owner,
                 timeToLive: configuration.fetchLockTimeToLive
@@ -114,23 +114,35 @@ extension GroupDecisionService {
                 if let answer = await shared.read(
                     customerID: customerID,
                     { cache throws(AppStoreGroupsError) in
-                        try await cache.answer(forCustomer: customerID, in: environment)
+                        try await cache.answer(anyTransactionID: customerID, in: environment)
                     }
                 ) ?? nil, let loaded = try adopt(answer, key: key) {
                     result = .success(loaded)
                 } else {
-                    result = .success(try await fetch(key, fallback: fallback))
+                    let generation = await generation(key, shared: shared)
+                    result = .success(try await fetch(key, fallback: fallback, generation: generation))
                 }
             } catch {
                 result = .failure(error)
             }
             await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.releaseFetchLock(forCustomer: customerID, in: environment, owner: owner)
+                try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
             }
             return try result.get()
         }
         if acquired == false, let loaded = try await awaitHolder(key, shared: shared) { return loaded }
-        return try await fetch(key, fallback: fallback)
+        let generation = acquired == nil ? nil : await generation(key, shared: shared)
+        return try await fetch(key, fallback: fallback, generation: generation)
+    }
+
+    /// The customer's invalidation generation, read before asking the source.
+    ///
+    /// The shared cache keeps the answer only if no invalidation came since. `nil` when the cache
+    /// cannot say (the answer is then not written there).
+    private func generation(_ key: CustomerKey, shared: SharedCacheGuard) async -> InvalidationGeneration? {
+        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
+        }
     }
 
     /// A shared answer kept here too when fresh, as a flight result; throws a fresh negative one.
@@ -164,7 +176,7 @@ extension GroupDecisionService {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }
             let answer = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.answer(forCustomer: key.customerID, in: key.environment)
+                try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
             }
             guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
             if let answer, let loaded = try adopt(answer, key: key) { return loaded }
@@ -176,7 +188,8 @@ extension GroupDecisionService {
     /// answer within the window or fails closed.
     private func fetch(
         _ key: CustomerKey,
-        fallback: LocalGroupsCache.Entry?
+        fallback: LocalGroupsCache.Entry?,
+        generation: InvalidationGeneration?
     ) async throws(AppStoreGroupsError) -> Loaded {
         do {
             let (body, response) = try await rateLimitGate.send(.customerGroups, in: key.environment) {
@@ -185,13 +198,13 @@ extension GroupDecisionService {
             }
             let now = Self.wholeMilliseconds(timeSource.now())
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
-            await keep(answer, decoded: response, key: key, now: now)
+            await keep(answer, decoded: response, key: key, now: now, generation: generation)
             return Loaded(answer: answer, decoded: response, source: .live)
         } catch {
             if error.code == .transactionIDNotFound {
                 let now = Self.wholeMilliseconds(timeSource.now())
                 let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
-                await keep(answer, decoded: nil, key: key, now: now)
+                await keep(answer, decoded: nil, key: key, now: now, generation: generation)
                 throw error
             }
             if error.code != .invalidArgument, error.code != .invalidTransactionID,
@@ -239,22 +252,42 @@ extension GroupDecisionService {
         if FlightTicket.currentIsInvalidated { local.remove(key) }
     }
 
+    /// Keeps a fetched answer in the shared cache, then here.
+    ///
+    /// The shared cache keeps it only if no process invalidated the customer since `generation` was
+    /// read. An answer it refused predates an invalidation: it answers the callers already waiting
+    /// and is kept nowhere, and this process's older answer goes too.
     private func keep(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,
-        now: Date
+        now: Date,
+        generation: InvalidationGeneration?
     ) async {
-        keepLocally(answer, decoded: decoded, key: key, now: now)
-        guard let shared else { return }
         let life = lifetime(of: answer)
-        guard life > .zero, !FlightTicket.currentIsInvalidated else { return }
-        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.setAnswer(answer, forCustomer: key.customerID, in: key.environment, timeToLive: life)
-            // As above: this process's invalidation ran before the answer was written, or removes it
-            // after.
-            if FlightTicket.currentIsInvalidated { try await cache.invalidate(customer: key.customerID) }
+        if let shared, let generation, life > .zero, !FlightTicket.currentIsInvalidated {
+            let kept = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+                let kept = try await cache.setAnswer(
+                    answer,
+                    anyTransactionID: key.customerID,
+                    in: key.environment,
+                    timeToLive: life,
+                    groupIDs: decoded?.groups.map(\.groupID) ?? [],
+                    ifGeneration: generation
+                )
+                // As below: this process's invalidation ran before the answer was written, or
+                // removes it after.
+                if kept, FlightTicket.currentIsInvalidated {
+                    try await cache.invalidate(anyTransactionID: key.customerID)
+                }
+                return kept
+            }
+            if kept == false {
+                local.remove(key)
+                return
+            }
         }
+        keepLocally(answer, decoded: decoded, key: key, now: now)
     }
 
     /// How long an answer is kept: its time to live, plus the stale-if-error window for groups.

@@ -17,13 +17,13 @@ struct InMemoryGroupsCacheTests {
         let clock = ManualClock()
         let store = InMemoryGroupsCache(now: clock.now)
         let answer = Self.answer("{\"groups\":[]}", at: clock.date)
-        try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(60))
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
-        #expect(try await store.answer(forCustomer: "c1", in: .production) == nil)
+        try await store.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
         clock.advance(by: .seconds(59))
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
         clock.advance(by: .seconds(1))
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         #expect(store.count == 0)
         #expect(store.costBytes == 0)
     }
@@ -41,30 +41,30 @@ struct InMemoryGroupsCacheTests {
         #expect(cost == 256 + 144)
         let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
         for id in ["c0", "c1", "c2"] {
-            try await store.setAnswer(answer(), forCustomer: id, in: .sandbox, timeToLive: .seconds(60))
+            try await store.setAnswer(answer(), anyTransactionID: id, in: .sandbox, timeToLive: .seconds(60))
         }
         #expect(store.costBytes == 3 * cost)
         // Reading c0 makes c1 the least recently used.
-        #expect(try await store.answer(forCustomer: "c0", in: .sandbox) != nil)
-        try await store.setAnswer(answer(), forCustomer: "c3", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) != nil)
+        try await store.setAnswer(answer(), anyTransactionID: "c3", in: .sandbox, timeToLive: .seconds(60))
         #expect(store.count == 3)
         #expect(store.costBytes == 3 * cost)
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         for id in ["c0", "c2", "c3"] {
-            #expect(try await store.answer(forCustomer: id, in: .sandbox) != nil)
+            #expect(try await store.answer(anyTransactionID: id, in: .sandbox) != nil)
         }
         // One answer twice the size pushes out the two least recently used.
         let big = String(repeating: "y", count: 100 + cost / 2)
         try await store.setAnswer(
             Self.answer(big, at: clock.date),
-            forCustomer: "c4",
+            anyTransactionID: "c4",
             in: .sandbox,
             timeToLive: .seconds(60)
         )
-        #expect(try await store.answer(forCustomer: "c0", in: .sandbox) == nil)
-        #expect(try await store.answer(forCustomer: "c2", in: .sandbox) == nil)
-        #expect(try await store.answer(forCustomer: "c3", in: .sandbox) != nil)
-        #expect(try await store.answer(forCustomer: "c4", in: .sandbox) != nil)
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c2", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c3", in: .sandbox) != nil)
+        #expect(try await store.answer(anyTransactionID: "c4", in: .sandbox) != nil)
         #expect(store.costBytes <= 3 * cost)
     }
 
@@ -98,15 +98,20 @@ struct InMemoryGroupsCacheTests {
             switch next(10) {
             case 0...3:
                 let timeToLive = 10 + next(30)
-                try await store.setAnswer(answer(), forCustomer: id, in: .sandbox, timeToLive: .seconds(timeToLive))
+                try await store.setAnswer(
+                    answer(),
+                    anyTransactionID: id,
+                    in: .sandbox,
+                    timeToLive: .seconds(timeToLive)
+                )
                 model.removeAll { $0.id == id }
                 if model.count == 5 { model.removeFirst() }
                 model.append((id, clock.date.addingTimeInterval(Double(timeToLive))))
             case 4...7:
-                let found = try await store.answer(forCustomer: id, in: .sandbox) != nil
+                let found = try await store.answer(anyTransactionID: id, in: .sandbox) != nil
                 #expect(found == modelRead(id), "step \(step): read \(id)")
             case 8:
-                try await store.invalidate(customer: id)
+                try await store.invalidate(anyTransactionID: id)
                 model.removeAll { $0.id == id }
             default:
                 clock.advance(by: .seconds(next(5)))
@@ -115,7 +120,7 @@ struct InMemoryGroupsCacheTests {
             #expect(store.costBytes == model.count * cost, "step \(step)")
             if step % 1_000 == 999 {
                 for id in (0..<9).map({ "c\($0)" }) {
-                    let found = try await store.answer(forCustomer: id, in: .sandbox) != nil
+                    let found = try await store.answer(anyTransactionID: id, in: .sandbox) != nil
                     #expect(found == modelRead(id), "step \(step): read \(id)")
                 }
             }
@@ -128,38 +133,44 @@ struct InMemoryGroupsCacheTests {
         let store = InMemoryGroupsCache(capacityBytes: 1_000, now: clock.now)
         try await store.setAnswer(
             Self.answer("{}", at: clock.date),
-            forCustomer: "small",
+            anyTransactionID: "small",
             in: .sandbox,
             timeToLive: .seconds(60)
         )
         let huge = String(repeating: "z", count: 1_000)
         try await store.setAnswer(
             Self.answer(huge, at: clock.date),
-            forCustomer: "huge",
+            anyTransactionID: "huge",
             in: .sandbox,
             timeToLive: .seconds(60)
         )
-        #expect(try await store.answer(forCustomer: "huge", in: .sandbox) == nil)
-        #expect(try await store.answer(forCustomer: "small", in: .sandbox) != nil)
+        #expect(try await store.answer(anyTransactionID: "huge", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "small", in: .sandbox) != nil)
     }
 
     @Test("a fetch lock has one holder until it is released or expires")
     func fetchLock() async throws {
         let clock = ManualClock()
         let store = InMemoryGroupsCache(now: clock.now)
-        #expect(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5)))
         #expect(
-            !(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
         )
-        try await store.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "b")
         #expect(
-            !(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        )
+        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
+        #expect(
+            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
         )
         // The holder dies: the lock expires.
         clock.advance(by: .seconds(5))
-        #expect(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
-        try await store.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "b")
-        #expect(try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5)))
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5))
+        )
+        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
+        )
     }
 
     @Test("the rate-limit instant only moves later, and lapses at the instant")
@@ -183,15 +194,15 @@ struct InMemoryGroupsCacheTests {
         let answer = Self.answer("{}", at: clock.date)
         for id in ["a", "b"] {
             for environment in [StoreEnvironment.sandbox, .production] {
-                try await store.setAnswer(answer, forCustomer: id, in: environment, timeToLive: .seconds(60))
+                try await store.setAnswer(answer, anyTransactionID: id, in: environment, timeToLive: .seconds(60))
             }
         }
-        try await store.invalidate(customer: "a")
-        #expect(try await store.answer(forCustomer: "a", in: .sandbox) == nil)
-        #expect(try await store.answer(forCustomer: "a", in: .production) == nil)
-        #expect(try await store.answer(forCustomer: "b", in: .production) == answer)
+        try await store.invalidate(anyTransactionID: "a")
+        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "a", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "b", in: .production) == answer)
         try await store.invalidateAll()
-        #expect(try await store.answer(forCustomer: "b", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "b", in: .sandbox) == nil)
         #expect(store.count == 0)
         #expect(store.costBytes == 0)
     }

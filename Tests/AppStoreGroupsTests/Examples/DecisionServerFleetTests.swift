@@ -46,6 +46,42 @@ struct DecisionServerFleetTests {
         #expect(try await store.log().map(\.path) == Array(repeating: "/groups/v1/currentGroups/ok1", count: 2))
     }
 
+    @Test(
+        "POST /invalidate?groupId= through one server makes every member fetch again on both (real redis-server)",
+        .requires(.pythonCryptography),
+        .requires(.redisServer)
+    )
+    func invalidateGroup() async throws {
+        let redis = try await RedisServer.start()
+        defer { redis.stop() }
+        let store = try await FakeAppStore()
+        let arguments = ["--redis", "127.0.0.1:\(redis.port)"]
+        let first = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let second = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        for customer in ["ok1", "ok2"] {
+            #expect(try await first.get("/decision?transactionId=\(customer)").groupsSource == "live")
+            #expect(try await second.get("/decision?transactionId=\(customer)").groupsSource == "cache")
+        }
+        let answer = try await second.post("/invalidate?groupId=900000000000000000")
+        #expect(answer.status == 200)
+        #expect(answer.text == #"{"invalidatedGroup":"900000000000000000"}"#)
+        #expect(try await second.post("/invalidate?groupId=9%20").status == 400)
+        for customer in ["ok1", "ok2"] {
+            #expect(try await second.get("/decision?transactionId=\(customer)").groupsSource == "live")
+        }
+        // The first server reads Redis again within the 5 seconds it keeps an answer in memory, and
+        // finds the answers the second fetched after the invalidation.
+        let invalidated = ContinuousClock.now
+        var fetchedAt = try await first.get("/decision?transactionId=ok1").groupsFetchedAt
+        let refetched = try await second.get("/decision?transactionId=ok1").groupsFetchedAt
+        while fetchedAt != refetched, ContinuousClock.now - invalidated < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(200))
+            fetchedAt = try await first.get("/decision?transactionId=ok1").groupsFetchedAt
+        }
+        #expect(fetchedAt == refetched)
+        #expect(try await store.log().count == 4)
+    }
+
     @Test("freshness in the JSON: live, then cache with the same fetch time", .requires(.pythonCryptography))
     func freshness() async throws {
         let store = try await FakeAppStore()

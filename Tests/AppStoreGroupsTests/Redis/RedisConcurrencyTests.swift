@@ -17,23 +17,23 @@ struct RedisConcurrencyTests {
     /// The calls `GroupDecisionService` makes for a customer nobody has cached: the answer (none),
     /// the fetch lock, the answer again under the lock, the 429 gate, the new answer, the release.
     static func miss(_ store: RedisGroupsCache, customer: String) async throws {
-        let first = try await store.answer(forCustomer: customer, in: .production)
+        let first = try await store.answer(anyTransactionID: customer, in: .production)
         #expect(first == nil)
         let owner = UUID().uuidString
         let locked = try await store.acquireFetchLock(
-            forCustomer: customer,
+            anyTransactionID: customer,
             in: .production,
             owner: owner,
             timeToLive: .seconds(30)
         )
         #expect(locked)
-        let second = try await store.answer(forCustomer: customer, in: .production)
+        let second = try await store.answer(anyTransactionID: customer, in: .production)
         #expect(second == nil)
         let gate = try await store.rateLimitedUntil(.customerGroups, in: .production)
         #expect(gate == nil)
         let answer = CachedGroupsAnswer(kind: .groups, body: Array(StubAppStore.consumerBody.utf8), fetchedAt: Date())
-        try await store.setAnswer(answer, forCustomer: customer, in: .production, timeToLive: .seconds(60))
-        try await store.releaseFetchLock(forCustomer: customer, in: .production, owner: owner)
+        try await store.setAnswer(answer, anyTransactionID: customer, in: .production, timeToLive: .seconds(60))
+        try await store.releaseFetchLock(anyTransactionID: customer, in: .production, owner: owner)
     }
 
     static func milliseconds(_ duration: Duration) -> Double {
@@ -105,7 +105,7 @@ struct RedisConcurrencyTests {
             await withTaskGroup(of: String.self) { group in
                 for customer in 0..<10 {
                     group.addTask {
-                        await expectError { try await store.answer(forCustomer: "c\(customer)", in: .sandbox) }?
+                        await expectError { try await store.answer(anyTransactionID: "c\(customer)", in: .sandbox) }?
                             .message ?? ""
                     }
                 }
@@ -152,7 +152,7 @@ struct RedisConcurrencyTests {
             timeout: .milliseconds(500)
         )
         defer { store.close() }
-        let error = await expectError { try await store.answer(forCustomer: "c", in: .sandbox) }
+        let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
         #expect(error?.code == .storeFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(listener.port): GET answer: timed out waiting for a connection")
     }
@@ -166,7 +166,7 @@ struct RedisConcurrencyTests {
             await withTaskGroup(of: AppStoreGroupsError?.self) { group in
                 for customer in 0..<5 {
                     group.addTask {
-                        await expectError { try await store.answer(forCustomer: "c\(customer)", in: .sandbox) }
+                        await expectError { try await store.answer(anyTransactionID: "c\(customer)", in: .sandbox) }
                     }
                 }
                 return await group.reduce(into: [AppStoreGroupsError?]()) { $0.append($1) }
@@ -180,9 +180,9 @@ struct RedisConcurrencyTests {
         let closed = "Redis at 127.0.0.1:\(fake.port): GET answer: the store is closed"
         #expect(errors.map { $0?.code } == Array(repeating: .storeFailure, count: 5))
         #expect(errors.map { $0?.message } == Array(repeating: closed, count: 5))
-        let later = await expectError { try await store.invalidate(customer: "c") }
+        let later = await expectError { try await store.invalidate(anyTransactionID: "c") }
         #expect(later?.code == .storeFailure)
-        #expect(later?.message == "Redis at 127.0.0.1:\(fake.port): DEL answers: the store is closed")
+        #expect(later?.message == "Redis at 127.0.0.1:\(fake.port): EVAL invalidate: the store is closed")
         #expect(fake.commands.count == 5)
     }
 
@@ -192,7 +192,7 @@ struct RedisConcurrencyTests {
         defer { fake.stop() }
         let store = try fake.store(timeout: .seconds(600))
         defer { store.close() }
-        let call = Task { await expectError { try await store.answer(forCustomer: "c", in: .sandbox) } }
+        let call = Task { await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) } }
         try await RedisFakeServer.waitUntil { fake.commands.count == 1 }
         call.cancel()
         let error = await call.value
@@ -200,7 +200,7 @@ struct RedisConcurrencyTests {
         #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: cancelled")
         try await RedisFakeServer.waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
         // The next call gets a connection of its own.
-        #expect(try await store.answer(forCustomer: "c", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c", in: .sandbox) == nil)
         #expect(fake.connections == 2)
     }
 }

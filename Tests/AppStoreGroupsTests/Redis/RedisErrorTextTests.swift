@@ -19,12 +19,12 @@ struct RedisErrorTextTests {
         let store = try server.store()
         defer { store.close() }
         let prefix = "Redis at 127.0.0.1:\(server.port): "
-        let read = await expectError { try await store.answer(forCustomer: Self.customer, in: .sandbox) }
+        let read = await expectError { try await store.answer(anyTransactionID: Self.customer, in: .sandbox) }
         #expect(read?.code == .storeFailure)
         #expect(read?.message == prefix + "GET answer: the server answered with an error (ERR)")
         let lock = await expectError {
             try await store.acquireFetchLock(
-                forCustomer: Self.customer,
+                anyTransactionID: Self.customer,
                 in: .sandbox,
                 owner: "owner-7",
                 timeToLive: .seconds(1)
@@ -51,14 +51,14 @@ struct RedisErrorTextTests {
         defer { store.close() }
         let prefix = "Redis at 127.0.0.1:\(fake.port): "
         let messages = [
-            await expectError { try await store.answer(forCustomer: Self.customer, in: .sandbox) }?.message,
-            await expectError { try await store.invalidate(customer: Self.customer) }?.message,
+            await expectError { try await store.answer(anyTransactionID: Self.customer, in: .sandbox) }?.message,
+            await expectError { try await store.invalidate(anyTransactionID: Self.customer) }?.message,
             await expectError { try await store.rateLimitedUntil(.customerGroups, in: .sandbox) }?.message,
         ]
         #expect(
             messages == [
                 prefix + "GET answer: the server answered with an error (WRONGTYPE)",
-                prefix + "DEL answers: the server answered with an error (unknown)",
+                prefix + "EVAL invalidate: the server answered with an error (unknown)",
                 prefix + "GET rate-limit: an unexpected status reply",
             ]
         )

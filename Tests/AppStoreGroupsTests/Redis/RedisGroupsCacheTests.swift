@@ -43,22 +43,22 @@ struct RedisGroupsCacheTests {
         defer { server.stop() }
         let store = try server.store()
         let answer = Self.answer("{\"groups\":[{\"groupId\":\"g1\",\"groupType\":\"CONSUMER\"}]}")
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == nil)
-        try await store.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(600))
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
-        #expect(try await store.answer(forCustomer: "c1", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
+        try await store.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(600))
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
         let left = try await Self.millisecondsToLive(store.answerKey("c1", .sandbox), in: store)
         #expect(left.map { (1...600_000).contains($0) } == true)
         // A second store instance (another process of the fleet) sees the same answer.
-        #expect(try await server.store().answer(forCustomer: "c1", in: .sandbox) == answer)
+        #expect(try await server.store().answer(anyTransactionID: "c1", in: .sandbox) == answer)
         // Another app's prefix does not.
-        #expect(try await server.store(prefix: "other").answer(forCustomer: "c1", in: .sandbox) == nil)
+        #expect(try await server.store(prefix: "other").answer(anyTransactionID: "c1", in: .sandbox) == nil)
         // A short time to live lapses in Redis.
-        try await store.setAnswer(answer, forCustomer: "c3", in: .sandbox, timeToLive: .milliseconds(100))
-        try await Self.eventually { try await store.answer(forCustomer: "c3", in: .sandbox) == nil }
+        try await store.setAnswer(answer, anyTransactionID: "c3", in: .sandbox, timeToLive: .milliseconds(100))
+        try await Self.eventually { try await store.answer(anyTransactionID: "c3", in: .sandbox) == nil }
         let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
-        try await store.setAnswer(notFound, forCustomer: "c2", in: .sandbox, timeToLive: .seconds(60))
-        #expect(try await store.answer(forCustomer: "c2", in: .sandbox) == notFound)
+        try await store.setAnswer(notFound, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await store.answer(anyTransactionID: "c2", in: .sandbox) == notFound)
     }
 
     @Test("a fetch lock whose holder dies expires; only the owner releases it", .requires(.redisServer))
@@ -68,40 +68,57 @@ struct RedisGroupsCacheTests {
         let holder = try server.store()
         let other = try server.store()
         #expect(
-            try await holder.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "h", timeToLive: .seconds(600))
+            try await holder.acquireFetchLock(
+                anyTransactionID: "c",
+                in: .sandbox,
+                owner: "h",
+                timeToLive: .seconds(600)
+            )
         )
         let left = try await Self.millisecondsToLive(holder.lockKey("c", .sandbox), in: holder)
         #expect(left.map { (1...600_000).contains($0) } == true)
         // Taken again by its owner (a command sent twice after a lost connection): still held.
         #expect(
-            try await holder.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "h", timeToLive: .seconds(600))
+            try await holder.acquireFetchLock(
+                anyTransactionID: "c",
+                in: .sandbox,
+                owner: "h",
+                timeToLive: .seconds(600)
+            )
         )
         #expect(
-            !(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
+            !(try await other.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
         )
-        try await other.releaseFetchLock(forCustomer: "c", in: .sandbox, owner: "o")
+        try await other.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o")
         #expect(
-            !(try await other.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
+            !(try await other.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
         )
         // A holder that never releases (it died): its lock lapses by itself.
         #expect(
             try await holder.acquireFetchLock(
-                forCustomer: "d",
+                anyTransactionID: "d",
                 in: .sandbox,
                 owner: "h",
                 timeToLive: .milliseconds(100)
             )
         )
         try await Self.eventually {
-            try await other.acquireFetchLock(forCustomer: "d", in: .sandbox, owner: "o", timeToLive: .seconds(600))
+            try await other.acquireFetchLock(anyTransactionID: "d", in: .sandbox, owner: "o", timeToLive: .seconds(600))
         }
         // The dead holder's late release does not free the new owner's lock.
-        try await holder.releaseFetchLock(forCustomer: "d", in: .sandbox, owner: "h")
+        try await holder.releaseFetchLock(anyTransactionID: "d", in: .sandbox, owner: "h")
         #expect(
-            !(try await holder.acquireFetchLock(forCustomer: "d", in: .sandbox, owner: "h", timeToLive: .seconds(5)))
+            !(try await holder.acquireFetchLock(
+                anyTransactionID: "d",
+                in: .sandbox,
+                owner: "h",
+                timeToLive: .seconds(5)
+            ))
         )
-        try await other.releaseFetchLock(forCustomer: "d", in: .sandbox, owner: "o")
-        #expect(try await holder.acquireFetchLock(forCustomer: "d", in: .sandbox, owner: "h", timeToLive: .seconds(5)))
+        try await other.releaseFetchLock(anyTransactionID: "d", in: .sandbox, owner: "o")
+        #expect(
+            try await holder.acquireFetchLock(anyTransactionID: "d", in: .sandbox, owner: "h", timeToLive: .seconds(5))
+        )
     }
 
     @Test("a 429 instant set by one store instance is seen by another, and only moves later", .requires(.redisServer))
@@ -140,20 +157,20 @@ struct RedisGroupsCacheTests {
         let neighbour = try server.store(prefix: "app")
         let answer = Self.answer("{}")
         for index in 0..<2_500 {
-            try await store.setAnswer(answer, forCustomer: "c\(index)", in: .sandbox, timeToLive: .seconds(60))
+            try await store.setAnswer(answer, anyTransactionID: "c\(index)", in: .sandbox, timeToLive: .seconds(60))
         }
-        try await store.setAnswer(answer, forCustomer: "c0", in: .production, timeToLive: .seconds(60))
-        try await neighbour.setAnswer(answer, forCustomer: "c1", in: .sandbox, timeToLive: .seconds(60))
+        try await store.setAnswer(answer, anyTransactionID: "c0", in: .production, timeToLive: .seconds(60))
+        try await neighbour.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
         try await store.setRateLimitedUntil(Date().addingTimeInterval(60), for: .customerGroups, in: .sandbox)
-        try await store.invalidate(customer: "c0")
-        #expect(try await store.answer(forCustomer: "c0", in: .sandbox) == nil)
-        #expect(try await store.answer(forCustomer: "c0", in: .production) == nil)
-        #expect(try await store.answer(forCustomer: "c1", in: .sandbox) == answer)
+        try await store.invalidate(anyTransactionID: "c0")
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c0", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
         try await store.invalidateAll()
         for index in [1, 1_000, 2_499] {
-            #expect(try await store.answer(forCustomer: "c\(index)", in: .sandbox) == nil)
+            #expect(try await store.answer(anyTransactionID: "c\(index)", in: .sandbox) == nil)
         }
-        #expect(try await neighbour.answer(forCustomer: "c1", in: .sandbox) == answer)
+        #expect(try await neighbour.answer(anyTransactionID: "c1", in: .sandbox) == answer)
         #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) != nil)
     }
 
@@ -228,11 +245,11 @@ struct RedisGroupsCacheTests {
         )
         defer { store.close() }
         // Nothing but the deadline can end these calls: the server never answers.
-        let error = await expectError { try await store.answer(forCustomer: "c", in: .sandbox) }
+        let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
         #expect(error?.code == .storeFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(silent.port): GET answer: timed out waiting for a reply")
         let lockError = await expectError {
-            try await store.acquireFetchLock(forCustomer: "c", in: .sandbox, owner: "o", timeToLive: .seconds(1))
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(1))
         }
         #expect(lockError?.code == .storeFailure)
         #expect(
@@ -246,18 +263,18 @@ struct RedisGroupsCacheTests {
     func refused() async throws {
         let port = try LoopbackSocket.freePort()
         let store = try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: "test")
-        let error = await expectError { try await store.invalidate(customer: "c") }
+        let error = await expectError { try await store.invalidate(anyTransactionID: "c") }
         #expect(error?.code == .storeFailure)
-        #expect(error?.message == "Redis at 127.0.0.1:\(port): DEL answers: cannot connect: Connection refused")
+        #expect(error?.message == "Redis at 127.0.0.1:\(port): EVAL invalidate: cannot connect: Connection refused")
     }
 
     @Test("a stopped server fails the next call with a store failure", .requires(.redisServer))
     func reconnects() async throws {
         let server = try await RedisServer.start()
         let store = try server.store()
-        try await store.setAnswer(Self.answer("{}"), forCustomer: "c", in: .sandbox, timeToLive: .seconds(60))
+        try await store.setAnswer(Self.answer("{}"), anyTransactionID: "c", in: .sandbox, timeToLive: .seconds(60))
         server.stop()
-        let error = await expectError { try await store.answer(forCustomer: "c", in: .sandbox) }
+        let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
         #expect(error?.code == .storeFailure)
     }
 

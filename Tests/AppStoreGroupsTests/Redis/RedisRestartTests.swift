@@ -55,8 +55,8 @@ struct RedisRestartTests {
             fetchedAt: Date(timeIntervalSince1970: 1_700_000_000)
         )
         for call in 0...idle {
-            try await store.setAnswer(answer, forCustomer: "c\(call)", in: .sandbox, timeToLive: .seconds(60))
-            #expect(try await store.answer(forCustomer: "c\(call)", in: .sandbox) == answer)
+            try await store.setAnswer(answer, anyTransactionID: "c\(call)", in: .sandbox, timeToLive: .seconds(60))
+            #expect(try await store.answer(anyTransactionID: "c\(call)", in: .sandbox) == answer)
         }
     }
 
@@ -66,8 +66,8 @@ struct RedisRestartTests {
         defer { fake.stop() }
         let store = try fake.store()
         defer { store.close() }
-        #expect(try await store.answer(forCustomer: "x", in: .sandbox) == nil)
-        #expect(try await store.answer(forCustomer: "y", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "x", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "y", in: .sandbox) == nil)
         let keyX = "test:Sandbox:groups:x"
         let keyY = "test:Sandbox:groups:y"
         #expect(
@@ -87,15 +87,15 @@ struct RedisRestartTests {
         defer { fake.stop() }
         let store = try fake.store()
         defer { store.close() }
-        #expect(try await store.answer(forCustomer: "x", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "x", in: .sandbox) == nil)
         // Not idempotent, and its bytes reached the server: it fails rather than risk running twice.
         let once = await expectError {
             try await store.call([Array("INCR".utf8), Array("n".utf8)], "INCR counter", isIdempotent: false)
         }
         #expect(once?.message == "Redis at 127.0.0.1:\(fake.port): INCR counter: the server closed the connection")
         // Idempotent, but the connection opened for the second attempt closes too: no third.
-        #expect(try await store.answer(forCustomer: "z", in: .sandbox) == nil)
-        let twice = await expectError { try await store.answer(forCustomer: "y", in: .sandbox) }
+        #expect(try await store.answer(anyTransactionID: "z", in: .sandbox) == nil)
+        let twice = await expectError { try await store.answer(anyTransactionID: "y", in: .sandbox) }
         #expect(twice?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: the server closed the connection")
         #expect(fake.commands.map(\.connection) == [1, 1, 2, 2, 3])
         #expect(fake.commands.map { $0.arguments[0] } == ["GET", "INCR", "GET", "GET", "GET"])
@@ -108,8 +108,8 @@ struct RedisRestartTests {
         defer { fake.stop() }
         let store = try fake.store()
         defer { store.close() }
-        let error = await expectError { try await store.invalidate(customer: "x") }
-        #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): DEL answers: the server closed the connection")
+        let error = await expectError { try await store.invalidate(anyTransactionID: "x") }
+        #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): EVAL invalidate: the server closed the connection")
         #expect(fake.commands.count == 1)
         #expect(store.pool.statistics.retries == 0)
     }

@@ -28,11 +28,11 @@ struct RedisStoreProofTests {
         defer { store.close() }
         let keyA = store.answerKey("customer-a", .sandbox)
         fake.set(keyA, Self.answer("customer-a").encoded(boundTo: keyA))
-        #expect(try await store.answer(forCustomer: "customer-a", in: .sandbox) == Self.answer("customer-a"))
+        #expect(try await store.answer(anyTransactionID: "customer-a", in: .sandbox) == Self.answer("customer-a"))
         // The repeat reaches the idle connection, which is closed rather than kept.
         try await RedisFakeServer.waitUntil { fake.repeatedReplies == 1 }
         try await RedisFakeServer.waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
-        #expect(try await store.answer(forCustomer: "customer-b", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "customer-b", in: .sandbox) == nil)
         #expect(fake.connections == 2)
     }
 
@@ -71,7 +71,7 @@ struct RedisStoreProofTests {
         defer { server.stop() }
         let store = try server.store()
         defer { store.close() }
-        try await store.setAnswer(Self.answer("a"), forCustomer: "a", in: .production, timeToLive: .seconds(60))
+        try await store.setAnswer(Self.answer("a"), anyTransactionID: "a", in: .production, timeToLive: .seconds(60))
         let copied = try await store.call([Array("GET".utf8), store.answerKey("a", .production)], "GET")
         guard case .bulk(let value?) = copied else {
             Issue.record("no value under a's key: \(copied)")
@@ -84,10 +84,10 @@ struct RedisStoreProofTests {
         ] {
             _ = try await store.call([Array("SET".utf8), key, value], "SET")
         }
-        #expect(try await store.answer(forCustomer: "a", in: .production) == Self.answer("a"))
-        #expect(try await store.answer(forCustomer: "b", in: .production) == nil)
-        #expect(try await store.answer(forCustomer: "a", in: .sandbox) == nil)
-        #expect(try await other.answer(forCustomer: "a", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "a", in: .production) == Self.answer("a"))
+        #expect(try await store.answer(anyTransactionID: "b", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
+        #expect(try await other.answer(anyTransactionID: "a", in: .production) == nil)
     }
 
     @Test("a fetch time further ahead than the clock skew is no answer; one within it is", .requires(.redisServer))
@@ -106,8 +106,8 @@ struct RedisStoreProofTests {
         ]
         for (customer, fetchedAt, served) in cases {
             let answer = Self.answer(customer, at: fetchedAt)
-            try await store.setAnswer(answer, forCustomer: customer, in: .sandbox, timeToLive: .seconds(60))
-            let read = try await store.answer(forCustomer: customer, in: .sandbox)
+            try await store.setAnswer(answer, anyTransactionID: customer, in: .sandbox, timeToLive: .seconds(60))
+            let read = try await store.answer(anyTransactionID: customer, in: .sandbox)
             #expect(read == (served ? answer : nil), "\(customer)")
         }
         let strict = try RedisGroupsCache(
@@ -118,8 +118,8 @@ struct RedisStoreProofTests {
             now: { now }
         )
         defer { strict.close() }
-        #expect(try await strict.answer(forCustomer: "now", in: .sandbox) == Self.answer("now", at: now))
-        #expect(try await strict.answer(forCustomer: "within", in: .sandbox) == nil)
+        #expect(try await strict.answer(anyTransactionID: "now", in: .sandbox) == Self.answer("now", at: now))
+        #expect(try await strict.answer(anyTransactionID: "within", in: .sandbox) == nil)
     }
 
     @Test("the encoding binds a value to its key: another key, a truncated key or the earlier layout read as nothing")

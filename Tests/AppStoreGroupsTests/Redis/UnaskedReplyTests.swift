@@ -22,7 +22,7 @@ struct UnaskedReplyTests {
         )
         // Each later call starts on a new connection, whose first command gets one reply too many.
         #expect(await expectError { try await store.rateLimitedUntil(.customerGroups, in: .sandbox) } != nil)
-        #expect(await expectError { try await store.answer(forCustomer: "c1", in: .sandbox) } != nil)
+        #expect(await expectError { try await store.answer(anyTransactionID: "c1", in: .sandbox) } != nil)
         #expect(fake.connections == 3)
     }
 }

@@ -241,7 +241,7 @@ struct GroupDecisionServiceTests {
         #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
         // Invalidation through one process reaches the shared store.
         try await second.invalidate(anyTransactionID: "c1")
-        #expect(try await shared.answer(forCustomer: "c1", in: .sandbox) == nil)
+        #expect(try await shared.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         #expect(stub.requests == ["c1"])
     }
 
@@ -260,7 +260,9 @@ struct GroupDecisionServiceTests {
         #expect(served.fetchedAt == clock.date)
         #expect(served.decision.capabilities.sorted() == Self.familyCapabilities)
         #expect(stub.requests == ["c1"])
-        #expect(try await shared.acquireFetchLock(forCustomer: "c1", in: .sandbox, owner: "x", timeToLive: .seconds(1)))
+        #expect(
+            try await shared.acquireFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "x", timeToLive: .seconds(1))
+        )
     }
 
     @Test("another process's invalidation reaches this one within the local time to live")
@@ -286,7 +288,12 @@ struct GroupDecisionServiceTests {
         let stub = StubAppStore(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         #expect(
-            try await shared.acquireFetchLock(forCustomer: "c1", in: .sandbox, owner: "dead", timeToLive: .seconds(10))
+            try await shared.acquireFetchLock(
+                anyTransactionID: "c1",
+                in: .sandbox,
+                owner: "dead",
+                timeToLive: .seconds(10)
+            )
         )
         let service = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
@@ -366,7 +373,7 @@ private final class MissingFirstRead: SharedGroupsCache {
     init(_ store: InMemoryGroupsCache) { self.store = store }
 
     func answer(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         let read = reads.withLock { reads in
@@ -374,33 +381,63 @@ private final class MissingFirstRead: SharedGroupsCache {
             return reads
         }
         guard read > 1 else { return nil }
-        return try await store.answer(forCustomer: customerID, in: environment)
+        return try await store.answer(anyTransactionID: customerID, in: environment)
     }
 
     func setAnswer(
         _ answer: CachedGroupsAnswer,
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) {
-        try await store.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: timeToLive)
+        try await store.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
+    }
+
+    func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+        try await store.invalidationGeneration(anyTransactionID: customerID, in: environment)
+    }
+
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        try await store.setAnswer(
+            answer,
+            anyTransactionID: customerID,
+            in: environment,
+            timeToLive: timeToLive,
+            groupIDs: groupIDs,
+            ifGeneration: generation
+        )
     }
 
     func acquireFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> Bool {
-        try await store.acquireFetchLock(forCustomer: customerID, in: environment, owner: owner, timeToLive: timeToLive)
+        try await store.acquireFetchLock(
+            anyTransactionID: customerID,
+            in: environment,
+            owner: owner,
+            timeToLive: timeToLive
+        )
     }
 
     func releaseFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError) {
-        try await store.releaseFetchLock(forCustomer: customerID, in: environment, owner: owner)
+        try await store.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
     }
 
     func rateLimitedUntil(
@@ -418,8 +455,12 @@ private final class MissingFirstRead: SharedGroupsCache {
         try await store.setRateLimitedUntil(instant, for: endpoint, in: environment)
     }
 
-    func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
-        try await store.invalidate(customer: customerID)
+    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+        try await store.invalidate(anyTransactionID: customerID)
+    }
+
+    func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        try await store.invalidate(groupID: groupID)
     }
 
     func invalidateAll() async throws(AppStoreGroupsError) {

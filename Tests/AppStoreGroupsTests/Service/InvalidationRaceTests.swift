@@ -42,7 +42,7 @@ struct InvalidationRaceTests {
         stub.answer { _, _ in Self.noGroups }
         try await service.invalidateAll()
         _ = try await before.value
-        #expect(try await shared.answer(forCustomer: "c1", in: .sandbox) == nil)
+        #expect(try await shared.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         let after = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(after.source == .live)
         #expect(after.decision.capabilities.isEmpty)

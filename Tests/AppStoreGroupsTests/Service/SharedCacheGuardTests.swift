@@ -51,32 +51,59 @@ struct SharedCacheGuardTests {
         }
 
         func answer(
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment
         ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
             try call(customerID)
-            return try await inner.answer(forCustomer: customerID, in: environment)
+            return try await inner.answer(anyTransactionID: customerID, in: environment)
         }
 
         func setAnswer(
             _ answer: CachedGroupsAnswer,
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             timeToLive: Duration
         ) async throws(AppStoreGroupsError) {
             try call(customerID)
-            try await inner.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: timeToLive)
+            try await inner.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
+        }
+
+        func invalidationGeneration(
+            anyTransactionID customerID: String,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+            try call(customerID)
+            return try await inner.invalidationGeneration(anyTransactionID: customerID, in: environment)
+        }
+
+        func setAnswer(
+            _ answer: CachedGroupsAnswer,
+            anyTransactionID customerID: String,
+            in environment: StoreEnvironment,
+            timeToLive: Duration,
+            groupIDs: [String],
+            ifGeneration generation: InvalidationGeneration
+        ) async throws(AppStoreGroupsError) -> Bool {
+            try call(customerID)
+            return try await inner.setAnswer(
+                answer,
+                anyTransactionID: customerID,
+                in: environment,
+                timeToLive: timeToLive,
+                groupIDs: groupIDs,
+                ifGeneration: generation
+            )
         }
 
         func acquireFetchLock(
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             owner: String,
             timeToLive: Duration
         ) async throws(AppStoreGroupsError) -> Bool {
             try call(customerID)
             return try await inner.acquireFetchLock(
-                forCustomer: customerID,
+                anyTransactionID: customerID,
                 in: environment,
                 owner: owner,
                 timeToLive: timeToLive
@@ -84,12 +111,12 @@ struct SharedCacheGuardTests {
         }
 
         func releaseFetchLock(
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             owner: String
         ) async throws(AppStoreGroupsError) {
             try call(customerID)
-            try await inner.releaseFetchLock(forCustomer: customerID, in: environment, owner: owner)
+            try await inner.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
         }
 
         func rateLimitedUntil(
@@ -109,9 +136,14 @@ struct SharedCacheGuardTests {
             try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
         }
 
-        func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
+        func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
             try call(customerID)
-            try await inner.invalidate(customer: customerID)
+            try await inner.invalidate(anyTransactionID: customerID)
+        }
+
+        func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+            try call(groupID)
+            try await inner.invalidate(groupID: groupID)
         }
 
         func invalidateAll() async throws(AppStoreGroupsError) {
@@ -159,7 +191,7 @@ struct SharedCacheGuardTests {
         clock.advance(by: .seconds(5))
         #expect(try await service.decision(anyTransactionID: "c5", environment: .sandbox).source == .live)
         #expect(observer.events("shared cache recovered") == ["shared cache recovered"])
-        #expect(try await cache.inner.answer(forCustomer: "c5", in: .sandbox) != nil)
+        #expect(try await cache.inner.answer(anyTransactionID: "c5", in: .sandbox) != nil)
     }
 
     @Test("slow calls that are not in a row do not skip the cache; the threshold and count are settings")
@@ -205,7 +237,7 @@ struct SharedCacheGuardTests {
         )
         cache.fails = true
         let read = await guarded.read { cache throws(AppStoreGroupsError) in
-            try await cache.answer(forCustomer: "c1", in: .sandbox)
+            try await cache.answer(anyTransactionID: "c1", in: .sandbox)
         }
         #expect(read == nil)
         #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } == nil)

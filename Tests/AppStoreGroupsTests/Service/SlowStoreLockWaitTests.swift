@@ -20,30 +20,55 @@ struct SlowStoreLockWaitTests {
         }
 
         func answer(
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment
         ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
             clock.advance(by: .milliseconds(200))
-            return try await inner.answer(forCustomer: customerID, in: environment)
+            return try await inner.answer(anyTransactionID: customerID, in: environment)
         }
 
         func setAnswer(
             _ answer: CachedGroupsAnswer,
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             timeToLive: Duration
         ) async throws(AppStoreGroupsError) {
-            try await inner.setAnswer(answer, forCustomer: customerID, in: environment, timeToLive: timeToLive)
+            try await inner.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
+        }
+
+        func invalidationGeneration(
+            anyTransactionID customerID: String,
+            in environment: StoreEnvironment
+        ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+            try await inner.invalidationGeneration(anyTransactionID: customerID, in: environment)
+        }
+
+        func setAnswer(
+            _ answer: CachedGroupsAnswer,
+            anyTransactionID customerID: String,
+            in environment: StoreEnvironment,
+            timeToLive: Duration,
+            groupIDs: [String],
+            ifGeneration generation: InvalidationGeneration
+        ) async throws(AppStoreGroupsError) -> Bool {
+            try await inner.setAnswer(
+                answer,
+                anyTransactionID: customerID,
+                in: environment,
+                timeToLive: timeToLive,
+                groupIDs: groupIDs,
+                ifGeneration: generation
+            )
         }
 
         func acquireFetchLock(
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             owner: String,
             timeToLive: Duration
         ) async throws(AppStoreGroupsError) -> Bool {
             try await inner.acquireFetchLock(
-                forCustomer: customerID,
+                anyTransactionID: customerID,
                 in: environment,
                 owner: owner,
                 timeToLive: timeToLive
@@ -51,11 +76,11 @@ struct SlowStoreLockWaitTests {
         }
 
         func releaseFetchLock(
-            forCustomer customerID: String,
+            anyTransactionID customerID: String,
             in environment: StoreEnvironment,
             owner: String
         ) async throws(AppStoreGroupsError) {
-            try await inner.releaseFetchLock(forCustomer: customerID, in: environment, owner: owner)
+            try await inner.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
         }
 
         func rateLimitedUntil(
@@ -73,8 +98,12 @@ struct SlowStoreLockWaitTests {
             try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
         }
 
-        func invalidate(customer customerID: String) async throws(AppStoreGroupsError) {
-            try await inner.invalidate(customer: customerID)
+        func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+            try await inner.invalidate(anyTransactionID: customerID)
+        }
+
+        func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+            try await inner.invalidate(groupID: groupID)
         }
 
         func invalidateAll() async throws(AppStoreGroupsError) {
@@ -90,7 +119,7 @@ struct SlowStoreLockWaitTests {
         let store = SlowStore(clock: clock)
         #expect(
             try await store.acquireFetchLock(
-                forCustomer: "c1",
+                anyTransactionID: "c1",
                 in: .sandbox,
                 owner: "other process",
                 timeToLive: .seconds(10)

@@ -94,7 +94,7 @@ final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
     var answerLookups: Int { lock.withLock { answerCalls } }
 
     func answer(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         lock.withLock { answerCalls += 1 }
@@ -103,20 +103,34 @@ final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
 
     func setAnswer(
         _ answer: CachedGroupsAnswer,
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) { throw Self.failure }
 
+    func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration { throw Self.failure }
+
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration
+    ) async throws(AppStoreGroupsError) -> Bool { throw Self.failure }
+
     func acquireFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> Bool { throw Self.failure }
 
     func releaseFetchLock(
-        forCustomer customerID: String,
+        anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String
     )
@@ -136,7 +150,9 @@ final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
         async throws(AppStoreGroupsError)
     { throw Self.failure }
 
-    func invalidate(customer customerID: String) async throws(AppStoreGroupsError) { throw Self.failure }
+    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) { throw Self.failure }
+
+    func invalidate(groupID: String) async throws(AppStoreGroupsError) { throw Self.failure }
 
     func invalidateAll() async throws(AppStoreGroupsError) { throw Self.failure }
 }

@@ -1,0 +1,203 @@
+public import GroupPolicy
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Invalidation generations: a count per customer and environment, and one for every customer, that
+/// a writer must match for its answer to be kept.
+extension RedisGroupsCache {
+    /// How long a customer's invalidation count outlives its last invalidation: one day.
+    ///
+    /// A count that expires reads as zero again, which only a fetch that began before the
+    /// invalidation and read zero could match: a fetch lasting a day. A fetch that read a count
+    /// and finds it expired is refused (it no longer matches). So one small key per customer
+    /// invalidated in the last day, and no fetch can outlast it.
+    public static let invalidationGenerationLifetime = Duration.seconds(86_400)
+
+    /// Deletes the answer keys (the first half of `KEYS`) and counts an invalidation under each
+    /// generation key (the second half).
+    ///
+    /// Each count is kept for `ARGV[1]` milliseconds. Sent twice, it counts twice: a count that
+    /// moved further refuses the same writes.
+    static let invalidateScript = Array(
+        """
+        local half = #KEYS / 2
+        for i = 1, half do
+          redis.call('DEL', KEYS[i])
+          redis.call('INCR', KEYS[half + i])
+          redis.call('PEXPIRE', KEYS[half + i], ARGV[1])
+        end
+        return half
+        """.utf8
+    )
+
+    /// The most customers listed under one group and environment: see ``invalidate(groupID:)``.
+    public static let maximumMembersPerGroup = 10_000
+
+    /// Sets an answer unless an invalidation came since its generation, and lists it under its groups.
+    ///
+    /// The answer is `KEYS[1]`, value `ARGV[1]`, for `ARGV[2]` milliseconds, set only when the
+    /// customer's count (`KEYS[2]`) and everyone's (`KEYS[3]`) are still `ARGV[3]` and `ARGV[4]`,
+    /// and no group of the answer (`ARGV[10]` on) was invalidated after the group count `ARGV[5]`;
+    /// then lists the customer (`ARGV[9]`) under each group until the answer expires (`ARGV[6]` is
+    /// now in milliseconds), at most `ARGV[7]` customers a group, beyond which the group is marked
+    /// as overflowing. `ARGV[8]` is the key prefix and environment (`<prefix>:<environment>`).
+    static let conditionalSetScript = Array(
+        """
+        if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
+        if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[4] then return 0 end
+        local prefix = string.match(ARGV[8], '^(.*):[^:]*$')
+        for i = 10, #ARGV do
+          local invalidated = tonumber(redis.call('GET', prefix .. ':group-generation:' .. ARGV[i]) or '0')
+          if invalidated > tonumber(ARGV[5]) then return 0 end
+        end
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        local now = tonumber(ARGV[6])
+        local life = tonumber(ARGV[2])
+        for i = 10, #ARGV do
+          local members = ARGV[8] .. ':members:' .. ARGV[i]
+          redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
+          if redis.call('ZSCORE', members, ARGV[9]) or redis.call('ZCARD', members) < tonumber(ARGV[7]) then
+            redis.call('ZADD', members, now + life, ARGV[9])
+          else
+            redis.call('SET', ARGV[8] .. ':members-overflow:' .. ARGV[i], '1', 'PX', life)
+          end
+          if redis.call('PTTL', members) < life then redis.call('PEXPIRE', members, life) end
+        end
+        return 1
+        """.utf8
+    )
+
+    /// Counts an invalidation of a group and forgets the answers listed under it.
+    ///
+    /// The group is `ARGV[3]` (the store's group count `KEYS[1]`, the group's
+    /// `KEYS[2]`, kept `ARGV[1]` milliseconds), then deletes the answers of the customers listed
+    /// under it in each environment `ARGV[4]…` under prefix `ARGV[2]`, and the lists. Answers
+    /// whether a list had overflowed, and how many answers went.
+    static let invalidateGroupScript = Array(
+        """
+        local count = redis.call('INCR', KEYS[1])
+        redis.call('SET', KEYS[2], count, 'PX', ARGV[1])
+        local overflow = 0
+        local removed = 0
+        for i = 4, #ARGV do
+          local scope = ARGV[2] .. ':' .. ARGV[i]
+          local members = scope .. ':members:' .. ARGV[3]
+          local flag = scope .. ':members-overflow:' .. ARGV[3]
+          if redis.call('EXISTS', flag) == 1 then overflow = 1 end
+          for _, customer in ipairs(redis.call('ZRANGE', members, 0, -1)) do
+            removed = removed + redis.call('DEL', scope .. ':groups:' .. customer)
+          end
+          redis.call('DEL', members, flag)
+        end
+        return {overflow, removed}
+        """.utf8
+    )
+
+    /// How many invalidations the customer (in the environment), every customer and the groups have
+    /// seen (`MGET` of the three counts; a missing count is zero).
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    /// - Returns: The generation now.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, also for a count that is not a number.
+    public func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+        let label = "MGET generation"
+        let reply = try await call(
+            [Array("MGET".utf8), generationKey(customerID, environment), allGenerationKey, groupCountKey],
+            label
+        )
+        guard case .array(let parts?) = reply, parts.count == 3,
+            let customer = Self.count(parts[0]), let all = Self.count(parts[1]), let groups = Self.count(parts[2])
+        else { throw unexpected(reply, label) }
+        return InvalidationGeneration(customer: customer, all: all, groups: groups)
+    }
+
+    /// A count as `MGET` answers it: a number, or null for zero.
+    private static func count(_ reply: RESPReply) -> UInt64? {
+        switch reply {
+        case .bulk(nil): 0
+        case .bulk(let value?): UInt64(String(decoding: value, as: UTF8.self))
+        default: nil
+        }
+    }
+
+    /// Keeps an answer for `timeToLive`, written with its key, only if no invalidation of the
+    /// customer, of everyone or of one of its groups came after `generation` was read (compare and
+    /// set, in one script), and lists the customer under each of its groups for as long.
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long Redis keeps it.
+    ///   - groupIDs: The groups the answer holds.
+    ///   - generation: The generation read before the fetch began.
+    /// - Returns: Whether the answer was kept.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        let key = answerKey(customerID, environment)
+        let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
+        let arguments =
+            [
+                Array("EVAL".utf8), Self.conditionalSetScript, Array("3".utf8), key,
+                generationKey(customerID, environment), allGenerationKey, answer.encoded(boundTo: key),
+                Array(String(Self.milliseconds(timeToLive)).utf8), Array(String(generation.customer).utf8),
+                Array(String(generation.all).utf8), Array(String(generation.groups).utf8),
+                Array(String(nowMilliseconds).utf8), Array(String(Self.maximumMembersPerGroup).utf8),
+                Array("\(keyPrefix):\(environment.rawValue)".utf8), Array(customerID.utf8),
+            ] + Set(groupIDs).sorted().map { Array($0.utf8) }
+        switch try await call(arguments, "EVAL set-answer") {
+        case .integer(1): return true
+        case .integer(0): return false
+        case let other: throw unexpected(other, "EVAL set-answer")
+        }
+    }
+}
+
+/// Invalidation by group: the customers listed under a group, found and forgotten in one script.
+extension RedisGroupsCache {
+    /// Forgets the answers of every customer listed under the group, in every environment, after
+    /// counting an invalidation of the group, in one script; when a list had overflowed
+    /// (more than ``maximumMembersPerGroup`` customers kept with the group at once), forgets every
+    /// answer instead (``invalidateAll()``).
+    ///
+    /// A customer is listed under each group of their answer when the answer is written, until it
+    /// expires. The lists are sorted sets scored by expiry, trimmed on every write and dropped by
+    /// Redis when no answer holding the group is left, so they hold only customers with a live
+    /// answer, at most ``maximumMembersPerGroup`` a group and environment. A group with more
+    /// members kept at once turns the invalidation into one of everyone: correct (every answer
+    /// holding it goes), at the cost of fetching everyone again.
+    ///
+    /// - Parameter groupID: The group's id.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        let label = "EVAL invalidate-group"
+        let arguments =
+            [
+                Array("EVAL".utf8), Self.invalidateGroupScript, Array("2".utf8), groupCountKey,
+                Array("\(keyPrefix):group-generation:\(groupID)".utf8),
+                Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8), Array(keyPrefix.utf8),
+                Array(groupID.utf8),
+            ] + StoreEnvironment.allCases.map { Array($0.rawValue.utf8) }
+        let reply = try await call(arguments, label)
+        guard case .array(let parts?) = reply, parts.count == 2, case .integer(let overflow) = parts[0],
+            case .integer = parts[1]
+        else { throw unexpected(reply, label) }
+        if overflow == 1 { try await invalidateAll() }
+    }
+}
