@@ -8,7 +8,8 @@ extension ShadowReport {
     /// `since` (RFC 3339 in UTC with milliseconds), `decisions`, `changedDecisions`, `dropped`, and
     /// `changes`, each an object with `capability`, `change` (`gained` or `lost`), `groupType`,
     /// `liveRules`, `candidateRules`, `groups`, `decisions` and `examples` (objects with
-    /// `decisionId` and `customerHash`, each `null` when unknown, and `groupId`). Rows are written
+    /// `decisionId`, the served decision's id or `null` when ``Example/decisionID`` is `nil`;
+    /// `customerHash`, `null` without a decision log; and `groupId`). Rows are written
     /// in the order of ``changes``. See the DocC article "Rolling out a policy change", section
     /// "The report's JSON".
     ///

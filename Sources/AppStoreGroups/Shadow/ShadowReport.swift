@@ -31,7 +31,11 @@ public struct ShadowReport: Sendable, Hashable {
 
     /// One decision that had a change, and the group it was in.
     public struct Example: Sendable, Hashable {
-        /// The served decision's id, when the service gives its decisions one.
+        /// The served decision's id: its ``ServedDecision/decisionID``.
+        ///
+        /// ``GroupDecisionService`` gives every decision it serves an id, so the examples of its
+        /// reports always have one; `nil` only in a report read back from JSON whose example has
+        /// `null` there, or made by hand.
         public var decisionID: String?
         /// The customer as the service's ``DecisionLog`` hashes them (salted): never a raw id.
         ///
@@ -44,7 +48,7 @@ public struct ShadowReport: Sendable, Hashable {
         /// Creates an example.
         ///
         /// - Parameters:
-        ///   - decisionID: The served decision's id, if it has one.
+        ///   - decisionID: The served decision's id (``ServedDecision/decisionID``), or `nil` if unknown.
         ///   - customerHash: The decision log's salted hash of the customer, if there is a log.
         ///   - groupID: The group the change was in.
         public init(decisionID: String?, customerHash: String?, groupID: String) {

@@ -71,21 +71,30 @@ struct DecisionServerShadowTests {
             "/decision?transactionId=ingroup_g1", "/decision?transactionId=ingroup_g2&explain=true",
             "/decision?transactionId=ingroup_g1&entitlement=com.example.teams.pro",
         ]
+        // The ids the shadowed server answered with, in the order of the paths.
+        var ids: [String] = []
         for path in paths {
             let withShadow = try await shadowed.get(path)
             let without = try await plain.get(path)
             #expect(withShadow.status == 200)
+            // Each server gives each decision an id of its own; the decisions are the same.
+            let id = try #require(withShadow.decisionID)
+            #expect(id != without.decisionID)
+            ids.append(id)
             #expect(withShadow.decisionText == without.decisionText, "\(path)")
             #expect(withShadow.groupsSource == without.groupsSource, "\(path)")
         }
-        let hashes = try await shadowed.outputLines(paths.count).map { line in
-            let start = try #require(line.range(of: #""customer":""#))
+        let lines = try await shadowed.outputLines(paths.count)
+        func field(_ name: String, _ line: String) throws -> String {
+            let start = try #require(line.range(of: "\"\(name)\":\""))
             return String(line[start.upperBound...].prefix(while: { $0 != "\"" }))
         }
+        let hashes = try lines.map { try field("customer", $0) }
+        #expect(try lines.map { try field("decisionId", $0) } == ids)
 
         let report = try Self.report(try await shadowed.get("/shadow"))
         let examples = [(0, "900000000000000000"), (2, "g1"), (3, "g2"), (4, "g1")].map { index, groupID in
-            ShadowReport.Example(decisionID: nil, customerHash: hashes[index], groupID: groupID)
+            ShadowReport.Example(decisionID: ids[index], customerHash: hashes[index], groupID: groupID)
         }
         #expect(
             report

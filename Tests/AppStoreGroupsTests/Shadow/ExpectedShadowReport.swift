@@ -34,8 +34,8 @@ struct ExpectedShadowReport {
     var maximumRows = 10_000
 
     /// Counts one decision: `live` is what was served, `candidate` the candidate's decision of the
-    /// same groups and context.
-    mutating func add(live: Decision, candidate: Decision, customerHash: String?, decisionID: String? = nil) {
+    /// same groups and context, `decisionID` the id the service served it with.
+    mutating func add(live: Decision, candidate: Decision, customerHash: String?, decisionID: String) {
         decisions += 1
         let liveGroups = live.groups
         let candidateGroups = candidate.groups

@@ -124,7 +124,8 @@ struct ShadowDifferentialTests {
             expected.add(
                 live: liveStore.current.evaluate(response, in: context),
                 candidate: candidateStore.current.evaluate(response, in: context),
-                customerHash: shadowTestHash(customer)
+                customerHash: shadowTestHash(customer),
+                decisionID: served.decisionID
             )
             #expect(
                 served.decision.jsonString(includingProvenance: true)
