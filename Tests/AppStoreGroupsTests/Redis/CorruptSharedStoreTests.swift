@@ -73,10 +73,14 @@ struct CorruptSharedStoreTests {
         )
         let stub = StubAppStore()
         let lines = RecordingObserver()
+        // A busy machine makes real calls look slow: the cache must not be skipped here.
+        var configuration = GroupDecisionService.Configuration()
+        configuration.sharedCacheSlowCallsInARow = 0
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             clients: [stub.client()],
             sharedCache: store,
+            configuration: configuration,
             observer: lines
         )
         // The corrupted answer is no answer: the customer is fetched.
