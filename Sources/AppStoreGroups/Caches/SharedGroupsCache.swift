@@ -149,6 +149,13 @@ public protocol SharedGroupsCache: Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError)
 
+    /// Whether this cache keeps the fleet's request budget
+    /// (``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``).
+    ///
+    /// The default is `false`: the service then keeps a budget per process, the whole configured
+    /// rate, and never asks for tokens.
+    var keepsFleetBudget: Bool { get }
+
     /// Takes one token from the fleet's request budget for the endpoint in the environment, a
     /// token bucket kept in the store on the store's clock: `ratePerSecond` tokens a second, at
     /// most `burst` banked, a new bucket starting full.
@@ -200,6 +207,9 @@ public protocol SharedGroupsCache: Sendable {
 }
 
 extension SharedGroupsCache {
+    /// `false`: a cache keeps no fleet budget unless it says so.
+    public var keepsFleetBudget: Bool { false }
+
     /// Answers ``FleetBudgetToken/notSupported``: this cache keeps no fleet budget, and the
     /// service keeps one per process.
     ///

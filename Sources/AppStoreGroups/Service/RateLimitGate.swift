@@ -203,7 +203,7 @@ public final class RateLimitGate: Sendable {
         let rate = configuration.rate(for: key.environment)
         let burst = configuration.burst(for: key.environment)
         var budget = Budget.process
-        if let shared {
+        if let shared, shared.cache.keepsFleetBudget {
             let answer = await shared.read { cache throws(AppStoreGroupsError) in
                 try await cache.takeBudgetToken(
                     key.endpoint,
