@@ -20,7 +20,8 @@ struct Configuration {
     var reloadInterval: Duration = .seconds(5)
     /// The most bytes customers' cached groups may take in this process (the library's estimate).
     var cacheBytes = 64 << 20
-    /// A Redis shared by every server of the fleet: answers, fetch locks and the 429 instant.
+    /// A Redis shared by every server of the fleet: answers, fetch locks, the 429 instant and the
+    /// request budget.
     var redis: (host: String, port: Int)?
     /// Where one JSON line per decision goes: a file, or `-` for standard output.
     var decisionLog: String?
@@ -29,8 +30,8 @@ struct Configuration {
     var decisionLogSalt: [UInt8]?
     /// The most bytes of lines waiting for a slow reader: of standard error, and of the decision log.
     var logBufferBytes = 1 << 20
-    /// Get Customer Groups requests a second from this process; Apple's limit for the environment
-    /// when unset.
+    /// Requests a second to each App Store endpoint: the fleet's with `--redis` (the budget is
+    /// kept in Redis), this process's without; Apple's limit for the environment when unset.
     var requestsPerSecond: Double?
     var limits = HTTPServer.Limits()
     /// Another server for the App Store requests (a local test server); Apple's hosts otherwise.
@@ -64,14 +65,19 @@ struct Configuration {
             .init(
                 "redis",
                 value: "host:port",
-                help: "A Redis shared by the fleet: answers, fetch locks, the 429 instant."
+                help: "A Redis shared by the fleet: answers, fetch locks, the 429 instant, the request budget."
             ),
             .init(
                 "decision-log",
                 value: "file",
                 help: "One JSON line per decision to the file, or - for standard output."
             ),
-            .init("requests-per-second", value: "n", help: "This process's App Store budget (default Apple's limit)."),
+            .init(
+                "requests-per-second",
+                value: "n",
+                help: "The App Store budget, each endpoint (default Apple's limit): the fleet's with --redis, "
+                    + "each server keeping a quarter of it while Redis fails; this process's without."
+            ),
             .init(
                 "log-buffer",
                 value: "bytes",

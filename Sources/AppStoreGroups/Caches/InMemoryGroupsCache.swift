@@ -26,6 +26,7 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     private let answers: LocalGroupsCache
     private let locks = Locked<[CustomerKey: (owner: String, expires: Date)]>([:])
     private let rateLimits = Locked<[EndpointKey: Date]>([:])
+    private let budgets = Locked<[EndpointKey: TokenBucket]>([:])
     private let generations = Locked(Generations())
 
     /// The invalidation counts: one per customer or group invalidated, bounded by forgetting them all and
@@ -242,6 +243,43 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
             if let known = instants[key], known >= instant { return }
             instants[key] = instant
         }
+    }
+
+    /// `true`: every service sharing this cache shares one request budget.
+    public var keepsFleetBudget: Bool { true }
+
+    /// Takes one token from the budget every service sharing this cache shares, for the endpoint
+    /// in the environment, on the clock this cache was given.
+    ///
+    /// A bucket whose rate or burst changes starts again, full.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to.
+    ///   - ratePerSecond: Tokens added a second.
+    ///   - burst: The most tokens banked.
+    ///   - maximumWait: The longest the caller would wait for a reserved token.
+    /// - Returns: Whether a token was taken, and the wait.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        maximumWait: Duration
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        let key = EndpointKey(environment: environment, endpoint: endpoint)
+        let now = now()
+        let answer = budgets.withLock { budgets in
+            var bucket = budgets[key] ?? TokenBucket(rate: ratePerSecond, burst: burst, now: now)
+            if bucket.rate != ratePerSecond || bucket.burst != burst {
+                bucket = TokenBucket(rate: ratePerSecond, burst: burst, now: now)
+            }
+            let answer = bucket.take(now: now, maximumWait: maximumWait)
+            budgets[key] = bucket
+            return answer
+        }
+        return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
     }
 
     /// Forgets the answers kept for a customer, in every environment.

@@ -149,6 +149,41 @@ public protocol SharedGroupsCache: Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError)
 
+    /// Whether this cache keeps the fleet's request budget
+    /// (``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``).
+    ///
+    /// The default is `false`: the service then keeps a budget per process, the whole configured
+    /// rate, and never asks for tokens.
+    var keepsFleetBudget: Bool { get }
+
+    /// Takes one token from the fleet's request budget for the endpoint in the environment, a
+    /// token bucket kept in the store on the store's clock: `ratePerSecond` tokens a second, at
+    /// most `burst` banked, a new bucket starting full.
+    ///
+    /// When no token is banked the next one is reserved (the balance goes below zero) if it is due
+    /// within `maximumWait`; otherwise nothing is taken. Taking and refilling are one atomic step,
+    /// so every process sharing the store shares one budget.
+    ///
+    /// The default implementation answers ``FleetBudgetToken/notSupported`` without asking the
+    /// store: a conformer written before fleet budgets keeps compiling, and a service using it
+    /// keeps a budget per process.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to (Apple limits each separately).
+    ///   - ratePerSecond: The fleet's budget: tokens added a second; positive.
+    ///   - burst: The most tokens banked; at least 1.
+    ///   - maximumWait: The longest the caller would wait for a reserved token.
+    /// - Returns: Whether a token was taken, and the wait.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        maximumWait: Duration
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken
+
     /// Forgets the answers kept for a customer, in every environment, and counts an invalidation
     /// of the customer in each (a write with an earlier generation is refused from then on).
     ///
@@ -169,4 +204,30 @@ public protocol SharedGroupsCache: Sendable {
     ///
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func invalidateAll() async throws(AppStoreGroupsError)
+}
+
+extension SharedGroupsCache {
+    /// `false`: a cache keeps no fleet budget unless it says so.
+    public var keepsFleetBudget: Bool { false }
+
+    /// Answers ``FleetBudgetToken/notSupported``: this cache keeps no fleet budget, and the
+    /// service keeps one per process.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to.
+    ///   - ratePerSecond: The fleet's budget, unused.
+    ///   - burst: The most tokens banked, unused.
+    ///   - maximumWait: The longest the caller would wait, unused.
+    /// - Returns: ``FleetBudgetToken/notSupported``.
+    /// - Throws: Never.
+    public func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        maximumWait: Duration
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        .notSupported
+    }
 }

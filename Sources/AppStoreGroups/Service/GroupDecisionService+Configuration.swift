@@ -41,14 +41,33 @@ extension GroupDecisionService {
         ///
         /// Default 50 milliseconds.
         public var fetchLockPollInterval: Duration = .milliseconds(50)
-        /// Requests a second each endpoint may be sent from this process, per environment: Get
-        /// Customer Groups and Get Group Members (through ``GroupDecisionService/rateLimitGate``)
-        /// have a budget each.
+        /// Requests a second each endpoint may be sent, per environment: Get Customer Groups and
+        /// Get Group Members (through ``GroupDecisionService/rateLimitGate``) have a budget each.
         ///
         /// Default Apple's limits: 50 in production, 5 in the sandbox.
-        /// Apple's limit is for the app, not the process: in a fleet of N processes give each
-        /// 1/N of it.
+        ///
+        /// With a shared cache that keeps fleet budgets (``RedisGroupsCache``,
+        /// ``InMemoryGroupsCache``) this is the **fleet's** budget, Apple's limit for the app: every
+        /// process takes its tokens from one bucket in the cache, whatever the number of
+        /// processes. While the cache fails or is skipped, each process keeps to
+        /// ``fallbackShare`` of it. Without a shared cache, or with one that keeps no budget, it
+        /// is this process's budget: in a fleet of N such processes give each 1/N of Apple's
+        /// limit.
         public var requestsPerSecond: [StoreEnvironment: Double] = [.production: 50, .sandbox: 5]
+        /// The most requests of each endpoint sent at once after a quiet spell, per environment:
+        /// the tokens a budget banks.
+        ///
+        /// Default: none set, one second's worth of ``requestsPerSecond`` (at least 1). Each must
+        /// be at least 1. Like the rate, it is the fleet's with a shared cache that keeps budgets.
+        public var requestBurst: [StoreEnvironment: Double] = [:]
+        /// The fraction of the fleet's budget (rate and burst) one process keeps to while the
+        /// shared cache fails or is skipped, greater than 0 and at most 1.
+        ///
+        /// Default 0.25: a fleet of up to four processes stays within Apple's limit through an
+        /// outage of the cache, a larger one exceeds it by at most its size over four; never
+        /// unlimited. The burst share is at least one request. Set it to 1 / the number of
+        /// processes for a fleet of known size.
+        public var fallbackShare: Double = 0.25
         /// The longest a call waits for the budget or for a `Retry-After` instant.
         ///
         /// A longer wait fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
@@ -124,12 +143,23 @@ extension GroupDecisionService {
             for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
                 return "the \(environment) request rate must be a positive number"
             }
+            for (environment, burst) in requestBurst where !(burst >= 1 && burst.isFinite) {
+                return "the \(environment) request burst must be a number of at least 1"
+            }
+            if !(fallbackShare > 0 && fallbackShare <= 1) {
+                return "the fallback share must be greater than 0 and at most 1"
+            }
             return nil
         }
 
         /// Requests a second for each endpoint in `environment`.
         func rate(for environment: StoreEnvironment) -> Double {
             requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
+        }
+
+        /// The most requests banked for each endpoint in `environment`.
+        func burst(for environment: StoreEnvironment) -> Double {
+            requestBurst[environment] ?? max(1, rate(for: environment))
         }
     }
 }

@@ -22,10 +22,17 @@ public import Foundation
 /// ```
 ///
 /// - **Budget.** A token bucket per endpoint and environment at
-///   ``GroupDecisionService/Configuration/requestsPerSecond``. A call waits for its token, and for a
-///   `Retry-After` instant, up to ``GroupDecisionService/Configuration/maximumRateLimitWait`` in all;
-///   beyond that it fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
-///   sent, ``AppStoreGroupsError/retryAfter`` set and no HTTP status.
+///   ``GroupDecisionService/Configuration/requestsPerSecond``, banking up to
+///   ``GroupDecisionService/Configuration/requestBurst``. With a shared cache that keeps fleet
+///   budgets the bucket is the fleet's, in the cache
+///   (``SharedGroupsCache/takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``); while the
+///   cache fails or is skipped, this process keeps to
+///   ``GroupDecisionService/Configuration/fallbackShare`` of it in a bucket of its own. Without a
+///   shared cache, or with one that keeps no budget, the bucket is this process's. A call waits for
+///   its token, and for a `Retry-After` instant, up to
+///   ``GroupDecisionService/Configuration/maximumRateLimitWait`` in all; beyond that it fails at
+///   once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing sent,
+///   ``AppStoreGroupsError/retryAfter`` set and no HTTP status.
 /// - **429.** A 429 closes the gate until its `Retry-After` instant, cut to
 ///   ``GroupDecisionService/Configuration/maximumRateLimitHold`` from now (a far instant, or a
 ///   server clock behind Apple's, cannot close it for longer), at least a second, and
@@ -41,7 +48,10 @@ public final class RateLimitGate: Sendable {
     private let shared: SharedCacheGuard?
     private let timeSource: TimeSource
     private let observer: any GroupDecisionObserver
+    /// This process's budget: without a shared cache, or with one that keeps no budget.
     private let buckets = Locked<[EndpointKey: TokenBucket]>([:])
+    /// This process's share of the fleet's budget, while the shared cache fails or is skipped.
+    private let shareBuckets = Locked<[EndpointKey: TokenBucket]>([:])
     /// The instants that hold this process: its own 429s' (already cut to the longest hold), and the
     /// shared cache's as last read with when this process first saw it.
     private let instants = Locked<[EndpointKey: (own: Date?, shared: (instant: Date, seen: Date)?)]>([:])
@@ -154,7 +164,7 @@ public final class RateLimitGate: Sendable {
                 let wait = Duration.roundedUp(from: timeSource.now(), to: until)
                 if wait > .zero {
                     guard waited + wait <= configuration.maximumRateLimitWait else {
-                        throw refused(key, retryAfter: until, byRetryAfter: true)
+                        throw refusedByRetryAfter(key, until: until)
                     }
                     try await sleep(wait)
                     waited += wait
@@ -162,17 +172,9 @@ public final class RateLimitGate: Sendable {
                 }
             }
             if holdsToken { return }
-            let rate = configuration.rate(for: key.environment)
-            let now = timeSource.now()
-            let left = configuration.maximumRateLimitWait - waited
-            let reserved = buckets.withLock { buckets in
-                var bucket = buckets[key] ?? TokenBucket(rate: rate, now: now)
-                let wait = bucket.reserve(now: now, maximumWait: left)
-                buckets[key] = bucket
-                return wait
-            }
-            guard let reserved else {
-                throw refused(key, retryAfter: now + 1 / rate, byRetryAfter: false)
+            let token = await takeToken(key, maximumWait: configuration.maximumRateLimitWait - waited)
+            guard let reserved = token.wait else {
+                throw refused(key, retryAfter: timeSource.now() + token.retryAfter, budget: token.budget)
             }
             holdsToken = true
             // No time passed since the gate was read: send now.
@@ -182,7 +184,78 @@ public final class RateLimitGate: Sendable {
         }
     }
 
-    private func refused(_ key: EndpointKey, retryAfter: Date, byRetryAfter: Bool) -> AppStoreGroupsError {
+    /// Whose budget a token came from.
+    private enum Budget {
+        /// This process's own: no shared cache, or one that keeps no budget.
+        case process
+        /// The fleet's, in the shared cache.
+        case fleet
+        /// This process's share of the fleet's, while the shared cache fails or is skipped.
+        case share
+    }
+
+    /// Takes a token from the budget that holds now (see the type's discussion): the wait before
+    /// using it, or `nil` (nothing taken) with the seconds until the next is due.
+    private func takeToken(
+        _ key: EndpointKey,
+        maximumWait: Duration
+    ) async -> (wait: Duration?, retryAfter: TimeInterval, budget: Budget) {
+        let rate = configuration.rate(for: key.environment)
+        let burst = configuration.burst(for: key.environment)
+        var budget = Budget.process
+        if let shared, shared.cache.keepsFleetBudget {
+            let answer = await shared.read { cache throws(AppStoreGroupsError) in
+                try await cache.takeBudgetToken(
+                    key.endpoint,
+                    in: key.environment,
+                    ratePerSecond: rate,
+                    burst: burst,
+                    maximumWait: maximumWait
+                )
+            }
+            switch answer {
+            case .taken(let wait)?: return (wait, 0, .fleet)
+            case .notTaken(let wait)?: return (nil, wait.seconds, .fleet)
+            case .notSupported?: budget = .process
+            case nil: budget = .share
+            }
+        }
+        let share = budget == .share ? configuration.fallbackShare : 1
+        let now = timeSource.now()
+        let reserved = (budget == .share ? shareBuckets : buckets).withLock { buckets in
+            var bucket = buckets[key] ?? TokenBucket(rate: rate * share, burst: max(1, burst * share), now: now)
+            let wait = bucket.reserve(now: now, maximumWait: maximumWait)
+            buckets[key] = bucket
+            return wait
+        }
+        return (reserved, 1 / (rate * share), budget)
+    }
+
+    private func refusedByRetryAfter(_ key: EndpointKey, until: Date) -> AppStoreGroupsError {
+        let message = "the App Store asked for no \(key.endpoint) requests before this instant; none was sent"
+        return refused(key, retryAfter: until, message: message, byRetryAfter: true)
+    }
+
+    private func refused(_ key: EndpointKey, retryAfter: Date, budget: Budget) -> AppStoreGroupsError {
+        let rate = configuration.rate(for: key.environment)
+        let message =
+            switch budget {
+            case .process: "this process's budget of \(rate) \(key.endpoint) requests a second is spent; none was sent"
+            case .fleet: "the fleet's budget of \(rate) \(key.endpoint) requests a second is spent; none was sent"
+            case .share:
+                "this process's share (\(rate * configuration.fallbackShare) a second) of the fleet's budget of "
+                    + "\(rate) \(key.endpoint) requests a second, kept while the shared cache is unavailable, "
+                    + "is spent; none was sent"
+            }
+        return refused(key, retryAfter: retryAfter, message: message, byRetryAfter: false)
+    }
+
+    private func refused(
+        _ key: EndpointKey,
+        retryAfter: Date,
+        message: String,
+        byRetryAfter: Bool
+    ) -> AppStoreGroupsError {
         observer.budgetExhausted(
             GroupDecisionEvent.BudgetExhausted(
                 endpoint: key.endpoint,
@@ -191,11 +264,6 @@ public final class RateLimitGate: Sendable {
                 heldByRetryAfter: byRetryAfter
             )
         )
-        let message =
-            byRetryAfter
-            ? "the App Store asked for no \(key.endpoint) requests before this instant; none was sent"
-            : "this process's budget of \(configuration.rate(for: key.environment)) \(key.endpoint) requests a second "
-                + "is spent; none was sent"
         return AppStoreGroupsError(code: .rateLimitExceeded, message: message, retryAfter: retryAfter)
     }
 

@@ -4,34 +4,45 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A request budget: `rate` tokens a second, up to one second's worth banked.
+/// A request budget: `rate` tokens a second, up to `burst` banked (default one second's worth, at
+/// least one).
 ///
 /// A caller that finds no token reserves the next one (the balance goes below zero) and waits
 /// until it is due, so waiting callers leave in order and never above the rate.
 struct TokenBucket {
     let rate: Double
+    let burst: Double
     private var tokens: Double
     private var updated: Date
 
-    init(rate: Double, now: Date) {
+    init(rate: Double, burst: Double? = nil, now: Date) {
         self.rate = rate
-        self.tokens = max(1, rate)
+        self.burst = burst ?? max(1, rate)
+        self.tokens = self.burst
         self.updated = now
     }
 
     /// Takes a token: the wait before using it, or `nil` (nothing taken) when that wait would
     /// pass `maximumWait`.
     mutating func reserve(now: Date, maximumWait: Duration) -> Duration? {
+        let answer = take(now: now, maximumWait: maximumWait)
+        return answer.taken ? answer.wait : nil
+    }
+
+    /// Takes a token when one is due within `maximumWait`: whether it was taken, and the wait
+    /// before using it (taken) or until the next token is due (not taken).
+    mutating func take(now: Date, maximumWait: Duration) -> (taken: Bool, wait: Duration) {
         let elapsed = max(0, now.timeIntervalSince(updated))
-        tokens = min(max(1, rate), tokens + elapsed * rate)
+        tokens = min(burst, tokens + elapsed * rate)
         updated = max(updated, now)
         if tokens >= 1 {
             tokens -= 1
-            return .zero
+            return (true, .zero)
         }
         let wait = (1 - tokens) / rate
-        guard wait <= maximumWait.seconds else { return nil }
+        let rounded = Duration.milliseconds(Int64(min(wait * 1000, 1e15).rounded(.up)))
+        guard wait <= maximumWait.seconds else { return (false, rounded) }
         tokens -= 1
-        return .milliseconds(Int64((wait * 1000).rounded(.up)))
+        return (true, rounded)
     }
 }
