@@ -44,17 +44,17 @@ public import Foundation
 ///   far instant left there by an earlier version holds an hour, not ten years). While the cache is
 ///   unavailable, what this process knows holds.
 public final class RateLimitGate: Sendable {
-    private let configuration: GroupDecisionService.Configuration
-    private let shared: SharedCacheGuard?
-    private let timeSource: TimeSource
-    private let observer: any GroupDecisionObserver
+    let configuration: GroupDecisionService.Configuration
+    let shared: SharedCacheGuard?
+    let timeSource: TimeSource
+    let observer: any GroupDecisionObserver
     /// This process's budget: without a shared cache, or with one that keeps no budget.
     private let buckets = Locked<[EndpointKey: TokenBucket]>([:])
     /// This process's share of the fleet's budget, while the shared cache fails or is skipped.
     private let shareBuckets = Locked<[EndpointKey: TokenBucket]>([:])
     /// The instants that hold this process: its own 429s' (already cut to the longest hold), and the
     /// shared cache's as last read with when this process first saw it.
-    private let instants = Locked<[EndpointKey: (own: Date?, shared: (instant: Date, seen: Date)?)]>([:])
+    let instants = Locked<[EndpointKey: (own: Date?, shared: (instant: Date, seen: Date)?)]>([:])
 
     /// Creates a gate of its own, for an app that calls Apple's groups endpoints without a decision
     /// service (a service has one: ``GroupDecisionService/rateLimitGate``).
@@ -274,65 +274,5 @@ public final class RateLimitGate: Sendable {
         } catch {
             throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for the rate limit")
         }
-    }
-
-    // MARK: The instant
-
-    /// The instant the endpoint is held until, or `nil`: the shared cache's when it answers (a key
-    /// that is gone opens the gate), this process's otherwise; never further than the longest hold
-    /// from when this process first saw that instant (a far one left in the shared cache, by an
-    /// earlier version or a clock far ahead, holds an hour, not for as long as it says).
-    private func heldUntil(_ key: EndpointKey) async -> Date? {
-        var read: Date??
-        if let shared {
-            read = await shared.read { cache throws(AppStoreGroupsError) in
-                try await cache.rateLimitedUntil(key.endpoint, in: key.environment)
-            }
-        }
-        let now = timeSource.now()
-        let longest = configuration.maximumRateLimitHold.seconds
-        let held = instants.withLock { instants -> Date? in
-            let sharedHold = instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
-            // The cache is unavailable: what this process knows holds.
-            guard let read else { return [instants[key]?.own, sharedHold].compactMap { $0 }.max() }
-            // The shared cache answered: its instant is the one, however this process was held.
-            guard let instant = read else {
-                instants[key] = nil
-                return nil
-            }
-            if instants[key]?.shared?.instant != instant { instants[key] = (nil, (instant, now)) }
-            return instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
-        }
-        guard let held, held > now else { return nil }
-        return held
-    }
-
-    /// Closes the gate after a 429 (here and in the shared cache), and returns the error with the
-    /// instant the gate holds until; any other error is returned as it is.
-    private func close(_ key: EndpointKey, after error: AppStoreGroupsError) async -> AppStoreGroupsError {
-        guard error.code == .rateLimitExceeded, error.httpStatus == 429 else { return error }
-        let now = timeSource.now()
-        let named = error.retryAfter ?? now + configuration.rateLimitHoldWithoutRetryAfter.seconds
-        let instant = max(min(named, now + configuration.maximumRateLimitHold.seconds), now + 1)
-        instants.withLock { instants in
-            let own = max(instants[key]?.own ?? instant, instant)
-            instants[key] = (own, instants[key]?.shared)
-        }
-        if let shared {
-            _ = await shared.read { cache throws(AppStoreGroupsError) in
-                try await cache.setRateLimitedUntil(instant, for: key.endpoint, in: key.environment)
-            }
-        }
-        observer.rateLimited(
-            GroupDecisionEvent.RateLimited(
-                endpoint: key.endpoint,
-                environment: key.environment,
-                retryAfter: instant,
-                requestedRetryAfter: error.retryAfter
-            )
-        )
-        var held = error
-        held.retryAfter = instant
-        return held
     }
 }
