@@ -27,7 +27,7 @@ extension GroupDecisionService {
         return loaded
     }
 
-    private func hit(_ answer: CachedGroupsAnswer, in environment: StoreEnvironment, fromSharedCache: Bool) {
+    func hit(_ answer: CachedGroupsAnswer, in environment: StoreEnvironment, fromSharedCache: Bool) {
         observer.cacheHit(
             GroupDecisionEvent.CacheHit(
                 environment: environment,
@@ -50,7 +50,7 @@ extension GroupDecisionService {
 
     /// The cached answer as a flight result when it is fresh; throws a fresh negative answer (a
     /// cache hit too); `nil` when it is too old.
-    private func fresh(
+    func fresh(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         now: Date,
@@ -81,112 +81,9 @@ extension GroupDecisionService {
         )
     }
 
-    /// One flight: the shared cache's answer, or a fetch under the shared lock.
-    private func load(customerID: String, environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
-        let key = CustomerKey(environment: environment, customerID: customerID)
-        var fallback = local.entry(key, now: timeSource.now())
-        guard let shared else { return try await fetch(key, fallback: fallback, generation: nil) }
-        if let answer = await shared.read(
-            customerID: customerID,
-            { cache throws(AppStoreGroupsError) in
-                try await cache.answer(anyTransactionID: customerID, in: environment)
-            }
-        ) ?? nil {
-            if let loaded = try adopt(answer, key: key) { return loaded }
-            if answer.kind == .groups, fallback.map({ $0.answer.fetchedAt < answer.fetchedAt }) ?? true {
-                fallback = LocalGroupsCache.Entry(answer: answer)
-            }
-        }
-        let owner = UUID().uuidString
-        let acquired = await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.acquireFetchLock(
-                anyTransactionID: customerID,
-                in: environment,
-                owner: owner,
-                timeToLive: configuration.fetchLockTimeToLive
-            )
-        }
-        if acquired == true {
-            let result: Result<Loaded, AppStoreGroupsError>
-            do {
-                // Another process may have fetched, stored and released between the read above and
-                // this lock: its answer saves a request.
-                if let answer = await shared.read(
-                    customerID: customerID,
-                    { cache throws(AppStoreGroupsError) in
-                        try await cache.answer(anyTransactionID: customerID, in: environment)
-                    }
-                ) ?? nil, let loaded = try adopt(answer, key: key) {
-                    result = .success(loaded)
-                } else {
-                    let generation = await generation(key, shared: shared)
-                    result = .success(try await fetch(key, fallback: fallback, generation: generation))
-                }
-            } catch {
-                result = .failure(error)
-            }
-            await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
-            }
-            return try result.get()
-        }
-        if acquired == false, let loaded = try await awaitHolder(key, shared: shared) { return loaded }
-        let generation = acquired == nil ? nil : await generation(key, shared: shared)
-        return try await fetch(key, fallback: fallback, generation: generation)
-    }
-
-    /// The customer's invalidation generation, read before asking the source.
-    ///
-    /// The shared cache keeps the answer only if no invalidation came since. `nil` when the cache
-    /// cannot say (the answer is then not written there).
-    private func generation(_ key: CustomerKey, shared: SharedCacheGuard) async -> InvalidationGeneration? {
-        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
-        }
-    }
-
-    /// A shared answer kept here too when fresh, as a flight result; throws a fresh negative one.
-    private func adopt(_ answer: CachedGroupsAnswer, key: CustomerKey) throws(AppStoreGroupsError) -> Loaded? {
-        let now = timeSource.now()
-        do {
-            guard let loaded = try fresh(answer, decoded: nil, now: now, environment: key.environment) else {
-                return nil
-            }
-            keepLocally(answer, decoded: loaded.decoded, key: key, now: now)
-            hit(answer, in: key.environment, fromSharedCache: true)
-            return loaded
-        } catch {
-            keepLocally(answer, decoded: nil, key: key, now: now)
-            hit(answer, in: key.environment, fromSharedCache: true)
-            throw error
-        }
-    }
-
-    /// Polls the shared cache while another process holds the lock, up to the configured wait.
-    private func awaitHolder(_ key: CustomerKey, shared: SharedCacheGuard) async throws(AppStoreGroupsError) -> Loaded?
-    {
-        // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
-        // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
-        // slack absorbs the floating-point error of adding up poll intervals.
-        let deadline = timeSource.now().addingTimeInterval(configuration.fetchLockWait.seconds)
-        while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
-            do {
-                try await timeSource.sleep(configuration.fetchLockPollInterval)
-            } catch {
-                throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
-            }
-            let answer = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
-            }
-            guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
-            if let answer, let loaded = try adopt(answer, key: key) { return loaded }
-        }
-        return nil
-    }
-
     /// Asks the source through the rate-limit gate and keeps the answer; on failure, serves a stale
     /// answer within the window or fails closed.
-    private func fetch(
+    func fetch(
         _ key: CustomerKey,
         fallback: LocalGroupsCache.Entry?,
         generation: InvalidationGeneration?
@@ -234,7 +131,7 @@ extension GroupDecisionService {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
-    private func keepLocally(
+    func keepLocally(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,
@@ -257,7 +154,7 @@ extension GroupDecisionService {
     /// The shared cache keeps it only if no process invalidated the customer since `generation` was
     /// read. An answer it refused predates an invalidation: it answers the callers already waiting
     /// and is kept nowhere, and this process's older answer goes too.
-    private func keep(
+    func keep(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,

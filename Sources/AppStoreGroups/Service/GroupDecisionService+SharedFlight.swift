@@ -1,0 +1,114 @@
+import GroupPolicy
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One flight per customer through the shared cache: its answer, or a fetch under its lock while
+/// the other processes wait for the holder's answer.
+extension GroupDecisionService {
+    /// One flight: the shared cache's answer, or a fetch under the shared lock.
+    func load(customerID: String, environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        var fallback = local.entry(key, now: timeSource.now())
+        guard let shared else { return try await fetch(key, fallback: fallback, generation: nil) }
+        if let answer = await shared.read(
+            customerID: customerID,
+            { cache throws(AppStoreGroupsError) in
+                try await cache.answer(anyTransactionID: customerID, in: environment)
+            }
+        ) ?? nil {
+            if let loaded = try adopt(answer, key: key) { return loaded }
+            if answer.kind == .groups, fallback.map({ $0.answer.fetchedAt < answer.fetchedAt }) ?? true {
+                fallback = LocalGroupsCache.Entry(answer: answer)
+            }
+        }
+        let owner = UUID().uuidString
+        let acquired = await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.acquireFetchLock(
+                anyTransactionID: customerID,
+                in: environment,
+                owner: owner,
+                timeToLive: configuration.fetchLockTimeToLive
+            )
+        }
+        if acquired == true {
+            let result: Result<Loaded, AppStoreGroupsError>
+            do {
+                // Another process may have fetched, stored and released between the read above and
+                // this lock: its answer saves a request.
+                if let answer = await shared.read(
+                    customerID: customerID,
+                    { cache throws(AppStoreGroupsError) in
+                        try await cache.answer(anyTransactionID: customerID, in: environment)
+                    }
+                ) ?? nil, let loaded = try adopt(answer, key: key) {
+                    result = .success(loaded)
+                } else {
+                    let generation = await generation(key, shared: shared)
+                    result = .success(try await fetch(key, fallback: fallback, generation: generation))
+                }
+            } catch {
+                result = .failure(error)
+            }
+            await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
+                try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+            }
+            return try result.get()
+        }
+        if acquired == false, let loaded = try await awaitHolder(key, shared: shared) { return loaded }
+        let generation = acquired == nil ? nil : await generation(key, shared: shared)
+        return try await fetch(key, fallback: fallback, generation: generation)
+    }
+
+    /// The customer's invalidation generation, read before asking the source.
+    ///
+    /// The shared cache keeps the answer only if no invalidation came since. `nil` when the cache
+    /// cannot say (the answer is then not written there).
+    private func generation(_ key: CustomerKey, shared: SharedCacheGuard) async -> InvalidationGeneration? {
+        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
+        }
+    }
+
+    /// A shared answer kept here too when fresh, as a flight result; throws a fresh negative one.
+    private func adopt(_ answer: CachedGroupsAnswer, key: CustomerKey) throws(AppStoreGroupsError) -> Loaded? {
+        let now = timeSource.now()
+        do {
+            guard let loaded = try fresh(answer, decoded: nil, now: now, environment: key.environment) else {
+                return nil
+            }
+            keepLocally(answer, decoded: loaded.decoded, key: key, now: now)
+            hit(answer, in: key.environment, fromSharedCache: true)
+            return loaded
+        } catch {
+            keepLocally(answer, decoded: nil, key: key, now: now)
+            hit(answer, in: key.environment, fromSharedCache: true)
+            throw error
+        }
+    }
+
+    /// Polls the shared cache while another process holds the lock, up to the configured wait.
+    private func awaitHolder(_ key: CustomerKey, shared: SharedCacheGuard) async throws(AppStoreGroupsError) -> Loaded?
+    {
+        // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
+        // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
+        // slack absorbs the floating-point error of adding up poll intervals.
+        let deadline = timeSource.now().addingTimeInterval(configuration.fetchLockWait.seconds)
+        while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
+            do {
+                try await timeSource.sleep(configuration.fetchLockPollInterval)
+            } catch {
+                throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
+            }
+            let answer = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+                try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
+            }
+            guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
+            if let answer, let loaded = try adopt(answer, key: key) { return loaded }
+        }
+        return nil
+    }
+}
