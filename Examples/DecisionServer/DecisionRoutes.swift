@@ -35,7 +35,11 @@ struct DecisionRoutes: Sendable {
             case (_, "/invalidate"), (_, "/shadow/reset"):
                 return .error(405, "method-not-allowed", "only POST is served here", headerFields: [("Allow", "POST")])
             default:
-                return .error(404, "not-found", "no such path (try /decision, /workspace/members or /invalidate)")
+                return .error(
+                    404,
+                    "not-found",
+                    "no such path (try /decision, /workspace/members, /invalidate, /shadow or /shadow/reset)"
+                )
             }
         } catch {
             return error

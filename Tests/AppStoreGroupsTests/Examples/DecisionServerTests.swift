@@ -216,7 +216,7 @@ struct DecisionServerTests {
             ),
             (
                 "/decisions", 404,
-                #"{"error":{"code":"not-found","message":"no such path (try /decision, /workspace/members or /invalidate)"}}"#
+                #"{"error":{"code":"not-found","message":"no such path (try /decision, /workspace/members, /invalidate, /shadow or /shadow/reset)"}}"#
             ),
         ]
     )
