@@ -47,9 +47,14 @@ let package = Package(
             dependencies: [
                 "GroupPolicy",
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+                // glibc's malloc_trim, so the caches hand what evicted answers freed back.
+                .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
             ],
             swiftSettings: strictSettings
         ),
+        // glibc's allocator statistics and malloc_trim (Swift's Glibc module leaves out <malloc.h>):
+        // a header, nothing compiled.
+        .systemLibrary(name: "CMallocInfo"),
         .executableTarget(
             name: "group-policy",
             dependencies: [
@@ -128,7 +133,10 @@ let package = Package(
         ),
         .testTarget(
             name: "AppStoreGroupsTests",
-            dependencies: ["AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport"],
+            dependencies: [
+                "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
+                .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
+            ],
             exclude: ["Fixtures", "Server"],
             swiftSettings: strictSettings
         ),
@@ -138,11 +146,10 @@ let package = Package(
 // The benchmark (see README, Performance): figures from release builds only. It may use
 // full Foundation, and reads glibc's allocator statistics through a header-only system library.
 package.products.append(.executable(name: "group-policy-bench", targets: ["group-policy-bench"]))
-package.targets += [
+package.targets.append(
     .executableTarget(
         name: "group-policy-bench",
         dependencies: ["GroupPolicy", "AppStoreGroups", "CMallocInfo", "ArgumentParsing"],
         swiftSettings: strictSettings
-    ),
-    .systemLibrary(name: "CMallocInfo"),
-]
+    )
+)

@@ -1,4 +1,5 @@
-// glibc's allocator statistics for group-policy-bench (Swift's Glibc module leaves out <malloc.h>).
+// glibc's allocator statistics and malloc_trim for the caches and group-policy-bench (Swift's Glibc
+// module leaves out <malloc.h>).
 // Header only: nothing is compiled or linked besides the C library itself.
 #ifndef GROUP_POLICY_MALLOC_INFO_SHIM_H
 #define GROUP_POLICY_MALLOC_INFO_SHIM_H

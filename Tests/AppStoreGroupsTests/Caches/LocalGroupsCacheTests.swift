@@ -4,6 +4,10 @@ import Testing
 
 @testable import AppStoreGroups
 
+#if canImport(CMallocInfo)
+import CMallocInfo
+#endif
+
 /// The service's own cache: what an answer costs against the byte bound, for every size of answer,
 /// and the sweep of expired answers.
 @Suite("Local groups cache")
@@ -99,4 +103,123 @@ struct LocalGroupsCacheTests {
         )
         #expect(cache.count == 6)
     }
+}
+
+/// The byte bound for every size of answer: what filling the cache counts, what an answer really
+/// holds, and when freed memory goes back to the system.
+@Suite("Local groups cache footprint", .serialized)
+struct LocalGroupsCacheFootprintTests {
+    /// Answer sizes from one group to `ResponseLimits`' most.
+    static let sizes = [1, 100, 1_000, 7_000, 10_000]
+
+    /// `count` organization groups in Apple's shape (18-digit group ids, one role entry of a 28-byte
+    /// product id) when they fit in Apple's 1 MiB, else with 16-digit ids and a short product id
+    /// (10,000 groups, the most a response may hold).
+    static func response(groups count: Int) -> GetCustomerGroupsResponse {
+        let appleShaped = count <= 7_000
+        return GetCustomerGroupsResponse(
+            groups: (0..<count).map { index in
+                GroupEntry(
+                    groupID: String((appleShaped ? 900_000_000_000_000_000 : 9_000_000_000_000_000) + index),
+                    groupType: .organization,
+                    roles: [RoleEntry(productID: appleShaped ? "com.example.teams.pro.yearly" : "pro", role: .admin)]
+                )
+            }
+        )
+    }
+
+    @Test("filling the cache three times over with answers of one size counts at most the capacity", arguments: sizes)
+    func fillKeepsTheBound(groups: Int) throws {
+        let capacity = 8 << 20
+        let released = Locked(0)
+        let cache = LocalGroupsCache(capacityBytes: capacity) { released.withLock { $0 += 1 } }
+        let body = Self.response(groups: groups).jsonBytes()
+        #expect(body.count <= ResponseLimits.default.maximumBytes)
+        let decoded = try GetCustomerGroupsResponse(jsonBytes: body)
+        let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: Date())
+        let each = MemoryFootprint.cost(
+            of: LocalGroupsCache.Entry(answer: answer, decoded: decoded),
+            customerID: "2000000000000000"
+        )
+        let kept = capacity / each
+        let asked = 3 * kept + 1
+        let expires = Date().addingTimeInterval(300)
+        for index in 0..<asked {
+            // Decoded apart for each customer, as the service does: nothing shared between entries.
+            let own = try GetCustomerGroupsResponse(jsonBytes: body)
+            cache.set(
+                LocalGroupsCache.Entry(answer: answer, decoded: own),
+                for: CustomerKey(environment: .production, customerID: String(2_000_000_000_000_000 + index)),
+                expires: expires
+            )
+            #expect(cache.costBytes <= capacity)
+        }
+        #expect(cache.count == kept)
+        #expect(cache.costBytes == kept * each)
+        // Freed memory goes back each time evicted answers reach the threshold (4 MiB here).
+        let perRelease = (cache.releaseThreshold + each - 1) / each
+        #expect(cache.releaseThreshold == 4 << 20)
+        #expect(released.withLock { $0 } == (asked - kept) / perRelease)
+    }
+
+    @Test("removing answers hands their memory back once they reach an eighth of the capacity")
+    func releaseAfterRemovals() throws {
+        let released = Locked(0)
+        let cache = LocalGroupsCache(capacityBytes: 64 << 20) { released.withLock { $0 += 1 } }
+        #expect(cache.releaseThreshold == 8 << 20)
+        // Built rather than decoded, so its array's capacity is its count: 1.96 MB an answer.
+        let decoded = Self.response(groups: 7_000)
+        let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date())
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        for index in 0..<10 {
+            cache.set(
+                LocalGroupsCache.Entry(answer: answer, decoded: decoded),
+                for: CustomerKey(environment: .production, customerID: "c\(index)"),
+                expires: now.addingTimeInterval(Double(index))
+            )
+        }
+        let each = cache.costBytes / 10
+        #expect(each > 1 << 20)
+        #expect(each < 2 << 20)
+        // Four expired answers (under 8 MiB): nothing handed back yet; four more reach it.
+        #expect(cache.removeExpired(now: now.addingTimeInterval(3.5)) == 4)
+        #expect(released.withLock { $0 } == 0)
+        #expect(cache.removeExpired(now: now.addingTimeInterval(7.5)) == 4)
+        #expect(released.withLock { $0 } == 1)
+        // Everything else, by the invalidation walk then all at once: under the threshold again.
+        #expect(cache.remove { _ in true } == 2)
+        cache.removeAll()
+        #expect(released.withLock { $0 } == 1)
+        #expect(cache.costBytes == 0)
+    }
+
+    #if canImport(CMallocInfo)
+    @Test(
+        "the estimate of a decoded answer is at least the heap its decoding keeps, within 1%, for every size",
+        .enabled(if: group_policy_heap_in_use() > 0, "needs glibc's mallinfo2"),
+        arguments: sizes
+    )
+    func estimateCoversTheHeap(groups: Int) throws {
+        let body = Self.response(groups: groups).jsonBytes()
+        // Enough copies that one measurement is a megabyte or more. Other tests allocate and free
+        // meanwhile, which moves a measurement either way: the estimate must match one of up to 15
+        // (a wrong estimate matches none).
+        let copies = max(1, 5_000 / groups)
+        var measured: [Int] = []
+        var estimate = 0
+        var matched = false
+        for _ in 0..<15 where !matched {
+            var kept: [GetCustomerGroupsResponse] = []
+            kept.reserveCapacity(copies)
+            let before = group_policy_heap_in_use()
+            for _ in 0..<copies { kept.append(try GetCustomerGroupsResponse(jsonBytes: body)) }
+            let after = group_policy_heap_in_use()
+            let heap = (Int(after) - Int(before)) / copies
+            estimate = MemoryFootprint.heapBytes(of: kept[0])
+            measured.append(heap)
+            matched = estimate >= heap - heap / 100 && estimate <= heap + heap / 10 + 256
+        }
+        #expect(matched, "estimate \(estimate), heap measured \(measured)")
+    }
+    #endif
 }
