@@ -109,25 +109,46 @@ private struct ReportReader {
         )
     }
 
-    private func changes(_ node: JSONNode, _ path: JSONPath) -> [ShadowReport.Change]? {
+    /// The elements of the array at `node`, or `nil` after a located error when it is not an
+    /// array of `noun` or holds more than `maximum` (the message: "more than N " + `over`).
+    private func array(
+        _ node: JSONNode,
+        _ path: JSONPath,
+        of noun: String,
+        maximum: Int,
+        over: String
+    ) -> [JSONNode]? {
         guard case .array(let elements) = node.value else {
             collector.error(
                 .wrongType,
                 at: node.offset,
                 path,
-                "expected an array of changes, found \(node.value.typeName)"
+                "expected an array of \(noun), found \(node.value.typeName)"
             )
             return nil
         }
-        guard elements.count <= ShadowReport.maximumChanges else {
+        guard elements.count <= maximum else {
             collector.error(
                 .limitExceeded,
-                at: elements[ShadowReport.maximumChanges].offset,
-                path.appending(ShadowReport.maximumChanges),
-                "more than \(ShadowReport.maximumChanges) changes is over the limit of a report"
+                at: elements[maximum].offset,
+                path.appending(maximum),
+                "more than \(maximum) \(over)"
             )
             return nil
         }
+        return elements
+    }
+
+    private func changes(_ node: JSONNode, _ path: JSONPath) -> [ShadowReport.Change]? {
+        guard
+            let elements = array(
+                node,
+                path,
+                of: "changes",
+                maximum: ShadowReport.maximumChanges,
+                over: "changes is over the limit of a report"
+            )
+        else { return nil }
         var changes: [ShadowReport.Change] = []
         var seen: [ShadowTally.RowKey: Int] = [:]
         for (index, element) in elements.enumerated() {
@@ -208,24 +229,15 @@ private struct ReportReader {
     }
 
     private func examples(_ node: JSONNode, _ path: JSONPath) -> [ShadowReport.Example]? {
-        guard case .array(let elements) = node.value else {
-            collector.error(
-                .wrongType,
-                at: node.offset,
+        guard
+            let elements = array(
+                node,
                 path,
-                "expected an array of examples, found \(node.value.typeName)"
+                of: "examples",
+                maximum: ShadowReport.maximumExamples,
+                over: "examples in a change"
             )
-            return nil
-        }
-        guard elements.count <= ShadowReport.maximumExamples else {
-            collector.error(
-                .limitExceeded,
-                at: elements[ShadowReport.maximumExamples].offset,
-                path.appending(ShadowReport.maximumExamples),
-                "more than \(ShadowReport.maximumExamples) examples in a change"
-            )
-            return nil
-        }
+        else { return nil }
         var examples: [ShadowReport.Example] = []
         for (index, element) in elements.enumerated() {
             let examplePath = path.appending(index)

@@ -1,7 +1,7 @@
 /// The capabilities of a loaded policy (or set), interned: each name gets an index in sorted name
 /// order, so bit sets iterate in the sorted order decisions print.
-package final class CapabilityCatalog: Sendable {
-    package let names: [String]
+final class CapabilityCatalog: Sendable {
+    let names: [String]
     let kinds: [CapabilityKind]
     let descriptions: [String?]
     let indexByName: [String: Int]
@@ -23,5 +23,5 @@ package final class CapabilityCatalog: Sendable {
         wordCount = max(1, (names.count + 63) / 64)
     }
 
-    package func index(of name: String) -> Int? { indexByName[name] }
+    func index(of name: String) -> Int? { indexByName[name] }
 }

@@ -16,21 +16,21 @@ import Foundation
 ///
 /// The parsed document is not kept: the rules live on in ``rules`` (compact, what evaluation,
 /// explanation and provenance read) and the tables; ``document`` rebuilds it for the tools.
-package final class CompiledDocument: Sendable {
+final class CompiledDocument: Sendable {
     /// The policy's id.
-    package let id: String
+    let id: String
     let fileName: String?
     let idOffset: Int
     let documentDescription: String?
     let capabilityDeclarations: [CapabilityDeclaration]
     /// The workspace definitions, in definition order.
-    package let workspaces: [WorkspaceDefinition]
+    let workspaces: [WorkspaceDefinition]
     /// The workspaces compiled for evaluation, in the same order.
     let workspaceMatchers: [WorkspaceMatcher]
     /// Sandbox product id -> the product id the rules use.
-    package let productAliases: [String: String]
+    let productAliases: [String: String]
     /// The invariants, in file order.
-    package let invariants: [InvariantDefinition]
+    let invariants: [InvariantDefinition]
     /// The warnings found while loading, compactly (a large policy can have one per rule).
     private let warningTable: DiagnosticTable
     /// The warnings found while loading.
@@ -43,19 +43,19 @@ package final class CompiledDocument: Sendable {
     private let rebuilt = Mutex<PolicyDocument?>(nil)
 
     /// How provenance names each rule: its id, qualified as `policy/rule` in a set of several.
-    package let ruleLabels: [String]
+    let ruleLabels: [String]
     /// Each rule's capabilities over the set's catalog.
     let ruleBits: RuleBitsTable
 
     /// The number of rules.
-    package var ruleCount: Int { rules.count }
+    var ruleCount: Int { rules.count }
 
     /// The parsed document, rebuilt from the compiled form.
     ///
     /// For the tools (scenario space, invariants, diff, coverage), which read whole rule
     /// definitions. The first call builds it and the document keeps it; evaluation and explanation
     /// never call this, so a policy that only serves requests never holds it.
-    package var document: PolicyDocument {
+    var document: PolicyDocument {
         rebuilt.withLock { cached in
             if let cached { return cached }
             let prefix = qualifiesRuleIDs ? id.utf8.count + 1 : 0

@@ -1,7 +1,7 @@
 /// A policy set compiled: the shared capability catalog and each document's tables.
-package final class CompiledPolicy: Sendable {
-    package let catalog: CapabilityCatalog
-    package let documents: [CompiledDocument]
+final class CompiledPolicy: Sendable {
+    let catalog: CapabilityCatalog
+    let documents: [CompiledDocument]
     /// The decision JSON's policy-dependent parts, escaped once.
     let jsonFragments: DecisionJSONFragments
 

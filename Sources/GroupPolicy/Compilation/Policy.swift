@@ -18,7 +18,7 @@ import Foundation
 /// if decision.allows("workspace.manage-seats") { … }
 /// ```
 public struct Policy: Sendable {
-    package let compiled: CompiledPolicy
+    let compiled: CompiledPolicy
     /// The policy set's revision: a digest of its files' names and bytes, 16 hex digits.
     ///
     /// 64-bit FNV-1a over, for each file in load order, the length and UTF-8 bytes of its name (the

@@ -11,7 +11,7 @@
 /// bounded by that test file (see the DocC article "Limits and failure semantics").
 package final class PolicyLoader {
     /// The most bytes of policy and test files one command reads: 32 MiB, what one file may hold.
-    package static let maximumTotalBytes = 32 << 20
+    static let maximumTotalBytes = 32 << 20
 
     private let limits: PolicyLimits
     private let maximumTotalBytes: Int

@@ -3,12 +3,12 @@
 ///
 /// Strict where Apple's contract is firm (valid JSON, required keys, JSON types, no duplicate
 /// keys), tolerant where Apple may evolve (unknown keys are skipped, unknown enum values kept).
-package struct ResponseDecoder {
+struct ResponseDecoder {
     /// A decoding failure: where (byte offset, JSON path) and what.
-    package struct Failure: Error {
-        package var offset: Int
-        package var path: JSONPath
-        package var message: String
+    struct Failure: Error {
+        var offset: Int
+        var path: JSONPath
+        var message: String
         var isLimit = false
         /// Whether the bytes are not JSON at all (as opposed to JSON of the wrong shape).
         var isSyntax = false
@@ -70,14 +70,14 @@ package struct ResponseDecoder {
     private var scanner: JSONScanner
     private let limits: ResponseLimits
 
-    package init(bytes: UnsafeBufferPointer<UInt8>, limits: ResponseLimits) {
+    init(bytes: UnsafeBufferPointer<UInt8>, limits: ResponseLimits) {
         self.scanner = JSONScanner(bytes: bytes)
         self.limits = limits
     }
 
     // MARK: Documents
 
-    package mutating func decodeCustomerGroups() throws(Failure) -> GetCustomerGroupsResponse {
+    mutating func decodeCustomerGroups() throws(Failure) -> GetCustomerGroupsResponse {
         try checkSize()
         var groups: [GroupEntry]?
         try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in

@@ -32,12 +32,20 @@ extension Policy {
     }
 }
 
+extension Policy {
+    /// The capabilities (granted minus denied) of `groups` as a bit set over ``capabilityNames``:
+    /// the evaluation the scenario tools run millions of times, with no ``Decision`` built.
+    package func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
+        compiled.customerBits(groups, context: context)
+    }
+}
+
 extension CompiledPolicy {
     /// The union over groups of (granted - denied), merged by group id, from the tables.
     ///
     /// Allocates nothing for responses of up to 32 groups and policies of up to 64 capabilities:
     /// the merge plan and the working bit sets live in temporary (stack) buffers.
-    package func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
+    func customerBits(_ groups: [GroupEntry], context: EvaluationContext) -> CapabilityBits {
         let words = catalog.wordCount
         let count = groups.count
         let environment = context.environment

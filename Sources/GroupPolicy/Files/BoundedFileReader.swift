@@ -64,7 +64,7 @@ package enum BoundedFileReader {
     /// - Parameter maximumBytes: The most bytes accepted; one more byte is an error.
     /// - Returns: The bytes read.
     /// - Throws: A ``GroupPolicyError``: `unreadableFile` or `limitExceeded`.
-    package static func readStandardInput(maximumBytes: Int) throws(GroupPolicyError) -> [UInt8] {
+    static func readStandardInput(maximumBytes: Int) throws(GroupPolicyError) -> [UInt8] {
         let status = try? FileStatus(descriptor: STDIN_FILENO)
         let name = "standard input"
         if let status, status.kind == .regular, status.size > maximumBytes {

@@ -19,10 +19,21 @@ import Foundation
 /// messages name the files the way the user sees them.
 package enum PolicyFiles {
     /// How many directory levels below a given path the walk descends.
-    package static let maximumDepth = 32
+    static let maximumDepth = 32
+
+    /// The status of a path the user named: a missing or unreadable one is an `unreadableFile`
+    /// error saying why.
+    static func status(of path: String) throws(GroupPolicyError) -> FileStatus {
+        do {
+            return try FileStatus(path: path)
+        } catch {
+            let reason = error.isNoSuchFile ? "no such file or directory" : error.reason
+            throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): \(reason)")
+        }
+    }
 
     /// Whether a file name is a policy's: `*.json` but not `*.tests.json` or `*.schema.json`.
-    package static func isPolicyFileName(_ name: String) -> Bool {
+    static func isPolicyFileName(_ name: String) -> Bool {
         name.hasSuffix(".json") && !isTestFileName(name) && !name.hasSuffix(".schema.json")
     }
 
@@ -41,7 +52,7 @@ package enum PolicyFiles {
     /// - Parameter directory: The directory; returned paths start with it as given.
     /// - Returns: The policy files, possibly none.
     /// - Throws: A ``GroupPolicyError`` with code `unreadableFile` when the directory cannot be listed.
-    package static func policySet(inDirectory directory: String) throws(GroupPolicyError) -> [String] {
+    static func policySet(inDirectory directory: String) throws(GroupPolicyError) -> [String] {
         var seen = Set<String>()
         var files: [String] = []
         for name in try entries(of: directory) where isPolicyFileName(name) {
@@ -63,14 +74,7 @@ package enum PolicyFiles {
     /// - Throws: A ``GroupPolicyError`` with code `unreadableFile` when nothing is at `path`, when
     ///   the directory cannot be listed, or when it holds no policy file.
     package static func policyFiles(at path: String) throws(GroupPolicyError) -> [String] {
-        let status: FileStatus
-        do {
-            status = try FileStatus(path: path)
-        } catch {
-            let reason = error.isNoSuchFile ? "no such file or directory" : error.reason
-            throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): \(reason)")
-        }
-        guard status.kind == .directory else { return [path] }
+        guard try status(of: path).kind == .directory else { return [path] }
         let found = try policySet(inDirectory: path)
         guard !found.isEmpty else {
             throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
@@ -151,14 +155,7 @@ package enum PolicyFiles {
             classify: (String, Bool) -> Category?
         ) throws(GroupPolicyError) {
             for path in paths {
-                let status: FileStatus
-                do {
-                    status = try FileStatus(path: path)
-                } catch {
-                    let reason = error.isNoSuchFile ? "no such file or directory" : error.reason
-                    throw GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): \(reason)")
-                }
-                if status.kind == .directory {
+                if try PolicyFiles.status(of: path).kind == .directory {
                     try walk(path, depth: 0, classify: classify)
                 } else if let category = classify(baseName(path), true) {
                     take(path, category)

@@ -77,7 +77,7 @@ package final class DiagnosticCollector {
     /// The others are counted, and one more diagnostic of that kind says how many were left out and where the
     /// first of them is; so a file listing a million unknown roles costs a hundred lines, not a
     /// million (and not the memory of a million messages).
-    package static let maximumPerKind = 100
+    static let maximumPerKind = 100
 
     private struct KindKey: Hashable {
         var severity: Diagnostic.Severity

@@ -3,5 +3,5 @@ package struct JSONNode: Equatable {
     package var offset: Int
     package var value: JSONValue
     /// The offset just past the value's last character.
-    package var end: Int = 0
+    var end: Int = 0
 }

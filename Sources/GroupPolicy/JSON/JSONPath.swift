@@ -1,16 +1,16 @@
 /// The path from a document's root to one value, printed as `rules[2].match.productId`; keys that
 /// are not plain identifiers print in brackets (`capabilities["workspace.view"]`), the root as `$`.
 package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
-    package enum Component: Hashable, Sendable {
+    enum Component: Hashable, Sendable {
         case key(String)
         case index(Int)
     }
 
-    package private(set) var components: [Component] = []
+    private(set) var components: [Component] = []
 
     package static let root = JSONPath()
 
-    package init(components: [Component] = []) {
+    init(components: [Component] = []) {
         self.components = components
     }
 

@@ -2,10 +2,10 @@
 /// no duplicate keys in an object, nesting bounded by `maximumDepth`.
 ///
 /// Recursion depth is bounded by `maximumDepth`, so hostile input cannot exhaust the stack.
-package struct JSONReader {
+struct JSONReader {
     /// The nesting limit applied when a caller gives none: deep enough for any policy or response
     /// (they nest at most six levels) and far below what the stack could take.
-    package static let defaultMaximumDepth = 64
+    static let defaultMaximumDepth = 64
 
     var maximumDepth: Int = JSONReader.defaultMaximumDepth
 
@@ -13,7 +13,7 @@ package struct JSONReader {
     /// is without building a path for every value.
     private var pathStack: [JSONPath.Component] = []
 
-    package init(maximumDepth: Int = JSONReader.defaultMaximumDepth) {
+    init(maximumDepth: Int = JSONReader.defaultMaximumDepth) {
         self.maximumDepth = maximumDepth
     }
 
@@ -33,7 +33,7 @@ package struct JSONReader {
         }
     }
 
-    package mutating func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
+    mutating func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
         var result: Result<JSONNode, JSONSyntaxError> = .failure(JSONSyntaxError(offset: 0, message: "unreachable"))
         bytes.withUnsafeBufferPointer { buffer in
             do throws(JSONSyntaxError) {

@@ -1,5 +1,5 @@
 /// A syntax error found while scanning JSON bytes: what is wrong and at which byte offset.
-package struct JSONSyntaxError: Error, Equatable {
+struct JSONSyntaxError: Error, Equatable {
     var offset: Int
     var message: String
     /// Where in the document the error happened, when the reader tracked it.

@@ -7,7 +7,7 @@ extension JSONWriter {
     /// backspace and form feed as `\n`, `\r`, `\t`, `\b`, `\f`; every other byte below 0x20 as
     /// `\u00XX` (lowercase hex); everything else, non-ASCII included, is copied as it is. A run that
     /// needs no escape is copied whole.
-    package static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+    static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         withUTF8(text) { utf8 in
             if needsEscaping(utf8) {

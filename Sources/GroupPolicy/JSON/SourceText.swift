@@ -5,7 +5,7 @@
 package struct SourceText: Sendable {
     /// The name diagnostics print (a path as the user gave it), or `nil` for bytes from memory.
     package let fileName: String?
-    package let bytes: [UInt8]
+    let bytes: [UInt8]
     private let lineStarts: [Int]
     /// Unicode scalars that start before byte `k * checkpointStride`, for every `k`: columns are
     /// differences of scalar counts, so a query scans at most one stride instead of its whole line

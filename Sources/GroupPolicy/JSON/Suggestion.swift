@@ -71,15 +71,15 @@ package enum Suggestion {
 package final class SuggestionBudget {
     /// Edit-distance cells one document may spend on suggestions: 20,000,000, a few tens of
     /// milliseconds.
-    package static let perDocument = 20_000_000
+    static let perDocument = 20_000_000
 
     /// The cells left.
-    package var remaining: Int
+    var remaining: Int
 
     private var sorted: (count: Int, names: [String])?
 
     /// A budget of `cells`.
-    package init(cells: Int = perDocument) {
+    init(cells: Int = perDocument) {
         remaining = cells
     }
 

@@ -1,5 +1,5 @@
 /// A declared capability.
-package struct CapabilityDeclaration: Sendable, Equatable {
+struct CapabilityDeclaration: Sendable, Equatable {
     var name: String
     var description: String?
     var kind: CapabilityKind

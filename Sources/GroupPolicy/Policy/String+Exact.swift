@@ -25,7 +25,7 @@ extension Set<String> {
     /// Whether the set holds these exact bytes (``Swift/String/isExactly(_:)``): a set of strings
     /// holds at most one of several canonically equivalent spellings, found by hashing, then
     /// compared byte for byte.
-    package func containsExactly(_ value: String) -> Bool {
+    func containsExactly(_ value: String) -> Bool {
         guard let index = firstIndex(of: value) else { return false }
         return self[index].isExactly(value)
     }

@@ -109,8 +109,8 @@ public struct PolicyDiff: Sendable {
     ///   there are more minimal changes than the change limit. The message names the limit.
     public init(from old: Policy, to new: Policy, budget: Int = PolicyDiff.defaultBudget) throws(GroupPolicyError) {
         let differ = PolicyDiffer(
-            old: old.compiled,
-            new: new.compiled,
+            old: old,
+            new: new,
             maximumCandidates: min(budget, ScenarioSpace.maximumCandidates),
             scenarioBudget: budget
         )

@@ -9,8 +9,8 @@ import GroupPolicy
 /// once, since every smaller scenario comes earlier in the enumeration), compactly, and at most
 /// ``maximumChanges`` of them.
 struct PolicyDiffer {
-    let old: CompiledPolicy
-    let new: CompiledPolicy
+    let old: Policy
+    let new: Policy
     /// Both versions' documents, old ones first.
     let space: ScenarioSpace
     /// Every capability name of either version, sorted.
@@ -49,16 +49,16 @@ struct PolicyDiffer {
     ///   - scenarioBudget: The scenario budget: more frames than this are not enumerated.
     ///
     /// A space over one of these is not built, and ``refusal`` says which.
-    init(old: CompiledPolicy, new: CompiledPolicy, maximumCandidates: Int = Int.max, scenarioBudget: Int = Int.max) {
+    init(old: Policy, new: Policy, maximumCandidates: Int = Int.max, scenarioBudget: Int = Int.max) {
         self.old = old
         self.new = new
-        let documents = old.documents.map(\.document) + new.documents.map(\.document)
+        let documents = old.documents + new.documents
         space = ScenarioSpace(documents: documents, maximumCandidates: maximumCandidates)
-        names = (old.catalog.names + new.catalog.names).sortedUniqueExactly()
+        names = (old.capabilityNames + new.capabilityNames).sortedUniqueExactly()
         var unionIndex: [ExactName: Int] = [:]
         for (index, name) in names.enumerated() { unionIndex[ExactName(name)] = index }
-        oldToUnion = old.catalog.names.map { unionIndex[ExactName($0)] ?? 0 }
-        newToUnion = new.catalog.names.map { unionIndex[ExactName($0)] ?? 0 }
+        oldToUnion = old.capabilityNames.map { unionIndex[ExactName($0)] ?? 0 }
+        newToUnion = new.capabilityNames.map { unionIndex[ExactName($0)] ?? 0 }
         catalogsDiffer = oldToUnion != newToUnion || oldToUnion.count != names.count
 
         // Rules by side: (document index in the space, rule).
@@ -165,8 +165,8 @@ struct PolicyDiffer {
         var plans: [DiffPlan] = []
         let allGrants = (grants[0] + grants[1]).map { ($0.document, $0.rule.match) }
         let allDenies = (denies[0] + denies[1]).map { ($0.document, $0.rule.match) }
-        let oldWork = ScenarioWork(documents: old.documents.map(\.document), capabilityCount: old.catalog.names.count)
-        let newWork = ScenarioWork(documents: new.documents.map(\.document), capabilityCount: new.catalog.names.count)
+        let oldWork = ScenarioWork(documents: old.documents, capabilityCount: old.capabilityNames.count)
+        let newWork = ScenarioWork(documents: new.documents, capabilityCount: new.capabilityNames.count)
         // Comparing through the union of the catalogs visits each set capability.
         let comparison = catalogsDiffer ? names.count : 0
         var count = 0

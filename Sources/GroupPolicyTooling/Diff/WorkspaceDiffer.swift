@@ -41,8 +41,8 @@ struct WorkspaceDiffer {
     init(old: Policy, new: Policy, space: ScenarioSpace) {
         self.old = old
         self.new = new
-        let oldDocuments = old.compiled.documents
-        let newDocuments = new.compiled.documents
+        let oldDocuments = old.documents
+        let newDocuments = new.documents
         var definitions: [[ExactName: Definition]] = [[:], [:]]
         for (side, documents) in [oldDocuments, newDocuments].enumerated() {
             for (index, document) in documents.enumerated() {
@@ -81,12 +81,12 @@ struct WorkspaceDiffer {
         var count = 0
         var work = 0
         let oldWork = ScenarioWork(
-            documents: oldDocuments.map(\.document),
-            capabilityCount: old.compiled.catalog.names.count
+            documents: oldDocuments,
+            capabilityCount: old.capabilityNames.count
         )
         let newWork = ScenarioWork(
-            documents: newDocuments.map(\.document),
-            capabilityCount: new.compiled.catalog.names.count
+            documents: newDocuments,
+            capabilityCount: new.capabilityNames.count
         )
         // A full decision under each version: its overhead, and every workspace definition of both.
         let decisionCost = saturatingSum(

@@ -21,7 +21,9 @@ import GroupPolicy
 /// witness of a rule granting, or denying, a listed capability) and entitlement sets made of the
 /// invariant's list and at most one such rule's list. Those are the scenarios enumerated here.
 struct InvariantChecker {
-    let policy: CompiledPolicy
+    let policy: Policy
+    /// The policy's documents, in load order.
+    let documents: [PolicyDocument]
     let space: ScenarioSpace
     /// What one scenario costs under the policy.
     let work: ScenarioWork
@@ -35,15 +37,16 @@ struct InvariantChecker {
     /// invariants are reported over budget), so a policy naming huge numbers of products and roles
     /// costs no memory here; below it, each invariant's reduced space is counted against its
     /// budget, and its work against the work limit, before it is enumerated.
-    init(policy: CompiledPolicy, budget: Int = Int.max) {
+    init(policy: Policy, budget: Int = Int.max) {
         self.policy = policy
-        let documents = policy.documents.map(\.document)
+        let documents = policy.documents
+        self.documents = documents
         self.space = ScenarioSpace(documents: documents, maximumCandidates: ScenarioSpace.maximumCandidates)
         // A space over the limit evaluates nothing, so its work is not estimated (that walks every
         // name again).
         self.work =
             space.isOverLimit
-            ? .nothing : ScenarioWork(documents: documents, capabilityCount: policy.catalog.names.count)
+            ? .nothing : ScenarioWork(documents: documents, capabilityCount: policy.capabilityNames.count)
         var rulesByCapability: [RuleEffect: [ExactName: [(document: Int, rule: Int)]]] = [:]
         for (documentIndex, document) in documents.enumerated() {
             for (ruleIndex, rule) in document.rules.enumerated() {
@@ -100,7 +103,7 @@ struct InvariantChecker {
         budget: Int,
         workLimit: Int = ScenarioWork.limit
     ) -> InvariantResult {
-        let document = policy.documents[documentIndex].document
+        let document = documents[documentIndex]
         var result = InvariantResult(
             invariantID: invariant.id,
             policyID: document.id,
@@ -114,7 +117,7 @@ struct InvariantChecker {
             quantifier: invariant.quantifier.rawValue
         )
         guard !space.isOverLimit else { return result }
-        let listed = invariant.capabilities.compactMap(policy.catalog.index(of:))
+        let listed = invariant.capabilities.compactMap(policy.capabilityIndex(of:))
         // The rules that can witness a violation: grants of a listed capability break `never`,
         // denials of one break `always`.
         let witnessEffect: RuleEffect = invariant.quantifier == .never ? .grant : .deny
@@ -125,7 +128,7 @@ struct InvariantChecker {
             }
         }
         let witnesses = witnessRules.sorted { $0.lexicographicallyPrecedes($1) }.map {
-            (document: $0[0], rule: policy.documents[$0[0]].document.rules[$0[1]])
+            (document: $0[0], rule: documents[$0[0]].rules[$0[1]])
         }
         let own = invariant.requires.entitlements.map(ExactName.init)
         var entitlementSets: Set<[ExactName]> = [Set(own).sorted()]
@@ -221,7 +224,7 @@ struct InvariantChecker {
                                 roles: indices.map { plan.candidates[$0].entry },
                                 entitlements: entitlements
                             )
-                            result.offendingCapabilities = offending.map { policy.catalog.names[$0] }
+                            result.offendingCapabilities = offending.map { policy.capabilityNames[$0] }
                             return false
                         }
                         if result.status == .violated { return result }

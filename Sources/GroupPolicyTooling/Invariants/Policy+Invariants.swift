@@ -22,13 +22,13 @@ extension Policy {
     public func checkInvariants(budget: Int = Policy.defaultInvariantBudget) -> [InvariantResult] {
         var results: [InvariantResult] = []
         // The space is built only when there is an invariant to check.
-        guard compiled.documents.contains(where: { !$0.document.invariants.isEmpty }) else { return results }
-        let checker = InvariantChecker(policy: compiled, budget: budget)
+        guard documents.contains(where: { !$0.invariants.isEmpty }) else { return results }
+        let checker = InvariantChecker(policy: self, budget: budget)
         // The work limit bounds the whole check, not each invariant: thousands of invariants each
         // just under it would otherwise add up to hours.
         var remainingWork = ScenarioWork.limit
-        for (index, document) in compiled.documents.enumerated() {
-            for invariant in document.document.invariants {
+        for (index, document) in checker.documents.enumerated() {
+            for invariant in document.invariants {
                 let result = checker.check(invariant, document: index, budget: budget, workLimit: remainingWork)
                 if result.status != .overBudget { remainingWork -= min(remainingWork, result.estimatedWork) }
                 results.append(result)

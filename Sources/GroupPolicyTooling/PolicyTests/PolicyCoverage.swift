@@ -47,13 +47,14 @@ public struct PolicyCoverage: Sendable {
         self.policyPath = policyPath
         var rules: [Item] = []
         var workspaces: [Item] = []
-        for document in policy.compiled.documents {
-            for (index, rule) in document.document.rules.enumerated() {
+        for (documentIndex, document) in policy.documents.enumerated() {
+            let labels = policy.ruleLabels(ofDocument: documentIndex)
+            for (index, rule) in document.rules.enumerated() {
                 rules.append(
-                    Item(id: document.ruleLabels[index], location: rule.location, jsonPath: rule.path.description)
+                    Item(id: labels[index], location: rule.location, jsonPath: rule.path.description)
                 )
             }
-            for workspace in document.document.workspaces {
+            for workspace in document.workspaces {
                 workspaces.append(
                     Item(id: workspace.id, location: workspace.location, jsonPath: workspace.path.description)
                 )

@@ -230,23 +230,7 @@ enum PolicyTestParser {
     ) -> GetCustomerGroupsResponse? {
         switch (fields["response"], fields["responseFile"]) {
         case (let node?, nil):
-            let bytes = collector.source.bytes[node.offset..<node.end]
-            let result = Array(bytes).withUnsafeBufferPointer { buffer in
-                var decoder = ResponseDecoder(bytes: buffer, limits: .default)
-                return Result { () throws(ResponseDecoder.Failure) in try decoder.decodeCustomerGroups() }
-            }
-            switch result {
-            case .success(let response):
-                return response
-            case .failure(let failure):
-                collector.error(
-                    .invalidValue,
-                    at: node.offset + failure.offset,
-                    casePath.appending("response").appending(contentsOf: failure.path),
-                    "invalid response: \(failure.message)"
-                )
-                return nil
-            }
+            return collector.customerGroupsResponse(node, casePath.appending("response"))
         case (nil, let node?):
             guard let relative = collector.string(node, casePath.appending("responseFile")) else { return nil }
             let responsePath = resolve(relative, against: collector.source.fileName)

@@ -71,21 +71,3 @@ struct EntrySelection: Sendable {
         return true
     }
 }
-
-/// Multiplication that stops at `Int.max` instead of trapping: space sizes only need comparing
-/// with a budget.
-func saturatingProduct(_ factors: Int...) -> Int {
-    var product = 1
-    for factor in factors {
-        let (result, overflow) = product.multipliedReportingOverflow(by: factor)
-        if overflow { return Int.max }
-        product = result
-    }
-    return product
-}
-
-/// Addition that stops at `Int.max`.
-func saturatingSum(_ lhs: Int, _ rhs: Int) -> Int {
-    let (result, overflow) = lhs.addingReportingOverflow(rhs)
-    return overflow ? Int.max : result
-}

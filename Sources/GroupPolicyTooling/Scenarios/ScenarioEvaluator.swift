@@ -6,12 +6,12 @@ import GroupPolicy
 /// The one-group response is kept and changed in place from scenario to scenario, so evaluating
 /// millions of them allocates no response each.
 struct ScenarioEvaluator {
-    let policy: CompiledPolicy
+    let policy: Policy
     /// The group's capabilities after the last evaluation.
     private(set) var capabilities: CapabilityBits = .small(0)
     private var groups = [GroupEntry(groupID: "", groupType: .organization, roles: [])]
 
-    init(policy: CompiledPolicy) {
+    init(policy: Policy) {
         self.policy = policy
     }
 

@@ -31,24 +31,12 @@ import Foundation
         for (path, keys) in expected {
             #expect(SchemaFile.properties(root, path).map(Set.init) == Set(keys), "\(path)")
         }
-        guard case .object(let definitions)? = Self.node(root, ["$defs", "capability"]).map(\.value),
-            case .array(let options)? = definitions.first(where: { $0.key == "oneOf" })?.value.value,
+        guard case .array(let options)? = SchemaFile.node(root, ["$defs", "capability", "oneOf"]),
             let objectOption = options.last
         else {
             Issue.record("no capability object in the schema")
             return
         }
         #expect(SchemaFile.properties(objectOption, []).map(Set.init) == Set(Keys.capability))
-    }
-
-    static func node(_ root: JSONNode, _ path: [String]) -> JSONNode? {
-        var node = root
-        for key in path {
-            guard case .object(let members) = node.value, let next = members.first(where: { $0.key == key }) else {
-                return nil
-            }
-            node = next.value
-        }
-        return node
     }
 }

@@ -1,0 +1,20 @@
+/// What the tools (scenario space, invariants, diff, coverage) read of a loaded policy besides its
+/// public API: the parsed documents and the capability catalog. The compiled tables stay internal.
+extension Policy {
+    /// The parsed documents, in load order, rebuilt from the compiled form.
+    ///
+    /// Each document is rebuilt on the first call and kept; evaluation never calls this, so a
+    /// policy that only serves requests never holds the parsed form.
+    package var documents: [PolicyDocument] { compiled.documents.map(\.document) }
+
+    /// How decisions name the rules of the document at `index`, in rule order: each rule's id,
+    /// qualified as `policy/rule` in a set of several policies.
+    package func ruleLabels(ofDocument index: Int) -> [String] { compiled.documents[index].ruleLabels }
+
+    /// The capability names in catalog order: the name of bit `i` of a capability bit set is
+    /// `capabilityNames[i]`.
+    package var capabilityNames: [String] { compiled.catalog.names }
+
+    /// The bit of the capability named `name`, or `nil` when no policy of the set declares it.
+    package func capabilityIndex(of name: String) -> Int? { compiled.catalog.index(of: name) }
+}
