@@ -202,6 +202,78 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         }
     }
 
+    /// Takes the customer's fetch lock when nobody else holds it (or the holder's has expired), and
+    /// reads the answer and the invalidation generation, all under one lock.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    ///   - owner: A value unique to this attempt (the lock is reported taken when it already holds
+    ///     it).
+    ///   - timeToLive: When the lock expires if it is not released.
+    /// - Returns: Whether this caller now holds the lock, the answer kept, and the generation.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func acquireFetchLockAndRead(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        let now = now()
+        return generations.withLock { generations in
+            let acquired = locks.withLock { locks in
+                if let lock = locks[key], now < lock.expires, lock.owner != owner { return false }
+                locks[key] = (owner, now + timeToLive.seconds)
+                return true
+            }
+            return FetchLockAttempt(
+                acquired: acquired,
+                answer: answers.entry(key, now: now)?.answer,
+                generation: generations.generation(key)
+            )
+        }
+    }
+
+    /// Keeps an answer as ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``
+    /// does and releases the customer's fetch lock if `owner` still holds it, kept or refused, under
+    /// one lock.
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long to keep it.
+    ///   - groupIDs: The groups the answer holds: refused when one was invalidated since.
+    ///   - generation: The generation read before the fetch began.
+    ///   - owner: The value the fetch lock was taken with.
+    /// - Returns: Whether the answer was kept.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration,
+        releasingFetchLock owner: String
+    ) async throws(AppStoreGroupsError) -> Bool {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        let expires = now() + timeToLive.seconds
+        return generations.withLock { generations in
+            locks.withLock { locks in
+                if locks[key]?.owner == owner { locks[key] = nil }
+            }
+            guard generations.admits(key, groupIDs: groupIDs, at: generation) else { return false }
+            if timeToLive > .zero {
+                answers.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: expires)
+            } else {
+                answers.remove(key)
+            }
+            return true
+        }
+    }
+
     /// The instant before which no request may go to the endpoint, or `nil`.
     ///
     /// - Parameters:

@@ -20,6 +20,19 @@ public import Foundation
 /// but are consistently slow is left alone the same way (see
 /// ``GroupDecisionService/Configuration/sharedCacheSlowCallThreshold``). Error messages may name
 /// keys: the service replaces a customer id in them before they reach its observer or its callers.
+///
+/// Every call of one decision waits for the one before, so over a network each costs a round
+/// trip. A decision this process has not cached reads the answer
+/// (``answer(anyTransactionID:in:)``); when there is none fresh, it asks for the fetch lock with
+/// the answer and generation in one call
+/// (``acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)``), then, once the source has
+/// answered, writes the answer and releases the lock in one call
+/// (``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:releasingFetchLock:)``),
+/// besides the rate-limit gate's calls (``rateLimitedUntil(_:in:)`` and, for a fleet budget,
+/// ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``). A store across a network should
+/// implement those two combined requirements natively, each in one atomic round trip: their
+/// default implementations are made of the single calls (three and two round trips) and are
+/// correct, only slower. The requirements without a default are the minimum a store implements.
 public protocol SharedGroupsCache: Sendable {
     /// The answer kept for a customer, or `nil` when there is none or it has expired.
     ///
@@ -121,6 +134,66 @@ public protocol SharedGroupsCache: Sendable {
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError)
+
+    /// Takes the customer's fetch lock when nobody holds it, and reads, in the same step, the answer
+    /// kept for the customer and their invalidation generation: one round trip where
+    /// ``acquireFetchLock(anyTransactionID:in:owner:timeToLive:)``,
+    /// ``answer(anyTransactionID:in:)`` and ``invalidationGeneration(anyTransactionID:in:)`` take
+    /// three.
+    ///
+    /// The lock behaves as ``acquireFetchLock(anyTransactionID:in:owner:timeToLive:)``'s, and is
+    /// also reported taken when `owner` already holds it (a call sent again answers as the first
+    /// did). The answer is the one ``answer(anyTransactionID:in:)`` would give, with the same
+    /// checks; the generation, the one ``invalidationGeneration(anyTransactionID:in:)`` would give.
+    /// Reading them in the same atomic step as the lock is what a store implementing it natively
+    /// should do; an answer or generation read a moment earlier is as correct (an earlier
+    /// generation only refuses more writes).
+    ///
+    /// The default implementation makes the three calls (the answer and generation only when the
+    /// lock was taken), so a conformer written before it keeps compiling and behaves as before.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    ///   - owner: A value unique to this attempt, needed to release the lock.
+    ///   - timeToLive: When the lock expires if it is not released; positive.
+    /// - Returns: Whether the lock was taken, the answer kept, and the generation.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func acquireFetchLockAndRead(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> FetchLockAttempt
+
+    /// Keeps an answer as ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``
+    /// does (only if no invalidation came since `generation`), and releases the customer's fetch
+    /// lock if `owner` still holds it, whether the answer was kept or refused: one round trip where
+    /// that call and ``releaseFetchLock(anyTransactionID:in:owner:)`` take two.
+    ///
+    /// The default implementation makes the two calls, releasing the lock even when the write
+    /// fails (then throwing the write's error).
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long the store keeps it; positive.
+    ///   - groupIDs: The ids of the groups the answer holds (see
+    ///     ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``).
+    ///   - generation: What the store answered for the generation before the fetch began.
+    ///   - owner: The value the fetch lock was taken with.
+    /// - Returns: Whether the answer was kept (`false`: an invalidation came after `generation`).
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration,
+        releasingFetchLock owner: String
+    ) async throws(AppStoreGroupsError) -> Bool
 
     /// The instant before which no request may go to the endpoint, or `nil` when none is set or it
     /// has passed.

@@ -45,31 +45,44 @@ extension RedisGroupsCache {
     /// then lists the customer (`ARGV[9]`) under each group until the answer expires (`ARGV[6]` is
     /// now in milliseconds), at most `ARGV[7]` customers a group, beyond which the group is marked
     /// as overflowing. `ARGV[8]` is the key prefix and environment (`<prefix>:<environment>`).
-    static let conditionalSetScript = Array(
-        """
-        if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
-        if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[4] then return 0 end
-        local prefix = string.match(ARGV[8], '^(.*):[^:]*$')
-        for i = 10, #ARGV do
-          local invalidated = tonumber(redis.call('GET', prefix .. ':group-generation:' .. ARGV[i]) or '0')
-          if invalidated > tonumber(ARGV[5]) then return 0 end
-        end
-        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-        local now = tonumber(ARGV[6])
-        local life = tonumber(ARGV[2])
-        for i = 10, #ARGV do
-          local members = ARGV[8] .. ':members:' .. ARGV[i]
-          redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
-          if redis.call('ZSCORE', members, ARGV[9]) or redis.call('ZCARD', members) < tonumber(ARGV[7]) then
-            redis.call('ZADD', members, now + life, ARGV[9])
-          else
-            redis.call('SET', ARGV[8] .. ':members-overflow:' .. ARGV[i], '1', 'PX', life)
-          end
-          if redis.call('PTTL', members) < life then redis.call('PEXPIRE', members, life) end
-        end
-        return 1
-        """.utf8
-    )
+    static let conditionalSetScript = conditionalSetSource(releasingLock: false)
+
+    /// ``conditionalSetScript`` that first releases the fetch lock `KEYS[4]` if its owner is still
+    /// `ARGV[10]` (the groups then start at `ARGV[11]`): released whether the answer is then kept
+    /// or refused, and before any step that could fail.
+    static let conditionalSetReleasingScript = conditionalSetSource(releasingLock: true)
+
+    private static func conditionalSetSource(releasingLock: Bool) -> [UInt8] {
+        let release =
+            releasingLock ? "if redis.call('GET', KEYS[4]) == ARGV[10] then redis.call('DEL', KEYS[4]) end\n" : ""
+        let firstGroup = releasingLock ? 11 : 10
+        return Array(
+            (release
+                + """
+                if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
+                if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[4] then return 0 end
+                local prefix = string.match(ARGV[8], '^(.*):[^:]*$')
+                for i = \(firstGroup), #ARGV do
+                  local invalidated = tonumber(redis.call('GET', prefix .. ':group-generation:' .. ARGV[i]) or '0')
+                  if invalidated > tonumber(ARGV[5]) then return 0 end
+                end
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                local now = tonumber(ARGV[6])
+                local life = tonumber(ARGV[2])
+                for i = \(firstGroup), #ARGV do
+                  local members = ARGV[8] .. ':members:' .. ARGV[i]
+                  redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
+                  if redis.call('ZSCORE', members, ARGV[9]) or redis.call('ZCARD', members) < tonumber(ARGV[7]) then
+                    redis.call('ZADD', members, now + life, ARGV[9])
+                  else
+                    redis.call('SET', ARGV[8] .. ':members-overflow:' .. ARGV[i], '1', 'PX', life)
+                  end
+                  if redis.call('PTTL', members) < life then redis.call('PEXPIRE', members, life) end
+                end
+                return 1
+                """).utf8
+        )
+    }
 
     /// Counts an invalidation of a group and forgets the answers listed under it.
     ///
@@ -121,7 +134,7 @@ extension RedisGroupsCache {
     }
 
     /// A count as `MGET` answers it: a number, or null for zero.
-    private static func count(_ reply: RESPReply) -> UInt64? {
+    static func count(_ reply: RESPReply) -> UInt64? {
         switch reply {
         case .bulk(nil): 0
         case .bulk(let value?): UInt64(String(decoding: value, as: UTF8.self))
@@ -150,22 +163,48 @@ extension RedisGroupsCache {
         groupIDs: [String],
         ifGeneration generation: InvalidationGeneration
     ) async throws(AppStoreGroupsError) -> Bool {
-        let key = answerKey(customerID, environment)
-        let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
-        let arguments =
-            [
-                Array("EVAL".utf8), Self.conditionalSetScript, Array("3".utf8), key,
-                generationKey(customerID, environment), allGenerationKey, answer.encoded(boundTo: key),
-                Array(String(Self.milliseconds(timeToLive)).utf8), Array(String(generation.customer).utf8),
-                Array(String(generation.all).utf8), Array(String(generation.groups).utf8),
-                Array(String(nowMilliseconds).utf8), Array(String(Self.maximumMembersPerGroup).utf8),
-                Array("\(keyPrefix):\(environment.rawValue)".utf8), Array(customerID.utf8),
-            ] + Set(groupIDs).sorted().map { Array($0.utf8) }
+        let arguments = conditionalSetArguments(
+            Self.conditionalSetScript,
+            answer,
+            customerID: customerID,
+            environment: environment,
+            timeToLive: timeToLive,
+            groupIDs: groupIDs,
+            generation: generation
+        )
         switch try await call(arguments, "EVAL set-answer") {
         case .integer(1): return true
         case .integer(0): return false
         case let other: throw unexpected(other, "EVAL set-answer")
         }
+    }
+
+    /// The arguments of `EVAL` of a conditional-set script: the answer, the customer's and everyone's
+    /// counts, the keys after them in `extraKeys`, the fixed `ARGV`s, then `extraArguments`, then
+    /// the groups (each once, sorted).
+    func conditionalSetArguments(
+        _ script: [UInt8],
+        _ answer: CachedGroupsAnswer,
+        customerID: String,
+        environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        generation: InvalidationGeneration,
+        extraKeys: [[UInt8]] = [],
+        extraArguments: [[UInt8]] = []
+    ) -> [[UInt8]] {
+        let key = answerKey(customerID, environment)
+        let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
+        let keys = [key, generationKey(customerID, environment), allGenerationKey] + extraKeys
+        let fixed = [
+            answer.encoded(boundTo: key), Array(String(Self.milliseconds(timeToLive)).utf8),
+            Array(String(generation.customer).utf8), Array(String(generation.all).utf8),
+            Array(String(generation.groups).utf8), Array(String(nowMilliseconds).utf8),
+            Array(String(Self.maximumMembersPerGroup).utf8), Array("\(keyPrefix):\(environment.rawValue)".utf8),
+            Array(customerID.utf8),
+        ]
+        return [Array("EVAL".utf8), script, Array(String(keys.count).utf8)] + keys + fixed + extraArguments
+            + Set(groupIDs).sorted().map { Array($0.utf8) }
     }
 }
 

@@ -69,9 +69,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     /// The default of ``maximumConnections``.
     ///
-    /// An uncached decision makes six calls in a row, each waiting for its reply, so with `n`
-    /// connections and a Redis `t` away, 64 decisions at once need `6 × 64 / n` round trips of
-    /// `t` where one needs 6: with 32, twice one decision's time (16 would be four times).
+    /// An uncached decision makes five calls in a row, each waiting for its reply, so with `n`
+    /// connections and a Redis `t` away, 64 decisions at once need `5 × 64 / n` round trips of
+    /// `t` where one needs 5: with 32, twice one decision's time (16 would be four times).
     public static let defaultMaximumConnections = 32
 
     /// Creates a store; nothing is sent, and no connection or thread exists, until the first call.
@@ -239,14 +239,23 @@ public final class RedisGroupsCache: SharedGroupsCache {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         let key = answerKey(customerID, environment)
-        switch try await call([Array("GET".utf8), key], "GET answer") {
+        let reply = try await call([Array("GET".utf8), key], "GET answer")
+        guard let answer = servedAnswer(reply, key: key) else { throw unexpected(reply, "GET answer") }
+        return answer
+    }
+
+    /// The answer a reply holds for `key`: `.some(nil)` for none, or for a value this store did not
+    /// write for that key or fetched further in the future than ``maximumClockSkew``; `nil` for a
+    /// reply that is not a value at all.
+    func servedAnswer(_ reply: RESPReply, key: [UInt8]) -> CachedGroupsAnswer?? {
+        switch reply {
         case .bulk(let value?):
             guard let answer = CachedGroupsAnswer(encoded: value, boundTo: key),
                 answer.fetchedAt.timeIntervalSince(now()) <= maximumClockSkewSeconds
-            else { return nil }
+            else { return .some(nil) }
             return answer
-        case .bulk(nil): return nil
-        case let other: throw unexpected(other, "GET answer")
+        case .bulk(nil): return .some(nil)
+        default: return nil
         }
     }
 
@@ -273,70 +282,6 @@ public final class RedisGroupsCache: SharedGroupsCache {
         switch try await call(arguments, "SET answer") {
         case .simple("OK"): return
         case let other: throw unexpected(other, "SET answer")
-        }
-    }
-
-    /// Takes the lock with `SET NX PX`, or finds it already held by `owner`: sent twice (after a
-    /// lost connection), it answers as it did the first time.
-    private static let acquireScript = Array(
-        """
-        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-        if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
-        return 0
-        """.utf8
-    )
-
-    /// Takes the customer's fetch lock (`SET key owner NX PX ms`, in a script that also answers
-    /// yes when `owner` already holds it).
-    ///
-    /// - Parameters:
-    ///   - customerID: The customer about to be fetched.
-    ///   - environment: The environment of the fetch.
-    ///   - owner: A value unique to this attempt.
-    ///   - timeToLive: When Redis drops the lock if it is not released.
-    /// - Returns: Whether this caller now holds the lock.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
-    public func acquireFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        let arguments = [
-            Array("EVAL".utf8), Self.acquireScript, Array("1".utf8), lockKey(customerID, environment),
-            Array(owner.utf8), Array(String(Self.milliseconds(timeToLive)).utf8),
-        ]
-        switch try await call(arguments, "EVAL acquire-lock") {
-        case .integer(1): return true
-        case .integer(0): return false
-        case let other: throw unexpected(other, "EVAL acquire-lock")
-        }
-    }
-
-    private static let releaseScript = Array(
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end".utf8
-    )
-
-    /// Releases the customer's fetch lock if `owner` still holds it (compare and delete, in one
-    /// script).
-    ///
-    /// - Parameters:
-    ///   - customerID: The customer whose lock to release.
-    ///   - environment: The environment of the fetch.
-    ///   - owner: The value the lock was taken with.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
-    public func releaseFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String
-    ) async throws(AppStoreGroupsError) {
-        let arguments = [
-            Array("EVAL".utf8), Self.releaseScript, Array("1".utf8), lockKey(customerID, environment),
-            Array(owner.utf8),
-        ]
-        switch try await call(arguments, "EVAL release-lock") {
-        case .integer: return
-        case let other: throw unexpected(other, "EVAL release-lock")
         }
     }
 

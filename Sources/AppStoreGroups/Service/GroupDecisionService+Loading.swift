@@ -83,10 +83,13 @@ extension GroupDecisionService {
 
     /// Asks the source through the rate-limit gate and keeps the answer; on failure, serves a stale
     /// answer within the window or fails closed.
+    ///
+    /// The write that keeps the answer in the shared cache releases `lock` when one is given.
     func fetch(
         _ key: CustomerKey,
         fallback: LocalGroupsCache.Entry?,
-        generation: InvalidationGeneration?
+        generation: InvalidationGeneration?,
+        lock: HeldFetchLock? = nil
     ) async throws(AppStoreGroupsError) -> Loaded {
         do {
             let (body, response) = try await rateLimitGate.send(.customerGroups, in: key.environment) {
@@ -95,13 +98,13 @@ extension GroupDecisionService {
             }
             let now = Self.wholeMilliseconds(timeSource.now())
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
-            await keep(answer, decoded: response, key: key, now: now, generation: generation)
+            await keep(answer, decoded: response, key: key, now: now, generation: generation, lock: lock)
             return Loaded(answer: answer, decoded: response, source: .live)
         } catch {
             if error.code == .transactionIDNotFound {
                 let now = Self.wholeMilliseconds(timeSource.now())
                 let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
-                await keep(answer, decoded: nil, key: key, now: now, generation: generation)
+                await keep(answer, decoded: nil, key: key, now: now, generation: generation, lock: lock)
                 throw error
             }
             if error.code != .invalidArgument, error.code != .invalidTransactionID,
@@ -153,25 +156,42 @@ extension GroupDecisionService {
     ///
     /// The shared cache keeps it only if no process invalidated the customer since `generation` was
     /// read. An answer it refused predates an invalidation: it answers the callers already waiting
-    /// and is kept nowhere, and this process's older answer goes too.
+    /// and is kept nowhere, and this process's older answer goes too. The same call releases `lock`
+    /// when one is given.
     func keep(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,
         now: Date,
-        generation: InvalidationGeneration?
+        generation: InvalidationGeneration?,
+        lock: HeldFetchLock? = nil
     ) async {
         let life = lifetime(of: answer)
         if let shared, let generation, life > .zero, !FlightTicket.currentIsInvalidated {
             let kept = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                let kept = try await cache.setAnswer(
-                    answer,
-                    anyTransactionID: key.customerID,
-                    in: key.environment,
-                    timeToLive: life,
-                    groupIDs: decoded?.groups.map(\.groupID) ?? [],
-                    ifGeneration: generation
-                )
+                let groupIDs = decoded?.groups.map(\.groupID) ?? []
+                let kept: Bool
+                if let lock {
+                    kept = try await cache.setAnswer(
+                        answer,
+                        anyTransactionID: key.customerID,
+                        in: key.environment,
+                        timeToLive: life,
+                        groupIDs: groupIDs,
+                        ifGeneration: generation,
+                        releasingFetchLock: lock.owner
+                    )
+                    lock.markReleased()
+                } else {
+                    kept = try await cache.setAnswer(
+                        answer,
+                        anyTransactionID: key.customerID,
+                        in: key.environment,
+                        timeToLive: life,
+                        groupIDs: groupIDs,
+                        ifGeneration: generation
+                    )
+                }
                 // As below: this process's invalidation ran before the answer was written, or
                 // removes it after.
                 if kept, FlightTicket.currentIsInvalidated {

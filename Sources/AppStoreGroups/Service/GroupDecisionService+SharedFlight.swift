@@ -21,46 +21,66 @@ extension GroupDecisionService {
             }
         ) ?? nil {
             if let loaded = try adopt(answer, key: key) { return loaded }
-            if answer.kind == .groups, fallback.map({ $0.answer.fetchedAt < answer.fetchedAt }) ?? true {
-                fallback = LocalGroupsCache.Entry(answer: answer)
-            }
+            fallback = newer(answer, than: fallback)
         }
+        // The lock, the answer another process may have stored since the read above, and the
+        // generation to write with: one call (the write then releases the lock in one more).
         let owner = UUID().uuidString
-        let acquired = await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.acquireFetchLock(
-                anyTransactionID: customerID,
-                in: environment,
-                owner: owner,
-                timeToLive: configuration.fetchLockTimeToLive
+        guard
+            let attempt = await shared.read(
+                customerID: customerID,
+                { cache throws(AppStoreGroupsError) in
+                    try await cache.acquireFetchLockAndRead(
+                        anyTransactionID: customerID,
+                        in: environment,
+                        owner: owner,
+                        timeToLive: configuration.fetchLockTimeToLive
+                    )
+                }
             )
-        }
-        if acquired == true {
+        else { return try await fetch(key, fallback: fallback, generation: nil) }
+        if attempt.acquired {
+            let lock = HeldFetchLock(owner: owner)
             let result: Result<Loaded, AppStoreGroupsError>
             do {
-                // Another process may have fetched, stored and released between the read above and
-                // this lock: its answer saves a request.
-                if let answer = await shared.read(
-                    customerID: customerID,
-                    { cache throws(AppStoreGroupsError) in
-                        try await cache.answer(anyTransactionID: customerID, in: environment)
-                    }
-                ) ?? nil, let loaded = try adopt(answer, key: key) {
+                if let answer = attempt.answer, let loaded = try adopt(answer, key: key) {
                     result = .success(loaded)
                 } else {
-                    let generation = await generation(key, shared: shared)
-                    result = .success(try await fetch(key, fallback: fallback, generation: generation))
+                    if let answer = attempt.answer { fallback = newer(answer, than: fallback) }
+                    var generation = attempt.generation
+                    if generation == nil { generation = await self.generation(key, shared: shared) }
+                    result = .success(try await fetch(key, fallback: fallback, generation: generation, lock: lock))
                 }
             } catch {
                 result = .failure(error)
             }
-            await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+            // Unless the write released it: a fetch that failed, a fresh answer adopted, or an
+            // answer kept nowhere.
+            if !lock.isReleased {
+                await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
+                    try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+                }
             }
             return try result.get()
         }
-        if acquired == false, let loaded = try await awaitHolder(key, shared: shared) { return loaded }
-        let generation = acquired == nil ? nil : await generation(key, shared: shared)
+        if let answer = attempt.answer {
+            // The holder may have stored its answer already.
+            if let loaded = try adopt(answer, key: key) { return loaded }
+            fallback = newer(answer, than: fallback)
+        }
+        if let loaded = try await awaitHolder(key, shared: shared) { return loaded }
+        var generation = attempt.generation
+        if generation == nil { generation = await self.generation(key, shared: shared) }
         return try await fetch(key, fallback: fallback, generation: generation)
+    }
+
+    /// The shared answer as the fallback when it holds groups fetched later than the fallback's.
+    private func newer(_ answer: CachedGroupsAnswer, than fallback: LocalGroupsCache.Entry?) -> LocalGroupsCache.Entry?
+    {
+        guard answer.kind == .groups, fallback.map({ $0.answer.fetchedAt < answer.fetchedAt }) ?? true else {
+            return fallback
+        }
+        return LocalGroupsCache.Entry(answer: answer)
     }
 
     /// The customer's invalidation generation, read before asking the source.
@@ -110,5 +130,25 @@ extension GroupDecisionService {
             if let answer, let loaded = try adopt(answer, key: key) { return loaded }
         }
         return nil
+    }
+}
+
+/// A fetch lock this flight holds, and whether the write that kept the fetched answer released it
+/// already (the flight releases it otherwise).
+final class HeldFetchLock: Sendable {
+    /// The value the lock was taken with.
+    let owner: String
+    private let released = Locked(false)
+
+    init(owner: String) {
+        self.owner = owner
+    }
+
+    /// Whether the lock was released.
+    var isReleased: Bool { released.withLock { $0 } }
+
+    /// Records that the lock was released.
+    func markReleased() {
+        released.withLock { $0 = true }
     }
 }

@@ -14,26 +14,41 @@ import Darwin
 /// their timeout, and `close()` and cancellation ending calls at once.
 @Suite("Redis store: concurrency, closing and cancellation")
 struct RedisConcurrencyTests {
-    /// The calls `GroupDecisionService` makes for a customer nobody has cached: the answer (none),
-    /// the fetch lock, the answer again under the lock, the 429 gate, the new answer, the release.
+    /// The calls `GroupDecisionService` makes for a customer nobody has cached (see
+    /// `RedisRoundTripTests`): the answer (none), the fetch lock with the answer and generation, the
+    /// 429 gate, a budget token, the new answer written with the lock's release.
     static func miss(_ store: RedisGroupsCache, customer: String) async throws {
         let first = try await store.answer(anyTransactionID: customer, in: .production)
         #expect(first == nil)
         let owner = UUID().uuidString
-        let locked = try await store.acquireFetchLock(
+        let attempt = try await store.acquireFetchLockAndRead(
             anyTransactionID: customer,
             in: .production,
             owner: owner,
             timeToLive: .seconds(30)
         )
-        #expect(locked)
-        let second = try await store.answer(anyTransactionID: customer, in: .production)
-        #expect(second == nil)
+        #expect(attempt.acquired)
+        #expect(attempt.answer == nil)
         let gate = try await store.rateLimitedUntil(.customerGroups, in: .production)
         #expect(gate == nil)
+        _ = try await store.takeBudgetToken(
+            .customerGroups,
+            in: .production,
+            ratePerSecond: 50,
+            burst: 50,
+            maximumWait: .zero
+        )
         let answer = CachedGroupsAnswer(kind: .groups, body: Array(StubAppStore.consumerBody.utf8), fetchedAt: Date())
-        try await store.setAnswer(answer, anyTransactionID: customer, in: .production, timeToLive: .seconds(60))
-        try await store.releaseFetchLock(anyTransactionID: customer, in: .production, owner: owner)
+        let kept = try await store.setAnswer(
+            answer,
+            anyTransactionID: customer,
+            in: .production,
+            timeToLive: .seconds(60),
+            groupIDs: [],
+            ifGeneration: try #require(attempt.generation),
+            releasingFetchLock: owner
+        )
+        #expect(kept)
     }
 
     static func milliseconds(_ duration: Duration) -> Double {
@@ -92,7 +107,7 @@ struct RedisConcurrencyTests {
             }
         }
         #expect(store.pool.statistics.connectionsOpened == store.maximumConnections)
-        print("Redis 20 ms away, one miss (6 calls): \(Self.summary(single))")
+        print("Redis 20 ms away, one miss (5 calls): \(Self.summary(single))")
         print("Redis 20 ms away, 64 concurrent misses: \(Self.summary(concurrent))")
     }
 

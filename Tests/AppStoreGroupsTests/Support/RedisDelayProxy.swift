@@ -13,6 +13,8 @@ import Darwin
 /// back at once, and counts the calls in flight: connections that sent bytes the server has not
 /// answered yet. ``hold(untilInFlight:atMost:)`` makes it pass nothing on until that many calls are
 /// in flight at once, which proves a client's concurrency without timing anything.
+/// ``roundTrips`` counts the calls a client made through it: each time a connection that was not
+/// waiting for a reply sends bytes.
 ///
 /// One thread drives every socket with `poll`, so the proxy's own cost stays small and its timers
 /// exact however many connections it carries.
@@ -25,6 +27,7 @@ final class RedisDelayProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var peak = 0
     private var accepted = 0
+    private var trips = 0
     private var barrier: (count: Int, until: ContinuousClock.Instant)?
     private var barrierReached: Bool?
     private var isStopped = false
@@ -68,6 +71,9 @@ final class RedisDelayProxy: @unchecked Sendable {
     var peakInFlight: Int { lock.withLock { peak } }
     /// Connections accepted so far.
     var connections: Int { lock.withLock { accepted } }
+    /// Round trips so far: the times a connection that was not waiting for a reply sent bytes
+    /// (a call's commands and their echo travel in one write, and wait for their replies together).
+    var roundTrips: Int { lock.withLock { trips } }
 
     /// Passes nothing on until `count` calls are in flight at once, or `atMost` has passed.
     func hold(untilInFlight count: Int, atMost: Duration) {
@@ -100,7 +106,10 @@ final class RedisDelayProxy: @unchecked Sendable {
             guard link.awaitingReply != awaiting else { return }
             link.awaitingReply = awaiting
             inFlight += awaiting ? 1 : -1
-            lock.withLock { peak = max(peak, inFlight) }
+            lock.withLock {
+                peak = max(peak, inFlight)
+                if awaiting { trips += 1 }
+            }
         }
         while true {
             let now = ContinuousClock.now

@@ -1,0 +1,159 @@
+import Foundation
+import GroupPolicy
+
+@testable import AppStoreGroups
+
+/// A shared cache that forwards the single calls (and the fleet budget) to another cache, an
+/// in-memory one unless told, and records each call: a store written before the combined
+/// fetch-lock calls, which gets their default implementations.
+final class ForwardingGroupsCache: SharedGroupsCache, @unchecked Sendable {
+    let inner: any SharedGroupsCache
+    private let lock = NSLock()
+    private var recorded: [String] = []
+    private var failing: Set<String> = []
+
+    init(_ inner: any SharedGroupsCache = InMemoryGroupsCache()) {
+        self.inner = inner
+    }
+
+    /// The calls so far, by name.
+    var calls: [String] { lock.withLock { recorded } }
+
+    /// Forgets the calls so far.
+    func clearCalls() {
+        lock.withLock { recorded.removeAll() }
+    }
+
+    /// Makes the named calls fail with a store failure (after recording them).
+    func fail(_ names: Set<String>) {
+        lock.withLock { failing = names }
+    }
+
+    private func record(_ name: String) throws(AppStoreGroupsError) {
+        let fails = lock.withLock { () -> Bool in
+            recorded.append(name)
+            return failing.contains(name)
+        }
+        if fails { throw AppStoreGroupsError(code: .storeFailure, message: "\(name) failed") }
+    }
+
+    func answer(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+        try record("answer")
+        return try await inner.answer(anyTransactionID: customerID, in: environment)
+    }
+
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) {
+        try record("setAnswer")
+        try await inner.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
+    }
+
+    func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+        try record("invalidationGeneration")
+        return try await inner.invalidationGeneration(anyTransactionID: customerID, in: environment)
+    }
+
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration,
+        groupIDs: [String],
+        ifGeneration generation: InvalidationGeneration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        try record("setAnswerIfGeneration")
+        return try await inner.setAnswer(
+            answer,
+            anyTransactionID: customerID,
+            in: environment,
+            timeToLive: timeToLive,
+            groupIDs: groupIDs,
+            ifGeneration: generation
+        )
+    }
+
+    func acquireFetchLock(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        try record("acquireFetchLock")
+        return try await inner.acquireFetchLock(
+            anyTransactionID: customerID,
+            in: environment,
+            owner: owner,
+            timeToLive: timeToLive
+        )
+    }
+
+    func releaseFetchLock(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String
+    ) async throws(AppStoreGroupsError) {
+        try record("releaseFetchLock")
+        try await inner.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+    }
+
+    func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Date? {
+        try record("rateLimitedUntil")
+        return try await inner.rateLimitedUntil(endpoint, in: environment)
+    }
+
+    func setRateLimitedUntil(
+        _ instant: Date,
+        for endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) {
+        try record("setRateLimitedUntil")
+        try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
+    }
+
+    var keepsFleetBudget: Bool { inner.keepsFleetBudget }
+
+    func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        maximumWait: Duration
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        try record("takeBudgetToken")
+        return try await inner.takeBudgetToken(
+            endpoint,
+            in: environment,
+            ratePerSecond: ratePerSecond,
+            burst: burst,
+            maximumWait: maximumWait
+        )
+    }
+
+    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+        try record("invalidate")
+        try await inner.invalidate(anyTransactionID: customerID)
+    }
+
+    func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        try record("invalidateGroup")
+        try await inner.invalidate(groupID: groupID)
+    }
+
+    func invalidateAll() async throws(AppStoreGroupsError) {
+        try record("invalidateAll")
+        try await inner.invalidateAll()
+    }
+}
