@@ -26,14 +26,20 @@ public enum GroupDecisionEvent {
         public let environment: StoreEnvironment
     }
 
-    /// An answer past its time to live, served because a fetch failed.
+    /// An answer past its time to live, within the maximum age, served because the budget had no
+    /// token to spare for refreshing it or because a fetch failed.
     public struct StaleServed: Sendable {
         /// The environment of the decision.
         public let environment: StoreEnvironment
         /// When the served answer was fetched.
         public let fetchedAt: Date
-        /// Why the fetch failed.
+        /// Why the fetch failed, or (``reason`` `budget`) why the refresh was not sent: a
+        /// ``AppStoreGroupsError/Code/rateLimitExceeded`` without an HTTP status.
         public let error: AppStoreGroupsError
+        /// Why the answer was served stale: the budget, or a failed fetch.
+        public let reason: ServedDecision.StaleReason
+        /// How old the answer was when served.
+        public let age: Duration
     }
 
     /// A request to Apple about to be sent.
