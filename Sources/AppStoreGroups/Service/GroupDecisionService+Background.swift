@@ -23,7 +23,7 @@ extension GroupDecisionService {
     /// live is fetched by the next caller), and expired answers are removed when they are next
     /// read, or evicted. It needs no actor: run it in a task group or a service group beside
     /// `PolicyStore.run()`. Every refresh runs inside it: cancelling its task cancels the refreshes
-    /// under way (their requests and shared-cache calls end, nothing is kept from them), and it
+    /// under way (their requests and shared-cache calls are cancelled), and it
     /// returns only once they have ended, so no refresh outlives it. Refreshes never fail it: a
     /// refresh that fails leaves the cached answer as it was.
     ///
@@ -83,6 +83,8 @@ extension GroupDecisionService {
             refreshSkipped: true
         )
         guard let shared else {
+            // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
+            guard local.entry(key, now: timeSource.now())?.answer.kind == .groups else { return skipped }
             return (try? await fetchAdmittingRefresh(key, generation: nil)) ?? skipped
         }
         let owner = UUID().uuidString
@@ -103,8 +105,9 @@ extension GroupDecisionService {
                 try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
             }
             let now = timeSource.now()
-            if let answer = answer ?? nil, answer.kind == .groups,
-                now.timeIntervalSince(answer.fetchedAt) < refreshAheadSeconds,
+            if answer.map({ $0?.kind != .groups }) ?? false {
+                // The answer has gone (invalidated, expired) or is negative: the next caller fetches.
+            } else if let answer = answer ?? nil, now.timeIntervalSince(answer.fetchedAt) < refreshAheadSeconds,
                 let loaded = try? fresh(answer, decoded: nil, now: now, environment: key.environment)
             {
                 keepLocally(answer, decoded: loaded.decoded, key: key, now: now)

@@ -37,6 +37,9 @@ final class RefreshQueue: Sendable {
         return accepted
     }
 
+    /// How many workers run.
+    var workerCount: Int { state.withLock { $0.workers } }
+
     /// How many customers are queued or being refreshed.
     var count: Int { state.withLock { $0.held.count } }
 
