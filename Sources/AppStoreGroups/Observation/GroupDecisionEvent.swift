@@ -26,6 +26,25 @@ public enum GroupDecisionEvent {
         public let environment: StoreEnvironment
     }
 
+    /// Why an answer past its time to live was served: `budget` or `error`.
+    public struct StaleReason: Sendable, Hashable, CustomStringConvertible {
+        /// `budget` or `error`.
+        public let name: String
+
+        private init(name: String) {
+            self.name = name
+        }
+
+        /// The rate budget had no token to spare for a refresh (none banked beyond the reserve kept
+        /// for first fetches, or a `Retry-After` instant holding): nothing was sent.
+        public static let budget = StaleReason(name: "budget")
+        /// A fetch was sent and failed, within the stale-if-error window.
+        public static let error = StaleReason(name: "error")
+
+        /// The reason's name.
+        public var description: String { name }
+    }
+
     /// An answer past its time to live, within the maximum age, served because the budget had no
     /// token to spare for refreshing it or because a fetch failed.
     public struct StaleServed: Sendable {
@@ -37,7 +56,7 @@ public enum GroupDecisionEvent {
         /// ``AppStoreGroupsError/Code/rateLimitExceeded`` without an HTTP status.
         public let error: AppStoreGroupsError
         /// Why the answer was served stale: the budget, or a failed fetch.
-        public let reason: ServedDecision.StaleReason
+        public let reason: StaleReason
         /// How old the answer was when served.
         public let age: Duration
     }

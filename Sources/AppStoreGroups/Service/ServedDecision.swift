@@ -39,24 +39,9 @@ public struct ServedDecision: Sendable {
         public var description: String { name }
     }
 
-    /// Why an answer past its time to live was served: `budget` or `error`.
-    public struct StaleReason: Sendable, Hashable, CustomStringConvertible {
-        /// `budget` or `error`.
-        public let name: String
-
-        private init(name: String) {
-            self.name = name
-        }
-
-        /// The rate budget had no token to spare for a refresh (none banked beyond the reserve kept
-        /// for first fetches, or a `Retry-After` instant holding): nothing was sent.
-        public static let budget = StaleReason(name: "budget")
-        /// A fetch was sent and failed, within the stale-if-error window.
-        public static let error = StaleReason(name: "error")
-
-        /// The reason's name.
-        public var description: String { name }
-    }
+    /// Why an answer past its time to live was served: `budget` or `error` (see
+    /// ``GroupDecisionEvent/StaleReason``).
+    public typealias StaleReason = GroupDecisionEvent.StaleReason
 
     /// The customer's capabilities, groups and workspaces under the policy serving at the time.
     public let decision: Decision
