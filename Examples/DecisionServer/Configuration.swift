@@ -17,6 +17,12 @@ struct Configuration {
     /// in production, a tenth of that in the sandbox). Groups change rarely, and what a stale answer
     /// can show is presentation only: content follows verified transactions, never the cache.
     var cacheTTL: Duration = .seconds(300)
+    /// The oldest answer ever served (stale while the budget spares no token to refresh it):
+    /// `--max-age`, an hour by default, or `--cache-ttl` when that is longer.
+    var maxAge: Duration?
+    /// When a fresh answer is refreshed in the background, as a fraction of `--cache-ttl`; `nil`
+    /// (`--refresh-ahead 0`) for never.
+    var refreshAhead: Double? = 0.75
     var reloadInterval: Duration = .seconds(5)
     /// The most bytes customers' cached groups may take in this process (the library's estimate).
     var cacheBytes = 64 << 20
@@ -52,6 +58,18 @@ struct Configuration {
                 help: "A candidate policy compared with every decision served, reloaded like the policies."
             ),
             .init("cache-ttl", value: "seconds", help: "How long an answer from Apple is reused (default 300)."),
+            .init(
+                "max-age",
+                value: "seconds",
+                help: "The oldest answer served, stale while the budget spares no token to refresh it "
+                    + "(default 3600, or --cache-ttl when longer; at least --cache-ttl)."
+            ),
+            .init(
+                "refresh-ahead",
+                value: "fraction",
+                help: "Refresh an answer in the background once this fraction of --cache-ttl has passed, "
+                    + "0 to 1 (default 0.75; 0 never). --refresh-ahead 0 --max-age TTL: a fixed time to live."
+            ),
             .init("reload-interval", value: "seconds", help: "How often the policies are reloaded (default 5)."),
             .init("read-timeout", value: "seconds", help: "How long a request's head may take (default 5)."),
             .init("max-connections", value: "n", help: "Requests answered at once, 1 to 4096 (default 64)."),
@@ -85,6 +103,13 @@ struct Configuration {
             ),
         ],
         details: """
+            Freshness: an answer is fresh for --cache-ttl and refreshed in the background from
+            --refresh-ahead of it (one request for the fleet with --redis). Past --cache-ttl it is fetched
+            again, but while the budget has no token to spare beyond a fifth kept for customers with no
+            answer, it is served stale (groupsSource "stale", groupsStaleReason, groupsAgeMilliseconds),
+            never past --max-age. A customer with no answer waits up to a second for a token, then gets
+            503 with Retry-After.
+
             Answers:
               GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true][&whyNot=CAPABILITY]
               GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
@@ -142,6 +167,21 @@ struct Configuration {
         configuration.policies = parsed.value("policies") ?? configuration.policies
         configuration.candidatePolicies = parsed.value("candidate-policies")
         configuration.cacheTTL = try seconds("cache-ttl") ?? configuration.cacheTTL
+        configuration.maxAge = try seconds("max-age")
+        if let maxAge = configuration.maxAge, maxAge < configuration.cacheTTL {
+            throw Failure(
+                message: "--max-age must be at least --cache-ttl (\(configuration.cacheTTL.components.seconds) "
+                    + "seconds), not '\(maxAge.components.seconds)'"
+            )
+        }
+        if let text = parsed.value("refresh-ahead") {
+            guard let fraction = Double(text), fraction >= 0, fraction < 1 else {
+                throw Failure(
+                    message: "--refresh-ahead must be a fraction from 0 (never) to less than 1, not '\(text)'"
+                )
+            }
+            configuration.refreshAhead = fraction == 0 ? nil : fraction
+        }
         configuration.reloadInterval = try seconds("reload-interval") ?? configuration.reloadInterval
         configuration.limits.readTimeout = try seconds("read-timeout") ?? configuration.limits.readTimeout
         configuration.limits.maximumConnections =

@@ -71,6 +71,8 @@ enum DecisionServerCommand {
 
         var settings = GroupDecisionService.Configuration()
         settings.timeToLive = configuration.cacheTTL
+        settings.maximumAge = configuration.maxAge ?? max(.seconds(3600), configuration.cacheTTL)
+        settings.refreshAhead = configuration.refreshAhead
         settings.capacityBytes = configuration.cacheBytes
         if let rate = configuration.requestsPerSecond {
             settings.requestsPerSecond = [.production: rate, .sandbox: rate]

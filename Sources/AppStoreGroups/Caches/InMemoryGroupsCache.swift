@@ -340,18 +340,56 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         burst: Double,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        let answer = withBucket(endpoint, in: environment, ratePerSecond: ratePerSecond, burst: burst) { bucket, now in
+            bucket.take(now: now, maximumWait: maximumWait)
+        }
+        return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
+    }
+
+    /// Takes one token for a refresh from the budget every service sharing this cache shares: only
+    /// when one is banked now and `reserve` stay banked after.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to.
+    ///   - ratePerSecond: Tokens added a second.
+    ///   - burst: The most tokens banked.
+    ///   - reserve: The tokens that must stay banked after this one.
+    /// - Returns: Whether a token was taken (never with a wait), and the wait until one could be.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        keeping reserve: Double
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        let answer = withBucket(endpoint, in: environment, ratePerSecond: ratePerSecond, burst: burst) { bucket, now in
+            bucket.take(now: now, keeping: reserve)
+        }
+        return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
+    }
+
+    /// Runs `body` on the endpoint's bucket under its lock; a bucket whose rate or burst changes
+    /// starts again, full.
+    private func withBucket(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        _ body: (inout TokenBucket, Date) -> (taken: Bool, wait: Duration)
+    ) -> (taken: Bool, wait: Duration) {
         let key = EndpointKey(environment: environment, endpoint: endpoint)
         let now = now()
-        let answer = budgets.withLock { budgets in
+        return budgets.withLock { budgets in
             var bucket = budgets[key] ?? TokenBucket(rate: ratePerSecond, burst: burst, now: now)
             if bucket.rate != ratePerSecond || bucket.burst != burst {
                 bucket = TokenBucket(rate: ratePerSecond, burst: burst, now: now)
             }
-            let answer = bucket.take(now: now, maximumWait: maximumWait)
+            let answer = body(&bucket, now)
             budgets[key] = bucket
             return answer
         }
-        return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
     }
 
     /// Forgets the answers kept for a customer, in every environment.

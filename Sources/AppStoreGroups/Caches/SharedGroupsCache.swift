@@ -257,6 +257,35 @@ public protocol SharedGroupsCache: Sendable {
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken
 
+    /// Takes one token from the fleet's request budget for a refresh: only when one is banked now
+    /// and at least `reserve` tokens stay banked after, so that customers with no answer keep
+    /// the reserve; never reserves a token ahead.
+    ///
+    /// The bucket is the one ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)`` takes
+    /// from, in the same atomic step on the store's clock.
+    ///
+    /// The default implementation asks ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``
+    /// with no wait, without the reserve: a conformer written before refreshes kept a reserve keeps
+    /// compiling, and its refreshes take the last banked token like any request (never waiting).
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to.
+    ///   - ratePerSecond: The fleet's budget: tokens added a second; positive.
+    ///   - burst: The most tokens banked; at least 1.
+    ///   - reserve: The tokens that must stay banked after this one is taken; at least 0 and less
+    ///     than `burst`.
+    /// - Returns: ``FleetBudgetToken/taken(wait:)`` with no wait, or
+    ///   ``FleetBudgetToken/notTaken(wait:)`` with the wait until one could be.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        keeping reserve: Double
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken
+
     /// Forgets the answers kept for a customer, in every environment, and counts an invalidation
     /// of the customer in each (a write with an earlier generation is refused from then on).
     ///
@@ -302,5 +331,32 @@ extension SharedGroupsCache {
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
         .notSupported
+    }
+
+    /// Asks ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)`` with no wait: a token only
+    /// when one is banked now, the reserve not kept (a cache written before refreshes kept one).
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to.
+    ///   - ratePerSecond: The fleet's budget.
+    ///   - burst: The most tokens banked.
+    ///   - reserve: The tokens to leave banked, unused.
+    /// - Returns: What ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)`` answers.
+    /// - Throws: What it throws.
+    public func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        keeping reserve: Double
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        try await takeBudgetToken(
+            endpoint,
+            in: environment,
+            ratePerSecond: ratePerSecond,
+            burst: burst,
+            maximumWait: .zero
+        )
     }
 }

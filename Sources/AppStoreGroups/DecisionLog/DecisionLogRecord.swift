@@ -30,6 +30,10 @@ public struct DecisionLogRecord: Sendable, Hashable {
     public var capabilities: [String]
     /// The error's code (such as `rate-limit-exceeded`) when the call failed closed.
     public var errorCode: String?
+    /// Why a stale answer was served (`budget` or `error`); `nil` for any other.
+    public var staleReason: String?
+    /// How old a stale answer was when served; `nil` for any other.
+    public var age: Duration?
 
     /// Creates a record.
     ///
@@ -43,6 +47,8 @@ public struct DecisionLogRecord: Sendable, Hashable {
     ///   - fetchedAt: When Apple's answer was received, or `nil` for a failure.
     ///   - capabilities: The capabilities granted.
     ///   - errorCode: The error's code for a failure.
+    ///   - staleReason: Why a stale answer was served, or `nil`.
+    ///   - age: How old a stale answer was, or `nil`.
     public init(
         time: Date,
         decisionID: String? = nil,
@@ -52,7 +58,9 @@ public struct DecisionLogRecord: Sendable, Hashable {
         source: String? = nil,
         fetchedAt: Date? = nil,
         capabilities: [String] = [],
-        errorCode: String? = nil
+        errorCode: String? = nil,
+        staleReason: String? = nil,
+        age: Duration? = nil
     ) {
         self.time = time
         self.decisionID = decisionID
@@ -63,6 +71,8 @@ public struct DecisionLogRecord: Sendable, Hashable {
         self.fetchedAt = fetchedAt
         self.capabilities = capabilities
         self.errorCode = errorCode
+        self.staleReason = staleReason
+        self.age = age
     }
 
     /// The record as one line of JSON, without the newline; keys in a fixed order, absent when
@@ -71,7 +81,8 @@ public struct DecisionLogRecord: Sendable, Hashable {
     /// `{"time":"2026-11-30T19:00:00.123Z","decisionId":"<uuid>","customer":"<hex>",
     /// "environment":"Sandbox","policyRevision":"<hex>","source":"cache","fetchedAt":"…",
     /// "capabilities":["…"]}`, with `"error":"<code>"` in place of `source` and `fetchedAt`, and no
-    /// `decisionId`, for a failure.
+    /// `decisionId`, for a failure. A stale answer's line has `"staleReason":"budget"` (or
+    /// `"error"`) and `"ageMilliseconds":<whole number>` after `fetchedAt`.
     public var jsonLine: String {
         var fields = ["\"time\":\"\(Self.timestamp(time))\""]
         if let decisionID { fields.append("\"decisionId\":\(JSONWriter.quoted(decisionID))") }
@@ -82,6 +93,11 @@ public struct DecisionLogRecord: Sendable, Hashable {
         if let policyRevision { fields.append("\"policyRevision\":\(JSONWriter.quoted(policyRevision))") }
         if let source { fields.append("\"source\":\(JSONWriter.quoted(source))") }
         if let fetchedAt { fields.append("\"fetchedAt\":\"\(Self.timestamp(fetchedAt))\"") }
+        if let staleReason { fields.append("\"staleReason\":\(JSONWriter.quoted(staleReason))") }
+        if let age {
+            let (seconds, attoseconds) = age.components
+            fields.append("\"ageMilliseconds\":\(max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))")
+        }
         fields.append("\"capabilities\":[" + capabilities.map(JSONWriter.quoted).joined(separator: ",") + "]")
         if let errorCode { fields.append("\"error\":\(JSONWriter.quoted(errorCode))") }
         return "{" + fields.joined(separator: ",") + "}"

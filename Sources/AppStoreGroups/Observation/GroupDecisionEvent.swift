@@ -26,14 +26,39 @@ public enum GroupDecisionEvent {
         public let environment: StoreEnvironment
     }
 
-    /// An answer past its time to live, served because a fetch failed.
+    /// Why an answer past its time to live was served: `budget` or `error`.
+    public struct StaleReason: Sendable, Hashable, CustomStringConvertible {
+        /// `budget` or `error`.
+        public let name: String
+
+        private init(name: String) {
+            self.name = name
+        }
+
+        /// The rate budget had no token to spare for a refresh (none banked beyond the reserve kept
+        /// for first fetches, or a `Retry-After` instant holding): nothing was sent.
+        public static let budget = StaleReason(name: "budget")
+        /// A fetch was sent and failed, within the stale-if-error window.
+        public static let error = StaleReason(name: "error")
+
+        /// The reason's name.
+        public var description: String { name }
+    }
+
+    /// An answer past its time to live, within the maximum age, served because the budget had no
+    /// token to spare for refreshing it or because a fetch failed.
     public struct StaleServed: Sendable {
         /// The environment of the decision.
         public let environment: StoreEnvironment
         /// When the served answer was fetched.
         public let fetchedAt: Date
-        /// Why the fetch failed.
+        /// Why the fetch failed, or (``reason`` `budget`) why the refresh was not sent: a
+        /// ``AppStoreGroupsError/Code/rateLimitExceeded`` without an HTTP status.
         public let error: AppStoreGroupsError
+        /// Why the answer was served stale: the budget, or a failed fetch.
+        public let reason: StaleReason
+        /// How old the answer was when served.
+        public let age: Duration
     }
 
     /// A request to Apple about to be sent.

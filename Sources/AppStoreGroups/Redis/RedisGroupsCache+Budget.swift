@@ -22,6 +22,10 @@ extension RedisGroupsCache {
     /// milliseconds after the last token taken: longer than a refill, so a key that expires is a
     /// full bucket. Sent twice, it takes two tokens: it is never sent again after a lost
     /// connection.
+    ///
+    /// With `ARGV[5]` (a refresh), a token is taken only when `1 + ARGV[5]` are banked, so that
+    /// `ARGV[5]` stay for first fetches; none is reserved ahead, and the answer when none is taken
+    /// is the wait until one could be.
     static let takeTokenScript = Array(
         """
         local time = redis.call('TIME')
@@ -38,7 +42,12 @@ extension RedisGroupsCache {
         if now > at then tokens = tokens + (now - at) * rate / 1000000 end
         tokens = math.min(burst, tokens)
         local wait = 0
-        if tokens < 1 then
+        local reserve = tonumber(ARGV[5])
+        if reserve then
+          if tokens < 1 + reserve then
+            return {0, math.min(math.ceil((1 + reserve - tokens) * 1000 / rate), 1e15)}
+          end
+        elseif tokens < 1 then
           wait = math.min(math.ceil((1 - tokens) * 1000 / rate), 1e15)
           if wait > tonumber(ARGV[3]) then return {0, wait} end
         end
@@ -74,6 +83,56 @@ extension RedisGroupsCache {
         burst: Double,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        try await takeToken(
+            endpoint,
+            in: environment,
+            ratePerSecond: ratePerSecond,
+            burst: burst,
+            maximumWait: maximumWait,
+            reserve: nil
+        )
+    }
+
+    /// Takes one token for a refresh from the fleet's budget, in the same script on Redis's clock:
+    /// only when one is banked now and `reserve` stay banked after; none is reserved ahead.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint the request goes to.
+    ///   - environment: The environment it goes to.
+    ///   - ratePerSecond: Tokens added a second; positive and finite.
+    ///   - burst: The most tokens banked; at least 1 and finite.
+    ///   - reserve: The tokens that must stay banked; at least 0 and finite.
+    /// - Returns: Whether a token was taken (never with a wait), and the wait until one could be.
+    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a rate, burst or reserve out of
+    ///   range, ``AppStoreGroupsError/Code/storeFailure`` when Redis cannot answer.
+    public func takeBudgetToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        keeping reserve: Double
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        guard reserve >= 0, reserve.isFinite else {
+            throw AppStoreGroupsError(code: .invalidArgument, message: "a refresh's reserve must be at least 0")
+        }
+        return try await takeToken(
+            endpoint,
+            in: environment,
+            ratePerSecond: ratePerSecond,
+            burst: burst,
+            maximumWait: .zero,
+            reserve: reserve
+        )
+    }
+
+    private func takeToken(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment,
+        ratePerSecond: Double,
+        burst: Double,
+        maximumWait: Duration,
+        reserve: Double?
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
         guard ratePerSecond > 0, ratePerSecond.isFinite, burst >= 1, burst.isFinite else {
             throw AppStoreGroupsError(
                 code: .invalidArgument,
@@ -86,11 +145,12 @@ extension RedisGroupsCache {
             Int64((refill * 1000).rounded(.up)) + waitMilliseconds + 1000,
             Self.milliseconds(Self.maximumBudgetLifetime)
         )
-        let arguments = [
-            Array("EVAL".utf8), Self.takeTokenScript, Array("1".utf8), budgetKey(endpoint, environment),
-            Array(String(ratePerSecond).utf8), Array(String(burst).utf8), Array(String(waitMilliseconds).utf8),
-            Array(String(lifetime).utf8),
-        ]
+        let arguments =
+            [
+                Array("EVAL".utf8), Self.takeTokenScript, Array("1".utf8), budgetKey(endpoint, environment),
+                Array(String(ratePerSecond).utf8), Array(String(burst).utf8), Array(String(waitMilliseconds).utf8),
+                Array(String(lifetime).utf8),
+            ] + (reserve.map { [Array(String($0).utf8)] } ?? [])
         let reply = try await call(arguments, "EVAL take-budget-token", isIdempotent: false)
         switch reply {
         case .array(let parts?) where parts.count == 2:

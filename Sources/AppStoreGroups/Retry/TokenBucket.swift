@@ -32,9 +32,7 @@ struct TokenBucket {
     /// Takes a token when one is due within `maximumWait`: whether it was taken, and the wait
     /// before using it (taken) or until the next token is due (not taken).
     mutating func take(now: Date, maximumWait: Duration) -> (taken: Bool, wait: Duration) {
-        let elapsed = max(0, now.timeIntervalSince(updated))
-        tokens = min(burst, tokens + elapsed * rate)
-        updated = max(updated, now)
+        refill(now: now)
         if tokens >= 1 {
             tokens -= 1
             return (true, .zero)
@@ -44,5 +42,24 @@ struct TokenBucket {
         guard wait <= maximumWait.seconds else { return (false, rounded) }
         tokens -= 1
         return (true, rounded)
+    }
+
+    /// Takes a token for a refresh: only when one is banked now and `reserve` stay banked after.
+    ///
+    /// Never reserves one ahead. Whether it was taken, and the wait until it could be.
+    mutating func take(now: Date, keeping reserve: Double) -> (taken: Bool, wait: Duration) {
+        refill(now: now)
+        guard tokens >= 1 + reserve else {
+            let wait = (1 + reserve - tokens) / rate
+            return (false, Duration.milliseconds(Int64(min(wait * 1000, 1e15).rounded(.up))))
+        }
+        tokens -= 1
+        return (true, .zero)
+    }
+
+    private mutating func refill(now: Date) {
+        let elapsed = max(0, now.timeIntervalSince(updated))
+        tokens = min(burst, tokens + elapsed * rate)
+        updated = max(updated, now)
     }
 }

@@ -14,12 +14,54 @@ extension GroupDecisionService {
         public var timeToLive: Duration = .seconds(300)
         /// How long after ``timeToLive`` an answer may still be served, marked stale.
         ///
-        /// It is served only when fetching a fresh one fails. Default zero: off.
+        /// It is served only when fetching a fresh one fails. Default zero: off. Never past
+        /// ``maximumAge``, which caps the window.
         ///
         /// Off by default because serving an answer Apple can no longer confirm is a grant from
         /// data the library cannot vouch for; turn it on (a minute, say) to ride out short outages
         /// when that trade is yours to make. Beyond it, a failed fetch fails closed.
         public var staleIfError: Duration = .zero
+        /// The oldest an answer may be when it is served, whatever the reason: fresh, stale while
+        /// the budget is low, or stale after a failed fetch.
+        ///
+        /// Default 1 hour; at least ``timeToLive``. Answers are kept this long (in this process
+        /// and in the shared cache, the group index included) so that, past their time to live,
+        /// they can still be served marked stale while the fleet's budget has no token to spare
+        /// for refreshing them (see ``refreshReserve``). Past it nothing of the old answer is
+        /// served: the caller waits for a fetch like a first one, or fails closed. It also caps
+        /// ``staleIfError``. Set it to ``timeToLive`` (with ``refreshAhead`` `nil`) for a fixed
+        /// time to live: an answer is then fetched again as soon as it expires, whatever the
+        /// budget. See the DocC article "Serving decisions at fleet scale", section "A time to
+        /// live that bends with the budget".
+        public var maximumAge: Duration = .seconds(3600)
+        /// How far into its time to live an answer is refreshed ahead, as a fraction of
+        /// ``timeToLive`` greater than 0 and less than 1, or `nil` for never.
+        ///
+        /// Default 0.75: a call that finds an answer older than three quarters of its time to live
+        /// is answered from the cache at once, and one refresh starts in the background, so a
+        /// customer asked for often never waits for Apple after their first request. At most one
+        /// refresh per customer runs in a process, and one in the fleet (it takes the shared
+        /// cache's fetch lock without waiting, and skips when another process holds it); it asks
+        /// for a token only when one is banked beyond ``refreshReserve``, and never waits for one.
+        /// Refreshes run inside ``GroupDecisionService/run()``, at most
+        /// ``maximumRefreshesInFlight`` at once: without `run()` nothing is refreshed ahead.
+        public var refreshAhead: Double? = 0.75
+        /// The share of the budget's burst kept for first fetches: refreshes (ahead, or of an
+        /// expired answer) take a token only when one is banked now and this many would still be
+        /// banked after, at least 0 and less than 1.
+        ///
+        /// Default 0.2: with Apple's production budget (a burst of 50) a refresh leaves at least 10
+        /// tokens for customers with no answer. The reserve is at most the burst less one token,
+        /// so a full bucket always lets a refresh go. Refreshes never wait for a token; a customer
+        /// with no answer (or one older than ``maximumAge``) waits up to
+        /// ``maximumRateLimitWait`` as before.
+        public var refreshReserve: Double = 0.2
+        /// The most refreshes ahead one process runs at once.
+        ///
+        /// Default 4. Customers due a refresh while that many run wait in a queue of at most
+        /// ``GroupDecisionService/maximumQueuedRefreshes``; beyond it, a hit asks nothing and the
+        /// next hit asks again.
+        public var maximumRefreshesInFlight: Int = 4
         /// How long Apple's `TransactionIdNotFoundError` is remembered.
         ///
         /// Default 30 seconds.
@@ -140,6 +182,14 @@ extension GroupDecisionService {
             }
             if sharedCacheSlowCallsInARow < 0 { return "the shared cache's slow calls in a row must not be negative" }
             if sweepInterval <= .zero { return "the sweep interval must be positive" }
+            if maximumAge < timeToLive { return "the maximum age must be at least the time to live" }
+            if let refreshAhead, !(refreshAhead > 0 && refreshAhead < 1) {
+                return "the refresh-ahead fraction must be greater than 0 and less than 1, or nil"
+            }
+            if !(refreshReserve >= 0 && refreshReserve < 1) {
+                return "the refresh reserve must be at least 0 and less than 1"
+            }
+            if maximumRefreshesInFlight < 1 { return "the refreshes in flight must be at least 1" }
             for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
                 return "the \(environment) request rate must be a positive number"
             }
@@ -150,6 +200,12 @@ extension GroupDecisionService {
                 return "the fallback share must be greater than 0 and at most 1"
             }
             return nil
+        }
+
+        /// The tokens a refresh leaves banked in a bucket of `burst`: ``refreshReserve`` of it, at
+        /// most the burst less one.
+        func reserve(burst: Double) -> Double {
+            max(0, min(refreshReserve * burst, burst - 1))
         }
 
         /// Requests a second for each endpoint in `environment`.

@@ -10,9 +10,12 @@ import Foundation
 /// the shared cache (and its fetch lock) to the source, within the rate-limit gate.
 extension GroupDecisionService {
     /// This process's fresh answer for the customer, or `nil`; throws a fresh negative answer.
+    ///
+    /// An answer due a refresh ahead asks for one.
     func cached(_ customerID: String, in environment: StoreEnvironment) throws(AppStoreGroupsError) -> Loaded? {
         let now = timeSource.now()
-        guard let entry = local.entry(CustomerKey(environment: environment, customerID: customerID), now: now) else {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        guard let entry = local.entry(key, now: now) else {
             return nil
         }
         let loaded: Loaded?
@@ -23,7 +26,10 @@ extension GroupDecisionService {
             hit(entry.answer, in: environment, fromSharedCache: false)
             throw error
         }
-        if loaded != nil { hit(entry.answer, in: environment, fromSharedCache: false) }
+        if loaded != nil {
+            hit(entry.answer, in: environment, fromSharedCache: false)
+            refreshIfDue(entry.answer, key: key, now: now)
+        }
         return loaded
     }
 
@@ -42,10 +48,18 @@ extension GroupDecisionService {
     /// The id is checked first: a malformed one spends no budget and takes no lock.
     func groups(_ customerID: String, in environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
         try RequestValidation.checkIdentifier(customerID, name: "transaction id")
-        return try await flights.run(CustomerKey(environment: environment, customerID: customerID)) {
-            () throws(AppStoreGroupsError) in
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        var loaded = try await flights.run(key) { () throws(AppStoreGroupsError) in
             try await self.load(customerID: customerID, environment: environment)
         }
+        // Joined a refresh ahead that fetched nothing: a flight of this caller's own.
+        if loaded.refreshSkipped {
+            loaded = try await flights.run(key) { () throws(AppStoreGroupsError) in
+                try await self.load(customerID: customerID, environment: environment)
+            }
+        }
+        if loaded.source == .cache { refreshIfDue(loaded.answer, key: key, now: timeSource.now()) }
+        return loaded
     }
 
     /// The cached answer as a flight result when it is fresh; throws a fresh negative answer (a
@@ -81,8 +95,13 @@ extension GroupDecisionService {
         )
     }
 
-    /// Asks the source through the rate-limit gate and keeps the answer; on failure, serves a stale
-    /// answer within the window or fails closed.
+    /// Asks the source through the rate-limit gate and keeps the answer.
+    ///
+    /// With an answer past its time to live but within the maximum age, the request is a refresh:
+    /// sent only if the budget spares a token beyond its reserve, and that answer is served stale
+    /// (reason `budget`) when it does not, or when Apple answers 429. When the fetch fails, an
+    /// answer within the stale-if-error window (never past the maximum age) is served stale (reason
+    /// `error`); otherwise the call fails closed.
     ///
     /// The write that keeps the answer in the shared cache releases `lock` when one is given.
     func fetch(
@@ -91,11 +110,53 @@ extension GroupDecisionService {
         generation: InvalidationGeneration?,
         lock: HeldFetchLock? = nil
     ) async throws(AppStoreGroupsError) -> Loaded {
+        let now = timeSource.now()
+        let stale = fallback.flatMap { staleAnswer($0, now: now, within: maximumAgeSeconds) }
         do {
-            let (body, response) = try await rateLimitGate.send(.customerGroups, in: key.environment) {
-                () throws(AppStoreGroupsError) in
-                try await source.customerGroupsAnswer(anyTransactionID: key.customerID, environment: key.environment)
+            if let stale {
+                do {
+                    try await rateLimitGate.admitRefresh(
+                        EndpointKey(environment: key.environment, endpoint: .customerGroups)
+                    )
+                } catch {
+                    return served(stale, reason: .budget, error: error, environment: key.environment)
+                }
             }
+            return try await fetchAndKeep(key, generation: generation, admitted: stale != nil, lock: lock)
+        } catch {
+            if let stale, error.code == .rateLimitExceeded, error.httpStatus == 429 {
+                return served(stale, reason: .budget, error: error, environment: key.environment)
+            }
+            let window = min(timeToLiveSeconds + configuration.staleIfError.seconds, maximumAgeSeconds)
+            if error.code != .invalidArgument, error.code != .invalidTransactionID,
+                error.code != .transactionIDNotFound,
+                let fallback, let loaded = staleAnswer(fallback, now: timeSource.now(), within: window)
+            {
+                return served(loaded, reason: .error, error: error, environment: key.environment)
+            }
+            throw error
+        }
+    }
+
+    /// Sends the request (through the gate, or as admitted already) and keeps the answer; a
+    /// `TransactionIdNotFoundError` is kept as a negative answer and thrown.
+    func fetchAndKeep(
+        _ key: CustomerKey,
+        generation: InvalidationGeneration?,
+        admitted: Bool,
+        lock: HeldFetchLock? = nil
+    ) async throws(AppStoreGroupsError) -> Loaded {
+        let request = { () async throws(AppStoreGroupsError) -> ([UInt8], GetCustomerGroupsResponse) in
+            try await self.source.customerGroupsAnswer(anyTransactionID: key.customerID, environment: key.environment)
+        }
+        do {
+            let (body, response) =
+                admitted
+                ? try await rateLimitGate.sendAdmitted(
+                    EndpointKey(environment: key.environment, endpoint: .customerGroups),
+                    request
+                )
+                : try await rateLimitGate.send(.customerGroups, in: key.environment, request)
             let now = Self.wholeMilliseconds(timeSource.now())
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
             await keep(answer, decoded: response, key: key, now: now, generation: generation, lock: lock)
@@ -105,27 +166,40 @@ extension GroupDecisionService {
                 let now = Self.wholeMilliseconds(timeSource.now())
                 let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
                 await keep(answer, decoded: nil, key: key, now: now, generation: generation, lock: lock)
-                throw error
-            }
-            if error.code != .invalidArgument, error.code != .invalidTransactionID,
-                let fallback, fallback.answer.kind == .groups,
-                timeSource.now()
-                    < fallback.answer.fetchedAt.addingTimeInterval(
-                        configuration.timeToLive.seconds + configuration.staleIfError.seconds
-                    ),
-                let decoded = fallback.decoded ?? Self.decode(fallback.answer)
-            {
-                observer.staleServed(
-                    GroupDecisionEvent.StaleServed(
-                        environment: key.environment,
-                        fetchedAt: fallback.answer.fetchedAt,
-                        error: error
-                    )
-                )
-                return Loaded(answer: fallback.answer, decoded: decoded, source: .stale)
             }
             throw error
         }
+    }
+
+    /// The answer as a stale flight result when it holds groups and is younger than `seconds`.
+    private func staleAnswer(_ entry: LocalGroupsCache.Entry, now: Date, within seconds: Double) -> Loaded? {
+        guard entry.answer.kind == .groups, now < entry.answer.fetchedAt.addingTimeInterval(seconds),
+            let decoded = entry.decoded ?? Self.decode(entry.answer)
+        else { return nil }
+        return Loaded(answer: entry.answer, decoded: decoded, source: .stale)
+    }
+
+    /// A stale answer served: its reason and age set, the observer told.
+    private func served(
+        _ loaded: Loaded,
+        reason: ServedDecision.StaleReason,
+        error: AppStoreGroupsError,
+        environment: StoreEnvironment
+    ) -> Loaded {
+        var loaded = loaded
+        let age = Duration.roundedUp(from: loaded.answer.fetchedAt, to: timeSource.now())
+        loaded.staleReason = reason
+        loaded.staleAge = age
+        observer.staleServed(
+            GroupDecisionEvent.StaleServed(
+                environment: environment,
+                fetchedAt: loaded.answer.fetchedAt,
+                error: error,
+                reason: reason,
+                age: age
+            )
+        )
+        return loaded
     }
 
     /// The instant cut to whole milliseconds, the resolution a shared cache keeps, so a fetch time
@@ -207,10 +281,11 @@ extension GroupDecisionService {
         keepLocally(answer, decoded: decoded, key: key, now: now)
     }
 
-    /// How long an answer is kept: its time to live, plus the stale-if-error window for groups.
+    /// How long an answer is kept: the maximum age for groups (it may be served stale until then),
+    /// the negative time to live for a negative one.
     private func lifetime(of answer: CachedGroupsAnswer) -> Duration {
         switch answer.kind {
-        case .groups: configuration.timeToLive + configuration.staleIfError
+        case .groups: configuration.maximumAge
         case .notFound: configuration.negativeTimeToLive
         }
     }

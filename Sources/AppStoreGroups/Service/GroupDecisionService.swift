@@ -17,10 +17,13 @@ import Foundation
 ///   ``SharedGroupsCache`` such as ``RedisGroupsCache`` for a fleet.
 /// - **Single flight**: concurrent calls for one customer share one request to Apple; with a
 ///   shared cache, processes take a short lock and the others poll for the holder's answer.
-/// - **Freshness**: answers are fresh for ``Configuration/timeToLive``; when a fetch fails, an
-///   answer within ``Configuration/staleIfError`` after that is served marked stale; otherwise the
-///   call fails closed with the fetch's ``AppStoreGroupsError``. Nothing is ever granted from a
-///   failed fetch.
+/// - **Freshness**: answers are fresh for ``Configuration/timeToLive``, and refreshed in the
+///   background from ``Configuration/refreshAhead`` of it while callers keep the cached answer.
+///   Past it, an answer is fetched again; while the budget spares no token for that (refreshes
+///   leave ``Configuration/refreshReserve`` to customers with no answer), or when the fetch fails
+///   within ``Configuration/staleIfError``, it is served marked stale, never past
+///   ``Configuration/maximumAge``; otherwise the call fails closed with the fetch's
+///   ``AppStoreGroupsError``. Nothing is ever granted from a failed fetch.
 /// - **Negative answers**: `TransactionIdNotFoundError` is remembered for
 ///   ``Configuration/negativeTimeToLive``, and thrown again from the cache.
 /// - **Rate limits**: every request goes through ``rateLimitGate``: a budget per endpoint and
@@ -30,7 +33,8 @@ import Foundation
 /// When the shared cache fails or is consistently slow, the service carries on with its own cache
 /// and budget and keeps failing closed where it would have. It writes nothing anywhere: what it
 /// does reaches the `observer` given to it (see ``GroupDecisionObserver``), policy reloads
-/// included. ``run()`` does its background work; the service works without it.
+/// included. ``run()`` does its background work (refreshes ahead, sweeping); the service works
+/// without it, refreshing nothing ahead.
 ///
 /// The client's own retries still apply to each fetch; give it a ``RetryPolicy`` whose
 /// ``RetryPolicy/maximumRateLimitWait`` is zero so that a 429 reaches the service (and the fleet)
@@ -58,12 +62,24 @@ public final class GroupDecisionService: Sendable {
     /// the check.
     let timeToLiveSeconds: Double
     let negativeTimeToLiveSeconds: Double
+    /// ``Configuration/maximumAge`` in seconds, and the age at which a hit asks for a refresh
+    /// ahead (infinity when ``Configuration/refreshAhead`` is `nil`).
+    let maximumAgeSeconds: Double
+    let refreshAheadSeconds: Double
+    /// The customers due a refresh ahead, for the workers ``run()`` runs.
+    let refreshes = RefreshQueue(capacity: GroupDecisionService.maximumQueuedRefreshes)
 
     /// A customer's groups as a flight delivers them.
     struct Loaded: Sendable {
         var answer: CachedGroupsAnswer
         var decoded: GetCustomerGroupsResponse
         var source: ServedDecision.Source
+        /// Why a stale answer is served, and how old it was then.
+        var staleReason: ServedDecision.StaleReason? = nil
+        var staleAge: Duration? = nil
+        /// A refresh ahead that fetched nothing: not an answer for a caller who joined its flight,
+        /// who starts one of their own.
+        var refreshSkipped = false
     }
 
     /// Creates a service.
@@ -114,6 +130,8 @@ public final class GroupDecisionService: Sendable {
         )
         self.timeToLiveSeconds = configuration.timeToLive.seconds
         self.negativeTimeToLiveSeconds = configuration.negativeTimeToLive.seconds
+        self.maximumAgeSeconds = configuration.maximumAge.seconds
+        self.refreshAheadSeconds = configuration.refreshAhead.map { $0 * configuration.timeToLive.seconds } ?? .infinity
         self.local = LocalGroupsCache(capacityBytes: configuration.capacityBytes)
         self.reloadHandler = policies.addReloadHandler { outcome, revision in
             switch outcome {
@@ -222,7 +240,9 @@ public final class GroupDecisionService: Sendable {
             source: loaded.source,
             fetchedAt: loaded.answer.fetchedAt,
             groups: loaded.decoded,
-            policy: policy
+            policy: policy,
+            staleReason: loaded.staleReason,
+            age: loaded.staleAge
         )
         let customerHash = decisionLog?.customerHash(anyTransactionID)
         shadow.compare(
@@ -243,34 +263,12 @@ public final class GroupDecisionService: Sendable {
                     policyRevision: policy.revision,
                     source: served.source.name,
                     fetchedAt: served.fetchedAt,
-                    capabilities: served.decision.capabilities.sorted()
+                    capabilities: served.decision.capabilities.sorted(),
+                    staleReason: served.staleReason?.name,
+                    age: served.age
                 )
             )
         }
         return served
-    }
-
-    // MARK: Background work
-
-    /// The service's background work, until the task running it is cancelled: it removes expired
-    /// answers from this process's cache every ``Configuration/sweepInterval``, so their memory
-    /// returns before the byte bound would evict them.
-    ///
-    /// The service works without it (expired answers are then removed when they are next read, or
-    /// evicted). It needs no actor: run it in a task group or a service group beside
-    /// `PolicyStore.run()`.
-    ///
-    /// - Throws: `CancellationError` when its task is cancelled.
-    public func run() async throws {
-        while true {
-            try Task.checkCancellation()
-            do {
-                try await timeSource.sleep(configuration.sweepInterval)
-            } catch {
-                throw CancellationError()
-            }
-            try Task.checkCancellation()
-            local.removeExpired(now: timeSource.now())
-        }
     }
 }

@@ -49,9 +49,9 @@ public final class RateLimitGate: Sendable {
     let timeSource: TimeSource
     let observer: any GroupDecisionObserver
     /// This process's budget: without a shared cache, or with one that keeps no budget.
-    private let buckets = Locked<[EndpointKey: TokenBucket]>([:])
+    let buckets = Locked<[EndpointKey: TokenBucket]>([:])
     /// This process's share of the fleet's budget, while the shared cache fails or is skipped.
-    private let shareBuckets = Locked<[EndpointKey: TokenBucket]>([:])
+    let shareBuckets = Locked<[EndpointKey: TokenBucket]>([:])
     /// The instants that hold this process: its own 429s' (already cut to the longest hold), and the
     /// shared cache's as last read with when this process first saw it.
     let instants = Locked<[EndpointKey: (own: Date?, shared: (instant: Date, seen: Date)?)]>([:])
@@ -115,6 +115,16 @@ public final class RateLimitGate: Sendable {
     ) async throws(AppStoreGroupsError) -> Answer {
         let key = EndpointKey(environment: environment, endpoint: endpoint)
         try await admit(key)
+        return try await sendAdmitted(key, request)
+    }
+
+    /// Sends a request that has its token: tells the observer, and closes the gate after a 429.
+    func sendAdmitted<Answer: Sendable>(
+        _ key: EndpointKey,
+        _ request: () async throws(AppStoreGroupsError) -> Answer
+    ) async throws(AppStoreGroupsError) -> Answer {
+        let endpoint = key.endpoint
+        let environment = key.environment
         observer.fetchStarted(GroupDecisionEvent.FetchStarted(endpoint: endpoint, environment: environment))
         let start = timeSource.now()
         do {
@@ -185,7 +195,7 @@ public final class RateLimitGate: Sendable {
     }
 
     /// Whose budget a token came from.
-    private enum Budget {
+    enum Budget {
         /// This process's own: no shared cache, or one that keeps no budget.
         case process
         /// The fleet's, in the shared cache.

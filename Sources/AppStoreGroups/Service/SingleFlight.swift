@@ -43,6 +43,31 @@ final class SingleFlight<Value: Sendable>: Sendable {
         }
     }
 
+    /// Starts a flight for `key` only when none is under way: its task, to be awaited and then
+    /// ended with ``end(_:task:)``, or `nil` when a flight is already under way.
+    ///
+    /// For a background refresh: callers arriving meanwhile join it as they join any flight.
+    func startIfIdle(
+        _ key: CustomerKey,
+        _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value
+    ) -> (task: Task<Value, any Error>, ticket: FlightTicket)? {
+        flights.withLock { flights in
+            guard flights[key] == nil else { return nil }
+            let ticket = FlightTicket()
+            let task = Task { () async throws -> Value in
+                try await FlightTicket.$current.withValue(ticket) { () async throws -> Value in try await body() }
+            }
+            flights[key] = Flight(task: task, ticket: ticket)
+            return (task, ticket)
+        }
+    }
+
+    /// Forgets a flight started by ``startIfIdle(_:_:)`` once it ended, unless an invalidation
+    /// already put a newer one in its place.
+    func end(_ key: CustomerKey, ticket: FlightTicket) {
+        flights.withLock { if $0[key]?.ticket === ticket { $0[key] = nil } }
+    }
+
     /// Marks the customer's flights, in every environment, as overtaken.
     func invalidate(customerID: String) {
         flights.withLock { flights in
