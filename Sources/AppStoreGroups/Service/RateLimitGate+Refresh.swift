@@ -43,7 +43,7 @@ extension RateLimitGate {
         let burst = configuration.burst(for: key.environment)
         var budget = Budget.process
         if let shared, shared.cache.keepsFleetBudget {
-            let answer = await shared.read { cache throws(AppStoreGroupsError) in
+            let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
                 try await cache.takeBudgetToken(
                     key.endpoint,
                     in: key.environment,

@@ -51,7 +51,7 @@ extension RateLimitGate {
             instants[key] = (own, instants[key]?.shared)
         }
         if let shared {
-            _ = await shared.read { cache throws(AppStoreGroupsError) in
+            _ = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
                 try await cache.setRateLimitedUntil(instant, for: key.endpoint, in: key.environment)
             }
         }

@@ -17,7 +17,10 @@ import Foundation
 /// - The first answer after a failure is reported as a recovery.
 ///
 /// Reads are skipped while the cache is; writes that a caller must know failed (invalidations) are
-/// always tried, and their failure is thrown. A customer id a failure's message repeats (a server
+/// always tried, and their failure is thrown. The rate-limit gate's budget tokens, and the
+/// `Retry-After` instant it writes after a 429, skip the cache only after a failure, not for
+/// slowness: a process that skipped a slow cache for its tokens would spend its own share of the
+/// budget beside the fleet's bucket, and the fleet would send Apple more than its budget. A customer id a failure's message repeats (a server
 /// echoing the key it refused) is replaced by `<customer>` before the error goes anywhere.
 final class SharedCacheGuard: Sendable {
     let cache: any SharedGroupsCache
@@ -30,6 +33,8 @@ final class SharedCacheGuard: Sendable {
     private struct Health {
         /// Until when reads skip the cache.
         var skipUntil: Date?
+        /// Whether the skip is for slowness only (no call failed).
+        var skipIsForSlowness = false
         /// Consecutive calls at or over the slow-call threshold.
         var slowInARow = 0
         /// When the current episode of failures began, or `nil` while the cache is healthy.
@@ -56,17 +61,24 @@ final class SharedCacheGuard: Sendable {
     ///
     /// - Parameters:
     ///   - customerID: The customer the call is about, to keep out of a failure's message.
+    ///   - evenWhenSlow: Whether the call is made while the cache is skipped for slowness only (the
+    ///     rate-limit gate's calls); its own time then does not count as a slow call.
     ///   - body: The call.
     /// - Returns: What `body` returned, or `nil`.
     func read<Value: Sendable>(
         customerID: String? = nil,
+        evenWhenSlow: Bool = false,
         _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Value
     ) async -> Value? {
         let start = timeSource.now()
-        if health.withLock({ health in health.skipUntil.map { start < $0 } ?? false }) { return nil }
+        let skipped = health.withLock { health in
+            guard let until = health.skipUntil, start < until else { return false }
+            return !(evenWhenSlow && health.skipIsForSlowness)
+        }
+        if skipped { return nil }
         do {
             let value = try await body(cache)
-            answered(after: start)
+            if !evenWhenSlow { answered(after: start) }
             return value
         } catch {
             failed(Self.scrubbing(customerID, from: error), slow: false)
@@ -111,6 +123,7 @@ final class SharedCacheGuard: Sendable {
             // The cache answered, promptly: reads need not wait out the retry interval.
             health.failingSince = nil
             health.skipUntil = nil
+            health.skipIsForSlowness = false
             return (Duration.roundedUp(from: since, to: now), false)
         }
         if let recoveredAfter {
@@ -132,6 +145,9 @@ final class SharedCacheGuard: Sendable {
     private func failed(_ error: AppStoreGroupsError, slow: Bool) {
         let now = timeSource.now()
         health.withLock { health in
+            // A call that fails makes the skip a failure's, even one already skipped for slowness.
+            let skippedForFailure = health.skipUntil.map { now < $0 && !health.skipIsForSlowness } ?? false
+            health.skipIsForSlowness = slow && !skippedForFailure
             health.skipUntil = now + retryInterval.seconds
             health.slowInARow = 0
             if health.failingSince == nil { health.failingSince = now }

@@ -236,6 +236,50 @@ struct SharedCacheGuardTests {
         #expect(try await cache.inner.answer(anyTransactionID: "c5", in: .sandbox) != nil)
     }
 
+    @Test("the rate-limit gate's calls still reach a cache skipped for slowness, and skip one that failed")
+    func gateCallsOutliveASlownessSkip() async throws {
+        let clock = ManualClock()
+        let cache = ScriptedCache(clock: clock)
+        cache.delay = .milliseconds(200)
+        let observer = RecordingObserver()
+        let guarded = SharedCacheGuard(
+            cache,
+            configuration: GroupDecisionService.Configuration(),
+            timeSource: clock.timeSource,
+            observer: observer
+        )
+        let read = { (evenWhenSlow: Bool) async -> Date?? in
+            await guarded.read(evenWhenSlow: evenWhenSlow) { cache throws(AppStoreGroupsError) in
+                try await cache.rateLimitedUntil(.customerGroups, in: .sandbox)
+            }
+        }
+        for _ in 0..<5 { #expect(await read(false) == .some(nil)) }
+        #expect(
+            observer.lines == [
+                "shared cache failed (slow): the shared cache answered 5 calls in a row in 150 ms or more"
+            ]
+        )
+        // Skipped for slowness: a read is not sent, the gate's call is, and its time does not count.
+        #expect(await read(false) == nil)
+        #expect(cache.calls == 5)
+        for _ in 0..<6 { #expect(await read(true) == .some(nil)) }
+        #expect(cache.calls == 11)
+        #expect(observer.lines.count == 1)
+        // A failure makes the skip a failure's: the gate's calls skip the cache too.
+        cache.fails = true
+        #expect(await read(true) == nil)
+        #expect(cache.calls == 12)
+        #expect(await read(true) == nil)
+        #expect(cache.calls == 12)
+        // Once the interval is over and the cache answers promptly, everything is sent again.
+        cache.fails = false
+        cache.delay = .zero
+        clock.advance(by: .seconds(5))
+        #expect(await read(false) == .some(nil))
+        #expect(await read(true) == .some(nil))
+        #expect(cache.calls == 14)
+    }
+
     @Test("slow calls that are not in a row do not skip the cache; the threshold and count are settings")
     func occasionalSlowCallsAreKept() async throws {
         let clock = ManualClock()
