@@ -14,8 +14,12 @@ extension GroupDecisionService {
         let key = CustomerKey(environment: environment, customerID: customerID)
         var fallback = local.entry(key, now: timeSource.now())
         guard let shared else { return try await fetch(key, fallback: fallback, generation: nil) }
+        // Without an answer here, the shared cache's is read even while it is skipped as slow: a slow
+        // read costs less than a first fetch, which the budget may refuse (a customer who had an
+        // answer would get a 503).
         if let answer = await shared.read(
             customerID: customerID,
+            evenWhenSlow: fallback == nil,
             { cache throws(AppStoreGroupsError) in
                 try await cache.answer(anyTransactionID: customerID, in: environment)
             }

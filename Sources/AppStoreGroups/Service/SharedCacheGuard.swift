@@ -17,10 +17,12 @@ import Foundation
 /// - The first answer after a failure is reported as a recovery.
 ///
 /// Reads are skipped while the cache is; writes that a caller must know failed (invalidations) are
-/// always tried, and their failure is thrown. The rate-limit gate's budget tokens, and the
-/// `Retry-After` instant it writes after a 429, skip the cache only after a failure, not for
-/// slowness: a process that skipped a slow cache for its tokens would spend its own share of the
-/// budget beside the fleet's bucket, and the fleet would send Apple more than its budget. A customer id a failure's message repeats (a server
+/// always tried, and their failure is thrown. Some reads skip the cache only after a failure, not
+/// for slowness: the rate-limit gate's budget tokens and the `Retry-After` instant it writes after
+/// a 429 (a process that skipped a slow cache for its tokens would spend its own share of the
+/// budget beside the fleet's bucket, and the fleet would send Apple more than its budget), and the
+/// first read of a customer this process holds no answer for (a slow read costs less than a first
+/// fetch the budget may refuse). A customer id a failure's message repeats (a server
 /// echoing the key it refused) is replaced by `<customer>` before the error goes anywhere.
 final class SharedCacheGuard: Sendable {
     let cache: any SharedGroupsCache
@@ -42,6 +44,11 @@ final class SharedCacheGuard: Sendable {
     }
 
     private let health = Locked(Health())
+
+    /// Whether a call finds the cache skipped, and why.
+    private enum Skip {
+        case none, forSlowness, forFailure
+    }
 
     init(
         _ cache: any SharedGroupsCache,
@@ -71,14 +78,20 @@ final class SharedCacheGuard: Sendable {
         _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Value
     ) async -> Value? {
         let start = timeSource.now()
-        let skipped = health.withLock { health in
-            guard let until = health.skipUntil, start < until else { return false }
-            return !(evenWhenSlow && health.skipIsForSlowness)
+        // Skipped (for a failure, or for slowness); a call made through a skip for slowness is not
+        // timed, so it cannot prolong the skip.
+        let skip = health.withLock { health -> Skip in
+            guard let until = health.skipUntil, start < until else { return .none }
+            return health.skipIsForSlowness ? .forSlowness : .forFailure
         }
-        if skipped { return nil }
+        switch skip {
+        case .forFailure: return nil
+        case .forSlowness where !evenWhenSlow: return nil
+        default: break
+        }
         do {
             let value = try await body(cache)
-            if !evenWhenSlow { answered(after: start) }
+            if skip == .none { answered(after: start) }
             return value
         } catch {
             failed(Self.scrubbing(customerID, from: error), slow: false)

@@ -221,13 +221,15 @@ struct SharedCacheGuardTests {
             observer.lines
                 == ["shared cache failed (slow): the shared cache answered 5 calls in a row in 150 ms or more"]
         )
-        // The next uncached decisions within the retry interval cost no cache time at all.
+        // The next uncached decisions within the retry interval cost one read each (of a customer
+        // this process holds no answer for: cheaper than a first fetch the budget may refuse) and
+        // no other cache time.
         let before = clock.date
         for id in ["c3", "c4"] {
             #expect(try await service.decision(anyTransactionID: id, environment: .sandbox).source == .live)
         }
-        #expect(clock.date == before)
-        #expect(cache.calls == 5)
+        #expect(abs(clock.date.timeIntervalSince(before) - 0.4) < 0.001)
+        #expect(cache.calls == 7)
         // After the interval the cache is tried again; answering promptly, it is used again.
         cache.delay = .zero
         clock.advance(by: .seconds(5))
@@ -278,6 +280,28 @@ struct SharedCacheGuardTests {
         #expect(await read(false) == .some(nil))
         #expect(await read(true) == .some(nil))
         #expect(cache.calls == 14)
+    }
+
+    @Test("a customer with no answer in this process is read from a cache skipped as slow, not fetched again")
+    func answersAreReadFromASlowCacheRatherThanFetched() async throws {
+        let clock = ManualClock()
+        let cache = ScriptedCache(clock: clock)
+        cache.delay = .milliseconds(200)
+        let observer = RecordingObserver()
+        let stub = StubAppStore(clock: clock.now)
+        // No answers kept in the process: every decision asks the shared cache first.
+        let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer) {
+            $0.localTimeToLive = .zero
+        }
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        #expect(observer.events("shared cache failed (slow)").count == 1)
+        // Skipped as slow, the cache still answers for c1, whose answer it holds: no second fetch
+        // (before, the skip sent c1's request to Apple again, or to a 503 once the budget was spent).
+        let calls = cache.calls
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        #expect(cache.calls == calls + 1)
+        #expect(stub.requests == ["c1", "c2"])
     }
 
     @Test("slow calls that are not in a row do not skip the cache; the threshold and count are settings")
