@@ -11,9 +11,9 @@ public import Foundation
 /// without a Redis.
 ///
 /// Answers are bounded in bytes, the least recently used evicted first; an answer's cost is what it
-/// holds on the heap (Apple's bytes, the customer id, and 256 bytes of bookkeeping), and one costing
-/// more than the whole capacity is not kept. Fetch locks and `Retry-After` instants expire on the
-/// clock it is given.
+/// holds on the heap (Apple's bytes and the customer id) plus 1,024 bytes for its bookkeeping and the
+/// pages its allocations pin, and one costing more than the whole capacity is not kept. Fetch locks
+/// and `Retry-After` instants expire on the clock it is given.
 ///
 /// A decision service does not need one: it keeps its own cache in the process.
 public final class InMemoryGroupsCache: SharedGroupsCache {

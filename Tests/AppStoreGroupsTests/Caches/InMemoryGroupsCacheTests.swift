@@ -38,7 +38,7 @@ struct InMemoryGroupsCacheTests {
         func answer() -> CachedGroupsAnswer { CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
         let cost = MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0")
         // The bookkeeping, then the body's array: a 32-byte header and 100 bytes in a 144-byte block.
-        #expect(cost == 256 + 144)
+        #expect(cost == 1_024 + 144)
         let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
         for id in ["c0", "c1", "c2"] {
             try await store.setAnswer(answer(), anyTransactionID: id, in: .sandbox, timeToLive: .seconds(60))
@@ -130,7 +130,8 @@ struct InMemoryGroupsCacheTests {
     @Test("an answer larger than the whole capacity is not kept, and evicts nothing")
     func oversizedAnswer() async throws {
         let clock = ManualClock()
-        let store = InMemoryGroupsCache(capacityBytes: 1_000, now: clock.now)
+        // The small answer costs 1,024 + 48 bytes; the huge one 1,024 + 1,040, over the capacity.
+        let store = InMemoryGroupsCache(capacityBytes: 2_000, now: clock.now)
         try await store.setAnswer(
             Self.answer("{}", at: clock.date),
             anyTransactionID: "small",

@@ -51,7 +51,7 @@ struct LocalGroupsCacheTests {
             answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
             decoded: response
         )
-        #expect(MemoryFootprint.cost(of: entry, customerID: "2000000123456789") == 256 + 80 + 128 + 2 * 240)
+        #expect(MemoryFootprint.cost(of: entry, customerID: "2000000123456789") == 1_024 + 80 + 128 + 2 * 240)
     }
 
     @Test("a 7,000-group answer costs what it holds, more than the twice its bytes that was counted before")
@@ -72,7 +72,7 @@ struct LocalGroupsCacheTests {
             let key = CustomerKey(environment: .sandbox, customerID: "c\(index)")
             cache.set(LocalGroupsCache.Entry(answer: answer, decoded: response), for: key, expires: expires)
         }
-        let each = 256 + cost
+        let each = 1_024 + cost
         #expect(cache.count == (64 << 20) / each)
         #expect(cache.costBytes == cache.count * each)
     }
@@ -192,6 +192,51 @@ struct LocalGroupsCacheFootprintTests {
         #expect(released.withLock { $0 } == 1)
         #expect(cache.costBytes == 0)
     }
+
+    #if canImport(CMallocInfo) && os(Linux)
+    /// The resident set, from `/proc/self/statm`.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        return fields.count > 1 ? (Int(fields[1]) ?? 0) * 4096 : 0
+    }
+
+    @Test(
+        "one-group answers decoded among a request's allocations grow the resident set by at most what they count, + 10% + 16 MB",
+        .enabled(if: group_policy_heap_in_use() > 0, "needs glibc's allocator")
+    )
+    func oneGroupAnswersKeepTheResidentBound() throws {
+        // 32 MiB filled twice over, each answer decoded between a request's own allocations (a read
+        // buffer and a few small blocks, freed around it) as the service does. With 256 bytes an
+        // entry, a one-group answer counted 576 bytes and pinned about 1 KB of pages. The margin is
+        // the bound's own (10% and 16 MB), which also absorbs what tests running meanwhile allocate.
+        let capacity = 32 << 20
+        let cache = LocalGroupsCache(capacityBytes: capacity)
+        let body = Self.response(groups: 1).jsonBytes()
+        let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: Date())
+        let expires = Date().addingTimeInterval(300)
+        LocalGroupsCache.trimHeap()
+        let baseline = Self.residentBytes()
+        var inFlight: [[UInt8]] = []
+        let customers = 2 * capacity / (MemoryFootprint.entryOverhead + 320)
+        for index in 0..<customers {
+            inFlight.append([UInt8](repeating: 1, count: 4_096))
+            inFlight.append(Array(String(index).utf8) + [UInt8](repeating: 2, count: 200))
+            let decoded = try GetCustomerGroupsResponse(jsonBytes: body)
+            cache.set(
+                LocalGroupsCache.Entry(answer: answer, decoded: decoded),
+                for: CustomerKey(environment: .production, customerID: String(2_000_000_000_000_000 + index)),
+                expires: expires
+            )
+            if inFlight.count > 8 { inFlight.removeFirst(2) }
+        }
+        inFlight.removeAll()
+        LocalGroupsCache.trimHeap()
+        let growth = Self.residentBytes() - baseline
+        #expect(cache.costBytes <= capacity)
+        #expect(growth <= capacity + capacity / 10 + 16_000_000, "grew \(growth) bytes for \(cache.count) answers")
+    }
+    #endif
 
     #if canImport(CMallocInfo)
     @Test(

@@ -328,7 +328,7 @@ struct DecisionServerRobustnessTests {
     @Test("the cache is bounded by bytes and evicts the least recently used answer", .requires(.pythonCryptography))
     func cacheBoundedByBytes() async throws {
         let store = try await FakeAppStore()
-        // Each big_100 answer (12,012 bytes from Apple) is estimated at 24,193 bytes kept decoded, so
+        // Each big_100 answer (12,012 bytes from Apple) is estimated at 24,961 bytes kept decoded, so
         // two fit in 60,000 and a third evicts the least recently used.
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-bytes", "60000"])
         for id in ["big_100_a", "big_100_b", "big_100_a", "big_100_c", "big_100_a", "big_100_b"] {
