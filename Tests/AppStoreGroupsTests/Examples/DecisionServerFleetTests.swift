@@ -220,9 +220,12 @@ struct DecisionServerFleetTests {
         let live = try await server.get("/decision?transactionId=ok1")
         #expect(live.status == 200)
         #expect(live.groupsSource == "live")
+        let answered = ContinuousClock.now
         let cached = try await server.get("/decision?transactionId=ok1")
         #expect(cached.status == 200)
-        #expect(cached.groupsSource == "cache")
+        // Kept for the local time to live (5 s) while Redis is away: a busy machine may take longer
+        // between the two requests, and then the answer is rightly fetched again.
+        if ContinuousClock.now - answered < .seconds(4) { #expect(cached.groupsSource == "cache") }
         #expect(cached.decisionText == live.decisionText)
         let failed = try await server.get("/decision?transactionId=unauthorized")
         #expect(failed.status == 502)

@@ -291,7 +291,9 @@ struct DecisionServerRobustnessTests {
                 refused.text.hasSuffix(#"{"error":{"code":"busy","message":"too many connections; try again"}}"#)
             )
         }
-        #expect(refusals > 0, "no newcomer arrived while both places were held")
+        // Unless the machine was so slow (two busy loops beside a full run) that the first newcomer
+        // came after a slow answer had freed its place, and was rightly served.
+        #expect(refusals > 0 || slowAnswered.isSet, "no newcomer arrived while both places were held")
         for task in busy {
             let answer = try await task.value
             #expect(answer.text.hasPrefix("HTTP/1.1 200 OK\r\n"))
