@@ -164,7 +164,8 @@ struct CustomerGroupsTests {
         #expect(requests.count == 2)
         #expect(try #require(requests.last).timeMs >= retryAfter)
         #expect(elapsed >= .milliseconds(300))
-        #expect(elapsed < .seconds(15))
+        // Only rules out a hang: under two busy loops beside a full CI run this took 18.8 s.
+        #expect(elapsed < .seconds(120))
     }
 
     @Test("500 GeneralInternalError 5000000: three attempts with exponential backoff", .requires(.pythonCryptography))

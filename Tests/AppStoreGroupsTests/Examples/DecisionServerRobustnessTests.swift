@@ -97,7 +97,8 @@ struct DecisionServerRobustnessTests {
             #expect(limited.status == 503)
             #expect(limited.text.hasPrefix(#"{"error":{"code":"rate-limit-exceeded","#))
             let seconds = try #require(limited.retryAfter.flatMap { Int($0) })
-            #expect((3590...3600).contains(seconds))
+            // An hour from the 429, less the seconds a busy machine takes between these requests.
+            #expect((3000...3600).contains(seconds))
         }
         let other = try await server.get("/decision?transactionId=ok1")
         #expect(other.status == 503)

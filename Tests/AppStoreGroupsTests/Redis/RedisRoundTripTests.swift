@@ -34,14 +34,21 @@ struct RedisRoundTripTests {
         let served = try await first.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.decision.capabilities.sorted() == GroupDecisionServiceTests.familyCapabilities)
         #expect(proxy.roundTrips == 5)
-        // Kept here: no round trip.
+        // Kept here: no round trip, within the local time to live (5 s); a busy machine that took
+        // longer between the two calls rightly reads the shared answer again, in one.
+        let kept = ContinuousClock.now
         _ = try await first.decision(anyTransactionID: "c1", environment: .sandbox)
-        #expect(proxy.roundTrips == 5)
+        let afterHit = proxy.roundTrips
+        if ContinuousClock.now - kept < .seconds(4) {
+            #expect(afterHit == 5)
+        } else {
+            #expect([5, 6].contains(afterHit))
+        }
         // Another process finds the answer in one, and the lock was released.
         let second = try FleetInvalidationTests.service(source, shared: store)
         let shared = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(shared.decision.capabilities.sorted() == GroupDecisionServiceTests.familyCapabilities)
-        #expect(proxy.roundTrips == 6)
+        #expect(proxy.roundTrips == afterHit + 1)
         #expect(source.callCount == 1)
         #expect(try await store.call([Array("EXISTS".utf8), store.lockKey("c1", .sandbox)], "EXISTS") == .integer(0))
     }
