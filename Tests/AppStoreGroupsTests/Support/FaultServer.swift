@@ -259,6 +259,6 @@ private let sleepTimers = DispatchQueue(label: "AppStoreGroupsTests.sleepTimers"
 
 /// The time a failed call may take: every attempt up to its timeout, every wait, and slack for a
 /// loaded machine.
-func failureBound(timeout: Duration, attempts: Int, waits: Duration, slack: Duration = .seconds(5)) -> Duration {
+func failureBound(timeout: Duration, attempts: Int, waits: Duration, slack: Duration = .seconds(30)) -> Duration {
     timeout * attempts + waits + slack
 }
