@@ -65,6 +65,46 @@ package struct JSONWriter {
         endArray()
     }
 
+    /// A key with a string value, or `null` when there is none.
+    package mutating func member(_ name: String, orNull value: String?) {
+        key(name)
+        if let value { string(value) } else { null() }
+    }
+
+    /// A key with a whole number.
+    package mutating func member(_ name: String, number value: Int) {
+        key(name)
+        number(Int64(value))
+    }
+
+    /// A key with an array of `elements`, each written by `body`.
+    package mutating func member<Element>(
+        _ name: String,
+        array elements: some Sequence<Element>,
+        _ body: (inout JSONWriter, Element) -> Void
+    ) {
+        key(name)
+        beginArray()
+        for element in elements { body(&self, element) }
+        endArray()
+    }
+
+    /// A key with an array of objects, one per element, whose members `body` writes.
+    package mutating func member<Element>(
+        _ name: String,
+        objects elements: some Sequence<Element>,
+        _ body: (inout JSONWriter, Element) -> Void
+    ) {
+        key(name)
+        beginArray()
+        for element in elements {
+            beginObject()
+            body(&self, element)
+            endObject()
+        }
+        endArray()
+    }
+
     private mutating func open(_ byte: UInt8) {
         separate()
         output.append(byte)
