@@ -20,8 +20,8 @@ package struct JSONWriter {
 
     package mutating func beginObject() { open(UInt8(ascii: "{")) }
     package mutating func endObject() { close(UInt8(ascii: "}")) }
-    package mutating func beginArray() { open(UInt8(ascii: "[")) }
-    package mutating func endArray() { close(UInt8(ascii: "]")) }
+    mutating func beginArray() { open(UInt8(ascii: "[")) }
+    mutating func endArray() { close(UInt8(ascii: "]")) }
 
     package mutating func key(_ key: String) {
         separate()
@@ -41,12 +41,12 @@ package struct JSONWriter {
         output.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    package mutating func number(_ value: Int64) {
+    mutating func number(_ value: Int64) {
         separate()
         output.append(contentsOf: String(value).utf8)
     }
 
-    package mutating func null() {
+    mutating func null() {
         separate()
         output.append(contentsOf: "null".utf8)
     }
@@ -78,7 +78,7 @@ package struct JSONWriter {
     }
 
     /// A key with an array of `elements`, each written by `body`.
-    package mutating func member<Element>(
+    mutating func member<Element>(
         _ name: String,
         array elements: some Sequence<Element>,
         _ body: (inout JSONWriter, Element) -> Void
@@ -95,14 +95,11 @@ package struct JSONWriter {
         objects elements: some Sequence<Element>,
         _ body: (inout JSONWriter, Element) -> Void
     ) {
-        key(name)
-        beginArray()
-        for element in elements {
-            beginObject()
-            body(&self, element)
-            endObject()
+        member(name, array: elements) { writer, element in
+            writer.beginObject()
+            body(&writer, element)
+            writer.endObject()
         }
-        endArray()
     }
 
     private mutating func open(_ byte: UInt8) {
