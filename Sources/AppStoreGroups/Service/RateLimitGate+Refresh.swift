@@ -39,33 +39,15 @@ extension RateLimitGate {
     /// Takes a refresh's token from the budget that holds now: `nil` when taken, or the wait until
     /// one could be.
     private func takeRefreshToken(_ key: EndpointKey) async -> Duration? {
-        let rate = configuration.rate(for: key.environment)
-        let burst = configuration.burst(for: key.environment)
-        var budget = Budget.process
-        if let shared, shared.cache.keepsFleetBudget {
-            let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
-                try await cache.takeBudgetToken(
-                    key.endpoint,
-                    in: key.environment,
-                    ratePerSecond: rate,
-                    burst: burst,
-                    keeping: configuration.reserve(burst: burst)
-                )
-            }
-            switch answer {
-            case .taken?: return nil
-            case .notTaken(let wait)?: return wait
-            case .notSupported?: budget = .process
-            case nil: budget = .share
-            }
+        let budget: Budget
+        switch await fleetToken(key, .keepingReserve) {
+        case .answered(.taken): return nil
+        case .answered(.notTaken(let wait)): return wait
+        case .answered(.notSupported): budget = .process
+        case .fallBack(let fallback): budget = fallback
         }
-        let share = budget == .share ? configuration.fallbackShare : 1
-        let now = timeSource.now()
-        let answer = (budget == .share ? shareBuckets : buckets).withLock { buckets in
-            var bucket = buckets[key] ?? TokenBucket(rate: rate * share, burst: max(1, burst * share), now: now)
-            let answer = bucket.take(now: now, keeping: configuration.reserve(burst: bucket.burst))
-            buckets[key] = bucket
-            return answer
+        let answer = withLocalBucket(key, budget: budget) { bucket, now in
+            bucket.take(now: now, keeping: configuration.reserve(burst: bucket.burst))
         }
         return answer.taken ? nil : answer.wait
     }

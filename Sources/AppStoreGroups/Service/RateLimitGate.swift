@@ -210,11 +210,30 @@ public final class RateLimitGate: Sendable {
         _ key: EndpointKey,
         maximumWait: Duration
     ) async -> (wait: Duration?, retryAfter: TimeInterval, budget: Budget) {
+        let budget: Budget
+        switch await fleetToken(key, .waitingAtMost(maximumWait)) {
+        case .answered(.taken(let wait)): return (wait, 0, .fleet)
+        case .answered(.notTaken(let wait)): return (nil, wait.seconds, .fleet)
+        case .answered(.notSupported): budget = .process
+        case .fallBack(let fallback): budget = fallback
+        }
+        let (reserved, rate) = withLocalBucket(key, budget: budget) { bucket, now in
+            (bucket.reserve(now: now, maximumWait: maximumWait), bucket.rate)
+        }
+        return (reserved, 1 / rate, budget)
+    }
+
+    /// The fleet's answer to `request` when the shared cache keeps the fleet's budget; otherwise
+    /// the budget that holds instead: this process's own without a shared cache that keeps one,
+    /// this process's share when the cache did not answer.
+    func fleetToken(_ key: EndpointKey, _ request: FleetRequest) async -> FleetAnswer {
+        guard let shared, shared.cache.keepsFleetBudget else { return .fallBack(.process) }
         let rate = configuration.rate(for: key.environment)
         let burst = configuration.burst(for: key.environment)
-        var budget = Budget.process
-        if let shared, shared.cache.keepsFleetBudget {
-            let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
+        let reserve = configuration.reserve(burst: burst)
+        let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
+            switch request {
+            case .waitingAtMost(let maximumWait):
                 try await cache.takeBudgetToken(
                     key.endpoint,
                     in: key.environment,
@@ -222,23 +241,52 @@ public final class RateLimitGate: Sendable {
                     burst: burst,
                     maximumWait: maximumWait
                 )
-            }
-            switch answer {
-            case .taken(let wait)?: return (wait, 0, .fleet)
-            case .notTaken(let wait)?: return (nil, wait.seconds, .fleet)
-            case .notSupported?: budget = .process
-            case nil: budget = .share
+            case .keepingReserve:
+                try await cache.takeBudgetToken(
+                    key.endpoint,
+                    in: key.environment,
+                    ratePerSecond: rate,
+                    burst: burst,
+                    keeping: reserve
+                )
             }
         }
+        return answer.map(FleetAnswer.answered) ?? .fallBack(.share)
+    }
+
+    /// Which of the fleet's tokens ``fleetToken(_:_:)`` asks for.
+    enum FleetRequest {
+        /// A request's: taken now, or reserved when due within the wait.
+        case waitingAtMost(Duration)
+        /// A refresh's: only when one is banked beyond the reserve kept for first fetches.
+        case keepingReserve
+    }
+
+    /// What ``fleetToken(_:_:)`` found.
+    enum FleetAnswer {
+        /// The shared cache answered.
+        case answered(FleetBudgetToken)
+        /// The fleet's budget was not asked (or did not answer): this budget holds.
+        case fallBack(Budget)
+    }
+
+    /// Runs `body` on `key`'s bucket in this process's budget (`.process`) or in its share of the
+    /// fleet's (`.share`), made full at that budget's rate and burst on first use.
+    func withLocalBucket<Result>(
+        _ key: EndpointKey,
+        budget: Budget,
+        _ body: (inout TokenBucket, Date) -> Result
+    ) -> Result {
         let share = budget == .share ? configuration.fallbackShare : 1
+        let rate = configuration.rate(for: key.environment) * share
+        let burst = max(1, configuration.burst(for: key.environment) * share)
         let now = timeSource.now()
-        let reserved = (budget == .share ? shareBuckets : buckets).withLock { buckets in
-            var bucket = buckets[key] ?? TokenBucket(rate: rate * share, burst: max(1, burst * share), now: now)
-            let wait = bucket.reserve(now: now, maximumWait: maximumWait)
+        return (budget == .share ? shareBuckets : buckets).withLock { buckets in
+            var bucket = buckets[key] ?? TokenBucket(rate: rate, burst: burst, now: now)
+            let result = body(&bucket, now)
             buckets[key] = bucket
-            return wait
+            return result
         }
-        return (reserved, 1 / (rate * share), budget)
     }
 
     private func refusedByRetryAfter(_ key: EndpointKey, until: Date) -> AppStoreGroupsError {

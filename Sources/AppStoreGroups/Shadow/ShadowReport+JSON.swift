@@ -27,43 +27,25 @@ extension ShadowReport {
         var writer = JSONWriter(pretty: pretty, reservingCapacity: 256 + changes.count * 256)
         writer.beginObject()
         writer.member("liveRevision", liveRevision)
-        writer.key("candidateRevision")
-        if let candidateRevision { writer.string(candidateRevision) } else { writer.null() }
+        writer.member("candidateRevision", orNull: candidateRevision)
         writer.member("since", Timestamp.rfc3339(since))
-        writer.key("decisions")
-        writer.number(Int64(decisions))
-        writer.key("changedDecisions")
-        writer.number(Int64(changedDecisions))
-        writer.key("dropped")
-        writer.number(Int64(dropped))
-        writer.key("changes")
-        writer.beginArray()
-        for change in changes {
-            writer.beginObject()
+        writer.member("decisions", number: decisions)
+        writer.member("changedDecisions", number: changedDecisions)
+        writer.member("dropped", number: dropped)
+        writer.member("changes", objects: changes) { writer, change in
             writer.member("capability", change.capability)
             writer.member("change", change.direction.rawValue)
             writer.member("groupType", change.groupType)
             writer.member("liveRules", strings: change.liveRules)
             writer.member("candidateRules", strings: change.candidateRules)
-            writer.key("groups")
-            writer.number(Int64(change.groups))
-            writer.key("decisions")
-            writer.number(Int64(change.decisions))
-            writer.key("examples")
-            writer.beginArray()
-            for example in change.examples {
-                writer.beginObject()
-                writer.key("decisionId")
-                if let decisionID = example.decisionID { writer.string(decisionID) } else { writer.null() }
-                writer.key("customerHash")
-                if let customerHash = example.customerHash { writer.string(customerHash) } else { writer.null() }
+            writer.member("groups", number: change.groups)
+            writer.member("decisions", number: change.decisions)
+            writer.member("examples", objects: change.examples) { writer, example in
+                writer.member("decisionId", orNull: example.decisionID)
+                writer.member("customerHash", orNull: example.customerHash)
                 writer.member("groupId", example.groupID)
-                writer.endObject()
             }
-            writer.endArray()
-            writer.endObject()
         }
-        writer.endArray()
         writer.endObject()
         return writer.string
     }

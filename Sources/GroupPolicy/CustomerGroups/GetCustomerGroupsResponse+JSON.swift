@@ -44,26 +44,16 @@ extension GetCustomerGroupsResponse: AppleJSONDocument {
 
     package func write(to writer: inout JSONWriter) {
         writer.beginObject()
-        writer.key("groups")
-        writer.beginArray()
-        for group in groups {
-            writer.beginObject()
+        writer.member("groups", objects: groups) { writer, group in
             writer.member("groupId", group.groupID)
             writer.member("groupType", group.groupType.rawValue)
             if !group.roles.isEmpty {
-                writer.key("roles")
-                writer.beginArray()
-                for entry in group.roles {
-                    writer.beginObject()
+                writer.member("roles", objects: group.roles) { writer, entry in
                     writer.member("productId", entry.productID)
                     writer.member("role", entry.role.rawValue)
-                    writer.endObject()
                 }
-                writer.endArray()
             }
-            writer.endObject()
         }
-        writer.endArray()
         writer.endObject()
     }
 }
@@ -111,14 +101,7 @@ extension GetGroupMembersResponse: AppleJSONDocument {
 
     func write(to writer: inout JSONWriter) {
         writer.beginObject()
-        writer.key("members")
-        writer.beginArray()
-        for member in members {
-            writer.beginObject()
-            writer.member("appTransactionId", member.appTransactionID)
-            writer.endObject()
-        }
-        writer.endArray()
+        writer.member("members", objects: members) { $0.member("appTransactionId", $1.appTransactionID) }
         writer.key("hasMore")
         writer.bool(hasMore)
         if let paginationToken { writer.member("paginationToken", paginationToken) }

@@ -117,35 +117,19 @@ extension Decision {
         var writer = JSONWriter(pretty: pretty)
         writer.beginObject()
         writer.member("capabilities", strings: capabilities.names)
-        writer.key("groups")
-        writer.beginArray()
-        for group in groups {
-            writer.beginObject()
+        writer.member("groups", objects: groups) { writer, group in
             writer.member("groupId", group.groupID)
             writer.member("groupType", group.groupType.rawValue)
             writer.member("capabilities", strings: group.capabilities.names)
-            writer.endObject()
         }
-        writer.endArray()
-        writer.key("workspaces")
-        writer.beginArray()
-        for membership in workspaces {
-            writer.beginObject()
+        writer.member("workspaces", objects: workspaces) { writer, membership in
             writer.member("workspace", membership.workspace.id)
             writer.member("groupId", membership.groupID)
             writer.member("role", membership.role.rawValue)
-            writer.endObject()
         }
-        writer.endArray()
         if includingProvenance {
-            writer.key("grants")
-            writer.beginArray()
-            for grant in grants { writer.grant(grant) }
-            writer.endArray()
-            writer.key("denials")
-            writer.beginArray()
-            for denial in denials { writer.denial(denial) }
-            writer.endArray()
+            writer.member("grants", array: grants) { $0.grant($1) }
+            writer.member("denials", array: denials) { $0.denial($1) }
         }
         writer.member("notes", strings: notes)
         writer.endObject()

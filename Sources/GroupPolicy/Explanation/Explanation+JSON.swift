@@ -14,36 +14,17 @@ extension Explanation {
         var writer = JSONWriter(pretty: pretty, reservingCapacity: 512)
         writer.beginObject()
         writer.member("capability", capability.name)
-        writer.key("groups")
-        writer.beginArray()
-        for group in groups {
-            writer.beginObject()
+        writer.member("groups", objects: groups) { writer, group in
             writer.member("groupId", group.groupID)
             writer.member("groupType", group.groupType.rawValue)
             writer.member("outcome", group.outcome.rawValue)
-            writer.key("grants")
-            writer.beginArray()
-            for grant in group.grants { writer.grant(grant) }
-            writer.endArray()
-            writer.key("denials")
-            writer.beginArray()
-            for denial in group.denials { writer.denial(denial) }
-            writer.endArray()
-            writer.key("nearMisses")
-            writer.beginArray()
-            for nearMiss in group.nearMisses {
-                writer.beginObject()
+            writer.member("grants", array: group.grants) { $0.grant($1) }
+            writer.member("denials", array: group.denials) { $0.denial($1) }
+            writer.member("nearMisses", objects: group.nearMisses) { writer, nearMiss in
                 writer.member("rule", nearMiss.rule)
-                writer.key("unmet")
-                writer.beginArray()
-                for condition in nearMiss.unmet { writer.condition(condition) }
-                writer.endArray()
-                writer.endObject()
+                writer.member("unmet", array: nearMiss.unmet) { $0.condition($1) }
             }
-            writer.endArray()
-            writer.endObject()
         }
-        writer.endArray()
         writer.endObject()
         return writer.output
     }

@@ -20,7 +20,7 @@ package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
         return copy
     }
 
-    package func appending(contentsOf other: JSONPath) -> JSONPath {
+    func appending(contentsOf other: JSONPath) -> JSONPath {
         var copy = self
         copy.components += other.components
         return copy

@@ -20,8 +20,8 @@ package struct JSONWriter {
 
     package mutating func beginObject() { open(UInt8(ascii: "{")) }
     package mutating func endObject() { close(UInt8(ascii: "}")) }
-    package mutating func beginArray() { open(UInt8(ascii: "[")) }
-    package mutating func endArray() { close(UInt8(ascii: "]")) }
+    mutating func beginArray() { open(UInt8(ascii: "[")) }
+    mutating func endArray() { close(UInt8(ascii: "]")) }
 
     package mutating func key(_ key: String) {
         separate()
@@ -41,12 +41,12 @@ package struct JSONWriter {
         output.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    package mutating func number(_ value: Int64) {
+    mutating func number(_ value: Int64) {
         separate()
         output.append(contentsOf: String(value).utf8)
     }
 
-    package mutating func null() {
+    mutating func null() {
         separate()
         output.append(contentsOf: "null".utf8)
     }
@@ -63,6 +63,43 @@ package struct JSONWriter {
         beginArray()
         for value in strings { string(value) }
         endArray()
+    }
+
+    /// A key with a string value, or `null` when there is none.
+    package mutating func member(_ name: String, orNull value: String?) {
+        key(name)
+        if let value { string(value) } else { null() }
+    }
+
+    /// A key with a whole number.
+    package mutating func member(_ name: String, number value: Int) {
+        key(name)
+        number(Int64(value))
+    }
+
+    /// A key with an array of `elements`, each written by `body`.
+    mutating func member<Element>(
+        _ name: String,
+        array elements: some Sequence<Element>,
+        _ body: (inout JSONWriter, Element) -> Void
+    ) {
+        key(name)
+        beginArray()
+        for element in elements { body(&self, element) }
+        endArray()
+    }
+
+    /// A key with an array of objects, one per element, whose members `body` writes.
+    package mutating func member<Element>(
+        _ name: String,
+        objects elements: some Sequence<Element>,
+        _ body: (inout JSONWriter, Element) -> Void
+    ) {
+        member(name, array: elements) { writer, element in
+            writer.beginObject()
+            body(&writer, element)
+            writer.endObject()
+        }
     }
 
     private mutating func open(_ byte: UInt8) {

@@ -136,3 +136,33 @@ struct DiffPlan {
         return rows
     }
 }
+
+/// A diff's plans, one per environment, with the scenarios they visit and their estimated work
+/// summed (saturating): the estimate a diff checks against its budget before it enumerates.
+struct DiffPlans {
+    let entitlementSets: Int
+    let old: ScenarioWork
+    let new: ScenarioWork
+    /// The work of one scenario beyond evaluating it under each version.
+    let perScenario: Int
+    private(set) var plans: [DiffPlan] = []
+    private(set) var scenarioCount = 0
+    private(set) var work = 0
+
+    init(entitlementSets: Int, old: ScenarioWork, new: ScenarioWork, perScenario: Int) {
+        self.entitlementSets = entitlementSets
+        self.old = old
+        self.new = new
+        self.perScenario = perScenario
+    }
+
+    /// Adds `plan`, its scenarios and its work.
+    mutating func append(_ plan: DiffPlan) {
+        scenarioCount = saturatingSum(scenarioCount, plan.scenarioCount(entitlementSets: entitlementSets))
+        work = saturatingSum(
+            work,
+            plan.work(entitlementSets: entitlementSets, old: old, new: new, perScenario: perScenario)
+        )
+        plans.append(plan)
+    }
+}

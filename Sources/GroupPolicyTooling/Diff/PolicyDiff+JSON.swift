@@ -12,8 +12,7 @@ extension PolicyDiff {
     public func jsonString(pretty: Bool = true) -> String {
         var writer = JSONWriter(pretty: pretty)
         writer.beginObject()
-        writer.key("scenarios")
-        writer.number(Int64(scenarioCount))
+        writer.member("scenarios", number: scenarioCount)
         writer.key("unnamed")
         writer.beginObject()
         writer.member("groupType", unnamedGroupType)
@@ -21,31 +20,20 @@ extension PolicyDiff {
         writer.member("role", unnamedRole)
         writer.member("productIds", strings: unnamedProductIDs)
         writer.endObject()
-        writer.key("changes")
-        writer.beginArray()
-        for row in rows {
-            writer.beginObject()
+        writer.member("changes", objects: rows) { writer, row in
             writer.member("change", row.change.description)
             writer.member("capability", row.capability)
             Self.writeScenarios(of: row, to: &writer)
-            writer.endObject()
         }
-        writer.endArray()
         // Only when a membership changes, so that a diff without one prints as before.
         if !workspaceRows.isEmpty {
-            writer.key("workspaceScenarios")
-            writer.number(Int64(workspaceScenarioCount))
-            writer.key("workspaceChanges")
-            writer.beginArray()
-            for row in workspaceRows {
-                writer.beginObject()
+            writer.member("workspaceScenarios", number: workspaceScenarioCount)
+            writer.member("workspaceChanges", objects: workspaceRows) { writer, row in
                 writer.member("workspace", row.workspace)
                 writer.member("oldRole", row.oldRole?.rawValue ?? "none")
                 writer.member("newRole", row.newRole?.rawValue ?? "none")
                 Self.writeScenarios(of: row, to: &writer)
-                writer.endObject()
             }
-            writer.endArray()
         }
         writer.endObject()
         return writer.string
@@ -57,15 +45,10 @@ extension PolicyDiff {
         writer.member("environment", row.environment?.rawValue ?? "*")
         writer.member("groupType", row.groupType ?? "*")
         writer.member("groupId", row.groupID ?? "*")
-        writer.key("roles")
-        writer.beginArray()
-        for entry in row.roles {
-            writer.beginObject()
+        writer.member("roles", objects: row.roles) { writer, entry in
             writer.member("productId", entry.productID ?? "*")
             writer.member("role", entry.role ?? "*")
-            writer.endObject()
         }
-        writer.endArray()
         writer.member("entitlements", strings: row.entitlements)
         writer.key("example")
         writer.beginObject()

@@ -162,45 +162,39 @@ struct PolicyDiffer {
             return
         }
 
-        var plans: [DiffPlan] = []
         let allGrants = (grants[0] + grants[1]).map { ($0.document, $0.rule.match) }
         let allDenies = (denies[0] + denies[1]).map { ($0.document, $0.rule.match) }
         let oldWork = ScenarioWork(documents: old.documents, capabilityCount: old.capabilityNames.count)
         let newWork = ScenarioWork(documents: new.documents, capabilityCount: new.capabilityNames.count)
         // Comparing through the union of the catalogs visits each set capability.
-        let comparison = catalogsDiffer ? names.count : 0
-        var count = 0
-        var work = 0
+        var plans = DiffPlans(
+            entitlementSets: entitlementSets.count,
+            old: oldWork,
+            new: newWork,
+            perScenario: catalogsDiffer ? names.count : 0
+        )
         for environment in StoreEnvironment.allCases {
             let granting = space.candidates(matching: allGrants, in: environment)
             let denying = space.candidates(matching: allDenies, in: environment)
-            let plan = DiffPlan(
-                environment: environment,
-                candidates: space.candidates(in: environment),
-                groupTypes: space.groupTypes,
-                groupIDs: space.groupIDs(in: environment),
-                selection: EntrySelection(
-                    includesEmpty: true,
-                    singles: granting.union(denying),
-                    pairFirst: granting,
-                    pairSecond: denying
+            plans.append(
+                DiffPlan(
+                    environment: environment,
+                    candidates: space.candidates(in: environment),
+                    groupTypes: space.groupTypes,
+                    groupIDs: space.groupIDs(in: environment),
+                    selection: EntrySelection(
+                        includesEmpty: true,
+                        singles: granting.union(denying),
+                        pairFirst: granting,
+                        pairSecond: denying
+                    )
                 )
             )
-            count = saturatingSum(count, plan.scenarioCount(entitlementSets: entitlementSets.count))
-            let planWork = plan.work(
-                entitlementSets: entitlementSets.count,
-                old: oldWork,
-                new: newWork,
-                perScenario: comparison
-            )
-            work = saturatingSum(work, planWork)
-            plans.append(plan)
         }
+        self.plans = plans.plans
+        scenarioCount = plans.scenarioCount
         // Telling minimal changes apart compares entitlement sets pairwise.
-        work = saturatingSum(work, saturatingProduct(entitlementSets.count, entitlementSets.count))
-        self.plans = plans
-        scenarioCount = count
-        self.work = work
+        work = saturatingSum(plans.work, saturatingProduct(entitlementSets.count, entitlementSets.count))
     }
 
     /// The minimal differing scenarios as rows, each capability's and change's rows passed through

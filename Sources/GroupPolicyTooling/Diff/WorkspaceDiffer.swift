@@ -77,9 +77,6 @@ struct WorkspaceDiffer {
         }
         entitlementSets = sets.sorted(by: smallerFirst).map { $0.map(\.string) }
 
-        var plans: [DiffPlan] = []
-        var count = 0
-        var work = 0
         let oldWork = ScenarioWork(
             documents: oldDocuments,
             capabilityCount: old.capabilityNames.count
@@ -92,6 +89,12 @@ struct WorkspaceDiffer {
         let decisionCost = saturatingSum(
             2 * ScenarioWork.decisionOverhead,
             saturatingProduct(definitions[0].count + definitions[1].count, ScenarioWork.workspaceCost)
+        )
+        var plans = DiffPlans(
+            entitlementSets: entitlementSets.count,
+            old: oldWork,
+            new: newWork,
+            perScenario: decisionCost
         )
         for environment in StoreEnvironment.allCases {
             let candidates = space.candidates(in: environment)
@@ -145,26 +148,24 @@ struct WorkspaceDiffer {
                     seconds.formUnion(otherRelevant.subtracting(positions(admin[other]) ?? []))
                 }
             }
-            let plan = DiffPlan(
-                environment: environment,
-                candidates: candidates,
-                groupTypes: space.groupTypes,
-                groupIDs: space.groupIDs(in: environment),
-                selection: EntrySelection(includesEmpty: true, singles: singles, pairFirst: firsts, pairSecond: seconds)
+            plans.append(
+                DiffPlan(
+                    environment: environment,
+                    candidates: candidates,
+                    groupTypes: space.groupTypes,
+                    groupIDs: space.groupIDs(in: environment),
+                    selection: EntrySelection(
+                        includesEmpty: true,
+                        singles: singles,
+                        pairFirst: firsts,
+                        pairSecond: seconds
+                    )
+                )
             )
-            count = saturatingSum(count, plan.scenarioCount(entitlementSets: entitlementSets.count))
-            let planWork = plan.work(
-                entitlementSets: entitlementSets.count,
-                old: oldWork,
-                new: newWork,
-                perScenario: decisionCost
-            )
-            work = saturatingSum(work, planWork)
-            plans.append(plan)
         }
-        self.plans = plans
-        scenarioCount = count
-        self.work = work
+        self.plans = plans.plans
+        scenarioCount = plans.scenarioCount
+        work = plans.work
     }
 
     /// What a workspace's candidates depend on: its product and role conditions, by their bytes,
