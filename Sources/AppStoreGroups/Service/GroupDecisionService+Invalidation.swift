@@ -86,5 +86,28 @@ extension GroupDecisionService {
         observer.invalidated(
             GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: true)
         )
+        try await awaitOtherProcesses(shared)
+    }
+
+    /// Waits until every process has read the invalidation count since it moved: one
+    /// ``Configuration/invalidationCheckInterval``, unless the shared cache keeps no count.
+    private func awaitOtherProcesses(_ shared: SharedCacheGuard) async throws(AppStoreGroupsError) {
+        guard let invalidations, !invalidations.isUnsupported else { return }
+        // Not known yet: asked once (a cache that keeps no count answers at once, without the store).
+        if invalidations.stamp == nil,
+            let count = await shared.read({ cache throws(AppStoreGroupsError) in try await cache.invalidationCount() }),
+            count == nil
+        {
+            invalidations.record(nil, started: timeSource.now())
+            return
+        }
+        do {
+            try await timeSource.sleep(configuration.invalidationCheckInterval)
+        } catch {
+            throw AppStoreGroupsError(
+                code: .cancelled,
+                message: "cancelled while waiting for the other processes to read the invalidation"
+            )
+        }
     }
 }

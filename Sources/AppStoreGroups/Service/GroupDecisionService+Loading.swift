@@ -9,14 +9,34 @@ import Foundation
 /// How a customer's groups are found: this process's cache, then one flight per customer through
 /// the shared cache (and its fetch lock) to the source, within the rate-limit gate.
 extension GroupDecisionService {
-    /// This process's fresh answer for the customer, or `nil`; throws a fresh negative answer.
+    /// What this process's cache holds for a customer.
+    enum LocalLookup {
+        /// A fresh answer, confirmed by the invalidation count when there is a shared cache.
+        case hit(Loaded)
+        /// Nothing fresh.
+        case miss
+        /// A copy whose stamp the invalidation count read last does not confirm (see
+        /// ``InvalidationWatch``).
+        case unconfirmed
+    }
+
+    /// This process's fresh answer for the customer; throws a fresh negative answer.
     ///
-    /// An answer due a refresh ahead asks for one.
-    func cached(_ customerID: String, in environment: StoreEnvironment) throws(AppStoreGroupsError) -> Loaded? {
+    /// An answer due a refresh ahead asks for one. With a shared cache, a copy is a hit only while
+    /// the invalidation count confirms it: recently read, unless `recently` is `false` (the cache
+    /// cannot be read, and copies are served as before the count existed).
+    func cached(
+        _ customerID: String,
+        in environment: StoreEnvironment,
+        recently: Bool = true
+    ) throws(AppStoreGroupsError) -> LocalLookup {
         let now = timeSource.now()
         let key = CustomerKey(environment: environment, customerID: customerID)
         guard let entry = local.entry(key, now: now) else {
-            return nil
+            return .miss
+        }
+        if let invalidations, !invalidations.confirms(entry.invalidationCount, now: now, recently: recently) {
+            return .unconfirmed
         }
         let loaded: Loaded?
         do {
@@ -26,11 +46,45 @@ extension GroupDecisionService {
             hit(entry.answer, in: environment, fromSharedCache: false)
             throw error
         }
-        if loaded != nil {
-            hit(entry.answer, in: environment, fromSharedCache: false)
-            refreshIfDue(entry.answer, key: key, now: now)
+        guard let loaded else { return .miss }
+        hit(entry.answer, in: environment, fromSharedCache: false)
+        refreshIfDue(entry.answer, key: key, now: now)
+        return .hit(loaded)
+    }
+
+    /// A copy the invalidation count read last did not confirm, served once a reading (this
+    /// process's one at a time) confirms it; `nil` for a miss.
+    ///
+    /// When the count cannot be read the shared cache's answer is read instead, and when that
+    /// cannot be read either, the copy is served as before the count existed (within the local
+    /// time to live, if its stamp is the count read last): no invalidation completes while the
+    /// shared cache fails.
+    func confirmedHit(
+        _ customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Loaded? {
+        guard let shared, let invalidations else { return nil }
+        switch await invalidations.read(shared) {
+        case .read:
+            // The same rule, with the reading joined (or a later one): a reading that began too
+            // long ago, or a count that moved (the copy went with it), is a miss.
+            if case .hit(let loaded) = try cached(customerID, in: environment) { return loaded }
+            return nil
+        case .failed:
+            let key = CustomerKey(environment: environment, customerID: customerID)
+            let stamp = invalidations.stamp
+            if let answer = await shared.read(
+                customerID: customerID,
+                { cache throws(AppStoreGroupsError) in
+                    try await cache.answer(anyTransactionID: customerID, in: environment)
+                }
+            ) {
+                guard let answer else { return nil }
+                return try adopt(answer, key: key, stamp: stamp)
+            }
+            if case .hit(let loaded) = try cached(customerID, in: environment, recently: false) { return loaded }
+            return nil
         }
-        return loaded
     }
 
     func hit(_ answer: CachedGroupsAnswer, in environment: StoreEnvironment, fromSharedCache: Bool) {
@@ -108,6 +162,7 @@ extension GroupDecisionService {
         _ key: CustomerKey,
         fallback: LocalGroupsCache.Entry?,
         generation: InvalidationGeneration?,
+        stamp: UInt64?,
         lock: HeldFetchLock? = nil
     ) async throws(AppStoreGroupsError) -> Loaded {
         let now = timeSource.now()
@@ -122,7 +177,13 @@ extension GroupDecisionService {
                     return served(stale, reason: .budget, error: error, environment: key.environment)
                 }
             }
-            return try await fetchAndKeep(key, generation: generation, admitted: stale != nil, lock: lock)
+            return try await fetchAndKeep(
+                key,
+                generation: generation,
+                stamp: stamp,
+                admitted: stale != nil,
+                lock: lock
+            )
         } catch {
             if let stale, error.code == .rateLimitExceeded, error.httpStatus == 429 {
                 return served(stale, reason: .budget, error: error, environment: key.environment)
@@ -143,6 +204,7 @@ extension GroupDecisionService {
     func fetchAndKeep(
         _ key: CustomerKey,
         generation: InvalidationGeneration?,
+        stamp: UInt64?,
         admitted: Bool,
         lock: HeldFetchLock? = nil
     ) async throws(AppStoreGroupsError) -> Loaded {
@@ -159,13 +221,13 @@ extension GroupDecisionService {
                 : try await rateLimitGate.send(.customerGroups, in: key.environment, request)
             let now = Self.wholeMilliseconds(timeSource.now())
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
-            await keep(answer, decoded: response, key: key, now: now, generation: generation, lock: lock)
+            await keep(answer, decoded: response, key: key, now: now, generation: generation, stamp: stamp, lock: lock)
             return Loaded(answer: answer, decoded: response, source: .live)
         } catch {
             if error.code == .transactionIDNotFound {
                 let now = Self.wholeMilliseconds(timeSource.now())
                 let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
-                await keep(answer, decoded: nil, key: key, now: now, generation: generation, lock: lock)
+                await keep(answer, decoded: nil, key: key, now: now, generation: generation, stamp: stamp, lock: lock)
             }
             throw error
         }
@@ -208,11 +270,14 @@ extension GroupDecisionService {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
+    /// Keeps an answer in this process's cache, stamped with the invalidation count read before
+    /// the read or fetch that produced it began.
     func keepLocally(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,
-        now: Date
+        now: Date,
+        stamp: UInt64?
     ) {
         var left = answer.fetchedAt.addingTimeInterval(lifetime(of: answer).seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
@@ -220,7 +285,11 @@ extension GroupDecisionService {
         if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
         guard left > 0, !FlightTicket.currentIsInvalidated else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
-        local.set(LocalGroupsCache.Entry(answer: answer, decoded: decoded), for: key, expires: expires)
+        local.set(
+            LocalGroupsCache.Entry(answer: answer, decoded: decoded, invalidationCount: stamp),
+            for: key,
+            expires: expires
+        )
         // Set, then looked at again: an invalidation between the two has either removed the answer
         // itself or is seen here.
         if FlightTicket.currentIsInvalidated { local.remove(key) }
@@ -238,6 +307,7 @@ extension GroupDecisionService {
         key: CustomerKey,
         now: Date,
         generation: InvalidationGeneration?,
+        stamp: UInt64?,
         lock: HeldFetchLock? = nil
     ) async {
         let life = lifetime(of: answer)
@@ -278,7 +348,7 @@ extension GroupDecisionService {
                 return
             }
         }
-        keepLocally(answer, decoded: decoded, key: key, now: now)
+        keepLocally(answer, decoded: decoded, key: key, now: now, stamp: stamp)
     }
 
     /// How long an answer is kept: the maximum age for groups (it may be served stale until then),
