@@ -128,8 +128,10 @@ extension GroupDecisionService {
         /// With a shared store, the longest this process serves an answer from its own cache
         /// before reading the shared store again.
         ///
-        /// An invalidation made through any process therefore reaches every process within it,
-        /// while most hits stay in memory. Default 5 seconds.
+        /// Most hits stay in memory. Default 5 seconds. An invalidation made through any process
+        /// stops every process serving its copy before it returns (see
+        /// ``invalidationCheckInterval``); with a shared cache that counts no invalidations, or
+        /// while the shared cache cannot be read, this is how long a copy may outlive one.
         public var localTimeToLive: Duration = .seconds(5)
         /// With a shared cache that counts invalidations, how recently this process must have read
         /// the count for a copy kept here to be served without reading it again; and how long an

@@ -12,10 +12,16 @@ extension GroupDecisionService {
     /// the shared cache is always tried, even while reads skip it after a failure, and a failure
     /// there is thrown: the other processes would keep the old answer for its time to live, so a
     /// notification handler must retry (answer Apple's notification with an error so that Apple
-    /// sends it again).
+    /// sends it again). Once the shared cache took it, the call waits
+    /// ``Configuration/invalidationCheckInterval`` before it returns: from then on no process
+    /// serves the old answer (see the DocC article "Serving decisions at fleet scale", section
+    /// "Invalidation across the fleet").
     ///
     /// - Parameter anyTransactionID: The id the customer's decisions are asked with.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated;
+    ///   ``AppStoreGroupsError/Code/cancelled`` when the task was cancelled during the wait (the
+    ///   shared cache was updated, but other processes may still serve their copies for the
+    ///   interval).
     public func invalidate(anyTransactionID: String) async throws(AppStoreGroupsError) {
         flights.invalidate(customerID: anyTransactionID)
         local.remove(customerID: anyTransactionID)
@@ -39,7 +45,8 @@ extension GroupDecisionService {
     /// - Parameter groupID: The group's id as Apple's answers give it: 1 to 128 characters of
     ///   `A-Z a-z 0-9 _ -`, checked before anything else is done.
     /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a malformed id (nothing forgotten);
-    ///   ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated.
+    ///   ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated;
+    ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
     public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
         try RequestValidation.checkIdentifier(groupID, name: "group id")
         flights.invalidateAll()
@@ -52,8 +59,11 @@ extension GroupDecisionService {
 
     /// Forgets every customer's groups, here and in the shared cache.
     ///
+    /// Returns, as ``invalidate(anyTransactionID:)`` does, once no process serves an old answer.
+    ///
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated
-    ///   (this process has forgotten them all the same; see ``invalidate(anyTransactionID:)``).
+    ///   (this process has forgotten them all the same; see ``invalidate(anyTransactionID:)``);
+    ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
     public func invalidateAll() async throws(AppStoreGroupsError) {
         flights.invalidateAll()
         local.removeAll()
