@@ -140,7 +140,7 @@ extension RedisGroupsCache {
         return InvalidationGeneration(customer: customer, all: all, groups: groups)
     }
 
-    /// How many invalidations the store has seen (`GET` of ``invalidationCountKey``; missing is
+    /// How many invalidations the store has seen (`GET` of `<prefix>:invalidations`; missing is
     /// zero).
     ///
     /// - Returns: The count.
