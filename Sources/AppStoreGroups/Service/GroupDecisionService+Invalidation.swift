@@ -36,8 +36,9 @@ extension GroupDecisionService {
     ///
     /// Call it when a group changes as a whole (seats added or taken back, the group's purchase
     /// refunded or expired): you know the group, not every member's transaction id. This process
-    /// forgets its own answers holding the group at once, and fetches under way in it are not kept
-    /// (their answers may hold the group as it was). The shared cache forgets every customer it
+    /// forgets its own answers holding the group at once, and a fetch under way in it is not kept
+    /// when its answer holds the group (as the group was); one whose answer does not is kept as
+    /// usual. The shared cache forgets every customer it
     /// lists under the group and refuses, from then on, an answer holding the group fetched before
     /// (see the DocC article "Serving decisions at fleet scale", section "Invalidation by group",
     /// for the list's bound). Errors as ``invalidate(anyTransactionID:)``.
@@ -49,7 +50,7 @@ extension GroupDecisionService {
     ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
     public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
         try RequestValidation.checkIdentifier(groupID, name: "group id")
-        flights.invalidateAll()
+        flights.invalidate(groupID: groupID)
         local.remove { $0.holds(groupID: groupID) }
         try await invalidateShared(allCustomers: false, groupID: groupID, customerID: nil) {
             cache throws(AppStoreGroupsError) in

@@ -195,7 +195,7 @@ extension GroupDecisionService {
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
         if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
-        guard left > 0, !FlightTicket.currentIsInvalidated else { return }
+        guard left > 0, !FlightTicket.currentOvertakes(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
         local.set(
             LocalGroupsCache.Entry(answer: answer, decoded: decoded, invalidationCount: stamp),
@@ -204,7 +204,7 @@ extension GroupDecisionService {
         )
         // Set, then looked at again: an invalidation between the two has either removed the answer
         // itself or is seen here.
-        if FlightTicket.currentIsInvalidated { local.remove(key) }
+        if FlightTicket.currentOvertakes(answer, decoded: decoded) { local.remove(key) }
     }
 
     /// Keeps a fetched answer in the shared cache, then here.
@@ -223,7 +223,7 @@ extension GroupDecisionService {
         lock: HeldFetchLock? = nil
     ) async {
         let life = lifetime(of: answer)
-        if let shared, let generation, life > .zero, !FlightTicket.currentIsInvalidated {
+        if let shared, let generation, life > .zero, !FlightTicket.currentOvertakes(answer, decoded: decoded) {
             let kept = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
                 let groupIDs = decoded?.groups.map(\.groupID) ?? []
                 let kept: Bool
@@ -250,7 +250,7 @@ extension GroupDecisionService {
                 }
                 // As below: this process's invalidation ran before the answer was written, or
                 // removes it after.
-                if kept, FlightTicket.currentIsInvalidated {
+                if kept, FlightTicket.currentOvertakes(answer, decoded: decoded) {
                     try await cache.invalidate(anyTransactionID: key.customerID)
                 }
                 return kept
