@@ -156,6 +156,10 @@ struct DecisionRoutes: Sendable {
     /// Answers `POST /invalidate`: forgets one customer's groups (`transactionId=…`, the id their
     /// decisions are asked with), every member's of a group (`groupId=…`) or everyone's
     /// (`all=true`), here and in Redis.
+    ///
+    /// A 200 means that no server of the fleet serves the old answer from then on: the service
+    /// returns only once every server has stopped serving its own copy (see the DocC article
+    /// "Serving decisions at fleet scale", section "Invalidation across the fleet").
     private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(request.query, allowed: ["transactionId", "groupId", "all"])
         // A shared store that was not updated is a 503: the notification handler calling this

@@ -39,6 +39,8 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         /// The group count when each group was last invalidated.
         var groups: [String: UInt64] = [:]
         var groupCount: UInt64 = 0
+        /// Every invalidation, of a customer, a group or everyone.
+        var invalidations: UInt64 = 0
 
         func generation(_ key: CustomerKey) -> InvalidationGeneration {
             InvalidationGeneration(customer: customers[key] ?? 0, all: all, groups: groupCount)
@@ -403,6 +405,7 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
                 generations.customers[CustomerKey(environment: environment, customerID: customerID), default: 0] += 1
             }
             answers.remove(customerID: customerID)
+            generations.invalidations += 1
         }
     }
 
@@ -417,6 +420,7 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
             generations.groupCount += 1
             generations.groups[groupID] = generations.groupCount
             answers.remove { $0.holds(groupID: groupID) }
+            generations.invalidations += 1
         }
     }
 
@@ -427,7 +431,33 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         generations.withLock { generations in
             generations.all += 1
             answers.removeAll()
+            generations.invalidations += 1
         }
+    }
+
+    /// How many invalidations this cache has seen, counted under the lock that forgets the answers.
+    ///
+    /// - Returns: The count.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
+        generations.withLock { $0.invalidations }
+    }
+
+    /// The answer kept for a customer and the invalidation count, read under one lock.
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer (or `nil`) and the count.
+    /// - Throws: Never: the signature is the protocol's, for caches across a network.
+    public func answerAndInvalidationCount(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        let now = now()
+        // Under the lock the invalidations forget answers under: the answer and the count agree.
+        return generations.withLock { (answers.entry(key, now: now)?.answer, $0.invalidations) }
     }
 
     /// Forgets the `Retry-After` instant of an endpoint, as an operator deleting the key in a shared

@@ -39,6 +39,10 @@ final class LocalGroupsCache: Sendable {
     struct Entry: Sendable {
         var answer: CachedGroupsAnswer
         var decoded: GetCustomerGroupsResponse?
+        /// In the decision service's cache with a shared cache: the shared cache's invalidation
+        /// count this process had read when the read or fetch that produced the answer began (see
+        /// ``InvalidationWatch``).
+        var invalidationCount: UInt64? = nil
 
         /// Whether the answer lists the group (decoding Apple's bytes when they are what is kept;
         /// bytes that no longer decode are counted as holding it, so they go too).

@@ -306,11 +306,69 @@ public protocol SharedGroupsCache: Sendable {
     ///
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func invalidateAll() async throws(AppStoreGroupsError)
+
+    /// How many invalidations (of a customer, a group or everyone) the store has seen, or `nil`
+    /// when it does not count them.
+    ///
+    /// Every invalidation adds one, in the same atomic step that forgets the answers (for
+    /// ``invalidateAll()``, once every answer has gone), so a process that reads a count that has
+    /// not moved knows that no answer it read since its last reading was invalidated: the decision
+    /// service serves its own copies only while the count it read less than
+    /// ``GroupDecisionService/Configuration/invalidationCheckInterval`` ago is unchanged.
+    ///
+    /// The default implementation answers `nil` without asking the store: a conformer written
+    /// before the count keeps compiling, and the service then serves its own copies for
+    /// ``GroupDecisionService/Configuration/localTimeToLive`` as before.
+    ///
+    /// - Returns: The count, or `nil` when the store keeps none.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func invalidationCount() async throws(AppStoreGroupsError) -> UInt64?
+
+    /// The answer kept for a customer and the store's invalidation count, read in one atomic step:
+    /// one round trip where ``invalidationCount()`` and ``answer(anyTransactionID:in:)`` take two.
+    ///
+    /// The default implementation reads the count first, then the answer (an answer read after
+    /// the count is as correct: an invalidation between the two moves the count the service reads
+    /// next).
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer (or `nil`), and the count (or `nil` when the store keeps none).
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
+    func answerAndInvalidationCount(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?)
 }
 
 extension SharedGroupsCache {
     /// `false`: a cache keeps no fleet budget unless it says so.
     public var keepsFleetBudget: Bool { false }
+
+    /// Answers `nil`: this cache counts no invalidations, and the service serves its own copies
+    /// for ``GroupDecisionService/Configuration/localTimeToLive``.
+    ///
+    /// - Returns: `nil`.
+    /// - Throws: Never.
+    public func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
+        nil
+    }
+
+    /// Reads ``invalidationCount()``, then ``answer(anyTransactionID:in:)``.
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer and the count.
+    /// - Throws: What either call throws.
+    public func answerAndInvalidationCount(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
+        let count = try await invalidationCount()
+        return (try await answer(anyTransactionID: customerID, in: environment), count)
+    }
 
     /// Answers ``FleetBudgetToken/notSupported``: this cache keeps no fleet budget, and the
     /// service keeps one per process.

@@ -17,14 +17,18 @@ extension RedisGroupsCache {
     /// invalidated in the last day, and no fetch can outlast it.
     public static let invalidationGenerationLifetime = Duration.seconds(86_400)
 
-    /// Deletes the answer keys (the first half of `KEYS`) and counts an invalidation under each
+    /// Counts one invalidation under the store's invalidation count (the last of `KEYS`), deletes
+    /// the answer keys (the first half of the others) and counts an invalidation under each
     /// generation key (the second half).
     ///
-    /// Each count is kept for `ARGV[1]` milliseconds. Sent twice, it counts twice: a count that
-    /// moved further refuses the same writes.
+    /// The store's count goes first: a count that is not a number fails the script before it
+    /// changes anything. Each customer count is kept for `ARGV[1]` milliseconds. Sent twice, it
+    /// counts twice: a count that moved further refuses the same writes, and one more invalidation
+    /// counted costs the processes one more read of the shared cache.
     static let invalidateScript = Array(
         """
-        local half = #KEYS / 2
+        redis.call('INCR', KEYS[#KEYS])
+        local half = (#KEYS - 1) / 2
         for i = 1, half do
           redis.call('DEL', KEYS[i])
           redis.call('INCR', KEYS[half + i])
@@ -88,10 +92,13 @@ extension RedisGroupsCache {
     ///
     /// The group is `ARGV[3]` (the store's group count `KEYS[1]`, the group's
     /// `KEYS[2]`, kept `ARGV[1]` milliseconds), then deletes the answers of the customers listed
-    /// under it in each environment `ARGV[4]…` under prefix `ARGV[2]`, and the lists. Answers
-    /// whether a list had overflowed, and how many answers went.
+    /// under it in each environment `ARGV[4]…` under prefix `ARGV[2]`, and the lists; first of all
+    /// it counts one invalidation under the store's invalidation count `KEYS[3]` (a count that is
+    /// not a number fails the script before it changes anything). Answers whether a list had
+    /// overflowed, and how many answers went.
     static let invalidateGroupScript = Array(
         """
+        redis.call('INCR', KEYS[3])
         local count = redis.call('INCR', KEYS[1])
         redis.call('SET', KEYS[2], count, 'PX', ARGV[1])
         local overflow = 0
@@ -131,6 +138,39 @@ extension RedisGroupsCache {
             let customer = Self.count(parts[0]), let all = Self.count(parts[1]), let groups = Self.count(parts[2])
         else { throw unexpected(reply, label) }
         return InvalidationGeneration(customer: customer, all: all, groups: groups)
+    }
+
+    /// How many invalidations the store has seen (`GET` of `<prefix>:invalidations`; missing is
+    /// zero).
+    ///
+    /// - Returns: The count.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, also for a count that is not a number.
+    public func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
+        let label = "GET invalidations"
+        let reply = try await call([Array("GET".utf8), invalidationCountKey], label)
+        guard let count = Self.count(reply) else { throw unexpected(reply, label) }
+        return count
+    }
+
+    /// The answer kept for a customer and the store's invalidation count, in one `MGET` (one atomic
+    /// step: an invalidation's script runs wholly before or after it).
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer as ``answer(anyTransactionID:in:)`` gives it, and the count.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, also for a count that is not a number.
+    public func answerAndInvalidationCount(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
+        let label = "MGET answer invalidations"
+        let key = answerKey(customerID, environment)
+        let reply = try await call([Array("MGET".utf8), key, invalidationCountKey], label)
+        guard case .array(let parts?) = reply, parts.count == 2, let answer = servedAnswer(parts[0], key: key),
+            let count = Self.count(parts[1])
+        else { throw unexpected(reply, label) }
+        return (answer, count)
     }
 
     /// A count as `MGET` answers it: a number, or null for zero.
@@ -228,8 +268,8 @@ extension RedisGroupsCache {
         let label = "EVAL invalidate-group"
         let arguments =
             [
-                Array("EVAL".utf8), Self.invalidateGroupScript, Array("2".utf8), groupCountKey,
-                Array("\(keyPrefix):group-generation:\(groupID)".utf8),
+                Array("EVAL".utf8), Self.invalidateGroupScript, Array("3".utf8), groupCountKey,
+                Array("\(keyPrefix):group-generation:\(groupID)".utf8), invalidationCountKey,
                 Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8), Array(keyPrefix.utf8),
                 Array(groupID.utf8),
             ] + StoreEnvironment.allCases.map { Array($0.rawValue.utf8) }

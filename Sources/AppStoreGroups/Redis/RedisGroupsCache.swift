@@ -34,7 +34,8 @@ public import Foundation
 /// Keys are `<keyPrefix>:<environment>:groups:<customer>` for answers,
 /// `<keyPrefix>:<environment>:lock:<customer>` for fetch locks,
 /// `<keyPrefix>:<environment>:generation:<customer>` and `<keyPrefix>:generation-all` for the
-/// invalidation counts (see ``invalidationGenerationLifetime``) and
+/// invalidation counts (see ``invalidationGenerationLifetime``), `<keyPrefix>:invalidations` for
+/// the count of every invalidation (``invalidationCount()``) and
 /// `<keyPrefix>:<environment>:rate-limited-until:<endpoint>` for the 429 gate, so one Redis can
 /// serve several apps: give each its own prefix (its bundle id, say). ``invalidateAll()`` walks the
 /// answer keys with `SCAN` and removes them with `UNLINK`, so it costs time in proportion to the
@@ -202,6 +203,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// The count of ``invalidate(groupID:)`` calls, for every group and environment.
     var groupCountKey: [UInt8] { Array("\(keyPrefix):group-count".utf8) }
 
+    /// The count of every invalidation (``invalidationCount()``), kept without expiry.
+    var invalidationCountKey: [UInt8] { Array("\(keyPrefix):invalidations".utf8) }
+
     func rateKey(_ endpoint: GroupsEndpoint, _ environment: StoreEnvironment) -> [UInt8] {
         Array("\(keyPrefix):\(environment.rawValue):rate-limited-until:\(endpoint.name)".utf8)
     }
@@ -361,6 +365,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
         let environments = StoreEnvironment.allCases
         let keys =
             environments.map { answerKey(customerID, $0) } + environments.map { generationKey(customerID, $0) }
+            + [invalidationCountKey]
         let arguments =
             [Array("EVAL".utf8), Self.invalidateScript, Array(String(keys.count).utf8)] + keys
             + [Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8)]
@@ -375,7 +380,8 @@ public final class RedisGroupsCache: SharedGroupsCache {
     static let maximumScanCalls = 100_000
 
     /// Counts an invalidation of every customer (`INCR`), then forgets every answer under the prefix
-    /// (`SCAN` then `UNLINK`, a batch at a time).
+    /// (`SCAN` then `UNLINK`, a batch at a time), then adds one to the invalidation count
+    /// (``invalidationCount()``).
     ///
     /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
     /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
@@ -420,6 +426,12 @@ public final class RedisGroupsCache: SharedGroupsCache {
             }
             cursor = next
         } while cursor != Array("0".utf8)
+        // Counted last: a process that reads the new count reads the shared cache after every
+        // answer went.
+        switch try await call([Array("INCR".utf8), invalidationCountKey], "INCR invalidations") {
+        case .integer: break
+        case let other: throw unexpected(other, "INCR invalidations")
+        }
     }
 
     // MARK: Calls

@@ -85,8 +85,10 @@ extension GroupDecisionService {
         guard let shared else {
             // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
             guard local.entry(key, now: timeSource.now())?.answer.kind == .groups else { return skipped }
-            return (try? await fetchAdmittingRefresh(key, generation: nil)) ?? skipped
+            return (try? await fetchAdmittingRefresh(key, generation: nil, stamp: nil)) ?? skipped
         }
+        // What it keeps here is stamped with the invalidation count read before it began.
+        let stamp = invalidations?.stamp
         let owner = UUID().uuidString
         let acquired = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
             try await cache.acquireFetchLock(
@@ -110,20 +112,20 @@ extension GroupDecisionService {
             } else if let answer = answer ?? nil, now.timeIntervalSince(answer.fetchedAt) < refreshAheadSeconds,
                 let loaded = try? fresh(answer, decoded: nil, now: now, environment: key.environment)
             {
-                keepLocally(answer, decoded: loaded.decoded, key: key, now: now)
+                keepLocally(answer, decoded: loaded.decoded, key: key, now: now, stamp: stamp)
                 result = loaded
             } else {
                 let generation = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
                     try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
                 }
-                result = (try? await fetchAdmittingRefresh(key, generation: generation)) ?? skipped
+                result = (try? await fetchAdmittingRefresh(key, generation: generation, stamp: stamp)) ?? skipped
             }
             await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
                 try await cache.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)
             }
         } else {
             // The shared cache is unavailable: refreshed for this process alone, kept here only.
-            result = (try? await fetchAdmittingRefresh(key, generation: nil)) ?? skipped
+            result = (try? await fetchAdmittingRefresh(key, generation: nil, stamp: stamp)) ?? skipped
         }
         return result
     }
@@ -131,9 +133,10 @@ extension GroupDecisionService {
     /// A refresh's request, if the budget spares a token, and its answer kept.
     private func fetchAdmittingRefresh(
         _ key: CustomerKey,
-        generation: InvalidationGeneration?
+        generation: InvalidationGeneration?,
+        stamp: UInt64?
     ) async throws(AppStoreGroupsError) -> Loaded {
         try await rateLimitGate.admitRefresh(EndpointKey(environment: key.environment, endpoint: .customerGroups))
-        return try await fetchAndKeep(key, generation: generation, admitted: true)
+        return try await fetchAndKeep(key, generation: generation, stamp: stamp, admitted: true)
     }
 }

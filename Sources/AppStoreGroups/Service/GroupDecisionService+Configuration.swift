@@ -128,9 +128,23 @@ extension GroupDecisionService {
         /// With a shared store, the longest this process serves an answer from its own cache
         /// before reading the shared store again.
         ///
-        /// An invalidation made through any process therefore reaches every process within it,
-        /// while most hits stay in memory. Default 5 seconds.
+        /// Most hits stay in memory. Default 5 seconds. An invalidation made through any process
+        /// stops every process serving its copy before it returns (see
+        /// ``invalidationCheckInterval``); with a shared cache that counts no invalidations, or
+        /// while the shared cache cannot be read, this is how long a copy may outlive one.
         public var localTimeToLive: Duration = .seconds(5)
+        /// With a shared cache that counts invalidations, how recently this process must have read
+        /// the count for a copy kept here to be served without reading it again; and how long an
+        /// invalidation waits, once the shared cache has forgotten the answers, before it returns.
+        ///
+        /// Default 250 milliseconds; positive, and at most ``localTimeToLive`` (unless that is
+        /// zero, when nothing is kept here). When an invalidation through any process returns, no
+        /// process serves the answers it removed: a copy is served only while the count read less
+        /// than this ago, which saw the invalidation, confirms it. It costs each process at most one
+        /// read of the count per interval (none while it serves nothing from its copies) and each
+        /// invalidation this wait. See the DocC article "Serving decisions at fleet scale", section
+        /// "Invalidation across the fleet".
+        public var invalidationCheckInterval: Duration = .milliseconds(250)
         /// How long the shared cache is left alone after it fails.
         ///
         /// Meanwhile the service works from its own cache and budget, so a cache that hangs costs
@@ -172,6 +186,10 @@ extension GroupDecisionService {
             if fetchLockPollInterval <= .zero { return "the fetch lock poll interval must be positive" }
             if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
             if localTimeToLive < .zero { return "the local time to live must not be negative" }
+            if invalidationCheckInterval <= .zero { return "the invalidation check interval must be positive" }
+            if localTimeToLive > .zero, invalidationCheckInterval > localTimeToLive {
+                return "the invalidation check interval must be at most the local time to live"
+            }
             if maximumRateLimitHold <= .zero { return "the longest rate-limit hold must be positive" }
             if rateLimitHoldWithoutRetryAfter <= .zero {
                 return "the rate-limit hold without Retry-After must be positive"

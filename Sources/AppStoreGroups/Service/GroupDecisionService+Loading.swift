@@ -9,40 +9,6 @@ import Foundation
 /// How a customer's groups are found: this process's cache, then one flight per customer through
 /// the shared cache (and its fetch lock) to the source, within the rate-limit gate.
 extension GroupDecisionService {
-    /// This process's fresh answer for the customer, or `nil`; throws a fresh negative answer.
-    ///
-    /// An answer due a refresh ahead asks for one.
-    func cached(_ customerID: String, in environment: StoreEnvironment) throws(AppStoreGroupsError) -> Loaded? {
-        let now = timeSource.now()
-        let key = CustomerKey(environment: environment, customerID: customerID)
-        guard let entry = local.entry(key, now: now) else {
-            return nil
-        }
-        let loaded: Loaded?
-        do {
-            loaded = try fresh(entry.answer, decoded: entry.decoded, now: now, environment: environment)
-        } catch {
-            // A fresh negative answer is a hit too.
-            hit(entry.answer, in: environment, fromSharedCache: false)
-            throw error
-        }
-        if loaded != nil {
-            hit(entry.answer, in: environment, fromSharedCache: false)
-            refreshIfDue(entry.answer, key: key, now: now)
-        }
-        return loaded
-    }
-
-    func hit(_ answer: CachedGroupsAnswer, in environment: StoreEnvironment, fromSharedCache: Bool) {
-        observer.cacheHit(
-            GroupDecisionEvent.CacheHit(
-                environment: environment,
-                fetchedAt: answer.fetchedAt,
-                fromSharedCache: fromSharedCache
-            )
-        )
-    }
-
     /// The customer's groups through one flight per customer: the shared cache or the source.
     ///
     /// The id is checked first: a malformed one spends no budget and takes no lock.
@@ -108,6 +74,7 @@ extension GroupDecisionService {
         _ key: CustomerKey,
         fallback: LocalGroupsCache.Entry?,
         generation: InvalidationGeneration?,
+        stamp: UInt64?,
         lock: HeldFetchLock? = nil
     ) async throws(AppStoreGroupsError) -> Loaded {
         let now = timeSource.now()
@@ -122,7 +89,13 @@ extension GroupDecisionService {
                     return served(stale, reason: .budget, error: error, environment: key.environment)
                 }
             }
-            return try await fetchAndKeep(key, generation: generation, admitted: stale != nil, lock: lock)
+            return try await fetchAndKeep(
+                key,
+                generation: generation,
+                stamp: stamp,
+                admitted: stale != nil,
+                lock: lock
+            )
         } catch {
             if let stale, error.code == .rateLimitExceeded, error.httpStatus == 429 {
                 return served(stale, reason: .budget, error: error, environment: key.environment)
@@ -143,6 +116,7 @@ extension GroupDecisionService {
     func fetchAndKeep(
         _ key: CustomerKey,
         generation: InvalidationGeneration?,
+        stamp: UInt64?,
         admitted: Bool,
         lock: HeldFetchLock? = nil
     ) async throws(AppStoreGroupsError) -> Loaded {
@@ -159,13 +133,13 @@ extension GroupDecisionService {
                 : try await rateLimitGate.send(.customerGroups, in: key.environment, request)
             let now = Self.wholeMilliseconds(timeSource.now())
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
-            await keep(answer, decoded: response, key: key, now: now, generation: generation, lock: lock)
+            await keep(answer, decoded: response, key: key, now: now, generation: generation, stamp: stamp, lock: lock)
             return Loaded(answer: answer, decoded: response, source: .live)
         } catch {
             if error.code == .transactionIDNotFound {
                 let now = Self.wholeMilliseconds(timeSource.now())
                 let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
-                await keep(answer, decoded: nil, key: key, now: now, generation: generation, lock: lock)
+                await keep(answer, decoded: nil, key: key, now: now, generation: generation, stamp: stamp, lock: lock)
             }
             throw error
         }
@@ -208,22 +182,29 @@ extension GroupDecisionService {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
+    /// Keeps an answer in this process's cache, stamped with the invalidation count read before
+    /// the read or fetch that produced it began.
     func keepLocally(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,
-        now: Date
+        now: Date,
+        stamp: UInt64?
     ) {
         var left = answer.fetchedAt.addingTimeInterval(lifetime(of: answer).seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
         if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
-        guard left > 0, !FlightTicket.currentIsInvalidated else { return }
+        guard left > 0, !FlightTicket.currentOvertakes(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
-        local.set(LocalGroupsCache.Entry(answer: answer, decoded: decoded), for: key, expires: expires)
+        local.set(
+            LocalGroupsCache.Entry(answer: answer, decoded: decoded, invalidationCount: stamp),
+            for: key,
+            expires: expires
+        )
         // Set, then looked at again: an invalidation between the two has either removed the answer
         // itself or is seen here.
-        if FlightTicket.currentIsInvalidated { local.remove(key) }
+        if FlightTicket.currentOvertakes(answer, decoded: decoded) { local.remove(key) }
     }
 
     /// Keeps a fetched answer in the shared cache, then here.
@@ -238,10 +219,11 @@ extension GroupDecisionService {
         key: CustomerKey,
         now: Date,
         generation: InvalidationGeneration?,
+        stamp: UInt64?,
         lock: HeldFetchLock? = nil
     ) async {
         let life = lifetime(of: answer)
-        if let shared, let generation, life > .zero, !FlightTicket.currentIsInvalidated {
+        if let shared, let generation, life > .zero, !FlightTicket.currentOvertakes(answer, decoded: decoded) {
             let kept = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
                 let groupIDs = decoded?.groups.map(\.groupID) ?? []
                 let kept: Bool
@@ -268,7 +250,7 @@ extension GroupDecisionService {
                 }
                 // As below: this process's invalidation ran before the answer was written, or
                 // removes it after.
-                if kept, FlightTicket.currentIsInvalidated {
+                if kept, FlightTicket.currentOvertakes(answer, decoded: decoded) {
                     try await cache.invalidate(anyTransactionID: key.customerID)
                 }
                 return kept
@@ -278,7 +260,7 @@ extension GroupDecisionService {
                 return
             }
         }
-        keepLocally(answer, decoded: decoded, key: key, now: now)
+        keepLocally(answer, decoded: decoded, key: key, now: now, stamp: stamp)
     }
 
     /// How long an answer is kept: the maximum age for groups (it may be served stale until then),

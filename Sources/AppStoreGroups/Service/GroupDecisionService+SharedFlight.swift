@@ -13,18 +13,36 @@ extension GroupDecisionService {
     func load(customerID: String, environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
         let key = CustomerKey(environment: environment, customerID: customerID)
         var fallback = local.entry(key, now: timeSource.now())
-        guard let shared else { return try await fetch(key, fallback: fallback, generation: nil) }
+        guard let shared, let invalidations else {
+            return try await fetch(key, fallback: fallback, generation: nil, stamp: nil)
+        }
+        // What this flight keeps here is stamped with the invalidation count read before it began:
+        // the one read with the answer below, or the one read last when that read fails.
+        var stamp = invalidations.stamp
         // Without an answer here, the shared cache's is read even while it is skipped as slow: a slow
         // read costs less than a first fetch, which the budget may refuse (a customer who had an
         // answer would get a 503).
-        if let answer = await shared.read(
+        let started = timeSource.now()
+        let read = await shared.read(
             customerID: customerID,
             evenWhenSlow: fallback == nil,
             { cache throws(AppStoreGroupsError) in
-                try await cache.answer(anyTransactionID: customerID, in: environment)
+                try await cache.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
             }
-        ) ?? nil {
-            if let loaded = try adopt(answer, key: key) { return loaded }
+        )
+        if let read {
+            invalidations.record(read.invalidationCount, started: started)
+            stamp = read.invalidationCount
+        }
+        // This process's copy stands in for a fetch that cannot be made (stale serving) only while
+        // the count confirms it, as a hit would be.
+        if let entry = fallback,
+            !invalidations.confirms(entry.invalidationCount, now: timeSource.now(), recently: read != nil)
+        {
+            fallback = nil
+        }
+        if let answer = read?.answer {
+            if let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
             fallback = newer(answer, than: fallback)
         }
         // The lock, the answer another process may have stored since the read above, and the
@@ -42,18 +60,20 @@ extension GroupDecisionService {
                     )
                 }
             )
-        else { return try await fetch(key, fallback: fallback, generation: nil) }
+        else { return try await fetch(key, fallback: fallback, generation: nil, stamp: stamp) }
         if attempt.acquired {
             let lock = HeldFetchLock(owner: owner)
             let result: Result<Loaded, AppStoreGroupsError>
             do {
-                if let answer = attempt.answer, let loaded = try adopt(answer, key: key) {
+                if let answer = attempt.answer, let loaded = try adopt(answer, key: key, stamp: stamp) {
                     result = .success(loaded)
                 } else {
                     if let answer = attempt.answer { fallback = newer(answer, than: fallback) }
                     var generation = attempt.generation
                     if generation == nil { generation = await self.generation(key, shared: shared) }
-                    result = .success(try await fetch(key, fallback: fallback, generation: generation, lock: lock))
+                    result = .success(
+                        try await fetch(key, fallback: fallback, generation: generation, stamp: stamp, lock: lock)
+                    )
                 }
             } catch {
                 result = .failure(error)
@@ -69,13 +89,13 @@ extension GroupDecisionService {
         }
         if let answer = attempt.answer {
             // The holder may have stored its answer already.
-            if let loaded = try adopt(answer, key: key) { return loaded }
+            if let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
             fallback = newer(answer, than: fallback)
         }
-        if let loaded = try await awaitHolder(key, shared: shared) { return loaded }
+        if let loaded = try await awaitHolder(key, shared: shared, stamp: stamp) { return loaded }
         var generation = attempt.generation
         if generation == nil { generation = await self.generation(key, shared: shared) }
-        return try await fetch(key, fallback: fallback, generation: generation)
+        return try await fetch(key, fallback: fallback, generation: generation, stamp: stamp)
     }
 
     /// The shared answer as the fallback when it holds groups fetched later than the fallback's.
@@ -97,26 +117,34 @@ extension GroupDecisionService {
         }
     }
 
-    /// A shared answer kept here too when fresh, as a flight result; throws a fresh negative one.
-    private func adopt(_ answer: CachedGroupsAnswer, key: CustomerKey) throws(AppStoreGroupsError) -> Loaded? {
+    /// A shared answer kept here too when fresh (stamped `stamp`), as a flight result; throws a
+    /// fresh negative one.
+    func adopt(
+        _ answer: CachedGroupsAnswer,
+        key: CustomerKey,
+        stamp: UInt64?
+    ) throws(AppStoreGroupsError) -> Loaded? {
         let now = timeSource.now()
         do {
             guard let loaded = try fresh(answer, decoded: nil, now: now, environment: key.environment) else {
                 return nil
             }
-            keepLocally(answer, decoded: loaded.decoded, key: key, now: now)
+            keepLocally(answer, decoded: loaded.decoded, key: key, now: now, stamp: stamp)
             hit(answer, in: key.environment, fromSharedCache: true)
             return loaded
         } catch {
-            keepLocally(answer, decoded: nil, key: key, now: now)
+            keepLocally(answer, decoded: nil, key: key, now: now, stamp: stamp)
             hit(answer, in: key.environment, fromSharedCache: true)
             throw error
         }
     }
 
     /// Polls the shared cache while another process holds the lock, up to the configured wait.
-    private func awaitHolder(_ key: CustomerKey, shared: SharedCacheGuard) async throws(AppStoreGroupsError) -> Loaded?
-    {
+    private func awaitHolder(
+        _ key: CustomerKey,
+        shared: SharedCacheGuard,
+        stamp: UInt64?
+    ) async throws(AppStoreGroupsError) -> Loaded? {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
         // slack absorbs the floating-point error of adding up poll intervals.
@@ -131,7 +159,7 @@ extension GroupDecisionService {
                 try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
             }
             guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
-            if let answer, let loaded = try adopt(answer, key: key) { return loaded }
+            if let answer, let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
         }
         return nil
     }

@@ -51,6 +51,9 @@ public final class GroupDecisionService: Sendable {
     let source: any GroupsSource
     let shared: SharedCacheGuard?
     let local: LocalGroupsCache
+    /// With a shared cache: its invalidation count as this process read it, which decides whether
+    /// a copy kept here may be served.
+    let invalidations: InvalidationWatch?
     let flights = SingleFlight<Loaded>()
     let timeSource: TimeSource
     let observer: any GroupDecisionObserver
@@ -132,7 +135,12 @@ public final class GroupDecisionService: Sendable {
         self.negativeTimeToLiveSeconds = configuration.negativeTimeToLive.seconds
         self.maximumAgeSeconds = configuration.maximumAge.seconds
         self.refreshAheadSeconds = configuration.refreshAhead.map { $0 * configuration.timeToLive.seconds } ?? .infinity
-        self.local = LocalGroupsCache(capacityBytes: configuration.capacityBytes)
+        let local = LocalGroupsCache(capacityBytes: configuration.capacityBytes)
+        self.local = local
+        self.invalidations =
+            shared == nil
+            ? nil
+            : InvalidationWatch(interval: configuration.invalidationCheckInterval, local: local, now: timeSource.now)
         self.reloadHandler = policies.addReloadHandler { outcome, revision in
             switch outcome {
             case .reloaded(let generation):
@@ -212,12 +220,21 @@ public final class GroupDecisionService: Sendable {
     ) async throws(AppStoreGroupsError) -> ServedDecision {
         let loaded: Loaded
         do {
-            // A hit is served without suspending: one clock read, one lookup under one lock.
-            if let hit = try cached(anyTransactionID, in: environment) {
+            // A hit is served without suspending: one clock read, one lookup under one lock (and,
+            // with a shared cache, one look at the invalidation count read last).
+            switch try cached(anyTransactionID, in: environment) {
+            case .hit(let hit):
                 loaded = hit
-            } else {
+            case .miss:
                 observer.cacheMiss(GroupDecisionEvent.CacheMiss(environment: environment))
                 loaded = try await groups(anyTransactionID, in: environment)
+            case .unconfirmed:
+                if let hit = try await confirmedHit(anyTransactionID, in: environment) {
+                    loaded = hit
+                } else {
+                    observer.cacheMiss(GroupDecisionEvent.CacheMiss(environment: environment))
+                    loaded = try await groups(anyTransactionID, in: environment)
+                }
             }
         } catch {
             if let decisionLog {

@@ -2,9 +2,10 @@ import GroupPolicy
 
 /// One fetch in flight per customer and environment: concurrent callers share it.
 ///
-/// An invalidation overtakes the flights under way: their answers predate it, so they answer the
-/// callers already waiting and are kept nowhere (their ``FlightTicket`` says so), and callers from
-/// then on start a flight of their own.
+/// An invalidation overtakes the flights under way whose answers it concerns: those answers predate
+/// it, so they answer the callers already waiting and are kept nowhere (their ``FlightTicket`` says
+/// so), and callers from then on start a flight of their own. A group's invalidation concerns only
+/// the answers that hold the group, which a flight's ticket can tell only once it has answered.
 final class SingleFlight<Value: Sendable>: Sendable {
     private struct Flight {
         var task: Task<Value, any Error>
@@ -85,6 +86,15 @@ final class SingleFlight<Value: Sendable>: Sendable {
             flights.removeAll()
         }
     }
+
+    /// Marks every flight as overtaken for an answer that holds the group: callers from then on start
+    /// a flight of their own, and an answer without the group is kept as usual.
+    func invalidate(groupID: String) {
+        flights.withLock { flights in
+            for flight in flights.values { flight.ticket.invalidate(groupID: groupID) }
+            flights.removeAll()
+        }
+    }
 }
 
 /// Marks a flight that an invalidation overtook: its answer predates the invalidation.
@@ -92,13 +102,35 @@ final class FlightTicket: Sendable {
     /// The ticket of the flight the current task runs, read where answers are kept.
     @TaskLocal static var current: FlightTicket?
 
-    private let invalidated = Locked(false)
+    private struct Overtaken {
+        /// By an invalidation of the customer or of everyone: whatever the answer holds.
+        var entirely = false
+        /// By invalidations of these groups: an answer holding one of them.
+        var groupIDs: [String] = []
+    }
 
-    /// Whether an invalidation overtook the flight.
-    var isInvalidated: Bool { invalidated.withLock { $0 } }
+    private let overtaken = Locked(Overtaken())
 
-    func invalidate() { invalidated.withLock { $0 = true } }
+    /// Whether an invalidation overtook the flight for `answer`: any invalidation of the customer or
+    /// of everyone; a group's when the answer holds the group, or when its groups are not known.
+    func overtakes(_ answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse?) -> Bool {
+        overtaken.withLock { overtaken in
+            if overtaken.entirely { return true }
+            if overtaken.groupIDs.isEmpty || answer.kind == .notFound { return false }
+            guard let decoded else { return true }
+            // Byte for byte, as the shared cache's index compares group ids.
+            return decoded.groups.contains { group in
+                overtaken.groupIDs.contains { Array($0.utf8) == Array(group.groupID.utf8) }
+            }
+        }
+    }
 
-    /// Whether the current task's flight, if any, was overtaken.
-    static var currentIsInvalidated: Bool { current?.isInvalidated == true }
+    func invalidate() { overtaken.withLock { $0.entirely = true } }
+
+    func invalidate(groupID: String) { overtaken.withLock { $0.groupIDs.append(groupID) } }
+
+    /// Whether the current task's flight, if any, was overtaken for `answer`.
+    static func currentOvertakes(_ answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse?) -> Bool {
+        current?.overtakes(answer, decoded: decoded) == true
+    }
 }

@@ -82,6 +82,31 @@ struct DecisionServerFleetTests {
         #expect(try await store.log().count == 4)
     }
 
+    @Test(
+        "POST /invalidate?groupId= answers 200 once no server serves the old answer: the other's next GET fetches (real redis-server)",
+        .requires(.pythonCryptography),
+        .requires(.redisServer)
+    )
+    func invalidationReachedEveryServer() async throws {
+        let redis = try await RedisServer.start()
+        defer { redis.stop() }
+        let store = try await FakeAppStore()
+        let arguments = ["--redis", "127.0.0.1:\(redis.port)"]
+        let first = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let second = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let live = try await first.get("/decision?transactionId=ok1")
+        #expect(live.groupsSource == "live")
+        #expect(try await first.get("/decision?transactionId=ok1").groupsSource == "cache")
+        let answer = try await second.post("/invalidate?groupId=900000000000000000")
+        #expect(answer.status == 200)
+        // At once, without waiting: the first server no longer serves its copy.
+        let after = try await first.get("/decision?transactionId=ok1")
+        #expect(after.status == 200)
+        #expect(after.groupsSource == "live")
+        #expect(after.groupsFetchedAt != live.groupsFetchedAt)
+        #expect(try await store.log().map(\.path) == Array(repeating: "/groups/v1/currentGroups/ok1", count: 2))
+    }
+
     @Test("freshness in the JSON: live, then cache with the same fetch time", .requires(.pythonCryptography))
     func freshness() async throws {
         let store = try await FakeAppStore()

@@ -31,18 +31,20 @@ struct RedisRoundTripTests {
         defer { store.close() }
         let source = Self.source()
         let first = try FleetInvalidationTests.service(source, shared: store)
+        let began = ContinuousClock.now
         let served = try await first.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.decision.capabilities.sorted() == GroupDecisionServiceTests.familyCapabilities)
         #expect(proxy.roundTrips == 5)
-        // Kept here: no round trip, within the local time to live (5 s); a busy machine that took
-        // longer between the two calls rightly reads the shared answer again, in one.
-        let kept = ContinuousClock.now
+        // Kept here: no round trip while the invalidation count read with the answer is recent
+        // (250 ms). A busy machine that took longer rightly reads the count again (or, past the
+        // local time to live, the shared answer), in one; and when that read itself took longer
+        // than the interval (seen in a full run on a loaded machine), the shared answer too.
         _ = try await first.decision(anyTransactionID: "c1", environment: .sandbox)
         let afterHit = proxy.roundTrips
-        if ContinuousClock.now - kept < .seconds(4) {
+        if ContinuousClock.now - began < first.configuration.invalidationCheckInterval {
             #expect(afterHit == 5)
         } else {
-            #expect([5, 6].contains(afterHit))
+            #expect([5, 6, 7].contains(afterHit))
         }
         // Another process finds the answer in one, and the lock was released.
         let second = try FleetInvalidationTests.service(source, shared: store)

@@ -243,6 +243,56 @@ struct FleetInvalidationTests {
         #expect(result.calls == 2)
     }
 
+    /// A member (c2, in g1 and g2) and a non-member (c3, in g2) are fetched by service 1 while it
+    /// invalidates g1; then both are asked of service 2: the sources it answers with, and Apple's
+    /// calls in all.
+    static func groupInvalidationDuringFetches(
+        _ first: any SharedGroupsCache,
+        _ second: any SharedGroupsCache
+    ) async throws -> (sources: [String], calls: Int) {
+        let apple = members()
+        let gated = GatedGroupsSource(apple)
+        let service1 = try service(gated, shared: first)
+        let service2 = try service(gated, shared: second)
+        gated.close()
+        let member = Task { try await service1.decision(anyTransactionID: "c2", environment: .sandbox) }
+        let other = Task { try await service1.decision(anyTransactionID: "c3", environment: .sandbox) }
+        try await gated.waitForCalls(2)
+        try await service1.invalidate(groupID: "g1")
+        gated.open()
+        #expect(try await member.value.source.name == "live")
+        #expect(try await other.value.source.name == "live")
+        return (try await sources(service2, ["c2", "c3"]), apple.callCount)
+    }
+
+    @Test(
+        "a group's invalidation keeps the answers of fetches under way that do not hold the group (real redis-server)",
+        .requires(.redisServer)
+    )
+    func groupInvalidationKeepsOtherFetchesRedis() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let first = try server.store(prefix: "fleet")
+        let second = try server.store(prefix: "fleet")
+        defer {
+            first.close()
+            second.close()
+        }
+        // Before, the non-member's answer was kept nowhere either, and its next decision on another
+        // server was a first fetch (["live", "live"], 4 calls): one the budget may refuse.
+        let result = try await Self.groupInvalidationDuringFetches(first, second)
+        #expect(result.sources == ["live", "cache"])
+        #expect(result.calls == 3)
+    }
+
+    @Test("a group's invalidation keeps the answers of fetches under way that do not hold the group (in memory)")
+    func groupInvalidationKeepsOtherFetchesInMemory() async throws {
+        let shared = InMemoryGroupsCache()
+        let result = try await Self.groupInvalidationDuringFetches(shared, shared)
+        #expect(result.sources == ["live", "cache"])
+        #expect(result.calls == 3)
+    }
+
     @Test("invalidate(groupID:) without a shared cache forgets the members here; a malformed id is refused")
     func groupInvalidationInProcess() async throws {
         let clock = ManualClock()

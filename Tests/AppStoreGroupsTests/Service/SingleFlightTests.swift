@@ -53,17 +53,57 @@ struct SingleFlightTests {
             try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
                 started.withLock { $0 = true }
                 await gate.wait()
-                return FlightTicket.currentIsInvalidated
+                return FlightTicket.currentOvertakes(Self.answer, decoded: nil)
             }
         }
         while !started.withLock({ $0 }) { await Task.yield() }
         flights.invalidate(customerID: "c1")
         let second = try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
-            FlightTicket.currentIsInvalidated
+            FlightTicket.currentOvertakes(Self.answer, decoded: nil)
         }
         #expect(second == false)
         gate.open()
         #expect(try await first.value == true)
+    }
+
+    static let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date(timeIntervalSince1970: 0))
+
+    /// An answer holding the groups, as the ticket sees it.
+    static func holding(_ groupIDs: [String]) -> GetCustomerGroupsResponse {
+        GetCustomerGroupsResponse(groups: groupIDs.map { GroupEntry(groupID: $0, groupType: .consumer) })
+    }
+
+    @Test("a group's invalidation overtakes a flight only for an answer holding the group")
+    func groupInvalidationOvertakesOnlyItsMembers() async throws {
+        let flights = SingleFlight<FlightTicket?>()
+        let gate = Gate()
+        let started = Locked(false)
+        let first = Task {
+            try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+                started.withLock { $0 = true }
+                await gate.wait()
+                return FlightTicket.current
+            }
+        }
+        while !started.withLock({ $0 }) { await Task.yield() }
+        flights.invalidate(groupID: "g1")
+        gate.open()
+        let ticket = try #require(try await first.value)
+        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["g2", "g1"])))
+        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding(["g2"])))
+        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding([])))
+        let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: Date(timeIntervalSince1970: 0))
+        #expect(!ticket.overtakes(notFound, decoded: nil))
+        // Groups not known: overtaken, to be safe.
+        #expect(ticket.overtakes(Self.answer, decoded: nil))
+        // Compared byte for byte, as the shared cache's index does: the Kelvin sign is canonically
+        // equivalent to K (Swift's == says equal), yet another group.
+        ticket.invalidate(groupID: "K1")
+        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding(["\u{212A}1"])))
+        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["K1"])))
+        // A later invalidation of the customer overtakes whatever the answer holds.
+        ticket.invalidate()
+        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["g2"])))
     }
 
     @Test("a failure reaches every caller as the body's error")
