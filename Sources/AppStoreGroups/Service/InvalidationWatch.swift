@@ -85,7 +85,11 @@ final class InvalidationWatch: Sendable {
 
     private func readOnce(_ shared: SharedCacheGuard) async -> Outcome {
         let started = now()
-        let count = await shared.read { cache throws(AppStoreGroupsError) in try await cache.invalidationCount() }
+        // Even while the cache is skipped as slow: it still answers, so invalidations through the
+        // other processes still complete, and one slow read per interval is this process's whole cost.
+        let count = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
+            try await cache.invalidationCount()
+        }
         state.withLock { $0.reading = nil }
         guard let count else { return .failed }
         record(count, started: started)

@@ -1,0 +1,280 @@
+import Foundation
+import GroupPolicy
+import Testing
+
+@testable import AppStoreGroups
+
+/// Attempts to make a process serve an answer an invalidation removed after the invalidation
+/// returned: through the invalidation count, the flights it overtakes, and the shared cache.
+@Suite("Decision service: invalidation under attack")
+struct InvalidationAdversaryTests {
+    static let family = FleetInvalidationTests.family
+    static let none = FleetInvalidationTests.none
+    static let onlyG2 = GetCustomerGroupsResponse(groups: [FleetInvalidationTests.g2])
+
+    static func set(_ store: RedisGroupsCache, _ key: String, _ value: String) async throws {
+        _ = try await store.call([Array("SET".utf8), Array(key.utf8), Array(value.utf8)], "SET")
+    }
+
+    // MARK: The count
+
+    @Test(
+        "a count lost with the store (restart, flush) and counted back up to the remembered value (real redis-server)",
+        .requires(.redisServer)
+    )
+    func countLostAndCountedBackUp() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let clock = ManualClock(Date())
+        let storeA = try server.store(prefix: "aba", now: clock.now)
+        let storeB = try server.store(prefix: "aba", now: clock.now)
+        defer {
+            storeA.close()
+            storeB.close()
+        }
+        let apple = StaticGroupsSource(["c": Self.family])
+        let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
+        let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
+        // Two invalidations of others, then B keeps its copy of c, stamped 2.
+        try await storeA.invalidate(anyTransactionID: "x1")
+        try await storeA.invalidate(anyTransactionID: "x2")
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        // The store loses everything (a restart without persistence; a failover to an empty replica).
+        _ = try await storeA.call([Array("FLUSHALL".utf8)], "FLUSHALL")
+        // One invalidation of another customer, then c's: the count is 2 again.
+        try await storeA.invalidate(anyTransactionID: "x3")
+        apple.setAnswer(Self.none, for: "c")
+        try await serviceA.invalidate(anyTransactionID: "c")
+        #expect(try await storeA.invalidationCount() == 2)
+        let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        withKnownIssue("a count that went back and up again to the value B remembers confirms B's old copy") {
+            #expect(served.source == .live)
+            #expect(served.decision.capabilities.sorted() == [])
+        }
+    }
+
+    @Test(
+        "a count that went down is a move: the copies stamped with the higher count go (real redis-server)",
+        .requires(.redisServer)
+    )
+    func countWentDown() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let clock = ManualClock(Date())
+        let store = try server.store(prefix: "down", now: clock.now)
+        defer { store.close() }
+        let apple = StaticGroupsSource(["c": Self.family])
+        let service = try FleetInvalidationTests.clockedService(apple, shared: store, clock: clock)
+        try await store.invalidate(anyTransactionID: "x1")
+        try await store.invalidate(anyTransactionID: "x2")
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        // The count goes back to 1; the answer written in the shared cache goes with the flush.
+        _ = try await store.call([Array("FLUSHALL".utf8)], "FLUSHALL")
+        try await Self.set(store, "down:invalidations", "1")
+        apple.setAnswer(Self.none, for: "c")
+        clock.advance(by: service.configuration.invalidationCheckInterval)
+        let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.source == .live)
+        #expect(served.decision.capabilities.sorted() == [])
+        #expect(apple.callCount == 2)
+    }
+
+    @Test(
+        "a negative count: the invalidation completes but no process can read the count (real redis-server)",
+        .requires(.redisServer)
+    )
+    func negativeCount() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let clock = ManualClock(Date())
+        let storeA = try server.store(prefix: "neg", now: clock.now)
+        let storeB = try server.store(prefix: "neg", now: clock.now)
+        defer {
+            storeA.close()
+            storeB.close()
+        }
+        let apple = StaticGroupsSource(["c": Self.family])
+        let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
+        let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        try await Self.set(storeA, "neg:invalidations", "-5")
+        apple.setAnswer(Self.none, for: "c")
+        // Redis counts it (-4): the invalidation returns as if every process had seen it.
+        var refused: AppStoreGroupsError?
+        do { try await serviceA.invalidate(anyTransactionID: "c") } catch { refused = error }
+        let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        withKnownIssue("a count Redis increments but the service cannot read lets B serve its old copy") {
+            // Either the invalidation fails (as for a count that is not a number) ...
+            #expect(refused?.code == .storeFailure)
+            // ... or B does not serve the answer it removed.
+            #expect(served.decision.capabilities.sorted() == [])
+        }
+    }
+
+    @Test(
+        "a count at the top of Redis's range: the invalidation fails, nothing granted (real redis-server)",
+        .requires(.redisServer),
+        arguments: ["9223372036854775807", "18446744073709551615", "99999999999999999999999", " 1", "1.0"]
+    )
+    func countOutOfRange(_ value: String) async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let clock = ManualClock(Date())
+        let store = try server.store(prefix: "big", now: clock.now)
+        defer { store.close() }
+        let apple = StaticGroupsSource(["c": Self.family])
+        let service = try FleetInvalidationTests.clockedService(apple, shared: store, clock: clock)
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        try await Self.set(store, "big:invalidations", value)
+        let refused = await expectError { try await service.invalidate(anyTransactionID: "c") }
+        #expect(refused?.code == .storeFailure)
+        // Nothing was changed by the refused script: the value is as it was.
+        #expect(
+            try await store.call([Array("GET".utf8), Array("big:invalidations".utf8)], "GET")
+                == .bulk(Array(value.utf8))
+        )
+    }
+
+    @Test(
+        "a process skipping a slow shared cache still reads the count: another's invalidation reaches it (real redis-server)",
+        .requires(.redisServer),
+        .timeLimit(.minutes(1))
+    )
+    func slowCacheSkippedStillReadsCount() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        // Process B reaches Redis through a proxy holding each command 200 ms: slow, not failing.
+        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .milliseconds(200))
+        defer { proxy.stop() }
+        let storeA = try server.store(prefix: "slow")
+        let storeB = try RedisGroupsCache(host: "127.0.0.1", port: proxy.port, keyPrefix: "slow", timeout: .seconds(30))
+        defer {
+            storeA.close()
+            storeB.close()
+        }
+        var configuration = GroupDecisionService.Configuration()
+        // Long enough that neither the skip nor B's copy ends during the test, however busy the machine.
+        configuration.sharedCacheRetryInterval = .seconds(600)
+        configuration.localTimeToLive = .seconds(600)
+        let apple = StaticGroupsSource(["c": Self.family])
+        let serviceA = try FleetInvalidationTests.service(apple, shared: storeA)
+        let serviceB = try GroupDecisionService(
+            policies: GroupDecisionServiceTests.policies(),
+            source: apple,
+            sharedCache: storeB,
+            configuration: configuration,
+            observer: RecordingObserver()
+        )
+        // B's uncached decision makes five slow calls in a row: B now skips its cache as slow.
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        apple.setAnswer(Self.none, for: "c")
+        // A's cache is fast: the invalidation completes, and returns after the check interval.
+        try await serviceA.invalidate(anyTransactionID: "c")
+        let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.decision.capabilities.sorted() == [])
+    }
+
+    @Test("a local time to live of zero keeps nothing here: every decision reads the shared cache")
+    func localTimeToLiveZero() async throws {
+        let clock = ManualClock()
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let apple = StaticGroupsSource(["c": Self.family])
+        var configuration = FleetInvalidationTests.configuration
+        configuration.localTimeToLive = .zero
+        let make = {
+            try GroupDecisionService(
+                policies: GroupDecisionServiceTests.policies(),
+                source: apple,
+                sharedCache: shared,
+                configuration: configuration,
+                timeSource: clock.timeSource
+            )
+        }
+        let serviceA = try make()
+        let serviceB = try make()
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
+        apple.setAnswer(Self.none, for: "c")
+        try await serviceA.invalidate(anyTransactionID: "c")
+        // No clock move: a copy kept here would be confirmed by B's reading made at its first decision.
+        let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.source == .live)
+        #expect(served.decision.capabilities.sorted() == [])
+    }
+
+    // MARK: Flights
+
+    @Test(
+        "a decision begun after another process's invalidation returned joins a flight begun before it (in memory)",
+        .timeLimit(.minutes(1))
+    )
+    func joinsFlightBegunBeforeInvalidation() async throws {
+        let shared = InMemoryGroupsCache()
+        let apple = StaticGroupsSource(["c": Self.family])
+        let gated = GatedGroupsSource(apple)
+        let serviceA = try FleetInvalidationTests.service(apple, shared: shared)
+        let serviceB = try FleetInvalidationTests.service(gated, shared: shared)
+        gated.close()
+        let first = Task { try await serviceB.decision(anyTransactionID: "c", environment: .sandbox) }
+        try await gated.waitForCalls(1)
+        apple.setAnswer(Self.none, for: "c")
+        try await serviceA.invalidate(anyTransactionID: "c")
+        // Begun after the invalidation returned.
+        let second = Task { try await serviceB.decision(anyTransactionID: "c", environment: .sandbox) }
+        // Time for the second decision to reach the flight (if it started its own, the gate holds it).
+        try await Task.sleep(for: .milliseconds(300))
+        gated.open()
+        _ = try await first.value
+        let served = try await second.value
+        withKnownIssue(
+            "the flight begun before the invalidation answers a decision begun after it",
+            isIntermittent: true
+        ) {
+            #expect(served.decision.capabilities.sorted() == [])
+        }
+    }
+
+    /// Without a shared cache: a fetch under way for c (whose answer holds g2 only) is overtaken by
+    /// a group invalidation it does not concern, then by `second`; then c is decided again.
+    static func secondInvalidationDuringFetch(
+        _ second: @Sendable (GroupDecisionService) async throws -> Void
+    ) async throws -> (inFlight: [String], after: ServedDecision, calls: Int) {
+        let apple = StaticGroupsSource(["c": Self.onlyG2])
+        let gated = GatedGroupsSource(apple)
+        let service = try GroupDecisionService(
+            policies: GroupDecisionServiceTests.policies(),
+            source: gated,
+            configuration: FleetInvalidationTests.configuration
+        )
+        gated.close()
+        let inFlight = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
+        try await gated.waitForCalls(1)
+        try await service.invalidate(groupID: "g1")
+        apple.setAnswer(Self.none, for: "c")
+        try await second(service)
+        gated.open()
+        let held = try await inFlight.value.decision.capabilities.sorted()
+        let after = try await service.decision(anyTransactionID: "c", environment: .sandbox)
+        return (held, after, apple.callCount)
+    }
+
+    @Test(
+        "a fetch overtaken by a group's invalidation it does not concern, then by the customer's, all or its group's",
+        arguments: ["customer", "all", "g2"]
+    )
+    func secondInvalidationReachesDetachedFlight(_ which: String) async throws {
+        let result = try await Self.secondInvalidationDuringFetch { service in
+            switch which {
+            case "customer": try await service.invalidate(anyTransactionID: "c")
+            case "all": try await service.invalidateAll()
+            default: try await service.invalidate(groupID: which)
+            }
+        }
+        #expect(result.inFlight == GroupDecisionServiceTests.familyCapabilities)
+        withKnownIssue("the first group invalidation detached the flight; the second does not mark it") {
+            #expect(result.after.source == .live)
+            #expect(result.after.decision.capabilities.sorted() == [])
+            #expect(result.calls == 2)
+        }
+    }
+}
