@@ -12,7 +12,14 @@ final class SingleFlight<Value: Sendable>: Sendable {
         var ticket: FlightTicket
     }
 
-    private let flights = Locked<[CustomerKey: Flight]>([:])
+    private struct State {
+        var flights: [CustomerKey: Flight] = [:]
+        /// The flights a group's invalidation took out of `flights` while they run, by ticket: the
+        /// invalidations after it must reach them too.
+        var detached: [ObjectIdentifier: (key: CustomerKey, ticket: FlightTicket)] = [:]
+    }
+
+    private let state = Locked(State())
 
     /// The flight's value: this caller's own flight, or the one already under way for `key`.
     ///
@@ -22,18 +29,17 @@ final class SingleFlight<Value: Sendable>: Sendable {
         _ key: CustomerKey,
         _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value
     ) async throws(AppStoreGroupsError) -> Value {
-        let (task, ticket, isLeader) = flights.withLock { flights in
-            if let flight = flights[key] { return (flight.task, flight.ticket, false) }
+        let (task, ticket, isLeader) = state.withLock { state in
+            if let flight = state.flights[key] { return (flight.task, flight.ticket, false) }
             let ticket = FlightTicket()
             let task = Task { () async throws -> Value in
                 try await FlightTicket.$current.withValue(ticket) { () async throws -> Value in try await body() }
             }
-            flights[key] = Flight(task: task, ticket: ticket)
+            state.flights[key] = Flight(task: task, ticket: ticket)
             return (task, ticket, true)
         }
         let result = await task.result
-        // Only its own flight: an invalidation may have put a newer one in its place.
-        if isLeader { flights.withLock { if $0[key]?.ticket === ticket { $0[key] = nil } } }
+        if isLeader { end(key, ticket: ticket) }
         switch result {
         case .success(let value):
             return value
@@ -52,13 +58,13 @@ final class SingleFlight<Value: Sendable>: Sendable {
         _ key: CustomerKey,
         _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value
     ) -> (task: Task<Value, any Error>, ticket: FlightTicket)? {
-        flights.withLock { flights in
-            guard flights[key] == nil else { return nil }
+        state.withLock { state in
+            guard state.flights[key] == nil else { return nil }
             let ticket = FlightTicket()
             let task = Task { () async throws -> Value in
                 try await FlightTicket.$current.withValue(ticket) { () async throws -> Value in try await body() }
             }
-            flights[key] = Flight(task: task, ticket: ticket)
+            state.flights[key] = Flight(task: task, ticket: ticket)
             return (task, ticket)
         }
     }
@@ -66,33 +72,43 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// Forgets a flight started by ``startIfIdle(_:_:)`` once it ended, unless an invalidation
     /// already put a newer one in its place.
     func end(_ key: CustomerKey, ticket: FlightTicket) {
-        flights.withLock { if $0[key]?.ticket === ticket { $0[key] = nil } }
+        state.withLock { state in
+            // Only its own flight: an invalidation may have put a newer one in its place.
+            if state.flights[key]?.ticket === ticket { state.flights[key] = nil }
+            state.detached[ObjectIdentifier(ticket)] = nil
+        }
     }
 
     /// Marks the customer's flights, in every environment, as overtaken.
     func invalidate(customerID: String) {
-        flights.withLock { flights in
+        state.withLock { state in
             for environment in StoreEnvironment.allCases {
                 let key = CustomerKey(environment: environment, customerID: customerID)
-                flights.removeValue(forKey: key)?.ticket.invalidate()
+                state.flights.removeValue(forKey: key)?.ticket.invalidate()
             }
+            for flight in state.detached.values where flight.key.customerID == customerID { flight.ticket.invalidate() }
         }
     }
 
     /// Marks every flight as overtaken.
     func invalidateAll() {
-        flights.withLock { flights in
-            for flight in flights.values { flight.ticket.invalidate() }
-            flights.removeAll()
+        state.withLock { state in
+            for flight in state.flights.values { flight.ticket.invalidate() }
+            for flight in state.detached.values { flight.ticket.invalidate() }
+            state.flights.removeAll()
         }
     }
 
     /// Marks every flight as overtaken for an answer that holds the group: callers from then on start
     /// a flight of their own, and an answer without the group is kept as usual.
     func invalidate(groupID: String) {
-        flights.withLock { flights in
-            for flight in flights.values { flight.ticket.invalidate(groupID: groupID) }
-            flights.removeAll()
+        state.withLock { state in
+            for flight in state.detached.values { flight.ticket.invalidate(groupID: groupID) }
+            for (key, flight) in state.flights {
+                flight.ticket.invalidate(groupID: groupID)
+                state.detached[ObjectIdentifier(flight.ticket)] = (key, flight.ticket)
+            }
+            state.flights.removeAll()
         }
     }
 }
