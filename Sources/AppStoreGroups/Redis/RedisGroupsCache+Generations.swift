@@ -148,7 +148,7 @@ extension RedisGroupsCache {
     public func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
         let label = "GET invalidations"
         let reply = try await call([Array("GET".utf8), invalidationCountKey], label)
-        guard let count = Self.count(reply) else { throw unexpected(reply, label) }
+        guard let count = Self.invalidations(reply) else { throw unexpected(reply, label) }
         return count
     }
 
@@ -168,9 +168,23 @@ extension RedisGroupsCache {
         let key = answerKey(customerID, environment)
         let reply = try await call([Array("MGET".utf8), key, invalidationCountKey], label)
         guard case .array(let parts?) = reply, parts.count == 2, let answer = servedAnswer(parts[0], key: key),
-            let count = Self.count(parts[1])
+            let count = Self.invalidations(parts[1])
         else { throw unexpected(reply, label) }
         return (answer, count)
+    }
+
+    /// The store's invalidation count as a reply gives it: ``count(_:)``, or a negative number
+    /// (`INCR` takes one, so invalidations complete) as its bit pattern.
+    ///
+    /// The processes only compare it for equality, so every value `INCR` accepts must read as a
+    /// distinct count: a count that could not be read while invalidations completed would let a
+    /// process serve the copies they removed.
+    static func invalidations(_ reply: RESPReply) -> UInt64? {
+        if let count = count(reply) { return count }
+        guard case .bulk(let value?) = reply, let signed = Int64(String(decoding: value, as: UTF8.self)) else {
+            return nil
+        }
+        return UInt64(bitPattern: signed)
     }
 
     /// A count as `MGET` answers it: a number, or null for zero.
