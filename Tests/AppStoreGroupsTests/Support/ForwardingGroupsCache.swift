@@ -12,8 +12,19 @@ final class ForwardingGroupsCache: SharedGroupsCache, @unchecked Sendable {
     private var recorded: [String] = []
     private var failing: Set<String> = []
 
-    init(_ inner: any SharedGroupsCache = InMemoryGroupsCache()) {
+    /// Whether the invalidation count is forwarded too (recorded as `invalidationCount`); a store
+    /// written before the count answers `nil` otherwise.
+    private let countsInvalidations: Bool
+
+    init(_ inner: any SharedGroupsCache = InMemoryGroupsCache(), countsInvalidations: Bool = false) {
         self.inner = inner
+        self.countsInvalidations = countsInvalidations
+    }
+
+    func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
+        guard countsInvalidations else { return nil }
+        try record("invalidationCount")
+        return try await inner.invalidationCount()
     }
 
     /// The calls so far, by name.
