@@ -32,20 +32,19 @@ struct RedisConcurrencyTests {
         let gate = try await store.rateLimitedUntil(.customerGroups, in: .production)
         #expect(gate == nil)
         _ = try await store.takeBudgetToken(
-            .customerGroups,
-            in: .production,
-            ratePerSecond: 50,
-            burst: 50,
+            from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 50, burst: 50),
             maximumWait: .zero
         )
         let answer = CachedGroupsAnswer(kind: .groups, body: Array(StubAppStore.consumerBody.utf8), fetchedAt: Date())
         let kept = try await store.setAnswer(
-            answer,
-            anyTransactionID: customer,
-            in: .production,
-            timeToLive: .seconds(60),
-            groupIDs: [],
-            ifGeneration: try #require(attempt.generation),
+            AnswerWrite(
+                answer,
+                anyTransactionID: customer,
+                in: .production,
+                timeToLive: .seconds(60),
+                groupIDs: [],
+                ifGeneration: try #require(attempt.generation)
+            ),
             releasingFetchLock: owner
         )
         #expect(kept)

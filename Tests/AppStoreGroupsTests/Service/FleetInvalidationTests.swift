@@ -108,12 +108,14 @@ struct FleetInvalidationTests {
         #expect(zero == InvalidationGeneration(customer: 0, all: 0))
         try await store.invalidate(anyTransactionID: "c1")
         let refused = try await store.setAnswer(
-            answer,
-            anyTransactionID: "c1",
-            in: .production,
-            timeToLive: .seconds(60),
-            groupIDs: [],
-            ifGeneration: zero
+            AnswerWrite(
+                answer,
+                anyTransactionID: "c1",
+                in: .production,
+                timeToLive: .seconds(60),
+                groupIDs: [],
+                ifGeneration: zero
+            )
         )
         #expect(!refused)
         #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
@@ -122,12 +124,14 @@ struct FleetInvalidationTests {
         try await store.invalidateAll()
         #expect(
             try await store.setAnswer(
-                answer,
-                anyTransactionID: "c1",
-                in: .production,
-                timeToLive: .seconds(60),
-                groupIDs: [],
-                ifGeneration: one
+                AnswerWrite(
+                    answer,
+                    anyTransactionID: "c1",
+                    in: .production,
+                    timeToLive: .seconds(60),
+                    groupIDs: [],
+                    ifGeneration: one
+                )
             )
                 == false
         )
@@ -135,12 +139,14 @@ struct FleetInvalidationTests {
         #expect(two == InvalidationGeneration(customer: 1, all: 1))
         #expect(
             try await store.setAnswer(
-                answer,
-                anyTransactionID: "c1",
-                in: .production,
-                timeToLive: .seconds(60),
-                groupIDs: [],
-                ifGeneration: two
+                AnswerWrite(
+                    answer,
+                    anyTransactionID: "c1",
+                    in: .production,
+                    timeToLive: .seconds(60),
+                    groupIDs: [],
+                    ifGeneration: two
+                )
             )
         )
         #expect(try await store.answer(anyTransactionID: "c1", in: .production) == answer)
@@ -319,22 +325,26 @@ struct FleetInvalidationTests {
         try await shared.invalidate(groupID: "g1")
         #expect(try await shared.answer(anyTransactionID: "c9", in: .sandbox) == nil)
         let refused = try await shared.setAnswer(
-            answer,
-            anyTransactionID: "c1",
-            in: .sandbox,
-            timeToLive: .seconds(60),
-            groupIDs: ["g1"],
-            ifGeneration: before
+            AnswerWrite(
+                answer,
+                anyTransactionID: "c1",
+                in: .sandbox,
+                timeToLive: .seconds(60),
+                groupIDs: ["g1"],
+                ifGeneration: before
+            )
         )
         #expect(!refused)
         // Another group's answer fetched at the same generation is kept.
         let kept = try await shared.setAnswer(
-            answer,
-            anyTransactionID: "c2",
-            in: .sandbox,
-            timeToLive: .seconds(60),
-            groupIDs: ["g2"],
-            ifGeneration: before
+            AnswerWrite(
+                answer,
+                anyTransactionID: "c2",
+                in: .sandbox,
+                timeToLive: .seconds(60),
+                groupIDs: ["g2"],
+                ifGeneration: before
+            )
         )
         #expect(kept)
     }
@@ -360,12 +370,14 @@ struct FleetInvalidationTests {
                 group.addTask {
                     for index in stride(from: lane, through: limit, by: 16) {
                         let kept = try await store.setAnswer(
-                            answer,
-                            anyTransactionID: "m\(index)",
-                            in: .sandbox,
-                            timeToLive: .seconds(600),
-                            groupIDs: ["big"],
-                            ifGeneration: generation
+                            AnswerWrite(
+                                answer,
+                                anyTransactionID: "m\(index)",
+                                in: .sandbox,
+                                timeToLive: .seconds(600),
+                                groupIDs: ["big"],
+                                ifGeneration: generation
+                            )
                         )
                         #expect(kept)
                     }
