@@ -62,14 +62,9 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func invalidationWinsOverFetchInFlightRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let first = try server.store(prefix: "fleet")
-        let second = try server.store(prefix: "fleet")
-        defer {
-            first.close()
-            second.close()
-        }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (first, second) = try fleet.pair(prefix: "fleet")
         let result = try await Self.fetchOverrunByInvalidation(first, second)
         // The call in flight answers with what Apple said when it asked (it began before the
         // invalidation); nothing after the invalidation is served from it, on either server.
@@ -198,16 +193,11 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func groupInvalidationAcrossServicesRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
         // The stores' clock is the services': a fetch time is never in the stores' future.
         let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000))
-        let first = try server.store(prefix: "fleet", now: clock.now)
-        let second = try server.store(prefix: "fleet", now: clock.now)
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try fleet.pair(prefix: "fleet", now: clock.now)
         let source = Self.members()
         let service1 = try Self.clockedService(source, shared: first, clock: clock)
         let service2 = try Self.clockedService(source, shared: second, clock: clock)
@@ -234,14 +224,9 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func groupInvalidationWinsOverFetchInFlightRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let first = try server.store(prefix: "fleet")
-        let second = try server.store(prefix: "fleet")
-        defer {
-            first.close()
-            second.close()
-        }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (first, second) = try fleet.pair(prefix: "fleet")
         let result = try await Self.fetchOverrunByInvalidation(first, second) { try await $0.invalidate(groupID: "g1") }
         #expect(result.inFlight == GroupDecisionServiceTests.familyCapabilities)
         #expect(result.afterOnFirst == [])
@@ -276,14 +261,9 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func groupInvalidationKeepsOtherFetchesRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let first = try server.store(prefix: "fleet")
-        let second = try server.store(prefix: "fleet")
-        defer {
-            first.close()
-            second.close()
-        }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (first, second) = try fleet.pair(prefix: "fleet")
         // Before, the non-member's answer was kept nowhere either, and its next decision on another
         // server was a first fetch (["live", "live"], 4 calls): one the budget may refuse.
         let result = try await Self.groupInvalidationDuringFetches(first, second)
