@@ -28,10 +28,11 @@ public import Foundation
 /// (``acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)``), then, once the source has
 /// answered, writes the answer and releases the lock in one call
 /// (``setAnswer(_:releasingFetchLock:)``), besides the rate-limit gate's calls
-/// (``rateLimitedUntil(_:in:)`` and, for a fleet budget, ``takeBudgetToken(from:maximumWait:)``). A store across a network should
-/// implement those two combined requirements natively, each in one atomic round trip: their
-/// default implementations are made of the single calls (three and two round trips) and are
-/// correct, only slower. The requirements without a default are the minimum a store implements.
+/// (``rateLimitedUntil(_:in:)`` and, for a fleet budget, ``takeBudgetToken(from:maximumWait:)``).
+/// A store across a network should implement those two combined requirements natively, each in one
+/// atomic round trip: their default implementations are made of the single calls (three and two
+/// round trips) and are correct, only slower. The requirements without a default are the minimum a
+/// store implements.
 public protocol SharedGroupsCache: Sendable {
     /// The answer kept for a customer, or `nil` when there is none or it has expired.
     ///
