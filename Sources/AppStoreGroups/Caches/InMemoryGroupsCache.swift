@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// A ``SharedGroupsCache`` in this process's memory: what several ``GroupDecisionService``s in one
 /// process share, and what an app's tests give two services to act as two processes of a fleet

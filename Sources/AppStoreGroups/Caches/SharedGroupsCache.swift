@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// Where a ``GroupDecisionService`` keeps what several processes must share: Apple's answers per
 /// customer, a short lock per customer so one process fetches while the others wait, and the

@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+import GroupPolicy
 
 /// What a decision log receives for one decision served, or refused.
 ///

@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+import GroupPolicy
 
 /// The one error type of the `AppStoreGroups` module: what went wrong (``code``) and the context
 /// Apple or the network gave.

@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// A ``GroupsSource`` that answers from a dictionary: for testing an app's handlers with no key and
 /// no network.

@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+public import GroupPolicy
 
 /// Invalidation generations: a count per customer and environment, and one for every customer, that
 /// a writer must match for its answer to be kept.

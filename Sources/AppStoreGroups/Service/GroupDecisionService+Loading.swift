@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// How a customer's groups are found: this process's cache, then one flight per customer through
 /// the shared cache (and its fetch lock) to the source, within the rate-limit gate.

@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// One flight per customer through the shared cache: its answer, or a fetch under its lock while
 /// the other processes wait for the holder's answer.

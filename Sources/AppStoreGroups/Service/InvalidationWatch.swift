@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// This process's reading of the shared cache's invalidation count, which decides whether a copy
 /// of an answer kept here may still be served.

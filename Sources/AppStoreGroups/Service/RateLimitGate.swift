@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// Apple's rate limits, kept for every request to one endpoint in one environment: a request budget,
 /// and after a 429 nothing sent before the `Retry-After` instant, by any caller of this process or

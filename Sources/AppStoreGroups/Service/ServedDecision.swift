@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// A ``GroupDecisionService`` answer: the Decision, how fresh the groups it was made from are, and
 /// the policy revision that made it.

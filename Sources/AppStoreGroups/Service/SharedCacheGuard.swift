@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// The decision service's way to its shared cache: every call goes through it, so that a cache that
 /// fails, hangs or is consistently slow costs little and is reported once per episode.

@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 extension ShadowReport {
     /// The most bytes of report JSON ``init(jsonBytes:fileName:)`` reads: 64 MiB, several times
