@@ -39,18 +39,15 @@ extension PolicyParser {
                     continue
                 }
                 description = fields.optionalString("description")
-                if let kindNode = fields["kind"], let raw = collector.string(kindNode, memberPath.appending("kind")) {
-                    if let parsed = CapabilityKind(rawValue: raw) {
-                        kind = parsed
-                    } else {
-                        collector.error(
-                            .invalidValue,
-                            at: kindNode.offset,
-                            memberPath.appending("kind"),
-                            "unknown capability kind '\(raw)' (expected 'presentation' or 'content')"
-                        )
-                    }
-                }
+                kind =
+                    rawValue(
+                        fields,
+                        "kind",
+                        memberPath,
+                        name: "capability kind",
+                        expected: "'presentation' or 'content'"
+                    )
+                    ?? kind
             default:
                 collector.error(
                     .wrongType,

@@ -1,27 +1,15 @@
 /// The `workspaces` section.
 extension PolicyParser {
     func parseWorkspaces(_ node: JSONNode, _ path: JSONPath) -> [WorkspaceDefinition] {
-        let elements = sectionElements(
+        sectionDefinitions(
             of: node,
             path,
             section: "workspaces",
+            kind: "workspace",
+            keys: Keys.workspace,
             maximum: limits.maximumWorkspaces,
             earlier: earlier?.workspaces
-        )
-        var workspaces: [WorkspaceDefinition] = []
-        var seen: [String: Int] = [:]
-        for (index, element) in elements.enumerated() {
-            let workspacePath = path.appending(index)
-            let keys = Keys.workspace
-            guard let fields = collector.object(element, workspacePath, allowed: keys) else { continue }
-            let located = elementID(
-                fields,
-                workspacePath,
-                index: index,
-                kind: "workspace",
-                section: "workspaces",
-                seen: &seen
-            )
+        ) { workspacePath, element, fields, located in
             let description = fields.optionalString("description")
             let match =
                 fields["match"].map { parseMatch($0, workspacePath.appending("match"), allowsRole: false) }
@@ -34,20 +22,17 @@ extension PolicyParser {
                 values.forEach(warnIfUnknown(role:))
             }
             let requires = fields["requires"].map { parseRequires($0, workspacePath.appending("requires")) } ?? .none
-            guard let located else { continue }
-            workspaces.append(
-                WorkspaceDefinition(
-                    id: located.value,
-                    description: description,
-                    match: match,
-                    adminRoles: adminRoles,
-                    requires: requires,
-                    offset: element.offset,
-                    path: workspacePath,
-                    idOffset: located.offset
-                )
+            guard let located else { return nil }
+            return WorkspaceDefinition(
+                id: located.value,
+                description: description,
+                match: match,
+                adminRoles: adminRoles,
+                requires: requires,
+                offset: element.offset,
+                path: workspacePath,
+                idOffset: located.offset
             )
         }
-        return workspaces
     }
 }
