@@ -1,15 +1,7 @@
 /// The `invariants` section.
 extension PolicyParser {
     func parseInvariants(_ node: JSONNode, _ path: JSONPath) -> [InvariantDefinition] {
-        sectionDefinitions(
-            of: node,
-            path,
-            section: "invariants",
-            kind: "invariant",
-            keys: Keys.invariant,
-            maximum: limits.maximumInvariants,
-            earlier: earlier?.invariants
-        ) { invariantPath, element, fields, id in
+        sectionDefinitions(.invariants, of: node, path) { invariantPath, element, fields, id in
             let description = fields.optionalString("description")
             let never = fields["never"]
             let always = fields["always"]
@@ -43,22 +35,13 @@ extension PolicyParser {
             guard let body = collector.object(bodyNode, bodyPath, allowed: Keys.invariantBody) else {
                 return nil
             }
-            var capabilities: [String] = []
-            if let capabilitiesNode = body.required("capabilities"),
-                let names = collector.stringArray(capabilitiesNode, bodyPath.appending("capabilities"), minimumCount: 1)
-            {
-                capabilities = names.map(\.value)
-                checkDeclared(names)
-            }
-            let match =
-                body["match"].map { parseMatch($0, bodyPath.appending("match"), allowsRole: true) } ?? .everything
-            let requires = body["requires"].map { parseRequires($0, bodyPath.appending("requires")) } ?? .none
+            let (capabilities, match, requires) = parseClause(body, bodyPath)
             guard let id else { return nil }
             return InvariantDefinition(
                 id: id.value,
                 description: description,
                 quantifier: quantifier,
-                capabilities: capabilities,
+                capabilities: capabilities.map(\.value),
                 match: match,
                 requires: requires,
                 offset: element.offset,

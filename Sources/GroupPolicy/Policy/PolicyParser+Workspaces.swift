@@ -1,15 +1,7 @@
 /// The `workspaces` section.
 extension PolicyParser {
     func parseWorkspaces(_ node: JSONNode, _ path: JSONPath) -> [WorkspaceDefinition] {
-        sectionDefinitions(
-            of: node,
-            path,
-            section: "workspaces",
-            kind: "workspace",
-            keys: Keys.workspace,
-            maximum: limits.maximumWorkspaces,
-            earlier: earlier?.workspaces
-        ) { workspacePath, element, fields, located in
+        sectionDefinitions(.workspaces, of: node, path) { workspacePath, element, fields, located in
             let description = fields.optionalString("description")
             let match =
                 fields["match"].map { parseMatch($0, workspacePath.appending("match"), allowsRole: false) }
@@ -21,7 +13,7 @@ extension PolicyParser {
                 adminRoles = values.map(\.value)
                 values.forEach(warnIfUnknown(role:))
             }
-            let requires = fields["requires"].map { parseRequires($0, workspacePath.appending("requires")) } ?? .none
+            let requires = parseRequires(fields, workspacePath)
             guard let located else { return nil }
             return WorkspaceDefinition(
                 id: located.value,

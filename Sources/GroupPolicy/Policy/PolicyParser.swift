@@ -162,21 +162,17 @@ struct PolicyParser {
             || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
 
-    /// The definitions of a section that lists objects with ids (`rules`, `workspaces`,
-    /// `invariants`), in order, or none after a located error when it is not an array or lists
-    /// more than `maximum` (with the `earlier` ones of the policy set's earlier files).
+    /// The definitions of a section that lists objects with ids, in order, or none after a located
+    /// error when it is not an array or lists more than the section's limit (with the ones of the
+    /// policy set's earlier files).
     ///
-    /// Each element must be an object with only `keys` and a unique `id`; `definition` makes the
+    /// Each element must be an object with only the section's keys and a unique `id`; `definition` makes the
     /// element's definition from its path, its node, its fields and its id (`nil` after a located
     /// error, when the element still gets its other fields checked and no definition).
     func sectionDefinitions<Definition>(
+        _ section: Section,
         of node: JSONNode,
         _ path: JSONPath,
-        section: String,
-        kind: String,
-        keys: [String],
-        maximum: Int,
-        earlier: Int?,
         _ definition: (
             _ path: JSONPath,
             _ element: JSONNode,
@@ -189,20 +185,52 @@ struct PolicyParser {
                 .wrongType,
                 at: node.offset,
                 path,
-                "expected an array of \(section), found \(node.value.typeName)"
+                "expected an array of \(section.name), found \(node.value.typeName)"
             )
             return []
         }
-        guard within(maximum, elements.count, earlier: earlier, section, node, path) else { return [] }
+        let maximum = limits[keyPath: section.maximum]
+        let earlierCount = earlier?[keyPath: section.earlier]
+        guard within(maximum, elements.count, earlier: earlierCount, section.name, node, path) else { return [] }
         var definitions: [Definition] = []
         var seen: [String: Int] = [:]
         for (index, element) in elements.enumerated() {
             let elementPath = path.appending(index)
-            guard let fields = collector.object(element, elementPath, allowed: keys) else { continue }
-            let id = elementID(fields, elementPath, index: index, kind: kind, section: section, seen: &seen)
+            guard let fields = collector.object(element, elementPath, allowed: section.keys) else { continue }
+            let id = elementID(
+                fields,
+                elementPath,
+                index: index,
+                kind: section.kind,
+                section: section.name,
+                seen: &seen
+            )
             if let made = definition(elementPath, element, fields, id) { definitions.append(made) }
         }
         return definitions
+    }
+
+    /// What the three parts of a rule or an invariant's body say, parsed from `fields` at `path`:
+    /// the capabilities (required, at least one, each declared), the match (everything when absent)
+    /// and the requirements (none when absent).
+    func parseClause(
+        _ fields: ObjectFields,
+        _ path: JSONPath
+    ) -> (capabilities: [Located<String>], match: MatchCondition, requires: Requirements) {
+        var capabilities: [Located<String>] = []
+        if let capabilitiesNode = fields.required("capabilities"),
+            let names = collector.stringArray(capabilitiesNode, path.appending("capabilities"), minimumCount: 1)
+        {
+            capabilities = names
+            checkDeclared(names)
+        }
+        let match = fields["match"].map { parseMatch($0, path.appending("match"), allowsRole: true) } ?? .everything
+        return (capabilities, match, parseRequires(fields, path))
+    }
+
+    /// The optional `requires` member of `fields` at `path`, or no requirements.
+    func parseRequires(_ fields: ObjectFields, _ path: JSONPath) -> Requirements {
+        fields["requires"].map { parseRequires($0, path.appending("requires")) } ?? .none
     }
 
     /// The optional member `key` of `fields` as one of `Value`'s raw values: `nil` when absent, or
