@@ -9,13 +9,7 @@ extension PolicyParser {
             collector.error(.invalidValue, at: node.offset, path, "declare at least one capability")
             return []
         }
-        if members.count > limits.maximumCapabilities {
-            collector.error(
-                .limitExceeded,
-                at: node.offset,
-                path,
-                "\(members.count) capabilities is over the limit of \(limits.maximumCapabilities)"
-            )
+        guard within(limits.maximumCapabilities, members.count, earlier: nil, "capabilities", node, path) else {
             return []
         }
         var declarations: [CapabilityDeclaration] = []
