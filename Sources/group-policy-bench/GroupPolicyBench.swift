@@ -50,15 +50,7 @@ enum GroupPolicyBench {
         }
         if options.shadow {
             let decoding = try DecodeMeasurement.measure(workload.responseBodies, passes: 1)
-            for policyCase in workload.policies {
-                let shadow = try ShadowMeasurement.measure(
-                    policyCase,
-                    bodies: workload.responseBodies,
-                    responses: decoding.responses,
-                    passes: options.passes
-                )
-                print(options.json ? shadow.json : shadow.text)
-            }
+            try ShadowMeasurement.printEach(of: workload, responses: decoding.responses, options: options)
             return
         }
         let clockOverhead = clockOverheadNanoseconds()
@@ -84,15 +76,7 @@ enum GroupPolicyBench {
             if options.json { print(row.json) }
         }
         if !options.json { print(Row.table(rows)) }
-        for policyCase in workload.policies {
-            let service = try ServiceMeasurement.measure(
-                policyCase,
-                bodies: workload.responseBodies,
-                responses: decoding.responses,
-                passes: options.passes
-            )
-            print(options.json ? service.json : service.text)
-        }
+        try ServiceMeasurement.printEach(of: workload, responses: decoding.responses, options: options)
         if rows.contains(where: { $0.mismatches > 0 || $0.evaluateMismatches > 0 }) {
             throw BenchError("decisions differ from the expected ones (see mismatches)")
         }

@@ -2,6 +2,44 @@ import AppStoreGroups
 import Foundation
 import GroupPolicy
 
+/// A figure of the decision service measured for each policy of the workload, printed as JSON or
+/// text.
+protocol ServiceCaseMeasurement {
+    /// Measures the service with one policy over the workload's responses.
+    static func measure(
+        _ policyCase: Workload.PolicyCase,
+        bodies: [[UInt8]],
+        responses: [GetCustomerGroupsResponse],
+        passes: Int
+    ) throws(BenchError) -> Self
+    /// One JSON object.
+    var json: String { get }
+    /// Lines for a reader.
+    var text: String { get }
+}
+
+extension ServiceCaseMeasurement {
+    /// Measures each policy of `workload` in turn and prints each figure as it comes.
+    static func printEach(
+        of workload: Workload,
+        responses: [GetCustomerGroupsResponse],
+        options: BenchOptions
+    ) throws(BenchError) {
+        for policyCase in workload.policies {
+            let figure = try measure(
+                policyCase,
+                bodies: workload.responseBodies,
+                responses: responses,
+                passes: options.passes
+            )
+            print(options.json ? figure.json : figure.text)
+        }
+    }
+}
+
+extension ServiceMeasurement: ServiceCaseMeasurement {}
+extension ShadowMeasurement: ServiceCaseMeasurement {}
+
 /// The decision service's cache: the cost of a hit from the call to the Decision, and the memory a
 /// cached customer takes.
 ///

@@ -212,14 +212,20 @@ public struct Policy: Sendable {
                     )
                 )
             }
-            if let other = policyIDs[document.id] {
-                conflict(
-                    at: document.idOffset,
-                    JSONPath.root.appending("id"),
-                    "policy id '\(document.id)' is also the id of \(other)"
-                )
+            /// Records `id` as this file's; reports a conflict when an earlier file has it.
+            func claim(
+                _ id: String,
+                in claimed: inout [String: String],
+                at offset: Int,
+                _ path: JSONPath,
+                _ message: (_ other: String) -> String
+            ) {
+                if let other = claimed[id] { conflict(at: offset, path, message(other)) }
+                claimed[id] = file
             }
-            policyIDs[document.id] = file
+            claim(document.id, in: &policyIDs, at: document.idOffset, JSONPath.root.appending("id")) {
+                "policy id '\(document.id)' is also the id of \($0)"
+            }
             for capability in document.capabilities {
                 if let (kind, other) = kinds[capability.name], kind != capability.kind {
                     conflict(
@@ -231,14 +237,9 @@ public struct Policy: Sendable {
                 kinds[capability.name] = kinds[capability.name] ?? (capability.kind, file)
             }
             for workspace in document.workspaces {
-                if let other = workspaces[workspace.id] {
-                    conflict(
-                        at: workspace.idOffset,
-                        workspace.path.appending("id"),
-                        "workspace id '\(workspace.id)' is also defined in \(other)"
-                    )
+                claim(workspace.id, in: &workspaces, at: workspace.idOffset, workspace.path.appending("id")) {
+                    "workspace id '\(workspace.id)' is also defined in \($0)"
                 }
-                workspaces[workspace.id] = file
             }
         }
         return diagnostics

@@ -39,7 +39,7 @@ struct PlainResponseDecoder {
         var groups: [GroupEntry]?
         let complete = readObject { (decoder, key) in
             guard key == .groups else { return decoder.skipValue(depth: 1) }
-            guard groups == nil, let list = decoder.readGroups() else { return false }
+            guard let list = decoder.readGroups() else { return false }
             groups = list
             return true
         }
@@ -52,18 +52,15 @@ struct PlainResponseDecoder {
         var members: [GroupMemberEntry]?
         var hasMore: Bool?
         var token: String?
-        var sawToken = false
         let complete = readObject { (decoder, key) in
             switch key {
             case .members:
-                guard members == nil, let list = decoder.readMembers() else { return false }
+                guard let list = decoder.readMembers() else { return false }
                 members = list
             case .hasMore:
-                guard hasMore == nil, let value = decoder.readBool() else { return false }
+                guard let value = decoder.readBool() else { return false }
                 hasMore = value
             case .paginationToken:
-                guard !sawToken else { return false }
-                sawToken = true
                 if decoder.readNull() { return true }
                 guard let value = decoder.readString() else { return false }
                 token = value
@@ -104,18 +101,15 @@ struct PlainResponseDecoder {
         var groupID: String?
         var groupType: GroupType?
         var roles: [RoleEntry]?
-        var sawRoles = false
         let complete = readObject { (decoder, key) in
             switch key {
             case .groupId:
-                guard groupID == nil, let value = decoder.readString() else { return false }
+                guard let value = decoder.readString() else { return false }
                 groupID = value
             case .groupType:
-                guard groupType == nil, let value = decoder.readGroupType() else { return false }
+                guard let value = decoder.readGroupType() else { return false }
                 groupType = value
             case .roles:
-                guard !sawRoles else { return false }
-                sawRoles = true
                 if decoder.readNull() { return true }
                 guard let list = decoder.readArray(limit: decoder.limits.maximumRoleEntriesPerGroup, { $0.readRole() })
                 else { return false }
@@ -148,10 +142,10 @@ struct PlainResponseDecoder {
         let complete = readObject { (decoder, key) in
             switch key {
             case .productId:
-                guard productID == nil, let value = decoder.readString() else { return false }
+                guard let value = decoder.readString() else { return false }
                 productID = value
             case .role:
-                guard role == nil, let value = decoder.readRoleValue() else { return false }
+                guard let value = decoder.readRoleValue() else { return false }
                 role = value
             default:
                 return decoder.skipValue(depth: 5)
@@ -167,7 +161,7 @@ struct PlainResponseDecoder {
             var transactionID: String?
             let complete = decoder.readObject { (decoder, key) in
                 guard key == .appTransactionId else { return decoder.skipValue(depth: 3) }
-                guard transactionID == nil, let value = decoder.readString() else { return false }
+                guard let value = decoder.readString() else { return false }
                 transactionID = value
                 return true
             }
@@ -221,13 +215,22 @@ struct PlainResponseDecoder {
 
     /// Reads an object, handing each key to `member` (the cursor after the colon), which reads or
     /// skips the value and answers whether it could.
+    ///
+    /// A key of Apple's documents twice in one object is not plain: the reference decoder reports
+    /// it, or skips it where the object does not read it.
     @inline(__always)
     private mutating func readObject(_ member: (inout PlainResponseDecoder, ResponseDecoder.Key) -> Bool) -> Bool {
         guard consume(UInt8(ascii: "{")) else { return false }
         if consume(UInt8(ascii: "}")) { return true }
+        var seen: UInt16 = 0
         repeat {
             skipWhitespace()
             guard let key = readKey(), consume(UInt8(ascii: ":")) else { return false }
+            if key != .other {
+                let bit: UInt16 = 1 << UInt16(key.rawValue)
+                guard seen & bit == 0 else { return false }
+                seen |= bit
+            }
             skipWhitespace()
             guard member(&self, key) else { return false }
         } while consume(UInt8(ascii: ","))

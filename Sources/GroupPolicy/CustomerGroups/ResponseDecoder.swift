@@ -80,9 +80,8 @@ struct ResponseDecoder {
     mutating func decodeCustomerGroups() throws(Failure) -> GetCustomerGroupsResponse {
         try checkSize()
         var groups: [GroupEntry]?
-        try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in
+        try readObject(at: .root, depth: 1) { (decoder, key) throws(Failure) in
             guard key == .groups else { return false }
-            guard groups == nil else { throw decoder.duplicateKey(.groups, at: keyOffset, in: Path.root) }
             groups = try decoder.readGroups()
             return true
         }
@@ -96,19 +95,14 @@ struct ResponseDecoder {
         var members: [GroupMemberEntry]?
         var hasMore: Bool?
         var token: String?
-        var sawToken = false
-        try readObject(at: .root, depth: 1) { (decoder, key, keyOffset) throws(Failure) in
+        try readObject(at: .root, depth: 1) { (decoder, key) throws(Failure) in
             let path = Path.root
             switch key {
             case .members:
-                guard members == nil else { throw decoder.duplicateKey(.members, at: keyOffset, in: path) }
                 members = try decoder.readMembers()
             case .hasMore:
-                guard hasMore == nil else { throw decoder.duplicateKey(.hasMore, at: keyOffset, in: path) }
                 hasMore = try decoder.readBool(at: path.appending(.hasMore))
             case .paginationToken:
-                guard !sawToken else { throw decoder.duplicateKey(.paginationToken, at: keyOffset, in: path) }
-                sawToken = true
                 token = try decoder.readOptionalString(at: path.appending(.paginationToken))
             default:
                 return false
@@ -139,19 +133,14 @@ struct ResponseDecoder {
         var groupID: String?
         var groupType: String?
         var roles: [RoleEntry]?
-        var sawRoles = false
         let start = scanner.position
-        try readObject(at: path, depth: 3) { (decoder, key, keyOffset) throws(Failure) in
+        try readObject(at: path, depth: 3) { (decoder, key) throws(Failure) in
             switch key {
             case .groupId:
-                guard groupID == nil else { throw decoder.duplicateKey(.groupId, at: keyOffset, in: path) }
                 groupID = try decoder.readString(at: path.appending(.groupId))
             case .groupType:
-                guard groupType == nil else { throw decoder.duplicateKey(.groupType, at: keyOffset, in: path) }
                 groupType = try decoder.readString(at: path.appending(.groupType))
             case .roles:
-                guard !sawRoles else { throw decoder.duplicateKey(.roles, at: keyOffset, in: path) }
-                sawRoles = true
                 roles = try decoder.readRoles(at: path.appending(.roles))
             default:
                 return false
@@ -186,13 +175,11 @@ struct ResponseDecoder {
         var productID: String?
         var role: String?
         let start = scanner.position
-        try readObject(at: path, depth: 5) { (decoder, key, keyOffset) throws(Failure) in
+        try readObject(at: path, depth: 5) { (decoder, key) throws(Failure) in
             switch key {
             case .productId:
-                guard productID == nil else { throw decoder.duplicateKey(.productId, at: keyOffset, in: path) }
                 productID = try decoder.readString(at: path.appending(.productId))
             case .role:
-                guard role == nil else { throw decoder.duplicateKey(.role, at: keyOffset, in: path) }
                 role = try decoder.readString(at: path.appending(.role))
             default:
                 return false
@@ -214,11 +201,8 @@ struct ResponseDecoder {
             let memberPath = path.appending(index)
             let start = decoder.scanner.position
             var transactionID: String?
-            try decoder.readObject(at: memberPath, depth: 3) { (decoder, key, keyOffset) throws(Failure) in
+            try decoder.readObject(at: memberPath, depth: 3) { (decoder, key) throws(Failure) in
                 guard key == .appTransactionId else { return false }
-                guard transactionID == nil else {
-                    throw decoder.duplicateKey(.appTransactionId, at: keyOffset, in: memberPath)
-                }
                 transactionID = try decoder.readString(at: memberPath.appending(.appTransactionId))
                 return true
             }
@@ -259,7 +243,7 @@ struct ResponseDecoder {
     }
 
     /// The keys of Apple's group documents; every other key is skipped.
-    enum Key {
+    enum Key: Int {
         case groups, groupId, groupType, roles, productId, role, members, hasMore, paginationToken
         case appTransactionId, other
 
@@ -316,10 +300,13 @@ struct ResponseDecoder {
 
     /// Reads an object, handing each classified key to `member`, which reads the value and returns
     /// true, or returns false to have the value validated and skipped.
+    ///
+    /// A key `member` read once is a duplicate-key failure the second time, before its value is
+    /// read; keys skipped may repeat.
     private mutating func readObject(
         at path: Path,
         depth: Int,
-        _ member: (inout ResponseDecoder, Key, Int) throws(Failure) -> Bool
+        _ member: (inout ResponseDecoder, Key) throws(Failure) -> Bool
     ) throws(Failure) {
         guard scanner.peekByte() == UInt8(ascii: "{") else { throw wrongType("an object", at: path) }
         guard depth <= limits.maximumDepth else { throw tooDeep(at: path) }
@@ -328,6 +315,7 @@ struct ResponseDecoder {
             scanner.position += 1
             return
         }
+        var read: UInt16 = 0
         repeat {
             scanner.skipWhitespace()
             let keyOffset = scanner.position
@@ -346,7 +334,11 @@ struct ResponseDecoder {
             } catch {
                 throw Failure(offset: error.offset, path: path, message: error.message, isSyntax: true)
             }
-            if try !member(&self, key, keyOffset) {
+            let bit: UInt16 = 1 << UInt16(key.rawValue)
+            guard read & bit == 0 else { throw duplicateKey(key, at: keyOffset, in: path) }
+            if try member(&self, key) {
+                read |= bit
+            } else {
                 do {
                     try scanner.skipValue(depth: depth, maximumDepth: limits.maximumDepth)
                 } catch {

@@ -178,10 +178,11 @@ extension CompiledPolicy {
             /// Records a matched rule (through `entry`, -1 for a group-level rule): its capabilities,
             /// and a record per capability.
             func record(_ ruleIndex: Int, entry: Int32) {
-                switch document.effect(ofRule: ruleIndex) {
-                case .grant:
-                    document.ruleBits[ruleIndex].forEachIndex { capability in
-                        granted[capability >> 6] |= 1 << UInt64(capability & 63)
+                let grants = document.effect(ofRule: ruleIndex) == .grant
+                document.ruleBits[ruleIndex].forEachIndex { capability in
+                    let bit: UInt64 = 1 << UInt64(capability & 63)
+                    if grants {
+                        granted[capability >> 6] |= bit
                         records.grants.append(
                             DecisionProvenance.Grant(
                                 capability: Int32(capability),
@@ -192,10 +193,8 @@ extension CompiledPolicy {
                                 entryRole: entry
                             )
                         )
-                    }
-                case .deny:
-                    document.ruleBits[ruleIndex].forEachIndex { capability in
-                        denied[capability >> 6] |= 1 << UInt64(capability & 63)
+                    } else {
+                        denied[capability >> 6] |= bit
                         records.denials.append(
                             DecisionProvenance.Denial(
                                 capability: Int32(capability),

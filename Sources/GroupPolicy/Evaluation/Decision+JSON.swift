@@ -210,6 +210,29 @@ extension Decision {
                             )
                         )
                     }
+                    /// Opens the object at `position` of an array with its first key: a comma before
+                    /// every object but the first.
+                    @inline(__always)
+                    func openObject(_ position: Int, _ prettyText: StaticString, _ compactText: StaticString) {
+                        if position > 0 { output.append(byte: UInt8(ascii: ",")) }
+                        put(prettyText, compactText)
+                    }
+                    /// The members a grant and a denial start with: the capability, the group and the
+                    /// rule (left open, unquoted), after the separator for the record at `position`.
+                    func openRecord(
+                        _ position: Int,
+                        capability index: Int32,
+                        group: Int32,
+                        document: Int32,
+                        rule: Int32
+                    ) {
+                        openObject(position, "\n    {\n      \"capability\": ", "{\"capability\":")
+                        capability(Int(index))
+                        put(",\n      \"groupId\": \"", ",\"groupId\":\"")
+                        writeGroupID(group)
+                        put("\",\n      \"rule\": \"", "\",\"rule\":\"")
+                        writeRule(document: document, rule: rule)
+                    }
                     func closeArray(_ count: Int) {
                         if count > 0 { put("\n  ]", "]") } else { output.append(byte: UInt8(ascii: "]")) }
                     }
@@ -226,11 +249,7 @@ extension Decision {
 
                     put(",\n  \"groups\": [", ",\"groups\":[")
                     for (ordinal, group) in groups.enumerated() {
-                        if ordinal == 0 {
-                            put("\n    {\n      \"groupId\": \"", "{\"groupId\":\"")
-                        } else {
-                            put(",\n    {\n      \"groupId\": \"", ",{\"groupId\":\"")
-                        }
+                        openObject(ordinal, "\n    {\n      \"groupId\": \"", "{\"groupId\":\"")
                         writeGroupID(Int32(ordinal))
                         put("\",\n      \"groupType\": \"", "\",\"groupType\":\"")
                         output.append(strings.groupType(Int(group.first)))
@@ -251,11 +270,7 @@ extension Decision {
 
                     put(",\n  \"workspaces\": [", ",\"workspaces\":[")
                     for (position, membership) in records.memberships.enumerated() {
-                        if position == 0 {
-                            put("\n    {\n      \"workspace\": \"", "{\"workspace\":\"")
-                        } else {
-                            put(",\n    {\n      \"workspace\": \"", ",{\"workspace\":\"")
-                        }
+                        openObject(position, "\n    {\n      \"workspace\": \"", "{\"workspace\":\"")
                         output.appendEscaped(workspaceID(of: membership), plain: false)
                         put("\",\n      \"groupId\": \"", "\",\"groupId\":\"")
                         writeGroupID(membership.group)
@@ -270,16 +285,13 @@ extension Decision {
                     if includingProvenance {
                         put(",\n  \"grants\": [", ",\"grants\":[")
                         for (position, grant) in records.grants.enumerated() {
-                            if position == 0 {
-                                put("\n    {\n      \"capability\": ", "{\"capability\":")
-                            } else {
-                                put(",\n    {\n      \"capability\": ", ",{\"capability\":")
-                            }
-                            capability(Int(grant.capability))
-                            put(",\n      \"groupId\": \"", ",\"groupId\":\"")
-                            writeGroupID(grant.group)
-                            put("\",\n      \"rule\": \"", "\",\"rule\":\"")
-                            writeRule(document: grant.document, rule: grant.rule)
+                            openRecord(
+                                position,
+                                capability: grant.capability,
+                                group: grant.group,
+                                document: grant.document,
+                                rule: grant.rule
+                            )
                             if grant.entryGroup >= 0 {
                                 let entryGroup = Int(grant.entryGroup)
                                 let entryRole = Int(grant.entryRole)
@@ -302,16 +314,13 @@ extension Decision {
 
                         put(",\n  \"denials\": [", ",\"denials\":[")
                         for (position, denial) in records.denials.enumerated() {
-                            if position == 0 {
-                                put("\n    {\n      \"capability\": ", "{\"capability\":")
-                            } else {
-                                put(",\n    {\n      \"capability\": ", ",{\"capability\":")
-                            }
-                            capability(Int(denial.capability))
-                            put(",\n      \"groupId\": \"", ",\"groupId\":\"")
-                            writeGroupID(denial.group)
-                            put("\",\n      \"rule\": \"", "\",\"rule\":\"")
-                            writeRule(document: denial.document, rule: denial.rule)
+                            openRecord(
+                                position,
+                                capability: denial.capability,
+                                group: denial.group,
+                                document: denial.document,
+                                rule: denial.rule
+                            )
                             put("\"\n    }", "\"}")
                         }
                         closeArray(records.denials.count)

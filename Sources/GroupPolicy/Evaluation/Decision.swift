@@ -20,20 +20,6 @@ public struct Decision: Sendable {
     let sandbox: Bool
     let records: DecisionProvenance
 
-    init(
-        capabilities: CapabilitySet,
-        policy: CompiledPolicy,
-        responseGroups: [GroupEntry],
-        sandbox: Bool,
-        records: DecisionProvenance
-    ) {
-        self.capabilities = capabilities
-        self.policy = policy
-        self.responseGroups = responseGroups
-        self.sandbox = sandbox
-        self.records = records
-    }
-
     /// One entry per group of the response, in response order (duplicates merged), including groups
     /// that give nothing.
     ///

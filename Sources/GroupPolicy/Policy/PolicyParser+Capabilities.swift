@@ -9,13 +9,7 @@ extension PolicyParser {
             collector.error(.invalidValue, at: node.offset, path, "declare at least one capability")
             return []
         }
-        if members.count > limits.maximumCapabilities {
-            collector.error(
-                .limitExceeded,
-                at: node.offset,
-                path,
-                "\(members.count) capabilities is over the limit of \(limits.maximumCapabilities)"
-            )
+        guard within(limits.maximumCapabilities, members.count, earlier: nil, "capabilities", node, path) else {
             return []
         }
         var declarations: [CapabilityDeclaration] = []
@@ -39,18 +33,15 @@ extension PolicyParser {
                     continue
                 }
                 description = fields.optionalString("description")
-                if let kindNode = fields["kind"], let raw = collector.string(kindNode, memberPath.appending("kind")) {
-                    if let parsed = CapabilityKind(rawValue: raw) {
-                        kind = parsed
-                    } else {
-                        collector.error(
-                            .invalidValue,
-                            at: kindNode.offset,
-                            memberPath.appending("kind"),
-                            "unknown capability kind '\(raw)' (expected 'presentation' or 'content')"
-                        )
-                    }
-                }
+                kind =
+                    rawValue(
+                        fields,
+                        "kind",
+                        memberPath,
+                        name: "capability kind",
+                        expected: "'presentation' or 'content'"
+                    )
+                    ?? kind
             default:
                 collector.error(
                     .wrongType,

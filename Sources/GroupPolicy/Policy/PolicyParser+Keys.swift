@@ -15,4 +15,36 @@ extension PolicyParser {
         static let invariant = ["id", "description", "never", "always"]
         static let invariantBody = ["capabilities", "match", "requires"]
     }
+
+    /// A section that lists objects with ids: its name, what one element is, the keys an element
+    /// may hold, and its limit (for the policy set as a whole).
+    struct Section {
+        var name: String
+        var kind: String
+        var keys: [String]
+        var maximum: KeyPath<PolicyLimits, Int>
+        var earlier: KeyPath<PolicySetTotals, Int>
+
+        static var rules: Section {
+            Section(name: "rules", kind: "rule", keys: Keys.rule, maximum: \.maximumRules, earlier: \.rules)
+        }
+        static var workspaces: Section {
+            Section(
+                name: "workspaces",
+                kind: "workspace",
+                keys: Keys.workspace,
+                maximum: \.maximumWorkspaces,
+                earlier: \.workspaces
+            )
+        }
+        static var invariants: Section {
+            Section(
+                name: "invariants",
+                kind: "invariant",
+                keys: Keys.invariant,
+                maximum: \.maximumInvariants,
+                earlier: \.invariants
+            )
+        }
+    }
 }

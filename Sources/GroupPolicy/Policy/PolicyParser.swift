@@ -162,33 +162,104 @@ struct PolicyParser {
             || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
 
-    /// The elements of a section that lists objects with ids (`rules`, `workspaces`,
-    /// `invariants`), or none after a located error when it is not an array or lists more than
-    /// `maximum` (with the `earlier` ones of the policy set's earlier files).
-    func sectionElements(
+    /// The definitions of a section that lists objects with ids, in order, or none after a located
+    /// error when it is not an array or lists more than the section's limit (with the ones of the
+    /// policy set's earlier files).
+    ///
+    /// Each element must be an object with only the section's keys and a unique `id`; `definition` makes the
+    /// element's definition from its path, its node, its fields and its id (`nil` after a located
+    /// error, when the element still gets its other fields checked and no definition).
+    func sectionDefinitions<Definition>(
+        _ section: Section,
         of node: JSONNode,
         _ path: JSONPath,
-        section: String,
-        maximum: Int,
-        earlier: Int?
-    ) -> [JSONNode] {
+        _ definition: (
+            _ path: JSONPath,
+            _ element: JSONNode,
+            _ fields: ObjectFields,
+            _ id: (value: String, offset: Int)?
+        ) -> Definition?
+    ) -> [Definition] {
         guard case .array(let elements) = node.value else {
             collector.error(
                 .wrongType,
                 at: node.offset,
                 path,
-                "expected an array of \(section), found \(node.value.typeName)"
+                "expected an array of \(section.name), found \(node.value.typeName)"
             )
             return []
         }
-        guard within(maximum, elements.count, earlier: earlier, section, node, path) else { return [] }
-        return elements
+        let maximum = limits[keyPath: section.maximum]
+        let earlierCount = earlier?[keyPath: section.earlier]
+        guard within(maximum, elements.count, earlier: earlierCount, section.name, node, path) else { return [] }
+        var definitions: [Definition] = []
+        var seen: [String: Int] = [:]
+        for (index, element) in elements.enumerated() {
+            let elementPath = path.appending(index)
+            guard let fields = collector.object(element, elementPath, allowed: section.keys) else { continue }
+            let id = elementID(
+                fields,
+                elementPath,
+                index: index,
+                kind: section.kind,
+                section: section.name,
+                seen: &seen
+            )
+            if let made = definition(elementPath, element, fields, id) { definitions.append(made) }
+        }
+        return definitions
+    }
+
+    /// What the three parts of a rule or an invariant's body say, parsed from `fields` at `path`:
+    /// the capabilities (required, at least one, each declared), the match (everything when absent)
+    /// and the requirements (none when absent).
+    func parseClause(
+        _ fields: ObjectFields,
+        _ path: JSONPath
+    ) -> (capabilities: [Located<String>], match: MatchCondition, requires: Requirements) {
+        var capabilities: [Located<String>] = []
+        if let capabilitiesNode = fields.required("capabilities"),
+            let names = collector.stringArray(capabilitiesNode, path.appending("capabilities"), minimumCount: 1)
+        {
+            capabilities = names
+            checkDeclared(names)
+        }
+        let match = fields["match"].map { parseMatch($0, path.appending("match"), allowsRole: true) } ?? .everything
+        return (capabilities, match, parseRequires(fields, path))
+    }
+
+    /// The optional `requires` member of `fields` at `path`, or no requirements.
+    func parseRequires(_ fields: ObjectFields, _ path: JSONPath) -> Requirements {
+        fields["requires"].map { parseRequires($0, path.appending("requires")) } ?? .none
+    }
+
+    /// The optional member `key` of `fields` as one of `Value`'s raw values: `nil` when absent, or
+    /// after a located error when it is not a string or not one of them (`unknown <name> '<value>'
+    /// (expected <expected>)`).
+    func rawValue<Value: RawRepresentable<String>>(
+        _ fields: ObjectFields,
+        _ key: String,
+        _ path: JSONPath,
+        name: String,
+        expected: String
+    ) -> Value? {
+        guard let node = fields[key], let raw = collector.string(node, path.appending(key)) else { return nil }
+        guard let value = Value(rawValue: raw) else {
+            collector.error(
+                .invalidValue,
+                at: node.offset,
+                path.appending(key),
+                "unknown \(name) '\(raw)' (expected \(expected))"
+            )
+            return nil
+        }
+        return value
     }
 
     /// The required `id` of element `index` of a section, and where it is, with a located error
     /// when an earlier element has it too (`seen`: the section's ids so far, and where each first
     /// appears).
-    func elementID(
+    private func elementID(
         _ fields: ObjectFields,
         _ path: JSONPath,
         index: Int,

@@ -115,7 +115,8 @@ struct MinimalChanges {
     /// - Parameters:
     ///   - plans: The enumeration, environment by environment.
     ///   - entitlementSets: The entitlement sets each plan visits, smaller first.
-    ///   - limit: The most scenarios kept.
+    ///   - limit: The most scenarios kept: the diff's limit in force (``PolicyDiffer/changeLimit``)
+    ///     unless given.
     ///   - subject: What changes, for the limit's message (`capability`, `workspace`).
     ///   - changes: The codes of what differs in a scenario (a frame and its role entries).
     /// - Returns: The kept scenarios by code, codes ascending, each code's in enumeration order.
@@ -123,7 +124,7 @@ struct MinimalChanges {
     static func find(
         in plans: [DiffPlan],
         entitlementSets: [[String]],
-        limit: Int,
+        limit: Int = PolicyDiffer.changeLimit,
         of subject: String,
         _ changes: (DiffPlan, DiffPlan.Visit, [Int], inout [Int32]) -> Void
     ) throws(GroupPolicyError) -> [(code: Int32, keys: [Key])] {

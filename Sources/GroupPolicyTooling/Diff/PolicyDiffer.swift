@@ -212,7 +212,6 @@ struct PolicyDiffer {
         let changes = try MinimalChanges.find(
             in: plans,
             entitlementSets: entitlementSets,
-            limit: Self.changeLimit,
             of: "capability"
         ) { plan, scenario, entries, differing in
             oldEvaluator.evaluate(
@@ -230,13 +229,14 @@ struct PolicyDiffer {
                 context: scenario.context
             )
             if catalogsDiffer {
-                // 1: the old version has it, 2: the new one, 3: both.
-                Self.forEachSetBit(oldEvaluator.capabilities) { local in
+                // 1: the old version has it, 2: the new one, 3: both. A set's bits are the ones
+                // that differ from the empty set.
+                Self.forEachDifferingBit(.small(0), oldEvaluator.capabilities) { local, _ in
                     let union = oldToUnion[local]
                     if unionBits[union] == 0 { touched.append(union) }
                     unionBits[union] |= 1
                 }
-                Self.forEachSetBit(newEvaluator.capabilities) { local in
+                Self.forEachDifferingBit(.small(0), newEvaluator.capabilities) { local, _ in
                     let union = newToUnion[local]
                     if unionBits[union] == 0 { touched.append(union) }
                     unionBits[union] |= 2
@@ -270,21 +270,6 @@ struct PolicyDiffer {
                 entitlements: scenario.entitlements,
                 example: scenario.example
             )
-        }
-    }
-
-    /// Calls `body` with each set bit's index, ascending.
-    private static func forEachSetBit(_ bits: CapabilityBits, _ body: (Int) -> Void) {
-        func visit(_ word: UInt64, base: Int) {
-            var remaining = word
-            while remaining != 0 {
-                body(base + remaining.trailingZeroBitCount)
-                remaining &= remaining - 1
-            }
-        }
-        switch bits {
-        case .small(let word): visit(word, base: 0)
-        case .large(let words): for (position, word) in words.enumerated() { visit(word, base: position * 64) }
         }
     }
 

@@ -261,7 +261,6 @@ struct WorkspaceDiffer {
         let changes = try MinimalChanges.find(
             in: plans,
             entitlementSets: entitlementSets,
-            limit: PolicyDiffer.changeLimit,
             of: "workspace"
         ) { plan, scenario, entries, differing in
             memberships(old, scenario, entries, plan, into: &before)

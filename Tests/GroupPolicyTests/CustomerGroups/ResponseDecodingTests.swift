@@ -56,6 +56,27 @@ import Foundation
         #expect(decoded.groups == [GroupEntry(groupID: "1", groupType: .consumer)])
     }
 
+    /// A key read once in an object is a duplicate the second time, even when its first value was
+    /// `null`; a key the object skips may repeat, even one another object of Apple's reads.
+    @Test func duplicateKeysAreTheKeysAnObjectReads() throws {
+        #expect {
+            try GetGroupMembersResponse(
+                jsonBytes: bytes(#"{"members":[],"hasMore":false,"paginationToken":null,"paginationToken":"t"}"#)
+            )
+        } throws: {
+            ($0 as? GroupPolicyError)?.description == #"<input>:1:54: paginationToken: duplicate key 'paginationToken'"#
+        }
+        #expect {
+            try response(#"{"groups":[{"groupId":"1","groupType":"O","roles":null,"roles":[]}]}"#)
+        } throws: {
+            ($0 as? GroupPolicyError)?.description == #"<input>:1:56: groups[0].roles: duplicate key 'roles'"#
+        }
+        let skipped = try response(
+            #"{"role":"A","groups":[{"groupId":"1","groupType":"O","groups":1,"groups":2}],"role":"B"}"#
+        )
+        #expect(skipped == GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "1", groupType: "O")]))
+    }
+
     @Test func escapesDecode() throws {
         let decoded = try response(#"{"groups":[{"groupId":"a\"b\\c\u00e9\ud83d\ude00","group\u0054ype":"CONSUMER"}]}"#)
         #expect(decoded.groups[0].groupID == "a\"b\\cé😀")

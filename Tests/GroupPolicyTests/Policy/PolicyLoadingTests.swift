@@ -577,6 +577,20 @@ import Foundation
             (error as? GroupPolicyError)?.diagnostics.first?.description
                 == "<input>:5:12: error: rules: 1 rules is over the limit of 0"
         }
+        // The capabilities section: at the limit loads; one over is refused at the section (and
+        // declares nothing, so the rule's capability is undeclared too).
+        #expect(throws: Never.self) {
+            try Policy(jsonBytes: bytes(Self.document()), limits: PolicyLimits(maximumCapabilities: 2))
+        }
+        #expect {
+            try Policy(jsonBytes: bytes(Self.document()), limits: PolicyLimits(maximumCapabilities: 1))
+        } throws: { error in
+            (error as? GroupPolicyError)?.diagnostics.map(\.description)
+                == [
+                    "<input>:4:19: error: capabilities: 2 capabilities is over the limit of 1",
+                    "<input>:5:45: error: rules[0].capabilities[0]: undeclared capability 'workspace.view'",
+                ]
+        }
         let deep = "{\"format\":" + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}"
         #expect {
             try Policy(jsonBytes: bytes(deep))
