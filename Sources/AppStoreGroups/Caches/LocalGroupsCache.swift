@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 #if canImport(Glibc) && canImport(CMallocInfo)
 import CMallocInfo

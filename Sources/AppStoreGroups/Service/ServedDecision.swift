@@ -1,4 +1,5 @@
 public import GroupPolicy
+import GroupPolicyBasics
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials

@@ -8,6 +8,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import GroupPolicyBasics
 
 /// The one-pass decoder of the plain form against the reference decoder: on every body, the plain
 /// decoder either declines or returns exactly what the reference returns, and the public

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import GroupPolicy
+import GroupPolicyBasics
 
 /// Lines and columns from the per-stride checkpoints agree with counting from the start, at every
 /// offset, across stride boundaries and multi-byte characters.

@@ -25,7 +25,7 @@ extension Set<String> {
     /// Whether the set holds these exact bytes (``Swift/String/isExactly(_:)``): a set of strings
     /// holds at most one of several canonically equivalent spellings, found by hashing, then
     /// compared byte for byte.
-    func containsExactly(_ value: String) -> Bool {
+    package func containsExactly(_ value: String) -> Bool {
         guard let index = firstIndex(of: value) else { return false }
         return self[index].isExactly(value)
     }
@@ -37,4 +37,29 @@ extension Dictionary where Key == String {
         guard let index = index(forKey: key), self[index].key.isExactly(key) else { return nil }
         return self[index].value
     }
+}
+
+/// Whether two byte buffers hold the same bytes: eight at a time, then the tail (every name of a
+/// large policy is compared at least once while it compiles).
+@inlinable
+package func bytesEqual(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+    let count = left.count
+    guard count == right.count else { return false }
+    guard count > 0, let leftStart = left.baseAddress, let rightStart = right.baseAddress else { return true }
+    let leftRaw = UnsafeRawPointer(leftStart)
+    let rightRaw = UnsafeRawPointer(rightStart)
+    var offset = 0
+    while offset + 8 <= count {
+        if leftRaw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            != rightRaw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        {
+            return false
+        }
+        offset += 8
+    }
+    while offset < count {
+        if leftStart[offset] != rightStart[offset] { return false }
+        offset += 1
+    }
+    return true
 }
