@@ -28,14 +28,14 @@ extension JSONWriter {
     }
 
     /// Calls `body` with the string's UTF-8 bytes, contiguous.
-    @inlinable
+    @inlinable @inline(__always)
     package static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
         return Array(text.utf8).withUnsafeBufferPointer(body)
     }
 
     /// Whether a byte must be escaped in a JSON string.
-    @inlinable
+    @inlinable @inline(__always)
     package static func isSpecial(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
@@ -67,7 +67,7 @@ extension JSONWriter {
     }
 
     /// The escaped length of `text`, without quotes.
-    @inlinable
+    @inlinable @inline(__always)
     package static func escapedCount(_ text: String) -> Int {
         withUTF8(text) { bytes in
             guard needsEscaping(bytes) else { return bytes.count }
@@ -80,7 +80,7 @@ extension JSONWriter {
     }
 
     /// Calls `body` with the escaped text in pieces: runs that need no escape, and escapes.
-    @inlinable
+    @inlinable @inline(__always)
     package static func forEachEscapedRun(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeRawBufferPointer) -> Void)
     {
         let raw = UnsafeRawBufferPointer(bytes)
@@ -101,7 +101,7 @@ extension JSONWriter {
     }
 
     /// Calls `body` with the escape of a byte that ``isSpecial(_:)``.
-    @inlinable
+    @inlinable @inline(__always)
     static func withEscape<Result>(of byte: UInt8, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         var escape: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0x5C, 0, 0x30, 0x30, 0, 0)
         var count = 2
