@@ -1,3 +1,4 @@
+import GroupPolicyBasics
 import GroupPolicyTestSupport
 import Testing
 
@@ -8,7 +9,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import GroupPolicyBasics
 
 /// The one-pass decoder of the plain form against the reference decoder: on every body, the plain
 /// decoder either declines or returns exactly what the reference returns, and the public

@@ -1,7 +1,7 @@
+import GroupPolicyBasics
 import Testing
 
 @testable import GroupPolicy
-import GroupPolicyBasics
 
 /// Lines and columns from the per-stride checkpoints agree with counting from the start, at every
 /// offset, across stride boundaries and multi-byte characters.

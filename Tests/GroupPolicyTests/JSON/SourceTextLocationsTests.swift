@@ -1,8 +1,8 @@
+import GroupPolicyBasics
 import GroupPolicyTestSupport
 import Testing
 
 @testable import GroupPolicy
-import GroupPolicyBasics
 
 @Suite struct SourceTextLocationsTests {
     /// The one-pass locator must agree with the per-offset one for every offset, in any order.
