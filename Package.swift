@@ -18,23 +18,32 @@ let package = Package(
         .plugin(name: "GroupPolicyCommand", targets: ["GroupPolicyCommand"]),
     ],
     targets: [
+        // The basics every module of the package shares, none of them tied to the runtime's public
+        // types (not a product): the JSON tree and the one JSON writer and string escaping,
+        // timestamps, "did you mean" suggestions, exact string comparison, one-line escaping, the
+        // lock, saturating arithmetic and file status. Everything in it is `package`.
+        .target(
+            name: "GroupPolicyBasics",
+            swiftSettings: strictSettings
+        ),
         // The runtime: what an app server links to load policies and evaluate decisions.
         .target(
             name: "GroupPolicy",
+            dependencies: ["GroupPolicyBasics"],
             swiftSettings: strictSettings
         ),
         // What authors and CI link: scenarios, invariants, diff, policy tests and the check report.
         // It uses the runtime's internals through `package` access.
         .target(
             name: "GroupPolicyTooling",
-            dependencies: ["GroupPolicy"],
+            dependencies: ["GroupPolicyBasics", "GroupPolicy"],
             swiftSettings: strictSettings
         ),
         // The command-line parser shared by the tools and the example server (not a product). It
-        // uses the runtime's edit distance for its did-you-mean suggestions.
+        // uses the package's edit distance for its did-you-mean suggestions.
         .target(
             name: "ArgumentParsing",
-            dependencies: ["GroupPolicy"],
+            dependencies: ["GroupPolicyBasics"],
             swiftSettings: strictSettings
         ),
         .systemLibrary(
@@ -45,7 +54,7 @@ let package = Package(
         .target(
             name: "AppStoreGroups",
             dependencies: [
-                "GroupPolicy",
+                "GroupPolicyBasics", "GroupPolicy",
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
                 // glibc's malloc_trim, so the caches hand what evicted answers freed back.
                 .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
@@ -58,13 +67,14 @@ let package = Package(
         .executableTarget(
             name: "group-policy",
             dependencies: [
-                "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupPolicyCodegen", "ArgumentParsing",
+                "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupPolicyCodegen",
+                "ArgumentParsing",
             ],
             swiftSettings: strictSettings
         ),
         .target(
             name: "GroupPolicyCodegen",
-            dependencies: ["GroupPolicy"],
+            dependencies: ["GroupPolicyBasics", "GroupPolicy"],
             swiftSettings: strictSettings
         ),
         // The plugin's tool depends on the engine only, so apps using the plugin need no OpenSSL.
@@ -77,7 +87,7 @@ let package = Package(
         // Foundation only (see Examples/README.md).
         .executableTarget(
             name: "DecisionServer",
-            dependencies: ["GroupPolicy", "AppStoreGroups", "ArgumentParsing"],
+            dependencies: ["GroupPolicyBasics", "GroupPolicy", "AppStoreGroups", "ArgumentParsing"],
             path: "Examples/DecisionServer",
             swiftSettings: strictSettings
         ),
@@ -95,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GroupPolicyTests",
-            dependencies: ["GroupPolicy", "GroupPolicyTestSupport"],
+            dependencies: ["GroupPolicyBasics", "GroupPolicy", "GroupPolicyTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -134,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreGroupsTests",
             dependencies: [
-                "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
+                "AppStoreGroups", "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTestSupport",
                 .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
             ],
             exclude: ["Fixtures", "Server"],

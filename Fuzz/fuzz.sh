@@ -6,10 +6,11 @@
 # Targets: responses (Apple's documents), policies (policy files, the position-tracking reader,
 # compilation, evaluation), testfiles (policy test files). Each is compiled with
 # -sanitize=fuzzer,address together with Sources/GroupPolicy and Sources/GroupPolicyTooling, as one
-# module named GroupPolicy (so the tooling's `import GroupPolicy` is ignored). The corpus grows in
-# .build/fuzz/corpus/TARGET (seeded from Policies/, Examples/ and the test fixtures); crashes are
-# written to Fuzz/artifacts/ — turn each into a regression test. A summary line per target reports
-# the time, executions and corpus size.
+# module named GroupPolicy (so the tooling's `import GroupPolicy` is ignored), linked with
+# Sources/GroupPolicyBasics, built first as a module of its own and instrumented the same way. The
+# corpus grows in .build/fuzz/corpus/TARGET (seeded from Policies/, Examples/ and the test
+# fixtures); crashes are written to Fuzz/artifacts/ — turn each into a regression test. A summary
+# line per target reports the time, executions and corpus size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-600}"
@@ -20,6 +21,9 @@ targets=("$@")
 build=.build/fuzz
 mkdir -p "$build" Fuzz/artifacts
 sources=$(find Sources/GroupPolicy Sources/GroupPolicyTooling -name '*.swift' | sort)
+basics=$(find Sources/GroupPolicyBasics -name '*.swift' | sort)
+flags=(-O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6
+    -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault -package-name GroupPolicy)
 
 entry() {
     case "$1" in
@@ -48,13 +52,18 @@ seed() {
     esac
 }
 
+echo "==> building GroupPolicyBasics"
+mkdir -p "$build/modules"
+# shellcheck disable=SC2086
+swiftc "${flags[@]}" -module-name GroupPolicyBasics -whole-module-optimization -emit-module \
+    -emit-module-path "$build/modules/GroupPolicyBasics.swiftmodule" -c $basics -o "$build/GroupPolicyBasics.o"
+
 for target in "${targets[@]}"; do
     binary="$build/fuzz-$target"
     echo "==> building $target"
     # shellcheck disable=SC2086
-    swiftc -O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6 \
-        -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
-        -module-name GroupPolicy -package-name GroupPolicy $sources "$(entry "$target")" -o "$binary"
+    swiftc "${flags[@]}" -module-name GroupPolicy -I "$build/modules" $sources "$(entry "$target")" \
+        "$build/GroupPolicyBasics.o" -o "$binary"
     corpus="$build/corpus/$target"
     seed "$target" "$corpus"
     echo "==> fuzzing $target for ${seconds}s"

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// Just enough JSON to write this server's answers.
 enum JSON: Sendable {

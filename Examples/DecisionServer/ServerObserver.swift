@@ -1,5 +1,6 @@
 import AppStoreGroups
 import GroupPolicy
+import GroupPolicyBasics
 import Synchronization
 
 /// What the server logs of the decision service's work: one line per event worth a line.

@@ -1,4 +1,4 @@
-import GroupPolicy
+import GroupPolicyBasics
 
 /// What the command line asks for: run a command, or print a command's help.
 package enum ParseOutcome: Sendable {

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

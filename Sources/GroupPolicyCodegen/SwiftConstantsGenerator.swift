@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// Turns the capabilities and workspaces a set of policy files declares into Swift constants, so
 /// that `decision.allows(.workspaceManageSeats)` compiles and a misspelt name does not.

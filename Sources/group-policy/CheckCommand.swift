@@ -1,5 +1,6 @@
 import ArgumentParsing
 import GroupPolicy
+import GroupPolicyBasics
 import GroupPolicyTooling
 
 enum CheckCommand {

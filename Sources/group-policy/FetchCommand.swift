@@ -2,6 +2,7 @@ import AppStoreGroups
 import ArgumentParsing
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 enum FetchCommand {
     static let spec = CommandSpec(

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 import GroupPolicyTooling
 
 extension PolicyDiff {

@@ -2,6 +2,7 @@ import AppStoreGroups
 import ArgumentParsing
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 /// `group-policy shadow REPORT.json`: a decision service's shadow report (the example server's
 /// `GET /shadow`) as a table for people, or passed through validated.

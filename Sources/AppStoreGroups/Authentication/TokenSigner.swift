@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 /// Makes the ES256 JWTs Apple's App Store Server API accepts, one per request.
 ///

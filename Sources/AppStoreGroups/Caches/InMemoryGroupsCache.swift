@@ -1,5 +1,6 @@
 public import Foundation
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// A ``SharedGroupsCache`` in this process's memory: what several ``GroupDecisionService``s in one
 /// process share, and what an app's tests give two services to act as two processes of a fleet

@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 #if canImport(Glibc) && canImport(CMallocInfo)
 import CMallocInfo

@@ -1,5 +1,6 @@
 public import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 /// What a decision log receives for one decision served, or refused.
 ///

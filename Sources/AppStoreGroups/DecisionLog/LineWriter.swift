@@ -1,5 +1,6 @@
 import Dispatch
 import GroupPolicy
+import GroupPolicyBasics
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 public import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 /// The one error type of the `AppStoreGroups` module: what went wrong (``code``) and the context
 /// Apple or the network gave.

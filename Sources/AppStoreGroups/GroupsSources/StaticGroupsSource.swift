@@ -1,5 +1,6 @@
 public import Foundation
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// A ``GroupsSource`` that answers from a dictionary: for testing an app's handlers with no key and
 /// no network.

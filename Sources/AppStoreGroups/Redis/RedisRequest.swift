@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// One call to Redis: the commands a caller sends together on one connection, the replies it waits
 /// for, its deadline, and the continuation that receives the outcome exactly once.

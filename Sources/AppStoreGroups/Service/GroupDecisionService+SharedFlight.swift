@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 /// One flight per customer through the shared cache: its answer, or a fetch under its lock while
 /// the other processes wait for the holder's answer.

@@ -1,5 +1,6 @@
 public import Foundation
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// Apple's rate limits, kept for every request to one endpoint in one environment: a request budget,
 /// and after a 429 nothing sent before the `Retry-After` instant, by any caller of this process or

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// The customers due a refresh ahead, waiting for one of the service's refresh workers: bounded,
 /// each customer at most once (queued or refreshing), and accepting nothing while no worker runs.

@@ -1,5 +1,6 @@
 public import Foundation
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// A ``GroupDecisionService`` answer: the Decision, how fresh the groups it was made from are, and
 /// the policy revision that made it.

@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 /// The decision service's way to its shared cache: every call goes through it, so that a cache that
 /// fails, hangs or is consistently slow costs little and is reported once per episode.

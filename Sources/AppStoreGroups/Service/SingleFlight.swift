@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// One fetch in flight per customer and environment: concurrent callers share it.
 ///

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// A candidate policy beside the live one: every decision served is evaluated under it too,
 /// compared group by group, and counted in a ``ShadowTally``.

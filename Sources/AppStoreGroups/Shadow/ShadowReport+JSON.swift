@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 extension ShadowReport {
     /// The report as JSON: what the example server's `GET /shadow` answers and

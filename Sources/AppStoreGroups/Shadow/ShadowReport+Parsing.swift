@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 
 extension ShadowReport {
     /// The most bytes of report JSON ``init(jsonBytes:fileName:)`` reads: 64 MiB, several times

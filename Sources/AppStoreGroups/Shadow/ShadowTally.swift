@@ -132,10 +132,12 @@ struct ShadowTally {
     static func rows(of changes: [CapabilityChange], in decision: Decision) -> [DecisionRow] {
         var grouped: [DecisionRow] = []
         var positions: [RowKey: Int] = [:]
+        // Built once per decision that changed (a decision without a change never gets here).
+        let groups = changes.isEmpty ? [] : decision.groups
         for change in changes {
-            let group = decision.group(at: change.group)
+            let group = groups[change.group]
             let key = RowKey(
-                capability: change.capability,
+                capability: change.capability.name,
                 gained: change.gained,
                 groupType: group.groupType.rawValue,
                 liveRules: change.liveRules,

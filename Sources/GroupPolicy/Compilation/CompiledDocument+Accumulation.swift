@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The per-request side of a compiled document: what a context activates, and the fast path's
 /// accumulation of each group's (grant, deny) bits from the tables.
 extension CompiledDocument {

@@ -1,3 +1,4 @@
+import GroupPolicyBasics
 import Synchronization
 
 #if canImport(FoundationEssentials)

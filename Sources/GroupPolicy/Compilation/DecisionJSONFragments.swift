@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The parts of a decision's JSON that depend only on the policy, prepared once when it is compiled:
 /// each capability name as a JSON string literal, and each rule label escaped (without quotes).
 ///

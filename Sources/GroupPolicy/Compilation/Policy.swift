@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

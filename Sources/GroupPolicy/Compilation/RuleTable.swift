@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// A document's rules in compact form: what evaluation, explanation, provenance and the tools read
 /// of them, without the parsed document's per-rule arrays, strings and paths.
 ///

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// An immutable map from strings to small integers, looked up by UTF-8 bytes with a cheap hash:
 /// the per-request interning of product ids, roles and group types.
 ///

@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 extension DiagnosticCollector {
     /// The Get Customer Groups response written inline at `node` of the document being read, or
     /// `nil` after an `invalidValue` error located inside it (`path` is the node's).

@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 extension GetCustomerGroupsResponse: AppleJSONDocument {
     /// Decodes Apple's JSON body strictly and fast.
     ///

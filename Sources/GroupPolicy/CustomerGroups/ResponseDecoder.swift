@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Decodes Apple's group documents straight from bytes into the models, without an intermediate
 /// tree or `Codable` machinery: this is the per-request path.
 ///

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// One finding about a policy or test file: an error (the file does not load) or a warning (it
 /// loads, but something is likely wrong), with where it is and what it is.
 ///

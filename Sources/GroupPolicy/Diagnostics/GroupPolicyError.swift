@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The one error type of the `GroupPolicy` module: what went wrong (``code``), where, and why.
 ///
 /// Loading a policy or test file that has errors throws one `GroupPolicyError` carrying every

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 extension CompiledPolicy {
     /// The full decision: per group, the matching rules are found through the indexes (group-level
     /// rules, rules of the entries' products, any-product rules, direct rules), checked against

@@ -1,9 +1,13 @@
 /// Which capability of one policy is which of another's, by name: made once per pair of policies,
 /// so that comparing two decisions costs bit operations rather than name lookups.
 ///
-/// Package-visible for the decision service's shadow, which compares every decision it serves with
-/// a candidate policy's.
-package final class CapabilityCorrespondence: Sendable {
+/// A shadow evaluation (serving decisions under the live policy while evaluating a candidate
+/// policy on the same responses) makes one correspondence when either policy changes and passes it
+/// to ``Decision/capabilityChanges(from:through:)`` for every pair of decisions. Capabilities are
+/// matched by their exact name; a capability only one of the policies declares corresponds to none
+/// and is reported as gained or lost wherever a group has it. Making one reads both capability
+/// catalogs once; it holds no other state and can be shared by any number of threads.
+public final class CapabilityCorrespondence: Sendable {
     let live: CapabilityCatalog
     let candidate: CapabilityCatalog
     /// Whether both catalogs hold the same names (so the same indices and word counts).
@@ -14,7 +18,11 @@ package final class CapabilityCorrespondence: Sendable {
     let liveIndexOfCandidate: [Int32]
 
     /// The correspondence from `live`'s capabilities to `candidate`'s.
-    package init(from live: Policy, to candidate: Policy) {
+    ///
+    /// - Parameters:
+    ///   - live: The policy whose decisions are served.
+    ///   - candidate: The policy evaluated beside it.
+    public init(from live: Policy, to candidate: Policy) {
         self.live = live.compiled.catalog
         self.candidate = candidate.compiled.catalog
         isIdentity = self.live === self.candidate || self.live.names == self.candidate.names
@@ -22,25 +30,53 @@ package final class CapabilityCorrespondence: Sendable {
         liveIndexOfCandidate = self.candidate.names.map { name in Int32(live.compiled.catalog.index(of: name) ?? -1) }
     }
 
-    /// Whether it was made for these two policies' capabilities.
-    package func applies(from live: Policy, to candidate: Policy) -> Bool {
+    /// Whether it was made for these two policies' capabilities, so that it can be kept.
+    ///
+    /// A policy reloaded from the same files is a new ``Policy``: after a reload, check this and
+    /// make a new correspondence when it returns `false`.
+    public func applies(from live: Policy, to candidate: Policy) -> Bool {
         self.live === live.compiled.catalog && self.candidate === candidate.compiled.catalog
     }
 }
 
 /// One capability that one group of a response gives under one of two decisions and not the
 /// other, with the rules behind it under each.
-package struct CapabilityChange: Sendable, Equatable {
-    /// The merged group's position among the decision's groups (``Decision/groups``).
-    package var group: Int
-    package var capability: String
-    /// Granted under the candidate and not under the live decision (otherwise the reverse).
-    package var gained: Bool
+///
+/// ``Decision/capabilityChanges(from:through:)`` returns them ordered by group; within a group by
+/// the capability's name (its bytes) when both policies declare the same capabilities, otherwise
+/// the capabilities lost first, then those gained, each by name.
+public struct CapabilityChange: Sendable, Hashable {
+    /// The group's position among the decision's groups: `decision.groups[group]` is the group
+    /// (``Decision/groups``, response order, a `groupId` given twice merged into one).
+    public var group: Int
+    /// The capability gained or lost.
+    public var capability: Capability
+    /// Whether the candidate decision gives the capability and the live one does not (`false`:
+    /// the live decision gives it and the candidate does not).
+    public var gained: Bool
     /// The ids of the rules that granted or denied the capability in the group under the live
+    /// policy, each once, sorted by their bytes; empty when no rule of the live policy named it
+    /// there.
+    public var liveRules: [String]
+    /// The ids of the rules that granted or denied the capability in the group under the candidate
     /// policy, each once, sorted by their bytes.
-    package var liveRules: [String]
-    /// The same under the candidate policy.
-    package var candidateRules: [String]
+    public var candidateRules: [String]
+
+    /// A change of `capability` in the group at position `group`.
+    ///
+    /// - Parameters:
+    ///   - group: The group's position among the decision's groups.
+    ///   - capability: The capability gained or lost.
+    ///   - gained: Whether the candidate gives it and the live decision does not.
+    ///   - liveRules: The live policy's rules behind it, sorted by their bytes.
+    ///   - candidateRules: The candidate policy's rules behind it, sorted by their bytes.
+    public init(group: Int, capability: Capability, gained: Bool, liveRules: [String], candidateRules: [String]) {
+        self.group = group
+        self.capability = capability
+        self.gained = gained
+        self.liveRules = liveRules
+        self.candidateRules = candidateRules
+    }
 }
 
 extension Decision {
@@ -48,10 +84,27 @@ extension Decision {
     /// the reverse, with the rules behind each from both decisions' provenance (their grants and
     /// denials).
     ///
-    /// Both decisions must be of one response in one environment, and `correspondence` made for
-    /// their policies; `nil` otherwise. Without a change it allocates nothing: the groups' bit sets
-    /// are compared word by word.
-    package func capabilityChanges(
+    /// What a shadow evaluation needs: evaluate one response under both policies, then compare.
+    /// Without a change it allocates nothing (the groups' bit sets are compared word by word), so
+    /// it can run on every decision served.
+    ///
+    /// ```swift
+    /// let correspondence = CapabilityCorrespondence(from: live, to: candidate)
+    /// let served = live.evaluate(response, in: context)
+    /// let shadow = candidate.evaluate(response, in: context)
+    /// for change in shadow.capabilityChanges(from: served, through: correspondence) ?? [] {
+    ///     let group = served.groups[change.group]
+    ///     print(group.groupID, change.gained ? "gains" : "loses", change.capability)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - live: The decision of the same response under the live policy.
+    ///   - correspondence: Made for the live policy and this decision's policy (in that order).
+    /// - Returns: The changes, ordered by group (see ``CapabilityChange``); empty when both
+    ///   decisions give every group the same capabilities. `nil` when the two decisions are not of
+    ///   the same response's groups, or `correspondence` was made for other policies.
+    public func capabilityChanges(
         from live: Decision,
         through correspondence: CapabilityCorrespondence
     ) -> [CapabilityChange]? {
@@ -91,19 +144,14 @@ extension Decision {
         return found.map { change in
             CapabilityChange(
                 group: change.group,
-                capability: change.gained
-                    ? policy.catalog.names[change.candidate] : live.policy.catalog.names[change.live],
+                capability: Capability(
+                    change.gained ? policy.catalog.names[change.candidate] : live.policy.catalog.names[change.live]
+                ),
                 gained: change.gained,
                 liveRules: liveRules[RulesKey(group: change.group, capability: change.live)] ?? [],
                 candidateRules: candidateRules[RulesKey(group: change.group, capability: change.candidate)] ?? []
             )
         }
-    }
-
-    /// The id and type of the merged group at `ordinal` (its first occurrence's).
-    package func group(at ordinal: Int) -> (groupID: String, groupType: GroupType) {
-        let entry = responseGroups[Int(records.groups[ordinal].first)]
-        return (entry.groupID, entry.groupType)
     }
 
     private struct RulesKey: Hashable {

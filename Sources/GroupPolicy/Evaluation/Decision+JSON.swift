@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 extension Decision {
     /// The decision as the DocC article "Decision JSON" documents it: keys in the documented order
     /// (`capabilities`, `groups`, `workspaces`, [`grants`, `denials`,] `notes`); capability lists

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// What a customer's groups let the app present, for one response and context, with the reasons.
 ///
 /// A decision is about presentation only: it never says what content the customer is entitled to

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The response's groups as every evaluation path sees them (the fast path, ``Decision`` and
 /// ``Explanation``): the one owner of the two rules about which groups there are.
 ///

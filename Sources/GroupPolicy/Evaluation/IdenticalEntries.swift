@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Which role entries of a (merged) group repeat an earlier one: the one owner of "identical role
 /// entries yield one grant", for ``Decision``'s grants and ``Explanation``'s alike.
 ///

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 extension CompiledPolicy {
     /// The most (rule naming the capability, group) pairs one explanation weighs: 1,000,000,
     /// a second or so, each pair perhaps a near miss in the output.

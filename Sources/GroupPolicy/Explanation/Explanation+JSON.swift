@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 extension Explanation {
     /// The explanation as the CLI's `explain --json` prints it (see the DocC article "Explaining a
     /// decision"): `capability`, then `groups`, each with `groupId`, `groupType`, `outcome`,

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 extension Explanation {
     /// The explanation for people: a summary line, then one short paragraph per group, the nearest
     /// miss first.

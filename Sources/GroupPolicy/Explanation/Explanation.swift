@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Why one capability is or is not granted, group by group: the answer to a support desk's
 /// "why can't this administrator see the seat controls?".
 ///

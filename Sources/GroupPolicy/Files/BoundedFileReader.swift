@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

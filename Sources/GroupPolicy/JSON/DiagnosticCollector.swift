@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 /// Collects diagnostics for one source file while it is validated, turning byte offsets into
 /// locations, and offers the typed readers every strict format here shares.
 package final class DiagnosticCollector {

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Writes into a buffer of fixed capacity; a write that would overrun it is dropped and marks the
 /// output as overflowed (the caller then falls back to the general writer).
 struct JSONByteBuffer: JSONByteOutput {

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Counts the bytes an encoder would write.
 struct JSONByteCounter: JSONByteOutput {
     var count = 0

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Parses a whole JSON document into a ``JSONNode`` tree, strictly: RFC 8259 grammar, valid UTF-8,
 /// no duplicate keys in an object, nesting bounded by `maximumDepth`.
 ///

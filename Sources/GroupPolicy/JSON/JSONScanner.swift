@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// A strict RFC 8259 lexer over UTF-8 bytes, shared by the tree reader (policies, test files) and
 /// the direct response decoder.
 ///

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// A syntax error found while scanning JSON bytes: what is wrong and at which byte offset.
 struct JSONSyntaxError: Error, Equatable {
     var offset: Int

@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 /// An object's members by key, after its keys were checked.
 package struct ObjectFields {
     package let node: JSONNode

@@ -1,4 +1,12 @@
+import GroupPolicyBasics
+
 extension SourceText {
+    /// The source location of the byte at `offset`.
+    package func location(ofOffset offset: Int) -> SourcePosition {
+        let (line, column) = lineAndColumn(ofOffset: offset)
+        return SourcePosition(file: fileName, line: line, column: column)
+    }
+
     /// The source locations of many byte offsets at once, in the order given.
     ///
     /// One pass over the bytes serves every offset, so locating every rule of a minified policy

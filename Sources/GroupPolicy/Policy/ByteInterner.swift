@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Byte strings numbered in first-seen order, stored once each in one buffer: the interning that
 /// the parser and compilation do, keyed by exact bytes.
 ///
@@ -81,29 +83,4 @@ struct ByteInterner {
         }
         slots = larger
     }
-}
-
-/// Whether two byte buffers hold the same bytes: eight at a time, then the tail (every name of a
-/// large policy is compared at least once while it compiles).
-@inline(__always)
-func bytesEqual(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
-    let count = left.count
-    guard count == right.count else { return false }
-    guard count > 0, let leftStart = left.baseAddress, let rightStart = right.baseAddress else { return true }
-    let leftRaw = UnsafeRawPointer(leftStart)
-    let rightRaw = UnsafeRawPointer(rightStart)
-    var offset = 0
-    while offset + 8 <= count {
-        if leftRaw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            != rightRaw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-        {
-            return false
-        }
-        offset += 8
-    }
-    while offset < count {
-        if leftStart[offset] != rightStart[offset] { return false }
-        offset += 1
-    }
-    return true
 }

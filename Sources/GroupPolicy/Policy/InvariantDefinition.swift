@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 /// One invariant: a property checked over every scenario (see the DocC article "Policy file
 /// format", section "Invariants").
 package struct InvariantDefinition: Sendable {

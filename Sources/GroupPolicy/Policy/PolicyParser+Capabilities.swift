@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The `capabilities` section, and the check that every capability a rule or invariant names is declared.
 extension PolicyParser {
     func parseCapabilities(_ node: JSONNode, _ path: JSONPath) -> [CapabilityDeclaration] {

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The `invariants` section.
 extension PolicyParser {
     func parseInvariants(_ node: JSONNode, _ path: JSONPath) -> [InvariantDefinition] {

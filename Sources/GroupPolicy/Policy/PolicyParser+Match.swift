@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// A rule's, workspace's or invariant's `match` and `requires`.
 extension PolicyParser {
     func parseMatch(_ node: JSONNode, _ path: JSONPath, allowsRole: Bool) -> MatchCondition {

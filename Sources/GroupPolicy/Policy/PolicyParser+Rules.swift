@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The `rules` section.
 extension PolicyParser {
     func parseRules(_ node: JSONNode, _ path: JSONPath) -> [RuleDefinition] {

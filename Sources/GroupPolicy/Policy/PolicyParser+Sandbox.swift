@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The `sandbox` section: product aliases.
 extension PolicyParser {
     func parseSandbox(_ node: JSONNode, _ path: JSONPath) -> [String: String] {

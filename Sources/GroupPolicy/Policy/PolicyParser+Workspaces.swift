@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The `workspaces` section.
 extension PolicyParser {
     func parseWorkspaces(_ node: JSONNode, _ path: JSONPath) -> [WorkspaceDefinition] {

@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 /// Validates a policy file against the v1 format and builds its ``PolicyDocument``.
 ///
 /// Implements the DocC article "Policy file format" (with its section "Load-time validation").

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// The warnings of the DocC article "Policy file format", section "Load-time validation", that need
 /// the whole document: things that load but are almost certainly not what the author meant.
 /// (Unknown `groupType`/`role` values are warned about while parsing, where their locations are at

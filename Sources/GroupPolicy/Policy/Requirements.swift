@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// A `requires` block: conditions on the context, all of which must hold.
 package struct Requirements: Sendable, Equatable {
     package var environments: Set<StoreEnvironment>?

@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 /// One rule of a policy.
 package struct RuleDefinition: Sendable {
     var id: String

@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// A condition on one string attribute: any value, or one of a list (exact, case-sensitive).
 package enum ValueCondition: Sendable, Equatable {
     /// `"*"`: every value, including `NONE` and values this version does not know.

@@ -1,3 +1,5 @@
+package import GroupPolicyBasics
+
 /// One workspace definition.
 package struct WorkspaceDefinition: Sendable {
     package var id: String

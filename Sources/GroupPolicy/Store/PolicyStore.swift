@@ -1,4 +1,5 @@
 import Dispatch
+import GroupPolicyBasics
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -254,7 +255,7 @@ struct FileStamp: Equatable, Sendable {
     static func fingerprint(of path: String) -> [FileStamp] {
         let files = isDirectory(path) ? ((try? PolicyFiles.policySet(inDirectory: path)) ?? []) : [path]
         return files.map { file in
-            FileStamp(path: file, realPath: GroupPolicy.realPath(file), status: try? FileStatus(path: file))
+            FileStamp(path: file, realPath: GroupPolicyBasics.realPath(file), status: try? FileStatus(path: file))
         }
     }
 }

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// One environment's part of a diff's enumeration: its frames (a group type and a group id) and
 /// the sets of role entries to visit in each.

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 extension PolicyDiff {
     /// The diff as JSON for machines: `scenarios`, `unnamed` (the values standing for any value no

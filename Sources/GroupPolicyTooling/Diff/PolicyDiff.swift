@@ -1,4 +1,5 @@
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// The capability changes between two versions of a policy, over the scenario space of both
 /// (the DocC article "The scenario space", with every value either version names).

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// Enumerates the reduced scenario space of two policy versions and finds the minimal scenarios in
 /// which a capability is added or removed (see ``PolicyDiff`` for why this is complete).

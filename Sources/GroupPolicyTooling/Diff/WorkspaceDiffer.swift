@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// Finds the minimal scenarios in which a workspace membership differs between two versions of a
 /// policy: a customer's group forms a workspace in one version and not in the other, or forms it

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// Checks invariants over the reduced scenario space of a compiled policy.
 ///

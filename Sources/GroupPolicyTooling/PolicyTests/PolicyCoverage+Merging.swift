@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 extension PolicyCoverage {
     /// Adds one test file's results to the coverage of the policy it tests.
     ///

@@ -1,4 +1,5 @@
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// What a policy test case expects of its decision (`expect` in a `*.tests.json` file).
 ///

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// Validates a test file strictly and loads what it references.
 enum PolicyTestParser {

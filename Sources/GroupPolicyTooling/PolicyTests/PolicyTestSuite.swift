@@ -1,4 +1,5 @@
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// A loaded policy test file (`*.tests.json`): the policy it tests and its cases, ready to run.
 ///

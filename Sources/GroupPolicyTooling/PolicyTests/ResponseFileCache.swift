@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// The responses of one test file's `responseFile`s, each read and decoded once however many cases
 /// share it: a decoded response is a value whose storage the cases then share.

@@ -1,4 +1,5 @@
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// One point of the scenario space (see the DocC article "The scenario space"): a single group with
 /// its role entries, in one environment, with the entitlements the app verified.

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 import Synchronization
 
 /// The scenario space (the DocC article "The scenario space") for a set of policy documents: the

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 /// What evaluating one scenario costs under one policy version, in *rule checks*, estimated from
 /// the documents before anything is enumerated (see the DocC article "Limits and failure

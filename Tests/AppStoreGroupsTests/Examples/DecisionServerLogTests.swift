@@ -1,6 +1,7 @@
 import AppStoreGroups
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import GroupPolicyBasics
 import Testing
 
 @testable import AppStoreGroups

@@ -1,3 +1,4 @@
+import GroupPolicyBasics
 import GroupPolicyTestSupport
 import Testing
 

@@ -1,3 +1,4 @@
+import GroupPolicyBasics
 import Testing
 
 @testable import GroupPolicy

@@ -1,3 +1,6 @@
+import GroupPolicy
+import GroupPolicyBasics
+
 /// The bytes of the policy and test files one command reads, bounded together, and the policy its
 /// test files name, kept while consecutive test files name it.
 ///
@@ -9,7 +12,7 @@
 /// beside their policy, so they come one after another in a walk); and only that one policy is
 /// kept, so memory stays that of a policy or two. What the response files of a test file hold is
 /// bounded by that test file (see the DocC article "Limits and failure semantics").
-package final class PolicyLoader {
+final class PolicyLoader {
     /// The most bytes of policy and test files one command reads: 32 MiB, what one file may hold.
     static let maximumTotalBytes = 32 << 20
 
@@ -24,7 +27,7 @@ package final class PolicyLoader {
     /// - Parameters:
     ///   - limits: The limits of each policy and test file.
     ///   - maximumTotalBytes: The bound on the bytes the command reads, all files together.
-    package init(limits: PolicyLimits = .default, maximumTotalBytes: Int = PolicyLoader.maximumTotalBytes) {
+    init(limits: PolicyLimits = .default, maximumTotalBytes: Int = PolicyLoader.maximumTotalBytes) {
         self.limits = limits
         self.maximumTotalBytes = maximumTotalBytes
     }
@@ -38,10 +41,10 @@ package final class PolicyLoader {
     /// (a device, a socket, a missing file) counts nothing.
     ///
     /// - Throws: `limitExceeded` naming the first path that takes the total over the bound.
-    package func charge(_ paths: [String]) throws(GroupPolicyError) {
+    func charge(_ paths: [String]) throws(GroupPolicyError) {
         for path in paths {
             if isDirectory(path) {
-                try charge((try? PolicyFiles.policySet(inDirectory: path)) ?? [])
+                try charge((try? PolicyFiles.policyFiles(at: path)) ?? [])
                 continue
             }
             totalBytes += cost(of: path)
@@ -74,7 +77,7 @@ package final class PolicyLoader {
 
     /// The policy at `path` (a file, or a directory's policy set), counted against the bound
     /// when it is read; asked for again right after, the same result without reading.
-    package func policy(at path: String) throws(GroupPolicyError) -> Policy {
+    func policy(at path: String) throws(GroupPolicyError) -> Policy {
         let key = realPath(path) ?? path
         if let last, last.key == key { return try last.result.get() }
         last = nil

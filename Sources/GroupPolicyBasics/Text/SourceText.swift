@@ -5,7 +5,8 @@
 package struct SourceText: Sendable {
     /// The name diagnostics print (a path as the user gave it), or `nil` for bytes from memory.
     package let fileName: String?
-    let bytes: [UInt8]
+    /// The file's bytes.
+    package let bytes: [UInt8]
     private let lineStarts: [Int]
     /// Unicode scalars that start before byte `k * checkpointStride`, for every `k`: columns are
     /// differences of scalar counts, so a query scans at most one stride instead of its whole line
@@ -53,8 +54,8 @@ package struct SourceText: Sendable {
         return count
     }
 
-    /// The 1-based line and column of the byte at `offset`.
-    func lineAndColumn(ofOffset offset: Int) -> (line: Int, column: Int) {
+    /// The 1-based line and column of the byte at `offset` (clamped to the text).
+    package func lineAndColumn(ofOffset offset: Int) -> (line: Int, column: Int) {
         let clamped = max(0, min(offset, bytes.count))
         // The last line start at or before the offset.
         var low = 0
@@ -65,11 +66,5 @@ package struct SourceText: Sendable {
         }
         let column = scalarCount(before: clamped) - scalarCount(before: lineStarts[low]) + 1
         return (low + 1, column)
-    }
-
-    /// The source location of the byte at `offset`.
-    package func location(ofOffset offset: Int) -> SourcePosition {
-        let (line, column) = lineAndColumn(ofOffset: offset)
-        return SourcePosition(file: fileName, line: line, column: column)
     }
 }

@@ -4,8 +4,8 @@
 /// and `{}`. It owns the package's JSON string escaping (``appendQuoted(_:to:)``), which every
 /// JSON the package writes goes through; package-visible for the package's other modules.
 package struct JSONWriter {
-    private(set) var output: [UInt8] = []
-    let pretty: Bool
+    package private(set) var output: [UInt8] = []
+    package let pretty: Bool
     private var indent = 0
     /// Per open container: whether it has an element yet (for commas) — true after the first.
     private var hasElements: [Bool] = []
@@ -20,8 +20,8 @@ package struct JSONWriter {
 
     package mutating func beginObject() { open(UInt8(ascii: "{")) }
     package mutating func endObject() { close(UInt8(ascii: "}")) }
-    mutating func beginArray() { open(UInt8(ascii: "[")) }
-    mutating func endArray() { close(UInt8(ascii: "]")) }
+    package mutating func beginArray() { open(UInt8(ascii: "[")) }
+    package mutating func endArray() { close(UInt8(ascii: "]")) }
 
     package mutating func key(_ key: String) {
         separate()
@@ -36,17 +36,17 @@ package struct JSONWriter {
         appendQuoted(value)
     }
 
-    mutating func bool(_ value: Bool) {
+    package mutating func bool(_ value: Bool) {
         separate()
         output.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    mutating func number(_ value: Int64) {
+    package mutating func number(_ value: Int64) {
         separate()
         output.append(contentsOf: String(value).utf8)
     }
 
-    mutating func null() {
+    package mutating func null() {
         separate()
         output.append(contentsOf: "null".utf8)
     }
@@ -78,7 +78,7 @@ package struct JSONWriter {
     }
 
     /// A key with an array of `elements`, each written by `body`.
-    mutating func member<Element>(
+    package mutating func member<Element>(
         _ name: String,
         array elements: some Sequence<Element>,
         _ body: (inout JSONWriter, Element) -> Void

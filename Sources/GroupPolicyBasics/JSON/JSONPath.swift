@@ -1,16 +1,19 @@
 /// The path from a document's root to one value, printed as `rules[2].match.productId`; keys that
 /// are not plain identifiers print in brackets (`capabilities["workspace.view"]`), the root as `$`.
 package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
-    enum Component: Hashable, Sendable {
+    /// One step of a path: a member's key or an element's index.
+    package enum Component: Hashable, Sendable {
         case key(String)
         case index(Int)
     }
 
-    private(set) var components: [Component] = []
+    /// The steps from the root, in order.
+    package private(set) var components: [Component] = []
 
     package static let root = JSONPath()
 
-    init(components: [Component] = []) {
+    /// The path made of `components`; the root when there are none.
+    package init(components: [Component] = []) {
         self.components = components
     }
 
@@ -20,7 +23,8 @@ package struct JSONPath: Hashable, Sendable, CustomStringConvertible {
         return copy
     }
 
-    func appending(contentsOf other: JSONPath) -> JSONPath {
+    /// This path followed by the steps of `other`.
+    package func appending(contentsOf other: JSONPath) -> JSONPath {
         var copy = self
         copy.components += other.components
         return copy

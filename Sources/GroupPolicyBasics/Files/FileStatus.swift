@@ -8,9 +8,9 @@ import Darwin
 
 /// What `stat` says about a path (following symbolic links) or an open descriptor: enough to decide
 /// whether to read it, and to notice that it changed.
-struct FileStatus: Equatable, Sendable {
+package struct FileStatus: Equatable, Sendable {
     /// The kinds of file the readers tell apart.
-    enum Kind: Sendable {
+    package enum Kind: Sendable {
         case regular
         case directory
         case fifo
@@ -20,7 +20,7 @@ struct FileStatus: Equatable, Sendable {
         case other
 
         /// The kind with its article, as messages print it: "a character device".
-        var phrase: String {
+        package var phrase: String {
             switch self {
             case .regular: "a file"
             case .directory: "a directory"
@@ -33,23 +33,23 @@ struct FileStatus: Equatable, Sendable {
         }
     }
 
-    var kind: Kind
+    package var kind: Kind
     /// The size in bytes; only meaningful for regular files (special files often report 0).
-    var size: Int
-    var device: UInt64
-    var inode: UInt64
+    package var size: Int
+    package var device: UInt64
+    package var inode: UInt64
     /// The modification time in nanoseconds since 1970.
-    var modified: Int64
+    package var modified: Int64
 
     /// The status of what `path` names, symbolic links followed.
-    init(path: String) throws(SystemError) {
+    package init(path: String) throws(SystemError) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw SystemError(number: errno) }
         self.init(info)
     }
 
     /// The status of an open descriptor.
-    init(descriptor: Int32) throws(SystemError) {
+    package init(descriptor: Int32) throws(SystemError) {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw SystemError(number: errno) }
         self.init(info)
@@ -78,14 +78,19 @@ struct FileStatus: Equatable, Sendable {
 }
 
 /// A failed system call's `errno`, with a short reason for messages.
-struct SystemError: Error, Sendable {
-    var number: Int32
+package struct SystemError: Error, Sendable {
+    package var number: Int32
+
+    /// The failure `errno` reports as `number`.
+    package init(number: Int32) {
+        self.number = number
+    }
 
     /// Whether the path does not exist (`ENOENT`).
-    var isNoSuchFile: Bool { number == ENOENT }
+    package var isNoSuchFile: Bool { number == ENOENT }
 
     /// A short lower-case reason, the words the package's messages have always used.
-    var reason: String {
+    package var reason: String {
         switch number {
         case ENOENT: return "no such file"
         case EACCES, EPERM: return "permission denied"
@@ -116,6 +121,6 @@ package func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
 }
 
 /// Whether `path` is a directory (following symbolic links).
-func isDirectory(_ path: String) -> Bool {
+package func isDirectory(_ path: String) -> Bool {
     (try? FileStatus(path: path))?.kind == .directory
 }

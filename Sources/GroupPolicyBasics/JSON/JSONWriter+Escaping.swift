@@ -7,7 +7,7 @@ extension JSONWriter {
     /// backspace and form feed as `\n`, `\r`, `\t`, `\b`, `\f`; every other byte below 0x20 as
     /// `\u00XX` (lowercase hex); everything else, non-ASCII included, is copied as it is. A run that
     /// needs no escape is copied whole.
-    static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+    package static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         withUTF8(text) { utf8 in
             if needsEscaping(utf8) {
@@ -28,20 +28,21 @@ extension JSONWriter {
     }
 
     /// Calls `body` with the string's UTF-8 bytes, contiguous.
-    @inline(__always)
-    static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+    @inlinable @inline(__always)
+    package static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
         return Array(text.utf8).withUnsafeBufferPointer(body)
     }
 
     /// Whether a byte must be escaped in a JSON string.
-    @inline(__always)
-    static func isSpecial(_ byte: UInt8) -> Bool {
+    @inlinable @inline(__always)
+    package static func isSpecial(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     /// Whether any byte must be escaped: eight bytes at a time.
-    static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    @inlinable
+    package static func needsEscaping(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let start = bytes.baseAddress else { return false }
         let raw = UnsafeRawPointer(start)
         var index = 0
@@ -66,7 +67,8 @@ extension JSONWriter {
     }
 
     /// The escaped length of `text`, without quotes.
-    static func escapedCount(_ text: String) -> Int {
+    @inlinable @inline(__always)
+    package static func escapedCount(_ text: String) -> Int {
         withUTF8(text) { bytes in
             guard needsEscaping(bytes) else { return bytes.count }
             var count = 0
@@ -78,7 +80,9 @@ extension JSONWriter {
     }
 
     /// Calls `body` with the escaped text in pieces: runs that need no escape, and escapes.
-    static func forEachEscapedRun(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeRawBufferPointer) -> Void) {
+    @inlinable @inline(__always)
+    package static func forEachEscapedRun(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeRawBufferPointer) -> Void)
+    {
         let raw = UnsafeRawBufferPointer(bytes)
         var runStart = 0
         var index = 0
@@ -97,8 +101,8 @@ extension JSONWriter {
     }
 
     /// Calls `body` with the escape of a byte that ``isSpecial(_:)``.
-    @inline(__always)
-    private static func withEscape<Result>(of byte: UInt8, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    @inlinable @inline(__always)
+    static func withEscape<Result>(of byte: UInt8, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         var escape: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0x5C, 0, 0x30, 0x30, 0, 0)
         var count = 2
         switch byte {

@@ -71,15 +71,15 @@ package enum Suggestion {
 package final class SuggestionBudget {
     /// Edit-distance cells one document may spend on suggestions: 20,000,000, a few tens of
     /// milliseconds.
-    static let perDocument = 20_000_000
+    package static let perDocument = 20_000_000
 
     /// The cells left.
-    var remaining: Int
+    package var remaining: Int
 
     private var sorted: (count: Int, names: [String])?
 
     /// A budget of `cells`.
-    init(cells: Int = perDocument) {
+    package init(cells: Int = perDocument) {
         remaining = cells
     }
 

@@ -1,7 +1,8 @@
+import GroupPolicy
 import GroupPolicyTestSupport
 import Testing
 
-@testable import GroupPolicy
+@testable import GroupPolicyTooling
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

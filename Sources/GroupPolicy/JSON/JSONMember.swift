@@ -1,6 +1,0 @@
-/// One member of a JSON object, in document order.
-package struct JSONMember: Equatable {
-    package var key: String
-    var keyOffset: Int
-    package var value: JSONNode
-}
