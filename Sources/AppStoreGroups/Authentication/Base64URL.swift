@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 
 /// Base64url without padding (RFC 7515), the encoding of every part of a JWS.
 enum Base64URL {

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
 
 /// Apple's answer to Get Customer Groups for one customer, as a groups store keeps it.
 ///

@@ -1,11 +1,6 @@
+public import Foundation
 public import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
 
 /// A ``SharedGroupsCache`` in this process's memory: what several ``GroupDecisionService``s in one
 /// process share, and what an app's tests give two services to act as two processes of a fleet
@@ -130,37 +125,15 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         return generations.withLock { $0.generation(key) }
     }
 
-    /// Keeps an answer for a customer for `timeToLive` only if no invalidation happened since
-    /// `generation` was read (checked and written under one lock).
+    /// Keeps the write's answer for its time to live only if no invalidation of the customer, of
+    /// everyone or of one of its groups happened since its generation was read (checked and written
+    /// under one lock).
     ///
-    /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long to keep it.
-    ///   - groupIDs: The groups the answer holds: refused when one was invalidated since.
-    ///   - generation: The generation read before the fetch began.
+    /// - Parameter write: The answer and what decides whether it may be kept.
     /// - Returns: Whether the answer was kept.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
-    public func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        let key = CustomerKey(environment: environment, customerID: customerID)
-        let expires = now() + timeToLive.seconds
-        return generations.withLock { generations in
-            guard generations.admits(key, groupIDs: groupIDs, at: generation) else { return false }
-            if timeToLive > .zero {
-                answers.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: expires)
-            } else {
-                answers.remove(key)
-            }
-            return true
-        }
+    public func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+        keep(write, releasingFetchLock: nil)
     }
 
     /// Takes the customer's fetch lock when nobody holds it or the holder's has expired.
@@ -199,7 +172,10 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError) {
-        let key = CustomerKey(environment: environment, customerID: customerID)
+        release(CustomerKey(environment: environment, customerID: customerID), owner: owner)
+    }
+
+    private func release(_ key: CustomerKey, owner: String) {
         locks.withLock { locks in
             if locks[key]?.owner == owner { locks[key] = nil }
         }
@@ -238,38 +214,31 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         }
     }
 
-    /// Keeps an answer as ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``
-    /// does and releases the customer's fetch lock if `owner` still holds it, kept or refused, under
-    /// one lock.
+    /// Keeps an answer as ``setAnswer(_:)`` does and releases the customer's fetch lock if `owner`
+    /// still holds it, kept or refused, under one lock.
     ///
     /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long to keep it.
-    ///   - groupIDs: The groups the answer holds: refused when one was invalidated since.
-    ///   - generation: The generation read before the fetch began.
+    ///   - write: The answer and what decides whether it may be kept.
     ///   - owner: The value the fetch lock was taken with.
     /// - Returns: Whether the answer was kept.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration,
+        _ write: AnswerWrite,
         releasingFetchLock owner: String
     ) async throws(AppStoreGroupsError) -> Bool {
-        let key = CustomerKey(environment: environment, customerID: customerID)
-        let expires = now() + timeToLive.seconds
+        keep(write, releasingFetchLock: owner)
+    }
+
+    /// Under the generations' lock: releases `owner`'s fetch lock (when given), then keeps the
+    /// answer if its generation still admits it.
+    private func keep(_ write: AnswerWrite, releasingFetchLock owner: String?) -> Bool {
+        let key = CustomerKey(environment: write.environment, customerID: write.customerID)
+        let expires = now() + write.timeToLive.seconds
         return generations.withLock { generations in
-            locks.withLock { locks in
-                if locks[key]?.owner == owner { locks[key] = nil }
-            }
-            guard generations.admits(key, groupIDs: groupIDs, at: generation) else { return false }
-            if timeToLive > .zero {
-                answers.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: expires)
+            if let owner { release(key, owner: owner) }
+            guard generations.admits(key, groupIDs: write.groupIDs, at: write.generation) else { return false }
+            if write.timeToLive > .zero {
+                answers.set(LocalGroupsCache.Entry(answer: write.answer), for: key, expires: expires)
             } else {
                 answers.remove(key)
             }
@@ -329,70 +298,50 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     /// A bucket whose rate or burst changes starts again, full.
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to.
-    ///   - ratePerSecond: Tokens added a second.
-    ///   - burst: The most tokens banked.
+    ///   - budget: The endpoint, the environment, the rate and the burst.
     ///   - maximumWait: The longest the caller would wait for a reserved token.
     /// - Returns: Whether a token was taken, and the wait.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        let answer = withBucket(endpoint, in: environment, ratePerSecond: ratePerSecond, burst: burst) { bucket, now in
-            bucket.take(now: now, maximumWait: maximumWait)
-        }
-        return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
+        withBucket(budget) { bucket, now in bucket.take(now: now, maximumWait: maximumWait) }
     }
 
     /// Takes one token for a refresh from the budget every service sharing this cache shares: only
     /// when one is banked now and `reserve` stay banked after.
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to.
-    ///   - ratePerSecond: Tokens added a second.
-    ///   - burst: The most tokens banked.
+    ///   - budget: The endpoint, the environment, the rate and the burst.
     ///   - reserve: The tokens that must stay banked after this one.
     /// - Returns: Whether a token was taken (never with a wait), and the wait until one could be.
     /// - Throws: Never: the signature is the protocol's, for caches across a network.
     public func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         keeping reserve: Double
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        let answer = withBucket(endpoint, in: environment, ratePerSecond: ratePerSecond, burst: burst) { bucket, now in
-            bucket.take(now: now, keeping: reserve)
-        }
-        return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
+        withBucket(budget) { bucket, now in bucket.take(now: now, keeping: reserve) }
     }
 
-    /// Runs `body` on the endpoint's bucket under its lock; a bucket whose rate or burst changes
+    /// Runs `body` on the budget's bucket under its lock; a bucket whose rate or burst changes
     /// starts again, full.
     private func withBucket(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        _ budget: FleetBudget,
         _ body: (inout TokenBucket, Date) -> (taken: Bool, wait: Duration)
-    ) -> (taken: Bool, wait: Duration) {
-        let key = EndpointKey(environment: environment, endpoint: endpoint)
+    ) -> FleetBudgetToken {
+        let key = EndpointKey(environment: budget.environment, endpoint: budget.endpoint)
         let now = now()
-        return budgets.withLock { budgets in
-            var bucket = budgets[key] ?? TokenBucket(rate: ratePerSecond, burst: burst, now: now)
-            if bucket.rate != ratePerSecond || bucket.burst != burst {
-                bucket = TokenBucket(rate: ratePerSecond, burst: burst, now: now)
+        let answer = budgets.withLock { budgets in
+            var bucket = budgets[key] ?? TokenBucket(rate: budget.ratePerSecond, burst: budget.burst, now: now)
+            if bucket.rate != budget.ratePerSecond || bucket.burst != budget.burst {
+                bucket = TokenBucket(rate: budget.ratePerSecond, burst: budget.burst, now: now)
             }
             let answer = body(&bucket, now)
             budgets[key] = bucket
             return answer
         }
+        return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
     }
 
     /// Forgets the answers kept for a customer, in every environment.

@@ -2,10 +2,10 @@
 /// fetch began: the proof a writer gives that its answer does not predate an invalidation.
 ///
 /// A ``GroupDecisionService`` reads the generation before it asks Apple and writes the answer with
-/// ``SharedGroupsCache/setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``, which keeps it
-/// only when no count has moved since (for groups: no group the answer holds was invalidated
-/// since): an invalidation made by any process while the fetch was under way wins, and the answer
-/// (fetched before it) is kept nowhere.
+/// ``SharedGroupsCache/setAnswer(_:)`` (in an ``AnswerWrite``), which keeps it only when no count
+/// has moved since (for groups: no group the answer holds was invalidated since): an invalidation
+/// made by any process while the fetch was under way wins, and the answer (fetched before it) is
+/// kept nowhere.
 public struct InvalidationGeneration: Sendable, Hashable {
     /// The invalidations of this customer in this environment.
     public var customer: UInt64

@@ -1,14 +1,9 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
 
 #if canImport(Glibc) && canImport(CMallocInfo)
 import CMallocInfo
-#endif
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
 #endif
 
 /// Answers kept in this process's memory, bounded in bytes, the least recently used evicted first:

@@ -41,45 +41,28 @@ extension SharedGroupsCache {
         }
     }
 
-    /// Writes with ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``, then
-    /// releases the lock with ``releaseFetchLock(anyTransactionID:in:owner:)`` (two calls in a
-    /// row), releasing it also when the write fails.
+    /// Writes with ``setAnswer(_:)``, then releases the lock with
+    /// ``releaseFetchLock(anyTransactionID:in:owner:)`` (two calls in a row), releasing it also
+    /// when the write fails.
     ///
     /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long the store keeps it.
-    ///   - groupIDs: The groups the answer holds.
-    ///   - generation: The generation read before the fetch began.
+    ///   - write: The answer and what decides whether it may be kept.
     ///   - owner: The value the fetch lock was taken with.
     /// - Returns: Whether the answer was kept.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the write or the release fails
     ///   (the write's error when both do).
     public func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration,
+        _ write: AnswerWrite,
         releasingFetchLock owner: String
     ) async throws(AppStoreGroupsError) -> Bool {
         let kept: Bool
         do {
-            kept = try await setAnswer(
-                answer,
-                anyTransactionID: customerID,
-                in: environment,
-                timeToLive: timeToLive,
-                groupIDs: groupIDs,
-                ifGeneration: generation
-            )
+            kept = try await setAnswer(write)
         } catch {
-            try? await releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+            try? await releaseFetchLock(anyTransactionID: write.customerID, in: write.environment, owner: owner)
             throw error
         }
-        try await releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+        try await releaseFetchLock(anyTransactionID: write.customerID, in: write.environment, owner: owner)
         return kept
     }
 }

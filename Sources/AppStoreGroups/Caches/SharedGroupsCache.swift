@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// Where a ``GroupDecisionService`` keeps what several processes must share: Apple's answers per
 /// customer, a short lock per customer so one process fetches while the others wait, and the
@@ -27,12 +22,12 @@ public import Foundation
 /// the answer and generation in one call
 /// (``acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)``), then, once the source has
 /// answered, writes the answer and releases the lock in one call
-/// (``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:releasingFetchLock:)``),
-/// besides the rate-limit gate's calls (``rateLimitedUntil(_:in:)`` and, for a fleet budget,
-/// ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``). A store across a network should
-/// implement those two combined requirements natively, each in one atomic round trip: their
-/// default implementations are made of the single calls (three and two round trips) and are
-/// correct, only slower. The requirements without a default are the minimum a store implements.
+/// (``setAnswer(_:releasingFetchLock:)``), besides the rate-limit gate's calls
+/// (``rateLimitedUntil(_:in:)`` and, for a fleet budget, ``takeBudgetToken(from:maximumWait:)``).
+/// A store across a network should implement those two combined requirements natively, each in one
+/// atomic round trip: their default implementations are made of the single calls (three and two
+/// round trips) and are correct, only slower. The requirements without a default are the minimum a
+/// store implements.
 public protocol SharedGroupsCache: Sendable {
     /// The answer kept for a customer, or `nil` when there is none or it has expired.
     ///
@@ -48,8 +43,7 @@ public protocol SharedGroupsCache: Sendable {
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer?
 
     /// Keeps an answer for a customer, replacing any other, for `timeToLive`, whatever the
-    /// invalidations since (for tools and tests: the service writes with
-    /// ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``).
+    /// invalidations since (for tools and tests: the service writes with ``setAnswer(_:)``).
     ///
     /// - Parameters:
     ///   - answer: Apple's answer and when it was fetched.
@@ -65,7 +59,7 @@ public protocol SharedGroupsCache: Sendable {
     ) async throws(AppStoreGroupsError)
 
     /// How many invalidations the customer, and every customer, have seen: read before a fetch
-    /// and given back to ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``.
+    /// and given back to ``setAnswer(_:)`` in an ``AnswerWrite``.
     ///
     /// - Parameters:
     ///   - customerID: The customer about to be fetched.
@@ -77,31 +71,19 @@ public protocol SharedGroupsCache: Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> InvalidationGeneration
 
-    /// Keeps an answer for a customer for `timeToLive`, replacing any other, only if no
-    /// invalidation (of this customer or of all) happened since `generation` was read: checked and
-    /// written in one atomic step, so an invalidation made by any process while the answer was
-    /// being fetched wins.
+    /// Keeps the write's answer for the customer for its time to live, replacing any other, only if
+    /// no invalidation (of this customer, of all, or of one of the answer's groups) happened since
+    /// its generation was read: checked and written in one atomic step, so an invalidation made by
+    /// any process while the answer was being fetched wins.
     ///
-    /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long the store keeps it; positive.
-    ///   - groupIDs: The ids of the groups the answer holds: the answer is refused when one of them
-    ///     was invalidated since `generation` was read, and is listed under each of them for
-    ///     ``invalidate(groupID:)`` for as long as it is kept.
-    ///   - generation: What ``invalidationGeneration(anyTransactionID:in:)`` answered before the
-    ///     fetch began.
-    /// - Returns: Whether the answer was kept (`false`: an invalidation came after `generation`).
+    /// The answer is listed under each of its groups for ``invalidate(groupID:)`` for as long as it
+    /// is kept.
+    ///
+    /// - Parameter write: The answer, the customer, the environment, the time to live, the groups
+    ///   and the generation read before the fetch began.
+    /// - Returns: Whether the answer was kept (`false`: an invalidation came after the generation).
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration
-    ) async throws(AppStoreGroupsError) -> Bool
+    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool
 
     /// Takes the customer's fetch lock when nobody holds it.
     ///
@@ -166,34 +148,20 @@ public protocol SharedGroupsCache: Sendable {
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> FetchLockAttempt
 
-    /// Keeps an answer as ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``
-    /// does (only if no invalidation came since `generation`), and releases the customer's fetch
-    /// lock if `owner` still holds it, whether the answer was kept or refused: one round trip where
-    /// that call and ``releaseFetchLock(anyTransactionID:in:owner:)`` take two.
+    /// Keeps an answer as ``setAnswer(_:)`` does (only if no invalidation came since the write's
+    /// generation), and releases the customer's fetch lock if `owner` still holds it, whether the
+    /// answer was kept or refused: one round trip where that call and
+    /// ``releaseFetchLock(anyTransactionID:in:owner:)`` take two.
     ///
     /// The default implementation makes the two calls, releasing the lock even when the write
     /// fails (then throwing the write's error).
     ///
     /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long the store keeps it; positive.
-    ///   - groupIDs: The ids of the groups the answer holds (see
-    ///     ``setAnswer(_:anyTransactionID:in:timeToLive:groupIDs:ifGeneration:)``).
-    ///   - generation: What the store answered for the generation before the fetch began.
+    ///   - write: The answer and what decides whether it may be kept (see ``setAnswer(_:)``).
     ///   - owner: The value the fetch lock was taken with.
-    /// - Returns: Whether the answer was kept (`false`: an invalidation came after `generation`).
+    /// - Returns: Whether the answer was kept (`false`: an invalidation came after the generation).
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration,
-        releasingFetchLock owner: String
-    ) async throws(AppStoreGroupsError) -> Bool
+    func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool
 
     /// The instant before which no request may go to the endpoint, or `nil` when none is set or it
     /// has passed.
@@ -222,16 +190,15 @@ public protocol SharedGroupsCache: Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError)
 
-    /// Whether this cache keeps the fleet's request budget
-    /// (``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``).
+    /// Whether this cache keeps the fleet's request budget (``takeBudgetToken(from:maximumWait:)``).
     ///
     /// The default is `false`: the service then keeps a budget per process, the whole configured
     /// rate, and never asks for tokens.
     var keepsFleetBudget: Bool { get }
 
     /// Takes one token from the fleet's request budget for the endpoint in the environment, a
-    /// token bucket kept in the store on the store's clock: `ratePerSecond` tokens a second, at
-    /// most `burst` banked, a new bucket starting full.
+    /// token bucket kept in the store on the store's clock: the budget's rate of tokens a second,
+    /// at most its burst banked, a new bucket starting full.
     ///
     /// When no token is banked the next one is reserved (the balance goes below zero) if it is due
     /// within `maximumWait`; otherwise nothing is taken. Taking and refilling are one atomic step,
@@ -242,18 +209,12 @@ public protocol SharedGroupsCache: Sendable {
     /// keeps a budget per process.
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to (Apple limits each separately).
-    ///   - ratePerSecond: The fleet's budget: tokens added a second; positive.
-    ///   - burst: The most tokens banked; at least 1.
+    ///   - budget: The endpoint, the environment, and the fleet's rate and burst.
     ///   - maximumWait: The longest the caller would wait for a reserved token.
     /// - Returns: Whether a token was taken, and the wait.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken
 
@@ -261,28 +222,22 @@ public protocol SharedGroupsCache: Sendable {
     /// and at least `reserve` tokens stay banked after, so that customers with no answer keep
     /// the reserve; never reserves a token ahead.
     ///
-    /// The bucket is the one ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)`` takes
-    /// from, in the same atomic step on the store's clock.
+    /// The bucket is the one ``takeBudgetToken(from:maximumWait:)`` takes from, in the same atomic
+    /// step on the store's clock.
     ///
-    /// The default implementation asks ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``
-    /// with no wait, without the reserve: a conformer written before refreshes kept a reserve keeps
-    /// compiling, and its refreshes take the last banked token like any request (never waiting).
+    /// The default implementation asks ``takeBudgetToken(from:maximumWait:)`` with no wait, without
+    /// the reserve: a conformer written before refreshes kept a reserve keeps compiling, and its
+    /// refreshes take the last banked token like any request (never waiting).
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to.
-    ///   - ratePerSecond: The fleet's budget: tokens added a second; positive.
-    ///   - burst: The most tokens banked; at least 1.
+    ///   - budget: The endpoint, the environment, and the fleet's rate and burst.
     ///   - reserve: The tokens that must stay banked after this one is taken; at least 0 and less
-    ///     than `burst`.
+    ///     than the burst.
     /// - Returns: ``FleetBudgetToken/taken(wait:)`` with no wait, or
     ///   ``FleetBudgetToken/notTaken(wait:)`` with the wait until one could be.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the store cannot answer.
     func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         keeping reserve: Double
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken
 
@@ -374,47 +329,29 @@ extension SharedGroupsCache {
     /// service keeps one per process.
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to.
-    ///   - ratePerSecond: The fleet's budget, unused.
-    ///   - burst: The most tokens banked, unused.
+    ///   - budget: The budget, unused.
     ///   - maximumWait: The longest the caller would wait, unused.
     /// - Returns: ``FleetBudgetToken/notSupported``.
     /// - Throws: Never.
     public func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
         .notSupported
     }
 
-    /// Asks ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)`` with no wait: a token only
-    /// when one is banked now, the reserve not kept (a cache written before refreshes kept one).
+    /// Asks ``takeBudgetToken(from:maximumWait:)`` with no wait: a token only when one is banked
+    /// now, the reserve not kept (a cache written before refreshes kept one).
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to.
-    ///   - ratePerSecond: The fleet's budget.
-    ///   - burst: The most tokens banked.
+    ///   - budget: The endpoint, the environment, and the fleet's rate and burst.
     ///   - reserve: The tokens to leave banked, unused.
-    /// - Returns: What ``takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)`` answers.
+    /// - Returns: What ``takeBudgetToken(from:maximumWait:)`` answers.
     /// - Throws: What it throws.
     public func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         keeping reserve: Double
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        try await takeBudgetToken(
-            endpoint,
-            in: environment,
-            ratePerSecond: ratePerSecond,
-            burst: burst,
-            maximumWait: .zero
-        )
+        try await takeBudgetToken(from: budget, maximumWait: .zero)
     }
 }

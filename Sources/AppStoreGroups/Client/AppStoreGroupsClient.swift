@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+public import GroupPolicy
 
 /// Fetches a customer's groups and a group's members from Apple's App Store Server API.
 ///

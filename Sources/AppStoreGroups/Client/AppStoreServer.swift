@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// Which App Store Server API server the client talks to: Apple's production or sandbox server, or
 /// another base URL (a local test server, a forwarding proxy).

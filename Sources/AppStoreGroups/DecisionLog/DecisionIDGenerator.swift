@@ -1,11 +1,6 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The ids of served decisions: UUIDv7 (RFC 9562), unique and ordered by time, so a support ticket
 /// quoting one finds its line in the decision log, and sorting ids sorts decisions.

@@ -1,11 +1,6 @@
+public import Foundation
 import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
 
 /// What a decision log receives for one decision served, or refused.
 ///

@@ -443,32 +443,15 @@ private func writeSuppressingSIGPIPE(
     #endif
 }
 
+// File-level wrappers: inside the writer, `open`, `write` and `close` name its own methods.
 private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.write(descriptor, bytes, count)
-    #elseif canImport(Musl)
-    Musl.write(descriptor, bytes, count)
-    #else
-    Darwin.write(descriptor, bytes, count)
-    #endif
+    write(descriptor, bytes, count)
 }
 
 private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.open(path, flags, mode)
-    #elseif canImport(Musl)
-    Musl.open(path, flags, mode)
-    #else
-    Darwin.open(path, flags, mode)
-    #endif
+    open(path, flags, mode)
 }
 
 private func systemClose(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.close(descriptor)
-    #elseif canImport(Musl)
-    Musl.close(descriptor)
-    #else
-    Darwin.close(descriptor)
-    #endif
+    close(descriptor)
 }

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 
 /// Apple's error body, `{ "errorCode": <int64>, "errorMessage": "<text>" }`, read leniently: an
 /// answer whose body is empty, not JSON, or without these keys still becomes a typed error built

@@ -1,11 +1,6 @@
+public import Foundation
 import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
 
 /// The one error type of the `AppStoreGroups` module: what went wrong (``code``) and the context
 /// Apple or the network gave.

@@ -1,11 +1,6 @@
+public import Foundation
 public import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
 
 /// A ``GroupsSource`` that answers from a dictionary: for testing an app's handlers with no key and
 /// no network.

@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// What a ``GroupDecisionObserver`` is told: one struct per event, made by the service.
 ///

@@ -51,23 +51,17 @@ struct RESPParser {
         case UInt8(ascii: ":"):
             return (.integer(try Self.integer(line)), headerLength)
         case UInt8(ascii: "$"):
-            let length = try Self.integer(line)
-            if length == -1 { return (.bulk(nil), headerLength) }
-            guard length >= 0 else { throw .malformed("a negative bulk length") }
-            guard length <= maximumBulkBytes else {
-                throw .tooLarge("a value of \(length) bytes (the limit is \(maximumBulkBytes))")
+            guard let length = try Self.length(line, of: .bulk, limit: maximumBulkBytes) else {
+                return (.bulk(nil), headerLength)
             }
             let start = lineEnd + 2
-            let end = start + Int(length)
+            let end = start + length
             guard bytes.endIndex >= end + 2 else { return nil }
             guard bytes[end] == 13, bytes[end + 1] == 10 else { throw .malformed("a bulk string without CRLF") }
             return (.bulk(Array(bytes[start..<end])), end + 2 - bytes.startIndex)
         case UInt8(ascii: "*"):
-            let count = try Self.integer(line)
-            if count == -1 { return (.array(nil), headerLength) }
-            guard count >= 0 else { throw .malformed("a negative array length") }
-            guard count <= maximumArrayCount else {
-                throw .tooLarge("an array of \(count) elements (the limit is \(maximumArrayCount))")
+            guard let count = try Self.length(line, of: .array, limit: maximumArrayCount) else {
+                return (.array(nil), headerLength)
             }
             var elements: [RESPReply] = []
             var offset = headerLength
@@ -91,6 +85,26 @@ struct RESPParser {
             index += 1
         }
         return nil
+    }
+
+    /// What a length header counts.
+    private enum Counted {
+        case bulk, array
+    }
+
+    /// A bulk string's or an array's length from its header line: `nil` for -1 (the null value);
+    /// another negative length is malformed, and one over `limit` too large.
+    private static func length(_ line: ArraySlice<UInt8>, of counted: Counted, limit: Int) throws(Failure) -> Int? {
+        let length = try integer(line)
+        if length == -1 { return nil }
+        guard length >= 0 else { throw .malformed("a negative \(counted == .bulk ? "bulk" : "array") length") }
+        guard length <= limit else {
+            switch counted {
+            case .bulk: throw .tooLarge("a value of \(length) bytes (the limit is \(limit))")
+            case .array: throw .tooLarge("an array of \(length) elements (the limit is \(limit))")
+            }
+        }
+        return Int(length)
     }
 
     private static func integer(_ line: ArraySlice<UInt8>) throws(Failure) -> Int64 {

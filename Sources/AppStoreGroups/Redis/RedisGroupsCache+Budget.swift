@@ -1,4 +1,4 @@
-public import GroupPolicy
+import GroupPolicy
 
 /// The fleet's request budget: one token bucket per endpoint and environment, kept in Redis on
 /// Redis's clock.
@@ -68,71 +68,46 @@ extension RedisGroupsCache {
     /// whose connection dies after sending it fails rather than risk taking two tokens.
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to.
-    ///   - ratePerSecond: Tokens added a second; positive and finite.
-    ///   - burst: The most tokens banked; at least 1 and finite.
+    ///   - budget: The endpoint, the environment, a rate that is positive and finite, and a burst
+    ///     of at least 1 and finite.
     ///   - maximumWait: The longest the caller would wait for a reserved token.
     /// - Returns: Whether a token was taken, and the wait.
     /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a rate or burst out of range,
     ///   ``AppStoreGroupsError/Code/storeFailure`` when Redis cannot answer.
     public func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        try await takeToken(
-            endpoint,
-            in: environment,
-            ratePerSecond: ratePerSecond,
-            burst: burst,
-            maximumWait: maximumWait,
-            reserve: nil
-        )
+        try await takeToken(budget, maximumWait: maximumWait, reserve: nil)
     }
 
     /// Takes one token for a refresh from the fleet's budget, in the same script on Redis's clock:
     /// only when one is banked now and `reserve` stay banked after; none is reserved ahead.
     ///
     /// - Parameters:
-    ///   - endpoint: The endpoint the request goes to.
-    ///   - environment: The environment it goes to.
-    ///   - ratePerSecond: Tokens added a second; positive and finite.
-    ///   - burst: The most tokens banked; at least 1 and finite.
+    ///   - budget: The endpoint, the environment, a rate that is positive and finite, and a burst
+    ///     of at least 1 and finite.
     ///   - reserve: The tokens that must stay banked; at least 0 and finite.
     /// - Returns: Whether a token was taken (never with a wait), and the wait until one could be.
     /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a rate, burst or reserve out of
     ///   range, ``AppStoreGroupsError/Code/storeFailure`` when Redis cannot answer.
     public func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         keeping reserve: Double
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
         guard reserve >= 0, reserve.isFinite else {
             throw AppStoreGroupsError(code: .invalidArgument, message: "a refresh's reserve must be at least 0")
         }
-        return try await takeToken(
-            endpoint,
-            in: environment,
-            ratePerSecond: ratePerSecond,
-            burst: burst,
-            maximumWait: .zero,
-            reserve: reserve
-        )
+        return try await takeToken(budget, maximumWait: .zero, reserve: reserve)
     }
 
     private func takeToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        _ budget: FleetBudget,
         maximumWait: Duration,
         reserve: Double?
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        let ratePerSecond = budget.ratePerSecond
+        let burst = budget.burst
         guard ratePerSecond > 0, ratePerSecond.isFinite, burst >= 1, burst.isFinite else {
             throw AppStoreGroupsError(
                 code: .invalidArgument,
@@ -147,7 +122,8 @@ extension RedisGroupsCache {
         )
         let arguments =
             [
-                Array("EVAL".utf8), Self.takeTokenScript, Array("1".utf8), budgetKey(endpoint, environment),
+                Array("EVAL".utf8), Self.takeTokenScript, Array("1".utf8),
+                budgetKey(budget.endpoint, budget.environment),
                 Array(String(ratePerSecond).utf8), Array(String(burst).utf8), Array(String(waitMilliseconds).utf8),
                 Array(String(lifetime).utf8),
             ] + (reserve.map { [Array(String($0).utf8)] } ?? [])

@@ -126,45 +126,25 @@ extension RedisGroupsCache {
     }
 
     /// Releases the customer's fetch lock if `owner` still holds it, and keeps the answer only if no
-    /// invalidation of the customer, of everyone or of one of its groups came after `generation`
-    /// was read, in one script: the lock is released first, whether the answer is then kept or
-    /// refused.
+    /// invalidation of the customer, of everyone or of one of its groups came after the write's
+    /// generation was read, in one script: the lock is released first, whether the answer is then
+    /// kept or refused.
     ///
     /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long Redis keeps it.
-    ///   - groupIDs: The groups the answer holds.
-    ///   - generation: The generation read before the fetch began.
+    ///   - write: The answer and what decides whether it may be kept.
     ///   - owner: The value the fetch lock was taken with.
     /// - Returns: Whether the answer was kept.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
     public func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration,
+        _ write: AnswerWrite,
         releasingFetchLock owner: String
     ) async throws(AppStoreGroupsError) -> Bool {
-        let label = "EVAL set-answer-release-lock"
-        let arguments = conditionalSetArguments(
+        try await conditionalSet(
+            write,
             Self.conditionalSetReleasingScript,
-            answer,
-            customerID: customerID,
-            environment: environment,
-            timeToLive: timeToLive,
-            groupIDs: groupIDs,
-            generation: generation,
-            extraKeys: [lockKey(customerID, environment)],
+            "EVAL set-answer-release-lock",
+            extraKeys: [lockKey(write.customerID, write.environment)],
             extraArguments: [Array(owner.utf8)]
         )
-        switch try await call(arguments, label) {
-        case .integer(1): return true
-        case .integer(0): return false
-        case let other: throw unexpected(other, label)
-        }
     }
 }

@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+public import GroupPolicy
 
 /// Invalidation generations: a count per customer and environment, and one for every customer, that
 /// a writer must match for its answer to be kept.
@@ -196,69 +191,47 @@ extension RedisGroupsCache {
         }
     }
 
-    /// Keeps an answer for `timeToLive`, written with its key, only if no invalidation of the
-    /// customer, of everyone or of one of its groups came after `generation` was read (compare and
-    /// set, in one script), and lists the customer under each of its groups for as long.
+    /// Keeps the write's answer for its time to live, written with its key, only if no invalidation
+    /// of the customer, of everyone or of one of its groups came after its generation was read
+    /// (compare and set, in one script), and lists the customer under each of its groups for as
+    /// long.
     ///
-    /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long Redis keeps it.
-    ///   - groupIDs: The groups the answer holds.
-    ///   - generation: The generation read before the fetch began.
+    /// - Parameter write: The answer and what decides whether it may be kept.
     /// - Returns: Whether the answer was kept.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
-    public func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        let arguments = conditionalSetArguments(
-            Self.conditionalSetScript,
-            answer,
-            customerID: customerID,
-            environment: environment,
-            timeToLive: timeToLive,
-            groupIDs: groupIDs,
-            generation: generation
-        )
-        switch try await call(arguments, "EVAL set-answer") {
-        case .integer(1): return true
-        case .integer(0): return false
-        case let other: throw unexpected(other, "EVAL set-answer")
-        }
+    public func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+        try await conditionalSet(write, Self.conditionalSetScript, "EVAL set-answer")
     }
 
-    /// The arguments of `EVAL` of a conditional-set script: the answer, the customer's and everyone's
-    /// counts, the keys after them in `extraKeys`, the fixed `ARGV`s, then `extraArguments`, then
-    /// the groups (each once, sorted).
-    func conditionalSetArguments(
+    /// Runs a conditional-set script for `write` and reads its yes or no.
+    ///
+    /// The arguments are the answer, the customer's and everyone's counts, the keys after them in
+    /// `extraKeys`, the fixed `ARGV`s, then `extraArguments`, then the groups (each once, sorted).
+    func conditionalSet(
+        _ write: AnswerWrite,
         _ script: [UInt8],
-        _ answer: CachedGroupsAnswer,
-        customerID: String,
-        environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        generation: InvalidationGeneration,
+        _ label: String,
         extraKeys: [[UInt8]] = [],
         extraArguments: [[UInt8]] = []
-    ) -> [[UInt8]] {
-        let key = answerKey(customerID, environment)
+    ) async throws(AppStoreGroupsError) -> Bool {
+        let key = answerKey(write.customerID, write.environment)
         let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
-        let keys = [key, generationKey(customerID, environment), allGenerationKey] + extraKeys
+        let keys = [key, generationKey(write.customerID, write.environment), allGenerationKey] + extraKeys
         let fixed = [
-            answer.encoded(boundTo: key), Array(String(Self.milliseconds(timeToLive)).utf8),
-            Array(String(generation.customer).utf8), Array(String(generation.all).utf8),
-            Array(String(generation.groups).utf8), Array(String(nowMilliseconds).utf8),
-            Array(String(Self.maximumMembersPerGroup).utf8), Array("\(keyPrefix):\(environment.rawValue)".utf8),
-            Array(customerID.utf8),
+            write.answer.encoded(boundTo: key), Array(String(Self.milliseconds(write.timeToLive)).utf8),
+            Array(String(write.generation.customer).utf8), Array(String(write.generation.all).utf8),
+            Array(String(write.generation.groups).utf8), Array(String(nowMilliseconds).utf8),
+            Array(String(Self.maximumMembersPerGroup).utf8),
+            Array("\(keyPrefix):\(write.environment.rawValue)".utf8), Array(write.customerID.utf8),
         ]
-        return [Array("EVAL".utf8), script, Array(String(keys.count).utf8)] + keys + fixed + extraArguments
-            + Set(groupIDs).sorted().map { Array($0.utf8) }
+        let arguments =
+            [Array("EVAL".utf8), script, Array(String(keys.count).utf8)] + keys + fixed + extraArguments
+            + Set(write.groupIDs).sorted().map { Array($0.utf8) }
+        switch try await call(arguments, label) {
+        case .integer(1): return true
+        case .integer(0): return false
+        case let other: throw unexpected(other, label)
+        }
     }
 }
 

@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
+public import GroupPolicy
 
 /// A ``SharedGroupsCache`` on a Redis server, shared by every process of a fleet.
 ///

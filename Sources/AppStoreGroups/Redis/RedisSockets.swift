@@ -181,43 +181,16 @@ enum RedisSockets {
     /// - Returns: Whether the thread started.
     static func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
-        #if canImport(Darwin)
-        var thread: pthread_t?
-        let status = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().body()
-                return nil
-            },
-            box
-        )
-        if status == 0, let thread { pthread_detach(thread) }
-        #elseif canImport(Glibc)
+        #if canImport(Glibc)
         var thread = pthread_t()
-        let status = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                guard let raw else { return nil }
-                Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().body()
-                return nil
-            },
-            box
-        )
-        if status == 0 { pthread_detach(thread) }
         #else
         var thread: pthread_t?
-        let status = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                guard let raw else { return nil }
-                Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().body()
-                return nil
-            },
-            box
-        )
+        #endif
+        // A C function pointer captures nothing: the body travels in `box`, retained until it runs.
+        let status = pthread_create(&thread, nil, { RedisSockets.runThreadBody($0) }, box)
+        #if canImport(Glibc)
+        if status == 0 { pthread_detach(thread) }
+        #else
         if status == 0, let thread { pthread_detach(thread) }
         #endif
         guard status == 0 else {
@@ -225,6 +198,13 @@ enum RedisSockets {
             return false
         }
         return true
+    }
+
+    /// Runs and releases the body `startThread` retained (`raw` is never `nil`: it is the box).
+    private static func runThreadBody(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+        guard let raw else { return nil }
+        Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().body()
+        return nil
     }
 
     private final class ThreadBody: Sendable {

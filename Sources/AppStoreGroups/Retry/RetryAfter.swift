@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 
 /// Apple's `Retry-After` header: the one reader of it, for the client's retries and, through the
 /// errors the client throws, for the decision service's rate-limit gate.

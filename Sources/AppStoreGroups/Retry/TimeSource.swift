@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
 
 /// The wall clock and the sleep the client uses: the clock for token timestamps and to turn a
 /// `Retry-After` instant into a wait, the sleep for every wait between attempts.

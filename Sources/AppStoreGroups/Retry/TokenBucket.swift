@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 
 /// A request budget: `rate` tokens a second, up to `burst` banked (default one second's worth, at
 /// least one).

@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// The service's background work: refreshes ahead, and sweeping expired answers.
 extension GroupDecisionService {

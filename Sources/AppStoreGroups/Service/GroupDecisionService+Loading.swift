@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// How a customer's groups are found: this process's cache, then one flight per customer through
 /// the shared cache (and its fetch lock) to the source, within the rate-limit gate.
@@ -225,28 +220,20 @@ extension GroupDecisionService {
         let life = lifetime(of: answer)
         if let shared, let generation, life > .zero, !FlightTicket.currentOvertakes(answer, decoded: decoded) {
             let kept = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                let groupIDs = decoded?.groups.map(\.groupID) ?? []
+                let write = AnswerWrite(
+                    answer,
+                    anyTransactionID: key.customerID,
+                    in: key.environment,
+                    timeToLive: life,
+                    groupIDs: decoded?.groups.map(\.groupID) ?? [],
+                    ifGeneration: generation
+                )
                 let kept: Bool
                 if let lock {
-                    kept = try await cache.setAnswer(
-                        answer,
-                        anyTransactionID: key.customerID,
-                        in: key.environment,
-                        timeToLive: life,
-                        groupIDs: groupIDs,
-                        ifGeneration: generation,
-                        releasingFetchLock: lock.owner
-                    )
+                    kept = try await cache.setAnswer(write, releasingFetchLock: lock.owner)
                     lock.markReleased()
                 } else {
-                    kept = try await cache.setAnswer(
-                        answer,
-                        anyTransactionID: key.customerID,
-                        in: key.environment,
-                        timeToLive: life,
-                        groupIDs: groupIDs,
-                        ifGeneration: generation
-                    )
+                    kept = try await cache.setAnswer(write)
                 }
                 // As below: this process's invalidation ran before the answer was written, or
                 // removes it after.

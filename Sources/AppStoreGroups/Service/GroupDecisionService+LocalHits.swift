@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// A hit in this process's cache: served without suspending, or, with a shared cache, once the
 /// invalidation count confirms the copy.

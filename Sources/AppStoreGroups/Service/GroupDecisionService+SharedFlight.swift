@@ -1,11 +1,6 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// One flight per customer through the shared cache: its answer, or a fetch under its lock while
 /// the other processes wait for the holder's answer.

@@ -1,10 +1,5 @@
-public import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+public import GroupPolicy
 
 /// Decisions for an app server: a customer's transaction id, verified entitlements and
 /// environment in, their Decision out, through a cache, a `PolicyStore` and a ``GroupsSource``.

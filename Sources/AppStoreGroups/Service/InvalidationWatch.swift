@@ -1,11 +1,6 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// This process's reading of the shared cache's invalidation count, which decides whether a copy
 /// of an answer kept here may still be served.

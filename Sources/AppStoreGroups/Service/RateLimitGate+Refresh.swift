@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// Refreshes come second: a refresh (ahead of the time to live, or of an expired answer that can
 /// still be served stale) is sent only when a token is banked now beyond the reserve kept for first

@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// The `Retry-After` instant a 429 names: how the gate closes after one, and reads the instant
 /// that holds (this process's, or the shared cache's). The rules are in ``RateLimitGate``'s

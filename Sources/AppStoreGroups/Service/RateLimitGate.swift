@@ -1,11 +1,6 @@
+public import Foundation
 public import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
 
 /// Apple's rate limits, kept for every request to one endpoint in one environment: a request budget,
 /// and after a 429 nothing sent before the `Retry-After` instant, by any caller of this process or
@@ -26,8 +21,8 @@ public import Foundation
 ///   ``GroupDecisionService/Configuration/requestsPerSecond``, banking up to
 ///   ``GroupDecisionService/Configuration/requestBurst``. With a shared cache that keeps fleet
 ///   budgets the bucket is the fleet's, in the cache
-///   (``SharedGroupsCache/takeBudgetToken(_:in:ratePerSecond:burst:maximumWait:)``); while the
-///   cache fails or is skipped, this process keeps to
+///   (``SharedGroupsCache/takeBudgetToken(from:maximumWait:)``); while the cache fails or is
+///   skipped, this process keeps to
 ///   ``GroupDecisionService/Configuration/fallbackShare`` of it in a bucket of its own. Without a
 ///   shared cache, or with one that keeps no budget, the bucket is this process's. A call waits for
 ///   its token, and for a `Retry-After` instant, up to
@@ -232,24 +227,13 @@ public final class RateLimitGate: Sendable {
         let rate = configuration.rate(for: key.environment)
         let burst = configuration.burst(for: key.environment)
         let reserve = configuration.reserve(burst: burst)
+        let budget = FleetBudget(key.endpoint, in: key.environment, ratePerSecond: rate, burst: burst)
         let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
             switch request {
             case .waitingAtMost(let maximumWait):
-                try await cache.takeBudgetToken(
-                    key.endpoint,
-                    in: key.environment,
-                    ratePerSecond: rate,
-                    burst: burst,
-                    maximumWait: maximumWait
-                )
+                try await cache.takeBudgetToken(from: budget, maximumWait: maximumWait)
             case .keepingReserve:
-                try await cache.takeBudgetToken(
-                    key.endpoint,
-                    in: key.environment,
-                    ratePerSecond: rate,
-                    burst: burst,
-                    keeping: reserve
-                )
+                try await cache.takeBudgetToken(from: budget, keeping: reserve)
             }
         }
         return answer.map(FleetAnswer.answered) ?? .fallBack(.share)

@@ -1,11 +1,6 @@
+public import Foundation
 public import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
-public import Foundation
-#endif
 
 /// A ``GroupDecisionService`` answer: the Decision, how fresh the groups it was made from are, and
 /// the policy revision that made it.

@@ -1,11 +1,6 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The decision service's way to its shared cache: every call goes through it, so that a cache that
 /// fails, hangs or is consistently slow costs little and is reported once per episode.

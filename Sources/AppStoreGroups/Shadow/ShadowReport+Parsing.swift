@@ -1,11 +1,6 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 extension ShadowReport {
     /// The most bytes of report JSON ``init(jsonBytes:fileName:)`` reads: 64 MiB, several times

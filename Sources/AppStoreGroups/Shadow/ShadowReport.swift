@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
 
 /// What a candidate policy would have changed in the decisions a ``GroupDecisionService`` served,
 /// since the report last started: how many decisions, which capabilities, in which kinds of groups,

@@ -1,10 +1,5 @@
-import GroupPolicy
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
+import GroupPolicy
 
 /// The counts a shadow accumulates for one pair of policy revisions, mutated under the shadow's
 /// lock: a few additions per decision, a dictionary lookup per kind of change it had.

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
 
 /// One HTTP request the client asks an ``HTTPTransport`` to send.
 ///

@@ -34,12 +34,14 @@ enum FetchLockContract {
         releasing owner: String
     ) async throws -> Bool {
         try await store.setAnswer(
-            answer,
-            anyTransactionID: "c1",
-            in: .sandbox,
-            timeToLive: .seconds(60),
-            groupIDs: groups,
-            ifGeneration: generation,
+            AnswerWrite(
+                answer,
+                anyTransactionID: "c1",
+                in: .sandbox,
+                timeToLive: .seconds(60),
+                groupIDs: groups,
+                ifGeneration: generation
+            ),
             releasingFetchLock: owner
         )
     }

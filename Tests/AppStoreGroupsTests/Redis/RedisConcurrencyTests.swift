@@ -32,20 +32,19 @@ struct RedisConcurrencyTests {
         let gate = try await store.rateLimitedUntil(.customerGroups, in: .production)
         #expect(gate == nil)
         _ = try await store.takeBudgetToken(
-            .customerGroups,
-            in: .production,
-            ratePerSecond: 50,
-            burst: 50,
+            from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 50, burst: 50),
             maximumWait: .zero
         )
         let answer = CachedGroupsAnswer(kind: .groups, body: Array(StubAppStore.consumerBody.utf8), fetchedAt: Date())
         let kept = try await store.setAnswer(
-            answer,
-            anyTransactionID: customer,
-            in: .production,
-            timeToLive: .seconds(60),
-            groupIDs: [],
-            ifGeneration: try #require(attempt.generation),
+            AnswerWrite(
+                answer,
+                anyTransactionID: customer,
+                in: .production,
+                timeToLive: .seconds(60),
+                groupIDs: [],
+                ifGeneration: try #require(attempt.generation)
+            ),
             releasingFetchLock: owner
         )
         #expect(kept)
@@ -67,19 +66,12 @@ struct RedisConcurrencyTests {
         .requires(.redisServer)
     )
     func concurrentMisses() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .milliseconds(20))
-        defer { proxy.stop() }
+        let fleet = try await RedisFleet.start(proxyDelay: .milliseconds(20))
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
         // Generous bounds: what is proved is the pool's width, not how fast this machine is, and on
         // a busy machine the 64 tasks may take long to all start.
-        let store = try RedisGroupsCache(
-            host: "127.0.0.1",
-            port: proxy.port,
-            keyPrefix: "bench",
-            timeout: .seconds(600)
-        )
-        defer { store.close() }
+        let store = try fleet.store(prefix: "bench", timeout: .seconds(600))
         try await Self.miss(store, customer: "warm-up")
         var single: [Duration] = []
         for run in 0..<5 {

@@ -146,12 +146,10 @@ struct RedisFetchLockTests {
         .requires(.redisServer)
     )
     func failedFetchReleases() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .zero)
-        defer { proxy.stop() }
-        let store = try RedisGroupsCache(host: "127.0.0.1", port: proxy.port, keyPrefix: "test", timeout: .seconds(30))
-        defer { store.close() }
+        let fleet = try await RedisFleet.start(proxyDelay: .zero)
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
+        let store = try fleet.store(prefix: "test", timeout: .seconds(30))
         let source = StaticGroupsSource(["c1": FleetInvalidationTests.family])
         source.fail(
             "c1",

@@ -15,7 +15,10 @@ struct RedisFreshnessTests {
         let store = try server.store(prefix: "reserve")
         defer { store.close() }
         func refresh() async throws -> FleetBudgetToken {
-            try await store.takeBudgetToken(.customerGroups, in: .sandbox, ratePerSecond: 0.0001, burst: 5, keeping: 1)
+            try await store.takeBudgetToken(
+                from: FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.0001, burst: 5),
+                keeping: 1
+            )
         }
         let started = ContinuousClock.now
         for _ in 0..<4 { #expect(try await refresh() == .taken(wait: .zero)) }
@@ -30,15 +33,15 @@ struct RedisFreshnessTests {
         #expect(wait >= .seconds(9_999) - elapsed && wait <= .seconds(10_000))
         // A first fetch takes it.
         let first = try await store.takeBudgetToken(
-            .customerGroups,
-            in: .sandbox,
-            ratePerSecond: 0.0001,
-            burst: 5,
+            from: FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.0001, burst: 5),
             maximumWait: .zero
         )
         #expect(first == .taken(wait: .zero))
         let invalid = await expectError {
-            try await store.takeBudgetToken(.customerGroups, in: .sandbox, ratePerSecond: 1, burst: 5, keeping: -1)
+            try await store.takeBudgetToken(
+                from: FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 1, burst: 5),
+                keeping: -1
+            )
         }
         #expect(invalid?.code == .invalidArgument)
     }

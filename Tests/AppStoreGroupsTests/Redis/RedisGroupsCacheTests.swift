@@ -318,6 +318,10 @@ struct RedisGroupsCacheTests {
         #expect(try parse("*2\r\n:1\r\n") == nil)
         #expect(throws: RESPParser.Failure.tooLarge("a value of 11 bytes (the limit is 10)")) { try parse("$11\r\n") }
         #expect(throws: RESPParser.Failure.self) { try parse("*4\r\n") }
+        #expect(throws: RESPParser.Failure.tooLarge("an array of 4 elements (the limit is 3)")) { try parse("*4\r\n") }
+        #expect(try parse("*-1\r\n") == .array(nil))
+        #expect(throws: RESPParser.Failure.malformed("a negative bulk length")) { try parse("$-2\r\n") }
+        #expect(throws: RESPParser.Failure.malformed("a negative array length")) { try parse("*-2\r\n") }
         #expect(throws: RESPParser.Failure.self) { try parse("?x\r\n") }
         #expect(throws: RESPParser.Failure.self) { try parse("$3\r\nabcd\r\n") }
         #expect(throws: RESPParser.Failure.self) { try parse(":" + String(repeating: "9", count: 30) + "\r\n") }

@@ -14,21 +14,15 @@ struct RedisRoundTripTests {
         StaticGroupsSource(Dictionary(uniqueKeysWithValues: customers.map { ($0, FleetInvalidationTests.family) }))
     }
 
-    static func store(_ proxy: RedisDelayProxy) throws -> RedisGroupsCache {
-        try RedisGroupsCache(host: "127.0.0.1", port: proxy.port, keyPrefix: "trips", timeout: .seconds(30))
-    }
-
     @Test(
         "an uncached decision makes 5 round trips: the answer, the lock with the answer and generation, the 429 gate, a budget token, the write releasing the lock",
         .requires(.redisServer)
     )
     func uncachedDecision() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .zero)
-        defer { proxy.stop() }
-        let store = try Self.store(proxy)
-        defer { store.close() }
+        let fleet = try await RedisFleet.start(proxyDelay: .zero)
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
+        let store = try fleet.store(prefix: "trips", timeout: .seconds(30))
         let source = Self.source()
         let first = try FleetInvalidationTests.service(source, shared: store)
         let began = ContinuousClock.now
@@ -60,12 +54,10 @@ struct RedisRoundTripTests {
         .requires(.redisServer)
     )
     func uncachedDecisionWithSingleCalls() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .zero)
-        defer { proxy.stop() }
-        let store = try Self.store(proxy)
-        defer { store.close() }
+        let fleet = try await RedisFleet.start(proxyDelay: .zero)
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
+        let store = try fleet.store(prefix: "trips", timeout: .seconds(30))
         let forwarding = ForwardingGroupsCache(store)
         let service = try FleetInvalidationTests.service(Self.source(), shared: forwarding)
         _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
@@ -83,12 +75,10 @@ struct RedisRoundTripTests {
         .requires(.redisServer)
     )
     func slowRedisTimes() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .milliseconds(200))
-        defer { proxy.stop() }
-        let store = try Self.store(proxy)
-        defer { store.close() }
+        let fleet = try await RedisFleet.start(proxyDelay: .milliseconds(200))
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
+        let store = try fleet.store(prefix: "trips", timeout: .seconds(30))
         let source = Self.source()
         var figures: [String] = []
         for (name, cache, trips) in [

@@ -99,10 +99,7 @@ struct FleetBudgetTests {
         let members = await Self.send(5, through: services)
         #expect(members.sent == 0)
         let own = try await first.takeBudgetToken(
-            .groupMembers,
-            in: .sandbox,
-            ratePerSecond: 0.01,
-            burst: 3,
+            from: FleetBudget(.groupMembers, in: .sandbox, ratePerSecond: 0.01, burst: 3),
             maximumWait: .zero
         )
         #expect(own == .taken(wait: .zero))
@@ -175,10 +172,7 @@ struct FleetBudgetTests {
         defer { store.close() }
         func take(_ wait: Duration) async throws -> FleetBudgetToken {
             try await store.takeBudgetToken(
-                .customerGroups,
-                in: .production,
-                ratePerSecond: 0.01,
-                burst: 2,
+                from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.01, burst: 2),
                 maximumWait: wait
             )
         }
@@ -214,10 +208,7 @@ struct FleetBudgetTests {
         #expect(lifetime > 300_000 && lifetime <= 351_000)
         // Another environment has a bucket of its own.
         let sandbox = try await store.takeBudgetToken(
-            .customerGroups,
-            in: .sandbox,
-            ratePerSecond: 0.01,
-            burst: 2,
+            from: FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.01, burst: 2),
             maximumWait: .zero
         )
         #expect(sandbox == .taken(wait: .zero))

@@ -62,14 +62,9 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func invalidationWinsOverFetchInFlightRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let first = try server.store(prefix: "fleet")
-        let second = try server.store(prefix: "fleet")
-        defer {
-            first.close()
-            second.close()
-        }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (first, second) = try fleet.pair(prefix: "fleet")
         let result = try await Self.fetchOverrunByInvalidation(first, second)
         // The call in flight answers with what Apple said when it asked (it began before the
         // invalidation); nothing after the invalidation is served from it, on either server.
@@ -108,12 +103,14 @@ struct FleetInvalidationTests {
         #expect(zero == InvalidationGeneration(customer: 0, all: 0))
         try await store.invalidate(anyTransactionID: "c1")
         let refused = try await store.setAnswer(
-            answer,
-            anyTransactionID: "c1",
-            in: .production,
-            timeToLive: .seconds(60),
-            groupIDs: [],
-            ifGeneration: zero
+            AnswerWrite(
+                answer,
+                anyTransactionID: "c1",
+                in: .production,
+                timeToLive: .seconds(60),
+                groupIDs: [],
+                ifGeneration: zero
+            )
         )
         #expect(!refused)
         #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
@@ -122,12 +119,14 @@ struct FleetInvalidationTests {
         try await store.invalidateAll()
         #expect(
             try await store.setAnswer(
-                answer,
-                anyTransactionID: "c1",
-                in: .production,
-                timeToLive: .seconds(60),
-                groupIDs: [],
-                ifGeneration: one
+                AnswerWrite(
+                    answer,
+                    anyTransactionID: "c1",
+                    in: .production,
+                    timeToLive: .seconds(60),
+                    groupIDs: [],
+                    ifGeneration: one
+                )
             )
                 == false
         )
@@ -135,12 +134,14 @@ struct FleetInvalidationTests {
         #expect(two == InvalidationGeneration(customer: 1, all: 1))
         #expect(
             try await store.setAnswer(
-                answer,
-                anyTransactionID: "c1",
-                in: .production,
-                timeToLive: .seconds(60),
-                groupIDs: [],
-                ifGeneration: two
+                AnswerWrite(
+                    answer,
+                    anyTransactionID: "c1",
+                    in: .production,
+                    timeToLive: .seconds(60),
+                    groupIDs: [],
+                    ifGeneration: two
+                )
             )
         )
         #expect(try await store.answer(anyTransactionID: "c1", in: .production) == answer)
@@ -192,16 +193,11 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func groupInvalidationAcrossServicesRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
         // The stores' clock is the services': a fetch time is never in the stores' future.
         let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000))
-        let first = try server.store(prefix: "fleet", now: clock.now)
-        let second = try server.store(prefix: "fleet", now: clock.now)
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try fleet.pair(prefix: "fleet", now: clock.now)
         let source = Self.members()
         let service1 = try Self.clockedService(source, shared: first, clock: clock)
         let service2 = try Self.clockedService(source, shared: second, clock: clock)
@@ -228,14 +224,9 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func groupInvalidationWinsOverFetchInFlightRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let first = try server.store(prefix: "fleet")
-        let second = try server.store(prefix: "fleet")
-        defer {
-            first.close()
-            second.close()
-        }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (first, second) = try fleet.pair(prefix: "fleet")
         let result = try await Self.fetchOverrunByInvalidation(first, second) { try await $0.invalidate(groupID: "g1") }
         #expect(result.inFlight == GroupDecisionServiceTests.familyCapabilities)
         #expect(result.afterOnFirst == [])
@@ -270,14 +261,9 @@ struct FleetInvalidationTests {
         .requires(.redisServer)
     )
     func groupInvalidationKeepsOtherFetchesRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let first = try server.store(prefix: "fleet")
-        let second = try server.store(prefix: "fleet")
-        defer {
-            first.close()
-            second.close()
-        }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (first, second) = try fleet.pair(prefix: "fleet")
         // Before, the non-member's answer was kept nowhere either, and its next decision on another
         // server was a first fetch (["live", "live"], 4 calls): one the budget may refuse.
         let result = try await Self.groupInvalidationDuringFetches(first, second)
@@ -319,22 +305,26 @@ struct FleetInvalidationTests {
         try await shared.invalidate(groupID: "g1")
         #expect(try await shared.answer(anyTransactionID: "c9", in: .sandbox) == nil)
         let refused = try await shared.setAnswer(
-            answer,
-            anyTransactionID: "c1",
-            in: .sandbox,
-            timeToLive: .seconds(60),
-            groupIDs: ["g1"],
-            ifGeneration: before
+            AnswerWrite(
+                answer,
+                anyTransactionID: "c1",
+                in: .sandbox,
+                timeToLive: .seconds(60),
+                groupIDs: ["g1"],
+                ifGeneration: before
+            )
         )
         #expect(!refused)
         // Another group's answer fetched at the same generation is kept.
         let kept = try await shared.setAnswer(
-            answer,
-            anyTransactionID: "c2",
-            in: .sandbox,
-            timeToLive: .seconds(60),
-            groupIDs: ["g2"],
-            ifGeneration: before
+            AnswerWrite(
+                answer,
+                anyTransactionID: "c2",
+                in: .sandbox,
+                timeToLive: .seconds(60),
+                groupIDs: ["g2"],
+                ifGeneration: before
+            )
         )
         #expect(kept)
     }
@@ -360,12 +350,14 @@ struct FleetInvalidationTests {
                 group.addTask {
                     for index in stride(from: lane, through: limit, by: 16) {
                         let kept = try await store.setAnswer(
-                            answer,
-                            anyTransactionID: "m\(index)",
-                            in: .sandbox,
-                            timeToLive: .seconds(600),
-                            groupIDs: ["big"],
-                            ifGeneration: generation
+                            AnswerWrite(
+                                answer,
+                                anyTransactionID: "m\(index)",
+                                in: .sandbox,
+                                timeToLive: .seconds(600),
+                                groupIDs: ["big"],
+                                ifGeneration: generation
+                            )
                         )
                         #expect(kept)
                     }

@@ -403,22 +403,8 @@ private final class MissingFirstRead: SharedGroupsCache {
         try await store.invalidationGeneration(anyTransactionID: customerID, in: environment)
     }
 
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        try await store.setAnswer(
-            answer,
-            anyTransactionID: customerID,
-            in: environment,
-            timeToLive: timeToLive,
-            groupIDs: groupIDs,
-            ifGeneration: generation
-        )
+    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+        try await store.setAnswer(write)
     }
 
     func acquireFetchLock(

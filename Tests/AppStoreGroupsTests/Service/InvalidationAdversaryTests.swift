@@ -23,15 +23,10 @@ struct InvalidationAdversaryTests {
         .requires(.redisServer)
     )
     func countLostAndCountedBackUp() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
         let clock = ManualClock(Date())
-        let storeA = try server.store(prefix: "aba", now: clock.now)
-        let storeB = try server.store(prefix: "aba", now: clock.now)
-        defer {
-            storeA.close()
-            storeB.close()
-        }
+        let (storeA, storeB) = try fleet.pair(prefix: "aba", now: clock.now)
         let apple = StaticGroupsSource(["c": Self.family])
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
         let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
@@ -84,15 +79,10 @@ struct InvalidationAdversaryTests {
         .requires(.redisServer)
     )
     func negativeCount() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
         let clock = ManualClock(Date())
-        let storeA = try server.store(prefix: "neg", now: clock.now)
-        let storeB = try server.store(prefix: "neg", now: clock.now)
-        defer {
-            storeA.close()
-            storeB.close()
-        }
+        let (storeA, storeB) = try fleet.pair(prefix: "neg", now: clock.now)
         let apple = StaticGroupsSource(["c": Self.family])
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
         let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
@@ -139,17 +129,11 @@ struct InvalidationAdversaryTests {
         .timeLimit(.minutes(1))
     )
     func slowCacheSkippedStillReadsCount() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
         // Process B reaches Redis through a proxy holding each command 200 ms: slow, not failing.
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .milliseconds(200))
-        defer { proxy.stop() }
-        let storeA = try server.store(prefix: "slow")
-        let storeB = try RedisGroupsCache(host: "127.0.0.1", port: proxy.port, keyPrefix: "slow", timeout: .seconds(30))
-        defer {
-            storeA.close()
-            storeB.close()
-        }
+        let fleet = try await RedisFleet.start(proxyDelay: .milliseconds(200))
+        defer { fleet.stop() }
+        let storeA = try fleet.store(prefix: "slow", direct: true)
+        let storeB = try fleet.store(prefix: "slow", timeout: .seconds(30))
         var configuration = GroupDecisionService.Configuration()
         // Long enough that neither the skip nor B's copy ends during the test, however busy the machine.
         configuration.sharedCacheRetryInterval = .seconds(600)
@@ -177,19 +161,11 @@ struct InvalidationAdversaryTests {
         .requires(.redisServer)
     )
     func concurrentHitsShareOneCountRead() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .zero)
-        defer { proxy.stop() }
+        let fleet = try await RedisFleet.start(proxyDelay: .zero)
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
         let clock = ManualClock(Date())
-        let store = try RedisGroupsCache(
-            host: "127.0.0.1",
-            port: proxy.port,
-            keyPrefix: "share",
-            timeout: .seconds(30),
-            now: clock.now
-        )
-        defer { store.close() }
+        let store = try fleet.store(prefix: "share", timeout: .seconds(30), now: clock.now)
         let apple = StaticGroupsSource(["c1": Self.family, "c2": Self.family])
         let service = try FleetInvalidationTests.clockedService(apple, shared: store, clock: clock)
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)

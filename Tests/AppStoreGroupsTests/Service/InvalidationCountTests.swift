@@ -56,14 +56,9 @@ struct InvalidationCountTests {
         arguments: Invalidation.allCases
     )
     func reachesEveryServerRedis(_ invalidation: Invalidation) async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let storeA = try server.store(prefix: "fleet")
-        let storeB = try server.store(prefix: "fleet")
-        defer {
-            storeA.close()
-            storeB.close()
-        }
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (storeA, storeB) = try fleet.pair(prefix: "fleet")
         let result = try await Self.invalidatedThroughAnother(invalidation, storeA: storeA, storeB: storeB)
         // A fetched once and served its own copy; after B's invalidation A fetched again, at once.
         #expect(result.callsBefore == 1)
@@ -201,19 +196,11 @@ struct InvalidationCountTests {
         .requires(.redisServer)
     )
     func hitRoundTrips() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let proxy = try RedisDelayProxy(upstreamPort: server.port, delay: .zero)
-        defer { proxy.stop() }
+        let fleet = try await RedisFleet.start(proxyDelay: .zero)
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
         let clock = ManualClock(Date())
-        let store = try RedisGroupsCache(
-            host: "127.0.0.1",
-            port: proxy.port,
-            keyPrefix: "trips",
-            timeout: .seconds(30),
-            now: clock.now
-        )
-        defer { store.close() }
+        let store = try fleet.store(prefix: "trips", timeout: .seconds(30), now: clock.now)
         let source = StaticGroupsSource(["c": Self.before])
         let service = try FleetInvalidationTests.clockedService(source, shared: store, clock: clock)
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)

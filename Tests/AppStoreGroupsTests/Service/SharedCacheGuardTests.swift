@@ -76,23 +76,9 @@ struct SharedCacheGuardTests {
             return try await inner.invalidationGeneration(anyTransactionID: customerID, in: environment)
         }
 
-        func setAnswer(
-            _ answer: CachedGroupsAnswer,
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment,
-            timeToLive: Duration,
-            groupIDs: [String],
-            ifGeneration generation: InvalidationGeneration
-        ) async throws(AppStoreGroupsError) -> Bool {
-            try call(customerID)
-            return try await inner.setAnswer(
-                answer,
-                anyTransactionID: customerID,
-                in: environment,
-                timeToLive: timeToLive,
-                groupIDs: groupIDs,
-                ifGeneration: generation
-            )
+        func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+            try call(write.customerID)
+            return try await inner.setAnswer(write)
         }
 
         func acquireFetchLock(
@@ -135,25 +121,10 @@ struct SharedCacheGuardTests {
             )
         }
 
-        func setAnswer(
-            _ answer: CachedGroupsAnswer,
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment,
-            timeToLive: Duration,
-            groupIDs: [String],
-            ifGeneration generation: InvalidationGeneration,
-            releasingFetchLock owner: String
-        ) async throws(AppStoreGroupsError) -> Bool {
-            try call(customerID)
-            return try await inner.setAnswer(
-                answer,
-                anyTransactionID: customerID,
-                in: environment,
-                timeToLive: timeToLive,
-                groupIDs: groupIDs,
-                ifGeneration: generation,
-                releasingFetchLock: owner
-            )
+        func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool
+        {
+            try call(write.customerID)
+            return try await inner.setAnswer(write, releasingFetchLock: owner)
         }
 
         func rateLimitedUntil(

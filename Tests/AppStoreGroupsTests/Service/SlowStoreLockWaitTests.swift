@@ -43,22 +43,8 @@ struct SlowStoreLockWaitTests {
             try await inner.invalidationGeneration(anyTransactionID: customerID, in: environment)
         }
 
-        func setAnswer(
-            _ answer: CachedGroupsAnswer,
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment,
-            timeToLive: Duration,
-            groupIDs: [String],
-            ifGeneration generation: InvalidationGeneration
-        ) async throws(AppStoreGroupsError) -> Bool {
-            try await inner.setAnswer(
-                answer,
-                anyTransactionID: customerID,
-                in: environment,
-                timeToLive: timeToLive,
-                groupIDs: groupIDs,
-                ifGeneration: generation
-            )
+        func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+            try await inner.setAnswer(write)
         }
 
         func acquireFetchLock(

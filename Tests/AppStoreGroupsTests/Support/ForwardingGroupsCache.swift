@@ -74,23 +74,9 @@ final class ForwardingGroupsCache: SharedGroupsCache, @unchecked Sendable {
         return try await inner.invalidationGeneration(anyTransactionID: customerID, in: environment)
     }
 
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration
-    ) async throws(AppStoreGroupsError) -> Bool {
+    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
         try record("setAnswerIfGeneration")
-        return try await inner.setAnswer(
-            answer,
-            anyTransactionID: customerID,
-            in: environment,
-            timeToLive: timeToLive,
-            groupIDs: groupIDs,
-            ifGeneration: generation
-        )
+        return try await inner.setAnswer(write)
     }
 
     func acquireFetchLock(
@@ -137,20 +123,11 @@ final class ForwardingGroupsCache: SharedGroupsCache, @unchecked Sendable {
     var keepsFleetBudget: Bool { inner.keepsFleetBudget }
 
     func takeBudgetToken(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment,
-        ratePerSecond: Double,
-        burst: Double,
+        from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
         try record("takeBudgetToken")
-        return try await inner.takeBudgetToken(
-            endpoint,
-            in: environment,
-            ratePerSecond: ratePerSecond,
-            burst: burst,
-            maximumWait: maximumWait
-        )
+        return try await inner.takeBudgetToken(from: budget, maximumWait: maximumWait)
     }
 
     func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {

@@ -113,14 +113,7 @@ final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> InvalidationGeneration { throw Self.failure }
 
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration,
-        groupIDs: [String],
-        ifGeneration generation: InvalidationGeneration
-    ) async throws(AppStoreGroupsError) -> Bool { throw Self.failure }
+    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool { throw Self.failure }
 
     func acquireFetchLock(
         anyTransactionID customerID: String,
