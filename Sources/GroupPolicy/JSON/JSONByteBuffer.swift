@@ -60,14 +60,22 @@ struct JSONByteBuffer: JSONByteOutput {
         count += 1
     }
 
+    /// Reads the string's UTF-8 here rather than through `JSONWriter.withUTF8`: release builds left
+    /// that generic function, from another module, as a call per string in every Decision's JSON.
     @inline(__always)
     mutating func appendEscaped(_ text: String, plain: Bool) {
-        JSONWriter.withUTF8(text) { bytes in
-            if plain || !JSONWriter.needsEscaping(bytes) {
-                append(UnsafeRawBufferPointer(bytes))
-            } else {
-                JSONWriter.forEachEscapedRun(bytes) { append($0) }
-            }
+        let appended: Void? = text.utf8.withContiguousStorageIfAvailable { appendContent($0, plain: plain) }
+        if appended == nil { Array(text.utf8).withUnsafeBufferPointer { appendContent($0, plain: plain) } }
+    }
+
+    /// Appends a string's content: as it is when `plain` or when no byte needs an escape, otherwise
+    /// through the package's one escaper.
+    @inline(__always)
+    private mutating func appendContent(_ bytes: UnsafeBufferPointer<UInt8>, plain: Bool) {
+        if plain || !JSONWriter.needsEscaping(bytes) {
+            append(UnsafeRawBufferPointer(bytes))
+        } else {
+            JSONWriter.forEachEscapedRun(bytes) { append($0) }
         }
     }
 }
