@@ -153,10 +153,16 @@ struct RetryPolicyTests {
     func callDurationBoundsRetryAfter() async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
-        let policy = RetryPolicy(maximumCallDuration: .seconds(1))
+        // Only the call's bound stops the wait: the waits may last two hours, the Retry-After is an
+        // hour away, and the call may take a minute (which no first attempt reaches on a busy machine).
+        let policy = RetryPolicy(
+            maximumRateLimitWait: .seconds(7200),
+            maximumTotalWait: .seconds(7200),
+            maximumCallDuration: .seconds(60)
+        )
         let error = await expectError {
             try await server.client(retryPolicy: policy, timeSource: time.timeSource)
-                .customerGroups(anyTransactionID: "ratelimitin_5000")
+                .customerGroups(anyTransactionID: "ratelimitin_3600000")
         }
         #expect(error?.code == .rateLimitExceeded)
         #expect(error?.attempts == 1)
