@@ -9,10 +9,12 @@
 #if defined(__GLIBC__) || (defined(__linux__) && __has_include(<malloc.h>))
 #include <malloc.h>
 
-/// Bytes in use in the heap (allocated and not freed), or 0 where unknown.
+/// Bytes allocated and not freed, or 0 where unknown: the arenas' chunks and the blocks large
+/// enough to be mapped on their own (in a young process every block of 128 KiB or more).
 static inline size_t group_policy_heap_in_use(void) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-    return mallinfo2().uordblks;
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
 #else
     return 0;
 #endif

@@ -105,7 +105,7 @@ enum MemoryProbe {
         return fputs("5", file) >= 0 && fflush(file) == 0
     }
 
-    /// Bytes in use in the heap right now (glibc `mallinfo2().uordblks`).
+    /// Bytes allocated and not freed right now (glibc `mallinfo2()`: the arenas and mapped blocks).
     static func heapInUse() -> Int {
         Int(group_policy_heap_in_use())
     }
