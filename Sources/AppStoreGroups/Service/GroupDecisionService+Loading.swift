@@ -10,12 +10,18 @@ extension GroupDecisionService {
     func groups(_ customerID: String, in environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
         try RequestValidation.checkIdentifier(customerID, name: "transaction id")
         let key = CustomerKey(environment: environment, customerID: customerID)
-        var loaded = try await flights.run(key) { () throws(AppStoreGroupsError) in
+        // Another process's invalidation that has returned reached this one through a count read at
+        // most one check interval ago: a flight begun before that may carry an answer it removed.
+        let joinable = invalidations.flatMap { watch in
+            watch.isUnsupported
+                ? nil : timeSource.now().addingTimeInterval(-configuration.invalidationCheckInterval.seconds)
+        }
+        var loaded = try await flights.run(key, joiningFlightsSince: joinable) { () throws(AppStoreGroupsError) in
             try await self.load(customerID: customerID, environment: environment)
         }
         // Joined a refresh ahead that fetched nothing: a flight of this caller's own.
         if loaded.refreshSkipped {
-            loaded = try await flights.run(key) { () throws(AppStoreGroupsError) in
+            loaded = try await flights.run(key, joiningFlightsSince: joinable) { () throws(AppStoreGroupsError) in
                 try await self.load(customerID: customerID, environment: environment)
             }
         }

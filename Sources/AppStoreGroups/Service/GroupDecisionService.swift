@@ -49,7 +49,7 @@ public final class GroupDecisionService: Sendable {
     /// With a shared cache: its invalidation count as this process read it, which decides whether
     /// a copy kept here may be served.
     let invalidations: InvalidationWatch?
-    let flights = SingleFlight<Loaded>()
+    let flights: SingleFlight<Loaded>
     let timeSource: TimeSource
     let observer: any GroupDecisionObserver
     private let decisionLog: DecisionLog?
@@ -117,6 +117,7 @@ public final class GroupDecisionService: Sendable {
         self.shared = shared
         self.configuration = configuration
         self.timeSource = timeSource
+        self.flights = SingleFlight(now: timeSource.now)
         self.observer = observer
         self.decisionLog = decisionLog
         self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)

@@ -1,3 +1,4 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
 
@@ -7,10 +8,16 @@ import GroupPolicyBasics
 /// it, so they answer the callers already waiting and are kept nowhere (their ``FlightTicket`` says
 /// so), and callers from then on start a flight of their own. A group's invalidation concerns only
 /// the answers that hold the group, which a flight's ticket can tell only once it has answered.
+///
+/// An invalidation through another process reaches this one only through the shared cache's count,
+/// read at most an invalidation check interval ago: so a caller joins only a flight begun after a
+/// given instant (see ``run(_:joiningFlightsSince:_:)``), and a flight begun earlier, whose answer
+/// may predate an invalidation that has already returned, answers only the callers that joined it.
 final class SingleFlight<Value: Sendable>: Sendable {
     private struct Flight {
         var task: Task<Value, any Error>
         var ticket: FlightTicket
+        var started: Date
     }
 
     private struct State {
@@ -21,23 +28,31 @@ final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     private let state = Locked(State())
+    private let now: @Sendable () -> Date
 
-    /// The flight's value: this caller's own flight, or the one already under way for `key`.
+    init(now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
+    }
+
+    /// The flight's value: this caller's own flight, or the one already under way for `key` if it
+    /// began at or after `earliest` (`nil`: whenever it began).
     ///
     /// `body` runs in a task of its own (so one caller's cancellation does not fail the others), with
-    /// its ticket as ``FlightTicket/current``.
+    /// its ticket as ``FlightTicket/current``. A flight too old to join keeps answering the callers
+    /// that joined it; this caller's own takes its place for the callers after it.
     func run(
         _ key: CustomerKey,
+        joiningFlightsSince earliest: Date? = nil,
         _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value
     ) async throws(AppStoreGroupsError) -> Value {
+        let started = now()
         let (task, ticket, isLeader) = state.withLock { state in
-            if let flight = state.flights[key] { return (flight.task, flight.ticket, false) }
-            let ticket = FlightTicket()
-            let task = Task { () async throws -> Value in
-                try await FlightTicket.$current.withValue(ticket) { () async throws -> Value in try await body() }
+            if let flight = state.flights[key], earliest.map({ flight.started >= $0 }) ?? true {
+                return (flight.task, flight.ticket, false)
             }
-            state.flights[key] = Flight(task: task, ticket: ticket)
-            return (task, ticket, true)
+            let flight = Self.start(body, at: started)
+            state.flights[key] = flight
+            return (flight.task, flight.ticket, true)
         }
         let result = await task.result
         if isLeader { end(key, ticket: ticket) }
@@ -61,13 +76,22 @@ final class SingleFlight<Value: Sendable>: Sendable {
     ) -> (task: Task<Value, any Error>, ticket: FlightTicket)? {
         state.withLock { state in
             guard state.flights[key] == nil else { return nil }
-            let ticket = FlightTicket()
-            let task = Task { () async throws -> Value in
-                try await FlightTicket.$current.withValue(ticket) { () async throws -> Value in try await body() }
-            }
-            state.flights[key] = Flight(task: task, ticket: ticket)
-            return (task, ticket)
+            let flight = Self.start(body, at: now())
+            state.flights[key] = flight
+            return (flight.task, flight.ticket)
         }
+    }
+
+    /// A new flight running `body` in a task of its own, with its ticket as ``FlightTicket/current``.
+    private static func start(
+        _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value,
+        at started: Date
+    ) -> Flight {
+        let ticket = FlightTicket()
+        let task = Task { () async throws -> Value in
+            try await FlightTicket.$current.withValue(ticket) { () async throws -> Value in try await body() }
+        }
+        return Flight(task: task, ticket: ticket, started: started)
     }
 
     /// Forgets a flight started by ``startIfIdle(_:_:)`` once it ended, unless an invalidation

@@ -267,12 +267,7 @@ struct InvalidationAdversaryTests {
         gated.open()
         _ = try await first.value
         let served = try await second.value
-        withKnownIssue(
-            "the flight begun before the invalidation answers a decision begun after it",
-            isIntermittent: true
-        ) {
-            #expect(served.decision.capabilities.sorted() == [])
-        }
+        #expect(served.decision.capabilities.sorted() == [])
     }
 
     /// Without a shared cache: a fetch under way for c (whose answer holds g2 only) is overtaken by

@@ -45,6 +45,58 @@ struct SingleFlightTests {
         #expect(runs.withLock { $0 } == 1)
     }
 
+    @Test(
+        "a caller joins only a flight begun at or after the instant it names; a later one takes the older one's place"
+    )
+    func joinsOnlyRecentFlights() async throws {
+        let clock = ManualClock()
+        let flights = SingleFlight<Int>(now: clock.now)
+        let begun = clock.date
+        let gate = Gate()
+        let runs = Locked(0)
+        let body = { @Sendable () async throws(AppStoreGroupsError) -> Int in
+            let run = runs.withLock { runs in
+                runs += 1
+                return runs
+            }
+            await gate.wait()
+            return run
+        }
+        // Named an instant at the flight's start, a second later: joins it.
+        let first = Task { try await flights.run(Self.key, body) }
+        while runs.withLock({ $0 }) < 1 { await Task.yield() }
+        clock.advance(by: .seconds(1))
+        let joined = Task { try await flights.run(Self.key, joiningFlightsSince: begun, body) }
+        try await Task.sleep(for: .milliseconds(100))
+        gate.open()
+        #expect(try await first.value == 1)
+        #expect(try await joined.value == 1)
+        // Named an instant after the flight's start: a flight of its own, which the callers after it join.
+        let other = CustomerKey(environment: .sandbox, customerID: "c2")
+        let secondGate = Gate()
+        let gated = { @Sendable () async throws(AppStoreGroupsError) -> Int in
+            let run = runs.withLock { runs in
+                runs += 1
+                return runs
+            }
+            await secondGate.wait()
+            return run
+        }
+        let second = clock.date
+        let old = Task { try await flights.run(other, gated) }
+        while runs.withLock({ $0 }) < 2 { await Task.yield() }
+        clock.advance(by: .seconds(1))
+        let own = Task { try await flights.run(other, joiningFlightsSince: second.addingTimeInterval(0.5), gated) }
+        while runs.withLock({ $0 }) < 3 { await Task.yield() }
+        let late = Task { try await flights.run(other, joiningFlightsSince: second.addingTimeInterval(0.5), gated) }
+        try await Task.sleep(for: .milliseconds(100))
+        secondGate.open()
+        #expect(try await old.value == 2)
+        #expect(try await own.value == 3)
+        #expect(try await late.value == 3)
+        #expect(runs.withLock { $0 } == 3)
+    }
+
     @Test("an invalidation marks the flight under way, and the next caller starts a new one")
     func invalidationOvertakes() async throws {
         let flights = SingleFlight<Bool>()
