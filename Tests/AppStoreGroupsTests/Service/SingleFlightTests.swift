@@ -52,16 +52,20 @@ struct SingleFlightTests {
         let clock = ManualClock()
         let flights = SingleFlight<Int>(now: clock.now)
         let begun = clock.date
-        let gate = Gate()
         let runs = Locked(0)
-        let body = { @Sendable () async throws(AppStoreGroupsError) -> Int in
-            let run = runs.withLock { runs in
-                runs += 1
-                return runs
+        // A body that counts its runs, answers its run's number, and waits for `gate`.
+        let counted = { @Sendable (gate: Gate) in
+            { @Sendable () async throws(AppStoreGroupsError) -> Int in
+                let run = runs.withLock { runs in
+                    runs += 1
+                    return runs
+                }
+                await gate.wait()
+                return run
             }
-            await gate.wait()
-            return run
         }
+        let gate = Gate()
+        let body = counted(gate)
         // Named an instant at the flight's start, a second later: joins it.
         let first = Task { try await flights.run(Self.key, body) }
         while runs.withLock({ $0 }) < 1 { await Task.yield() }
@@ -74,14 +78,7 @@ struct SingleFlightTests {
         // Named an instant after the flight's start: a flight of its own, which the callers after it join.
         let other = CustomerKey(environment: .sandbox, customerID: "c2")
         let secondGate = Gate()
-        let gated = { @Sendable () async throws(AppStoreGroupsError) -> Int in
-            let run = runs.withLock { runs in
-                runs += 1
-                return runs
-            }
-            await secondGate.wait()
-            return run
-        }
+        let gated = counted(secondGate)
         let second = clock.date
         let old = Task { try await flights.run(other, gated) }
         while runs.withLock({ $0 }) < 2 { await Task.yield() }
