@@ -271,6 +271,11 @@ public protocol SharedGroupsCache: Sendable {
     /// service serves its own copies only while the count it read less than
     /// ``GroupDecisionService/Configuration/invalidationCheckInterval`` ago is unchanged.
     ///
+    /// Counts are compared for equality only. A store that can lose the count while the processes
+    /// live on (a restart without persistence) starts a new count at a random base rather than 0,
+    /// so that counting again cannot come back to a value a process remembers, as
+    /// ``RedisGroupsCache`` does.
+    ///
     /// The default implementation answers `nil` without asking the store: a conformer written
     /// before the count keeps compiling, and the service then serves its own copies for
     /// ``GroupDecisionService/Configuration/localTimeToLive`` as before.

@@ -12,9 +12,37 @@ extension RedisGroupsCache {
     /// invalidated in the last day, and no fetch can outlast it.
     public static let invalidationGenerationLifetime = Duration.seconds(86_400)
 
-    /// Counts one invalidation under the store's invalidation count (the last of `KEYS`), deletes
-    /// the answer keys (the first half of the others) and counts an invalidation under each
-    /// generation key (the second half).
+    /// Where a store-wide invalidation count that does not exist yet starts: a random value in this
+    /// range, drawn in Swift for each invalidation and used only when the key is missing.
+    ///
+    /// A Redis that lost its keys (a restart without persistence, a failover to an empty replica)
+    /// counts again from a new random base, not from 0, so it does not come back to a count a
+    /// process remembers: a value the new count passes through equals a remembered one with a
+    /// chance of 1 in about 2^52 (4.5 × 10^15). It never starts at 0 (a missing count) or near
+    /// a count started at 0, and leaves `INCR` room for 2^63 − 2^52 invalidations (292,000 years
+    /// at a million a second). The values stay below 2^53, exact in Lua's numbers.
+    static let invalidationCountBases: Range<UInt64> = (1 << 32)..<(1 << 52)
+
+    /// A fresh random base for the store-wide invalidation count, as a script argument.
+    ///
+    /// Drawn in ``invalidationCountBases`` here, because Redis seeds Lua's `math.random` the same
+    /// way in every script.
+    static func invalidationCountBase() -> [UInt8] {
+        Array(String(UInt64.random(in: invalidationCountBases)).utf8)
+    }
+
+    /// Counts one invalidation under the store's invalidation count `KEYS[1]` (set first to the
+    /// base `ARGV[1]` when missing): the one step every increment of the count takes.
+    static let countInvalidationScript = Array(
+        """
+        redis.call('SET', KEYS[1], ARGV[1], 'NX')
+        return redis.call('INCR', KEYS[1])
+        """.utf8
+    )
+
+    /// Counts one invalidation under the store's invalidation count (the last of `KEYS`, started
+    /// at the base `ARGV[2]` when missing), deletes the answer keys (the first half of the others)
+    /// and counts an invalidation under each generation key (the second half).
     ///
     /// The store's count goes first: a count that is not a number fails the script before it
     /// changes anything. Each customer count is kept for `ARGV[1]` milliseconds. Sent twice, it
@@ -22,6 +50,7 @@ extension RedisGroupsCache {
     /// counted costs the processes one more read of the shared cache.
     static let invalidateScript = Array(
         """
+        redis.call('SET', KEYS[#KEYS], ARGV[2], 'NX')
         redis.call('INCR', KEYS[#KEYS])
         local half = (#KEYS - 1) / 2
         for i = 1, half do
@@ -87,18 +116,19 @@ extension RedisGroupsCache {
     ///
     /// The group is `ARGV[3]` (the store's group count `KEYS[1]`, the group's
     /// `KEYS[2]`, kept `ARGV[1]` milliseconds), then deletes the answers of the customers listed
-    /// under it in each environment `ARGV[4]…` under prefix `ARGV[2]`, and the lists; first of all
-    /// it counts one invalidation under the store's invalidation count `KEYS[3]` (a count that is
-    /// not a number fails the script before it changes anything). Answers whether a list had
-    /// overflowed, and how many answers went.
+    /// under it in each environment `ARGV[5]…` under prefix `ARGV[2]`, and the lists; first of all
+    /// it counts one invalidation under the store's invalidation count `KEYS[3]` (started at the
+    /// base `ARGV[4]` when missing; a count that is not a number fails the script before it
+    /// changes anything). Answers whether a list had overflowed, and how many answers went.
     static let invalidateGroupScript = Array(
         """
+        redis.call('SET', KEYS[3], ARGV[4], 'NX')
         redis.call('INCR', KEYS[3])
         local count = redis.call('INCR', KEYS[1])
         redis.call('SET', KEYS[2], count, 'PX', ARGV[1])
         local overflow = 0
         local removed = 0
-        for i = 4, #ARGV do
+        for i = 5, #ARGV do
           local scope = ARGV[2] .. ':' .. ARGV[i]
           local members = scope .. ':members:' .. ARGV[3]
           local flag = scope .. ':members-overflow:' .. ARGV[3]
@@ -137,6 +167,10 @@ extension RedisGroupsCache {
 
     /// How many invalidations the store has seen (`GET` of `<prefix>:invalidations`; missing is
     /// zero).
+    ///
+    /// A count is only ever compared for equality. A new one starts at a random base
+    /// (between 2^32 and 2^52), so a store that lost its keys cannot count back up to a value a
+    /// process remembers; the first invalidation of a new store reads as that base plus one.
     ///
     /// - Returns: The count.
     /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, also for a count that is not a number.
@@ -258,7 +292,7 @@ extension RedisGroupsCache {
                 Array("EVAL".utf8), Self.invalidateGroupScript, Array("3".utf8), groupCountKey,
                 Array("\(keyPrefix):group-generation:\(groupID)".utf8), invalidationCountKey,
                 Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8), Array(keyPrefix.utf8),
-                Array(groupID.utf8),
+                Array(groupID.utf8), Self.invalidationCountBase(),
             ] + StoreEnvironment.allCases.map { Array($0.rawValue.utf8) }
         let reply = try await call(arguments, label)
         guard case .array(let parts?) = reply, parts.count == 2, case .integer(let overflow) = parts[0],

@@ -30,7 +30,7 @@ public import GroupPolicy
 /// `<keyPrefix>:<environment>:lock:<customer>` for fetch locks,
 /// `<keyPrefix>:<environment>:generation:<customer>` and `<keyPrefix>:generation-all` for the
 /// invalidation counts (see ``invalidationGenerationLifetime``), `<keyPrefix>:invalidations` for
-/// the count of every invalidation (``invalidationCount()``) and
+/// the count of every invalidation (``invalidationCount()``, started at a random base) and
 /// `<keyPrefix>:<environment>:rate-limited-until:<endpoint>` for the 429 gate, so one Redis can
 /// serve several apps: give each its own prefix (its bundle id, say). ``invalidateAll()`` walks the
 /// answer keys with `SCAN` and removes them with `UNLINK`, so it costs time in proportion to the
@@ -363,7 +363,10 @@ public final class RedisGroupsCache: SharedGroupsCache {
             + [invalidationCountKey]
         let arguments =
             [Array("EVAL".utf8), Self.invalidateScript, Array(String(keys.count).utf8)] + keys
-            + [Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8)]
+            + [
+                Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8),
+                Self.invalidationCountBase(),
+            ]
         switch try await call(arguments, "EVAL invalidate") {
         case .integer: return
         case let other: throw unexpected(other, "EVAL invalidate")
@@ -376,7 +379,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     /// Counts an invalidation of every customer (`INCR`), then forgets every answer under the prefix
     /// (`SCAN` then `UNLINK`, a batch at a time), then adds one to the invalidation count
-    /// (``invalidationCount()``).
+    /// (``invalidationCount()``, in a script that starts a missing count at a random base).
     ///
     /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
     /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
@@ -423,9 +426,13 @@ public final class RedisGroupsCache: SharedGroupsCache {
         } while cursor != Array("0".utf8)
         // Counted last: a process that reads the new count reads the shared cache after every
         // answer went.
-        switch try await call([Array("INCR".utf8), invalidationCountKey], "INCR invalidations") {
+        let count = [
+            Array("EVAL".utf8), Self.countInvalidationScript, Array("1".utf8), invalidationCountKey,
+            Self.invalidationCountBase(),
+        ]
+        switch try await call(count, "EVAL count-invalidation") {
         case .integer: break
-        case let other: throw unexpected(other, "INCR invalidations")
+        case let other: throw unexpected(other, "EVAL count-invalidation")
         }
     }
 
