@@ -22,8 +22,11 @@ final class SingleFlight<Value: Sendable>: Sendable {
 
     private struct State {
         var flights: [CustomerKey: Flight] = [:]
-        /// The flights a group's invalidation took out of `flights` while they run, by ticket: the
-        /// invalidations after it must reach them too.
+        /// The flights taken out of `flights` while they run, by ticket.
+        ///
+        /// A group's invalidation takes them out, and so does a newer flight that replaces one too
+        /// old to join: the invalidations after that must reach them too. A flight's leader forgets
+        /// it in ``end(_:ticket:)``.
         var detached: [ObjectIdentifier: (key: CustomerKey, ticket: FlightTicket)] = [:]
     }
 
@@ -39,7 +42,8 @@ final class SingleFlight<Value: Sendable>: Sendable {
     ///
     /// `body` runs in a task of its own (so one caller's cancellation does not fail the others), with
     /// its ticket as ``FlightTicket/current``. A flight too old to join keeps answering the callers
-    /// that joined it; this caller's own takes its place for the callers after it.
+    /// that joined it, and the invalidations after that still overtake it; this caller's own takes
+    /// its place for the callers after it.
     func run(
         _ key: CustomerKey,
         joiningFlightsSince earliest: Date? = nil,
@@ -47,8 +51,10 @@ final class SingleFlight<Value: Sendable>: Sendable {
     ) async throws(AppStoreGroupsError) -> Value {
         let started = now()
         let (task, ticket, isLeader) = state.withLock { state in
-            if let flight = state.flights[key], earliest.map({ flight.started >= $0 }) ?? true {
-                return (flight.task, flight.ticket, false)
+            if let flight = state.flights[key] {
+                if earliest.map({ flight.started >= $0 }) ?? true { return (flight.task, flight.ticket, false) }
+                // Replaced while it runs: the invalidations from now on must still reach it.
+                state.detached[ObjectIdentifier(flight.ticket)] = (key, flight.ticket)
             }
             let flight = Self.start(body, at: started)
             state.flights[key] = flight
