@@ -132,7 +132,8 @@ struct FlightJoinAdversaryTests {
         clock: ManualClock,
         count: Int,
         spacing: Duration,
-        configuration: GroupDecisionService.Configuration = FleetInvalidationTests.configuration
+        configuration: GroupDecisionService.Configuration = FleetInvalidationTests.configuration,
+        awaitingCalls: Int = 1
     ) async throws -> (calls: Int, capabilities: [[String]]) {
         let apple = StaticGroupsSource(["c": Self.family])
         let gated = GatedGroupsSource(apple)
@@ -153,6 +154,9 @@ struct FlightJoinAdversaryTests {
             // Time for the decision to reach a flight (or Apple).
             try await Task.sleep(for: .milliseconds(100))
         }
+        // On a busy machine a newer flight may still be waiting for the older one's lock: up to 20
+        // seconds for `awaitingCalls` requests to reach Apple (a fixed service spends them all).
+        for _ in 0..<2_000 where gated.startedCalls < awaitingCalls { try await Task.sleep(for: .milliseconds(10)) }
         gated.open()
         var capabilities: [[String]] = []
         for decision in decisions { capabilities.append(try await decision.value.decision.capabilities.sorted()) }
@@ -181,7 +185,8 @@ struct FlightJoinAdversaryTests {
             shared: ForwardingGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true),
             clock: clock,
             count: 5,
-            spacing: .milliseconds(300)
+            spacing: .milliseconds(300),
+            awaitingCalls: 5
         )
         #expect(result.capabilities == Array(repeating: GroupDecisionServiceTests.familyCapabilities, count: 5))
         withKnownIssue("each flight begun an interval later waits out the fetch lock wait, then asks Apple") {
@@ -201,7 +206,8 @@ struct FlightJoinAdversaryTests {
             shared: through,
             clock: clock,
             count: 5,
-            spacing: .milliseconds(300)
+            spacing: .milliseconds(300),
+            awaitingCalls: 5
         )
         #expect(result.capabilities == Array(repeating: GroupDecisionServiceTests.familyCapabilities, count: 5))
         withKnownIssue("with no fleet lock to wait on, each flight begun an interval later asks Apple itself") {
@@ -232,8 +238,8 @@ struct FlightJoinAdversaryTests {
             try await Task.sleep(for: .milliseconds(400))
             decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
         }
-        // Past every newer flight's wait for the older one's lock.
-        try await Task.sleep(for: .milliseconds(800))
+        // Past every newer flight's wait for the older one's lock (up to 20 seconds on a busy machine).
+        for _ in 0..<2_000 where gated.startedCalls < 4 { try await Task.sleep(for: .milliseconds(10)) }
         gated.open()
         for decision in decisions {
             let capabilities = try await decision.value.decision.capabilities.sorted()
