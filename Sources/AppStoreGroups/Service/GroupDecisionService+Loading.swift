@@ -10,23 +10,50 @@ extension GroupDecisionService {
     func groups(_ customerID: String, in environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
         try RequestValidation.checkIdentifier(customerID, name: "transaction id")
         let key = CustomerKey(environment: environment, customerID: customerID)
-        // Another process's invalidation that has returned reached this one through a count read at
-        // most one check interval ago: a flight begun before that may carry an answer it removed.
-        let joinable = invalidations.flatMap { watch in
-            watch.isUnsupported
-                ? nil : timeSource.now().addingTimeInterval(-configuration.invalidationCheckInterval.seconds)
-        }
-        var loaded = try await flights.run(key, joiningFlightsSince: joinable) { () throws(AppStoreGroupsError) in
+        let flight = { @Sendable () async throws(AppStoreGroupsError) -> Loaded in
             try await self.load(customerID: customerID, environment: environment)
         }
-        // Joined a refresh ahead that fetched nothing: a flight of this caller's own.
+        let begun = timeSource.now()
+        let joined = try await flights.runReportingStart(key, flight)
+        var loaded = joined.value
         if loaded.refreshSkipped {
-            loaded = try await flights.run(key, joiningFlightsSince: joinable) { () throws(AppStoreGroupsError) in
-                try await self.load(customerID: customerID, environment: environment)
+            // Joined a refresh ahead that fetched nothing: a flight of this caller's own.
+            loaded = try await flights.run(key, flight)
+        } else if mayPredateAnInvalidation(joined.started, callerBegan: begun), loaded.source != .stale {
+            // The flight's answer is kept here stamped with the count its first read saw: served to
+            // this caller only as a copy the count confirms now, otherwise from a flight of its own.
+            if let confirmed = try await confirmedCopy(customerID, in: environment) {
+                loaded = confirmed
+            } else {
+                loaded = try await flights.run(key, joiningFlightsSince: begun, flight)
             }
         }
         if loaded.source == .cache { refreshIfDue(loaded.answer, key: key, now: timeSource.now()) }
         return loaded
+    }
+
+    /// Whether a flight begun at `started` may carry an answer that an invalidation through another
+    /// process removed before this caller began: with a shared cache that counts invalidations, when
+    /// it began an invalidation check interval or more before the caller.
+    ///
+    /// An invalidation that returned before the caller began counted itself at least one interval
+    /// earlier, so a flight begun less than an interval before the caller read the count after it.
+    private func mayPredateAnInvalidation(_ started: Date, callerBegan begun: Date) -> Bool {
+        guard let invalidations, !invalidations.isUnsupported else { return false }
+        return begun.timeIntervalSince(started) >= configuration.invalidationCheckInterval.seconds
+    }
+
+    /// This process's copy for the customer if the invalidation count confirms it now (read once more
+    /// when the last reading is too old), or `nil`; throws a fresh negative answer.
+    private func confirmedCopy(
+        _ customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Loaded? {
+        switch try cached(customerID, in: environment) {
+        case .hit(let hit): hit
+        case .miss: nil
+        case .unconfirmed: try await confirmedHit(customerID, in: environment)
+        }
     }
 
     /// The cached answer as a flight result when it is fresh; throws a fresh negative answer (a

@@ -10,9 +10,9 @@ import GroupPolicyBasics
 /// the answers that hold the group, which a flight's ticket can tell only once it has answered.
 ///
 /// An invalidation through another process reaches this one only through the shared cache's count,
-/// read at most an invalidation check interval ago: so a caller joins only a flight begun after a
-/// given instant (see ``run(_:joiningFlightsSince:_:)``), and a flight begun earlier, whose answer
-/// may predate an invalidation that has already returned, answers only the callers that joined it.
+/// so a flight's answer may predate one that has already returned: callers learn when the flight
+/// they joined began (``runReportingStart(_:joiningFlightsSince:_:)``), and a caller that must not
+/// take such an answer starts a flight of its own, joining only flights begun after a given instant.
 final class SingleFlight<Value: Sendable>: Sendable {
     private struct Flight {
         var task: Task<Value, any Error>
@@ -49,22 +49,33 @@ final class SingleFlight<Value: Sendable>: Sendable {
         joiningFlightsSince earliest: Date? = nil,
         _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value
     ) async throws(AppStoreGroupsError) -> Value {
+        try await runReportingStart(key, joiningFlightsSince: earliest, body).value
+    }
+
+    /// ``run(_:joiningFlightsSince:_:)``, with the instant the flight that answered began.
+    func runReportingStart(
+        _ key: CustomerKey,
+        joiningFlightsSince earliest: Date? = nil,
+        _ body: @escaping @Sendable () async throws(AppStoreGroupsError) -> Value
+    ) async throws(AppStoreGroupsError) -> (value: Value, started: Date) {
         let started = now()
-        let (task, ticket, isLeader) = state.withLock { state in
+        let (task, ticket, flightStarted, isLeader) = state.withLock { state in
             if let flight = state.flights[key] {
-                if earliest.map({ flight.started >= $0 }) ?? true { return (flight.task, flight.ticket, false) }
+                if earliest.map({ flight.started >= $0 }) ?? true {
+                    return (flight.task, flight.ticket, flight.started, false)
+                }
                 // Replaced while it runs: the invalidations from now on must still reach it.
                 state.detached[ObjectIdentifier(flight.ticket)] = (key, flight.ticket)
             }
             let flight = Self.start(body, at: started)
             state.flights[key] = flight
-            return (flight.task, flight.ticket, true)
+            return (flight.task, flight.ticket, started, true)
         }
         let result = await task.result
         if isLeader { end(key, ticket: ticket) }
         switch result {
         case .success(let value):
-            return value
+            return (value, flightStarted)
         case .failure(let error as AppStoreGroupsError):
             throw error
         case .failure(let error):
