@@ -104,6 +104,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "GroupPolicyBasicsTests",
+            dependencies: ["GroupPolicyBasics"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "GroupPolicyTests",
             dependencies: ["GroupPolicyBasics", "GroupPolicy", "GroupPolicyTestSupport"],
             swiftSettings: strictSettings

@@ -1,7 +1,6 @@
-import GroupPolicyBasics
 import Testing
 
-@testable import GroupPolicy
+@testable import GroupPolicyBasics
 
 @Suite struct SuggestionTests {
     @Test(
