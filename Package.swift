@@ -13,6 +13,9 @@ let package = Package(
         .library(name: "GroupPolicy", targets: ["GroupPolicy"]),
         .library(name: "GroupPolicyTooling", targets: ["GroupPolicyTooling"]),
         .library(name: "AppStoreGroups", targets: ["AppStoreGroups"]),
+        .library(name: "GroupDecisions", targets: ["GroupDecisions"]),
+        .library(name: "GroupDecisionsRedis", targets: ["GroupDecisionsRedis"]),
+        .library(name: "GroupDecisionsTesting", targets: ["GroupDecisionsTesting"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
         .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
         .plugin(name: "GroupPolicyCommand", targets: ["GroupPolicyCommand"]),
@@ -51,14 +54,41 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The thin client for Apple's groups endpoints: credentials and ES256 signing, one transport
+        // protocol and its URLSession implementation, retry and `Retry-After`, Apple's errors.
         .target(
             name: "AppStoreGroups",
             dependencies: [
                 "GroupPolicyBasics", "GroupPolicy",
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
-                // glibc's malloc_trim, so the caches hand what evicted answers freed back.
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Serving decisions on an app server: the decision service over a groups source, its
+        // caches (the shared-cache protocols, the process-local cache), the rate-limit gate, the
+        // observer, the decision log and shadow evaluation.
+        .target(
+            name: "GroupDecisions",
+            dependencies: [
+                "GroupPolicyBasics", "GroupPolicy", "AppStoreGroups",
+                // glibc's malloc_trim, for the local cache's opt-in return of freed pages.
                 .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The Redis shared cache: written against the public API of the products above and the
+        // toolchain only, as a third party's backend would be.
+        .target(
+            name: "GroupDecisionsRedis",
+            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupDecisions"],
+            // Only what its own imports declare is visible, as in another package.
+            swiftSettings: strictSettings + [.enableUpcomingFeature("MemberImportVisibility")]
+        ),
+        // The test doubles an app's tests use: a static groups source, the in-memory fleet cache,
+        // a manual time source, a recording observer, and the shared-cache conformance suite.
+        .target(
+            name: "GroupDecisionsTesting",
+            dependencies: ["GroupPolicyBasics", "GroupPolicy", "AppStoreGroups", "GroupDecisions"],
             swiftSettings: strictSettings
         ),
         // glibc's allocator statistics and malloc_trim (Swift's Glibc module leaves out <malloc.h>):
@@ -67,8 +97,8 @@ let package = Package(
         .executableTarget(
             name: "group-policy",
             dependencies: [
-                "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupPolicyCodegen",
-                "ArgumentParsing",
+                "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupDecisions",
+                "GroupPolicyCodegen", "ArgumentParsing",
             ],
             swiftSettings: strictSettings
         ),
@@ -87,7 +117,10 @@ let package = Package(
         // Foundation only (see Examples/README.md).
         .executableTarget(
             name: "DecisionServer",
-            dependencies: ["GroupPolicyBasics", "GroupPolicy", "AppStoreGroups", "ArgumentParsing"],
+            dependencies: [
+                "GroupPolicyBasics", "GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis",
+                "ArgumentParsing",
+            ],
             path: "Examples/DecisionServer",
             swiftSettings: strictSettings
         ),
@@ -149,7 +182,8 @@ let package = Package(
         .testTarget(
             name: "AppStoreGroupsTests",
             dependencies: [
-                "AppStoreGroups", "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTestSupport",
+                "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis", "GroupDecisionsTesting", "GroupPolicyBasics",
+                "GroupPolicy", "GroupPolicyTestSupport",
                 .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
             ],
             exclude: ["Fixtures", "Server"],
@@ -164,7 +198,9 @@ package.products.append(.executable(name: "group-policy-bench", targets: ["group
 package.targets.append(
     .executableTarget(
         name: "group-policy-bench",
-        dependencies: ["GroupPolicy", "AppStoreGroups", "CMallocInfo", "ArgumentParsing"],
+        dependencies: [
+            "GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsTesting", "CMallocInfo", "ArgumentParsing",
+        ],
         swiftSettings: strictSettings
     )
 )

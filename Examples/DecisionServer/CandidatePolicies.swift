@@ -1,4 +1,5 @@
 import AppStoreGroups
+import GroupDecisions
 import GroupPolicy
 
 /// The candidate policy of `--candidate-policies`: loaded beside the live policies, reloaded as

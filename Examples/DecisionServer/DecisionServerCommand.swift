@@ -1,4 +1,6 @@
 import AppStoreGroups
+import GroupDecisions
+import GroupDecisionsRedis
 import Foundation
 import GroupPolicy
 

@@ -1,4 +1,5 @@
 import AppStoreGroups
+import GroupDecisions
 import GroupPolicyBasics
 
 /// The server's log on standard error (its messages and its access log): never written on a

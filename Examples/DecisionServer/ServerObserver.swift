@@ -1,4 +1,5 @@
 import AppStoreGroups
+import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
 import Synchronization

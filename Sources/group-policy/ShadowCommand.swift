@@ -1,4 +1,5 @@
 import AppStoreGroups
+import GroupDecisions
 import ArgumentParsing
 import Foundation
 import GroupPolicy

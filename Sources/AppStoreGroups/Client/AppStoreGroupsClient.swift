@@ -98,7 +98,7 @@ public struct AppStoreGroupsClient: Sendable {
 
     /// Get Customer Groups with the answer's bytes as sent, which the decision service caches so
     /// that a shared store holds Apple's answer rather than anything derived from it.
-    func customerGroupsAnswer(
+    package func customerGroupsAnswer(
         anyTransactionID: String
     ) async throws(AppStoreGroupsError) -> (body: [UInt8], response: GetCustomerGroupsResponse) {
         try RequestValidation.checkIdentifier(anyTransactionID, name: "transaction id")

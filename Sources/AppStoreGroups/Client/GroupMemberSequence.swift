@@ -22,10 +22,10 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
     public typealias Failure = AppStoreGroupsError
 
     /// Fetches one page: the token of the page before, or `nil` for the first.
-    typealias FetchPage =
+    package typealias FetchPage =
         @Sendable (_ paginationToken: String?) async throws(AppStoreGroupsError) -> GetGroupMembersResponse
 
-    let fetchPage: FetchPage
+    package let fetchPage: FetchPage
     /// The group whose members this lists.
     public let groupID: String
     /// The page size sent on every request, or `nil` when none is sent.
@@ -39,7 +39,7 @@ public struct GroupMemberSequence: AsyncSequence, Sendable {
     }
 
     /// A listing whose pages come from `fetchPage` (the client's, through a rate-limit gate).
-    init(groupID: String, limit: Int?, fetchPage: @escaping FetchPage) {
+    package init(groupID: String, limit: Int?, fetchPage: @escaping FetchPage) {
         self.groupID = groupID
         self.limit = limit
         self.fetchPage = fetchPage

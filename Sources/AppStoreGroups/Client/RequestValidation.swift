@@ -1,18 +1,18 @@
 /// The checks every argument passes before a request is built, so a hostile or mistaken id can
 /// never change the request's path or query.
-enum RequestValidation {
+package enum RequestValidation {
     /// Longest accepted transaction or group id.
     ///
     /// Apple's ids are decimal strings of about 18 digits; 128 leaves room without accepting
     /// anything unbounded.
-    static let maximumIdentifierLength = 128
+    package static let maximumIdentifierLength = 128
     /// Apple documents `limit` as at most 100.
-    static let limitRange = 1...100
+    package static let limitRange = 1...100
     /// A generous bound on Apple's opaque pagination tokens.
-    static let maximumPaginationTokenLength = 4096
+    package static let maximumPaginationTokenLength = 4096
 
     /// Throws unless `value` is 1 to 128 characters of `A-Z a-z 0-9 _ -`.
-    static func checkIdentifier(_ value: String, name: String) throws(AppStoreGroupsError) {
+    package static func checkIdentifier(_ value: String, name: String) throws(AppStoreGroupsError) {
         let bytes = value.utf8
         guard !bytes.isEmpty else { throw invalid("the \(name) is empty") }
         guard bytes.count <= maximumIdentifierLength else {
@@ -24,7 +24,7 @@ enum RequestValidation {
     }
 
     /// Throws unless `limit` is 1 to 100.
-    static func checkLimit(_ limit: Int?) throws(AppStoreGroupsError) {
+    package static func checkLimit(_ limit: Int?) throws(AppStoreGroupsError) {
         guard let limit else { return }
         guard limitRange.contains(limit) else {
             throw invalid("the limit \(limit) is not between \(limitRange.lowerBound) and \(limitRange.upperBound)")
@@ -32,7 +32,7 @@ enum RequestValidation {
     }
 
     /// Throws unless the token is 1 to 4096 characters; it is percent-encoded when sent.
-    static func checkPaginationToken(_ token: String?) throws(AppStoreGroupsError) {
+    package static func checkPaginationToken(_ token: String?) throws(AppStoreGroupsError) {
         guard let token else { return }
         guard !token.isEmpty, token.utf8.count <= maximumPaginationTokenLength else {
             throw invalid("the pagination token must be 1 to \(maximumPaginationTokenLength) bytes")
@@ -40,7 +40,7 @@ enum RequestValidation {
     }
 
     /// Percent-encodes everything except RFC 3986's unreserved characters.
-    static func percentEncoded(_ value: String) -> String {
+    package static func percentEncoded(_ value: String) -> String {
         var result = ""
         for byte in value.utf8 {
             if isIdentifierByte(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~") {

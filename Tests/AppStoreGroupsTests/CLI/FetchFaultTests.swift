@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// `group-policy fetch` against every faulty server of ``FetcherFaultTests``, with the CLI's own
 /// default retry policy: one `Error:` line, the right exit status, within `--timeout` (retries and

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// What every shared cache's combined fetch-lock calls must do, whether implemented natively or by
 /// the default implementations: run against Redis, the in-memory cache and a store that has only

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// One error answer the fake server sends, and what the client must make of it.
 struct ErrorCase: Sendable, CustomTestStringConvertible {

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Ids, limits and tokens are checked before anything is sent: the server's log proves it.
 @Suite("Request validation")

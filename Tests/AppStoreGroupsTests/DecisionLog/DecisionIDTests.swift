@@ -1,9 +1,12 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyBasics
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Decision ids: UUIDv7 in RFC 9562's layout, ordered within a process, unique across processes.
 @Suite("Decision ids")

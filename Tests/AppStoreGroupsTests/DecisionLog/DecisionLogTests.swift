@@ -1,9 +1,12 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyBasics
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 #if canImport(Glibc)
 import Glibc

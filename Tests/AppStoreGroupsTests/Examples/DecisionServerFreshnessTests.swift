@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The example server's freshness flags: `--max-age` and `--refresh-ahead`, and stale answers'
 /// age in the decision JSON and the decision log.

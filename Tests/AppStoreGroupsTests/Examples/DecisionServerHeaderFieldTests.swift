@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Header field names with whitespace: a server must refuse them (RFC 9112, section 5.1), or a
 /// `Content-Length : 5` it ignores while a proxy honours it announces a body the server never reads.

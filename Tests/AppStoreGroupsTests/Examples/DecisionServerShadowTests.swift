@@ -1,5 +1,8 @@
 import AppStoreGroups
 import Foundation
+import GroupDecisions
+import GroupDecisionsRedis
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Each way the network can fail the fetcher, against real loopback servers with real clocks: the
 /// call must end in the right ``AppStoreGroupsError`` code, after a bounded number of attempts,

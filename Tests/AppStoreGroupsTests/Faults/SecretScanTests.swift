@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The scan the fault tests rely on finds each kind of leak, so a clean scan means something.
 @Suite("Secret scan")

@@ -1,6 +1,9 @@
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The notification table of the fleet article, row by row, and the refusals of malformed fields.
 @Suite("Notification invalidations")

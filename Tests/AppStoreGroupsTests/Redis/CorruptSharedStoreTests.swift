@@ -1,9 +1,12 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyBasics
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// What a shared store hands back is input like any other: a value no process wrote must not crash
 /// the process that reads it, nor grant anything.

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A server whose `SCAN` cursor never returns to 0: `invalidateAll` must end, not walk forever.
 @Suite("Redis store: a SCAN that never ends")

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Errors from the Redis store reach logs and HTTP bodies: they name the server, the command and a
 /// reason of the library's own, never a key (it holds a customer id) nor Redis's own text.

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The Redis store's combined fetch-lock scripts against a real redis-server: the lock taken with
 /// the answer and generation, and released by the write that keeps the fetched answer.

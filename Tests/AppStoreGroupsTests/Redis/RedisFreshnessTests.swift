@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Refreshes behind first fetches, and stale answers, on a real redis-server: the reserve is kept by
 /// the Lua budget script on Redis's clock, for every process sharing the store.

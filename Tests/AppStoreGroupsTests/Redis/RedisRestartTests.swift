@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A pooled connection that died while idle (a Redis restart) costs no call: it is noticed and
 /// closed, or the call is sent once more on a connection opened for it.

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// How many times one decision waits for Redis: counted by a proxy in front of a real
 /// redis-server, each time a connection that was not waiting for a reply sends a call.

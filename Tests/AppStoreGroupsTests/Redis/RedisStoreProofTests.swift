@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// What the Redis store reads must prove it belongs: a reply to the command that asked for it, a
 /// value to the key and environment it is read from, a fetch time no later than now.

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A server that sends a reply nobody asked for: the call it lands in fails, and the connection is
 /// not reused, or that reply would answer the next command.

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Attempts on the random base of Redis's invalidation count: a count that comes back to a value a
 /// process remembers, a count someone gave a time to live, and first invalidations at once.

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Invalidation across the processes of a fleet: an invalidation made through one process wins over
 /// a fetch another process began before it.

@@ -1,9 +1,12 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyBasics
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Attempts on the rule that a decision joins a fetch under way only if it began less than the
 /// invalidation check interval ago: more requests to Apple than one flight per customer, and a

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Records stale answers served: reason and age.
 final class StaleRecorder: GroupDecisionObserver, @unchecked Sendable {

@@ -1,9 +1,12 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyBasics
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The decision service with an in-process App Store: single flight, freshness, failing closed,
 /// the negative cache, invalidation, the budget and the 429 gate, and a shared store.

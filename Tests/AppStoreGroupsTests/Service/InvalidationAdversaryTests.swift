@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Attempts to make a process serve an answer an invalidation removed after the invalidation
 /// returned: through the invalidation count, the flights it overtakes, and the shared cache.

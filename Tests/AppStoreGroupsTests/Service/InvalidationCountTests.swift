@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The shared cache's invalidation count: a process serves its own copy of an answer only while a
 /// recent reading of the count confirms it, so an invalidation through any process has reached

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// An invalidation that arrives while a fetch for the customer is on its way: the answer that
 /// fetch brings back is older than the invalidation and must not be served after it.

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The rate-limit gate: holds cut to the longest hold, instants read back from the shared cache
 /// rather than pinned, and a budget and a gate per endpoint.

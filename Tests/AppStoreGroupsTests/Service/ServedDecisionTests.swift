@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The served Decision's JSON: the Decision's own, then the freshness keys, byte for byte as the
 /// Decision wrote them when it carried them itself.

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The shared-cache guard: back-off after a failure, skipping a cache that is consistently slow,
 /// recovery, and no customer id in what it reports.

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A shared store that answers, but slowly (each read takes 200 ms, under its timeout), while
 /// another process holds the customer's lock: the wait for that holder is still the configured

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The report's memory bound: at most 10,000 rows, further group-level changes counted as dropped.
 @Suite("Shadow: the row bound")

@@ -1,8 +1,11 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The report's JSON: written exactly, read back strictly, every problem one located line.
 @Suite("Shadow: the report's JSON")

@@ -1,9 +1,12 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyTestSupport
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// The shadow in the service: exact rows for a known change, the served answer untouched, resets,
 /// candidates that fail to load or reload, and concurrent recording.

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// Policy files in a temporary directory of their own, for stores that reload.
 final class PolicyDirectory: @unchecked Sendable {

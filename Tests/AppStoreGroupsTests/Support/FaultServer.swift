@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// One thing a client did to a fault server (Server/fault_server.py).
 struct FaultServerEvent: Decodable, Sendable {

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A shared cache that forwards the single calls (and the fleet budget) to another cache, an
 /// in-memory one unless told, and records each call: a store written before the combined

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A ``StaticGroupsSource`` whose calls can be held: while the gate is closed, a call reads the
 /// answer it will give (the state at the time Apple received the request), records that it

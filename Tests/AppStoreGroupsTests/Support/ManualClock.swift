@@ -1,6 +1,9 @@
 import Foundation
+import GroupDecisionsTesting
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A wall clock the test moves by hand; its sleep advances it instead of waiting, and records each
 /// wait.

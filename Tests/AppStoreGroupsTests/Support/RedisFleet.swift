@@ -1,6 +1,9 @@
 import Foundation
+import GroupDecisionsTesting
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// A redis-server of the test's own and the stores a test puts on it, closed together: the setup of
 /// every test where processes of a fleet (each a store and a service) share one Redis.

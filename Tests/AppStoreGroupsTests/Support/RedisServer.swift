@@ -1,6 +1,9 @@
 import Foundation
+import GroupDecisionsTesting
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 #if canImport(Glibc)
 import Glibc

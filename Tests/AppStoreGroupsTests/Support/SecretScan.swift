@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import Testing
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// What must never appear in an error's text, a log line or the CLI's output: the signing key in
 /// any spelling a leak could take, and bearer tokens.

@@ -1,7 +1,10 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 
 @testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
 
 /// An in-process transport that answers Get Customer Groups from a function of the transaction id,
 /// and records when each request was sent.

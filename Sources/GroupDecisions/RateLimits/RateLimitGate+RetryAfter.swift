@@ -1,0 +1,66 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// The `Retry-After` instant a 429 names: how the gate closes after one, and reads the instant
+/// that holds (this process's, or the shared cache's). The rules are in ``RateLimitGate``'s
+/// discussion ("429" and "Fleet").
+extension RateLimitGate {
+    /// The instant the endpoint is held until, or `nil`: the shared cache's when it answers (a key
+    /// that is gone opens the gate), this process's otherwise; never further than the longest hold
+    /// from when this process first saw that instant (a far one left in the shared cache, by an
+    /// earlier version or a clock far ahead, holds an hour, not for as long as it says).
+    func heldUntil(_ key: EndpointKey) async -> Date? {
+        var read: Date??
+        if let shared {
+            read = await shared.read { cache throws(AppStoreGroupsError) in
+                try await cache.rateLimitedUntil(key.endpoint, in: key.environment)
+            }
+        }
+        let now = timeSource.now()
+        let longest = configuration.maximumRateLimitHold.seconds
+        let held = instants.withLock { instants -> Date? in
+            let sharedHold = instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
+            // The cache is unavailable: what this process knows holds.
+            guard let read else { return [instants[key]?.own, sharedHold].compactMap { $0 }.max() }
+            // The shared cache answered: its instant is the one, however this process was held.
+            guard let instant = read else {
+                instants[key] = nil
+                return nil
+            }
+            if instants[key]?.shared?.instant != instant { instants[key] = (nil, (instant, now)) }
+            return instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
+        }
+        guard let held, held > now else { return nil }
+        return held
+    }
+
+    /// Closes the gate after a 429 (here and in the shared cache), and returns the error with the
+    /// instant the gate holds until; any other error is returned as it is.
+    func close(_ key: EndpointKey, after error: AppStoreGroupsError) async -> AppStoreGroupsError {
+        guard error.code == .rateLimitExceeded, error.httpStatus == 429 else { return error }
+        let now = timeSource.now()
+        let named = error.retryAfter ?? now + configuration.rateLimitHoldWithoutRetryAfter.seconds
+        let instant = max(min(named, now + configuration.maximumRateLimitHold.seconds), now + 1)
+        instants.withLock { instants in
+            let own = max(instants[key]?.own ?? instant, instant)
+            instants[key] = (own, instants[key]?.shared)
+        }
+        if let shared {
+            _ = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
+                try await cache.setRateLimitedUntil(instant, for: key.endpoint, in: key.environment)
+            }
+        }
+        observer.rateLimited(
+            GroupDecisionEvent.RateLimited(
+                endpoint: key.endpoint,
+                environment: key.environment,
+                retryAfter: instant,
+                requestedRetryAfter: error.retryAfter
+            )
+        )
+        var held = error
+        held.retryAfter = instant
+        return held
+    }
+}

@@ -1,0 +1,62 @@
+import AppStoreGroups
+package import Foundation
+
+/// A request budget: `rate` tokens a second, up to `burst` banked (default one second's worth, at
+/// least one).
+///
+/// A caller that finds no token reserves the next one (the balance goes below zero) and waits
+/// until it is due, so waiting callers leave in order and never above the rate.
+package struct TokenBucket {
+    package let rate: Double
+    package let burst: Double
+    private var tokens: Double
+    private var updated: Date
+
+    package init(rate: Double, burst: Double? = nil, now: Date) {
+        self.rate = rate
+        self.burst = burst ?? max(1, rate)
+        self.tokens = self.burst
+        self.updated = now
+    }
+
+    /// Takes a token: the wait before using it, or `nil` (nothing taken) when that wait would
+    /// pass `maximumWait`.
+    package mutating func reserve(now: Date, maximumWait: Duration) -> Duration? {
+        let answer = take(now: now, maximumWait: maximumWait)
+        return answer.taken ? answer.wait : nil
+    }
+
+    /// Takes a token when one is due within `maximumWait`: whether it was taken, and the wait
+    /// before using it (taken) or until the next token is due (not taken).
+    package mutating func take(now: Date, maximumWait: Duration) -> (taken: Bool, wait: Duration) {
+        refill(now: now)
+        if tokens >= 1 {
+            tokens -= 1
+            return (true, .zero)
+        }
+        let wait = (1 - tokens) / rate
+        let rounded = Duration.milliseconds(Int64(min(wait * 1000, 1e15).rounded(.up)))
+        guard wait <= maximumWait.seconds else { return (false, rounded) }
+        tokens -= 1
+        return (true, rounded)
+    }
+
+    /// Takes a token for a refresh: only when one is banked now and `reserve` stay banked after.
+    ///
+    /// Never reserves one ahead. Whether it was taken, and the wait until it could be.
+    package mutating func take(now: Date, keeping reserve: Double) -> (taken: Bool, wait: Duration) {
+        refill(now: now)
+        guard tokens >= 1 + reserve else {
+            let wait = (1 + reserve - tokens) / rate
+            return (false, Duration.milliseconds(Int64(min(wait * 1000, 1e15).rounded(.up))))
+        }
+        tokens -= 1
+        return (true, .zero)
+    }
+
+    private mutating func refill(now: Date) {
+        let elapsed = max(0, now.timeIntervalSince(updated))
+        tokens = min(burst, tokens + elapsed * rate)
+        updated = max(updated, now)
+    }
+}

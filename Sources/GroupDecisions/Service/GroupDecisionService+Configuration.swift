@@ -1,0 +1,247 @@
+import AppStoreGroups
+public import GroupPolicy
+
+extension GroupDecisionService {
+    /// How fresh answers must be, how long callers wait, and how fast requests may go.
+    ///
+    /// Every default is chosen for an app server answering people: see the DocC article "Serving
+    /// decisions at fleet scale", section "Defaults".
+    public struct Configuration: Sendable {
+        /// How long an answer is served from a cache without asking Apple again.
+        ///
+        /// Default 5 minutes.
+        /// Apple sends no notification when a group or a role changes, so this is how stale a
+        /// decision may be at worst.
+        public var timeToLive: Duration = .seconds(300)
+        /// How long after ``timeToLive`` an answer may still be served, marked stale.
+        ///
+        /// It is served only when fetching a fresh one fails. Default zero: off. Never past
+        /// ``maximumAge``, which caps the window.
+        ///
+        /// Off by default because serving an answer Apple can no longer confirm is a grant from
+        /// data the library cannot vouch for; turn it on (a minute, say) to ride out short outages
+        /// when that trade is yours to make. Beyond it, a failed fetch fails closed.
+        public var staleIfError: Duration = .zero
+        /// The oldest an answer may be when it is served, whatever the reason: fresh, stale while
+        /// the budget is low, or stale after a failed fetch.
+        ///
+        /// Default 1 hour; at least ``timeToLive``. Answers are kept this long (in this process
+        /// and in the shared cache, the group index included) so that, past their time to live,
+        /// they can still be served marked stale while the fleet's budget has no token to spare
+        /// for refreshing them (see ``refreshReserve``). Past it nothing of the old answer is
+        /// served: the caller waits for a fetch like a first one, or fails closed. It also caps
+        /// ``staleIfError``. Set it to ``timeToLive`` (with ``refreshAhead`` `nil`) for a fixed
+        /// time to live: an answer is then fetched again as soon as it expires, whatever the
+        /// budget. See the DocC article "Serving decisions at fleet scale", section "A time to
+        /// live that bends with the budget".
+        public var maximumAge: Duration = .seconds(3600)
+        /// How far into its time to live an answer is refreshed ahead, as a fraction of
+        /// ``timeToLive`` greater than 0 and less than 1, or `nil` for never.
+        ///
+        /// Default 0.75: a call that finds an answer older than three quarters of its time to live
+        /// is answered from the cache at once, and one refresh starts in the background, so a
+        /// customer asked for often never waits for Apple after their first request. At most one
+        /// refresh per customer runs in a process, and one in the fleet (it takes the shared
+        /// cache's fetch lock without waiting, and skips when another process holds it); it asks
+        /// for a token only when one is banked beyond ``refreshReserve``, and never waits for one.
+        /// Refreshes run inside ``GroupDecisionService/run()``, at most
+        /// ``maximumRefreshesInFlight`` at once: without `run()` nothing is refreshed ahead.
+        public var refreshAhead: Double? = 0.75
+        /// The share of the budget's burst kept for first fetches: refreshes (ahead, or of an
+        /// expired answer) take a token only when one is banked now and this many would still be
+        /// banked after, at least 0 and less than 1.
+        ///
+        /// Default 0.2: with Apple's production budget (a burst of 50) a refresh leaves at least 10
+        /// tokens for customers with no answer. The reserve is at most the burst less one token,
+        /// so a full bucket always lets a refresh go. Refreshes never wait for a token; a customer
+        /// with no answer (or one older than ``maximumAge``) waits up to
+        /// ``maximumRateLimitWait`` as before.
+        public var refreshReserve: Double = 0.2
+        /// The most refreshes ahead one process runs at once.
+        ///
+        /// Default 4. Customers due a refresh while that many run wait in a queue of at most
+        /// ``GroupDecisionService/maximumQueuedRefreshes``; beyond it, a hit asks nothing and the
+        /// next hit asks again.
+        public var maximumRefreshesInFlight: Int = 4
+        /// How long Apple's `TransactionIdNotFoundError` is remembered.
+        ///
+        /// Default 30 seconds.
+        /// Short, because a purchase that has just happened may not be known to the groups
+        /// endpoints yet; long enough that a client retrying in a loop costs one request per
+        /// period.
+        public var negativeTimeToLive: Duration = .seconds(30)
+        /// When a shared store's fetch lock lapses if its holder never releases it.
+        ///
+        /// Default 10 seconds.
+        public var fetchLockTimeToLive: Duration = .seconds(10)
+        /// How long a process that finds the fetch lock taken polls for the holder's answer.
+        ///
+        /// Default 2 seconds.
+        /// After it, the caller fetches itself (within the budget and the 429 gate) rather than
+        /// failing: a holder that died costs one extra request, not a failed decision.
+        public var fetchLockWait: Duration = .seconds(2)
+        /// How often a waiting process polls the shared store.
+        ///
+        /// Default 50 milliseconds.
+        public var fetchLockPollInterval: Duration = .milliseconds(50)
+        /// Requests a second each endpoint may be sent, per environment: Get Customer Groups and
+        /// Get Group Members (through ``GroupDecisionService/rateLimitGate``) have a budget each.
+        ///
+        /// Default Apple's limits: 50 in production, 5 in the sandbox.
+        ///
+        /// With a shared cache that keeps fleet budgets (``RedisGroupsCache``,
+        /// ``InMemoryGroupsCache``) this is the **fleet's** budget, Apple's limit for the app: every
+        /// process takes its tokens from one bucket in the cache, whatever the number of
+        /// processes. While the cache fails or is skipped, each process keeps to
+        /// ``fallbackShare`` of it. Without a shared cache, or with one that keeps no budget, it
+        /// is this process's budget: in a fleet of N such processes give each 1/N of Apple's
+        /// limit.
+        public var requestsPerSecond: [StoreEnvironment: Double] = [.production: 50, .sandbox: 5]
+        /// The most requests of each endpoint sent at once after a quiet spell, per environment:
+        /// the tokens a budget banks.
+        ///
+        /// Default: none set, one second's worth of ``requestsPerSecond`` (at least 1). Each must
+        /// be at least 1. Like the rate, it is the fleet's with a shared cache that keeps budgets.
+        public var requestBurst: [StoreEnvironment: Double] = [:]
+        /// The fraction of the fleet's budget (rate and burst) one process keeps to while the
+        /// shared cache fails or is skipped, greater than 0 and at most 1.
+        ///
+        /// Default 0.25: a fleet of up to four processes stays within Apple's limit through an
+        /// outage of the cache, a larger one exceeds it by at most its size over four; never
+        /// unlimited. The burst share is at least one request. Set it to 1 / the number of
+        /// processes for a fleet of known size.
+        public var fallbackShare: Double = 0.25
+        /// The longest a call waits for the budget or for a `Retry-After` instant.
+        ///
+        /// A longer wait fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
+        /// sent. Default 1 second; zero fails fast.
+        public var maximumRateLimitWait: Duration = .seconds(1)
+        /// The longest a 429 closes the rate-limit gate, whatever instant its `Retry-After` names.
+        ///
+        /// Default 1 hour: Apple enforces its limits per hour, so a longer instant is a wrong
+        /// header, or this server's clock behind Apple's; an instant read back from a shared cache
+        /// is cut to it too.
+        public var maximumRateLimitHold: Duration = .seconds(3600)
+        /// How long a 429 without a usable `Retry-After` closes the gate.
+        ///
+        /// Default 60 seconds.
+        public var rateLimitHoldWithoutRetryAfter: Duration = .seconds(60)
+        /// With a shared store, the longest this process serves an answer from its own cache
+        /// before reading the shared store again.
+        ///
+        /// Most hits stay in memory. Default 5 seconds. An invalidation made through any process
+        /// stops every process serving its copy before it returns (see
+        /// ``invalidationCheckInterval``); with a shared cache that counts no invalidations, or
+        /// while the shared cache cannot be read, this is how long a copy may outlive one.
+        public var localTimeToLive: Duration = .seconds(5)
+        /// With a shared cache that counts invalidations, how recently this process must have read
+        /// the count for a copy kept here to be served without reading it again; and how long an
+        /// invalidation waits, once the shared cache has forgotten the answers, before it returns.
+        ///
+        /// Default 250 milliseconds; positive, and at most ``localTimeToLive`` (unless that is
+        /// zero, when nothing is kept here). When an invalidation through any process returns, no
+        /// process serves the answers it removed: a copy is served only while the count read less
+        /// than this ago, which saw the invalidation, confirms it. It costs each process at most one
+        /// read of the count per interval (none while it serves nothing from its copies) and each
+        /// invalidation this wait. See the DocC article "Serving decisions at fleet scale", section
+        /// "Invalidation across the fleet".
+        public var invalidationCheckInterval: Duration = .milliseconds(250)
+        /// How long the shared cache is left alone after it fails.
+        ///
+        /// Meanwhile the service works from its own cache and budget, so a cache that hangs costs
+        /// one timeout per interval instead of several per request. Default 5 seconds.
+        public var sharedCacheRetryInterval: Duration = .seconds(5)
+        /// A shared-cache call that takes this long or longer is slow.
+        ///
+        /// Default 150 milliseconds: a Redis on the same network answers in about one, and an
+        /// uncached decision makes several calls; the time counted is the caller's, so a process
+        /// starved of CPU sees its calls slower than the cache is.
+        public var sharedCacheSlowCallThreshold: Duration = .milliseconds(150)
+        /// How many slow shared-cache calls in a row make the service leave the cache alone for
+        /// ``sharedCacheRetryInterval``, as after a failure; zero never does.
+        ///
+        /// Default 5: about one uncached decision's calls, so a passing stall is not taken for a slow
+        /// cache.
+        public var sharedCacheSlowCallsInARow: Int = 5
+        /// The most bytes this process's cache of answers may cost, counted as they are held on the
+        /// heap.
+        ///
+        /// Default 64 MiB.
+        public var capacityBytes: Int = 64 << 20
+        /// How often ``GroupDecisionService/run()`` removes expired answers from this process's
+        /// cache.
+        ///
+        /// Default 60 seconds.
+        public var sweepInterval: Duration = .seconds(60)
+        /// Whether this process's cache hands the pages its removed answers freed back to the
+        /// system (glibc's `malloc_trim`, nothing on other platforms).
+        ///
+        /// Default `false`: trimming works on the whole process's heap, not only the cache's, so
+        /// only the app may decide to pay for it. Turn it on in a process whose footprint matters
+        /// more than the few milliseconds a trim takes after every eighth of the capacity freed.
+        public var returnsFreedMemoryToSystem = false
+
+        /// The defaults.
+        public init() {}
+
+        /// What is wrong with the configuration, or `nil`.
+        var problem: String? {
+            if timeToLive <= .zero { return "the time to live must be positive" }
+            if staleIfError < .zero { return "the stale-if-error window must not be negative" }
+            if negativeTimeToLive < .zero { return "the negative time to live must not be negative" }
+            if fetchLockTimeToLive <= .zero { return "the fetch lock's time to live must be positive" }
+            if fetchLockWait < .zero { return "the fetch lock wait must not be negative" }
+            if fetchLockPollInterval <= .zero { return "the fetch lock poll interval must be positive" }
+            if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
+            if localTimeToLive < .zero { return "the local time to live must not be negative" }
+            if invalidationCheckInterval <= .zero { return "the invalidation check interval must be positive" }
+            if localTimeToLive > .zero, invalidationCheckInterval > localTimeToLive {
+                return "the invalidation check interval must be at most the local time to live"
+            }
+            if maximumRateLimitHold <= .zero { return "the longest rate-limit hold must be positive" }
+            if rateLimitHoldWithoutRetryAfter <= .zero {
+                return "the rate-limit hold without Retry-After must be positive"
+            }
+            if sharedCacheRetryInterval < .zero { return "the shared cache's retry interval must not be negative" }
+            if sharedCacheSlowCallThreshold <= .zero {
+                return "the shared cache's slow-call threshold must be positive"
+            }
+            if sharedCacheSlowCallsInARow < 0 { return "the shared cache's slow calls in a row must not be negative" }
+            if sweepInterval <= .zero { return "the sweep interval must be positive" }
+            if maximumAge < timeToLive { return "the maximum age must be at least the time to live" }
+            if let refreshAhead, !(refreshAhead > 0 && refreshAhead < 1) {
+                return "the refresh-ahead fraction must be greater than 0 and less than 1, or nil"
+            }
+            if !(refreshReserve >= 0 && refreshReserve < 1) {
+                return "the refresh reserve must be at least 0 and less than 1"
+            }
+            if maximumRefreshesInFlight < 1 { return "the refreshes in flight must be at least 1" }
+            for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
+                return "the \(environment) request rate must be a positive number"
+            }
+            for (environment, burst) in requestBurst where !(burst >= 1 && burst.isFinite) {
+                return "the \(environment) request burst must be a number of at least 1"
+            }
+            if !(fallbackShare > 0 && fallbackShare <= 1) {
+                return "the fallback share must be greater than 0 and at most 1"
+            }
+            return nil
+        }
+
+        /// The tokens a refresh leaves banked in a bucket of `burst`: ``refreshReserve`` of it, at
+        /// most the burst less one.
+        func reserve(burst: Double) -> Double {
+            max(0, min(refreshReserve * burst, burst - 1))
+        }
+
+        /// Requests a second for each endpoint in `environment`.
+        func rate(for environment: StoreEnvironment) -> Double {
+            requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
+        }
+
+        /// The most requests banked for each endpoint in `environment`.
+        func burst(for environment: StoreEnvironment) -> Double {
+            requestBurst[environment] ?? max(1, rate(for: environment))
+        }
+    }
+}

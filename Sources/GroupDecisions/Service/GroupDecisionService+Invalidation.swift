@@ -1,0 +1,125 @@
+public import AppStoreGroups
+import GroupPolicy
+
+/// Invalidation: a customer's answers, or everyone's, forgotten here at once and in the shared cache.
+extension GroupDecisionService {
+    /// Forgets a customer's groups, here and in the shared cache.
+    ///
+    /// Call it from your App Store Server Notifications handler (see the DocC article "Serving
+    /// decisions at fleet scale", section "Invalidation"), and when Get Group Members answers
+    /// `GroupNotFoundError` for a group the customer was in.
+    ///
+    /// This process forgets at once whatever happens, and fetches already under way are not kept;
+    /// the shared cache is always tried, even while reads skip it after a failure, and a failure
+    /// there is thrown: the other processes would keep the old answer for its time to live, so a
+    /// notification handler must retry (answer Apple's notification with an error so that Apple
+    /// sends it again). Once the shared cache took it, the call waits
+    /// ``Configuration/invalidationCheckInterval`` before it returns: from then on no process
+    /// serves the old answer (see the DocC article "Serving decisions at fleet scale", section
+    /// "Invalidation across the fleet").
+    ///
+    /// - Parameter anyTransactionID: The id the customer's decisions are asked with.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated;
+    ///   ``AppStoreGroupsError/Code/cancelled`` when the task was cancelled during the wait (the
+    ///   shared cache was updated, but other processes may still serve their copies for the
+    ///   interval).
+    public func invalidate(anyTransactionID: String) async throws(AppStoreGroupsError) {
+        flights.invalidate(customerID: anyTransactionID)
+        local.remove(customerID: anyTransactionID)
+        try await invalidateShared(allCustomers: false, groupID: nil, customerID: anyTransactionID) {
+            cache throws(AppStoreGroupsError) in
+            try await cache.invalidate(anyTransactionID: anyTransactionID)
+        }
+    }
+
+    /// Forgets the groups of every customer whose answer holds the group, here and in the shared
+    /// cache.
+    ///
+    /// Call it when a group changes as a whole (seats added or taken back, the group's purchase
+    /// refunded or expired): you know the group, not every member's transaction id. This process
+    /// forgets its own answers holding the group at once, and a fetch under way in it is not kept
+    /// when its answer holds the group (as the group was); one whose answer does not is kept as
+    /// usual. The shared cache forgets every customer it
+    /// lists under the group and refuses, from then on, an answer holding the group fetched before
+    /// (see the DocC article "Serving decisions at fleet scale", section "Invalidation by group",
+    /// for the list's bound). Errors as ``invalidate(anyTransactionID:)``.
+    ///
+    /// - Parameter groupID: The group's id as Apple's answers give it: 1 to 128 characters of
+    ///   `A-Z a-z 0-9 _ -`, checked before anything else is done.
+    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a malformed id (nothing forgotten);
+    ///   ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated;
+    ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
+    public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        try RequestValidation.checkIdentifier(groupID, name: "group id")
+        flights.invalidate(groupID: groupID)
+        local.remove { $0.holds(groupID: groupID) }
+        try await invalidateShared(allCustomers: false, groupID: groupID, customerID: nil) {
+            cache throws(AppStoreGroupsError) in
+            try await cache.invalidate(groupID: groupID)
+        }
+    }
+
+    /// Forgets every customer's groups, here and in the shared cache.
+    ///
+    /// Returns, as ``invalidate(anyTransactionID:)`` does, once no process serves an old answer.
+    ///
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated
+    ///   (this process has forgotten them all the same; see ``invalidate(anyTransactionID:)``);
+    ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
+    public func invalidateAll() async throws(AppStoreGroupsError) {
+        flights.invalidateAll()
+        local.removeAll()
+        try await invalidateShared(allCustomers: true, groupID: nil, customerID: nil) {
+            cache throws(AppStoreGroupsError) in
+            try await cache.invalidateAll()
+        }
+    }
+
+    private func invalidateShared(
+        allCustomers: Bool,
+        groupID: String?,
+        customerID: String?,
+        _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Void
+    ) async throws(AppStoreGroupsError) {
+        guard let shared else {
+            observer.invalidated(
+                GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: nil)
+            )
+            return
+        }
+        do {
+            try await shared.write(customerID: customerID, body)
+        } catch {
+            observer.invalidated(
+                GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: false)
+            )
+            throw error
+        }
+        observer.invalidated(
+            GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: true)
+        )
+        try await awaitOtherProcesses(shared)
+    }
+
+    /// Waits until every process has read the invalidation count since it moved: one
+    /// ``Configuration/invalidationCheckInterval``, unless the shared cache keeps no count.
+    private func awaitOtherProcesses(_ shared: SharedCacheGuard) async throws(AppStoreGroupsError) {
+        guard let invalidations, !invalidations.isUnsupported else { return }
+        // Not known yet: asked once (a cache that keeps no count answers at once, without the store).
+        if invalidations.stamp == nil,
+            let count = await shared.read({ cache throws(AppStoreGroupsError) in try await cache.invalidationCount() }),
+            count == nil
+        {
+            invalidations.record(nil, started: timeSource.now())
+            return
+        }
+        do {
+            try await timeSource.sleep(configuration.invalidationCheckInterval)
+        } catch {
+            throw AppStoreGroupsError(
+                code: .cancelled,
+                message: "cancelled while waiting for the other processes to read the invalidation"
+            )
+        }
+    }
+}

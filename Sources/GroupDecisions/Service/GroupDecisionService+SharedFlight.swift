@@ -1,0 +1,183 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+import GroupPolicyBasics
+
+/// One flight per customer through the shared cache: its answer, or a fetch under its lock while
+/// the other processes wait for the holder's answer.
+extension GroupDecisionService {
+    /// One flight: the shared cache's answer, or a fetch under the shared lock.
+    func load(customerID: String, environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        var fallback = local.entry(key, now: timeSource.now())
+        guard let shared, let invalidations else {
+            return try await fetch(key, fallback: fallback, generation: nil, stamp: nil)
+        }
+        // What this flight keeps here is stamped with the invalidation count read before it began:
+        // the one read with the answer below, or the one read last when that read fails.
+        var stamp = invalidations.stamp
+        // Without an answer here, the shared cache's is read even while it is skipped as slow: a slow
+        // read costs less than a first fetch, which the budget may refuse (a customer who had an
+        // answer would get a 503).
+        let started = timeSource.now()
+        let read = await shared.read(
+            customerID: customerID,
+            evenWhenSlow: fallback == nil,
+            { cache throws(AppStoreGroupsError) in
+                try await cache.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
+            }
+        )
+        if let read {
+            invalidations.record(read.invalidationCount, started: started)
+            stamp = read.invalidationCount
+        }
+        // This process's copy stands in for a fetch that cannot be made (stale serving) only while
+        // the count confirms it, as a hit would be.
+        if let entry = fallback,
+            !invalidations.confirms(entry.invalidationCount, now: timeSource.now(), recently: read != nil)
+        {
+            fallback = nil
+        }
+        if let answer = read?.answer {
+            if let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
+            fallback = newer(answer, than: fallback)
+        }
+        // The lock, the answer another process may have stored since the read above, and the
+        // generation to write with: one call (the write then releases the lock in one more).
+        let owner = UUID().uuidString
+        guard
+            let attempt = await shared.read(
+                customerID: customerID,
+                { cache throws(AppStoreGroupsError) in
+                    try await cache.acquireFetchLockAndRead(
+                        anyTransactionID: customerID,
+                        in: environment,
+                        owner: owner,
+                        timeToLive: configuration.fetchLockTimeToLive
+                    )
+                }
+            )
+        else { return try await fetch(key, fallback: fallback, generation: nil, stamp: stamp) }
+        if attempt.acquired {
+            let lock = HeldFetchLock(owner: owner)
+            let result: Result<Loaded, AppStoreGroupsError>
+            do {
+                if let answer = attempt.answer, let loaded = try adopt(answer, key: key, stamp: stamp) {
+                    result = .success(loaded)
+                } else {
+                    if let answer = attempt.answer { fallback = newer(answer, than: fallback) }
+                    var generation = attempt.generation
+                    if generation == nil { generation = await self.generation(key, shared: shared) }
+                    result = .success(
+                        try await fetch(key, fallback: fallback, generation: generation, stamp: stamp, lock: lock)
+                    )
+                }
+            } catch {
+                result = .failure(error)
+            }
+            // Unless the write released it: a fetch that failed, a fresh answer adopted, or an
+            // answer kept nowhere.
+            if !lock.isReleased {
+                await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
+                    try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+                }
+            }
+            return try result.get()
+        }
+        if let answer = attempt.answer {
+            // The holder may have stored its answer already.
+            if let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
+            fallback = newer(answer, than: fallback)
+        }
+        if let loaded = try await awaitHolder(key, shared: shared, stamp: stamp) { return loaded }
+        var generation = attempt.generation
+        if generation == nil { generation = await self.generation(key, shared: shared) }
+        return try await fetch(key, fallback: fallback, generation: generation, stamp: stamp)
+    }
+
+    /// The shared answer as the fallback when it holds groups fetched later than the fallback's.
+    private func newer(_ answer: CachedGroupsAnswer, than fallback: LocalGroupsCache.Entry?) -> LocalGroupsCache.Entry?
+    {
+        guard answer.kind == .groups, fallback.map({ $0.answer.fetchedAt < answer.fetchedAt }) ?? true else {
+            return fallback
+        }
+        return LocalGroupsCache.Entry(answer: answer)
+    }
+
+    /// The customer's invalidation generation, read before asking the source.
+    ///
+    /// The shared cache keeps the answer only if no invalidation came since. `nil` when the cache
+    /// cannot say (the answer is then not written there).
+    private func generation(_ key: CustomerKey, shared: SharedCacheGuard) async -> InvalidationGeneration? {
+        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
+        }
+    }
+
+    /// A shared answer kept here too when fresh (stamped `stamp`), as a flight result; throws a
+    /// fresh negative one.
+    func adopt(
+        _ answer: CachedGroupsAnswer,
+        key: CustomerKey,
+        stamp: UInt64?
+    ) throws(AppStoreGroupsError) -> Loaded? {
+        let now = timeSource.now()
+        do {
+            guard let loaded = try fresh(answer, decoded: nil, now: now, environment: key.environment) else {
+                return nil
+            }
+            keepLocally(answer, decoded: loaded.decoded, key: key, now: now, stamp: stamp)
+            hit(answer, in: key.environment, fromSharedCache: true)
+            return loaded
+        } catch {
+            keepLocally(answer, decoded: nil, key: key, now: now, stamp: stamp)
+            hit(answer, in: key.environment, fromSharedCache: true)
+            throw error
+        }
+    }
+
+    /// Polls the shared cache while another process holds the lock, up to the configured wait.
+    private func awaitHolder(
+        _ key: CustomerKey,
+        shared: SharedCacheGuard,
+        stamp: UInt64?
+    ) async throws(AppStoreGroupsError) -> Loaded? {
+        // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
+        // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
+        // slack absorbs the floating-point error of adding up poll intervals.
+        let deadline = timeSource.now().addingTimeInterval(configuration.fetchLockWait.seconds)
+        while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
+            do {
+                try await timeSource.sleep(configuration.fetchLockPollInterval)
+            } catch {
+                throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
+            }
+            let answer = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+                try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
+            }
+            guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
+            if let answer, let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
+        }
+        return nil
+    }
+}
+
+/// A fetch lock this flight holds, and whether the write that kept the fetched answer released it
+/// already (the flight releases it otherwise).
+final class HeldFetchLock: Sendable {
+    /// The value the lock was taken with.
+    let owner: String
+    private let released = Locked(false)
+
+    init(owner: String) {
+        self.owner = owner
+    }
+
+    /// Whether the lock was released.
+    var isReleased: Bool { released.withLock { $0 } }
+
+    /// Records that the lock was released.
+    func markReleased() {
+        released.withLock { $0 = true }
+    }
+}

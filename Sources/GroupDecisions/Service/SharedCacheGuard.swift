@@ -1,0 +1,177 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+import GroupPolicyBasics
+
+/// The decision service's way to its shared cache: every call goes through it, so that a cache that
+/// fails, hangs or is consistently slow costs little and is reported once per episode.
+///
+/// - After a failure the cache is skipped for the retry interval: a cache that hangs costs one
+///   timeout per interval rather than several per request.
+/// - A cache whose calls succeed but each take at least the slow-call threshold, so many times in a
+///   row, is skipped the same way (a Redis answering in 200 ms under its 250 ms timeout made every
+///   uncached decision take over a second).
+/// - The first answer after a failure is reported as a recovery.
+///
+/// Reads are skipped while the cache is; writes that a caller must know failed (invalidations) are
+/// always tried, and their failure is thrown. Some reads skip the cache only after a failure, not
+/// for slowness: the rate-limit gate's budget tokens and the `Retry-After` instant it writes after
+/// a 429 (a process that skipped a slow cache for its tokens would spend its own share of the
+/// budget beside the fleet's bucket, and the fleet would send Apple more than its budget), and the
+/// first read of a customer this process holds no answer for (a slow read costs less than a first
+/// fetch the budget may refuse). A customer id a failure's message repeats (a server
+/// echoing the key it refused) is replaced by `<customer>` before the error goes anywhere.
+final class SharedCacheGuard: Sendable {
+    let cache: any SharedGroupsCache
+    private let retryInterval: Duration
+    private let slowCallThreshold: Duration
+    private let slowCallsInARow: Int
+    private let timeSource: TimeSource
+    private let observer: any GroupDecisionObserver
+
+    private struct Health {
+        /// Until when reads skip the cache.
+        var skipUntil: Date?
+        /// Whether the skip is for slowness only (no call failed).
+        var skipIsForSlowness = false
+        /// Consecutive calls at or over the slow-call threshold.
+        var slowInARow = 0
+        /// When the current episode of failures began, or `nil` while the cache is healthy.
+        var failingSince: Date?
+    }
+
+    private let health = Locked(Health())
+
+    /// Whether a call finds the cache skipped, and why.
+    private enum Skip {
+        case none, forSlowness, forFailure
+    }
+
+    init(
+        _ cache: any SharedGroupsCache,
+        configuration: GroupDecisionService.Configuration,
+        timeSource: TimeSource,
+        observer: any GroupDecisionObserver
+    ) {
+        self.cache = cache
+        self.retryInterval = configuration.sharedCacheRetryInterval
+        self.slowCallThreshold = configuration.sharedCacheSlowCallThreshold
+        self.slowCallsInARow = configuration.sharedCacheSlowCallsInARow
+        self.timeSource = timeSource
+        self.observer = observer
+    }
+
+    /// Runs a read: its value, or `nil` when the cache is skipped or the call failed (reported).
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer the call is about, to keep out of a failure's message.
+    ///   - evenWhenSlow: Whether the call is made while the cache is skipped for slowness only (the
+    ///     rate-limit gate's calls); its own time then does not count as a slow call.
+    ///   - body: The call.
+    /// - Returns: What `body` returned, or `nil`.
+    func read<Value: Sendable>(
+        customerID: String? = nil,
+        evenWhenSlow: Bool = false,
+        _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Value
+    ) async -> Value? {
+        let start = timeSource.now()
+        // Skipped (for a failure, or for slowness); a call made through a skip for slowness is not
+        // timed, so it cannot prolong the skip.
+        let skip = health.withLock { health -> Skip in
+            guard let until = health.skipUntil, start < until else { return .none }
+            return health.skipIsForSlowness ? .forSlowness : .forFailure
+        }
+        switch skip {
+        case .forFailure: return nil
+        case .forSlowness where !evenWhenSlow: return nil
+        default: break
+        }
+        do {
+            let value = try await body(cache)
+            if skip == .none { answered(after: start) }
+            return value
+        } catch {
+            failed(Self.scrubbing(customerID, from: error), slow: false)
+            return nil
+        }
+    }
+
+    /// Runs a write the caller must know failed: never skipped; a failure is recorded as a read's
+    /// is (reads then skip the cache for a while) and thrown.
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer the call is about, to keep out of a failure's message.
+    ///   - body: The call.
+    /// - Throws: The call's ``AppStoreGroupsError``, the customer id replaced.
+    func write(
+        customerID: String? = nil,
+        _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Void
+    ) async throws(AppStoreGroupsError) {
+        let start = timeSource.now()
+        do {
+            try await body(cache)
+            answered(after: start)
+        } catch {
+            let scrubbed = Self.scrubbing(customerID, from: error)
+            failed(scrubbed, slow: false)
+            throw scrubbed
+        }
+    }
+
+    /// Records an answer: a recovery after failures, or one more slow call in a row (too many is a
+    /// failure).
+    private func answered(after start: Date) {
+        let now = timeSource.now()
+        let slow = slowCallsInARow > 0 && Duration.roundedUp(from: start, to: now) >= slowCallThreshold
+        let (recoveredAfter, tooSlow) = health.withLock { health -> (Duration?, Bool) in
+            guard !slow else {
+                health.slowInARow += 1
+                return (nil, health.slowInARow >= slowCallsInARow)
+            }
+            health.slowInARow = 0
+            guard let since = health.failingSince else { return (nil, false) }
+            // The cache answered, promptly: reads need not wait out the retry interval.
+            health.failingSince = nil
+            health.skipUntil = nil
+            health.skipIsForSlowness = false
+            return (Duration.roundedUp(from: since, to: now), false)
+        }
+        if let recoveredAfter {
+            observer.sharedCacheRecovered(GroupDecisionEvent.SharedCacheRecovery(unavailableFor: recoveredAfter))
+        }
+        if tooSlow {
+            let threshold = Int(slowCallThreshold.seconds * 1000)
+            failed(
+                AppStoreGroupsError(
+                    code: .storeFailure,
+                    message: "the shared cache answered \(slowCallsInARow) calls in a row in \(threshold) ms or more"
+                ),
+                slow: true
+            )
+        }
+    }
+
+    /// Skips the cache for the retry interval and reports the failure.
+    private func failed(_ error: AppStoreGroupsError, slow: Bool) {
+        let now = timeSource.now()
+        health.withLock { health in
+            // A call that fails makes the skip a failure's, even one already skipped for slowness.
+            let skippedForFailure = health.skipUntil.map { now < $0 && !health.skipIsForSlowness } ?? false
+            health.skipIsForSlowness = slow && !skippedForFailure
+            health.skipUntil = now + retryInterval.seconds
+            health.slowInARow = 0
+            if health.failingSince == nil { health.failingSince = now }
+        }
+        observer.sharedCacheFailed(
+            GroupDecisionEvent.SharedCacheFailure(error: error, slow: slow, skippedFor: retryInterval)
+        )
+    }
+
+    /// The error with every occurrence of the customer id in its message replaced by `<customer>`.
+    static func scrubbing(_ customerID: String?, from error: AppStoreGroupsError) -> AppStoreGroupsError {
+        guard let customerID, !customerID.isEmpty, error.message.contains(customerID) else { return error }
+        var scrubbed = error
+        scrubbed.message = error.message.replacing(customerID, with: "<customer>")
+        return scrubbed
+    }
+}

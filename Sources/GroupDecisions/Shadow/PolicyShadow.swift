@@ -1,0 +1,138 @@
+import AppStoreGroups
+import GroupPolicy
+import GroupPolicyBasics
+
+/// A candidate policy beside the live one: every decision served is evaluated under it too,
+/// compared group by group, and counted in a ``ShadowTally``.
+///
+/// The served answer is never touched: the comparison reads the live Decision and the groups it was
+/// made from. The tally is about one pair of revisions; it starts again when either policy reloads
+/// (a reload handler on each store), when the candidate is replaced, and on ``reset()``. A decision
+/// made with other revisions than the tally's (one in flight during a reload) is not counted.
+///
+/// Per decision with a candidate: two short critical sections (reading the candidate, counting),
+/// the candidate's `evaluate`, and the comparison, which allocates nothing when nothing changed.
+final class PolicyShadow: Sendable {
+    private struct State {
+        var candidate: PolicyStore?
+        var candidateHandler: PolicyStore.ReloadHandlerID?
+        var liveHandler: PolicyStore.ReloadHandlerID?
+        /// Made once per pair of policy snapshots, after a reload.
+        var correspondence: CapabilityCorrespondence?
+        var tally: ShadowTally
+    }
+
+    private let live: PolicyStore
+    private let timeSource: TimeSource
+    private let state: Locked<State>
+
+    init(live: PolicyStore, candidate: PolicyStore?, timeSource: TimeSource) {
+        self.live = live
+        self.timeSource = timeSource
+        state = Locked(
+            State(
+                tally: ShadowTally(
+                    liveRevision: live.revision,
+                    candidateRevision: candidate?.revision,
+                    since: timeSource.now()
+                )
+            )
+        )
+        let handler = live.addReloadHandler { [weak self] outcome, _ in
+            guard case .reloaded = outcome else { return }
+            self?.restart(ifCandidate: nil)
+        }
+        state.withLock { $0.liveHandler = handler }
+        if let candidate { self.candidate = candidate }
+    }
+
+    deinit {
+        let (candidate, candidateHandler, liveHandler) = state.withLock {
+            ($0.candidate, $0.candidateHandler, $0.liveHandler)
+        }
+        if let liveHandler { live.removeReloadHandler(liveHandler) }
+        if let candidate, let candidateHandler { candidate.removeReloadHandler(candidateHandler) }
+    }
+
+    /// The candidate store; setting it (or `nil`) starts the tally again.
+    var candidate: PolicyStore? {
+        get { state.withLock { $0.candidate } }
+        set {
+            state.withLock { state in
+                if let old = state.candidate, let handler = state.candidateHandler { old.removeReloadHandler(handler) }
+                state.candidate = newValue
+                state.correspondence = nil
+                state.candidateHandler = newValue?.addReloadHandler { [weak self, weak newValue] outcome, _ in
+                    guard case .reloaded = outcome, let newValue else { return }
+                    self?.restart(ifCandidate: newValue)
+                }
+                state.tally = freshTally(candidate: newValue)
+            }
+        }
+    }
+
+    /// The report so far, its rows in the report's order.
+    var report: ShadowReport {
+        // The rows are copied under the lock, so no decision ever pays for a copy; sorted outside it.
+        var report = state.withLock { $0.tally.report }
+        report.changes.sort(by: ShadowReport.Change.precedes)
+        return report
+    }
+
+    /// Starts the tally again, now.
+    func reset() {
+        restart(ifCandidate: nil)
+    }
+
+    /// Compares one served decision with the candidate's decision for the same groups and context.
+    ///
+    /// - Parameters:
+    ///   - decision: The live Decision, as served.
+    ///   - policy: The live policy snapshot that made it.
+    ///   - groups: The groups it was made from.
+    ///   - context: Its evaluation context.
+    ///   - decisionID: The served decision's id, if it has one.
+    ///   - customerHash: The decision log's hash of the customer, if the service has a log.
+    func compare(
+        _ decision: Decision,
+        policy: Policy,
+        groups: GetCustomerGroupsResponse,
+        context: EvaluationContext,
+        decisionID: String?,
+        customerHash: String?
+    ) {
+        let read = state.withLock { state in state.candidate.map { ($0, state.correspondence) } }
+        guard case (let store, let known)? = read else { return }
+        let candidatePolicy = store.current
+        let correspondence: CapabilityCorrespondence
+        if let known, known.applies(from: policy, to: candidatePolicy) {
+            correspondence = known
+        } else {
+            correspondence = CapabilityCorrespondence(from: policy, to: candidatePolicy)
+            state.withLock { $0.correspondence = correspondence }
+        }
+        let candidate = candidatePolicy.evaluate(groups, in: context)
+        guard let changes = candidate.capabilityChanges(from: decision, through: correspondence) else { return }
+        let rows = changes.isEmpty ? [] : ShadowTally.rows(of: changes, in: decision)
+        state.withLock { state in
+            guard state.candidate === store,
+                state.tally.counts(live: policy.revision, candidate: candidatePolicy.revision)
+            else { return }
+            state.tally.record(rows, decisionID: decisionID, customerHash: customerHash)
+        }
+    }
+
+    /// Starts the tally again with the revisions serving now; for a candidate's reload, only while
+    /// that store is still the candidate.
+    private func restart(ifCandidate store: PolicyStore?) {
+        state.withLock { state in
+            if let store, state.candidate !== store { return }
+            state.correspondence = nil
+            state.tally = freshTally(candidate: state.candidate)
+        }
+    }
+
+    private func freshTally(candidate: PolicyStore?) -> ShadowTally {
+        ShadowTally(liveRevision: live.revision, candidateRevision: candidate?.revision, since: timeSource.now())
+    }
+}

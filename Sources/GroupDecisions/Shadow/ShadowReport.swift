@@ -1,0 +1,195 @@
+import AppStoreGroups
+public import Foundation
+
+/// What a candidate policy would have changed in the decisions a ``GroupDecisionService`` served,
+/// since the report last started: how many decisions, which capabilities, in which kinds of groups,
+/// and because of which rules.
+///
+/// A service given `candidatePolicies` evaluates every decision it serves under the candidate too,
+/// compares the two group by group, and counts each difference in a row of ``changes``; the answer
+/// it serves is the live policy's, unchanged. Read it with
+/// ``GroupDecisionService/shadowReport``; its JSON (``jsonBytes(pretty:)``) is what the example
+/// server's `GET /shadow` answers and `group-policy shadow` reads. See the DocC article "Rolling out
+/// a policy change".
+public struct ShadowReport: Sendable, Hashable {
+    /// The most rows a report holds: a change that would need another row is counted in
+    /// ``dropped`` instead.
+    public static let maximumChanges = 10_000
+    /// The most examples a row keeps.
+    public static let maximumExamples = 5
+
+    /// Whether a group gains or loses a capability under the candidate.
+    public enum Direction: String, Sendable, Hashable, CaseIterable {
+        /// The candidate grants the capability in the group; the live policy does not.
+        case gained
+        /// The live policy grants the capability in the group; the candidate does not.
+        case lost
+    }
+
+    /// One decision that had a change, and the group it was in.
+    public struct Example: Sendable, Hashable {
+        /// The served decision's id: its ``ServedDecision/decisionID``.
+        ///
+        /// ``GroupDecisionService`` gives every decision it serves an id, so the examples of its
+        /// reports always have one; `nil` only in a report read back from JSON whose example has
+        /// `null` there, or made by hand.
+        public var decisionID: String?
+        /// The customer as the service's ``DecisionLog`` hashes them (salted): never a raw id.
+        ///
+        /// The example joins the decision log's records by it; `nil` when the service has no
+        /// decision log.
+        public var customerHash: String?
+        /// The group the change was in.
+        public var groupID: String
+
+        /// Creates an example.
+        ///
+        /// - Parameters:
+        ///   - decisionID: The served decision's id (``ServedDecision/decisionID``), or `nil` if unknown.
+        ///   - customerHash: The decision log's salted hash of the customer, if there is a log.
+        ///   - groupID: The group the change was in.
+        public init(decisionID: String?, customerHash: String?, groupID: String) {
+            self.decisionID = decisionID
+            self.customerHash = customerHash
+            self.groupID = groupID
+        }
+    }
+
+    /// One kind of change: a capability gained or lost in a type of group, because of the same rules
+    /// under each policy, with how often it happened.
+    public struct Change: Sendable, Hashable {
+        /// The capability.
+        public var capability: String
+        /// Gained or lost under the candidate.
+        public var direction: Direction
+        /// The type of the groups it happened in (Apple's `groupType`, as sent).
+        public var groupType: String
+        /// The ids of the rules that granted or denied the capability in the group under the live
+        /// policy (from the Decision's grants and denials), each once, sorted by their bytes; empty
+        /// when no rule named it there.
+        public var liveRules: [String]
+        /// The same under the candidate.
+        public var candidateRules: [String]
+        /// Group-level changes counted: a decision with this change in two groups counts two.
+        public var groups: Int
+        /// Decisions that had this change in at least one group.
+        public var decisions: Int
+        /// Up to ``ShadowReport/maximumExamples`` of those decisions, the first ones counted, each
+        /// with the first of its groups that had the change.
+        public var examples: [Example]
+
+        /// Creates a row.
+        ///
+        /// - Parameters:
+        ///   - capability: The capability.
+        ///   - direction: Gained or lost under the candidate.
+        ///   - groupType: The type of the groups it happened in.
+        ///   - liveRules: The rules behind it under the live policy, sorted.
+        ///   - candidateRules: The rules behind it under the candidate, sorted.
+        ///   - groups: Group-level changes counted.
+        ///   - decisions: Decisions that had it.
+        ///   - examples: Some of those decisions.
+        public init(
+            capability: String,
+            direction: Direction,
+            groupType: String,
+            liveRules: [String],
+            candidateRules: [String],
+            groups: Int,
+            decisions: Int,
+            examples: [Example]
+        ) {
+            self.capability = capability
+            self.direction = direction
+            self.groupType = groupType
+            self.liveRules = liveRules
+            self.candidateRules = candidateRules
+            self.groups = groups
+            self.decisions = decisions
+            self.examples = examples
+        }
+    }
+
+    /// The revision of the live policy the decisions were made with (`Policy.revision`).
+    public var liveRevision: String
+    /// The revision of the candidate compared with, or `nil` when no candidate is loaded (then
+    /// nothing is compared).
+    public var candidateRevision: String?
+    /// When counting started: the service's creation, the last reset, or the last reload of either
+    /// policy.
+    public var since: Date
+    /// Decisions compared.
+    public var decisions: Int
+    /// Decisions whose capabilities differ in at least one group.
+    public var changedDecisions: Int
+    /// Group-level changes not counted in any row, because their row would have been one more than
+    /// ``maximumChanges``; zero means every change is in ``changes``.
+    public var dropped: Int
+    /// The rows, most decisions first (see ``Change`` and the article "Rolling out a policy change",
+    /// section "Reading the report", for the order).
+    public var changes: [Change]
+
+    /// Creates a report.
+    ///
+    /// - Parameters:
+    ///   - liveRevision: The live policy's revision.
+    ///   - candidateRevision: The candidate's revision, or `nil` when none is loaded.
+    ///   - since: When counting started.
+    ///   - decisions: Decisions compared.
+    ///   - changedDecisions: Decisions with at least one change.
+    ///   - dropped: Group-level changes beyond the row limit.
+    ///   - changes: The rows, in the report's order.
+    public init(
+        liveRevision: String,
+        candidateRevision: String?,
+        since: Date,
+        decisions: Int,
+        changedDecisions: Int,
+        dropped: Int,
+        changes: [Change]
+    ) {
+        self.liveRevision = liveRevision
+        self.candidateRevision = candidateRevision
+        self.since = since
+        self.decisions = decisions
+        self.changedDecisions = changedDecisions
+        self.dropped = dropped
+        self.changes = changes
+    }
+}
+
+extension ShadowReport.Change {
+    /// The report's order: more decisions first, then by capability, gained before lost, group type,
+    /// live rules, candidate rules (names compared by their bytes, lists element by element).
+    static func precedes(_ left: Self, _ right: Self) -> Bool {
+        if left.decisions != right.decisions { return left.decisions > right.decisions }
+        if let order = byteOrder(left.capability, right.capability) { return order }
+        if left.direction != right.direction { return left.direction == .gained }
+        if let order = byteOrder(left.groupType, right.groupType) { return order }
+        if let order = byteOrder(left.liveRules, right.liveRules) { return order }
+        return byteOrder(left.candidateRules, right.candidateRules) ?? false
+    }
+
+    /// Whether `left` comes first by its bytes, or `nil` when both have the same bytes.
+    static func byteOrder(_ left: String, _ right: String) -> Bool? {
+        var leftBytes = left.utf8.makeIterator()
+        var rightBytes = right.utf8.makeIterator()
+        while true {
+            switch (leftBytes.next(), rightBytes.next()) {
+            case (nil, nil): return nil
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let leftByte?, let rightByte?) where leftByte != rightByte: return leftByte < rightByte
+            default: continue
+            }
+        }
+    }
+
+    /// ``byteOrder(_:_:)`` for lists, element by element, a prefix first.
+    static func byteOrder(_ left: [String], _ right: [String]) -> Bool? {
+        for (leftName, rightName) in zip(left, right) {
+            if let order = byteOrder(leftName, rightName) { return order }
+        }
+        return left.count == right.count ? nil : left.count < right.count
+    }
+}

@@ -1,0 +1,305 @@
+public import AppStoreGroups
+import Foundation
+public import GroupDecisions
+public import GroupPolicy
+
+/// Invalidation generations: a count per customer and environment, and one for every customer, that
+/// a writer must match for its answer to be kept.
+extension RedisGroupsCache {
+    /// How long a customer's invalidation count outlives its last invalidation: one day.
+    ///
+    /// A count that expires reads as zero again, which only a fetch that began before the
+    /// invalidation and read zero could match: a fetch lasting a day. A fetch that read a count
+    /// and finds it expired is refused (it no longer matches). So one small key per customer
+    /// invalidated in the last day, and no fetch can outlast it.
+    public static let invalidationGenerationLifetime = Duration.seconds(86_400)
+
+    /// Where a store-wide invalidation count that does not exist yet starts: a random value in this
+    /// range, drawn in Swift for each invalidation and used only when the key is missing.
+    ///
+    /// A Redis that lost its keys (a restart without persistence, a failover to an empty replica)
+    /// counts again from a new random base, not from 0, so it does not come back to a count a
+    /// process remembers: a value the new count passes through equals a remembered one with a
+    /// chance of 1 in about 2^52 (4.5 × 10^15). It never starts at 0 (a missing count) or near
+    /// a count started at 0, and leaves `INCR` room for 2^63 − 2^52 invalidations (292,000 years
+    /// at a million a second). The values stay below 2^53, exact in Lua's numbers.
+    static let invalidationCountBases: Range<UInt64> = (1 << 32)..<(1 << 52)
+
+    /// A fresh random base for the store-wide invalidation count, as a script argument.
+    ///
+    /// Drawn in ``invalidationCountBases`` here, because Redis seeds Lua's `math.random` the same
+    /// way in every script.
+    static func invalidationCountBase() -> [UInt8] {
+        Array(String(UInt64.random(in: invalidationCountBases)).utf8)
+    }
+
+    /// Counts one invalidation under the store's invalidation count `KEYS[1]` (set first to the
+    /// base `ARGV[1]` when missing): the one step every increment of the count takes.
+    static let countInvalidationScript = Array(
+        """
+        redis.call('SET', KEYS[1], ARGV[1], 'NX')
+        return redis.call('INCR', KEYS[1])
+        """.utf8
+    )
+
+    /// Counts one invalidation under the store's invalidation count (the last of `KEYS`, started
+    /// at the base `ARGV[2]` when missing), deletes the answer keys (the first half of the others)
+    /// and counts an invalidation under each generation key (the second half).
+    ///
+    /// The store's count goes first: a count that is not a number fails the script before it
+    /// changes anything. Each customer count is kept for `ARGV[1]` milliseconds. Sent twice, it
+    /// counts twice: a count that moved further refuses the same writes, and one more invalidation
+    /// counted costs the processes one more read of the shared cache.
+    static let invalidateScript = Array(
+        """
+        redis.call('SET', KEYS[#KEYS], ARGV[2], 'NX')
+        redis.call('INCR', KEYS[#KEYS])
+        local half = (#KEYS - 1) / 2
+        for i = 1, half do
+          redis.call('DEL', KEYS[i])
+          redis.call('INCR', KEYS[half + i])
+          redis.call('PEXPIRE', KEYS[half + i], ARGV[1])
+        end
+        return half
+        """.utf8
+    )
+
+    /// The most customers listed under one group and environment: see ``invalidate(groupID:)``.
+    public static let maximumMembersPerGroup = 10_000
+
+    /// Sets an answer unless an invalidation came since its generation, and lists it under its groups.
+    ///
+    /// The answer is `KEYS[1]`, value `ARGV[1]`, for `ARGV[2]` milliseconds, set only when the
+    /// customer's count (`KEYS[2]`) and everyone's (`KEYS[3]`) are still `ARGV[3]` and `ARGV[4]`,
+    /// and no group of the answer (`ARGV[10]` on) was invalidated after the group count `ARGV[5]`;
+    /// then lists the customer (`ARGV[9]`) under each group until the answer expires (`ARGV[6]` is
+    /// now in milliseconds), at most `ARGV[7]` customers a group, beyond which the group is marked
+    /// as overflowing. `ARGV[8]` is the key prefix and environment (`<prefix>:<environment>`).
+    static let conditionalSetScript = conditionalSetSource(releasingLock: false)
+
+    /// ``conditionalSetScript`` that first releases the fetch lock `KEYS[4]` if its owner is still
+    /// `ARGV[10]` (the groups then start at `ARGV[11]`): released whether the answer is then kept
+    /// or refused, and before any step that could fail.
+    static let conditionalSetReleasingScript = conditionalSetSource(releasingLock: true)
+
+    private static func conditionalSetSource(releasingLock: Bool) -> [UInt8] {
+        let release =
+            releasingLock ? "if redis.call('GET', KEYS[4]) == ARGV[10] then redis.call('DEL', KEYS[4]) end\n" : ""
+        let firstGroup = releasingLock ? 11 : 10
+        return Array(
+            (release
+                + """
+                if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
+                if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[4] then return 0 end
+                local prefix = string.match(ARGV[8], '^(.*):[^:]*$')
+                for i = \(firstGroup), #ARGV do
+                  local invalidated = tonumber(redis.call('GET', prefix .. ':group-generation:' .. ARGV[i]) or '0')
+                  if invalidated > tonumber(ARGV[5]) then return 0 end
+                end
+                redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+                local now = tonumber(ARGV[6])
+                local life = tonumber(ARGV[2])
+                for i = \(firstGroup), #ARGV do
+                  local members = ARGV[8] .. ':members:' .. ARGV[i]
+                  redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
+                  if redis.call('ZSCORE', members, ARGV[9]) or redis.call('ZCARD', members) < tonumber(ARGV[7]) then
+                    redis.call('ZADD', members, now + life, ARGV[9])
+                  else
+                    redis.call('SET', ARGV[8] .. ':members-overflow:' .. ARGV[i], '1', 'PX', life)
+                  end
+                  if redis.call('PTTL', members) < life then redis.call('PEXPIRE', members, life) end
+                end
+                return 1
+                """).utf8
+        )
+    }
+
+    /// Counts an invalidation of a group and forgets the answers listed under it.
+    ///
+    /// The group is `ARGV[3]` (the store's group count `KEYS[1]`, the group's
+    /// `KEYS[2]`, kept `ARGV[1]` milliseconds), then deletes the answers of the customers listed
+    /// under it in each environment `ARGV[5]…` under prefix `ARGV[2]`, and the lists; first of all
+    /// it counts one invalidation under the store's invalidation count `KEYS[3]` (started at the
+    /// base `ARGV[4]` when missing; a count that is not a number fails the script before it
+    /// changes anything). Answers whether a list had overflowed, and how many answers went.
+    static let invalidateGroupScript = Array(
+        """
+        redis.call('SET', KEYS[3], ARGV[4], 'NX')
+        redis.call('INCR', KEYS[3])
+        local count = redis.call('INCR', KEYS[1])
+        redis.call('SET', KEYS[2], count, 'PX', ARGV[1])
+        local overflow = 0
+        local removed = 0
+        for i = 5, #ARGV do
+          local scope = ARGV[2] .. ':' .. ARGV[i]
+          local members = scope .. ':members:' .. ARGV[3]
+          local flag = scope .. ':members-overflow:' .. ARGV[3]
+          if redis.call('EXISTS', flag) == 1 then overflow = 1 end
+          for _, customer in ipairs(redis.call('ZRANGE', members, 0, -1)) do
+            removed = removed + redis.call('DEL', scope .. ':groups:' .. customer)
+          end
+          redis.call('DEL', members, flag)
+        end
+        return {overflow, removed}
+        """.utf8
+    )
+
+    /// How many invalidations the customer (in the environment), every customer and the groups have
+    /// seen (`MGET` of the three counts; a missing count is zero).
+    ///
+    /// - Parameters:
+    ///   - customerID: The customer about to be fetched.
+    ///   - environment: The environment of the fetch.
+    /// - Returns: The generation now.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, also for a count that is not a number.
+    public func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+        let label = "MGET generation"
+        let reply = try await call(
+            [Array("MGET".utf8), generationKey(customerID, environment), allGenerationKey, groupCountKey],
+            label
+        )
+        guard case .array(let parts?) = reply, parts.count == 3,
+            let customer = Self.count(parts[0]), let all = Self.count(parts[1]), let groups = Self.count(parts[2])
+        else { throw unexpected(reply, label) }
+        return InvalidationGeneration(customer: customer, all: all, groups: groups)
+    }
+
+    /// How many invalidations the store has seen (`GET` of `<prefix>:invalidations`; missing is
+    /// zero).
+    ///
+    /// A count is only ever compared for equality. A new one starts at a random base
+    /// (between 2^32 and 2^52), so a store that lost its keys cannot count back up to a value a
+    /// process remembers; the first invalidation of a new store reads as that base plus one.
+    ///
+    /// - Returns: The count.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, also for a count that is not a number.
+    public func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
+        let label = "GET invalidations"
+        let reply = try await call([Array("GET".utf8), invalidationCountKey], label)
+        guard let count = Self.invalidations(reply) else { throw unexpected(reply, label) }
+        return count
+    }
+
+    /// The answer kept for a customer and the store's invalidation count, in one `MGET` (one atomic
+    /// step: an invalidation's script runs wholly before or after it).
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer as ``answer(anyTransactionID:in:)`` gives it, and the count.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, also for a count that is not a number.
+    public func answerAndInvalidationCount(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
+        let label = "MGET answer invalidations"
+        let key = answerKey(customerID, environment)
+        let reply = try await call([Array("MGET".utf8), key, invalidationCountKey], label)
+        guard case .array(let parts?) = reply, parts.count == 2, let answer = servedAnswer(parts[0], key: key),
+            let count = Self.invalidations(parts[1])
+        else { throw unexpected(reply, label) }
+        return (answer, count)
+    }
+
+    /// The store's invalidation count as a reply gives it: ``count(_:)``, or a negative number
+    /// (`INCR` takes one, so invalidations complete) as its bit pattern.
+    ///
+    /// The processes only compare it for equality, so every value `INCR` accepts must read as a
+    /// distinct count: a count that could not be read while invalidations completed would let a
+    /// process serve the copies they removed.
+    static func invalidations(_ reply: RESPReply) -> UInt64? {
+        if let count = count(reply) { return count }
+        guard case .bulk(let value?) = reply, let signed = Int64(String(decoding: value, as: UTF8.self)) else {
+            return nil
+        }
+        return UInt64(bitPattern: signed)
+    }
+
+    /// A count as `MGET` answers it: a number, or null for zero.
+    static func count(_ reply: RESPReply) -> UInt64? {
+        switch reply {
+        case .bulk(nil): 0
+        case .bulk(let value?): UInt64(String(decoding: value, as: UTF8.self))
+        default: nil
+        }
+    }
+
+    /// Keeps the write's answer for its time to live, written with its key, only if no invalidation
+    /// of the customer, of everyone or of one of its groups came after its generation was read
+    /// (compare and set, in one script), and lists the customer under each of its groups for as
+    /// long.
+    ///
+    /// - Parameter write: The answer and what decides whether it may be kept.
+    /// - Returns: Whether the answer was kept.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+        try await conditionalSet(write, Self.conditionalSetScript, "EVAL set-answer")
+    }
+
+    /// Runs a conditional-set script for `write` and reads its yes or no.
+    ///
+    /// The arguments are the answer, the customer's and everyone's counts, the keys after them in
+    /// `extraKeys`, the fixed `ARGV`s, then `extraArguments`, then the groups (each once, sorted).
+    func conditionalSet(
+        _ write: AnswerWrite,
+        _ script: [UInt8],
+        _ label: String,
+        extraKeys: [[UInt8]] = [],
+        extraArguments: [[UInt8]] = []
+    ) async throws(AppStoreGroupsError) -> Bool {
+        let key = answerKey(write.customerID, write.environment)
+        let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
+        let keys = [key, generationKey(write.customerID, write.environment), allGenerationKey] + extraKeys
+        let fixed = [
+            write.answer.encoded(boundTo: key), Array(String(Self.milliseconds(write.timeToLive)).utf8),
+            Array(String(write.generation.customer).utf8), Array(String(write.generation.all).utf8),
+            Array(String(write.generation.groups).utf8), Array(String(nowMilliseconds).utf8),
+            Array(String(Self.maximumMembersPerGroup).utf8),
+            Array("\(keyPrefix):\(write.environment.rawValue)".utf8), Array(write.customerID.utf8),
+        ]
+        let arguments =
+            [Array("EVAL".utf8), script, Array(String(keys.count).utf8)] + keys + fixed + extraArguments
+            + Set(write.groupIDs).sorted().map { Array($0.utf8) }
+        switch try await call(arguments, label) {
+        case .integer(1): return true
+        case .integer(0): return false
+        case let other: throw unexpected(other, label)
+        }
+    }
+}
+
+/// Invalidation by group: the customers listed under a group, found and forgotten in one script.
+extension RedisGroupsCache {
+    /// Forgets the answers of every customer listed under the group, in every environment, after
+    /// counting an invalidation of the group, in one script; when a list had overflowed
+    /// (more than ``maximumMembersPerGroup`` customers kept with the group at once), forgets every
+    /// answer instead (``invalidateAll()``).
+    ///
+    /// A customer is listed under each group of their answer when the answer is written, until it
+    /// expires. The lists are sorted sets scored by expiry, trimmed on every write and dropped by
+    /// Redis when no answer holding the group is left, so they hold only customers with a live
+    /// answer, at most ``maximumMembersPerGroup`` a group and environment. A group with more
+    /// members kept at once turns the invalidation into one of everyone: correct (every answer
+    /// holding it goes), at the cost of fetching everyone again.
+    ///
+    /// - Parameter groupID: The group's id.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        let label = "EVAL invalidate-group"
+        let arguments =
+            [
+                Array("EVAL".utf8), Self.invalidateGroupScript, Array("3".utf8), groupCountKey,
+                Array("\(keyPrefix):group-generation:\(groupID)".utf8), invalidationCountKey,
+                Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8), Array(keyPrefix.utf8),
+                Array(groupID.utf8), Self.invalidationCountBase(),
+            ] + StoreEnvironment.allCases.map { Array($0.rawValue.utf8) }
+        let reply = try await call(arguments, label)
+        guard case .array(let parts?) = reply, parts.count == 2, case .integer(let overflow) = parts[0],
+            case .integer = parts[1]
+        else { throw unexpected(reply, label) }
+        if overflow == 1 { try await invalidateAll() }
+    }
+}

@@ -1,0 +1,526 @@
+public import AppStoreGroups
+public import Foundation
+public import GroupDecisions
+public import GroupPolicy
+
+/// A ``SharedGroupsCache`` on a Redis server, shared by every process of a fleet.
+///
+/// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `MGET`, `SET` with `PX`,
+/// `INCR`, `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock, the 429 gate's compare-and-set steps,
+/// invalidations and the writes they must win over),
+/// and no dependency. Every call, waiting for a connection and connecting included, finishes
+/// within ``timeout`` or throws ``AppStoreGroupsError/Code/storeFailure`` (or
+/// ``AppStoreGroupsError/Code/cancelled`` when its task is cancelled); the service then carries
+/// on with its in-process cache and budget.
+///
+/// Each instance keeps up to ``maximumConnections`` connections, opened as calls need them, and a
+/// thread of its own that drives them with `poll`: calls never block Swift's cooperative threads,
+/// as many run at once as there are connections, and the others queue in order of arrival. A
+/// connection runs one call at a time, and each call's replies end with the echo of a value unique
+/// to the call, so a reply is only ever taken as the answer to the command that asked for it; a
+/// connection that surprises in any way (a timeout, a cancellation, a reply too many, a reply out
+/// of place, a protocol error) is closed. A call whose pooled connection turns out dead before any
+/// reply byte (after a Redis restart, say) is sent once more on a new connection: every command
+/// this store sends has the same effect when run twice. ``close()`` ends it all.
+///
+/// Values prove where they belong: each answer is written with the key it is kept under (which
+/// names the prefix, the environment and the customer) and read back only under that key, and an
+/// answer fetched further in the future than ``maximumClockSkew`` is not served. Either is no
+/// answer (`nil`): the service fetches the customer again and overwrites the value.
+///
+/// Keys are `<keyPrefix>:<environment>:groups:<customer>` for answers,
+/// `<keyPrefix>:<environment>:lock:<customer>` for fetch locks,
+/// `<keyPrefix>:<environment>:generation:<customer>` and `<keyPrefix>:generation-all` for the
+/// invalidation counts (see ``invalidationGenerationLifetime``), `<keyPrefix>:invalidations` for
+/// the count of every invalidation (``invalidationCount()``, started at a random base) and
+/// `<keyPrefix>:<environment>:rate-limited-until:<endpoint>` for the 429 gate, so one Redis can
+/// serve several apps: give each its own prefix (its bundle id, say). ``invalidateAll()`` walks the
+/// answer keys with `SCAN` and removes them with `UNLINK`, so it costs time in proportion to the
+/// keys under the prefix; it is meant for a policy or product change, not for every request.
+///
+/// Errors name the server, the command and a reason of this library's own: never a key (which
+/// holds a customer id) nor the text of Redis's error replies, only their code word (`ERR`,
+/// `WRONGTYPE`, `NOSCRIPT`).
+///
+/// No authentication or TLS: run Redis on a private network, as its documentation advises.
+public final class RedisGroupsCache: SharedGroupsCache {
+    /// The server's host name or address.
+    public let host: String
+    /// The server's TCP port.
+    public let port: Int
+    /// What every key starts with, followed by `:`.
+    public let keyPrefix: String
+    /// The longest one call may take, waiting for a connection and connecting included.
+    public let timeout: Duration
+    /// The most connections open at once: the most calls on the wire at once.
+    public let maximumConnections: Int
+    /// How far in the future an answer's fetch time may be and still be served: the clock
+    /// difference tolerated between the processes of a fleet.
+    public let maximumClockSkew: Duration
+
+    /// The largest value read back: an answer's bytes are bounded by the client's response limit;
+    /// anything larger is refused as a store failure rather than read.
+    let maximumValueBytes: Int
+    private let maximumClockSkewSeconds: Double
+    let now: @Sendable () -> Date
+    let pool: RedisConnectionPool
+
+    /// The default of ``maximumConnections``.
+    ///
+    /// An uncached decision makes five calls in a row, each waiting for its reply, so with `n`
+    /// connections and a Redis `t` away, 64 decisions at once need `5 × 64 / n` round trips of
+    /// `t` where one needs 5: with 32, twice one decision's time (16 would be four times).
+    public static let defaultMaximumConnections = 32
+
+    /// Creates a store; nothing is sent, and no connection or thread exists, until the first call.
+    ///
+    /// A host name (rather than an address) is resolved on a thread of its own when a connection
+    /// is needed, within the calls' timeout, and kept for 30 seconds.
+    ///
+    /// - Parameters:
+    ///   - host: The server's host name or address, such as `127.0.0.1`.
+    ///   - port: The server's port, 1 to 65535 (Redis's default is 6379).
+    ///   - keyPrefix: What every key starts with: one per app, such as its bundle id. Not empty.
+    ///   - timeout: The longest one call may take. Default 250 milliseconds: a Redis on the same
+    ///     network answers in about one.
+    ///   - maximumConnections: The most connections open at once, 1 to 1,024. Default
+    ///     ``defaultMaximumConnections``. Idle connections close after 60 seconds.
+    ///   - maximumValueBytes: The largest value read back. Default 2 MiB (twice Apple's largest
+    ///     accepted answer).
+    ///   - maximumClockSkew: How far in the future an answer's fetch time may be and still be
+    ///     served. Default 5 seconds: clocks kept by NTP differ by milliseconds.
+    ///   - now: The wall clock, for the 429 gate's expiry and the fetch-time check. Default: the
+    ///     system clock.
+    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for an empty host or prefix, a
+    ///   port out of range, a timeout that is not positive, a connection count out of range, or a
+    ///   negative skew.
+    public convenience init(
+        host: String,
+        port: Int,
+        keyPrefix: String,
+        timeout: Duration = .milliseconds(250),
+        maximumConnections: Int = RedisGroupsCache.defaultMaximumConnections,
+        maximumValueBytes: Int = 2 << 20,
+        maximumClockSkew: Duration = .seconds(5),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(AppStoreGroupsError) {
+        try self.init(
+            host: host,
+            port: port,
+            keyPrefix: keyPrefix,
+            timeout: timeout,
+            maximumConnections: maximumConnections,
+            maximumValueBytes: maximumValueBytes,
+            maximumClockSkew: maximumClockSkew,
+            now: now,
+            idleLifetime: .seconds(60)
+        )
+    }
+
+    /// Creates a store whose idle connections close after `idleLifetime` (tests that count
+    /// connections keep them for as long as a busy machine may pause between two calls).
+    init(
+        host: String,
+        port: Int,
+        keyPrefix: String,
+        timeout: Duration,
+        maximumConnections: Int,
+        maximumValueBytes: Int,
+        maximumClockSkew: Duration,
+        now: @escaping @Sendable () -> Date,
+        idleLifetime: Duration
+    ) throws(AppStoreGroupsError) {
+        func invalid(_ why: String) -> AppStoreGroupsError {
+            AppStoreGroupsError(code: .invalidConfiguration, message: "invalid Redis store: \(why)")
+        }
+        guard !host.isEmpty else { throw invalid("the host is empty") }
+        guard (1...65_535).contains(port) else { throw invalid("port \(port) is not 1 to 65535") }
+        guard !keyPrefix.isEmpty else { throw invalid("the key prefix is empty") }
+        guard timeout > .zero else { throw invalid("the timeout must be positive") }
+        guard (1...1_024).contains(maximumConnections) else {
+            throw invalid("the connection count \(maximumConnections) is not 1 to 1024")
+        }
+        guard maximumValueBytes > 0 else { throw invalid("the value size limit must be positive") }
+        guard maximumClockSkew >= .zero else { throw invalid("the clock skew must not be negative") }
+        self.host = host
+        self.port = port
+        self.keyPrefix = keyPrefix
+        self.timeout = timeout
+        self.maximumConnections = maximumConnections
+        self.maximumValueBytes = maximumValueBytes
+        self.maximumClockSkew = maximumClockSkew
+        maximumClockSkewSeconds = Self.seconds(maximumClockSkew)
+        self.now = now
+        pool = RedisConnectionPool(
+            settings: RedisConnectionPool.Settings(
+                host: host,
+                port: port,
+                maximumConnections: maximumConnections,
+                maximumReplyBytes: maximumValueBytes + 64,
+                connectTimeout: timeout,
+                idleLifetime: idleLifetime
+            )
+        )
+    }
+
+    deinit {
+        pool.close()
+    }
+
+    /// Closes every connection and stops the store's thread; calls in flight end at once, and
+    /// every later call fails with ``AppStoreGroupsError/Code/storeFailure`` without waiting.
+    ///
+    /// Calling it again does nothing. A store that goes away closes itself.
+    public func close() {
+        pool.close()
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    // MARK: Keys
+
+    func answerKey(_ customerID: String, _ environment: StoreEnvironment) -> [UInt8] {
+        Array("\(keyPrefix):\(environment.rawValue):groups:\(customerID)".utf8)
+    }
+
+    func lockKey(_ customerID: String, _ environment: StoreEnvironment) -> [UInt8] {
+        Array("\(keyPrefix):\(environment.rawValue):lock:\(customerID)".utf8)
+    }
+
+    func generationKey(_ customerID: String, _ environment: StoreEnvironment) -> [UInt8] {
+        Array("\(keyPrefix):\(environment.rawValue):generation:\(customerID)".utf8)
+    }
+
+    /// The count of ``invalidateAll()`` calls, in every environment.
+    var allGenerationKey: [UInt8] { Array("\(keyPrefix):generation-all".utf8) }
+
+    /// The count of ``invalidate(groupID:)`` calls, for every group and environment.
+    var groupCountKey: [UInt8] { Array("\(keyPrefix):group-count".utf8) }
+
+    /// The count of every invalidation (``invalidationCount()``), kept without expiry.
+    var invalidationCountKey: [UInt8] { Array("\(keyPrefix):invalidations".utf8) }
+
+    func rateKey(_ endpoint: GroupsEndpoint, _ environment: StoreEnvironment) -> [UInt8] {
+        Array("\(keyPrefix):\(environment.rawValue):rate-limited-until:\(endpoint.name)".utf8)
+    }
+
+    /// A `SCAN MATCH` pattern for every answer key under the prefix, the prefix's glob characters
+    /// escaped.
+    var answerPattern: [UInt8] {
+        var escaped = ""
+        for character in keyPrefix {
+            if "*?[]\\".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return Array("\(escaped):*:groups:*".utf8)
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+
+    // MARK: SharedGroupsCache
+
+    /// The answer kept for a customer, or `nil` when there is none, it has expired, or the value
+    /// under its key is not one this store wrote for that key (written for another customer or
+    /// environment, in an earlier layout, or fetched further in the future than
+    /// ``maximumClockSkew``).
+    ///
+    /// - Parameters:
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    /// - Returns: The answer, or `nil`.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func answer(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+        let key = answerKey(customerID, environment)
+        let reply = try await call([Array("GET".utf8), key], "GET answer")
+        guard let answer = servedAnswer(reply, key: key) else { throw unexpected(reply, "GET answer") }
+        return answer
+    }
+
+    /// The answer a reply holds for `key`: `.some(nil)` for none, or for a value this store did not
+    /// write for that key or fetched further in the future than ``maximumClockSkew``; `nil` for a
+    /// reply that is not a value at all.
+    func servedAnswer(_ reply: RESPReply, key: [UInt8]) -> CachedGroupsAnswer?? {
+        switch reply {
+        case .bulk(let value?):
+            guard let answer = CachedGroupsAnswer(encoded: value, boundTo: key),
+                answer.fetchedAt.timeIntervalSince(now()) <= maximumClockSkewSeconds
+            else { return .some(nil) }
+            return answer
+        case .bulk(nil): return .some(nil)
+        default: return nil
+        }
+    }
+
+    /// Keeps an answer for a customer for `timeToLive` (`SET key value PX ms`), written with its
+    /// key.
+    ///
+    /// - Parameters:
+    ///   - answer: Apple's answer and when it was fetched.
+    ///   - customerID: The id the customer's decisions are asked with.
+    ///   - environment: The environment the answer stands for.
+    ///   - timeToLive: How long Redis keeps it.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) {
+        let key = answerKey(customerID, environment)
+        let arguments = [
+            Array("SET".utf8), key, answer.encoded(boundTo: key),
+            Array("PX".utf8), Array(String(Self.milliseconds(timeToLive)).utf8),
+        ]
+        switch try await call(arguments, "SET answer") {
+        case .simple("OK"): return
+        case let other: throw unexpected(other, "SET answer")
+        }
+    }
+
+    /// The instant before which no request may go to the endpoint, or `nil`.
+    ///
+    /// - Parameters:
+    ///   - endpoint: The endpoint.
+    ///   - environment: The environment.
+    /// - Returns: The instant, or `nil` when none is set or it has passed.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Date? {
+        switch try await call([Array("GET".utf8), rateKey(endpoint, environment)], "GET rate-limit") {
+        case .bulk(nil):
+            return nil
+        case .bulk(let value?):
+            // Only what `setRateLimitedUntil` writes: whole milliseconds of a `Retry-After` the
+            // client accepts (at most 15 digits), so the instant converts back without overflow.
+            guard let milliseconds = Int64(String(decoding: value, as: UTF8.self)),
+                (0...999_999_999_999_999).contains(milliseconds)
+            else {
+                throw AppStoreGroupsError(
+                    code: .storeFailure,
+                    message: "\(server): GET rate-limit: the instant is not a number of milliseconds"
+                )
+            }
+            let instant = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            return instant > now() ? instant : nil
+        case let other:
+            throw unexpected(other, "GET rate-limit")
+        }
+    }
+
+    private static let raiseScript = Array(
+        """
+        local known = tonumber(redis.call('GET', KEYS[1]))
+        if known and known >= tonumber(ARGV[1]) then return 0 end
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        return 1
+        """.utf8
+    )
+
+    /// Records that no request may go to the endpoint before `instant`, unless a later instant is
+    /// already recorded (compare and set, in one script); Redis drops the key at the instant.
+    ///
+    /// - Parameters:
+    ///   - instant: The `Retry-After` instant.
+    ///   - endpoint: The endpoint that answered 429.
+    ///   - environment: The environment it answered for.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func setRateLimitedUntil(
+        _ instant: Date,
+        for endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) {
+        let instantMilliseconds = Int64((instant.timeIntervalSince1970 * 1000).rounded(.up))
+        let left = instantMilliseconds - Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
+        guard left > 0 else { return }
+        let arguments = [
+            Array("EVAL".utf8), Self.raiseScript, Array("1".utf8), rateKey(endpoint, environment),
+            Array(String(instantMilliseconds).utf8), Array(String(left).utf8),
+        ]
+        switch try await call(arguments, "EVAL raise-rate-limit") {
+        case .integer: return
+        case let other: throw unexpected(other, "EVAL raise-rate-limit")
+        }
+    }
+
+    /// Forgets the answers kept for a customer, in every environment, and counts an invalidation
+    /// of the customer in each, in one script (see ``invalidationGenerationLifetime``).
+    ///
+    /// - Parameter customerID: The id the customer's decisions are asked with.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+        let environments = StoreEnvironment.allCases
+        let keys =
+            environments.map { answerKey(customerID, $0) } + environments.map { generationKey(customerID, $0) }
+            + [invalidationCountKey]
+        let arguments =
+            [Array("EVAL".utf8), Self.invalidateScript, Array(String(keys.count).utf8)] + keys
+            + [
+                Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8),
+                Self.invalidationCountBase(),
+            ]
+        switch try await call(arguments, "EVAL invalidate") {
+        case .integer: return
+        case let other: throw unexpected(other, "EVAL invalidate")
+        }
+    }
+
+    /// The most `SCAN` calls one ``invalidateAll()`` makes: 100 million key slots at 1,000 a
+    /// call, far more than a store of answers holds.
+    static let maximumScanCalls = 100_000
+
+    /// Counts an invalidation of every customer (`INCR`), then forgets every answer under the prefix
+    /// (`SCAN` then `UNLINK`, a batch at a time), then adds one to the invalidation count
+    /// (``invalidationCount()``, in a script that starts a missing count at a random base).
+    ///
+    /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
+    /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
+    ///
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    public func invalidateAll() async throws(AppStoreGroupsError) {
+        // Counted first: a write that began before it is refused from here on, and whatever the walk
+        // below misses was fetched after it.
+        switch try await call([Array("INCR".utf8), allGenerationKey], "INCR generation-all") {
+        case .integer: break
+        case let other: throw unexpected(other, "INCR generation-all")
+        }
+        var cursor: [UInt8] = Array("0".utf8)
+        var calls = 0
+        repeat {
+            // A server whose cursor never comes back to 0 must not keep this loop going forever.
+            calls += 1
+            guard calls <= Self.maximumScanCalls else {
+                throw AppStoreGroupsError(
+                    code: .storeFailure,
+                    message: "\(server): SCAN answers: did not finish within \(Self.maximumScanCalls) calls"
+                )
+            }
+            let reply = try await call(
+                [
+                    Array("SCAN".utf8), cursor, Array("MATCH".utf8), answerPattern, Array("COUNT".utf8),
+                    Array("1000".utf8),
+                ],
+                "SCAN answers"
+            )
+            guard case .array(let parts?) = reply, parts.count == 2, case .bulk(let next?) = parts[0],
+                case .array(let keys?) = parts[1]
+            else { throw unexpected(reply, "SCAN answers") }
+            var batch: [[UInt8]] = []
+            for key in keys {
+                guard case .bulk(let name?) = key else { throw unexpected(reply, "SCAN answers") }
+                batch.append(name)
+            }
+            if !batch.isEmpty {
+                let removed = try await call([Array("UNLINK".utf8)] + batch, "UNLINK answers")
+                guard case .integer = removed else { throw unexpected(removed, "UNLINK answers") }
+            }
+            cursor = next
+        } while cursor != Array("0".utf8)
+        // Counted last: a process that reads the new count reads the shared cache after every
+        // answer went.
+        let count = [
+            Array("EVAL".utf8), Self.countInvalidationScript, Array("1".utf8), invalidationCountKey,
+            Self.invalidationCountBase(),
+        ]
+        switch try await call(count, "EVAL count-invalidation") {
+        case .integer: break
+        case let other: throw unexpected(other, "EVAL count-invalidation")
+        }
+    }
+
+    // MARK: Calls
+
+    /// How errors name the server.
+    private var server: String { "Redis at \(host):\(port)" }
+
+    /// A store failure for a reply of the wrong kind, naming the command and the kind of reply:
+    /// never its text, which may quote a key (an unknown-command error quotes the arguments).
+    func unexpected(_ reply: RESPReply, _ label: String) -> AppStoreGroupsError {
+        let what =
+            switch reply {
+            case .error(let message): "the server answered with an error (\(Self.errorCode(message)))"
+            case .simple: "an unexpected status reply"
+            case .integer: "an unexpected integer"
+            case .bulk(let value): value == nil ? "an unexpected null" : "an unexpected value"
+            case .array(let value): value == nil ? "an unexpected null array" : "an unexpected array"
+            }
+        return AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): \(what)")
+    }
+
+    /// The code word an error reply starts with (`ERR`, `WRONGTYPE`, `NOSCRIPT`), or `unknown`
+    /// when it does not start with one: capitals only, so it cannot carry a customer id.
+    static func errorCode(_ message: String) -> String {
+        let word = message.utf8.prefix { $0 != UInt8(ascii: " ") }
+        guard (1...32).contains(word.count), word.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
+        else { return "unknown" }
+        return String(decoding: word, as: UTF8.self)
+    }
+
+    /// Sends one command and returns its reply, within ``timeout``.
+    ///
+    /// - Parameters:
+    ///   - arguments: The command and its arguments.
+    ///   - label: What errors call it: the command and its purpose, never a key.
+    ///   - isIdempotent: Whether running it twice has the effect of running it once (every command
+    ///     this store sends so far): only then is it sent again after a pooled connection died
+    ///     with it possibly delivered.
+    /// - Returns: The reply.
+    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, or ``AppStoreGroupsError/Code/cancelled``.
+    func call(
+        _ arguments: [[UInt8]],
+        _ label: String,
+        isIdempotent: Bool = true
+    ) async throws(AppStoreGroupsError) -> RESPReply {
+        let replies = try await pipeline([arguments], label, isIdempotent: isIdempotent)
+        guard let reply = replies.first else {
+            throw AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): no reply")
+        }
+        return reply
+    }
+
+    /// Sends several commands in one write on one connection and returns their replies in order,
+    /// within ``timeout``: for steps that must travel together (`MULTI` … `EXEC`, say) or that
+    /// save round trips.
+    func pipeline(
+        _ commands: [[[UInt8]]],
+        _ label: String,
+        isIdempotent: Bool
+    ) async throws(AppStoreGroupsError) -> [RESPReply] {
+        let request = RedisRequest(
+            commands: commands,
+            label: label,
+            deadline: .now + timeout,
+            isIdempotent: isIdempotent
+        )
+        let pool = pool
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                request.install(continuation)
+                if !request.isFinished { pool.submit(request) }
+            }
+        } onCancel: {
+            pool.cancel(request)
+        }
+        switch result {
+        case .success(let replies) where replies.count == commands.count:
+            return replies
+        case .success:
+            throw AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): replies missing")
+        case .failure(let failure):
+            throw AppStoreGroupsError(
+                code: failure.kind == .cancelled ? .cancelled : .storeFailure,
+                message: "\(server): \(label): \(failure.message)"
+            )
+        }
+    }
+}
