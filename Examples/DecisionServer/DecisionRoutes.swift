@@ -163,7 +163,7 @@ struct DecisionRoutes: Sendable {
     /// "Serving decisions at fleet scale", section "Invalidation across the fleet").
     private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(request.query, allowed: ["transactionId", "groupId", "all"])
-        // A shared store that was not updated is a 503: the notification handler calling this
+        // A shared cache that was not updated is a 503: the notification handler calling this
         // must retry, or the other servers keep the old answer for its time to live.
         let all = try parameters.flag("all")
         let groupID = all ? nil : parameters.all("groupId").first

@@ -97,7 +97,7 @@ public struct AppStoreGroupsClient: Sendable {
     }
 
     /// Get Customer Groups with the answer's bytes as sent, which the decision service caches so
-    /// that a shared store holds Apple's answer rather than anything derived from it.
+    /// that a shared cache holds Apple's answer rather than anything derived from it.
     package func customerGroupsAnswer(
         anyTransactionID: String
     ) async throws(AppStoreGroupsError) -> (body: [UInt8], response: GetCustomerGroupsResponse) {

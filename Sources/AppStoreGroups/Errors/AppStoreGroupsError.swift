@@ -38,7 +38,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
             case timeout
             case transportFailure = "transport-failure"
             case cancelled
-            case storeFailure = "store-failure"
+            case sharedCacheFailure = "shared-cache-failure"
             case invalidReport = "invalid-report"
         }
 
@@ -100,7 +100,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// A shared groups store (such as ``RedisGroupsCache``) could not be reached, timed out,
         /// or answered something other than what was asked for.
-        public static let storeFailure = Code(.storeFailure)
+        public static let sharedCacheFailure = Code(.sharedCacheFailure)
         /// A shadow report's JSON that is not the format ``ShadowReport/jsonBytes(pretty:)`` writes:
         /// the message starts with the file, line and column, and ``AppStoreGroupsError/jsonPath``
         /// names the offending value.
@@ -199,7 +199,7 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         if let apiErrorMessage { context.append("errorMessage \"\(apiErrorMessage)\"") }
         if let retryAfter {
             // Any instant prints: one too far for whole milliseconds in 64 bits (a corrupted
-            // shared store's, say) must not trap while an error is being reported.
+            // shared cache's, say) must not trap while an error is being reported.
             let milliseconds = (retryAfter.timeIntervalSince1970 * 1000).rounded()
             let text = abs(milliseconds) < 9e18 ? String(Int64(milliseconds)) : "\(milliseconds)"
             context.append("retry after \(text) ms since 1970")

@@ -50,7 +50,7 @@ public struct CachedGroupsAnswer: Sendable, Hashable {
     /// 9999-12-31T23:59:59.999Z in milliseconds since 1970: the latest fetch time read back.
     static let latestMilliseconds: UInt64 = 253_402_300_799_999
 
-    /// The bytes a shared store keeps: a 4-byte tag, the kind, the fetch time in milliseconds
+    /// The bytes a shared cache keeps: a 4-byte tag, the kind, the fetch time in milliseconds
     /// (8 bytes, big-endian), the length of the key the value is kept under (4 bytes, big-endian),
     /// that key, then Apple's body.
     ///

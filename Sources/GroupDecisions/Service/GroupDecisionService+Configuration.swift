@@ -70,7 +70,7 @@ extension GroupDecisionService {
         /// endpoints yet; long enough that a client retrying in a loop costs one request per
         /// period.
         public var negativeTimeToLive: Duration = .seconds(30)
-        /// When a shared store's fetch lock lapses if its holder never releases it.
+        /// When a shared cache's fetch lock lapses if its holder never releases it.
         ///
         /// Default 10 seconds.
         public var fetchLockTimeToLive: Duration = .seconds(10)
@@ -80,7 +80,7 @@ extension GroupDecisionService {
         /// After it, the caller fetches itself (within the budget and the 429 gate) rather than
         /// failing: a holder that died costs one extra request, not a failed decision.
         public var fetchLockWait: Duration = .seconds(2)
-        /// How often a waiting process polls the shared store.
+        /// How often a waiting process polls the shared cache.
         ///
         /// Default 50 milliseconds.
         public var fetchLockPollInterval: Duration = .milliseconds(50)
@@ -126,8 +126,8 @@ extension GroupDecisionService {
         ///
         /// Default 60 seconds.
         public var rateLimitHoldWithoutRetryAfter: Duration = .seconds(60)
-        /// With a shared store, the longest this process serves an answer from its own cache
-        /// before reading the shared store again.
+        /// With a shared cache, the longest this process serves an answer from its own cache
+        /// before reading the shared cache again.
         ///
         /// Most hits stay in memory. Default 5 seconds. An invalidation made through any process
         /// stops every process serving its copy before it returns (see

@@ -19,7 +19,7 @@ extension GroupDecisionService {
     /// "Invalidation across the fleet").
     ///
     /// - Parameter anyTransactionID: The id the customer's decisions are asked with.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated;
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the shared cache was not updated;
     ///   ``AppStoreGroupsError/Code/cancelled`` when the task was cancelled during the wait (the
     ///   shared cache was updated, but other processes may still serve their copies for the
     ///   interval).
@@ -47,7 +47,7 @@ extension GroupDecisionService {
     /// - Parameter groupID: The group's id as Apple's answers give it: 1 to 128 characters of
     ///   `A-Z a-z 0-9 _ -`, checked before anything else is done.
     /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a malformed id (nothing forgotten);
-    ///   ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated;
+    ///   ``AppStoreGroupsError/Code/sharedCacheFailure`` when the shared cache was not updated;
     ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
     public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
         try RequestValidation.checkIdentifier(groupID, name: "group id")
@@ -63,7 +63,7 @@ extension GroupDecisionService {
     ///
     /// Returns, as ``invalidate(anyTransactionID:)`` does, once no process serves an old answer.
     ///
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure`` when the shared cache was not updated
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the shared cache was not updated
     ///   (this process has forgotten them all the same; see ``invalidate(anyTransactionID:)``);
     ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
     public func invalidateAll() async throws(AppStoreGroupsError) {

@@ -143,7 +143,7 @@ final class SharedCacheGuard: Sendable {
             let threshold = Int(slowCallThreshold.seconds * 1000)
             failed(
                 AppStoreGroupsError(
-                    code: .storeFailure,
+                    code: .sharedCacheFailure,
                     message: "the shared cache answered \(slowCallsInARow) calls in a row in \(threshold) ms or more"
                 ),
                 slow: true

@@ -75,7 +75,7 @@ extension RedisGroupsCache {
     ///   - maximumWait: The longest the caller would wait for a reserved token.
     /// - Returns: Whether a token was taken, and the wait.
     /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a rate or burst out of range,
-    ///   ``AppStoreGroupsError/Code/storeFailure`` when Redis cannot answer.
+    ///   ``AppStoreGroupsError/Code/sharedCacheFailure`` when Redis cannot answer.
     public func takeBudgetToken(
         from budget: FleetBudget,
         maximumWait: Duration
@@ -92,7 +92,7 @@ extension RedisGroupsCache {
     ///   - reserve: The tokens that must stay banked; at least 0 and finite.
     /// - Returns: Whether a token was taken (never with a wait), and the wait until one could be.
     /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a rate, burst or reserve out of
-    ///   range, ``AppStoreGroupsError/Code/storeFailure`` when Redis cannot answer.
+    ///   range, ``AppStoreGroupsError/Code/sharedCacheFailure`` when Redis cannot answer.
     public func takeBudgetToken(
         from budget: FleetBudget,
         keeping reserve: Double

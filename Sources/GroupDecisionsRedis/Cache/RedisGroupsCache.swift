@@ -9,7 +9,7 @@ public import GroupPolicy
 /// `INCR`, `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock, the 429 gate's compare-and-set steps,
 /// invalidations and the writes they must win over),
 /// and no dependency. Every call, waiting for a connection and connecting included, finishes
-/// within ``timeout`` or throws ``AppStoreGroupsError/Code/storeFailure`` (or
+/// within ``timeout`` or throws ``AppStoreGroupsError/Code/sharedCacheFailure`` (or
 /// ``AppStoreGroupsError/Code/cancelled`` when its task is cancelled); the service then carries
 /// on with its in-process cache and budget.
 ///
@@ -168,7 +168,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     }
 
     /// Closes every connection and stops the store's thread; calls in flight end at once, and
-    /// every later call fails with ``AppStoreGroupsError/Code/storeFailure`` without waiting.
+    /// every later call fails with ``AppStoreGroupsError/Code/sharedCacheFailure`` without waiting.
     ///
     /// Calling it again does nothing. A store that goes away closes itself.
     public func close() {
@@ -234,7 +234,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     /// - Returns: The answer, or `nil`.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
     public func answer(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -268,7 +268,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     ///   - timeToLive: How long Redis keeps it.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
     public func setAnswer(
         _ answer: CachedGroupsAnswer,
         anyTransactionID customerID: String,
@@ -292,7 +292,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - endpoint: The endpoint.
     ///   - environment: The environment.
     /// - Returns: The instant, or `nil` when none is set or it has passed.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
     public func rateLimitedUntil(
         _ endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
@@ -307,7 +307,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
                 (0...999_999_999_999_999).contains(milliseconds)
             else {
                 throw AppStoreGroupsError(
-                    code: .storeFailure,
+                    code: .sharedCacheFailure,
                     message: "\(server): GET rate-limit: the instant is not a number of milliseconds"
                 )
             }
@@ -334,7 +334,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - instant: The `Retry-After` instant.
     ///   - endpoint: The endpoint that answered 429.
     ///   - environment: The environment it answered for.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
     public func setRateLimitedUntil(
         _ instant: Date,
         for endpoint: GroupsEndpoint,
@@ -357,7 +357,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// of the customer in each, in one script (see ``invalidationGenerationLifetime``).
     ///
     /// - Parameter customerID: The id the customer's decisions are asked with.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
     public func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
         let environments = StoreEnvironment.allCases
         let keys =
@@ -386,7 +386,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
     /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
     ///
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``.
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
     public func invalidateAll() async throws(AppStoreGroupsError) {
         // Counted first: a write that began before it is refused from here on, and whatever the walk
         // below misses was fetched after it.
@@ -401,7 +401,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
             calls += 1
             guard calls <= Self.maximumScanCalls else {
                 throw AppStoreGroupsError(
-                    code: .storeFailure,
+                    code: .sharedCacheFailure,
                     message: "\(server): SCAN answers: did not finish within \(Self.maximumScanCalls) calls"
                 )
             }
@@ -454,7 +454,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
             case .bulk(let value): value == nil ? "an unexpected null" : "an unexpected value"
             case .array(let value): value == nil ? "an unexpected null array" : "an unexpected array"
             }
-        return AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): \(what)")
+        return AppStoreGroupsError(code: .sharedCacheFailure, message: "\(server): \(label): \(what)")
     }
 
     /// The code word an error reply starts with (`ERR`, `WRONGTYPE`, `NOSCRIPT`), or `unknown`
@@ -475,7 +475,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///     this store sends so far): only then is it sent again after a pooled connection died
     ///     with it possibly delivered.
     /// - Returns: The reply.
-    /// - Throws: ``AppStoreGroupsError/Code/storeFailure``, or ``AppStoreGroupsError/Code/cancelled``.
+    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``, or ``AppStoreGroupsError/Code/cancelled``.
     func call(
         _ arguments: [[UInt8]],
         _ label: String,
@@ -483,7 +483,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ) async throws(AppStoreGroupsError) -> RESPReply {
         let replies = try await pipeline([arguments], label, isIdempotent: isIdempotent)
         guard let reply = replies.first else {
-            throw AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): no reply")
+            throw AppStoreGroupsError(code: .sharedCacheFailure, message: "\(server): \(label): no reply")
         }
         return reply
     }
@@ -515,10 +515,10 @@ public final class RedisGroupsCache: SharedGroupsCache {
         case .success(let replies) where replies.count == commands.count:
             return replies
         case .success:
-            throw AppStoreGroupsError(code: .storeFailure, message: "\(server): \(label): replies missing")
+            throw AppStoreGroupsError(code: .sharedCacheFailure, message: "\(server): \(label): replies missing")
         case .failure(let failure):
             throw AppStoreGroupsError(
-                code: failure.kind == .cancelled ? .cancelled : .storeFailure,
+                code: failure.kind == .cancelled ? .cancelled : .sharedCacheFailure,
                 message: "\(server): \(label): \(failure.message)"
             )
         }

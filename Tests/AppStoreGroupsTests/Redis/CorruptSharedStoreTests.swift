@@ -8,9 +8,9 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// What a shared store hands back is input like any other: a value no process wrote must not crash
+/// What a shared cache hands back is input like any other: a value no process wrote must not crash
 /// the process that reads it, nor grant anything.
-@Suite("Decision service: a corrupted shared store")
+@Suite("Decision service: a corrupted shared cache")
 struct CorruptSharedStoreTests {
     /// An answer as `CachedGroupsAnswer.encoded(boundTo:)` lays it out, with any fetch time.
     static func encoded(fetchedAtMilliseconds: UInt64, body: String, key: [UInt8] = []) -> [UInt8] {

@@ -22,7 +22,7 @@ struct EndlessScanTests {
         let store = try fake.store(timeout: .seconds(30))
         defer { store.close() }
         let error = await expectError { try await store.invalidateAll() }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(
             error?.message
                 == "Redis at 127.0.0.1:\(fake.port): SCAN answers: did not finish within 100000 calls"

@@ -163,7 +163,7 @@ struct RedisConcurrencyTests {
         )
         defer { store.close() }
         let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(listener.port): GET answer: timed out waiting for a connection")
     }
 
@@ -188,10 +188,10 @@ struct RedisConcurrencyTests {
         store.close()
         let errors = await calls.value
         let closed = "Redis at 127.0.0.1:\(fake.port): GET answer: the store is closed"
-        #expect(errors.map { $0?.code } == Array(repeating: .storeFailure, count: 5))
+        #expect(errors.map { $0?.code } == Array(repeating: .sharedCacheFailure, count: 5))
         #expect(errors.map { $0?.message } == Array(repeating: closed, count: 5))
         let later = await expectError { try await store.invalidate(anyTransactionID: "c") }
-        #expect(later?.code == .storeFailure)
+        #expect(later?.code == .sharedCacheFailure)
         #expect(later?.message == "Redis at 127.0.0.1:\(fake.port): EVAL invalidate: the store is closed")
         #expect(fake.commands.count == 5)
     }

@@ -23,7 +23,7 @@ struct RedisErrorTextTests {
         defer { store.close() }
         let prefix = "Redis at 127.0.0.1:\(server.port): "
         let read = await expectError { try await store.answer(anyTransactionID: Self.customer, in: .sandbox) }
-        #expect(read?.code == .storeFailure)
+        #expect(read?.code == .sharedCacheFailure)
         #expect(read?.message == prefix + "GET answer: the server answered with an error (ERR)")
         let lock = await expectError {
             try await store.acquireFetchLock(

@@ -86,7 +86,7 @@ struct RedisFetchLockTests {
         defer { store.close() }
         _ = try await store.call([Array("SET".utf8), store.groupCountKey, Array("many".utf8)], "SET")
         let error = await expectError { try await FetchLockContract.acquire(store, "o1") }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(
             error?.message
                 == "Redis at 127.0.0.1:\(server.port): EVAL acquire-lock-and-read: an unexpected array"

@@ -252,12 +252,12 @@ struct RedisGroupsCacheTests {
         defer { store.close() }
         // Nothing but the deadline can end these calls: the server never answers.
         let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(silent.port): GET answer: timed out waiting for a reply")
         let lockError = await expectError {
             try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(1))
         }
-        #expect(lockError?.code == .storeFailure)
+        #expect(lockError?.code == .sharedCacheFailure)
         #expect(
             lockError?.message == "Redis at 127.0.0.1:\(silent.port): EVAL acquire-lock: timed out waiting for a reply"
         )
@@ -270,7 +270,7 @@ struct RedisGroupsCacheTests {
         let port = try LoopbackSocket.freePort()
         let store = try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: "test")
         let error = await expectError { try await store.invalidate(anyTransactionID: "c") }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(port): EVAL invalidate: cannot connect: Connection refused")
     }
 
@@ -281,7 +281,7 @@ struct RedisGroupsCacheTests {
         try await store.setAnswer(Self.answer("{}"), anyTransactionID: "c", in: .sandbox, timeToLive: .seconds(60))
         server.stop()
         let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
     }
 
     @Test("invalid configurations are refused before anything is sent")

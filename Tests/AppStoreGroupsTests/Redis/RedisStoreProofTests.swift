@@ -56,7 +56,7 @@ struct RedisStoreProofTests {
         let limited = try await store.rateLimitedUntil(.customerGroups, in: .sandbox)
         #expect(limited.map { Int64($0.timeIntervalSince1970 * 1000) } == Int64(instant.timeIntervalSince1970 * 1000))
         let error = await expectError { try await store.rateLimitedUntil(.groupMembers, in: .sandbox) }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(
             error?.message == "Redis at 127.0.0.1:\(fake.port): GET rate-limit: the replies were not the ones asked for"
         )

@@ -19,7 +19,7 @@ struct UnaskedReplyTests {
         let store = try fake.store()
         defer { store.close() }
         let error = await expectError { try await store.rateLimitedUntil(.customerGroups, in: .sandbox) }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(
             error?.message == "Redis at 127.0.0.1:\(fake.port): GET rate-limit: the replies were not the ones asked for"
         )

@@ -9,7 +9,7 @@ import Testing
 @testable import GroupDecisionsRedis
 
 /// The decision service with an in-process App Store: single flight, freshness, failing closed,
-/// the negative cache, invalidation, the budget and the 429 gate, and a shared store.
+/// the negative cache, invalidation, the budget and the 429 gate, and a shared cache.
 @Suite("Decision service")
 struct GroupDecisionServiceTests {
     static func policies() throws -> PolicyStore {
@@ -246,7 +246,7 @@ struct GroupDecisionServiceTests {
         let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
-        // Invalidation through one process reaches the shared store.
+        // Invalidation through one process reaches the shared cache.
         try await second.invalidate(anyTransactionID: "c1")
         #expect(try await shared.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         #expect(stub.requests == ["c1"])
@@ -338,7 +338,7 @@ struct GroupDecisionServiceTests {
         #expect(log.lines.count == 3)
     }
 
-    @Test("an invalidation the shared store did not take is thrown, and this process forgets at once")
+    @Test("an invalidation the shared cache did not take is thrown, and this process forgets at once")
     func invalidationFailureIsThrown() async throws {
         let clock = ManualClock()
         let stub = StubAppStore(clock: clock.now)
@@ -346,10 +346,10 @@ struct GroupDecisionServiceTests {
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         // Reads now skip the failed store for a while; an invalidation still tries it, and says so.
         let error = await expectError { try await service.invalidate(anyTransactionID: "c1") }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:1: connection refused")
         let all = await expectError { try await service.invalidateAll() }
-        #expect(all?.code == .storeFailure)
+        #expect(all?.code == .sharedCacheFailure)
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(stub.requests == ["c1", "c1"])
     }
@@ -370,7 +370,7 @@ struct GroupDecisionServiceTests {
     }
 }
 
-/// A shared store whose first answer read finds nothing, as if it came just before another
+/// A shared cache whose first answer read finds nothing, as if it came just before another
 /// process stored its answer.
 private final class MissingFirstRead: SharedGroupsCache {
     private let store: InMemoryGroupsCache

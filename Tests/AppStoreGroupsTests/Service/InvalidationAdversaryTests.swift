@@ -187,7 +187,7 @@ struct InvalidationAdversaryTests {
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         try await Self.set(store, "big:invalidations", value)
         let refused = await expectError { try await service.invalidate(anyTransactionID: "c") }
-        #expect(refused?.code == .storeFailure)
+        #expect(refused?.code == .sharedCacheFailure)
         // Nothing was changed by the refused script: the value is as it was.
         #expect(
             try await store.call([Array("GET".utf8), Array("big:invalidations".utf8)], "GET")

@@ -150,7 +150,7 @@ struct InvalidationCountTests {
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         _ = try await store.call([Array("SET".utf8), Array("bad:invalidations".utf8), Array("x1".utf8)], "SET")
         let error = await expectError { _ = try await store.invalidationCount() }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(server.port): GET invalidations: an unexpected value")
         let both = await expectError {
             _ = try await store.answerAndInvalidationCount(anyTransactionID: "c", in: .sandbox)
@@ -171,7 +171,7 @@ struct InvalidationCountTests {
         #expect(source.callCount == 1)
         // No invalidation can complete while the count is not a number.
         let refused = await expectError { try await service.invalidate(anyTransactionID: "c") }
-        #expect(refused?.code == .storeFailure)
+        #expect(refused?.code == .sharedCacheFailure)
         #expect(
             refused?.message
                 == "Redis at 127.0.0.1:\(server.port): EVAL invalidate: the server answered with an error (ERR)"
@@ -198,7 +198,7 @@ struct InvalidationCountTests {
         #expect(source.callCount == 1)
         // An invalidation cannot complete meanwhile.
         let error = await expectError { try await service.invalidate(groupID: "g1") }
-        #expect(error?.code == .storeFailure)
+        #expect(error?.code == .sharedCacheFailure)
     }
 
     @Test(

@@ -19,7 +19,7 @@ struct RateLimitRaceTests {
         let shared = InMemoryGroupsCache(now: clock.now)
         let retryAfter = clock.date.addingTimeInterval(10)
         let sleeps = Locked(0)
-        // The token wait is where another process's 429 lands: its instant is in the shared store
+        // The token wait is where another process's 429 lands: its instant is in the shared cache
         // by the time this process wakes up.
         let timeSource = TimeSource(
             now: clock.now,

@@ -46,7 +46,7 @@ struct SharedCacheGuardTests {
             clock.advance(by: delay)
             if fails {
                 throw AppStoreGroupsError(
-                    code: .storeFailure,
+                    code: .sharedCacheFailure,
                     message: "Redis at 127.0.0.1:6379 answered GET with an error: ERR unknown command 'GET', "
                         + "with args beginning with: 'app:sandbox:groups:\(key)'"
                 )
@@ -329,7 +329,7 @@ struct SharedCacheGuardTests {
         let write = await expectError {
             try await guarded.write { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() }
         }
-        #expect(write?.code == .storeFailure)
+        #expect(write?.code == .sharedCacheFailure)
         #expect(cache.calls == 2)
         cache.fails = false
         clock.advance(by: .seconds(5))

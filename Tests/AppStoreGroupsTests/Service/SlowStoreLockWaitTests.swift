@@ -7,7 +7,7 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// A shared store that answers, but slowly (each read takes 200 ms, under its timeout), while
+/// A shared cache that answers, but slowly (each read takes 200 ms, under its timeout), while
 /// another process holds the customer's lock: the wait for that holder is still the configured
 /// fetch lock wait, not forty polls of the store's time.
 @Suite("Decision service: waiting for a lock holder on a slow store")

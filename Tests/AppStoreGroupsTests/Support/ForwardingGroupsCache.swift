@@ -48,7 +48,7 @@ final class ForwardingGroupsCache: SharedGroupsCache, @unchecked Sendable {
             recorded.append(name)
             return failing.contains(name)
         }
-        if fails { throw AppStoreGroupsError(code: .storeFailure, message: "\(name) failed") }
+        if fails { throw AppStoreGroupsError(code: .sharedCacheFailure, message: "\(name) failed") }
     }
 
     func answer(
