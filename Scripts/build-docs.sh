@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of the GroupPolicy, GroupPolicyTooling and AppStoreGroups libraries
+# Builds the DocC documentation of the library products (see `modules` below)
 # from symbol graphs, with warnings as errors (a link to a symbol that does not exist fails), and
 # checks that every public symbol has a documentation comment of its own. No SwiftPM plugin needed: the
 # symbol graphs come from 'swift package dump-symbol-graph' (an incremental debug build plus
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 # One archive per library. DocC links do not cross modules, so AppStoreGroups and
 # GroupPolicyTooling name GroupPolicy's types in code voice (`ResponseLimits.default`), not as
 # ``links``.
-modules=(GroupPolicy GroupPolicyTooling AppStoreGroups)
+modules=(GroupPolicy GroupPolicyTooling AppStoreGroups GroupDecisions GroupDecisionsRedis GroupDecisionsTesting)
 out=.build/docs
 
 echo "Extracting symbol graphs"

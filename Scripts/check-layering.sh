@@ -15,7 +15,7 @@
 # fails when a folder under Sources/<Module> is missing from the list, when the list names a folder
 # that does not exist, and for a Swift file outside every folder.
 #
-#   Scripts/check-layering.sh                          GroupPolicy and AppStoreGroups
+#   Scripts/check-layering.sh                          every library module
 #   Scripts/check-layering.sh GroupPolicy              the modules named
 #   Scripts/check-layering.sh --root DIR GroupPolicy   a tree other than this repository
 #   Scripts/check-layering.sh --self-test              proves on a small made-up tree that a
@@ -87,7 +87,9 @@ Sources/Demo/Unlisted/: error: the folder is not in the numbered list of Sources
     exit 0
 fi
 
-if [[ $# -eq 0 ]]; then set -- GroupPolicy AppStoreGroups; fi
+if [[ $# -eq 0 ]]; then
+    set -- GroupPolicyBasics GroupPolicy GroupPolicyTooling AppStoreGroups GroupDecisions GroupDecisionsRedis GroupDecisionsTesting
+fi
 
 exec python3 - "$root" "$@" <<'PY'
 import os

@@ -98,10 +98,10 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         public static let transportFailure = Code(.transportFailure)
         /// The calling task was cancelled.
         public static let cancelled = Code(.cancelled)
-        /// A shared groups store (such as ``RedisGroupsCache``) could not be reached, timed out,
+        /// A shared groups store (such as `RedisGroupsCache`) could not be reached, timed out,
         /// or answered something other than what was asked for.
         public static let sharedCacheFailure = Code(.sharedCacheFailure)
-        /// A shadow report's JSON that is not the format ``ShadowReport/jsonBytes(pretty:)`` writes:
+        /// A shadow report's JSON that is not the format `ShadowReport.jsonBytes(pretty:)` writes:
         /// the message starts with the file, line and column, and ``AppStoreGroupsError/jsonPath``
         /// names the offending value.
         public static let invalidReport = Code(.invalidReport)

@@ -8,7 +8,7 @@ import CMallocInfo
 #endif
 
 /// Answers kept in this process's memory, bounded in bytes, the least recently used evicted first:
-/// the decision service's own cache (decoded answers) and the store behind ``InMemoryGroupsCache``
+/// the decision service's own cache (decoded answers) and the store behind `InMemoryGroupsCache`
 /// (Apple's bytes).
 ///
 /// Reads and writes are synchronous, one lock each, so a cache hit never suspends. The recency list

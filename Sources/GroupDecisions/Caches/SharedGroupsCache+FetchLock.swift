@@ -17,7 +17,7 @@ extension SharedGroupsCache {
     ///   - owner: A value unique to this attempt.
     ///   - timeToLive: When the lock expires if it is not released.
     /// - Returns: Whether the lock was taken and, when it was, the answer and the generation.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when a call fails.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when a call fails.
     public func acquireFetchLockAndRead(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -50,7 +50,7 @@ extension SharedGroupsCache {
     ///   - write: The answer and what decides whether it may be kept.
     ///   - owner: The value the fetch lock was taken with.
     /// - Returns: Whether the answer was kept.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the write or the release fails
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the write or the release fails
     ///   (the write's error when both do).
     public func setAnswer(
         _ write: AnswerWrite,

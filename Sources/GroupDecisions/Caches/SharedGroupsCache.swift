@@ -6,9 +6,9 @@ public import GroupPolicy
 /// customer, a short lock per customer so one process fetches while the others wait, and the
 /// instant before which no request may go to an endpoint after a 429.
 ///
-/// ``InMemoryGroupsCache`` serves one process; ``RedisGroupsCache`` serves a fleet. Every key is
+/// `InMemoryGroupsCache` serves one process; `RedisGroupsCache` serves a fleet. Every key is
 /// scoped by the environment (sandbox and production never share an answer), and a store for
-/// several apps scopes by app as well (``RedisGroupsCache`` takes a key prefix).
+/// several apps scopes by app as well (`RedisGroupsCache` takes a key prefix).
 ///
 /// Implementations must be safe to call from any number of tasks, and must bound the time of every
 /// call: the service treats an error as "the cache is unavailable" and carries on with its
@@ -37,7 +37,7 @@ public protocol SharedGroupsCache: Sendable {
     ///     ids; use the same one everywhere).
     ///   - environment: The environment the answer stands for.
     /// - Returns: The answer, or `nil`.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func answer(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -51,7 +51,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     ///   - timeToLive: How long the store keeps it; positive.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot keep it.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot keep it.
     func setAnswer(
         _ answer: CachedGroupsAnswer,
         anyTransactionID customerID: String,
@@ -66,7 +66,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - customerID: The customer about to be fetched.
     ///   - environment: The environment of the fetch.
     /// - Returns: The generation now.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func invalidationGeneration(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -83,7 +83,7 @@ public protocol SharedGroupsCache: Sendable {
     /// - Parameter write: The answer, the customer, the environment, the time to live, the groups
     ///   and the generation read before the fetch began.
     /// - Returns: Whether the answer was kept (`false`: an invalidation came after the generation).
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool
 
     /// Takes the customer's fetch lock when nobody holds it.
@@ -97,7 +97,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - owner: A value unique to this attempt, needed to release the lock.
     ///   - timeToLive: When the lock expires if it is not released; positive.
     /// - Returns: Whether this caller now holds the lock.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func acquireFetchLock(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -111,7 +111,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - customerID: The customer whose lock to release.
     ///   - environment: The environment of the fetch.
     ///   - owner: The value the lock was taken with.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func releaseFetchLock(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -141,7 +141,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - owner: A value unique to this attempt, needed to release the lock.
     ///   - timeToLive: When the lock expires if it is not released; positive.
     /// - Returns: Whether the lock was taken, the answer kept, and the generation.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func acquireFetchLockAndRead(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -161,7 +161,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - write: The answer and what decides whether it may be kept (see ``setAnswer(_:)``).
     ///   - owner: The value the fetch lock was taken with.
     /// - Returns: Whether the answer was kept (`false`: an invalidation came after the generation).
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool
 
     /// The instant before which no request may go to the endpoint, or `nil` when none is set or it
@@ -171,7 +171,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - endpoint: The endpoint.
     ///   - environment: The environment (Apple limits each separately).
     /// - Returns: The instant, or `nil`.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func rateLimitedUntil(
         _ endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
@@ -184,7 +184,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - instant: The `Retry-After` instant of a 429.
     ///   - endpoint: The endpoint that answered 429.
     ///   - environment: The environment it answered for.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot keep it.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot keep it.
     func setRateLimitedUntil(
         _ instant: Date,
         for endpoint: GroupsEndpoint,
@@ -213,7 +213,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - budget: The endpoint, the environment, and the fleet's rate and burst.
     ///   - maximumWait: The longest the caller would wait for a reserved token.
     /// - Returns: Whether a token was taken, and the wait.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func takeBudgetToken(
         from budget: FleetBudget,
         maximumWait: Duration
@@ -236,7 +236,7 @@ public protocol SharedGroupsCache: Sendable {
     ///     than the burst.
     /// - Returns: ``FleetBudgetToken/taken(wait:)`` with no wait, or
     ///   ``FleetBudgetToken/notTaken(wait:)`` with the wait until one could be.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func takeBudgetToken(
         from budget: FleetBudget,
         keeping reserve: Double
@@ -246,7 +246,7 @@ public protocol SharedGroupsCache: Sendable {
     /// of the customer in each (a write with an earlier generation is refused from then on).
     ///
     /// - Parameter customerID: The id the customer's decisions are asked with.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError)
 
     /// Forgets the answers of every customer whose kept answer holds the group, in every
@@ -254,13 +254,13 @@ public protocol SharedGroupsCache: Sendable {
     /// before, is refused from then on).
     ///
     /// - Parameter groupID: The group's id, as Apple's answers give it.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func invalidate(groupID: String) async throws(AppStoreGroupsError)
 
     /// Forgets every answer kept (locks and rate-limit instants stay), and counts an invalidation
     /// of every customer first (a write with an earlier generation is refused from then on).
     ///
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func invalidateAll() async throws(AppStoreGroupsError)
 
     /// How many invalidations (of a customer, a group or everyone) the store has seen, or `nil`
@@ -275,14 +275,14 @@ public protocol SharedGroupsCache: Sendable {
     /// Counts are compared for equality only. A store that can lose the count while the processes
     /// live on (a restart without persistence) starts a new count at a random base rather than 0,
     /// so that counting again cannot come back to a value a process remembers, as
-    /// ``RedisGroupsCache`` does.
+    /// `RedisGroupsCache` does.
     ///
     /// The default implementation answers `nil` without asking the store: a conformer written
     /// before the count keeps compiling, and the service then serves its own copies for
     /// ``GroupDecisionService/Configuration/localTimeToLive`` as before.
     ///
     /// - Returns: The count, or `nil` when the store keeps none.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func invalidationCount() async throws(AppStoreGroupsError) -> UInt64?
 
     /// The answer kept for a customer and the store's invalidation count, read in one atomic step:
@@ -296,7 +296,7 @@ public protocol SharedGroupsCache: Sendable {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     /// - Returns: The answer (or `nil`), and the count (or `nil` when the store keeps none).
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the store cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func answerAndInvalidationCount(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment

@@ -61,7 +61,7 @@ public struct DecisionLog: Sendable {
     ///   - salt: The secret prefixed to each customer id before hashing: at least 16 bytes, with at
     ///     least 8 distinct byte values (see ``checkSalt(_:)``).
     ///   - sink: Receives each record.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a salt that breaks the rule.
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a salt that breaks the rule.
     public init(salt: [UInt8], sink: @escaping @Sendable (DecisionLogRecord) -> Void) throws(AppStoreGroupsError) {
         try Self.checkSalt(salt)
         self.salt = salt
@@ -84,7 +84,7 @@ public struct DecisionLog: Sendable {
     /// length in hex is refused about once in a hundred draws: 32 random bytes never are.
     ///
     /// - Parameter salt: The salt.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` naming the rule it breaks.
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` naming the rule it breaks.
     public static func checkSalt(_ salt: [UInt8]) throws(AppStoreGroupsError) {
         guard salt.count >= minimumSaltBytes else {
             throw AppStoreGroupsError(
@@ -127,7 +127,7 @@ public struct DecisionLog: Sendable {
     ///   - onLoss: Receives the records lost, on the log's queue (keep it quick). Default: nothing:
     ///     the library writes nowhere on its own; pass your logger or metrics here.
     /// - Returns: The log.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` when the salt breaks the rule,
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` when the salt breaks the rule,
     ///   the buffer is under 4,096 bytes, or the file cannot be opened (one line naming the path).
     public static func jsonLines(
         path: String,

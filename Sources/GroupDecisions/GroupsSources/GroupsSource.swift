@@ -6,7 +6,7 @@ public import GroupPolicy
 ///
 /// The App Store clients are the production source, one per environment (give them to
 /// ``GroupDecisionService/init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:candidatePolicies:)``,
-/// or use one ``AppStoreGroupsClient`` as a source for its own environment). ``StaticGroupsSource``
+/// or use one `AppStoreGroupsClient` as a source for its own environment). `StaticGroupsSource`
 /// answers from a dictionary, so an app can test its handlers with no key and no network.
 ///
 /// The service checks the transaction id, spends the rate budget and honours the 429 gate before it
@@ -19,11 +19,11 @@ public protocol GroupsSource: Sendable {
     ///     characters of `A-Z a-z 0-9 _ -`.
     ///   - environment: The environment the answer stands for.
     /// - Returns: The customer's groups.
-    /// - Throws: ``AppStoreGroupsError``, as the client throws it:
-    ///   ``AppStoreGroupsError/Code/transactionIDNotFound`` for a customer Apple does not know (the
+    /// - Throws: `AppStoreGroupsError`, as the client throws it:
+    ///   `AppStoreGroupsError.Code.transactionIDNotFound` for a customer Apple does not know (the
     ///   service remembers it for the negative time to live), and a 429 as
-    ///   ``AppStoreGroupsError/Code/rateLimitExceeded`` with ``AppStoreGroupsError/httpStatus`` 429
-    ///   and ``AppStoreGroupsError/retryAfter`` (the service closes its gate until then).
+    ///   `AppStoreGroupsError.Code.rateLimitExceeded` with `AppStoreGroupsError.httpStatus` 429
+    ///   and `AppStoreGroupsError.retryAfter` (the service closes its gate until then).
     func customerGroups(
         anyTransactionID: String,
         environment: StoreEnvironment
@@ -39,7 +39,7 @@ public protocol GroupsSource: Sendable {
     ///   - anyTransactionID: Any of the customer's transaction ids.
     ///   - environment: The environment the answer stands for.
     /// - Returns: The answer's bytes, and the groups they decode to.
-    /// - Throws: ``AppStoreGroupsError``, as ``customerGroups(anyTransactionID:environment:)`` does.
+    /// - Throws: `AppStoreGroupsError`, as ``customerGroups(anyTransactionID:environment:)`` does.
     func customerGroupsAnswer(
         anyTransactionID: String,
         environment: StoreEnvironment
@@ -72,7 +72,7 @@ extension AppStoreGroupsClient: GroupsSource {
     ///   - anyTransactionID: Any of the customer's transaction ids.
     ///   - environment: Must be ``storeEnvironment``.
     /// - Returns: Apple's answer, decoded strictly.
-    /// - Throws: ``AppStoreGroupsError``; ``AppStoreGroupsError/Code/invalidArgument``, nothing
+    /// - Throws: `AppStoreGroupsError`; `AppStoreGroupsError.Code.invalidArgument`, nothing
     ///   sent, for another environment.
     public func customerGroups(
         anyTransactionID: String,
@@ -88,7 +88,7 @@ extension AppStoreGroupsClient: GroupsSource {
     ///   - anyTransactionID: Any of the customer's transaction ids.
     ///   - environment: Must be ``storeEnvironment``.
     /// - Returns: Apple's body and its decoding.
-    /// - Throws: ``AppStoreGroupsError``; ``AppStoreGroupsError/Code/invalidArgument``, nothing
+    /// - Throws: `AppStoreGroupsError`; `AppStoreGroupsError.Code.invalidArgument`, nothing
     ///   sent, for another environment.
     public func customerGroupsAnswer(
         anyTransactionID: String,
@@ -104,7 +104,7 @@ extension AppStoreGroupsClient: GroupsSource {
 struct AppStoreClientsSource: GroupsSource {
     private let clients: [StoreEnvironment: AppStoreGroupsClient]
 
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for two clients of one
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for two clients of one
     ///   environment.
     init(_ clients: [AppStoreGroupsClient]) throws(AppStoreGroupsError) {
         var byEnvironment: [StoreEnvironment: AppStoreGroupsClient] = [:]

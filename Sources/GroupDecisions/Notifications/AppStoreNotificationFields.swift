@@ -128,7 +128,7 @@ public struct AppStoreNotificationFields: Sendable, Hashable {
     /// notification needs it.
     ///
     /// - Returns: The invalidations to make, in order.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for an empty or malformed
+    /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for an empty or malformed
     ///   `notificationType` or `subtype` (1 to 64 characters of `A-Z 0-9 _`), a malformed id, or a
     ///   notification known to change access that names no transaction id and no group (an
     ///   unknown one naming nobody gives an empty list).

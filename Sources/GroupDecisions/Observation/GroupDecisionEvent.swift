@@ -49,7 +49,7 @@ public enum GroupDecisionEvent {
         /// When the served answer was fetched.
         public let fetchedAt: Date
         /// Why the fetch failed, or (``reason`` `budget`) why the refresh was not sent: a
-        /// ``AppStoreGroupsError/Code/rateLimitExceeded`` without an HTTP status.
+        /// `AppStoreGroupsError.Code.rateLimitExceeded` without an HTTP status.
         public let error: AppStoreGroupsError
         /// Why the answer was served stale: the budget, or a failed fetch.
         public let reason: StaleReason

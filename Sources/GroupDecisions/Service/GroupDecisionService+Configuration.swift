@@ -89,8 +89,8 @@ extension GroupDecisionService {
         ///
         /// Default Apple's limits: 50 in production, 5 in the sandbox.
         ///
-        /// With a shared cache that keeps fleet budgets (``RedisGroupsCache``,
-        /// ``InMemoryGroupsCache``) this is the **fleet's** budget, Apple's limit for the app: every
+        /// With a shared cache that keeps fleet budgets (`RedisGroupsCache`,
+        /// `InMemoryGroupsCache`) this is the **fleet's** budget, Apple's limit for the app: every
         /// process takes its tokens from one bucket in the cache, whatever the number of
         /// processes. While the cache fails or is skipped, each process keeps to
         /// ``fallbackShare`` of it. Without a shared cache, or with one that keeps no budget, it
@@ -113,7 +113,7 @@ extension GroupDecisionService {
         public var fallbackShare: Double = 0.25
         /// The longest a call waits for the budget or for a `Retry-After` instant.
         ///
-        /// A longer wait fails at once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing
+        /// A longer wait fails at once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing
         /// sent. Default 1 second; zero fails fast.
         public var maximumRateLimitWait: Duration = .seconds(1)
         /// The longest a 429 closes the rate-limit gate, whatever instant its `Retry-After` names.

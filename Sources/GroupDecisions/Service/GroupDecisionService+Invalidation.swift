@@ -19,8 +19,8 @@ extension GroupDecisionService {
     /// "Invalidation across the fleet").
     ///
     /// - Parameter anyTransactionID: The id the customer's decisions are asked with.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the shared cache was not updated;
-    ///   ``AppStoreGroupsError/Code/cancelled`` when the task was cancelled during the wait (the
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the shared cache was not updated;
+    ///   `AppStoreGroupsError.Code.cancelled` when the task was cancelled during the wait (the
     ///   shared cache was updated, but other processes may still serve their copies for the
     ///   interval).
     public func invalidate(anyTransactionID: String) async throws(AppStoreGroupsError) {
@@ -46,9 +46,9 @@ extension GroupDecisionService {
     ///
     /// - Parameter groupID: The group's id as Apple's answers give it: 1 to 128 characters of
     ///   `A-Z a-z 0-9 _ -`, checked before anything else is done.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a malformed id (nothing forgotten);
-    ///   ``AppStoreGroupsError/Code/sharedCacheFailure`` when the shared cache was not updated;
-    ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
+    /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for a malformed id (nothing forgotten);
+    ///   `AppStoreGroupsError.Code.sharedCacheFailure` when the shared cache was not updated;
+    ///   `AppStoreGroupsError.Code.cancelled` when cancelled during the wait.
     public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
         try RequestValidation.checkIdentifier(groupID, name: "group id")
         flights.invalidate(groupID: groupID)
@@ -63,9 +63,9 @@ extension GroupDecisionService {
     ///
     /// Returns, as ``invalidate(anyTransactionID:)`` does, once no process serves an old answer.
     ///
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure`` when the shared cache was not updated
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the shared cache was not updated
     ///   (this process has forgotten them all the same; see ``invalidate(anyTransactionID:)``);
-    ///   ``AppStoreGroupsError/Code/cancelled`` when cancelled during the wait.
+    ///   `AppStoreGroupsError.Code.cancelled` when cancelled during the wait.
     public func invalidateAll() async throws(AppStoreGroupsError) {
         flights.invalidateAll()
         local.removeAll()

@@ -10,7 +10,7 @@ public import GroupPolicy
 ///
 /// - **Caching**: Apple's answers (not decisions, so a policy reload applies at once) in a
 ///   byte-bounded, least-recently-used cache in this process, and optionally in a shared
-///   ``SharedGroupsCache`` such as ``RedisGroupsCache`` for a fleet.
+///   ``SharedGroupsCache`` such as `RedisGroupsCache` for a fleet.
 /// - **Single flight**: concurrent calls for one customer share one request to Apple; with a
 ///   shared cache, processes take a short lock and the others poll for the holder's answer.
 /// - **Freshness**: answers are fresh for ``Configuration/timeToLive``, and refreshed in the
@@ -19,7 +19,7 @@ public import GroupPolicy
 ///   leave ``Configuration/refreshReserve`` to customers with no answer), or when the fetch fails
 ///   within ``Configuration/staleIfError``, it is served marked stale, never past
 ///   ``Configuration/maximumAge``; otherwise the call fails closed with the fetch's
-///   ``AppStoreGroupsError``. Nothing is ever granted from a failed fetch.
+///   `AppStoreGroupsError`. Nothing is ever granted from a failed fetch.
 /// - **Negative answers**: `TransactionIdNotFoundError` is remembered for
 ///   ``Configuration/negativeTimeToLive``, and thrown again from the cache.
 /// - **Rate limits**: every request goes through ``rateLimitGate``: a budget per endpoint and
@@ -32,8 +32,8 @@ public import GroupPolicy
 /// included. ``run()`` does its background work (refreshes ahead, sweeping); the service works
 /// without it, refreshing nothing ahead.
 ///
-/// The client's own retries still apply to each fetch; give it a ``RetryPolicy`` whose
-/// ``RetryPolicy/maximumRateLimitWait`` is zero so that a 429 reaches the service (and the fleet)
+/// The client's own retries still apply to each fetch; give it a `RetryPolicy` whose
+/// `RetryPolicy.maximumRateLimitWait` is zero so that a 429 reaches the service (and the fleet)
 /// at once rather than after the client's own wait.
 public final class GroupDecisionService: Sendable {
     /// The policies decisions are made with.
@@ -87,15 +87,15 @@ public final class GroupDecisionService: Sendable {
     ///   - policies: The policies decisions are made with.
     ///   - source: Where customers' groups come from: App Store clients in production (see
     ///     ``init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:candidatePolicies:)``), a
-    ///     ``StaticGroupsSource`` in tests.
+    ///     `StaticGroupsSource` in tests.
     ///   - sharedCache: A cache shared by the fleet, or `nil` for this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
-    ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
+    ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told what the service does, policy reloads included. Default: none.
     ///   - decisionLog: Receives one record per decision served or refused. Default: none.
     ///   - candidatePolicies: A candidate evaluated beside `policies` for every decision served,
     ///     without changing it (see ``shadowReport``). Default: none.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of range.
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range.
     public init(
         policies: PolicyStore,
         source: some GroupsSource,
@@ -156,15 +156,15 @@ public final class GroupDecisionService: Sendable {
     /// - Parameters:
     ///   - policies: The policies decisions are made with.
     ///   - clients: One client per environment served (by `storeEnvironment`); a call for an
-    ///     environment without one fails with ``AppStoreGroupsError/Code/invalidArgument``.
+    ///     environment without one fails with `AppStoreGroupsError.Code.invalidArgument`.
     ///   - sharedCache: A cache shared by the fleet, or `nil` for this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
-    ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
+    ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told what the service does, policy reloads included. Default: none.
     ///   - decisionLog: Receives one record per decision served or refused. Default: none.
     ///   - candidatePolicies: A candidate evaluated beside `policies` for every decision served,
     ///     without changing it (see ``shadowReport``). Default: none.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of range
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range
     ///   or two clients for one environment.
     public convenience init(
         policies: PolicyStore,
@@ -207,11 +207,11 @@ public final class GroupDecisionService: Sendable {
     ///   - environment: Where the transactions come from.
     /// - Returns: The Decision with where its groups came from, when they were fetched, and the
     ///   policy that made it.
-    /// - Throws: ``AppStoreGroupsError``: ``AppStoreGroupsError/Code/invalidArgument`` for a
+    /// - Throws: `AppStoreGroupsError`: `AppStoreGroupsError.Code.invalidArgument` for a
     ///   malformed id (no budget spent); the fetch's own error when fetching failed and no answer
     ///   within the stale-if-error window was left (nothing granted);
-    ///   ``AppStoreGroupsError/Code/transactionIDNotFound`` (also from the negative cache);
-    ///   ``AppStoreGroupsError/Code/rateLimitExceeded`` without an HTTP status when the budget or
+    ///   `AppStoreGroupsError.Code.transactionIDNotFound` (also from the negative cache);
+    ///   `AppStoreGroupsError.Code.rateLimitExceeded` without an HTTP status when the budget or
     ///   a `Retry-After` instant is further away than ``Configuration/maximumRateLimitWait``.
     public func decision(
         anyTransactionID: String,

@@ -102,7 +102,7 @@ final class SharedCacheGuard: Sendable {
     /// - Parameters:
     ///   - customerID: The customer the call is about, to keep out of a failure's message.
     ///   - body: The call.
-    /// - Throws: The call's ``AppStoreGroupsError``, the customer id replaced.
+    /// - Throws: The call's `AppStoreGroupsError`, the customer id replaced.
     func write(
         customerID: String? = nil,
         _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Void

@@ -16,7 +16,7 @@ extension ShadowReport {
     /// - Parameters:
     ///   - jsonBytes: The report's JSON, at most ``maximumJSONBytes``.
     ///   - fileName: The file's name for the error's location; `nil` for bytes from memory.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidReport`` for the first problem in the file, its
+    /// - Throws: `AppStoreGroupsError.Code.invalidReport` for the first problem in the file, its
     ///   message on one line starting with `file:line:column: json.path: `.
     public init(jsonBytes: [UInt8], fileName: String? = nil) throws(AppStoreGroupsError) {
         var limits = PolicyLimits.default

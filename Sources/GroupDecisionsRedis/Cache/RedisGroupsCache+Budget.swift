@@ -74,8 +74,8 @@ extension RedisGroupsCache {
     ///     of at least 1 and finite.
     ///   - maximumWait: The longest the caller would wait for a reserved token.
     /// - Returns: Whether a token was taken, and the wait.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a rate or burst out of range,
-    ///   ``AppStoreGroupsError/Code/sharedCacheFailure`` when Redis cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for a rate or burst out of range,
+    ///   `AppStoreGroupsError.Code.sharedCacheFailure` when Redis cannot answer.
     public func takeBudgetToken(
         from budget: FleetBudget,
         maximumWait: Duration
@@ -91,8 +91,8 @@ extension RedisGroupsCache {
     ///     of at least 1 and finite.
     ///   - reserve: The tokens that must stay banked; at least 0 and finite.
     /// - Returns: Whether a token was taken (never with a wait), and the wait until one could be.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a rate, burst or reserve out of
-    ///   range, ``AppStoreGroupsError/Code/sharedCacheFailure`` when Redis cannot answer.
+    /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for a rate, burst or reserve out of
+    ///   range, `AppStoreGroupsError.Code.sharedCacheFailure` when Redis cannot answer.
     public func takeBudgetToken(
         from budget: FleetBudget,
         keeping reserve: Double

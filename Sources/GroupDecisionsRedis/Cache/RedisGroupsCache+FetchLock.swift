@@ -24,7 +24,7 @@ extension RedisGroupsCache {
     ///   - owner: A value unique to this attempt.
     ///   - timeToLive: When Redis drops the lock if it is not released.
     /// - Returns: Whether this caller now holds the lock.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func acquireFetchLock(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -53,7 +53,7 @@ extension RedisGroupsCache {
     ///   - customerID: The customer whose lock to release.
     ///   - environment: The environment of the fetch.
     ///   - owner: The value the lock was taken with.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func releaseFetchLock(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -101,7 +101,7 @@ extension RedisGroupsCache {
     ///   - owner: A value unique to this attempt.
     ///   - timeToLive: When Redis drops the lock if it is not released.
     /// - Returns: Whether this caller now holds the lock, the answer kept, and the generation.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func acquireFetchLockAndRead(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -136,7 +136,7 @@ extension RedisGroupsCache {
     ///   - write: The answer and what decides whether it may be kept.
     ///   - owner: The value the fetch lock was taken with.
     /// - Returns: Whether the answer was kept.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func setAnswer(
         _ write: AnswerWrite,
         releasingFetchLock owner: String

@@ -151,7 +151,7 @@ extension RedisGroupsCache {
     ///   - customerID: The customer about to be fetched.
     ///   - environment: The environment of the fetch.
     /// - Returns: The generation now.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``, also for a count that is not a number.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, also for a count that is not a number.
     public func invalidationGeneration(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -175,7 +175,7 @@ extension RedisGroupsCache {
     /// process remembers; the first invalidation of a new store reads as that base plus one.
     ///
     /// - Returns: The count.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``, also for a count that is not a number.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, also for a count that is not a number.
     public func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
         let label = "GET invalidations"
         let reply = try await call([Array("GET".utf8), invalidationCountKey], label)
@@ -190,7 +190,7 @@ extension RedisGroupsCache {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     /// - Returns: The answer as ``answer(anyTransactionID:in:)`` gives it, and the count.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``, also for a count that is not a number.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, also for a count that is not a number.
     public func answerAndInvalidationCount(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -234,7 +234,7 @@ extension RedisGroupsCache {
     ///
     /// - Parameter write: The answer and what decides whether it may be kept.
     /// - Returns: Whether the answer was kept.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
         try await conditionalSet(write, Self.conditionalSetScript, "EVAL set-answer")
     }
@@ -286,7 +286,7 @@ extension RedisGroupsCache {
     /// holding it goes), at the cost of fetching everyone again.
     ///
     /// - Parameter groupID: The group's id.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
         let label = "EVAL invalidate-group"
         let arguments =

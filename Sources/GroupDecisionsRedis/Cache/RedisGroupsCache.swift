@@ -3,14 +3,14 @@ public import Foundation
 public import GroupDecisions
 public import GroupPolicy
 
-/// A ``SharedGroupsCache`` on a Redis server, shared by every process of a fleet.
+/// A `SharedGroupsCache` on a Redis server, shared by every process of a fleet.
 ///
 /// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `MGET`, `SET` with `PX`,
 /// `INCR`, `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock, the 429 gate's compare-and-set steps,
 /// invalidations and the writes they must win over),
 /// and no dependency. Every call, waiting for a connection and connecting included, finishes
-/// within ``timeout`` or throws ``AppStoreGroupsError/Code/sharedCacheFailure`` (or
-/// ``AppStoreGroupsError/Code/cancelled`` when its task is cancelled); the service then carries
+/// within ``timeout`` or throws `AppStoreGroupsError.Code.sharedCacheFailure` (or
+/// `AppStoreGroupsError.Code.cancelled` when its task is cancelled); the service then carries
 /// on with its in-process cache and budget.
 ///
 /// Each instance keeps up to ``maximumConnections`` connections, opened as calls need them, and a
@@ -91,7 +91,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///     served. Default 5 seconds: clocks kept by NTP differ by milliseconds.
     ///   - now: The wall clock, for the 429 gate's expiry and the fetch-time check. Default: the
     ///     system clock.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for an empty host or prefix, a
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for an empty host or prefix, a
     ///   port out of range, a timeout that is not positive, a connection count out of range, or a
     ///   negative skew.
     public convenience init(
@@ -168,7 +168,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     }
 
     /// Closes every connection and stops the store's thread; calls in flight end at once, and
-    /// every later call fails with ``AppStoreGroupsError/Code/sharedCacheFailure`` without waiting.
+    /// every later call fails with `AppStoreGroupsError.Code.sharedCacheFailure` without waiting.
     ///
     /// Calling it again does nothing. A store that goes away closes itself.
     public func close() {
@@ -234,7 +234,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     /// - Returns: The answer, or `nil`.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func answer(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -268,7 +268,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - customerID: The id the customer's decisions are asked with.
     ///   - environment: The environment the answer stands for.
     ///   - timeToLive: How long Redis keeps it.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func setAnswer(
         _ answer: CachedGroupsAnswer,
         anyTransactionID customerID: String,
@@ -292,7 +292,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - endpoint: The endpoint.
     ///   - environment: The environment.
     /// - Returns: The instant, or `nil` when none is set or it has passed.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func rateLimitedUntil(
         _ endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
@@ -334,7 +334,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - instant: The `Retry-After` instant.
     ///   - endpoint: The endpoint that answered 429.
     ///   - environment: The environment it answered for.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func setRateLimitedUntil(
         _ instant: Date,
         for endpoint: GroupsEndpoint,
@@ -357,7 +357,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// of the customer in each, in one script (see ``invalidationGenerationLifetime``).
     ///
     /// - Parameter customerID: The id the customer's decisions are asked with.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
         let environments = StoreEnvironment.allCases
         let keys =
@@ -386,7 +386,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
     /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
     ///
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func invalidateAll() async throws(AppStoreGroupsError) {
         // Counted first: a write that began before it is refused from here on, and whatever the walk
         // below misses was fetched after it.
@@ -475,7 +475,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///     this store sends so far): only then is it sent again after a pooled connection died
     ///     with it possibly delivered.
     /// - Returns: The reply.
-    /// - Throws: ``AppStoreGroupsError/Code/sharedCacheFailure``, or ``AppStoreGroupsError/Code/cancelled``.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, or `AppStoreGroupsError.Code.cancelled`.
     func call(
         _ arguments: [[UInt8]],
         _ label: String,

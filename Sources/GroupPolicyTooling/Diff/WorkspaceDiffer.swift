@@ -5,7 +5,7 @@ import GroupPolicyBasics
 /// policy: a customer's group forms a workspace in one version and not in the other, or forms it
 /// as an administrator in one and as a member in the other.
 ///
-/// Memberships are evaluated by the engine (``Policy/evaluate(_:in:)``), over the scenario space
+/// Memberships are evaluated by the engine (`Policy.evaluate(_:in:)`), over the scenario space
 /// of both versions (the same one as the capability diff's), and only for the workspaces whose
 /// definitions differ: a workspace defined alike in both versions, byte for byte and seen through
 /// alike sandbox aliases, forms alike everywhere. Why the reduced enumeration suffices: whether a

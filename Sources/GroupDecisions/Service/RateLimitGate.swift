@@ -28,8 +28,8 @@ import GroupPolicyBasics
 ///   shared cache, or with one that keeps no budget, the bucket is this process's. A call waits for
 ///   its token, and for a `Retry-After` instant, up to
 ///   ``GroupDecisionService/Configuration/maximumRateLimitWait`` in all; beyond that it fails at
-///   once with ``AppStoreGroupsError/Code/rateLimitExceeded``, nothing sent,
-///   ``AppStoreGroupsError/retryAfter`` set and no HTTP status.
+///   once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing sent,
+///   `AppStoreGroupsError.retryAfter` set and no HTTP status.
 /// - **429.** A 429 closes the gate until its `Retry-After` instant, cut to
 ///   ``GroupDecisionService/Configuration/maximumRateLimitHold`` from now (a far instant, or a
 ///   server clock behind Apple's, cannot close it for longer), at least a second, and
@@ -59,9 +59,9 @@ public final class RateLimitGate: Sendable {
     /// - Parameters:
     ///   - configuration: The budgets, waits and holds. Default: ``GroupDecisionService/Configuration/init()``.
     ///   - sharedCache: Where the fleet shares `Retry-After` instants, or `nil` for this process alone.
-    ///   - timeSource: The wall clock and sleep. Default ``TimeSource/system``.
+    ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told of 429s and refusals. Default: none.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidConfiguration`` for a configuration out of range.
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range.
     public convenience init(
         configuration: GroupDecisionService.Configuration = GroupDecisionService.Configuration(),
         sharedCache: (any SharedGroupsCache)? = nil,
@@ -102,7 +102,7 @@ public final class RateLimitGate: Sendable {
     ///   - environment: The environment it goes to.
     ///   - request: The request: one call of the client.
     /// - Returns: What `request` returned.
-    /// - Throws: ``AppStoreGroupsError/Code/rateLimitExceeded`` without an HTTP status when the wait
+    /// - Throws: `AppStoreGroupsError.Code.rateLimitExceeded` without an HTTP status when the wait
     ///   would be too long; otherwise what `request` threw, a 429's `retryAfter` set to the gate's
     ///   instant.
     public func send<Answer: Sendable>(

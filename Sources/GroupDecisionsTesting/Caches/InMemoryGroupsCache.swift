@@ -4,7 +4,7 @@ public import GroupDecisions
 import GroupPolicyBasics
 public import GroupPolicy
 
-/// A ``SharedGroupsCache`` in this process's memory: what several ``GroupDecisionService``s in one
+/// A `SharedGroupsCache` in this process's memory: what several `GroupDecisionService`s in one
 /// process share, and what an app's tests give two services to act as two processes of a fleet
 /// without a Redis.
 ///

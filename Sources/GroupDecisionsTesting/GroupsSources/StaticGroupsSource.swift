@@ -4,7 +4,7 @@ public import GroupDecisions
 import GroupPolicyBasics
 public import GroupPolicy
 
-/// A ``GroupsSource`` that answers from a dictionary: for testing an app's handlers with no key and
+/// A `GroupsSource` that answers from a dictionary: for testing an app's handlers with no key and
 /// no network.
 ///
 /// ```swift
@@ -19,7 +19,7 @@ public import GroupPolicy
 /// ```
 ///
 /// It gives the same answer in both environments, and throws
-/// ``AppStoreGroupsError/Code/transactionIDNotFound`` (as Apple's 404 becomes) for an id it does
+/// `AppStoreGroupsError.Code.transactionIDNotFound` (as Apple's 404 becomes) for an id it does
 /// not hold. Copies share their answers, failures and counts: change them after handing the source
 /// to a service, and read the counts the service's calls left.
 public struct StaticGroupsSource: GroupsSource {
@@ -57,7 +57,7 @@ public struct StaticGroupsSource: GroupsSource {
         state.withLock { $0.failures[anyTransactionID] = error }
     }
 
-    /// The error Apple's 429 becomes: ``AppStoreGroupsError/Code/rateLimitExceeded`` with HTTP status
+    /// The error Apple's 429 becomes: `AppStoreGroupsError.Code.rateLimitExceeded` with HTTP status
     /// 429, Apple's error code 4290000 and the `Retry-After` instant.
     ///
     /// - Parameter retryAfter: The instant the answer names, or `nil` for a 429 without one.
@@ -86,7 +86,7 @@ public struct StaticGroupsSource: GroupsSource {
     }
 
     /// The groups held for the id (whatever the environment), its failure, or
-    /// ``AppStoreGroupsError/Code/transactionIDNotFound``; counts the call.
+    /// `AppStoreGroupsError.Code.transactionIDNotFound`; counts the call.
     ///
     /// - Parameters:
     ///   - anyTransactionID: The transaction id.

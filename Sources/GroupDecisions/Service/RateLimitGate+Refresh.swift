@@ -9,7 +9,7 @@ extension RateLimitGate {
     /// Admits a refresh's request when the budget spares a token at once.
     ///
     /// See the extension's discussion; send it with ``sendAdmitted(_:_:)``. Otherwise throws
-    /// ``AppStoreGroupsError/Code/rateLimitExceeded`` at once, without an HTTP status.
+    /// `AppStoreGroupsError.Code.rateLimitExceeded` at once, without an HTTP status.
     ///
     /// A refusal is not reported as ``GroupDecisionObserver/budgetExhausted(_:)``: no caller was
     /// refused (a caller is served the answer it has, reported as stale).

@@ -5,7 +5,7 @@ extension RateLimitGate {
     /// Every member of a group, each page requested through this gate as Get Group Members: with
     /// that endpoint's budget, and its 429s holding that endpoint only.
     ///
-    /// The same listing as ``AppStoreGroupsClient/allGroupMembers(groupID:limit:)``, with the same
+    /// The same listing as `AppStoreGroupsClient.allGroupMembers(groupID:limit:)`, with the same
     /// bounds, in the client's environment.
     ///
     /// - Parameters:
@@ -13,7 +13,7 @@ extension RateLimitGate {
     ///   - limit: The most members per page, 1 to 100, or `nil` to send none.
     ///   - client: The client that sends the requests.
     /// - Returns: The members, lazily.
-    /// - Throws: ``AppStoreGroupsError/Code/invalidArgument`` for a bad id or limit, before any
+    /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for a bad id or limit, before any
     ///   request.
     public func allGroupMembers(
         groupID: String,
