@@ -199,7 +199,8 @@ package.targets.append(
     .executableTarget(
         name: "group-policy-bench",
         dependencies: [
-            "GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsTesting", "CMallocInfo", "ArgumentParsing",
+            "GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsTesting", "CMallocInfo",
+            "ArgumentParsing",
         ],
         swiftSettings: strictSettings
     )

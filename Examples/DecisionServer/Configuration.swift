@@ -1,7 +1,7 @@
 import AppStoreGroups
-import GroupDecisions
 import ArgumentParsing
 import Foundation
+import GroupDecisions
 
 /// The server's settings: flags for where and how to serve, the environment for App Store
 /// credentials (the same variables as `group-policy fetch`).

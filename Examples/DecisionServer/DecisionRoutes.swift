@@ -1,6 +1,6 @@
 import AppStoreGroups
-import GroupDecisions
 import Foundation
+import GroupDecisions
 import GroupPolicy
 
 /// The server's endpoints: a customer's Decision, the members of a shared workspace,

@@ -1,7 +1,7 @@
 import AppStoreGroups
+import Foundation
 import GroupDecisions
 import GroupDecisionsRedis
-import Foundation
 import GroupPolicy
 
 #if canImport(Glibc)

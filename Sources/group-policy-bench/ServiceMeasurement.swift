@@ -1,6 +1,6 @@
 import AppStoreGroups
-import GroupDecisions
 import Foundation
+import GroupDecisions
 import GroupPolicy
 
 /// A figure of the decision service measured for each policy of the workload, printed as JSON or

@@ -1,6 +1,6 @@
 import AppStoreGroups
-import GroupDecisions
 import Foundation
+import GroupDecisions
 import GroupPolicy
 
 /// The cost of a shadow: the decision service's cache hit without a candidate policy, with an

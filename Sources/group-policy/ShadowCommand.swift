@@ -1,7 +1,7 @@
 import AppStoreGroups
-import GroupDecisions
 import ArgumentParsing
 import Foundation
+import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
 

@@ -134,7 +134,10 @@ public final class GroupDecisionService: Sendable {
         self.refreshAheadSeconds = configuration.refreshAhead.map { $0 * configuration.timeToLive.seconds } ?? .infinity
         let local =
             configuration.returnsFreedMemoryToSystem
-            ? LocalGroupsCache(capacityBytes: configuration.capacityBytes, releaseFreedMemory: LocalGroupsCache.trimHeap)
+            ? LocalGroupsCache(
+                capacityBytes: configuration.capacityBytes,
+                releaseFreedMemory: LocalGroupsCache.trimHeap
+            )
             : LocalGroupsCache(capacityBytes: configuration.capacityBytes)
         self.local = local
         self.invalidations =

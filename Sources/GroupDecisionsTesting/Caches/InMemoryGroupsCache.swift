@@ -1,8 +1,8 @@
 public import AppStoreGroups
 public import Foundation
 public import GroupDecisions
-import GroupPolicyBasics
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// A `SharedGroupsCache` in this process's memory: what several `GroupDecisionService`s in one
 /// process share, and what an app's tests give two services to act as two processes of a fleet

@@ -1,8 +1,8 @@
 public import AppStoreGroups
 public import Foundation
 public import GroupDecisions
-import GroupPolicyBasics
 public import GroupPolicy
+import GroupPolicyBasics
 
 /// A `GroupsSource` that answers from a dictionary: for testing an app's handlers with no key and
 /// no network.

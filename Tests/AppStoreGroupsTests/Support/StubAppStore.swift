@@ -88,7 +88,10 @@ final class StubAppStore: HTTPTransport, @unchecked Sendable {
 
 /// A groups store that is always down, counting the calls it gets.
 final class UnreachableGroupsStore: SharedGroupsCache, @unchecked Sendable {
-    static let failure = AppStoreGroupsError(code: .sharedCacheFailure, message: "Redis at 127.0.0.1:1: connection refused")
+    static let failure = AppStoreGroupsError(
+        code: .sharedCacheFailure,
+        message: "Redis at 127.0.0.1:1: connection refused"
+    )
 
     private let lock = NSLock()
     private var answerCalls = 0
