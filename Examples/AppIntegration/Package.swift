@@ -21,6 +21,7 @@ let package = Package(
             dependencies: [
                 .product(name: "GroupPolicy", package: "GroupPolicy"),
                 .product(name: "AppStoreGroups", package: "GroupPolicy"),
+                .product(name: "GroupDecisions", package: "GroupPolicy"),
             ],
             // Policy tests sit beside their policies; the plugin does not read them.
             exclude: ["Policies/team.tests.json"],
@@ -35,6 +36,9 @@ let package = Package(
                 "AppIntegration",
                 .product(name: "GroupPolicy", package: "GroupPolicy"),
                 .product(name: "AppStoreGroups", package: "GroupPolicy"),
+                .product(name: "GroupDecisions", package: "GroupPolicy"),
+                // It answers from memory (no key, no network), as a demo.
+                .product(name: "GroupDecisionsTesting", package: "GroupPolicy"),
             ],
             swiftSettings: strictSettings
         ),
@@ -47,6 +51,8 @@ let package = Package(
                 .product(name: "GroupPolicy", package: "GroupPolicy"),
                 .product(name: "GroupPolicyTooling", package: "GroupPolicy"),
                 .product(name: "AppStoreGroups", package: "GroupPolicy"),
+                .product(name: "GroupDecisions", package: "GroupPolicy"),
+                .product(name: "GroupDecisionsTesting", package: "GroupPolicy"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,4 +1,5 @@
 public import AppStoreGroups
+public import GroupDecisions
 public import GroupPolicy
 
 /// The app's background work beside its server: the policies' reloads and the decision service's

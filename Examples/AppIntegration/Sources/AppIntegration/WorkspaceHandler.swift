@@ -1,4 +1,5 @@
 public import AppStoreGroups
+public import GroupDecisions
 import GroupPolicy
 
 /// The app's one route on GroupPolicy: which controls of the team workspace a customer sees.
@@ -55,14 +56,17 @@ public struct WorkspaceHandler: Sendable {
             return Self.failure(error)
         }
         var controls: [String] = []
-        if served.decision.allows(.workspaceView) { controls.append("\"view\"") }
-        if served.decision.allows(.workspaceManageSeats) { controls.append("\"manage-seats\"") }
+        if served.decision.allows(.workspaceView) { controls.append(Self.jsonString("view")) }
+        if served.decision.allows(.workspaceManageSeats) { controls.append(Self.jsonString("manage-seats")) }
+        // The role is Apple's string, and the revision names the policy files: both are quoted
+        // as JSON strings, whatever they hold.
         let role = served.decision.memberships(in: .team).first?.role.rawValue ?? "none"
-        return Response(
-            status: 200,
-            body:
-                #"{"controls":[\#(controls.joined(separator: ","))],"role":"\#(role)","revision":"\#(served.policyRevision)"}"#
-        )
+        let members = [
+            #""controls":["# + controls.joined(separator: ",") + "]",
+            #""role":"# + Self.jsonString(role),
+            #""revision":"# + Self.jsonString(served.policyRevision),
+        ]
+        return Response(status: 200, body: "{" + members.joined(separator: ",") + "}")
     }
 
     /// The answer for a failed decision: the status that says what to do, nothing granted.
@@ -75,6 +79,26 @@ public struct WorkspaceHandler: Sendable {
             case .timeout: 504
             default: 502
             }
-        return Response(status: status, body: #"{"error":"\#(error.code)"}"#)
+        return Response(status: status, body: #"{"error":"# + jsonString(error.code.description) + "}")
+    }
+
+    /// `text` as a JSON string literal: quoted, with `"`, `\` and every control character
+    /// escaped, as RFC 8259 requires.
+    public static func jsonString(_ text: String) -> String {
+        var literal = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": literal += "\\\""
+            case "\\": literal += "\\\\"
+            case "\n": literal += "\\n"
+            case "\r": literal += "\\r"
+            case "\t": literal += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                literal += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: literal.unicodeScalars.append(scalar)
+            }
+        }
+        return literal + "\""
     }
 }

@@ -1,5 +1,7 @@
 import AppIntegration
 import AppStoreGroups
+import GroupDecisions
+import GroupDecisionsTesting
 import Foundation
 import GroupPolicy
 import Testing

@@ -1,5 +1,7 @@
 import AppIntegration
 import AppStoreGroups
+import GroupDecisions
+import GroupDecisionsTesting
 import Foundation
 import GroupPolicy
 import Testing
@@ -94,5 +96,28 @@ enum PolicyFiles {
             to: copy.appending(path: "team.json")
         )
         return copy
+    }
+}
+
+@Suite("Workspace handler: the JSON it writes is escaped")
+struct WorkspaceHandlerJSONTests {
+    @Test("a string with a quote, a backslash and control characters round-trips through a JSON parser")
+    func hostileStringsRoundTrip() throws {
+        let hostile = "AD\"MIN\\\u{01}\n\t\u{1F}é"
+        let literal = WorkspaceHandler.jsonString(hostile)
+        #expect(literal == #""AD\"MIN\\\u0001\n\t\u001fé""#)
+        let parsed = try JSONSerialization.jsonObject(with: Data("[\(literal)]".utf8)) as? [String]
+        #expect(parsed == [hostile])
+    }
+
+    @Test("an answer for a customer with an unknown role of Apple's is valid JSON")
+    func unknownRoleAnswerIsValidJSON() async throws {
+        let source = StaticGroupsSource([
+            "odd1": WorkspaceHandlerTests.organization(Role(rawValue: "OWNER\"},\"controls\":[\"manage-seats\""))
+        ])
+        let response = await try WorkspaceHandlerTests.handler(source).respond(transactionID: "odd1")
+        #expect(response.status == 200)
+        let object = try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any]
+        #expect(object?["controls"] as? [String] == ["view"])
     }
 }
