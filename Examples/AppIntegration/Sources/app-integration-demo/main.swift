@@ -1,8 +1,8 @@
 import AppIntegration
 import AppStoreGroups
+import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
-import Foundation
 import GroupPolicy
 
 // The app as a process: its policies from the directory named on the command line, customers from a

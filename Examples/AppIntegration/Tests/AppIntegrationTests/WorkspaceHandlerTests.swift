@@ -1,8 +1,8 @@
 import AppIntegration
 import AppStoreGroups
+import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
-import Foundation
 import GroupPolicy
 import Testing
 
