@@ -117,10 +117,8 @@ let package = Package(
         // Foundation only (see Examples/README.md).
         .executableTarget(
             name: "DecisionServer",
-            dependencies: [
-                "GroupPolicyBasics", "GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis",
-                "ArgumentParsing",
-            ],
+            // Products only, as an app copying it would have (CI builds it again outside the package).
+            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis"],
             path: "Examples/DecisionServer",
             swiftSettings: strictSettings
         ),

@@ -4,7 +4,8 @@
 #   1. a target depending only on the AppStoreGroups product builds without compiling
 #      GroupDecisions, GroupDecisionsRedis, GroupDecisionsTesting or the tooling;
 #   2. Sources/GroupDecisionsRedis, copied unchanged into that package as a target of its own,
-#      compiles against the products' public API (no `package` access, no @testable, no @_spi).
+#      compiles against the products' public API (no `package` access, no @testable, no @_spi);
+#   3. so does Examples/DecisionServer: an app can copy the example server.
 #
 # The app package of Examples/AppIntegration (CI builds and tests it) is the proof for the serving
 # path without Redis. Takes a few minutes on a cold build: it compiles the products again.
@@ -16,8 +17,9 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 identity="$(basename "$root" | tr '[:upper:]' '[:lower:]')"
 
-mkdir -p "$work/Sources/ClientOnly" "$work/Sources/RedisCopy"
+mkdir -p "$work/Sources/ClientOnly" "$work/Sources/RedisCopy" "$work/Sources/DecisionServerCopy"
 cp -R "$root/Sources/GroupDecisionsRedis/." "$work/Sources/RedisCopy/"
+cp "$root/Examples/DecisionServer/"*.swift "$work/Sources/DecisionServerCopy/"
 rm -rf "$work/Sources/RedisCopy/"*.docc
 cat >"$work/Package.swift" <<SWIFT
 // swift-tools-version:6.1
@@ -41,6 +43,20 @@ let package = Package(
                 .product(name: "GroupPolicy", package: "$identity"),
                 .product(name: "AppStoreGroups", package: "$identity"),
                 .product(name: "GroupDecisions", package: "$identity"),
+            ],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]
+        ),
+        .executableTarget(
+            name: "DecisionServerCopy",
+            dependencies: [
+                .product(name: "GroupPolicy", package: "$identity"),
+                .product(name: "AppStoreGroups", package: "$identity"),
+                .product(name: "GroupDecisions", package: "$identity"),
+                .product(name: "GroupDecisionsRedis", package: "$identity"),
             ],
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
@@ -78,4 +94,7 @@ done
 
 echo "==> Sources/GroupDecisionsRedis, unchanged, as a target of another package"
 swift build --package-path "$work" --target RedisCopy
+
+echo "==> Examples/DecisionServer, unchanged, as an app's own target"
+swift build --package-path "$work" --target DecisionServerCopy
 echo "Products check passed"

@@ -1,5 +1,4 @@
 import AppStoreGroups
-import ArgumentParsing
 import Foundation
 import GroupDecisions
 
@@ -46,8 +45,8 @@ struct Configuration {
     var credentials = AppStoreCredentials(keyID: "", issuerID: "", bundleID: "", privateKeyPEM: "")
     var wantsHelp = false
 
-    static let spec = CommandSpec(
-        "DecisionServer",
+    static let spec = CommandLineOptions(
+        name: "DecisionServer",
         summary: "Serves GroupPolicy decisions over HTTP.",
         options: [
             .init("host", value: "address", help: "The address to listen on (default 127.0.0.1)."),
@@ -131,7 +130,7 @@ struct Configuration {
     )
 
     /// The help, without its last newline (the server prints it as a line).
-    static let usage = String(spec.help(path: [spec.name]).dropLast())
+    static let usage = String(spec.help.dropLast())
 
     struct Failure: Error {
         var message: String
@@ -139,34 +138,34 @@ struct Configuration {
 
     static func parse(_ arguments: [String], environment: [String: String]) throws(Failure) -> Configuration {
         var configuration = Configuration()
-        let parsed: ParsedArguments
+        let values: [String: String]
         do {
-            guard case .run(let options) = try spec.parse(arguments) else {
+            guard let given = try spec.parse(arguments) else {
                 configuration.wantsHelp = true
                 return configuration
             }
-            parsed = options
+            values = given
         } catch {
             throw Failure(message: error.message)
         }
         func seconds(_ name: String) throws(Failure) -> Duration? {
-            guard let text = parsed.value(name) else { return nil }
+            guard let text = values[name] else { return nil }
             guard let seconds = Int(text), seconds > 0 else {
                 throw Failure(message: "--\(name) must be a positive number of seconds, not '\(text)'")
             }
             return .seconds(seconds)
         }
         func count(_ name: String, in range: ClosedRange<Int>) throws(Failure) -> Int? {
-            guard let text = parsed.value(name) else { return nil }
+            guard let text = values[name] else { return nil }
             guard let number = Int(text), range.contains(number) else {
                 throw Failure(message: "--\(name) must be \(range.lowerBound) to \(range.upperBound), not '\(text)'")
             }
             return number
         }
-        configuration.host = parsed.value("host") ?? configuration.host
+        configuration.host = values["host"] ?? configuration.host
         configuration.port = try count("port", in: 0...65535) ?? configuration.port
-        configuration.policies = parsed.value("policies") ?? configuration.policies
-        configuration.candidatePolicies = parsed.value("candidate-policies")
+        configuration.policies = values["policies"] ?? configuration.policies
+        configuration.candidatePolicies = values["candidate-policies"]
         configuration.cacheTTL = try seconds("cache-ttl") ?? configuration.cacheTTL
         configuration.maxAge = try seconds("max-age")
         if let maxAge = configuration.maxAge, maxAge < configuration.cacheTTL {
@@ -175,7 +174,7 @@ struct Configuration {
                     + "seconds), not '\(maxAge.components.seconds)'"
             )
         }
-        if let text = parsed.value("refresh-ahead") {
+        if let text = values["refresh-ahead"] {
             guard let fraction = Double(text), fraction >= 0, fraction < 1 else {
                 throw Failure(
                     message: "--refresh-ahead must be a fraction from 0 (never) to less than 1, not '\(text)'"
@@ -190,13 +189,13 @@ struct Configuration {
         configuration.limits.maximumWaiting =
             try count("max-waiting", in: 1...65_536) ?? configuration.limits.maximumWaiting
         configuration.cacheBytes = try count("cache-bytes", in: 0...(1 << 40)) ?? configuration.cacheBytes
-        if let text = parsed.value("base-url") {
+        if let text = values["base-url"] {
             guard let url = URL(string: text), url.scheme != nil else {
                 throw Failure(message: "--base-url '\(text)' is not an absolute URL")
             }
             configuration.baseURL = url
         }
-        if let text = parsed.value("redis") {
+        if let text = values["redis"] {
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
                 (1...65_535).contains(port), colon > text.startIndex
             else {
@@ -204,7 +203,7 @@ struct Configuration {
             }
             configuration.redis = (String(text[..<colon]), port)
         }
-        configuration.decisionLog = parsed.value("decision-log")
+        configuration.decisionLog = values["decision-log"]
         if let rate = try count("requests-per-second", in: 1...1_000_000) {
             configuration.requestsPerSecond = Double(rate)
         }

@@ -1,6 +1,4 @@
-import AppStoreGroups
 import GroupDecisions
-import GroupPolicyBasics
 
 /// The server's log on standard error (its messages and its access log): never written on a
 /// request's path.
@@ -26,7 +24,7 @@ enum ServerLog {
 
     /// Queues one line; control characters in it are escaped, so it stays one line.
     static func line(_ text: String) {
-        standardError?.write(text.escapingControlCharacters)
+        standardError?.write(oneLine(text))
     }
 
     /// Waits up to two seconds for the lines queued so far to be written (before the process exits).
@@ -57,5 +55,32 @@ enum ServerLog {
             parts.append("\(failed) not written: \(loss.lastError ?? "write failed")")
         }
         return "\(what): " + parts.joined(separator: "; ")
+    }
+
+    /// The text with every character that could break or disguise a log line escaped as JSON
+    /// escapes it: C0 and C1 controls, DEL, the line and paragraph separators, and the
+    /// bidirectional and zero-width formatting characters.
+    static func oneLine(_ text: String) -> String {
+        func hidden(_ scalar: Unicode.Scalar) -> Bool {
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: true
+            case 0x061C, 0x200B...0x200F, 0x202A...0x202E, 0x2060, 0x2066...0x2069, 0xFEFF: true
+            default: false
+            }
+        }
+        guard text.unicodeScalars.contains(where: hidden) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where hidden(scalar):
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 }

@@ -1,7 +1,7 @@
 import AppStoreGroups
+import Foundation
 import GroupDecisions
 import GroupPolicy
-import GroupPolicyBasics
 import Synchronization
 
 /// What the server logs of the decision service's work: one line per event worth a line.
@@ -26,7 +26,7 @@ final class ServerObserver: GroupDecisionObserver {
     func rateLimited(_ event: GroupDecisionEvent.RateLimited) {
         DecisionServerCommand.log(
             "the App Store answered 429 for \(event.endpoint) in the \(event.environment) environment: "
-                + "nothing is sent there before \(Timestamp.rfc3339(event.retryAfter))"
+                + "nothing is sent there before \(event.retryAfter.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)))"
         )
     }
 
