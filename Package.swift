@@ -168,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GroupPolicyCLITests",
-            dependencies: ["group-policy"],
+            dependencies: ["group-policy", "AppStoreGroups", "GroupPolicy", "ServingTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
@@ -177,14 +177,58 @@ let package = Package(
             dependencies: ["GroupPolicyCodegen", "GroupPolicy"],
             swiftSettings: strictSettings
         ),
+        // The fakes the serving tests share: a fake App Store (Python, verifying every token), fault
+        // servers, a redis-server runner and proxies, a groups source and a shared cache to script.
+        .target(
+            name: "ServingTestSupport",
+            dependencies: [
+                "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis", "GroupDecisionsTesting", "GroupPolicy",
+                "GroupPolicyTestSupport",
+            ],
+            path: "Tests/ServingTestSupport",
+            exclude: ["Fixtures", "Server"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "AppStoreGroupsTests",
             dependencies: [
-                "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis", "GroupDecisionsTesting", "GroupPolicyBasics",
-                "GroupPolicy", "GroupPolicyTestSupport",
+                "AppStoreGroups", "GroupPolicyBasics", "GroupPolicy", "ServingTestSupport",
+                // The manual clock, for the retry waits.
+                "GroupDecisionsTesting",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupDecisionsTests",
+            dependencies: [
+                "GroupDecisions", "GroupDecisionsTesting", "AppStoreGroups", "GroupPolicyBasics", "GroupPolicy",
+                "GroupPolicyTestSupport", "ServingTestSupport",
                 .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
             ],
-            exclude: ["Fixtures", "Server"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupDecisionsRedisTests",
+            dependencies: [
+                "GroupDecisionsRedis", "GroupDecisions", "GroupDecisionsTesting", "AppStoreGroups", "GroupPolicy",
+                "GroupPolicyTestSupport", "ServingTestSupport",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupDecisionsTestingTests",
+            dependencies: [
+                "GroupDecisionsTesting", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "ServingTestSupport",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The example server, run as a process against the fake App Store and a real redis-server.
+        .testTarget(
+            name: "DecisionServerTests",
+            dependencies: [
+                "DecisionServer", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
+                "ServingTestSupport",
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -119,7 +119,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     /// Creates a store whose idle connections close after `idleLifetime` (tests that count
     /// connections keep them for as long as a busy machine may pause between two calls).
-    init(
+    package init(
         host: String,
         port: Int,
         keyPrefix: String,

@@ -1,18 +1,13 @@
 import Foundation
-import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 @Suite("Private keys")
 struct PrivateKeyTests {
     /// The base64 lines of a PEM: what must never appear in an error.
-    static func keyMaterial(_ pem: String) -> [String] {
-        pem.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("-----") && $0.count >= 8 }
-    }
-
     static func configure(_ pem: String) -> AppStoreGroupsError? {
         do {
             _ = try AppStoreGroupsClient(
@@ -46,7 +41,7 @@ struct PrivateKeyTests {
         let error = try #require(Self.configure(pem))
         #expect(error.code == .invalidPrivateKey)
         #expect(error.message == message)
-        for line in Self.keyMaterial(pem) {
+        for line in SecretScan.keyMaterial(pem) {
             #expect(!error.description.contains(line))
             #expect(!String(reflecting: error).contains(line))
         }
@@ -55,7 +50,7 @@ struct PrivateKeyTests {
     @Test("text that is not a PEM private key fails at configuration")
     func notPEM() throws {
         let valid = try TestFiles.text("test-key.p8")
-        let body = Self.keyMaterial(valid).joined(separator: "\n")
+        let body = SecretScan.keyMaterial(valid).joined(separator: "\n")
         let cases: [(String, String)] = [
             ("", "invalid private key: no '-----BEGIN PRIVATE KEY-----' block found"),
             ("hello", "invalid private key: no '-----BEGIN PRIVATE KEY-----' block found"),
@@ -77,7 +72,7 @@ struct PrivateKeyTests {
             let error = try #require(Self.configure(pem))
             #expect(error.code == .invalidPrivateKey)
             #expect(error.message == message)
-            for line in Self.keyMaterial(valid) { #expect(!error.description.contains(line)) }
+            for line in SecretScan.keyMaterial(valid) { #expect(!error.description.contains(line)) }
         }
     }
 
@@ -110,7 +105,7 @@ struct PrivateKeyTests {
         dump(credentials, to: &dumped)
         for text in [String(describing: credentials), String(reflecting: credentials), "\(credentials)", dumped] {
             #expect(!text.contains("BEGIN"))
-            for line in Self.keyMaterial(pem) { #expect(!text.contains(line)) }
+            for line in SecretScan.keyMaterial(pem) { #expect(!text.contains(line)) }
             #expect(text.contains("<redacted>"))
         }
         #expect(

@@ -1,10 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 @Suite("Tokens")
 struct TokenTests {

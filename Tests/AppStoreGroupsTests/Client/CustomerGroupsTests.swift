@@ -1,11 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
 import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// Get Customer Groups through the real loopback server: every row of Apple's table.
 @Suite("Get Customer Groups")

@@ -1,11 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
 import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// One error answer the fake server sends, and what the client must make of it.
 struct ErrorCase: Sendable, CustomTestStringConvertible {

@@ -1,12 +1,10 @@
 import Foundation
-import GroupDecisionsTesting
 import GroupPolicy
+import ServingTestSupport
 import Synchronization
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// Get Group Members through the real loopback server: every row of Apple's table, and pagination.
 @Suite("Get Group Members")

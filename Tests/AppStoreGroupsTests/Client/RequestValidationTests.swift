@@ -1,10 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// Ids, limits and tokens are checked before anything is sent: the server's log proves it.
 @Suite("Request validation")

@@ -1,11 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
 import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// The README's "Failure semantics": when groups cannot be fetched, the recommended handling
 /// grants nothing, and the line it logs holds no secret.

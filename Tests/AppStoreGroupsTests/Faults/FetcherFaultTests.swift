@@ -1,10 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// Each way the network can fail the fetcher, against real loopback servers with real clocks: the
 /// call must end in the right ``AppStoreGroupsError`` code, after a bounded number of attempts,

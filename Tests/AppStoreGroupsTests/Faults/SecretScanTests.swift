@@ -1,10 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// The scan the fault tests rely on finds each kind of leak, so a clean scan means something.
 @Suite("Secret scan")
@@ -14,7 +13,7 @@ struct SecretScanTests {
         let client = try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials())
         let token = try client.makeToken()
         let scan = try SecretScan(tokens: [token])
-        let lines = PrivateKeyTests.keyMaterial(try TestFiles.text("test-key.p8"))
+        let lines = SecretScan.keyMaterial(try TestFiles.text("test-key.p8"))
         let base64 = lines.joined()
         let middle = String(Array(base64)[40..<60])
         let signature = String(token.split(separator: ".")[2])
@@ -36,7 +35,7 @@ struct SecretScanTests {
     func findsScalar() throws {
         let scan = try SecretScan()
         let pem = try TestFiles.text("test-key.p8")
-        let der = try #require(Data(base64Encoded: PrivateKeyTests.keyMaterial(pem).joined()))
+        let der = try #require(Data(base64Encoded: SecretScan.keyMaterial(pem).joined()))
         let scalar = Array(der)[36..<68]
         #expect(Array(der)[31..<36] == [0x02, 0x01, 0x01, 0x04, 0x20])
         let hex = scalar.map { String(format: "%02x", $0) }.joined()

@@ -1,10 +1,10 @@
 import Foundation
 import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 @Suite("Retry policy")
 struct RetryPolicyTests {

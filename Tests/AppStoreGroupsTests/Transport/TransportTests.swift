@@ -1,10 +1,9 @@
 import Foundation
-import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
-@testable import GroupDecisions
-@testable import GroupDecisionsRedis
 
 /// The URLSession transport and the client's checks of what any transport returns, against the
 /// real loopback server.

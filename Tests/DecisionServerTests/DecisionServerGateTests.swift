@@ -1,0 +1,161 @@
+import AppStoreGroups
+import Foundation
+import GroupDecisions
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The example server on the library's rate-limit gate: nothing malformed spends the budget, member
+/// listings have a budget and a gate of their own, and a failed invalidation says what to do without
+/// repeating the shared cache's words.
+@Suite("Example: DecisionServer and the rate-limit gate")
+struct DecisionServerGateTests {
+    @Test(
+        "whyNot of an undeclared capability, and malformed ids, are refused before anything goes upstream",
+        .requires(.pythonCryptography)
+    )
+    func refusedBeforeTheBudget() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--requests-per-second", "1"])
+        let misspelt = try await server.get("/decision?transactionId=ok1&whyNot=team.template")
+        #expect(misspelt.status == 400)
+        #expect(
+            misspelt.text
+                == #"{"error":{"code":"undeclared-capability","message":"undeclared capability 'team.template' (did you mean 'team.templates'?)"}}"#
+        )
+        for _ in 0..<10 {
+            let malformed = try await server.get("/decision?transactionId=not%20an%20id")
+            #expect(malformed.status == 400)
+            #expect(malformed.text.hasPrefix(#"{"error":{"code":"invalid-argument","#))
+        }
+        #expect(try await store.log().isEmpty)
+        // The budget of one request a second is whole: the first valid customer is served.
+        #expect(try await server.get("/decision?transactionId=ok1").status == 200)
+        #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ok1"])
+    }
+
+    @Test(
+        "/workspace/members spends a budget of its own: a burst at one request a second sends about one a second",
+        .requires(.pythonCryptography)
+    )
+    func membersBudget() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--requests-per-second", "1"])
+        let path = "/workspace/members?transactionId=ingroup_empty&groupId=empty"
+        // The customer's groups are fetched once (one Get Customer Groups token) and cached.
+        #expect(try await server.get("/decision?transactionId=ingroup_empty").status == 200)
+        let started = ContinuousClock.now
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 { group.addTask { try await server.get(path).status } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let elapsed = ContinuousClock.now - started
+        let members = try await store.log().filter { $0.path.hasPrefix("/groups/v1/group/") }.count
+        // A full bucket holds one token, and one more comes each second.
+        let allowed = 1 + Int(elapsed.components.seconds) + 1
+        #expect(members <= allowed, "\(members) member requests in \(elapsed)")
+        #expect(statuses.filter { $0 == 200 }.count == members)
+        #expect(statuses.filter { $0 == 503 }.count == 8 - members)
+    }
+
+    @Test(
+        "a 429 from Get Group Members holds member listings only: decisions go on",
+        .requires(.pythonCryptography)
+    )
+    func membersRateLimitHoldsMembersOnly() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let path = "/workspace/members?transactionId=ingroup_ratelimitin_3600000&groupId=ratelimitin_3600000"
+        let limited = try await server.get(path)
+        #expect(limited.status == 503)
+        #expect(limited.text.hasPrefix(#"{"error":{"code":"rate-limit-exceeded","#))
+        let seconds = try #require(limited.retryAfter.flatMap { Int($0) })
+        #expect((3590...3600).contains(seconds))
+        #expect(try await server.get("/decision?transactionId=ok1").status == 200)
+        let held = try await server.get(path)
+        #expect(held.status == 503)
+        #expect(
+            held.text.hasPrefix(
+                #"{"error":{"code":"rate-limit-exceeded","message":"the App Store asked for no group-members requests before this instant; none was sent"#
+            )
+        )
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/ingroup_ratelimitin_3600000",
+                "/groups/v1/group/ratelimitin_3600000?limit=100",
+                "/groups/v1/currentGroups/ok1",
+            ]
+        )
+        let logged = server.logLines().filter { $0.hasPrefix("the App Store answered 429") }
+        #expect(logged.count == 1)
+        #expect(
+            logged.first?.hasPrefix("the App Store answered 429 for group-members in the Sandbox environment: ") == true
+        )
+    }
+
+    @Test(
+        "a failed invalidation answers 503 without the shared cache's text, and no log line names the customer",
+        .requires(.pythonCryptography)
+    )
+    func invalidationFailureSaysNothingOfTheCache() async throws {
+        let listener = try LoopbackSocket(listening: ())
+        Self.refuseEveryCommand(on: listener)
+        defer { shutdown(listener.descriptor, Int32(SHUT_RDWR)) }
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            arguments: ["--redis", "127.0.0.1:\(listener.port)"]
+        )
+        let customer = "ok2000000123456789"
+        #expect(try await server.get("/decision?transactionId=\(customer)").status == 200)
+        let answer = try await server.post("/invalidate?transactionId=\(customer)")
+        #expect(answer.status == 503)
+        #expect(
+            answer.text
+                == #"{"error":{"code":"shared-cache-failure","message":"the shared cache did not take the invalidation: retry "#
+                + #"(this server has forgotten the answers, other servers keep them until the cache takes it)"}}"#
+        )
+        var lines = server.logLines()
+        for _ in 0..<50 where !lines.contains(where: { $0.hasPrefix("shared groups cache unavailable") }) {
+            try await Task.sleep(for: .milliseconds(100))
+            lines = server.logLines()
+        }
+        // The store's errors name the command and a reason of its own, never the refused arguments.
+        #expect(lines.contains { $0.hasPrefix("shared groups cache unavailable") }, "\(lines)")
+        #expect(!lines.contains { $0.contains(customer) }, "\(lines)")
+    }
+
+    /// Answers every command with the error Redis gives for a disabled command, which repeats the
+    /// command's first argument: the key, and in it the customer id.
+    static func refuseEveryCommand(on listener: LoopbackSocket) {
+        let descriptor = listener.descriptor
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                Thread.detachNewThread {
+                    var buffer = [UInt8](repeating: 0, count: 65_536)
+                    while true {
+                        let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                        guard count > 0 else { break }
+                        // `*N $len CMD $len ARG …`: the command and its first argument.
+                        let parts = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\r\n")
+                        let command = parts.count > 2 ? parts[2] : "?"
+                        let argument = parts.count > 4 ? parts[4] : ""
+                        let reply = Array(
+                            "-ERR unknown command '\(command)', with args beginning with: '\(argument)' \r\n".utf8
+                        )
+                        _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    }
+                    close(connection)
+                }
+            }
+        }
+    }
+}

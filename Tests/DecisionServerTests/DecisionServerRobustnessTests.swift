@@ -1,0 +1,491 @@
+import AppStoreGroups
+import Foundation
+import GroupDecisions
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Examples/DecisionServer under what deployments meet.
+///
+/// Policy edits, Apple's rate limit, slow and too many clients, large answers, hostile bytes. Every
+/// test runs the built binary on 127.0.0.1 against the fake App Store and talks real HTTP.
+@Suite("Example: DecisionServer robustness")
+struct DecisionServerRobustnessTests {
+    static let reloadPolicy = """
+        {
+          "format": "group-policy/v1",
+          "id": "reload-test",
+          "capabilities": { "x.view": "View", "x.edit": "Edit" },
+          "rules": [
+            { "id": "org-view", "match": { "groupType": "ORGANIZATION" }, "capabilities": ["x.view"] },
+            { "id": "org-edit", "match": { "groupType": "ORGANIZATION", "role": "ADMIN" }, "capabilities": ["x.edit"] }
+          ]
+        }
+        """
+
+    @Test(
+        "a policy edit is served after a reload; a broken edit keeps the old version and logs one line",
+        .requires(.pythonCryptography)
+    )
+    func reloadsPolicies() async throws {
+        let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "reload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "reload-test.json")
+        try Self.reloadPolicy.write(to: file, atomically: false, encoding: .utf8)
+
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            policies: directory.path,
+            // Two-second intervals: the edit has four seconds to be served, which a loaded machine
+            // needs (with one-second intervals a full parallel test run missed the two).
+            arguments: ["--reload-interval", "2"]
+        )
+        let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
+        func expected() throws -> String {
+            try Policy(contentsOf: directory.path).evaluate(response, in: EvaluationContext(environment: .sandbox))
+                .jsonString(pretty: false)
+        }
+        let path = "/decision?transactionId=ok1"
+        let original = try expected()
+        #expect(original.hasPrefix(#"{"capabilities":["x.edit","x.view"],"#))
+        #expect(try await server.get(path).decisionText == original)
+
+        let tightened = Self.reloadPolicy.split(separator: "\n").filter { !$0.contains("org-edit") }
+            .joined(separator: "\n").replacingOccurrences(of: #"["x.view"] },"#, with: #"["x.view"] }"#)
+        try tightened.write(to: file, atomically: false, encoding: .utf8)
+        let tightenedDecision = try expected()
+        #expect(tightenedDecision.hasPrefix(#"{"capabilities":["x.view"],"#))
+        let edited = ContinuousClock.now
+        var served = try await server.get(path).decisionText
+        // Two reload intervals on a quiet machine; the wait is wide because a busy one (two busy
+        // loops and a parallel test run) once took seven seconds. What is asserted is that the edit
+        // is served, and below that a broken edit never is.
+        while served != tightenedDecision, ContinuousClock.now - edited < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(100))
+            served = try await server.get(path).decisionText
+        }
+        #expect(served == tightenedDecision, "the edit was not served within 30 seconds")
+
+        try "{ \"format\": \"group-policy/v1\", \"id\": ".write(to: file, atomically: false, encoding: .utf8)
+        try await Task.sleep(for: .seconds(5))
+        #expect(try await server.get(path).decisionText == tightenedDecision)
+        let failures = server.logLines().filter { $0.hasPrefix("policies not reloaded") }
+        #expect(failures.count == 1)
+        #expect(
+            failures.first?.hasPrefix(
+                "policies not reloaded, the previous version keeps serving: \(file.path):1:"
+            ) == true
+        )
+        #expect(server.logLines().contains("policies reloaded (generation 2)"))
+    }
+
+    @Test(
+        "after a 429 nothing goes upstream for any customer before Retry-After; callers get 503 with Retry-After",
+        .requires(.pythonCryptography)
+    )
+    func rateLimitHoldsEveryCustomer() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        for _ in 0..<3 {
+            let limited = try await server.get("/decision?transactionId=ratelimitin_3600000")
+            #expect(limited.status == 503)
+            #expect(limited.text.hasPrefix(#"{"error":{"code":"rate-limit-exceeded","#))
+            let seconds = try #require(limited.retryAfter.flatMap { Int($0) })
+            // An hour from the 429, less the seconds a busy machine takes between these requests.
+            #expect((3000...3600).contains(seconds))
+        }
+        let other = try await server.get("/decision?transactionId=ok1")
+        #expect(other.status == 503)
+        #expect(
+            other.text.hasPrefix(
+                #"{"error":{"code":"rate-limit-exceeded","message":"the App Store asked for no customer-groups requests before this instant; none was sent"#
+            )
+        )
+        let members = try await server.get("/workspace/members?transactionId=ok1&groupId=paged_team")
+        #expect(members.status == 503)
+        #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ratelimitin_3600000"])
+    }
+
+    @Test("the rate-limit gate opens at the Retry-After instant", .requires(.pythonCryptography))
+    func rateLimitGateReopens() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        // A 5-second hold, and no window to hit: the server's instant is at least 5 s after
+        // `asked`, so any answer that arrives before then must be a 503; an answer arriving later
+        // may be either (a request that left early can be served late on a busy machine: two busy
+        // loops beside a full test run once took over 5 s between two requests). The gate is then
+        // waited for.
+        let asked = ContinuousClock.now
+        #expect(try await server.get("/decision?transactionId=ratelimitin_5000").status == 503)
+        var status = 503
+        repeat {
+            let answer = try await server.get("/decision?transactionId=ok1")
+            status = answer.status
+            if ContinuousClock.now - asked < .milliseconds(4900) { #expect(status == 503) }
+            if status == 503 { try await Task.sleep(for: .milliseconds(200)) }
+        } while status == 503 && ContinuousClock.now - asked < .seconds(60)
+        #expect(status == 200)
+        #expect(ContinuousClock.now - asked >= .milliseconds(4900))
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/ratelimitin_5000", "/groups/v1/currentGroups/ok1",
+            ]
+        )
+    }
+
+    @Test(
+        "slow clients dripping their heads cannot keep a normal client from being served",
+        .requires(.pythonCryptography)
+    )
+    func slowClientsDoNotStarveOthers() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            arguments: ["--max-connections", "4", "--max-waiting", "4", "--read-timeout", "300"]
+        )
+        // Ten new connections a second, each sending a byte every half second: without a way to
+        // make room, four places stay taken by clients that never finish a head.
+        let loris = SlowLoris(port: server.port, connectionsPerSecond: 10, byteInterval: .milliseconds(500))
+        loris.start()
+        defer { loris.stop() }
+        try await Task.sleep(for: .seconds(1))
+        for _ in 0..<5 {
+            let started = ContinuousClock.now
+            let answer = try await server.get("/decision?transactionId=ok1")
+            #expect(answer.status == 200)
+            // Without room made, the places would stay taken for the whole read timeout (five
+            // minutes); the bound is a fifth of it, wide enough for a busy machine (seven seconds
+            // once under a full parallel run).
+            #expect(ContinuousClock.now - started < .seconds(60))
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    @Test(
+        "new connections faster than slow ones can be evicted never take the places of requests",
+        .requires(.pythonCryptography)
+    )
+    func connectionFloodLeavesRoomForRequests() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        // A new connection every 10 ms, each dripping a byte every half second. When connections
+        // took an answering place from their accept, the two places were held by connections
+        // under 50 ms old (too young to evict) most of the time, and most requests got 503.
+        let loris = SlowLoris(port: server.port, connectionsPerSecond: 100, byteInterval: .milliseconds(500))
+        loris.start()
+        defer { loris.stop() }
+        try await Task.sleep(for: .seconds(1))
+        var statuses: [Int] = []
+        for _ in 0..<20 {
+            statuses.append(try await server.get("/decision?transactionId=ok1").status)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(statuses == Array(repeating: 200, count: 20))
+    }
+
+    @Test(
+        "a client that reads its answer slowly holds its slot no longer than the read timeout",
+        .requires(.pythonCryptography)
+    )
+    func slowReaderKeepsNoSlot() async throws {
+        // A policy granting 60 capabilities to every organization group: the fake's 1,500 groups
+        // with provenance are about ten megabytes of JSON, more than the sockets' buffers hold.
+        let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "slow-reader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let names = (0..<60).map { "\"c\($0)\"" }
+        let policy = """
+            { "format": "group-policy/v1", "id": "wide",
+              "capabilities": { \(names.map { "\($0): \"C\"" }.joined(separator: ", ")) },
+              "rules": [ { "id": "all", "match": { "groupType": "ORGANIZATION" }, "capabilities": [\(names.joined(separator: ","))] } ] }
+            """
+        try policy.write(to: directory.appending(path: "wide.json"), atomically: true, encoding: .utf8)
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            policies: directory.path,
+            arguments: ["--max-connections", "1", "--read-timeout", "1"]
+        )
+        let port = server.port
+        // The slow reader: a 4 KB receive buffer, 1 KB read every 200 ms, for 8 s. Each send of
+        // the server's makes a little progress, so a timeout per send never fires.
+        let reader = Task {
+            try await offCooperativePool {
+                let connection = try RawConnection.dial(port: port, receiveBuffer: 4096)
+                defer { close(connection) }
+                let request = Array(
+                    "GET /decision?transactionId=big_1500_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8
+                )
+                _ = request.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
+                var total = 0
+                var chunk = [UInt8](repeating: 0, count: 1024)
+                let end = ContinuousClock.now + .seconds(8)
+                while ContinuousClock.now < end {
+                    let count = chunk.withUnsafeMutableBytes {
+                        recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+                    }
+                    if count == 0 { break }
+                    if count > 0 { total += count }
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+                return total
+            }
+        }
+        // Once the slow answer is being written (its fetch seen, and a moment for the evaluation),
+        // and after the read timeout, the slot is free again for another client.
+        #expect(try await store.log(count: 1).count == 1)
+        try await Task.sleep(for: .seconds(4))
+        let answer = try await RawConnection.exchange(
+            port: port,
+            "GET /decision?transactionId=ok1 HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        #expect(answer.text.hasPrefix("HTTP/1.1 200 OK\r\n"), "the slow reader still held the only slot")
+        _ = try await reader.value
+    }
+
+    @Test(
+        "a client beyond capacity gets a whole 503, never a reset",
+        .requires(.pythonCryptography)
+    )
+    func beyondCapacityIs503() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        let port = server.port
+        // Two requests whose answers take eight seconds hold both slots (they are past their heads,
+        // so no newcomer may take their place). Eight, not three: on a loaded machine ten refused
+        // exchanges took longer than three seconds, a slot came free, and a newcomer got its 200.
+        let slowAnswered = AnsweredFlag()
+        let busy = (0..<2).map { index in
+            Task {
+                defer { slowAnswered.set() }
+                return try await RawConnection.exchange(
+                    port: port,
+                    "GET /decision?transactionId=slow_8000_\(index) HTTP/1.1\r\nHost: x\r\n\r\n"
+                )
+            }
+        }
+        // Both are past their heads once the fake App Store has seen both fetches.
+        #expect(try await store.log(count: 2).count == 2)
+        var refusals = 0
+        for _ in 0..<10 {
+            let refused = try await RawConnection.exchange(
+                port: port,
+                "GET /decision?transactionId=ok1 HTTP/1.1\r\nHost: x\r\nX-Filler: \(String(repeating: "a", count: 2000))\r\n\r\n"
+            )
+            #expect(refused.error == nil, "the connection was reset instead of answered")
+            // On a busy machine the eight seconds can pass during these exchanges: a place that a
+            // slow answer freed may serve a newcomer, which is right. So a 200 is allowed only
+            // after a slow answer has arrived; before that, every newcomer is refused whole.
+            if refused.text.hasPrefix("HTTP/1.1 200 OK\r\n") {
+                for _ in 0..<100 where !slowAnswered.isSet { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(slowAnswered.isSet, "a newcomer was served while both places were held")
+                break
+            }
+            refusals += 1
+            #expect(refused.text.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"))
+            #expect(
+                refused.text.hasSuffix(#"{"error":{"code":"busy","message":"too many connections; try again"}}"#)
+            )
+        }
+        // Unless the machine was so slow (two busy loops beside a full run) that the first newcomer
+        // came after a slow answer had freed its place, and was rightly served.
+        #expect(refusals > 0 || slowAnswered.isSet, "no newcomer arrived while both places were held")
+        for task in busy {
+            let answer = try await task.value
+            #expect(answer.text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        }
+    }
+
+    @Test(
+        "a flood of idle connections far beyond capacity still gets every client an answer, never a reset",
+        .requires(.pythonCryptography)
+    )
+    func idleFloodIsNeverAReset() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        // A thousand connections that send nothing and never close: each is refused (503) or
+        // evicted (408) and then drains for a second. Closing them without an answer once the
+        // threads that answered refusals were all taken turned the next clients' requests into
+        // resets for that second.
+        var idle: [Int32] = []
+        defer { for connection in idle { close(connection) } }
+        // A request after every fifty of them, so some arrive while the most are draining.
+        for index in 0..<1000 {
+            idle.append(try RawConnection.dial(port: server.port))
+            guard index % 50 == 49 else { continue }
+            let answer = try await RawConnection.exchange(port: server.port, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(answer.error == nil, "the connection was reset instead of answered")
+            #expect(
+                answer.text.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n")
+                    || answer.text.hasPrefix("HTTP/1.1 404 Not Found\r\n"),
+                "\(answer.text.prefix(40).debugDescription)"
+            )
+        }
+    }
+
+    @Test("the cache is bounded by bytes and evicts the least recently used answer", .requires(.pythonCryptography))
+    func cacheBoundedByBytes() async throws {
+        let store = try await FakeAppStore()
+        // Each big_100 answer (12,012 bytes from Apple) is estimated at 24,961 bytes kept decoded, so
+        // two fit in 60,000 and a third evicts the least recently used.
+        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-bytes", "60000"])
+        for id in ["big_100_a", "big_100_b", "big_100_a", "big_100_c", "big_100_a", "big_100_b"] {
+            #expect(try await server.get("/decision?transactionId=\(id)").status == 200)
+        }
+        #expect(
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/big_100_a", "/groups/v1/currentGroups/big_100_b",
+                "/groups/v1/currentGroups/big_100_c", "/groups/v1/currentGroups/big_100_b",
+            ]
+        )
+    }
+
+    @Test("the access log escapes control characters in the request path", .requires(.pythonCryptography))
+    func accessLogIsOneLinePerRequest() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let answer = try await RawConnection.exchange(
+            port: server.port,
+            // A bare LF is refused before the log (400); ESC and the Unicode line separator are not.
+            "GET /a\u{2028}::error\u{1B}[31mfile=x\u{85} HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        #expect(answer.text.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+        var lines = server.logLines()
+        for _ in 0..<50 where lines.isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+            lines = server.logLines()
+        }
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix(#"GET /a\u2028::error\u001b[31mfile=x\u0085 404 "#) == true)
+        #expect(!lines.contains { $0.hasPrefix("::") })
+    }
+}
+
+/// Sends that fail on a closed connection return an error instead of raising SIGPIPE.
+#if canImport(Glibc)
+private let noSignal = Int32(MSG_NOSIGNAL)
+#else
+private let noSignal: Int32 = 0
+#endif
+
+/// A raw TCP connection to the server, for what URLSession will not do.
+enum RawConnection {
+    struct Outcome: Sendable {
+        var text: String
+        /// The errno that ended reading, when it ended with an error (ECONNRESET) instead of a close.
+        var error: Int32?
+    }
+
+    /// Connects to the server; with `receiveBuffer`, the socket's receive buffer is set to that
+    /// many bytes first (a small one makes a slow reader).
+    static func dial(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+        #if canImport(Glibc)
+        let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let connection = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard connection >= 0 else { throw FakeAppStoreError(message: "socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(connection, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(connection)
+            throw FakeAppStoreError(message: "connect failed")
+        }
+        return connection
+    }
+
+    /// Sends `request` on a new connection and reads until the server closes it.
+    static func exchange(port: Int, _ request: String) async throws -> Outcome {
+        try await offCooperativePool {
+            let connection = try dial(port: port)
+            defer { close(connection) }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let bytes = Array(request.utf8)
+            _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, noSignal) }
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received += chunk[..<count]
+                } else if count == 0 {
+                    return Outcome(text: String(decoding: received, as: UTF8.self))
+                } else if errno != EINTR {
+                    return Outcome(text: String(decoding: received, as: UTF8.self), error: errno)
+                }
+            }
+        }
+    }
+}
+
+/// Slow-loris clients: new connections at a steady rate, each sending one byte of a request head
+/// at a time and never finishing it.
+final class SlowLoris: @unchecked Sendable {
+    private let port: Int
+    private let connectionsPerSecond: Int
+    private let byteInterval: Duration
+    private let lock = NSLock()
+    private var stopped = false
+    private let done = DispatchSemaphore(value: 0)
+
+    init(port: Int, connectionsPerSecond: Int, byteInterval: Duration) {
+        self.port = port
+        self.connectionsPerSecond = connectionsPerSecond
+        self.byteInterval = byteInterval
+    }
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            var open: [(connection: Int32, next: ContinuousClock.Instant)] = []
+            var nextConnection = ContinuousClock.now
+            while !lock.withLock({ stopped }) {
+                let now = ContinuousClock.now
+                if now >= nextConnection, let connection = try? RawConnection.dial(port: port) {
+                    open.append((connection, now))
+                    nextConnection = now + .seconds(1) / connectionsPerSecond
+                }
+                for index in open.indices where open[index].next <= now {
+                    _ = send(open[index].connection, "G", 1, noSignal)
+                    open[index].next = now + byteInterval
+                }
+                usleep(10_000)
+            }
+            for (connection, _) in open { close(connection) }
+            done.signal()
+        }
+    }
+
+    func stop() {
+        lock.withLock { stopped = true }
+        done.wait()
+    }
+}
+
+/// Set once, read from any thread: whether a slow answer has arrived.
+private final class AnsweredFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    var isSet: Bool { lock.withLock { value } }
+
+    func set() { lock.withLock { value = true } }
+}

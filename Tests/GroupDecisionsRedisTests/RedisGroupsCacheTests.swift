@@ -1,0 +1,336 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
+
+/// The Redis store against a real `redis-server` on 127.0.0.1, and its timeouts against servers
+/// that never answer.
+@Suite("Redis groups store")
+struct RedisGroupsCacheTests {
+    static func answer(
+        _ body: String,
+        at date: Date = Date(timeIntervalSince1970: 1_700_000_000.5)
+    ) -> CachedGroupsAnswer {
+        CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
+    }
+
+    /// The milliseconds Redis gives a key still to live (-2: no such key).
+    static func millisecondsToLive(_ key: [UInt8], in store: RedisGroupsCache) async throws -> Int64? {
+        guard case .integer(let left) = try await store.call([Array("PTTL".utf8), key], "PTTL") else { return nil }
+        return left
+    }
+
+    /// Waits until `condition` holds: what Redis drops at a time to live is gone soon after it,
+    /// however late this task runs.
+    static func eventually(_ condition: () async throws -> Bool) async throws {
+        let end = ContinuousClock.now + .seconds(600)
+        while try await !condition() {
+            guard ContinuousClock.now < end else {
+                Issue.record("the condition did not hold within 600 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test(
+        "get and set: Apple's bytes and the fetch time come back; Redis drops them at the TTL",
+        .requires(.redisServer)
+    )
+    func getSetTimeToLive() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let store = try server.store()
+        let answer = Self.answer("{\"groups\":[{\"groupId\":\"g1\",\"groupType\":\"CONSUMER\"}]}")
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
+        try await store.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(600))
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
+        let left = try await Self.millisecondsToLive(store.answerKey("c1", .sandbox), in: store)
+        #expect(left.map { (1...600_000).contains($0) } == true)
+        // A second store instance (another process of the fleet) sees the same answer.
+        #expect(try await server.store().answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        // Another app's prefix does not.
+        #expect(try await server.store(prefix: "other").answer(anyTransactionID: "c1", in: .sandbox) == nil)
+        // A short time to live lapses in Redis.
+        try await store.setAnswer(answer, anyTransactionID: "c3", in: .sandbox, timeToLive: .milliseconds(100))
+        try await Self.eventually { try await store.answer(anyTransactionID: "c3", in: .sandbox) == nil }
+        let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
+        try await store.setAnswer(notFound, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await store.answer(anyTransactionID: "c2", in: .sandbox) == notFound)
+    }
+
+    @Test("a fetch lock whose holder dies expires; only the owner releases it", .requires(.redisServer))
+    func lockExpiry() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let holder = try server.store()
+        let other = try server.store()
+        #expect(
+            try await holder.acquireFetchLock(
+                anyTransactionID: "c",
+                in: .sandbox,
+                owner: "h",
+                timeToLive: .seconds(600)
+            )
+        )
+        let left = try await Self.millisecondsToLive(holder.lockKey("c", .sandbox), in: holder)
+        #expect(left.map { (1...600_000).contains($0) } == true)
+        // Taken again by its owner (a command sent twice after a lost connection): still held.
+        #expect(
+            try await holder.acquireFetchLock(
+                anyTransactionID: "c",
+                in: .sandbox,
+                owner: "h",
+                timeToLive: .seconds(600)
+            )
+        )
+        #expect(
+            !(try await other.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
+        )
+        try await other.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o")
+        #expect(
+            !(try await other.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
+        )
+        // A holder that never releases (it died): its lock lapses by itself.
+        #expect(
+            try await holder.acquireFetchLock(
+                anyTransactionID: "d",
+                in: .sandbox,
+                owner: "h",
+                timeToLive: .milliseconds(100)
+            )
+        )
+        try await Self.eventually {
+            try await other.acquireFetchLock(anyTransactionID: "d", in: .sandbox, owner: "o", timeToLive: .seconds(600))
+        }
+        // The dead holder's late release does not free the new owner's lock.
+        try await holder.releaseFetchLock(anyTransactionID: "d", in: .sandbox, owner: "h")
+        #expect(
+            !(try await holder.acquireFetchLock(
+                anyTransactionID: "d",
+                in: .sandbox,
+                owner: "h",
+                timeToLive: .seconds(5)
+            ))
+        )
+        try await other.releaseFetchLock(anyTransactionID: "d", in: .sandbox, owner: "o")
+        #expect(
+            try await holder.acquireFetchLock(anyTransactionID: "d", in: .sandbox, owner: "h", timeToLive: .seconds(5))
+        )
+    }
+
+    @Test("a 429 instant set by one store instance is seen by another, and only moves later", .requires(.redisServer))
+    func sharedRateLimitInstant() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let first = try server.store()
+        let second = try server.store()
+        let instant = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 600).rounded(.down))
+        try await first.setRateLimitedUntil(instant, for: .customerGroups, in: .sandbox)
+        try await first.setRateLimitedUntil(instant.addingTimeInterval(-10), for: .customerGroups, in: .sandbox)
+        #expect(try await second.rateLimitedUntil(.customerGroups, in: .sandbox) == instant)
+        #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
+        #expect(try await second.rateLimitedUntil(.customerGroups, in: .production) == nil)
+        // Redis drops the key at the instant.
+        let left = try await Self.millisecondsToLive(first.rateKey(.customerGroups, .sandbox), in: first)
+        #expect(left.map { (1...600_000).contains($0) } == true)
+        // An instant already past sets nothing; a near one lapses in Redis.
+        try await first.setRateLimitedUntil(Date().addingTimeInterval(-1), for: .groupMembers, in: .production)
+        #expect(try await Self.millisecondsToLive(first.rateKey(.groupMembers, .production), in: first) == -2)
+        try await first.setRateLimitedUntil(Date().addingTimeInterval(0.2), for: .groupMembers, in: .sandbox)
+        try await Self.eventually {
+            try await Self.millisecondsToLive(first.rateKey(.groupMembers, .sandbox), in: first) == -2
+        }
+        #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
+    }
+
+    @Test(
+        "invalidation: one customer in every environment, then every answer under the prefix only",
+        .requires(.redisServer)
+    )
+    func invalidation() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let store = try server.store(prefix: "app*[1]")
+        let neighbour = try server.store(prefix: "app")
+        let answer = Self.answer("{}")
+        for index in 0..<2_500 {
+            try await store.setAnswer(answer, anyTransactionID: "c\(index)", in: .sandbox, timeToLive: .seconds(60))
+        }
+        try await store.setAnswer(answer, anyTransactionID: "c0", in: .production, timeToLive: .seconds(60))
+        try await neighbour.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
+        try await store.setRateLimitedUntil(Date().addingTimeInterval(60), for: .customerGroups, in: .sandbox)
+        try await store.invalidate(anyTransactionID: "c0")
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c0", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        try await store.invalidateAll()
+        for index in [1, 1_000, 2_499] {
+            #expect(try await store.answer(anyTransactionID: "c\(index)", in: .sandbox) == nil)
+        }
+        #expect(try await neighbour.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) != nil)
+    }
+
+    @Test("two services sharing Redis: one fetch for both, and a 429 holds both back", .requires(.redisServer))
+    func servicesShareRedis() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let retryAfter = Date().addingTimeInterval(60)
+        let stub = StubAppStore(responder: { id, _ in
+            id == "limited" ? StubAppStore.tooManyRequests(until: retryAfter) : StubAppStore.consumerGroup
+        })
+        func service() throws -> GroupDecisionService {
+            var configuration = GroupDecisionService.Configuration()
+            configuration.maximumRateLimitWait = .zero
+            // A busy machine makes real calls look slow: the cache must not be skipped here.
+            configuration.sharedCacheSlowCallsInARow = 0
+            return try GroupDecisionService(
+                policies: ServiceFixtures.policies(),
+                clients: [stub.client()],
+                sharedCache: server.store(),
+                configuration: configuration
+            )
+        }
+        let first = try service()
+        let second = try service()
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        let shared = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(shared.source == .cache)
+        #expect(shared.decision.allows("family.space"))
+        let limited = await expectError { try await first.decision(anyTransactionID: "limited", environment: .sandbox) }
+        #expect(limited?.httpStatus == 429)
+        let held = await expectError { try await second.decision(anyTransactionID: "c2", environment: .sandbox) }
+        #expect(held?.code == .rateLimitExceeded)
+        #expect(held?.httpStatus == nil)
+        #expect(stub.requests == ["c1", "limited"])
+    }
+
+    @Test("single flight across processes: four services asking at once send one request", .requires(.redisServer))
+    func singleFlightAcrossServices() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let stub = StubAppStore(delay: .milliseconds(300))
+        // The waiters wait long enough for a loaded machine: with the default two seconds, a full
+        // parallel test run once outlasted them and a second request went out.
+        var configuration = GroupDecisionService.Configuration()
+        configuration.fetchLockWait = .seconds(20)
+        configuration.sharedCacheSlowCallsInARow = 0
+        let services = try (0..<4).map { _ in
+            try GroupDecisionService(
+                policies: ServiceFixtures.policies(),
+                clients: [stub.client()],
+                sharedCache: server.store(timeout: .seconds(10)),
+                configuration: configuration
+            )
+        }
+        let sources = try await withThrowingTaskGroup(of: ServedDecision.Source.self) { group in
+            for service in services {
+                group.addTask { try await service.decision(anyTransactionID: "c1", environment: .sandbox).source }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(stub.requests == ["c1"])
+        #expect(sources.filter { $0 == .live }.count == 1)
+        #expect(sources.filter { $0 == .cache }.count == 3)
+    }
+
+    @Test("a server that accepts and never answers: every call fails within its timeout")
+    func silentServer() async throws {
+        let silent = try LoopbackSocket(listening: ())
+        let store = try RedisGroupsCache(
+            host: "127.0.0.1",
+            port: silent.port,
+            keyPrefix: "test",
+            timeout: .milliseconds(200)
+        )
+        defer { store.close() }
+        // Nothing but the deadline can end these calls: the server never answers.
+        let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
+        #expect(error?.code == .sharedCacheFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:\(silent.port): GET answer: timed out waiting for a reply")
+        let lockError = await expectError {
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(1))
+        }
+        #expect(lockError?.code == .sharedCacheFailure)
+        #expect(
+            lockError?.message == "Redis at 127.0.0.1:\(silent.port): EVAL acquire-lock: timed out waiting for a reply"
+        )
+        // Each timed-out connection was closed: its reply could still come.
+        #expect(store.pool.statistics.connectionsDiscarded == 2)
+    }
+
+    @Test("nothing listening: a store failure at once, naming the server")
+    func refused() async throws {
+        let port = try LoopbackSocket.freePort()
+        let store = try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: "test")
+        let error = await expectError { try await store.invalidate(anyTransactionID: "c") }
+        #expect(error?.code == .sharedCacheFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:\(port): EVAL invalidate: cannot connect: Connection refused")
+    }
+
+    @Test("a stopped server fails the next call with a store failure", .requires(.redisServer))
+    func reconnects() async throws {
+        let server = try await RedisServer.start()
+        let store = try server.store()
+        try await store.setAnswer(Self.answer("{}"), anyTransactionID: "c", in: .sandbox, timeToLive: .seconds(60))
+        server.stop()
+        let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
+        #expect(error?.code == .sharedCacheFailure)
+    }
+
+    @Test("invalid configurations are refused before anything is sent")
+    func invalidConfiguration() {
+        for (host, port, prefix, timeout) in [
+            ("", 6379, "p", Duration.seconds(1)), ("h", 0, "p", .seconds(1)), ("h", 70_000, "p", .seconds(1)),
+            ("h", 6379, "", .seconds(1)), ("h", 6379, "p", .zero),
+        ] {
+            #expect(throws: AppStoreGroupsError.self) {
+                try RedisGroupsCache(host: host, port: port, keyPrefix: prefix, timeout: timeout)
+            }
+        }
+        for connections in [0, 1_025] {
+            #expect(throws: AppStoreGroupsError.self) {
+                try RedisGroupsCache(host: "h", port: 6379, keyPrefix: "p", maximumConnections: connections)
+            }
+        }
+        #expect(throws: AppStoreGroupsError.self) {
+            try RedisGroupsCache(host: "h", port: 6379, keyPrefix: "p", maximumClockSkew: .milliseconds(-1))
+        }
+        let defaults = try? RedisGroupsCache(host: "h", port: 6379, keyPrefix: "p")
+        #expect(defaults?.maximumConnections == 32)
+        #expect(defaults?.maximumClockSkew == .seconds(5))
+    }
+
+    @Test("RESP replies: every type, partial input, and bounds on what a server may send")
+    func parser() throws {
+        let parser = RESPParser(maximumBulkBytes: 10, maximumArrayCount: 3)
+        func parse(_ text: String) throws -> RESPReply? { try parser.parse(Array(text.utf8)[...])?.0 }
+        #expect(try parse("+OK\r\n") == .simple("OK"))
+        #expect(try parse("-ERR no\r\n") == .error("ERR no"))
+        #expect(try parse(":42\r\n") == .integer(42))
+        #expect(try parse("$3\r\nabc\r\n") == .bulk(Array("abc".utf8)))
+        #expect(try parse("$-1\r\n") == .bulk(nil))
+        #expect(try parse("*2\r\n$1\r\n0\r\n*0\r\n") == .array([.bulk(Array("0".utf8)), .array([])]))
+        #expect(try parse("$3\r\nab") == nil)
+        #expect(try parse("*2\r\n:1\r\n") == nil)
+        #expect(throws: RESPParser.Failure.tooLarge("a value of 11 bytes (the limit is 10)")) { try parse("$11\r\n") }
+        #expect(throws: RESPParser.Failure.self) { try parse("*4\r\n") }
+        #expect(throws: RESPParser.Failure.tooLarge("an array of 4 elements (the limit is 3)")) { try parse("*4\r\n") }
+        #expect(try parse("*-1\r\n") == .array(nil))
+        #expect(throws: RESPParser.Failure.malformed("a negative bulk length")) { try parse("$-2\r\n") }
+        #expect(throws: RESPParser.Failure.malformed("a negative array length")) { try parse("*-2\r\n") }
+        #expect(throws: RESPParser.Failure.self) { try parse("?x\r\n") }
+        #expect(throws: RESPParser.Failure.self) { try parse("$3\r\nabcd\r\n") }
+        #expect(throws: RESPParser.Failure.self) { try parse(":" + String(repeating: "9", count: 30) + "\r\n") }
+        #expect(
+            RESPReply.command([Array("GET".utf8), Array("k".utf8)]) == Array("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n".utf8)
+        )
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import GroupPolicyBasics
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
+
+/// Attempts on the rule that a decision joins a fetch under way only if it began less than the
+/// invalidation check interval ago: more requests to Apple than one flight per customer, and a
+/// replaced flight that an invalidation through its own process no longer reaches.
+@Suite("Decision service: the flight join rule under attack")
+struct FlightJoinAdversaryTests {
+    static let family = FleetInvalidationTests.family
+    static let none = FleetInvalidationTests.none
+    static let key = CustomerKey(environment: .sandbox, customerID: "c")
+
+    /// The shared cache's calls a failing cache fails (the fleet budget and the 429 gate aside).
+    static let cacheCalls: Set<String> = [
+        "answer", "invalidationCount", "setAnswer", "setAnswerIfGeneration", "invalidationGeneration",
+        "acquireFetchLock", "releaseFetchLock",
+    ]
+
+    // MARK: A replaced flight and the invalidations after it
+
+    /// Starts a flight for `key`, then one that replaces it (the first began more than a second
+    /// before the instant the second names): the first flight's ticket, its task's gate still shut.
+    static func replacedFlight(
+        _ flights: SingleFlight<Int>,
+        clock: ManualClock,
+        gate: Gate
+    ) async throws -> (old: FlightTicket, tasks: [Task<Int, any Error>]) {
+        let tickets = Locked<[FlightTicket]>([])
+        let body = { @Sendable () async throws(AppStoreGroupsError) -> Int in
+            let count = tickets.withLock { tickets in
+                if let ticket = FlightTicket.current { tickets.append(ticket) }
+                return tickets.count
+            }
+            await gate.wait()
+            return count
+        }
+        let first = Task { try await flights.run(Self.key, body) }
+        while tickets.withLock({ $0.count }) < 1 { await Task.yield() }
+        clock.advance(by: .seconds(2))
+        let since = clock.date.addingTimeInterval(-1)
+        let second = Task { try await flights.run(Self.key, joiningFlightsSince: since, body) }
+        while tickets.withLock({ $0.count }) < 2 { await Task.yield() }
+        let old = try #require(tickets.withLock { $0.first })
+        return (old, [first, second])
+    }
+
+    @Test(
+        "a flight replaced by a newer one is still overtaken by the customer's, everyone's and its group's invalidation",
+        arguments: ["customer", "all", "group"]
+    )
+    func replacedFlightStillOvertaken(_ which: String) async throws {
+        let clock = ManualClock()
+        let flights = SingleFlight<Int>(now: clock.now)
+        let gate = Gate()
+        let (old, tasks) = try await Self.replacedFlight(flights, clock: clock, gate: gate)
+        switch which {
+        case "customer": flights.invalidate(customerID: "c")
+        case "all": flights.invalidateAll()
+        default: flights.invalidate(groupID: "g1")
+        }
+        let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: clock.date)
+        #expect(old.overtakes(answer, decoded: Self.family))
+        gate.open()
+        #expect(try await tasks[0].value == 1)
+        #expect(try await tasks[1].value == 2)
+    }
+
+    @Test("a replaced flight that ended is forgotten: an invalidation after it reaches the flight under way only")
+    func replacedFlightForgottenOnceEnded() async throws {
+        let clock = ManualClock()
+        let flights = SingleFlight<Int>(now: clock.now)
+        let gate = Gate()
+        let (old, tasks) = try await Self.replacedFlight(flights, clock: clock, gate: gate)
+        gate.open()
+        #expect(try await tasks[0].value == 1)
+        #expect(try await tasks[1].value == 2)
+        // Both ended: a new flight is the only one an invalidation marks.
+        flights.invalidate(customerID: "c")
+        let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: clock.date)
+        #expect(old.overtakes(answer, decoded: Self.family) == false)
+        let next = try await flights.run(Self.key) { () throws(AppStoreGroupsError) in 7 }
+        #expect(next == 7)
+    }
+
+    @Test(
+        "a fetch begun over an interval before a decision, then overtaken by this process's invalidation, answers neither it nor a later one when the shared cache fails",
+        .timeLimit(.minutes(1))
+    )
+    func replacedFlightNotKeptAfterOwnInvalidation() async throws {
+        let clock = ManualClock()
+        let through = ForwardingGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
+        let apple = StaticGroupsSource(["c": Self.family])
+        let gated = GatedGroupsSource(apple)
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: gated,
+            sharedCache: through,
+            configuration: FleetInvalidationTests.configuration,
+            timeSource: clock.timeSource
+        )
+        gated.close()
+        let first = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
+        try await gated.waitForCalls(1)
+        // A decision more than an interval later joins the fetch, and takes its answer only as a copy
+        // the invalidation count confirms.
+        clock.advance(by: .milliseconds(300))
+        let second = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
+        // Time for the decision to reach the flight.
+        try await Task.sleep(for: .milliseconds(100))
+        apple.setAnswer(Self.none, for: "c")
+        try await service.invalidate(anyTransactionID: "c")
+        // The shared cache fails from then on; the fetches answer (Apple's state when they arrived).
+        through.fail(Self.cacheCalls)
+        gated.open()
+        #expect(try await first.value.decision.capabilities.sorted() == ServiceFixtures.familyCapabilities)
+        // The fetch was overtaken and kept nowhere: the second decision fetched again.
+        let secondServed = try await second.value
+        #expect(secondServed.decision.capabilities.sorted() == [])
+        #expect(secondServed.source == .live)
+        // Begun after the invalidation returned: served the second decision's answer.
+        let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.decision.capabilities.sorted() == [])
+        #expect(served.source == .cache)
+        #expect(apple.callCount == 2)
+    }
+
+    // MARK: Requests to Apple
+
+    /// Decisions for one customer, `count` of them `spacing` apart on `clock` (advanced by hand,
+    /// after each decision reached its flight), while Apple holds its answers: how many requests
+    /// reached Apple once it answers.
+    static func requestsForSlowFetch(
+        shared: (any SharedGroupsCache)?,
+        clock: ManualClock,
+        count: Int,
+        spacing: Duration,
+        configuration: GroupDecisionService.Configuration = FleetInvalidationTests.configuration
+    ) async throws -> (calls: Int, capabilities: [[String]]) {
+        let apple = StaticGroupsSource(["c": Self.family])
+        let gated = GatedGroupsSource(apple)
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: gated,
+            sharedCache: shared,
+            configuration: configuration,
+            timeSource: clock.timeSource
+        )
+        gated.close()
+        var decisions: [Task<ServedDecision, any Error>] = []
+        decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+        try await gated.waitForCalls(1)
+        for _ in 1..<count {
+            clock.advance(by: spacing)
+            decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+            // Time for the decision to reach a flight (or Apple).
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        gated.open()
+        var capabilities: [[String]] = []
+        for decision in decisions { capabilities.append(try await decision.value.decision.capabilities.sorted()) }
+        return (apple.callCount, capabilities)
+    }
+
+    @Test("without a shared cache, decisions arriving over several intervals share one request to Apple")
+    func slowFetchWithoutSharedCache() async throws {
+        let result = try await Self.requestsForSlowFetch(
+            shared: nil,
+            clock: ManualClock(),
+            count: 5,
+            spacing: .milliseconds(300)
+        )
+        #expect(result.calls == 1)
+        #expect(result.capabilities == Array(repeating: ServiceFixtures.familyCapabilities, count: 5))
+    }
+
+    @Test(
+        "with a healthy shared cache, decisions arriving over several intervals while Apple is slower than the fetch lock wait send Apple one request",
+        .timeLimit(.minutes(1))
+    )
+    func slowFetchOutlastingLockWait() async throws {
+        let clock = ManualClock()
+        let result = try await Self.requestsForSlowFetch(
+            shared: ForwardingGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true),
+            clock: clock,
+            count: 5,
+            spacing: .milliseconds(300)
+        )
+        #expect(result.capabilities == Array(repeating: ServiceFixtures.familyCapabilities, count: 5))
+        #expect(result.calls == 1)
+    }
+
+    @Test(
+        "with the shared cache failing, decisions arriving over several intervals send Apple one request",
+        .timeLimit(.minutes(1))
+    )
+    func slowFetchSharedCacheFailing() async throws {
+        let clock = ManualClock()
+        let through = ForwardingGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
+        through.fail(Self.cacheCalls)
+        let result = try await Self.requestsForSlowFetch(
+            shared: through,
+            clock: clock,
+            count: 5,
+            spacing: .milliseconds(300)
+        )
+        #expect(result.capabilities == Array(repeating: ServiceFixtures.familyCapabilities, count: 5))
+        #expect(result.calls == 1)
+    }
+
+    @Test(
+        "on the real clock, with a fetch lock wait of 300 ms, decisions over a second of a slow fetch send Apple one request",
+        .timeLimit(.minutes(1))
+    )
+    func slowFetchRealClock() async throws {
+        var configuration = FleetInvalidationTests.configuration
+        configuration.fetchLockWait = .milliseconds(300)
+        let apple = StaticGroupsSource(["c": Self.family])
+        let gated = GatedGroupsSource(apple)
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: gated,
+            sharedCache: InMemoryGroupsCache(),
+            configuration: configuration
+        )
+        gated.close()
+        var decisions: [Task<ServedDecision, any Error>] = []
+        decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+        try await gated.waitForCalls(1)
+        for _ in 0..<3 {
+            try await Task.sleep(for: .milliseconds(400))
+            decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+        }
+        try await gated.waitForCalls(1)
+        gated.open()
+        for decision in decisions {
+            let capabilities = try await decision.value.decision.capabilities.sorted()
+            #expect(capabilities == ServiceFixtures.familyCapabilities)
+        }
+        #expect(apple.callCount == 1)
+    }
+}

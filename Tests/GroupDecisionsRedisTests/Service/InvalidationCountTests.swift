@@ -1,0 +1,284 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
+
+/// The shared cache's invalidation count: a process serves its own copy of an answer only while a
+/// recent reading of the count confirms it, so an invalidation through any process has reached
+/// every process when it returns.
+@Suite("Decision service: an invalidation reaches every process before it returns")
+struct InvalidationCountTests {
+    /// The customer's answer before and after Apple changed it.
+    static let before = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
+    static let after = GetCustomerGroupsResponse(groups: [])
+
+    /// The three invalidations, by name.
+    enum Invalidation: String, CaseIterable, Sendable {
+        case customer, group, all
+
+        func run(on service: GroupDecisionService) async throws {
+            switch self {
+            case .customer: try await service.invalidate(anyTransactionID: "c")
+            case .group: try await service.invalidate(groupID: "g1")
+            case .all: try await service.invalidateAll()
+            }
+        }
+    }
+
+    /// Service A (with its own source) decides a customer twice, service B invalidates, and A decides
+    /// again at once: what A's source was asked, and A's answers.
+    static func invalidatedThroughAnother(
+        _ invalidation: Invalidation,
+        storeA: any SharedGroupsCache,
+        storeB: any SharedGroupsCache
+    ) async throws -> (callsBefore: Int, callsAfter: Int, sources: [String], capabilities: [String]) {
+        let sourceA = StaticGroupsSource(["c": before])
+        let sourceB = StaticGroupsSource(["c": before])
+        let serviceA = try FleetInvalidationTests.service(sourceA, shared: storeA)
+        let serviceB = try FleetInvalidationTests.service(sourceB, shared: storeB)
+        var sources: [String] = []
+        sources.append(try await serviceA.decision(anyTransactionID: "c", environment: .sandbox).source.name)
+        sources.append(try await serviceA.decision(anyTransactionID: "c", environment: .sandbox).source.name)
+        let callsBefore = sourceA.callCount
+        // Apple changes the customer's groups; the notification reaches service B.
+        sourceA.setAnswer(after, for: "c")
+        sourceB.setAnswer(after, for: "c")
+        try await invalidation.run(on: serviceB)
+        let served = try await serviceA.decision(anyTransactionID: "c", environment: .sandbox)
+        sources.append(served.source.name)
+        return (callsBefore, sourceA.callCount, sources, served.decision.capabilities.sorted())
+    }
+
+    @Test(
+        "an invalidation through server B has reached server A when it returns (real redis-server)",
+        .requires(.redisServer),
+        arguments: Invalidation.allCases
+    )
+    func reachesEveryServerRedis(_ invalidation: Invalidation) async throws {
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (storeA, storeB) = try fleet.pair(prefix: "fleet")
+        let result = try await Self.invalidatedThroughAnother(invalidation, storeA: storeA, storeB: storeB)
+        // A fetched once and served its own copy; after B's invalidation A fetched again, at once.
+        #expect(result.callsBefore == 1)
+        #expect(result.sources == ["live", "cache", "live"])
+        #expect(result.callsAfter == 2)
+        #expect(result.capabilities == [])
+        // One invalidation, on a count that started at a random base (see the adversary tests).
+        let bases = RedisGroupsCache.invalidationCountBases
+        let count = try #require(try await storeA.invalidationCount())
+        #expect(((bases.lowerBound + 1)...bases.upperBound).contains(count))
+        #expect(
+            try await storeA.call([Array("GET".utf8), Array("fleet:invalidations".utf8)], "GET")
+                == .bulk(Array(String(count).utf8))
+        )
+    }
+
+    @Test(
+        "an invalidation through one service has reached another sharing an in-memory cache when it returns",
+        arguments: Invalidation.allCases
+    )
+    func reachesEveryServiceInMemory(_ invalidation: Invalidation) async throws {
+        let shared = InMemoryGroupsCache()
+        let result = try await Self.invalidatedThroughAnother(invalidation, storeA: shared, storeB: shared)
+        #expect(result.sources == ["live", "cache", "live"])
+        #expect(result.callsAfter == 2)
+        #expect(result.capabilities == [])
+        #expect(try await shared.invalidationCount() == 1)
+    }
+
+    @Test(
+        "every invalidation adds one to the count, in the script that forgets the answers (real redis-server)",
+        .requires(.redisServer)
+    )
+    func redisCountsEachInvalidation() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let store = try server.store(prefix: "count")
+        defer { store.close() }
+        let key = Array("count:invalidations".utf8)
+        #expect(try await store.invalidationCount() == 0)
+        try await store.invalidate(anyTransactionID: "c1")
+        // The first invalidation starts the count at a random base, then counts one.
+        let base = try #require(try await store.invalidationCount()) - 1
+        #expect(RedisGroupsCache.invalidationCountBases.contains(base))
+        #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(base + 1).utf8)))
+        try await store.invalidate(groupID: "g1")
+        #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(base + 2).utf8)))
+        try await store.invalidateAll()
+        #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(base + 3).utf8)))
+        try await store.invalidate(anyTransactionID: "c1")
+        #expect(try await store.invalidationCount() == base + 4)
+        // Kept without expiry: a count that lapsed would read as an earlier one.
+        #expect(try await store.call([Array("PTTL".utf8), key], "PTTL") == .integer(-1))
+        // Read with an answer in one step.
+        let answer = CachedGroupsAnswer(
+            kind: .groups,
+            body: Array(#"{"groups":[]}"#.utf8),
+            fetchedAt: Date(timeIntervalSince1970: 1_700_000_000)
+        )
+        try await store.setAnswer(answer, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(60))
+        let read = try await store.answerAndInvalidationCount(anyTransactionID: "c2", in: .sandbox)
+        #expect(read.answer == answer)
+        #expect(read.invalidationCount == base + 4)
+    }
+
+    @Test(
+        "a count that is not a number is a store failure; the hit falls back to the shared answer (real redis-server)",
+        .requires(.redisServer)
+    )
+    func malformedCount() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let clock = ManualClock(Date())
+        let store = try server.store(prefix: "bad", now: clock.now)
+        defer { store.close() }
+        var configuration = FleetInvalidationTests.configuration
+        configuration.sharedCacheRetryInterval = .zero
+        let source = StaticGroupsSource(["c": Self.before])
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: source,
+            sharedCache: store,
+            configuration: configuration,
+            timeSource: clock.timeSource
+        )
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        _ = try await store.call([Array("SET".utf8), Array("bad:invalidations".utf8), Array("x1".utf8)], "SET")
+        let error = await expectError { _ = try await store.invalidationCount() }
+        #expect(error?.code == .sharedCacheFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:\(server.port): GET invalidations: an unexpected value")
+        let both = await expectError {
+            _ = try await store.answerAndInvalidationCount(anyTransactionID: "c", in: .sandbox)
+        }
+        #expect(both?.message == "Redis at 127.0.0.1:\(server.port): MGET answer invalidations: an unexpected array")
+        // Another answer in the shared cache, written without an invalidation: the hit past the
+        // check interval cannot read the count, so it reads the shared answer, and serves that one.
+        try await store.setAnswer(
+            CachedGroupsAnswer(kind: .groups, body: Array(#"{"groups":[]}"#.utf8), fetchedAt: clock.date),
+            anyTransactionID: "c",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        clock.advance(by: configuration.invalidationCheckInterval)
+        let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.source == .cache)
+        #expect(served.decision.capabilities.sorted() == [])
+        #expect(source.callCount == 1)
+        // No invalidation can complete while the count is not a number.
+        let refused = await expectError { try await service.invalidate(anyTransactionID: "c") }
+        #expect(refused?.code == .sharedCacheFailure)
+        #expect(
+            refused?.message
+                == "Redis at 127.0.0.1:\(server.port): EVAL invalidate: the server answered with an error (ERR)"
+        )
+    }
+
+    @Test(
+        "while the shared cache cannot be read, this process's copies are served as before (real redis-server)",
+        .requires(.redisServer)
+    )
+    func storeDown() async throws {
+        let server = try await RedisServer.start()
+        let clock = ManualClock(Date())
+        let store = try server.store(prefix: "down", now: clock.now)
+        defer { store.close() }
+        let source = StaticGroupsSource(["c": Self.before])
+        let service = try FleetInvalidationTests.clockedService(source, shared: store, clock: clock)
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        server.stop()
+        clock.advance(by: service.configuration.invalidationCheckInterval)
+        let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.source == .cache)
+        #expect(served.decision.capabilities.sorted() == ServiceFixtures.familyCapabilities)
+        #expect(source.callCount == 1)
+        // An invalidation cannot complete meanwhile.
+        let error = await expectError { try await service.invalidate(groupID: "g1") }
+        #expect(error?.code == .sharedCacheFailure)
+    }
+
+    @Test(
+        "a hit within the check interval makes no round trip; one after it reads the count alone (real redis-server)",
+        .requires(.redisServer)
+    )
+    func hitRoundTrips() async throws {
+        let fleet = try await RedisFleet.start(proxyDelay: .zero)
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
+        let clock = ManualClock(Date())
+        let store = try fleet.store(prefix: "trips", timeout: .seconds(30), now: clock.now)
+        let source = StaticGroupsSource(["c": Self.before])
+        let service = try FleetInvalidationTests.clockedService(source, shared: store, clock: clock)
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        #expect(proxy.roundTrips == 5)
+        for _ in 0..<3 {
+            #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
+        }
+        #expect(proxy.roundTrips == 5)
+        clock.advance(by: service.configuration.invalidationCheckInterval)
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
+        #expect(proxy.roundTrips == 6)
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
+        #expect(proxy.roundTrips == 6)
+        #expect(source.callCount == 1)
+    }
+
+    @Test("the check interval is validated: positive, at most the local time to live")
+    func configurationValidation() throws {
+        let policies = try ServiceFixtures.policies()
+        func problem(_ configure: (inout GroupDecisionService.Configuration) -> Void) -> String? {
+            var configuration = GroupDecisionService.Configuration()
+            configure(&configuration)
+            do {
+                _ = try GroupDecisionService(
+                    policies: policies,
+                    source: StaticGroupsSource([:]),
+                    configuration: configuration
+                )
+                return nil
+            } catch {
+                #expect(error.code == .invalidConfiguration)
+                return error.message
+            }
+        }
+        #expect(GroupDecisionService.Configuration().invalidationCheckInterval == .milliseconds(250))
+        #expect(problem { $0.invalidationCheckInterval = .zero } == "the invalidation check interval must be positive")
+        #expect(
+            problem { $0.invalidationCheckInterval = .milliseconds(-1) }
+                == "the invalidation check interval must be positive"
+        )
+        #expect(
+            problem { $0.invalidationCheckInterval = .milliseconds(5_001) }
+                == "the invalidation check interval must be at most the local time to live"
+        )
+        #expect(problem { $0.invalidationCheckInterval = .seconds(5) } == nil)
+        // Nothing is kept here with a local time to live of zero: any positive interval will do.
+        #expect(problem { $0.localTimeToLive = .zero } == nil)
+    }
+
+    @Test("an invalidation waits the check interval on the service's clock; none without a shared cache")
+    func invalidationWaits() async throws {
+        let clock = ManualClock()
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let source = StaticGroupsSource(["c": Self.before])
+        let service = try FleetInvalidationTests.clockedService(source, shared: shared, clock: clock)
+        try await service.invalidate(anyTransactionID: "c")
+        try await service.invalidate(groupID: "g1")
+        try await service.invalidateAll()
+        #expect(clock.sleeps == Array(repeating: .milliseconds(250), count: 3))
+        let alone = ManualClock()
+        let solo = try FleetInvalidationTests.clockedService(source, shared: nil, clock: alone)
+        try await solo.invalidate(anyTransactionID: "c")
+        #expect(alone.sleeps == [])
+        // A shared cache that keeps no count: no wait, as before the count existed.
+        let legacy = ManualClock()
+        let old = try FleetInvalidationTests.clockedService(source, shared: ForwardingGroupsCache(), clock: legacy)
+        try await old.invalidate(anyTransactionID: "c")
+        #expect(legacy.sleeps == [])
+    }
+}

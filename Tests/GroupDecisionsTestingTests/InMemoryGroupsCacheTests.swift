@@ -1,0 +1,230 @@
+import AppStoreGroups
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+@testable import GroupDecisions
+
+/// The in-process store: expiry, the byte bound with least-recently-used eviction, locks, the 429
+/// instant and invalidation.
+@Suite("In-memory groups store")
+struct InMemoryGroupsCacheTests {
+    static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
+        CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
+    }
+
+    @Test("an answer is kept until its time to live passes, per environment")
+    func timeToLive() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsCache(now: clock.now)
+        let answer = Self.answer("{\"groups\":[]}", at: clock.date)
+        try await store.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
+        clock.advance(by: .seconds(59))
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        clock.advance(by: .seconds(1))
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
+        #expect(store.count == 0)
+        #expect(store.costBytes == 0)
+    }
+
+    @Test("the byte bound evicts the least recently used answers first")
+    func byteBoundEviction() async throws {
+        let clock = ManualClock()
+        // One array of bytes for every answer: an array's capacity is what the allocator gave it,
+        // which for the same request can differ by a block between allocations, and the cost
+        // counts capacity.
+        let body = Array(String(repeating: "x", count: 100).utf8)
+        func answer() -> CachedGroupsAnswer { CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
+        let cost = MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0")
+        // The bookkeeping, then the body's array: a 32-byte header and 100 bytes in a 144-byte block.
+        #expect(cost == 1_024 + 144)
+        let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
+        for id in ["c0", "c1", "c2"] {
+            try await store.setAnswer(answer(), anyTransactionID: id, in: .sandbox, timeToLive: .seconds(60))
+        }
+        #expect(store.costBytes == 3 * cost)
+        // Reading c0 makes c1 the least recently used.
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) != nil)
+        try await store.setAnswer(answer(), anyTransactionID: "c3", in: .sandbox, timeToLive: .seconds(60))
+        #expect(store.count == 3)
+        #expect(store.costBytes == 3 * cost)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
+        for id in ["c0", "c2", "c3"] {
+            #expect(try await store.answer(anyTransactionID: id, in: .sandbox) != nil)
+        }
+        // One answer twice the size pushes out the two least recently used.
+        let big = String(repeating: "y", count: 100 + cost / 2)
+        try await store.setAnswer(
+            Self.answer(big, at: clock.date),
+            anyTransactionID: "c4",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c2", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c3", in: .sandbox) != nil)
+        #expect(try await store.answer(anyTransactionID: "c4", in: .sandbox) != nil)
+        #expect(store.costBytes <= 3 * cost)
+    }
+
+    @Test("20,000 seeded operations keep the recency list, the byte count and expiry equal to a plain model")
+    func matchesModel() async throws {
+        let clock = ManualClock()
+        // One array of bytes for every answer: an array's capacity is what the allocator gave it,
+        // which for the same request can differ by a block between allocations, and the cost
+        // counts capacity.
+        let body = Array(String(repeating: "x", count: 100).utf8)
+        func answer() -> CachedGroupsAnswer { CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
+        let cost = MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0")
+        let store = InMemoryGroupsCache(capacityBytes: 5 * cost, now: clock.now)
+        // The model: customers from least to most recently used, with when each expires.
+        var model: [(id: String, expires: Date)] = []
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        /// Reads a customer from the model as the store does: expired is removed, alive becomes newest.
+        func modelRead(_ id: String) -> Bool {
+            guard let index = model.firstIndex(where: { $0.id == id }) else { return false }
+            let entry = model.remove(at: index)
+            guard clock.date < entry.expires else { return false }
+            model.append(entry)
+            return true
+        }
+        for step in 0..<20_000 {
+            let id = "c\(next(9))"
+            switch next(10) {
+            case 0...3:
+                let timeToLive = 10 + next(30)
+                try await store.setAnswer(
+                    answer(),
+                    anyTransactionID: id,
+                    in: .sandbox,
+                    timeToLive: .seconds(timeToLive)
+                )
+                model.removeAll { $0.id == id }
+                if model.count == 5 { model.removeFirst() }
+                model.append((id, clock.date.addingTimeInterval(Double(timeToLive))))
+            case 4...7:
+                let found = try await store.answer(anyTransactionID: id, in: .sandbox) != nil
+                #expect(found == modelRead(id), "step \(step): read \(id)")
+            case 8:
+                try await store.invalidate(anyTransactionID: id)
+                model.removeAll { $0.id == id }
+            default:
+                clock.advance(by: .seconds(next(5)))
+            }
+            #expect(store.count == model.count, "step \(step)")
+            #expect(store.costBytes == model.count * cost, "step \(step)")
+            if step % 1_000 == 999 {
+                for id in (0..<9).map({ "c\($0)" }) {
+                    let found = try await store.answer(anyTransactionID: id, in: .sandbox) != nil
+                    #expect(found == modelRead(id), "step \(step): read \(id)")
+                }
+            }
+        }
+    }
+
+    @Test("an answer larger than the whole capacity is not kept, and evicts nothing")
+    func oversizedAnswer() async throws {
+        let clock = ManualClock()
+        // The small answer costs 1,024 + 48 bytes; the huge one 1,024 + 1,040, over the capacity.
+        let store = InMemoryGroupsCache(capacityBytes: 2_000, now: clock.now)
+        try await store.setAnswer(
+            Self.answer("{}", at: clock.date),
+            anyTransactionID: "small",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        let huge = String(repeating: "z", count: 1_000)
+        try await store.setAnswer(
+            Self.answer(huge, at: clock.date),
+            anyTransactionID: "huge",
+            in: .sandbox,
+            timeToLive: .seconds(60)
+        )
+        #expect(try await store.answer(anyTransactionID: "huge", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "small", in: .sandbox) != nil)
+    }
+
+    @Test("a fetch lock has one holder until it is released or expires")
+    func fetchLock() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsCache(now: clock.now)
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
+        )
+        #expect(
+            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        )
+        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
+        #expect(
+            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        )
+        // The holder dies: the lock expires.
+        clock.advance(by: .seconds(5))
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5))
+        )
+        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
+        )
+    }
+
+    @Test("the rate-limit instant only moves later, and lapses at the instant")
+    func rateLimitInstant() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsCache(now: clock.now)
+        let later = clock.date.addingTimeInterval(10)
+        try await store.setRateLimitedUntil(later, for: .customerGroups, in: .sandbox)
+        try await store.setRateLimitedUntil(clock.date.addingTimeInterval(3), for: .customerGroups, in: .sandbox)
+        #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) == later)
+        #expect(try await store.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
+        #expect(try await store.rateLimitedUntil(.customerGroups, in: .production) == nil)
+        clock.advance(by: .seconds(10))
+        #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) == nil)
+    }
+
+    @Test("invalidation by customer (every environment) and of everything")
+    func invalidation() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsCache(now: clock.now)
+        let answer = Self.answer("{}", at: clock.date)
+        for id in ["a", "b"] {
+            for environment in [StoreEnvironment.sandbox, .production] {
+                try await store.setAnswer(answer, anyTransactionID: id, in: environment, timeToLive: .seconds(60))
+            }
+        }
+        try await store.invalidate(anyTransactionID: "a")
+        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "a", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "b", in: .production) == answer)
+        try await store.invalidateAll()
+        #expect(try await store.answer(anyTransactionID: "b", in: .sandbox) == nil)
+        #expect(store.count == 0)
+        #expect(store.costBytes == 0)
+    }
+
+    @Test("the shared-store encoding keeps kind, millisecond fetch time and bytes, and refuses others")
+    func encoding() throws {
+        let answer = CachedGroupsAnswer(
+            kind: .groups,
+            body: Array("{\"groups\":[]}".utf8),
+            fetchedAt: Date(timeIntervalSince1970: 1_800_000_000.123)
+        )
+        let decoded = try #require(CachedGroupsAnswer(encoded: answer.encoded()))
+        #expect(decoded.body == answer.body)
+        #expect(decoded.kind == .groups)
+        #expect(decoded.fetchedAtMilliseconds == 1_800_000_000_123)
+        let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
+        #expect(CachedGroupsAnswer(encoded: notFound.encoded())?.kind == .notFound)
+        #expect(CachedGroupsAnswer(encoded: Array("{\"groups\":[]}".utf8)) == nil)
+        #expect(CachedGroupsAnswer(encoded: Array(answer.encoded().prefix(12))) == nil)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+
+@Suite("Freshness policy: one timeline for every window, with no clock, cache or service")
+struct FreshnessPolicyTests {
+    /// Time to live 300 s, refresh after 225 s (spread 30 s), stale-if-error 60 s, maximum staleness
+    /// 3,300 s (nothing served past an hour), negative answers 30 s.
+    static let policy: FreshnessPolicy = {
+        var policy = FreshnessPolicy(timeToLive: .seconds(300))
+        policy.staleIfError = .seconds(60)
+        return policy
+    }()
+
+    static let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        var kind: CachedGroupsAnswer.Kind
+        var age: Double
+        var circumstance: FreshnessPolicy.Circumstance = .normal
+        var draw: Double = 0
+        var expected: FreshnessPolicy.Verdict
+        var testDescription: String { "\(kind) at \(age) s, \(circumstance), draw \(draw) → \(expected)" }
+    }
+
+    static let rows: [Row] = [
+        Row(kind: .groups, age: 0, expected: .fresh),
+        Row(kind: .groups, age: 224.999, expected: .fresh),
+        Row(kind: .groups, age: 225, expected: .refreshDue),
+        Row(kind: .groups, age: 239.999, draw: 0.5, expected: .fresh),
+        Row(kind: .groups, age: 240, draw: 0.5, expected: .refreshDue),
+        Row(kind: .groups, age: 299.999, draw: 1, expected: .refreshDue),
+        Row(kind: .groups, age: 299.999, circumstance: .budgetShort, expected: .refreshDue),
+        Row(kind: .groups, age: 300, expected: .expired),
+        Row(kind: .groups, age: 300, circumstance: .budgetShort, expected: .stale(.budget)),
+        Row(kind: .groups, age: 3599.999, circumstance: .budgetShort, expected: .stale(.budget)),
+        Row(kind: .groups, age: 3600, circumstance: .budgetShort, expected: .expired),
+        Row(kind: .groups, age: 300, circumstance: .fetchFailed, expected: .stale(.error)),
+        Row(kind: .groups, age: 359.999, circumstance: .fetchFailed, expected: .stale(.error)),
+        Row(kind: .groups, age: 360, circumstance: .fetchFailed, expected: .expired),
+        Row(kind: .notFound, age: 0, expected: .fresh),
+        Row(kind: .notFound, age: 29.999, circumstance: .budgetShort, expected: .fresh),
+        Row(kind: .notFound, age: 30, expected: .expired),
+        Row(kind: .notFound, age: 30, circumstance: .budgetShort, expected: .expired),
+        Row(kind: .notFound, age: 30, circumstance: .fetchFailed, expected: .expired),
+    ]
+
+    @Test("the verdict at every boundary", arguments: rows)
+    func verdict(_ row: Row) {
+        let now = Self.fetchedAt.addingTimeInterval(row.age)
+        let verdict = Self.policy.verdict(
+            row.kind,
+            fetchedAt: Self.fetchedAt,
+            now: now,
+            circumstance: row.circumstance,
+            draw: row.draw
+        )
+        #expect(verdict == row.expected)
+    }
+
+    @Test("stale-if-error never reaches past the maximum staleness")
+    func staleIfErrorIsCapped() {
+        var policy = Self.policy
+        policy.staleIfError = .seconds(10_000)
+        let at = { (age: Double) in
+            policy.verdict(
+                .groups,
+                fetchedAt: Self.fetchedAt,
+                now: Self.fetchedAt.addingTimeInterval(age),
+                circumstance: .fetchFailed
+            )
+        }
+        #expect(at(3599.999) == .stale(.error))
+        #expect(at(3600) == .expired)
+    }
+
+    @Test("without a refresh ahead, a fresh answer is never due; a zero maximum staleness is a fixed time to live")
+    func fixedTimeToLive() {
+        var policy = Self.policy
+        policy.refreshAfter = nil
+        policy.maximumStaleness = .zero
+        policy.staleIfError = .zero
+        let at = { (age: Double, circumstance: FreshnessPolicy.Circumstance) in
+            policy.verdict(
+                .groups,
+                fetchedAt: Self.fetchedAt,
+                now: Self.fetchedAt.addingTimeInterval(age),
+                circumstance: circumstance,
+                draw: 0.99
+            )
+        }
+        #expect(at(299.999, .normal) == .fresh)
+        #expect(at(300, .budgetShort) == .expired)
+        #expect(at(300, .fetchFailed) == .expired)
+        #expect(policy.refreshPoint(draw: 0.5) == nil)
+    }
+
+    @Test("refresh points: the spread moves them by the draw, never to the time to live or past it")
+    func refreshPoints() {
+        #expect(Self.policy.refreshPoint(draw: 0) == .seconds(225))
+        #expect(Self.policy.refreshPoint(draw: 0.5) == .seconds(240))
+        #expect(Self.policy.refreshPoint(draw: 1) == .seconds(255))
+        #expect(Self.policy.refreshPoint(draw: 7) == .seconds(255))
+        #expect(Self.policy.refreshPoint(draw: -1) == .seconds(225))
+        var wide = Self.policy
+        wide.refreshSpread = .seconds(600)
+        #expect(wide.refreshPoint(draw: 1) == .milliseconds(299_999))
+        var none = Self.policy
+        none.refreshSpread = .zero
+        #expect(none.refreshPoint(draw: 0.9) == .seconds(225))
+    }
+
+    @Test("answers are kept as long as they may be served")
+    func lifetimes() {
+        #expect(Self.policy.lifetime(of: .groups) == .seconds(3600))
+        #expect(Self.policy.lifetime(of: .notFound) == .seconds(30))
+    }
+
+    @Test("draws are fixed per customer and fetch, and spread evenly over customers fetched together")
+    func draws() {
+        let one = FreshnessPolicy.draw(customerID: "c1", fetchedAt: Self.fetchedAt)
+        #expect(one == FreshnessPolicy.draw(customerID: "c1", fetchedAt: Self.fetchedAt))
+        #expect(one != FreshnessPolicy.draw(customerID: "c1", fetchedAt: Self.fetchedAt.addingTimeInterval(0.001)))
+        // 10,000 customers fetched in the same millisecond: every tenth of the spread gets close to
+        // a tenth of them.
+        var deciles = [Int](repeating: 0, count: 10)
+        for index in 0..<10_000 {
+            let draw = FreshnessPolicy.draw(customerID: "customer-\(index)", fetchedAt: Self.fetchedAt)
+            #expect(draw >= 0 && draw < 1)
+            deciles[min(9, Int(draw * 10))] += 1
+        }
+        #expect(deciles.allSatisfy { (900...1100).contains($0) }, "\(deciles)")
+    }
+
+    @Test("the defaults: today's windows", arguments: [60, 300, 3600, 7200])
+    func defaults(timeToLiveSeconds: Int) {
+        let policy = FreshnessPolicy(timeToLive: .seconds(timeToLiveSeconds))
+        #expect(policy.timeToLive == .seconds(timeToLiveSeconds))
+        #expect(policy.refreshAfter == .seconds(timeToLiveSeconds) * 3 / 4)
+        #expect(policy.refreshSpread == .seconds(timeToLiveSeconds) / 10)
+        #expect(policy.staleIfError == .zero)
+        #expect(policy.maximumStaleness == max(.zero, .seconds(3600 - timeToLiveSeconds)))
+        #expect(policy.negativeTimeToLive == .seconds(30))
+        #expect(policy.problem == nil)
+    }
+
+    @Test("a policy out of range names what is wrong")
+    func problems() {
+        var policy = FreshnessPolicy()
+        policy.refreshAfter = .seconds(300)
+        #expect(policy.problem == "refreshAfter must be positive and less than the time to live")
+        policy = FreshnessPolicy()
+        policy.maximumStaleness = .seconds(-1)
+        #expect(policy.problem == "the maximum staleness must not be negative")
+        policy = FreshnessPolicy(timeToLive: .zero)
+        #expect(policy.problem == "the time to live must be positive")
+    }
+}

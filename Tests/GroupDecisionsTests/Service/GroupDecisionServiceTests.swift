@@ -1,0 +1,459 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import GroupPolicyBasics
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+
+/// The decision service with an in-process App Store: single flight, freshness, failing closed,
+/// the negative cache, invalidation, the budget and the 429 gate, and a shared cache.
+@Suite("Decision service")
+struct GroupDecisionServiceTests {
+    static func policies() throws -> PolicyStore { try ServiceFixtures.policies() }
+
+    static func service(
+        _ stub: StubAppStore,
+        clock: ManualClock? = nil,
+        shared: (any SharedGroupsCache)? = nil,
+        observer: RecordingObserver = RecordingObserver(),
+        configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
+    ) throws -> GroupDecisionService {
+        var configuration = GroupDecisionService.Configuration()
+        // On the system clock a busy machine makes every call look slow, and the service would
+        // skip the shared cache under test; the guard's own tests run on a manual clock.
+        if clock == nil { configuration.sharedCacheSlowCallsInARow = 0 }
+        configure(&configuration)
+        return try GroupDecisionService(
+            policies: policies(),
+            clients: [stub.client(clock: clock)],
+            sharedCache: shared,
+            configuration: configuration,
+            timeSource: clock?.timeSource ?? .system,
+            observer: observer
+        )
+    }
+
+    static let familyCapabilities = ServiceFixtures.familyCapabilities
+
+    @Test("50 concurrent calls for one customer send one request")
+    func singleFlight() async throws {
+        let stub = StubAppStore(delay: .milliseconds(200))
+        let service = try Self.service(stub)
+        let capabilities = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    try await service.decision(anyTransactionID: "c1", environment: .sandbox).decision.capabilities
+                        .sorted()
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(capabilities == Array(repeating: Self.familyCapabilities, count: 50))
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test("an answer is served from the cache until its time to live passes, then fetched again")
+    func timeToLive() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock)
+        let first = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(first.source == .live)
+        #expect(first.fetchedAt == clock.date)
+        #expect(first.policyRevision == "49c9b1f4e538bd3a")
+        #expect(
+            first.jsonString(pretty: false)
+                == first.decision.jsonString(pretty: false).dropLast()
+                + #","groupsSource":"live","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a","#
+                + #""decisionId":"\#(first.decisionID)"}"#
+        )
+        clock.advance(by: .seconds(299))
+        let second = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(second.source == .cache)
+        #expect(
+            second.jsonString(pretty: false).hasSuffix(
+                #","groupsSource":"cache","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a","#
+                    + #""decisionId":"\#(second.decisionID)"}"#
+            )
+        )
+        #expect(second.fetchedAt == first.fetchedAt)
+        #expect(second.decision.capabilities.sorted() == Self.familyCapabilities)
+        clock.advance(by: .seconds(1))
+        let third = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(third.source == .live)
+        #expect(third.fetchedAt == clock.date)
+        #expect(stub.requests == ["c1", "c1"])
+    }
+
+    @Test("the policy applies to cached answers: entitlements and environment per call")
+    func evaluatedPerCall() async throws {
+        let stub = StubAppStore()
+        let service = try Self.service(stub)
+        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        let premium = try await service.decision(
+            anyTransactionID: "c1",
+            entitlements: ["com.example.recipes.premium"],
+            environment: .sandbox
+        )
+        #expect(premium.source == .cache)
+        #expect(premium.decision.allows("family.premium-recipes"))
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test("within the stale-if-error window a failed fetch serves the last answer marked stale; after it, fails closed")
+    func staleIfError() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock) { $0.staleIfError = .seconds(60) }
+        let fetched = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        stub.answer { _, _ in StubAppStore.internalError }
+        clock.advance(by: .seconds(330))
+        let stale = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(stale.source == .stale)
+        #expect(stale.fetchedAt == fetched.fetchedAt)
+        #expect(stale.decision.capabilities.sorted() == Self.familyCapabilities)
+        clock.advance(by: .seconds(30))
+        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        #expect(error?.code == .generalInternalError)
+        #expect(error?.httpStatus == 500)
+        #expect(stub.requests == ["c1", "c1", "c1"])
+    }
+
+    @Test("by default a failed fetch after the time to live fails closed with the fetch's error")
+    func failClosed() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock)
+        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        stub.answer { _, _ in StubAppStore.internalError }
+        clock.advance(by: .seconds(300))
+        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        #expect(error?.code == .generalInternalError)
+        // A customer never fetched fails closed too.
+        let other = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
+        #expect(other?.code == .generalInternalError)
+        // No client for production: refused, nothing sent.
+        let production = await expectError {
+            try await service.decision(anyTransactionID: "c1", environment: .production)
+        }
+        #expect(production?.code == .invalidArgument)
+        #expect(stub.requests == ["c1", "c1", "c2"])
+    }
+
+    @Test("transaction-not-found is remembered for the negative time to live")
+    func negativeCache() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now) { _, _ in StubAppStore.notFound }
+        let service = try Self.service(stub, clock: clock) { $0.negativeTimeToLive = .seconds(30) }
+        let first = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
+        #expect(first?.code == .transactionIDNotFound)
+        clock.advance(by: .seconds(29))
+        let cached = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
+        #expect(cached?.code == .transactionIDNotFound)
+        #expect(cached?.httpStatus == 404)
+        #expect(stub.requests == ["gone"])
+        stub.answer { _, _ in StubAppStore.consumerGroup }
+        clock.advance(by: .seconds(1))
+        #expect(try await service.decision(anyTransactionID: "gone", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["gone", "gone"])
+    }
+
+    @Test("invalidating a customer, then everyone, makes the next call fetch")
+    func invalidation() async throws {
+        let stub = StubAppStore()
+        let service = try Self.service(stub)
+        _ = try await service.decision(anyTransactionID: "a", environment: .sandbox)
+        _ = try await service.decision(anyTransactionID: "b", environment: .sandbox)
+        try await service.invalidate(anyTransactionID: "a")
+        #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .cache)
+        try await service.invalidateAll()
+        #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["a", "b", "a", "a", "b"])
+        let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(StubAppStore.consumerBody.utf8))
+        let entry = LocalGroupsCache.Entry(
+            answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
+            decoded: decoded
+        )
+        #expect(service.cachedBytes == 2 * MemoryFootprint.cost(of: entry, customerID: "a"))
+    }
+
+    @Test("after a 429, no request leaves before Retry-After: fail fast, or wait when allowed")
+    func rateLimitGate() async throws {
+        let clock = ManualClock()
+        let retryAfter = clock.date.addingTimeInterval(10)
+        let stub = StubAppStore(clock: clock.now) { _, now in
+            now < retryAfter ? StubAppStore.tooManyRequests(until: retryAfter) : StubAppStore.consumerGroup
+        }
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let service = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
+        let first = await expectError { try await service.decision(anyTransactionID: "a", environment: .sandbox) }
+        #expect(first?.code == .rateLimitExceeded)
+        #expect(first?.httpStatus == 429)
+        #expect(first?.retryAfter == retryAfter)
+        let second = await expectError { try await service.decision(anyTransactionID: "b", environment: .sandbox) }
+        #expect(second?.code == .rateLimitExceeded)
+        #expect(second?.httpStatus == nil)
+        #expect(second?.attempts == 0)
+        #expect(second?.retryAfter == retryAfter)
+        // Another process sharing the store is held back too.
+        let other = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
+        let third = await expectError { try await other.decision(anyTransactionID: "c", environment: .sandbox) }
+        #expect(third?.code == .rateLimitExceeded)
+        #expect(stub.requests == ["a"])
+        // One that may wait 30 seconds waits until the instant, then sends.
+        let patient = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .seconds(30) }
+        #expect(try await patient.decision(anyTransactionID: "d", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["a", "d"])
+        #expect(try #require(stub.requestTimes.last) >= retryAfter)
+    }
+
+    @Test("the token bucket: the sandbox's 5 a second, then fail fast or wait in turn")
+    func budget() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let fast = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .zero }
+        for index in 0..<5 {
+            #expect(try await fast.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
+        }
+        let spent = await expectError { try await fast.decision(anyTransactionID: "c5", environment: .sandbox) }
+        #expect(spent?.code == .rateLimitExceeded)
+        #expect(spent?.attempts == 0)
+        #expect(stub.requests.count == 5)
+        let patient = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .seconds(1) }
+        for index in 0..<7 {
+            _ = try await patient.decision(anyTransactionID: "p\(index)", environment: .sandbox)
+        }
+        #expect(clock.sleeps == Array(repeating: .milliseconds(200), count: 2))
+        #expect(stub.requests.count == 12)
+    }
+
+    @Test("a second process sharing the store is served the first one's answer, marked cache")
+    func sharedAnswer() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let first = try Self.service(stub, clock: clock, shared: shared)
+        let second = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        clock.advance(by: .seconds(10))
+        let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(served.source == .cache)
+        #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
+        // Invalidation through one process reaches the shared cache.
+        try await second.invalidate(anyTransactionID: "c1")
+        #expect(try await shared.answer(anyTransactionID: "c1", in: .sandbox) == nil)
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test("an answer stored between this process's read and its lock is served, not fetched again")
+    func answerStoredBeforeTheLock() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let first = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        // The second process reads before the first one's answer is there, then takes the lock
+        // the first one has released.
+        let second = try Self.service(stub, clock: clock, shared: MissingFirstRead(shared))
+        let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(served.source == .cache)
+        #expect(served.fetchedAt == clock.date)
+        #expect(served.decision.capabilities.sorted() == Self.familyCapabilities)
+        #expect(stub.requests == ["c1"])
+        #expect(
+            try await shared.acquireFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "x", timeToLive: .seconds(1))
+        )
+    }
+
+    @Test("another process's invalidation has reached this one when it returns, after waiting the check interval")
+    func invalidationAcrossProcesses() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let first = try Self.service(stub, clock: clock, shared: shared)
+        let second = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        try await first.invalidate(anyTransactionID: "c1")
+        #expect(clock.sleeps == [.milliseconds(250)])
+        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["c1", "c1"])
+    }
+
+    @Test("a lock whose holder died: waiters poll for the fetch lock wait, then fetch themselves")
+    func deadLockHolder() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
+        #expect(
+            try await shared.acquireFetchLock(
+                anyTransactionID: "c1",
+                in: .sandbox,
+                owner: "dead",
+                timeToLive: .seconds(10)
+            )
+        )
+        let service = try Self.service(stub, clock: clock, shared: shared)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 40))
+        #expect(stub.requests == ["c1"])
+    }
+
+    @Test(
+        "an unreachable shared cache: decisions from this process's cache, each failure to the observer, never a grant from a failure"
+    )
+    func unreachableStore() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let log = RecordingObserver()
+        let store = UnreachableGroupsStore()
+        let service = try Self.service(stub, clock: clock, shared: store, observer: log)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        #expect(stub.requests == ["c1"])
+        // After the failure the store is left alone for 5 seconds, then tried again.
+        #expect(store.answerLookups == 1)
+        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        #expect(store.answerLookups == 1)
+        clock.advance(by: .seconds(5))
+        #expect(try await service.decision(anyTransactionID: "c3", environment: .sandbox).source == .live)
+        #expect(store.answerLookups == 2)
+        #expect(stub.requests == ["c1", "c2", "c3"])
+        // One failure per try: the observer decides how often to say so.
+        #expect(
+            log.lines == Array(repeating: "shared cache failed: Redis at 127.0.0.1:1: connection refused", count: 2)
+        )
+        clock.advance(by: .seconds(300))
+        stub.answer { _, _ in StubAppStore.internalError }
+        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        #expect(error?.code == .generalInternalError)
+        #expect(log.lines.count == 3)
+    }
+
+    @Test("an invalidation the shared cache did not take is thrown, and this process forgets at once")
+    func invalidationFailureIsThrown() async throws {
+        let clock = ManualClock()
+        let stub = StubAppStore(clock: clock.now)
+        let service = try Self.service(stub, clock: clock, shared: UnreachableGroupsStore())
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        // Reads now skip the failed store for a while; an invalidation still tries it, and says so.
+        let error = await expectError { try await service.invalidate(anyTransactionID: "c1") }
+        #expect(error?.code == .sharedCacheFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:1: connection refused")
+        let all = await expectError { try await service.invalidateAll() }
+        #expect(all?.code == .sharedCacheFailure)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(stub.requests == ["c1", "c1"])
+    }
+
+    @Test("configurations out of range are refused")
+    func invalidConfiguration() throws {
+        let stub = StubAppStore()
+        let cases: [(inout GroupDecisionService.Configuration) -> Void] = [
+            { $0.timeToLive = .zero }, { $0.staleIfError = .seconds(-1) }, { $0.requestsPerSecond[.sandbox] = 0 },
+            { $0.requestsPerSecond[.production] = .infinity }, { $0.fetchLockPollInterval = .zero },
+        ]
+        for configure in cases {
+            #expect(throws: AppStoreGroupsError.self) { try Self.service(stub, configure: configure) }
+        }
+        #expect(throws: AppStoreGroupsError.self) {
+            try GroupDecisionService(policies: Self.policies(), clients: [stub.client(), stub.client()])
+        }
+    }
+}
+
+/// A shared cache whose first answer read finds nothing, as if it came just before another
+/// process stored its answer.
+private final class MissingFirstRead: SharedGroupsCache {
+    private let store: InMemoryGroupsCache
+    private let reads = Locked(0)
+
+    init(_ store: InMemoryGroupsCache) { self.store = store }
+
+    func answer(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+        let read = reads.withLock { reads in
+            reads += 1
+            return reads
+        }
+        guard read > 1 else { return nil }
+        return try await store.answer(anyTransactionID: customerID, in: environment)
+    }
+
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) {
+        try await store.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
+    }
+
+    func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+        try await store.invalidationGeneration(anyTransactionID: customerID, in: environment)
+    }
+
+    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+        try await store.setAnswer(write)
+    }
+
+    func acquireFetchLock(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        try await store.acquireFetchLock(
+            anyTransactionID: customerID,
+            in: environment,
+            owner: owner,
+            timeToLive: timeToLive
+        )
+    }
+
+    func releaseFetchLock(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String
+    ) async throws(AppStoreGroupsError) {
+        try await store.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+    }
+
+    func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Date? {
+        try await store.rateLimitedUntil(endpoint, in: environment)
+    }
+
+    func setRateLimitedUntil(
+        _ instant: Date,
+        for endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) {
+        try await store.setRateLimitedUntil(instant, for: endpoint, in: environment)
+    }
+
+    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+        try await store.invalidate(anyTransactionID: customerID)
+    }
+
+    func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        try await store.invalidate(groupID: groupID)
+    }
+
+    func invalidateAll() async throws(AppStoreGroupsError) {
+        try await store.invalidateAll()
+    }
+}

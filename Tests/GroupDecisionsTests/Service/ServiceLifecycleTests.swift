@@ -1,0 +1,103 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+
+/// The service's background work, and what its observer hears: its own work and the policies'
+/// reloads.
+@Suite("Decision service: lifecycle and observer")
+struct ServiceLifecycleTests {
+    static let family = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
+
+    @Test("run() sweeps expired answers every sweep interval, and throws CancellationError when cancelled")
+    func runSweeps() async throws {
+        let clock = ManualClock()
+        let source = StaticGroupsSource(["c1": Self.family])
+        var configuration = GroupDecisionService.Configuration()
+        configuration.timeToLive = .seconds(120)
+        configuration.sweepInterval = .seconds(60)
+        let service = try GroupDecisionService(
+            policies: GroupDecisionServiceTests.policies(),
+            source: source,
+            configuration: configuration,
+            timeSource: clock.timeSource
+        )
+        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        #expect(service.cachedBytes > 0)
+        let runner = Task { try await service.run() }
+        // The manual clock's sleep moves it on at once: sweeps come one a minute of its time.
+        for _ in 0..<1_000 where service.cachedBytes > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(service.cachedBytes == 0)
+        #expect(clock.date >= Date(timeIntervalSince1970: 1_800_000_120))
+        runner.cancel()
+        await #expect(throws: CancellationError.self) { try await runner.value }
+        #expect(clock.sleeps.allSatisfy { $0 == .seconds(60) })
+    }
+
+    @Test("the observer hears a miss, the fetch and a hit; and without an observer the service says nothing")
+    func observerEvents() async throws {
+        let observer = RecordingObserver()
+        let service = try GroupDecisionService(
+            policies: GroupDecisionServiceTests.policies(),
+            source: StaticGroupsSource(["c1": Self.family]),
+            observer: observer
+        )
+        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        _ = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
+        _ = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
+        try await service.invalidate(anyTransactionID: "c1")
+        try await service.invalidateAll()
+        #expect(
+            observer.events == [
+                "cache miss", "fetch started: customer-groups", "fetch finished: customer-groups 200", "cache hit",
+                "cache miss", "fetch started: customer-groups", "fetch finished: customer-groups 404", "cache hit",
+                "invalidated one", "invalidated all",
+            ]
+        )
+    }
+
+    @Test("policy reloads reach the service's observer with their revision, however the store was reloaded")
+    func reloadsReachTheObserver() async throws {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "service-reload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "policy.json")
+        let policy = try String(
+            contentsOf: TestFiles.packageRoot.appending(path: "Policies/family-sharing.json"),
+            encoding: .utf8
+        )
+        try policy.write(to: file, atomically: true, encoding: .utf8)
+        let store = try PolicyStore(contentsOf: directory.path, reloadInterval: .milliseconds(10))
+        let observer = RecordingObserver()
+        var service: GroupDecisionService? = try GroupDecisionService(
+            policies: store,
+            source: StaticGroupsSource([:]),
+            observer: observer
+        )
+        let first = store.revision
+        try (policy + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let runner = Task { try await store.run() }
+        for _ in 0..<1_000 where store.generation < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        let second = store.revision
+        #expect(second != first)
+        runner.cancel()
+        _ = try? await runner.value
+        try "{".write(to: file, atomically: true, encoding: .utf8)
+        _ = store.reload()
+        #expect(
+            observer.events == [
+                "policy reloaded: \(second) generation 2", "policy reload failed: invalid-policy, \(second) serving",
+            ]
+        )
+        // A service that is gone is no longer told.
+        withExtendedLifetime(service) {}
+        service = nil
+        _ = store.reload()
+        #expect(observer.events.count == 2)
+    }
+}

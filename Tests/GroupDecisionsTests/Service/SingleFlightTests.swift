@@ -1,0 +1,173 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import GroupPolicyBasics
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+
+/// One flight per customer and environment, and invalidations that overtake flights under way.
+@Suite("Single flight")
+struct SingleFlightTests {
+    static let key = CustomerKey(environment: .sandbox, customerID: "c1")
+
+    @Test("concurrent callers for one key share one run of the body; another key or environment has its own")
+    func sharesOneRun() async throws {
+        let flights = SingleFlight<Int>()
+        let runs = Locked(0)
+        let callers = Locked(0)
+        let gate = Gate()
+        let values = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    callers.withLock { $0 += 1 }
+                    return try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+                        let run = runs.withLock { runs in
+                            runs += 1
+                            return runs
+                        }
+                        await gate.wait()
+                        return run
+                    }
+                }
+            }
+            // Every caller has joined (a caller joins without suspending once it has counted itself)
+            // by the time the body may finish.
+            while callers.withLock({ $0 }) < 20 { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(100))
+            gate.open()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(values == Array(repeating: 1, count: 20))
+        let other = try await flights.run(CustomerKey(environment: .production, customerID: "c1")) {
+            () throws(AppStoreGroupsError) in 7
+        }
+        #expect(other == 7)
+        #expect(runs.withLock { $0 } == 1)
+    }
+
+    @Test(
+        "a caller joins only a flight begun at or after the instant it names; a later one takes the older one's place"
+    )
+    func joinsOnlyRecentFlights() async throws {
+        let clock = ManualClock()
+        let flights = SingleFlight<Int>(now: clock.now)
+        let begun = clock.date
+        let runs = Locked(0)
+        // A body that counts its runs, answers its run's number, and waits for `gate`.
+        let counted = { @Sendable (gate: Gate) in
+            { @Sendable () async throws(AppStoreGroupsError) -> Int in
+                let run = runs.withLock { runs in
+                    runs += 1
+                    return runs
+                }
+                await gate.wait()
+                return run
+            }
+        }
+        let gate = Gate()
+        let body = counted(gate)
+        // Named an instant at the flight's start, a second later: joins it.
+        let first = Task { try await flights.run(Self.key, body) }
+        while runs.withLock({ $0 }) < 1 { await Task.yield() }
+        clock.advance(by: .seconds(1))
+        let joined = Task { try await flights.run(Self.key, joiningFlightsSince: begun, body) }
+        try await Task.sleep(for: .milliseconds(100))
+        gate.open()
+        #expect(try await first.value == 1)
+        #expect(try await joined.value == 1)
+        // Named an instant after the flight's start: a flight of its own, which the callers after it join.
+        let other = CustomerKey(environment: .sandbox, customerID: "c2")
+        let secondGate = Gate()
+        let gated = counted(secondGate)
+        let second = clock.date
+        let old = Task { try await flights.run(other, gated) }
+        while runs.withLock({ $0 }) < 2 { await Task.yield() }
+        clock.advance(by: .seconds(1))
+        let own = Task { try await flights.run(other, joiningFlightsSince: second.addingTimeInterval(0.5), gated) }
+        while runs.withLock({ $0 }) < 3 { await Task.yield() }
+        let late = Task { try await flights.run(other, joiningFlightsSince: second.addingTimeInterval(0.5), gated) }
+        try await Task.sleep(for: .milliseconds(100))
+        secondGate.open()
+        #expect(try await old.value == 2)
+        #expect(try await own.value == 3)
+        #expect(try await late.value == 3)
+        #expect(runs.withLock { $0 } == 3)
+    }
+
+    @Test("an invalidation marks the flight under way, and the next caller starts a new one")
+    func invalidationOvertakes() async throws {
+        let flights = SingleFlight<Bool>()
+        let gate = Gate()
+        let started = Locked(false)
+        let first = Task {
+            try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+                started.withLock { $0 = true }
+                await gate.wait()
+                return FlightTicket.currentOvertakes(Self.answer, decoded: nil)
+            }
+        }
+        while !started.withLock({ $0 }) { await Task.yield() }
+        flights.invalidate(customerID: "c1")
+        let second = try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+            FlightTicket.currentOvertakes(Self.answer, decoded: nil)
+        }
+        #expect(second == false)
+        gate.open()
+        #expect(try await first.value == true)
+    }
+
+    static let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date(timeIntervalSince1970: 0))
+
+    /// An answer holding the groups, as the ticket sees it.
+    static func holding(_ groupIDs: [String]) -> GetCustomerGroupsResponse {
+        GetCustomerGroupsResponse(groups: groupIDs.map { GroupEntry(groupID: $0, groupType: .consumer) })
+    }
+
+    @Test("a group's invalidation overtakes a flight only for an answer holding the group")
+    func groupInvalidationOvertakesOnlyItsMembers() async throws {
+        let flights = SingleFlight<FlightTicket?>()
+        let gate = Gate()
+        let started = Locked(false)
+        let first = Task {
+            try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+                started.withLock { $0 = true }
+                await gate.wait()
+                return FlightTicket.current
+            }
+        }
+        while !started.withLock({ $0 }) { await Task.yield() }
+        flights.invalidate(groupID: "g1")
+        gate.open()
+        let ticket = try #require(try await first.value)
+        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["g2", "g1"])))
+        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding(["g2"])))
+        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding([])))
+        let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: Date(timeIntervalSince1970: 0))
+        #expect(!ticket.overtakes(notFound, decoded: nil))
+        // Groups not known: overtaken, to be safe.
+        #expect(ticket.overtakes(Self.answer, decoded: nil))
+        // Compared byte for byte, as the shared cache's index does: the Kelvin sign is canonically
+        // equivalent to K (Swift's == says equal), yet another group.
+        ticket.invalidate(groupID: "K1")
+        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding(["\u{212A}1"])))
+        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["K1"])))
+        // A later invalidation of the customer overtakes whatever the answer holds.
+        ticket.invalidate()
+        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["g2"])))
+    }
+
+    @Test("a failure reaches every caller as the body's error")
+    func failureReachesEveryCaller() async {
+        let flights = SingleFlight<Int>()
+        let error = await expectError {
+            try await flights.run(Self.key) { () throws(AppStoreGroupsError) -> Int in
+                throw AppStoreGroupsError(code: .timeout, message: "slow")
+            }
+        }
+        #expect(error?.code == .timeout)
+        #expect(error?.message == "slow")
+    }
+}

@@ -1,0 +1,367 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import GroupPolicyTestSupport
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+
+/// The shadow in the service: exact rows for a known change, the served answer untouched, resets,
+/// candidates that fail to load or reload, and concurrent recording.
+@Suite("Shadow: a candidate policy beside the live one")
+struct ShadowServiceTests {
+    static let live = policyText(
+        id: "team",
+        capabilities: ["team.templates", "workspace.manage", "workspace.view"],
+        rules: """
+            [ { "id": "admins-manage", "match": { "groupType": "ORGANIZATION", "role": "ADMIN" },
+                "capabilities": ["workspace.manage"] },
+              { "id": "members-view", "match": { "groupType": "ORGANIZATION" }, "capabilities": ["workspace.view"] },
+              { "id": "templates", "match": { "groupType": "ORGANIZATION" }, "capabilities": ["team.templates"] } ]
+            """
+    )
+
+    /// Drops `team.templates`, adds `workspace.export` for admins, shows the workspace to consumers,
+    /// and hides it from seat holders whose role is NONE.
+    static let candidate = policyText(
+        id: "team",
+        capabilities: ["workspace.export", "workspace.manage", "workspace.view"],
+        rules: """
+            [ { "id": "admins-manage", "match": { "groupType": "ORGANIZATION", "role": "ADMIN" },
+                "capabilities": ["workspace.manage", "workspace.export"] },
+              { "id": "members-view", "match": { "groupType": "ORGANIZATION" }, "capabilities": ["workspace.view"] },
+              { "id": "consumers-view", "match": { "groupType": "CONSUMER" }, "capabilities": ["workspace.view"] },
+              { "id": "no-view-for-none", "effect": "deny", "match": { "role": "NONE" },
+                "capabilities": ["workspace.view"] } ]
+            """
+    )
+
+    static func group(_ id: String, _ type: GroupType, _ roles: [Role] = []) -> GroupEntry {
+        GroupEntry(groupID: id, groupType: type, roles: roles.map { RoleEntry(productID: "pro", role: $0) })
+    }
+
+    static let answers: [String: GetCustomerGroupsResponse] = [
+        "admin": GetCustomerGroupsResponse(groups: [group("org1", .organization, [.admin])]),
+        "seat": GetCustomerGroupsResponse(groups: [group("org1", .organization, [Role("NONE")])]),
+        "family": GetCustomerGroupsResponse(groups: [group("fam1", .consumer)]),
+        "both": GetCustomerGroupsResponse(
+            groups: [group("org2", .organization, [.admin]), group("fam2", .consumer), group("org3", .organization)]
+        ),
+        "nothing": GetCustomerGroupsResponse(groups: []),
+    ]
+
+    struct Fixture {
+        let live: PolicyDirectory
+        let candidate: PolicyDirectory
+        let liveStore: PolicyStore
+        let candidateStore: PolicyStore
+        let clock = ManualClock()
+        let source = StaticGroupsSource(ShadowServiceTests.answers)
+
+        init() throws {
+            live = try PolicyDirectory(["team.json": ShadowServiceTests.live])
+            candidate = try PolicyDirectory(["team.json": ShadowServiceTests.candidate])
+            liveStore = try live.store()
+            candidateStore = try candidate.store()
+        }
+
+        func service(candidate: Bool = true, log: Bool = true) throws -> GroupDecisionService {
+            try GroupDecisionService(
+                policies: liveStore,
+                source: source,
+                timeSource: clock.timeSource,
+                decisionLog: log ? try discardingDecisionLog() : nil,
+                candidatePolicies: candidate ? candidateStore : nil
+            )
+        }
+    }
+
+    /// Serves each customer in turn and returns the decisions' ids, in the same order.
+    @discardableResult
+    static func serve(_ service: GroupDecisionService, _ customers: [String]) async throws -> [String] {
+        var ids: [String] = []
+        for customer in customers {
+            ids.append(try await service.decision(anyTransactionID: customer, environment: .production).decisionID)
+        }
+        return ids
+    }
+
+    @Test("a known change: each row with its rules under both policies, counts and examples")
+    func knownChange() async throws {
+        let fixture = try Fixture()
+        let service = try fixture.service()
+        let customers = ["admin", "seat", "family", "both", "nothing", "admin"]
+        let ids = try await Self.serve(service, customers)
+        let report = service.shadowReport
+        /// The example of the decision served `index`-th, in `group`.
+        func example(_ index: Int, _ group: String) -> ShadowReport.Example {
+            ShadowReport.Example(decisionID: ids[index], customerHash: shadowTestHash(customers[index]), groupID: group)
+        }
+        func row(
+            _ capability: String,
+            _ direction: ShadowReport.Direction,
+            _ type: String,
+            _ live: [String],
+            _ candidate: [String],
+            groups: Int,
+            _ examples: [ShadowReport.Example]
+        ) -> ShadowReport.Change {
+            ShadowReport.Change(
+                capability: capability,
+                direction: direction,
+                groupType: type,
+                liveRules: live,
+                candidateRules: candidate,
+                groups: groups,
+                decisions: examples.count,
+                examples: examples
+            )
+        }
+        let expected = ShadowReport(
+            liveRevision: fixture.liveStore.revision,
+            candidateRevision: fixture.candidateStore.revision,
+            since: Date(timeIntervalSince1970: 1_800_000_000),
+            decisions: 6,
+            changedDecisions: 5,
+            dropped: 0,
+            changes: [
+                row(
+                    "team.templates",
+                    .lost,
+                    "ORGANIZATION",
+                    ["templates"],
+                    [],
+                    groups: 5,
+                    [
+                        example(0, "org1"), example(1, "org1"), example(3, "org2"), example(5, "org1"),
+                    ]
+                ),
+                row(
+                    "workspace.export",
+                    .gained,
+                    "ORGANIZATION",
+                    [],
+                    ["admins-manage"],
+                    groups: 3,
+                    [example(0, "org1"), example(3, "org2"), example(5, "org1")]
+                ),
+                row(
+                    "workspace.view",
+                    .gained,
+                    "CONSUMER",
+                    [],
+                    ["consumers-view"],
+                    groups: 2,
+                    [example(2, "fam1"), example(3, "fam2")]
+                ),
+                row(
+                    "workspace.view",
+                    .lost,
+                    "ORGANIZATION",
+                    ["members-view"],
+                    ["no-view-for-none"],
+                    groups: 1,
+                    [example(1, "org1")]
+                ),
+            ]
+        )
+        expectSameReport(report, expected, "known change")
+        #expect(report == expected)
+    }
+
+    @Test("the served answer is byte for byte the one a service without a candidate serves")
+    func servedAnswerUnchanged() async throws {
+        let fixture = try Fixture()
+        let with = try fixture.service()
+        let without = try fixture.service(candidate: false)
+        var random = RandomInputs(seed: 7)
+        for _ in 0..<60 {
+            let customer = random.pick(Array(Self.answers.keys).sorted())
+            let context = random.context()
+            let served = try await with.decision(
+                anyTransactionID: customer,
+                entitlements: context.entitlements,
+                environment: context.environment
+            )
+            let reference = try await without.decision(
+                anyTransactionID: customer,
+                entitlements: context.entitlements,
+                environment: context.environment
+            )
+            // Every decision has an id of its own; apart from it, the bytes are the same.
+            #expect(served.decisionID != reference.decisionID)
+            for pretty in [false, true] {
+                for provenance in [false, true] {
+                    let referenceText = String(
+                        decoding: reference.jsonBytes(includingProvenance: provenance, pretty: pretty),
+                        as: UTF8.self
+                    )
+                    #expect(
+                        String(
+                            decoding: served.jsonBytes(includingProvenance: provenance, pretty: pretty),
+                            as: UTF8.self
+                        )
+                            == referenceText.replacingOccurrences(of: reference.decisionID, with: served.decisionID)
+                    )
+                }
+            }
+            #expect(served.policyRevision == fixture.liveStore.revision)
+        }
+        #expect(with.shadowReport.decisions == 60)
+        #expect(without.shadowReport.decisions == 0)
+    }
+
+    @Test("without a candidate: no candidate revision, nothing counted; without a log: no customer hash")
+    func withoutCandidateOrLog() async throws {
+        let fixture = try Fixture()
+        let service = try fixture.service(candidate: false)
+        try await Self.serve(service, ["admin", "seat"])
+        #expect(
+            service.shadowReport
+                == ShadowReport(
+                    liveRevision: fixture.liveStore.revision,
+                    candidateRevision: nil,
+                    since: Date(timeIntervalSince1970: 1_800_000_000),
+                    decisions: 0,
+                    changedDecisions: 0,
+                    dropped: 0,
+                    changes: []
+                )
+        )
+        let unlogged = try fixture.service(log: false)
+        let ids = try await Self.serve(unlogged, ["seat"])
+        let examples = unlogged.shadowReport.changes.flatMap(\.examples)
+        #expect(
+            examples
+                == Array(
+                    repeating: ShadowReport.Example(decisionID: ids[0], customerHash: nil, groupID: "org1"),
+                    count: 2
+                )
+        )
+    }
+
+    @Test("reset starts the report again from now")
+    func reset() async throws {
+        let fixture = try Fixture()
+        let service = try fixture.service()
+        try await Self.serve(service, ["admin", "seat"])
+        #expect(service.shadowReport.decisions == 2)
+        fixture.clock.advance(by: .seconds(90))
+        service.resetShadowReport()
+        let report = service.shadowReport
+        #expect(report.decisions == 0)
+        #expect(report.changedDecisions == 0)
+        #expect(report.changes.isEmpty)
+        #expect(report.since == Date(timeIntervalSince1970: 1_800_000_090))
+        try await Self.serve(service, ["family"])
+        #expect(service.shadowReport.decisions == 1)
+        #expect(service.shadowReport.changes.map(\.capability) == ["workspace.view"])
+    }
+
+    @Test("a candidate that does not load: the service serves without it; set once it loads, it counts")
+    func candidateThatDoesNotLoad() async throws {
+        let fixture = try Fixture()
+        let broken = try PolicyDirectory(["team.json": "{ \"format\": \"group-policy/v1\", "])
+        #expect(throws: GroupPolicyError.self) { try broken.store() }
+        let service = try fixture.service(candidate: false)
+        try await Self.serve(service, ["admin"])
+        #expect(service.shadowReport.candidateRevision == nil)
+        #expect(service.shadowReport.decisions == 0)
+        try broken.write("team.json", Self.candidate)
+        fixture.clock.advance(by: .seconds(5))
+        service.candidatePolicies = try broken.store()
+        #expect(service.shadowReport.candidateRevision == fixture.candidateStore.revision)
+        #expect(service.shadowReport.since == Date(timeIntervalSince1970: 1_800_000_005))
+        try await Self.serve(service, ["admin"])
+        #expect(service.shadowReport.decisions == 1)
+        #expect(service.shadowReport.changedDecisions == 1)
+        service.candidatePolicies = nil
+        try await Self.serve(service, ["admin"])
+        #expect(service.shadowReport.candidateRevision == nil)
+        #expect(service.shadowReport.decisions == 0)
+    }
+
+    @Test("a candidate reload that fails changes nothing; one that succeeds starts the report again")
+    func candidateReloads() async throws {
+        let fixture = try Fixture()
+        let service = try fixture.service()
+        try await Self.serve(service, ["admin", "seat", "family"])
+        let before = service.shadowReport
+        try fixture.candidate.write("team.json", "{ \"format\": \"group-policy/v1\", \"id\": 7 }")
+        guard case .failed = fixture.candidateStore.reload() else {
+            Issue.record("the broken candidate reloaded")
+            return
+        }
+        #expect(service.shadowReport == before)
+        // Still compared against the last good version.
+        try await Self.serve(service, ["family"])
+        #expect(service.shadowReport.decisions == 4)
+        #expect(service.shadowReport.candidateRevision == before.candidateRevision)
+        #expect(service.shadowReport.changes.first { $0.groupType == "CONSUMER" }?.decisions == 2)
+
+        fixture.clock.advance(by: .seconds(30))
+        try fixture.candidate.write("team.json", Self.live)
+        guard case .reloaded = fixture.candidateStore.reload() else {
+            Issue.record("the fixed candidate did not reload")
+            return
+        }
+        let restarted = service.shadowReport
+        #expect(restarted.candidateRevision == fixture.liveStore.revision)
+        #expect(restarted.since == Date(timeIntervalSince1970: 1_800_000_030))
+        #expect(restarted.decisions == 0)
+        try await Self.serve(service, ["admin", "seat", "family"])
+        #expect(service.shadowReport.decisions == 3)
+        #expect(service.shadowReport.changedDecisions == 0)
+    }
+
+    @Test("a reload of the live policy starts the report again, with the new live revision")
+    func liveReload() async throws {
+        let fixture = try Fixture()
+        let service = try fixture.service()
+        try await Self.serve(service, ["admin", "seat"])
+        try fixture.live.write("team.json", Self.candidate)
+        guard case .reloaded = fixture.liveStore.reload() else {
+            Issue.record("the live policy did not reload")
+            return
+        }
+        try await Self.serve(service, ["admin", "seat"])
+        let report = service.shadowReport
+        #expect(report.liveRevision == fixture.candidateStore.revision)
+        #expect(report.decisions == 2)
+        #expect(report.changedDecisions == 0)
+    }
+
+    @Test("eight tasks recording at once: every decision and every change counted exactly")
+    func concurrentRecording() async throws {
+        let fixture = try Fixture()
+        let service = try fixture.service()
+        let customers = ["admin", "seat", "family", "both", "nothing"]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<250 {
+                        let customer = customers[(task + index) % customers.count]
+                        _ = try await service.decision(anyTransactionID: customer, environment: .production)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // 2,000 decisions, 400 per customer; all but "nothing" change.
+        let report = service.shadowReport
+        #expect(report.decisions == 2_000)
+        #expect(report.changedDecisions == 1_600)
+        let counts = report.changes.map {
+            "\($0.capability) \($0.direction) \($0.groupType) \($0.groups)/\($0.decisions)"
+        }
+        #expect(
+            counts == [
+                "team.templates lost ORGANIZATION 1600/1200", "workspace.export gained ORGANIZATION 800/800",
+                "workspace.view gained CONSUMER 800/800", "workspace.view lost ORGANIZATION 400/400",
+            ]
+        )
+        #expect(report.changes.allSatisfy { $0.examples.count == 5 })
+    }
+}

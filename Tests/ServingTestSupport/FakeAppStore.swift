@@ -1,0 +1,305 @@
+package import AppStoreGroups
+package import Foundation
+import GroupDecisions
+import GroupDecisionsRedis
+import GroupDecisionsTesting
+package import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Paths of the files the tests use, found from this source file.
+package enum TestFiles {
+    /// This target's folder, which holds the fixtures and the Python servers.
+    package static let testsDirectory = URL(filePath: #filePath).deletingLastPathComponent()
+    package static let packageRoot = testsDirectory.deletingLastPathComponent().deletingLastPathComponent()
+    package static let server = testsDirectory.appending(path: "Server/fake_app_store.py")
+
+    package static func fixture(_ name: String) -> URL {
+        testsDirectory.appending(path: "Fixtures/\(name)")
+    }
+
+    package static func text(_ name: String) throws -> String {
+        try String(contentsOf: fixture(name), encoding: .utf8)
+    }
+}
+
+/// One request the fake server saw.
+package struct LoggedRequest: Decodable, Sendable {
+    package var path: String
+    package var query: [String: [String]]
+    package var timeMs: Int64
+    package var token: String?
+    package var authorization: String
+    package var host: String?
+}
+
+/// A running fake App Store process (Server/fake_app_store.py) on 127.0.0.1.
+///
+/// Its standard input stays open while this object lives; the server exits when it closes, so a
+/// crashed test run leaves no server behind.
+package final class ServerProcess: @unchecked Sendable {
+    package let port: Int
+    private let process: Process
+    private let input: Pipe
+
+    /// Starts a server; the blocking wait for its port runs off Swift's cooperative threads, which
+    /// the network tests need (the machine may have only two).
+    package static func start() async throws -> ServerProcess {
+        try await offCooperativePool { try ServerProcess() }
+    }
+
+    private init() throws {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = [
+            "python3", TestFiles.server.path, "serve",
+            "--public-key", TestFiles.fixture("test-key.pub.pem").path,
+            "--key-id", FakeAppStore.keyID, "--issuer-id", FakeAppStore.issuerID,
+            "--bundle-id", FakeAppStore.bundleID,
+        ]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var line: [UInt8] = []
+        while !line.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            line += data
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
+            process.terminate()
+            throw FakeAppStoreError(message: "the fake server did not start (printed '\(text)')")
+        }
+        self.port = port
+        self.process = process
+        self.input = input
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Ends the server: closing its standard input makes it exit.
+    package func stop() {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+    }
+}
+
+/// The server process all tests share, started by the first test that needs it.
+///
+/// It exits when the test process does (its standard input closes).
+private let sharedServer = Task { try await ServerProcess.start() }
+
+/// One test's view of the fake App Store: its own namespace (a path prefix in the base URL) on the
+/// shared server, so its request log and per-id counters are its own.
+package struct FakeAppStore: Sendable {
+    package static let keyID = "TESTKEY123"
+    package static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    package static let bundleID = "com.example.groups"
+
+    package let process: ServerProcess
+    package let namespace = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+
+    /// A namespace on the shared server.
+    package init() async throws {
+        process = try await sharedServer.value
+    }
+
+    /// A server process of this test's own, for tests that stop it.
+    package init(dedicated: Void) async throws {
+        process = try await ServerProcess.start()
+    }
+
+    package var port: Int { process.port }
+
+    /// Ends a dedicated server.
+    package func stop() { process.stop() }
+
+    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/t/\(namespace)") ?? URL(filePath: "/") }
+
+    /// The log once it holds `count` requests, waiting up to `limit` for the server to get to them.
+    ///
+    /// A request the client gave up on at its deadline may not have been read, let alone logged,
+    /// when the error comes back; on a loaded machine the server reads it a little later.
+    package func log(count: Int, limit: Duration = .seconds(10)) async throws -> [LoggedRequest] {
+        let end = ContinuousClock.now + limit
+        var requests = try await log()
+        while requests.count < count, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(50))
+            requests = try await log()
+        }
+        return requests
+    }
+
+    /// Every request this test's namespace saw, oldest first.
+    package func log() async throws -> [LoggedRequest] {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/__log/\(namespace)"))
+        let (data, _) = try await URLSession.shared.data(from: url)
+        return try JSONDecoder().decode([LoggedRequest].self, from: data)
+    }
+
+    package static func credentials(key: String = "test-key.p8") throws -> AppStoreCredentials {
+        AppStoreCredentials(
+            keyID: keyID,
+            issuerID: issuerID,
+            bundleID: bundleID,
+            privateKeyPEM: try TestFiles.text(key)
+        )
+    }
+
+    /// A client for this server.
+    package func client(
+        retryPolicy: RetryPolicy = .default,
+        timeout: Duration = .seconds(10),
+        timeSource: TimeSource = .system,
+        key: String = "test-key.p8",
+        transport: (any HTTPTransport)? = nil
+    ) throws -> AppStoreGroupsClient {
+        try AppStoreGroupsClient(
+            server: .custom(baseURL: baseURL),
+            credentials: Self.credentials(key: key),
+            transport: transport ?? URLSessionTransport(),
+            retryPolicy: retryPolicy,
+            timeout: timeout,
+            timeSource: timeSource
+        )
+    }
+}
+
+/// Runs blocking work (waiting for a process, reading a pipe) on a thread of its own, so Swift's
+/// cooperative threads stay free for the tests' network I/O.
+package func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
+/// What a finished process printed and how it ended.
+package struct ProcessResult: Sendable {
+    package var status: Int32
+    package var standardOutput: String
+    package var standardError: String
+    /// From starting the process to its exit, measured off the cooperative pool.
+    package var elapsed: Duration = .zero
+}
+
+/// Runs a program to completion off the cooperative threads, feeding it `input`.
+package func runProcess(
+    _ executable: URL,
+    _ arguments: [String],
+    environment: [String: String]? = nil,
+    input: String = ""
+) async throws -> ProcessResult {
+    try await offCooperativePool {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        let started = ContinuousClock.now
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let errorData = LockedData()
+        let errorReader = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+        errorReader.start()
+        let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let elapsed = ContinuousClock.now - started
+        return ProcessResult(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData.waitForValue(), as: UTF8.self),
+            elapsed: elapsed
+        )
+    }
+}
+
+/// Data handed from one thread to another.
+package final class LockedData: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var value: Data?
+
+    package func set(_ data: Data) {
+        condition.withLock {
+            value = data
+            condition.signal()
+        }
+    }
+
+    package func waitForValue() -> Data {
+        condition.withLock {
+            while value == nil { condition.wait() }
+            return value ?? Data()
+        }
+    }
+}
+
+package struct FakeAppStoreError: Error, CustomStringConvertible {
+    package var message: String
+
+    package init(message: String) {
+        self.message = message
+    }
+
+    package var description: String { message }
+}
+
+/// A time source whose sleeps return at once and are recorded; `now` is real unless fixed.
+package final class RecordingTimeSource: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Duration] = []
+    package let fixedNow: Date?
+
+    package init(fixedNow: Date? = nil) {
+        self.fixedNow = fixedNow
+    }
+
+    package var sleeps: [Duration] {
+        lock.withLock { recorded }
+    }
+
+    package var timeSource: TimeSource {
+        TimeSource(
+            now: { [fixedNow] in fixedNow ?? Date() },
+            sleep: { [self] duration in lock.withLock { recorded.append(duration) } }
+        )
+    }
+}
+
+/// Retries without jitter, so waits are exact.
+package let exactRetries = RetryPolicy(
+    maximumAttempts: 3,
+    maximumRateLimitWait: .seconds(30),
+    initialBackoff: .milliseconds(500),
+    maximumBackoff: .seconds(8),
+    jitter: 0
+)
+
+/// Runs `body`, returning the `AppStoreGroupsError` it throws; fails the test when it throws none.
+package func expectError<T>(
+    sourceLocation: Testing.SourceLocation = #_sourceLocation,
+    _ body: () async throws -> T
+) async -> AppStoreGroupsError? {
+    do {
+        let value = try await body()
+        Issue.record("expected an AppStoreGroupsError, got \(value)", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as AppStoreGroupsError {
+        return error
+    } catch {
+        Issue.record("expected an AppStoreGroupsError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}

@@ -1,0 +1,269 @@
+package import AppStoreGroups
+package import Foundation
+import GroupDecisions
+import GroupDecisionsRedis
+import GroupDecisionsTesting
+import Testing
+
+/// One thing a client did to a fault server (Server/fault_server.py).
+package struct FaultServerEvent: Decodable, Sendable {
+    /// `connection` (plain), `handshake-failed`, `handshake-ok` or `request` (tls).
+    package var event: String
+    /// What the client sent, base64: the first bytes of a connection, or a request after a handshake.
+    package var bytes: String?
+    /// Why a handshake failed, as Python's ssl module says it.
+    package var reason: String?
+
+    /// The bytes the client sent, decoded.
+    package var data: [UInt8] { bytes.flatMap { Data(base64Encoded: $0) }.map(Array.init) ?? [] }
+}
+
+/// A running fault server on 127.0.0.1 that gets TLS wrong on purpose: `plain` speaks plain HTTP
+/// where the client expects TLS, `tls` presents a self-signed certificate made at start.
+///
+/// The server prints one JSON event per line; ``stop()`` closes its standard input, which ends it,
+/// and returns every event.
+package final class FaultServer: @unchecked Sendable {
+    package enum Mode: String { case plain, tls }
+
+    package static let script = TestFiles.testsDirectory.appending(path: "Server/fault_server.py")
+
+    package let port: Int
+    private let process: Process
+    private let input: Pipe
+    private let output: Pipe
+    private let pending: [UInt8]
+
+    /// Starts a server; the blocking wait for its port runs off the cooperative threads.
+    package static func start(_ mode: Mode) async throws -> FaultServer {
+        try await offCooperativePool { try FaultServer(mode) }
+    }
+
+    private init(_ mode: Mode) throws {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["python3", Self.script.path, mode.rawValue]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var received: [UInt8] = []
+        while !received.contains(UInt8(ascii: "\n")) {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            received += data
+        }
+        let newline = received.firstIndex(of: UInt8(ascii: "\n")) ?? received.endIndex
+        let text = String(decoding: received[..<newline], as: UTF8.self)
+        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
+            process.terminate()
+            throw FakeAppStoreError(message: "the fault server did not start (printed '\(text)')")
+        }
+        self.port = port
+        self.process = process
+        self.input = input
+        self.output = output
+        self.pending = Array(received[min(newline + 1, received.endIndex)...])
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+    }
+
+    /// An `https` base URL for this server.
+    package var baseURL: URL { URL(string: "https://127.0.0.1:\(port)") ?? URL(filePath: "/") }
+
+    /// Ends the server and returns everything it recorded, oldest first.
+    package func stop() async throws -> [FaultServerEvent] {
+        let data = try await offCooperativePool { [self] in
+            try input.fileHandleForWriting.close()
+            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Data(pending) + rest
+        }
+        let decoder = JSONDecoder()
+        return try data.split(separator: UInt8(ascii: "\n")).map { try decoder.decode(FaultServerEvent.self, from: $0) }
+    }
+}
+
+/// A loopback port that refuses every connection: a TCP socket bound to it that never listens.
+///
+/// Holding the port bound means no other process can take it while the test runs, and unlike a
+/// stopped server there is no moment when it still accepts.
+package final class RefusingPort: @unchecked Sendable {
+    package let port: Int
+    private let descriptor: Int32
+
+    package init() throws {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw FakeAppStoreError(message: "socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(descriptor)
+            throw FakeAppStoreError(message: "bind() failed: errno \(errno)")
+        }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(filePath: "/") }
+}
+
+/// A clock that moves only when the client waits: `now` is the start plus every wait so far.
+///
+/// With ``realSleep`` the waits are also spent, so a test can bound the real elapsed time; either
+/// way each wait is recorded exactly, however slow the machine.
+package final class SteppingTimeSource: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Duration] = []
+    private let start: Date
+    private let realSleep: Bool
+
+    package init(start: Date, realSleep: Bool) {
+        self.start = start
+        self.realSleep = realSleep
+    }
+
+    package var sleeps: [Duration] {
+        lock.withLock { recorded }
+    }
+
+    package var timeSource: TimeSource {
+        TimeSource(
+            now: { [self] in
+                let slept = lock.withLock { recorded.reduce(Duration.zero, +) }
+                return start.addingTimeInterval(slept.seconds)
+            },
+            sleep: { [self] duration in
+                if realSleep { await sleepOffPool(duration) }
+                lock.withLock { recorded.append(duration) }
+            }
+        )
+    }
+}
+
+/// The real clock, with every wait spent and recorded.
+package final class SleepingTimeSource: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Duration] = []
+
+    package init() {}
+
+    package var sleeps: [Duration] {
+        lock.withLock { recorded }
+    }
+
+    package var total: Duration { sleeps.reduce(.zero, +) }
+
+    package var timeSource: TimeSource {
+        TimeSource(
+            now: { Date() },
+            sleep: { [self] duration in
+                await sleepOffPool(duration)
+                lock.withLock { recorded.append(duration) }
+            }
+        )
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    package var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// Retries that cost little real time: 3 attempts, backoff 100 ms then 200 ms, no jitter.
+package let quickRetries = RetryPolicy(
+    maximumAttempts: 3,
+    maximumRateLimitWait: .seconds(5),
+    maximumTotalWait: .seconds(5),
+    initialBackoff: .milliseconds(100),
+    maximumBackoff: .seconds(1),
+    jitter: 0
+)
+
+/// Measures how long `body` takes on the continuous clock, running it on ``DedicatedExecutor``.
+///
+/// Other suites' CPU-bound tests can keep both cooperative threads of a two-core machine busy
+/// for seconds; a fault test run there would measure their work, not the client's.
+package func timed<T>(_ body: () async throws -> T) async rethrows -> (value: T, elapsed: Duration) {
+    try await withTaskExecutorPreference(DedicatedExecutor.shared) {
+        let started = ContinuousClock.now
+        let value = try await body()
+        return (value, ContinuousClock.now - started)
+    }
+}
+
+/// A task executor with one thread of its own, for code whose timing a test measures.
+///
+/// Tasks that prefer it run all their jobs there (waits for I/O and for timers resume there too),
+/// so they never queue behind other tests on Swift's cooperative pool.
+package final class DedicatedExecutor: TaskExecutor, @unchecked Sendable {
+    package static let shared = DedicatedExecutor()
+
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    private init() {
+        let thread = Thread { [self] in run() }
+        thread.name = "AppStoreGroupsTests.DedicatedExecutor"
+        thread.start()
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.withLock {
+            jobs.append(job)
+            condition.signal()
+        }
+    }
+
+    private func run() {
+        while true {
+            let job = condition.withLock {
+                while jobs.isEmpty { condition.wait() }
+                return jobs.removeFirst()
+            }
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+/// Waits on a timer of its own rather than `Task.sleep`, so the wake-up needs no cooperative
+/// thread; the caller resumes on its own executor.
+package func sleepOffPool(_ duration: Duration) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        // A serial queue of its own gets a thread even when the global queues' threads, which
+        // Swift's cooperative pool shares on Linux, are all busy.
+        sleepTimers.asyncAfter(deadline: .now() + duration.seconds) { continuation.resume() }
+    }
+}
+
+private let sleepTimers = DispatchQueue(label: "AppStoreGroupsTests.sleepTimers")
+
+/// The time a failed call may take: every attempt up to its timeout, every wait, and slack for a
+/// loaded machine.
+package func failureBound(timeout: Duration, attempts: Int, waits: Duration, slack: Duration = .seconds(30)) -> Duration
+{
+    timeout * attempts + waits + slack
+}

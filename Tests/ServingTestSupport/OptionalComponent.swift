@@ -1,0 +1,63 @@
+import Foundation
+package import Testing
+
+/// Something a test needs that a developer's machine may lack, such as the Python package the fake
+/// App Store verifies tokens with.
+///
+/// A test that needs a missing component is skipped with one line naming it and how to install it,
+/// so `swift test` passes on a fresh machine. CI installs every component and sets
+/// `GROUP_POLICY_REQUIRE_ALL_TESTS=1`: then such a test runs anyway (and fails on the missing
+/// component), and `.ci/run` also fails on any skipped test.
+package struct OptionalComponent: Sendable {
+    /// What is missing, as the skip line names it.
+    package var name: String
+    /// How to install it.
+    package var installation: String
+    /// Whether it is there; probed once per test process.
+    package var isAvailable: Bool
+
+    /// Python's `cryptography` package: the fake App Store (Server/fake_app_store.py) verifies every
+    /// token with it, and the fault server makes its TLS certificates with it.
+    package static let pythonCryptography = OptionalComponent(
+        name: "Python's cryptography package",
+        installation: "python3 -m pip install cryptography",
+        isAvailable: probe(["python3", "-c", "import cryptography"])
+    )
+
+    /// `redis-server`: the shared-store tests start their own on a loopback port.
+    package static let redisServer = OptionalComponent(
+        name: "redis-server",
+        installation: "apt-get install redis-server",
+        isAvailable: probe(["redis-server", "--version"])
+    )
+
+    /// Whether every optional component must be present (CI).
+    package static let allRequired = ProcessInfo.processInfo.environment["GROUP_POLICY_REQUIRE_ALL_TESTS"] == "1"
+
+    /// Whether a command exits 0, its output discarded.
+    private static func probe(_ command: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = command
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return false
+        }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Skips the test, with one line naming the component and how to install it, when the component
+    /// is missing (unless every component is required).
+    package static func requires(_ component: OptionalComponent) -> Self {
+        .enabled(
+            if: component.isAvailable || OptionalComponent.allRequired,
+            "needs \(component.name), which is not installed: \(component.installation)"
+        )
+    }
+}
