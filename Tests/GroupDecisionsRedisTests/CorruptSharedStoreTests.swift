@@ -27,7 +27,7 @@ struct CorruptSharedStoreTests {
 
     @Test("a fetch time after the year 9999 or before 1970 is not an answer")
     func implausibleFetchTime() {
-        let body = StubAppStore.consumerBody
+        let body = StubGroupsSource.consumerBody
         #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: body)) == nil)
         #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64.max, body: body)) == nil)
         let latest = CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: 253_402_300_799_999, body: body))
@@ -72,18 +72,18 @@ struct CorruptSharedStoreTests {
         _ = try await store.call(
             [
                 Array("SET".utf8), key,
-                Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: StubAppStore.consumerBody, key: key),
+                Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: StubGroupsSource.consumerBody, key: key),
             ],
             "SET"
         )
-        let stub = StubAppStore()
+        let stub = StubGroupsSource()
         let lines = RecordingObserver()
         // A busy machine makes real calls look slow: the cache must not be skipped here.
         var configuration = GroupDecisionService.Configuration()
         configuration.sharedCacheSlowCallsInARow = 0
         let service = try GroupDecisionService(
             policies: ServiceFixtures.policies(),
-            clients: [stub.client()],
+            source: stub,
             sharedCache: store,
             configuration: configuration,
             observer: lines

@@ -39,7 +39,11 @@ struct RedisConcurrencyTests {
             from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 50, burst: 50),
             maximumWait: .zero
         )
-        let answer = CachedGroupsAnswer(kind: .groups, body: Array(StubAppStore.consumerBody.utf8), fetchedAt: Date())
+        let answer = CachedGroupsAnswer(
+            kind: .groups,
+            body: Array(StubGroupsSource.consumerBody.utf8),
+            fetchedAt: Date()
+        )
         let kept = try await store.setAnswer(
             AnswerWrite(
                 answer,

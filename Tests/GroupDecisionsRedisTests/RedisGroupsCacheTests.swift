@@ -183,8 +183,8 @@ struct RedisGroupsCacheTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let retryAfter = Date().addingTimeInterval(60)
-        let stub = StubAppStore(responder: { id, _ in
-            id == "limited" ? StubAppStore.tooManyRequests(until: retryAfter) : StubAppStore.consumerGroup
+        let stub = StubGroupsSource(responder: { id, _ in
+            id == "limited" ? StubGroupsSource.tooManyRequests(until: retryAfter) : StubGroupsSource.consumerGroup
         })
         func service() throws -> GroupDecisionService {
             var configuration = GroupDecisionService.Configuration()
@@ -193,7 +193,7 @@ struct RedisGroupsCacheTests {
             configuration.sharedCacheSlowCallsInARow = 0
             return try GroupDecisionService(
                 policies: ServiceFixtures.policies(),
-                clients: [stub.client()],
+                source: stub,
                 sharedCache: server.store(),
                 configuration: configuration
             )
@@ -216,7 +216,7 @@ struct RedisGroupsCacheTests {
     func singleFlightAcrossServices() async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
-        let stub = StubAppStore(delay: .milliseconds(300))
+        let stub = StubGroupsSource(delay: .milliseconds(300))
         // The waiters wait long enough for a loaded machine: with the default two seconds, a full
         // parallel test run once outlasted them and a second request went out.
         var configuration = GroupDecisionService.Configuration()
@@ -225,7 +225,7 @@ struct RedisGroupsCacheTests {
         let services = try (0..<4).map { _ in
             try GroupDecisionService(
                 policies: ServiceFixtures.policies(),
-                clients: [stub.client()],
+                source: stub,
                 sharedCache: server.store(timeout: .seconds(10)),
                 configuration: configuration
             )

@@ -62,7 +62,7 @@ struct RedisRoundTripTests {
         defer { fleet.stop() }
         let proxy = try #require(fleet.proxy)
         let store = try fleet.store(prefix: "trips", timeout: .seconds(30))
-        let forwarding = ForwardingGroupsCache(store)
+        let forwarding = ScriptedGroupsCache(store)
         let service = try FleetInvalidationTests.service(Self.source(), shared: forwarding)
         _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(
@@ -86,7 +86,7 @@ struct RedisRoundTripTests {
         let source = Self.source()
         var figures: [String] = []
         for (name, cache, trips) in [
-            ("combined calls", store as any SharedGroupsCache, 5), ("single calls", ForwardingGroupsCache(store), 8),
+            ("combined calls", store as any SharedGroupsCache, 5), ("single calls", ScriptedGroupsCache(store), 8),
         ] {
             let service = try FleetInvalidationTests.service(source, shared: cache)
             // A first decision opens the connection.

@@ -26,7 +26,7 @@ struct FetchLockContractTests {
 
     @Test("a store with only the single calls: the defaults behave the same, from the same single calls as before")
     func defaults() async throws {
-        let store = ForwardingGroupsCache()
+        let store = ScriptedGroupsCache()
         try await SharedGroupsCacheConformance(readsWhenFetchLockTaken: false) { store }.run(.conditionalWrites)
         store.clearCalls()
         _ = try await SharedGroupsCacheConformance.acquire(store, "p1")
@@ -52,7 +52,7 @@ struct FetchLockContractTests {
 
     @Test("the defaults release the lock when the write fails, and when a read after taking it fails")
     func defaultsReleaseOnFailure() async throws {
-        let store = ForwardingGroupsCache()
+        let store = ScriptedGroupsCache()
         let attempt = try await SharedGroupsCacheConformance.acquire(store, "o1")
         let generation = try #require(attempt.generation)
         store.fail(["setAnswerIfGeneration"])

@@ -139,6 +139,20 @@ public struct ConformanceFailure: Error, Sendable, CustomStringConvertible {
     /// The value the cache gave.
     public var actual: String
 
+    /// A failure of `check` to meet `requirement`.
+    ///
+    /// - Parameters:
+    ///   - check: The check that failed.
+    ///   - requirement: What the cache had to do.
+    ///   - expected: The value the contract asks for.
+    ///   - actual: The value the cache gave.
+    public init(check: SharedGroupsCacheConformance.Check, requirement: String, expected: String, actual: String) {
+        self.check = check
+        self.requirement = requirement
+        self.expected = expected
+        self.actual = actual
+    }
+
     /// `<check>: <requirement>: expected <expected>, got <actual>`.
     public var description: String {
         "\(check.rawValue): \(requirement): expected \(expected), got \(actual)"

@@ -96,7 +96,7 @@ struct FlightJoinAdversaryTests {
     )
     func replacedFlightNotKeptAfterOwnInvalidation() async throws {
         let clock = ManualClock()
-        let through = ForwardingGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
+        let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
         let apple = StaticGroupsSource(["c": Self.family])
         let gated = GatedGroupsSource(apple)
         let service = try GroupDecisionService(
@@ -188,7 +188,7 @@ struct FlightJoinAdversaryTests {
     func slowFetchOutlastingLockWait() async throws {
         let clock = ManualClock()
         let result = try await Self.requestsForSlowFetch(
-            shared: ForwardingGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true),
+            shared: ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true),
             clock: clock,
             count: 5,
             spacing: .milliseconds(300)
@@ -203,7 +203,7 @@ struct FlightJoinAdversaryTests {
     )
     func slowFetchSharedCacheFailing() async throws {
         let clock = ManualClock()
-        let through = ForwardingGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
+        let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
         through.fail(Self.cacheCalls)
         let result = try await Self.requestsForSlowFetch(
             shared: through,

@@ -268,7 +268,7 @@ struct InvalidationAdversaryTests {
     func skippedAfterFailureCacheBack() async throws {
         let clock = ManualClock()
         let shared = InMemoryGroupsCache(now: clock.now)
-        let throughB = ForwardingGroupsCache(shared, countsInvalidations: true)
+        let throughB = ScriptedGroupsCache(shared, countsInvalidations: true)
         let apple = StaticGroupsSource(["c": Self.family])
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: shared, clock: clock)
         let serviceB = try FleetInvalidationTests.clockedService(apple, shared: throughB, clock: clock)

@@ -277,7 +277,7 @@ struct InvalidationCountTests {
         #expect(alone.sleeps == [])
         // A shared cache that keeps no count: no wait, as before the count existed.
         let legacy = ManualClock()
-        let old = try FleetInvalidationTests.clockedService(source, shared: ForwardingGroupsCache(), clock: legacy)
+        let old = try FleetInvalidationTests.clockedService(source, shared: ScriptedGroupsCache(), clock: legacy)
         try await old.invalidate(anyTransactionID: "c")
         #expect(legacy.sleeps == [])
     }

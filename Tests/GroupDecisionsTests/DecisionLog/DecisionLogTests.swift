@@ -23,13 +23,13 @@ struct DecisionLogTests {
     @Test("a record per decision served and per decision refused, with the salted hash and never the id")
     func records() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).jsonl"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let log = try DecisionLog.jsonLines(path: path, salt: Self.salt)
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
-            clients: [stub.client(clock: clock)],
+            source: stub,
             timeSource: clock.timeSource,
             decisionLog: log
         )
@@ -37,7 +37,7 @@ struct DecisionLogTests {
         clock.advance(by: .milliseconds(1_500))
         let cached = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
         #expect(live.decisionID != cached.decisionID)
-        stub.answer { _, _ in StubAppStore.internalError }
+        stub.answer { _, _ in StubGroupsSource.internalError }
         _ = await expectError {
             try await service.decision(anyTransactionID: "customer-secret-2", environment: .sandbox)
         }

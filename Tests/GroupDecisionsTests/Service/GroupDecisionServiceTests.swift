@@ -15,7 +15,7 @@ struct GroupDecisionServiceTests {
     static func policies() throws -> PolicyStore { try ServiceFixtures.policies() }
 
     static func service(
-        _ stub: StubAppStore,
+        _ stub: StubGroupsSource,
         clock: ManualClock? = nil,
         shared: (any SharedGroupsCache)? = nil,
         observer: RecordingObserver = RecordingObserver(),
@@ -28,7 +28,7 @@ struct GroupDecisionServiceTests {
         configure(&configuration)
         return try GroupDecisionService(
             policies: policies(),
-            clients: [stub.client(clock: clock)],
+            source: stub,
             sharedCache: shared,
             configuration: configuration,
             timeSource: clock?.timeSource ?? .system,
@@ -38,9 +38,22 @@ struct GroupDecisionServiceTests {
 
     static let familyCapabilities = ServiceFixtures.familyCapabilities
 
+    /// A client that is never asked anything (its credentials are the fake App Store's).
+    static func unusedClient() throws -> AppStoreGroupsClient {
+        try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials())
+    }
+
+    /// A shared cache whose first answer read finds nothing, as if it came just before another
+    /// process stored its answer.
+    static func missingFirstRead(_ store: InMemoryGroupsCache) -> ScriptedGroupsCache {
+        let cache = ScriptedGroupsCache(store, forwardsBudget: false)
+        cache.missAnswerReads(1)
+        return cache
+    }
+
     @Test("50 concurrent calls for one customer send one request")
     func singleFlight() async throws {
-        let stub = StubAppStore(delay: .milliseconds(200))
+        let stub = StubGroupsSource(delay: .milliseconds(200))
         let service = try Self.service(stub)
         let capabilities = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<50 {
@@ -58,7 +71,7 @@ struct GroupDecisionServiceTests {
     @Test("an answer is served from the cache until its time to live passes, then fetched again")
     func timeToLive() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
         let first = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(first.source == .live)
@@ -90,7 +103,7 @@ struct GroupDecisionServiceTests {
 
     @Test("the policy applies to cached answers: entitlements and environment per call")
     func evaluatedPerCall() async throws {
-        let stub = StubAppStore()
+        let stub = StubGroupsSource()
         let service = try Self.service(stub)
         _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         let premium = try await service.decision(
@@ -106,10 +119,10 @@ struct GroupDecisionServiceTests {
     @Test("within the stale-if-error window a failed fetch serves the last answer marked stale; after it, fails closed")
     func staleIfError() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock) { $0.staleIfError = .seconds(60) }
         let fetched = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
-        stub.answer { _, _ in StubAppStore.internalError }
+        stub.answer { _, _ in StubGroupsSource.internalError }
         clock.advance(by: .seconds(330))
         let stale = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(stale.source == .stale)
@@ -125,10 +138,10 @@ struct GroupDecisionServiceTests {
     @Test("by default a failed fetch after the time to live fails closed with the fetch's error")
     func failClosed() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
         _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
-        stub.answer { _, _ in StubAppStore.internalError }
+        stub.answer { _, _ in StubGroupsSource.internalError }
         clock.advance(by: .seconds(300))
         let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         #expect(error?.code == .generalInternalError)
@@ -146,7 +159,7 @@ struct GroupDecisionServiceTests {
     @Test("transaction-not-found is remembered for the negative time to live")
     func negativeCache() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now) { _, _ in StubAppStore.notFound }
+        let stub = StubGroupsSource(clock: clock.now) { _, _ in StubGroupsSource.notFound }
         let service = try Self.service(stub, clock: clock) { $0.negativeTimeToLive = .seconds(30) }
         let first = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
         #expect(first?.code == .transactionIDNotFound)
@@ -155,7 +168,7 @@ struct GroupDecisionServiceTests {
         #expect(cached?.code == .transactionIDNotFound)
         #expect(cached?.httpStatus == 404)
         #expect(stub.requests == ["gone"])
-        stub.answer { _, _ in StubAppStore.consumerGroup }
+        stub.answer { _, _ in StubGroupsSource.consumerGroup }
         clock.advance(by: .seconds(1))
         #expect(try await service.decision(anyTransactionID: "gone", environment: .sandbox).source == .live)
         #expect(stub.requests == ["gone", "gone"])
@@ -163,7 +176,7 @@ struct GroupDecisionServiceTests {
 
     @Test("invalidating a customer, then everyone, makes the next call fetch")
     func invalidation() async throws {
-        let stub = StubAppStore()
+        let stub = StubGroupsSource()
         let service = try Self.service(stub)
         _ = try await service.decision(anyTransactionID: "a", environment: .sandbox)
         _ = try await service.decision(anyTransactionID: "b", environment: .sandbox)
@@ -174,7 +187,7 @@ struct GroupDecisionServiceTests {
         #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
         #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .live)
         #expect(stub.requests == ["a", "b", "a", "a", "b"])
-        let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(StubAppStore.consumerBody.utf8))
+        let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(StubGroupsSource.consumerBody.utf8))
         let entry = LocalGroupsCache.Entry(
             answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
             decoded: decoded
@@ -186,8 +199,8 @@ struct GroupDecisionServiceTests {
     func rateLimitGate() async throws {
         let clock = ManualClock()
         let retryAfter = clock.date.addingTimeInterval(10)
-        let stub = StubAppStore(clock: clock.now) { _, now in
-            now < retryAfter ? StubAppStore.tooManyRequests(until: retryAfter) : StubAppStore.consumerGroup
+        let stub = StubGroupsSource(clock: clock.now) { _, now in
+            now < retryAfter ? StubGroupsSource.tooManyRequests(until: retryAfter) : StubGroupsSource.consumerGroup
         }
         let shared = InMemoryGroupsCache(now: clock.now)
         let service = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
@@ -215,7 +228,7 @@ struct GroupDecisionServiceTests {
     @Test("the token bucket: the sandbox's 5 a second, then fail fast or wait in turn")
     func budget() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let fast = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .zero }
         for index in 0..<5 {
             #expect(try await fast.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
@@ -235,7 +248,7 @@ struct GroupDecisionServiceTests {
     @Test("a second process sharing the store is served the first one's answer, marked cache")
     func sharedAnswer() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
@@ -253,13 +266,13 @@ struct GroupDecisionServiceTests {
     @Test("an answer stored between this process's read and its lock is served, not fetched again")
     func answerStoredBeforeTheLock() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         // The second process reads before the first one's answer is there, then takes the lock
         // the first one has released.
-        let second = try Self.service(stub, clock: clock, shared: MissingFirstRead(shared))
+        let second = try Self.service(stub, clock: clock, shared: Self.missingFirstRead(shared))
         let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date)
@@ -273,7 +286,7 @@ struct GroupDecisionServiceTests {
     @Test("another process's invalidation has reached this one when it returns, after waiting the check interval")
     func invalidationAcrossProcesses() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
@@ -289,7 +302,7 @@ struct GroupDecisionServiceTests {
     @Test("a lock whose holder died: waiters poll for the fetch lock wait, then fetch themselves")
     func deadLockHolder() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         #expect(
             try await shared.acquireFetchLock(
@@ -310,27 +323,27 @@ struct GroupDecisionServiceTests {
     )
     func unreachableStore() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let log = RecordingObserver()
-        let store = UnreachableGroupsStore()
+        let store = ScriptedGroupsCache.unreachable()
         let service = try Self.service(stub, clock: clock, shared: store, observer: log)
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
         #expect(stub.requests == ["c1"])
         // After the failure the store is left alone for 5 seconds, then tried again.
-        #expect(store.answerLookups == 1)
+        #expect(store.calls.count(where: { $0 == "answer" }) == 1)
         #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
-        #expect(store.answerLookups == 1)
+        #expect(store.calls.count(where: { $0 == "answer" }) == 1)
         clock.advance(by: .seconds(5))
         #expect(try await service.decision(anyTransactionID: "c3", environment: .sandbox).source == .live)
-        #expect(store.answerLookups == 2)
+        #expect(store.calls.count(where: { $0 == "answer" }) == 2)
         #expect(stub.requests == ["c1", "c2", "c3"])
         // One failure per try: the observer decides how often to say so.
         #expect(
             log.lines == Array(repeating: "shared cache failed: Redis at 127.0.0.1:1: connection refused", count: 2)
         )
         clock.advance(by: .seconds(300))
-        stub.answer { _, _ in StubAppStore.internalError }
+        stub.answer { _, _ in StubGroupsSource.internalError }
         let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         #expect(error?.code == .generalInternalError)
         #expect(log.lines.count == 3)
@@ -339,8 +352,8 @@ struct GroupDecisionServiceTests {
     @Test("an invalidation the shared cache did not take is thrown, and this process forgets at once")
     func invalidationFailureIsThrown() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
-        let service = try Self.service(stub, clock: clock, shared: UnreachableGroupsStore())
+        let stub = StubGroupsSource(clock: clock.now)
+        let service = try Self.service(stub, clock: clock, shared: ScriptedGroupsCache.unreachable())
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         // Reads now skip the failed store for a while; an invalidation still tries it, and says so.
         let error = await expectError { try await service.invalidate(anyTransactionID: "c1") }
@@ -354,7 +367,7 @@ struct GroupDecisionServiceTests {
 
     @Test("configurations out of range are refused")
     func invalidConfiguration() throws {
-        let stub = StubAppStore()
+        let stub = StubGroupsSource()
         let cases: [(inout GroupDecisionService.Configuration) -> Void] = [
             { $0.timeToLive = .zero }, { $0.staleIfError = .seconds(-1) }, { $0.requestsPerSecond[.sandbox] = 0 },
             { $0.requestsPerSecond[.production] = .infinity }, { $0.fetchLockPollInterval = .zero },
@@ -363,97 +376,7 @@ struct GroupDecisionServiceTests {
             #expect(throws: AppStoreGroupsError.self) { try Self.service(stub, configure: configure) }
         }
         #expect(throws: AppStoreGroupsError.self) {
-            try GroupDecisionService(policies: Self.policies(), clients: [stub.client(), stub.client()])
+            try GroupDecisionService(policies: Self.policies(), clients: [Self.unusedClient(), Self.unusedClient()])
         }
-    }
-}
-
-/// A shared cache whose first answer read finds nothing, as if it came just before another
-/// process stored its answer.
-private final class MissingFirstRead: SharedGroupsCache {
-    private let store: InMemoryGroupsCache
-    private let reads = Locked(0)
-
-    init(_ store: InMemoryGroupsCache) { self.store = store }
-
-    func answer(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
-        let read = reads.withLock { reads in
-            reads += 1
-            return reads
-        }
-        guard read > 1 else { return nil }
-        return try await store.answer(anyTransactionID: customerID, in: environment)
-    }
-
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) {
-        try await store.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
-    }
-
-    func invalidationGeneration(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
-        try await store.invalidationGeneration(anyTransactionID: customerID, in: environment)
-    }
-
-    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
-        try await store.setAnswer(write)
-    }
-
-    func acquireFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        try await store.acquireFetchLock(
-            anyTransactionID: customerID,
-            in: environment,
-            owner: owner,
-            timeToLive: timeToLive
-        )
-    }
-
-    func releaseFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String
-    ) async throws(AppStoreGroupsError) {
-        try await store.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
-    }
-
-    func rateLimitedUntil(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> Date? {
-        try await store.rateLimitedUntil(endpoint, in: environment)
-    }
-
-    func setRateLimitedUntil(
-        _ instant: Date,
-        for endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) {
-        try await store.setRateLimitedUntil(instant, for: endpoint, in: environment)
-    }
-
-    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
-        try await store.invalidate(anyTransactionID: customerID)
-    }
-
-    func invalidate(groupID: String) async throws(AppStoreGroupsError) {
-        try await store.invalidate(groupID: groupID)
-    }
-
-    func invalidateAll() async throws(AppStoreGroupsError) {
-        try await store.invalidateAll()
     }
 }

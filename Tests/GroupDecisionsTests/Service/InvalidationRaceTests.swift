@@ -11,13 +11,13 @@ import Testing
 /// fetch brings back is older than the invalidation and must not be served after it.
 @Suite("Decision service: invalidation during a fetch")
 struct InvalidationRaceTests {
-    static let noGroups = HTTPResponse(status: 200, body: Array(#"{"groups":[]}"#.utf8))
+    static let noGroups = StubGroupsSource.Answer.groups(Array(#"{"groups":[]}"#.utf8))
 
     @Test("a revocation processed during a fetch: later calls fetch again instead of reusing that fetch")
     func invalidationDuringFetch() async throws {
         // Apple answers with the request's state after 400 ms: the first request predates the
         // revocation, so it carries the family group.
-        let stub = StubAppStore(delay: .milliseconds(400))
+        let stub = StubGroupsSource(delay: .milliseconds(400))
         let service = try GroupDecisionServiceTests.service(stub)
         let before = Task { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         while stub.requests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
@@ -37,7 +37,7 @@ struct InvalidationRaceTests {
 
     @Test("an answer fetched before invalidateAll is not kept after it")
     func invalidateAllDuringFetch() async throws {
-        let stub = StubAppStore(delay: .milliseconds(400))
+        let stub = StubGroupsSource(delay: .milliseconds(400))
         let shared = InMemoryGroupsCache()
         let service = try GroupDecisionServiceTests.service(stub, shared: shared)
         let before = Task { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }

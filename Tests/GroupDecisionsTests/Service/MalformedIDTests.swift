@@ -14,8 +14,8 @@ struct MalformedIDTests {
     @Test("a flood of malformed ids spends none of the budget: a valid customer is served after it")
     func malformedIDsSpendNoBudget() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
-        let cache = SharedCacheGuardTests.ScriptedCache(clock: clock)
+        let stub = StubGroupsSource(clock: clock.now)
+        let cache = SharedCacheGuardTests.scriptedCache(clock)
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache) {
             $0.maximumRateLimitWait = .zero
         }
@@ -29,7 +29,7 @@ struct MalformedIDTests {
                 #expect(error?.attempts == 0)
             }
         }
-        #expect(cache.calls == 0)
+        #expect(cache.calls.count == 0)
         // The sandbox's whole budget of 5 is left for valid customers.
         for index in 0..<5 {
             #expect(try await service.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)

@@ -147,7 +147,7 @@ struct RateLimitGateTests {
     func ownHoldWithoutTheSharedCache() async throws {
         let clock = ManualClock()
         let source = Self.source()
-        let service = try Self.service(source, clock: clock, shared: UnreachableGroupsStore())
+        let service = try Self.service(source, clock: clock, shared: ScriptedGroupsCache.unreachable())
         source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(20)))
         _ = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         let held = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }

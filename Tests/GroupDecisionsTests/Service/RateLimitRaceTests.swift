@@ -15,7 +15,7 @@ struct RateLimitRaceTests {
     @Test("a call that waited for a token while another process got a 429 sends nothing before Retry-After")
     func gateClosedDuringTokenWait() async throws {
         let clock = ManualClock()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let retryAfter = clock.date.addingTimeInterval(10)
         let sleeps = Locked(0)
@@ -37,7 +37,7 @@ struct RateLimitRaceTests {
         configuration.maximumRateLimitWait = .seconds(1)
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
-            clients: [stub.client(clock: clock)],
+            source: stub,
             sharedCache: shared,
             configuration: configuration,
             timeSource: timeSource,

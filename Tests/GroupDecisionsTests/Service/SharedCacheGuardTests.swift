@@ -11,163 +11,17 @@ import Testing
 /// recovery, and no customer id in what it reports.
 @Suite("Shared-cache guard")
 struct SharedCacheGuardTests {
-    /// An in-memory shared cache whose every call takes `delay` on the manual clock and fails while
-    /// `failure` is set (its message naming the key, as Redis's error text does), counting calls.
-    final class ScriptedCache: SharedGroupsCache, @unchecked Sendable {
-        let inner: InMemoryGroupsCache
-        let clock: ManualClock
-        private let lock = NSLock()
-        private var delayValue: Duration = .zero
-        private var failing = false
-        private var callCount = 0
-
-        init(clock: ManualClock) {
-            self.clock = clock
-            inner = InMemoryGroupsCache(now: clock.now)
-        }
-
-        var delay: Duration {
-            get { lock.withLock { delayValue } }
-            set { lock.withLock { delayValue = newValue } }
-        }
-
-        var fails: Bool {
-            get { lock.withLock { failing } }
-            set { lock.withLock { failing = newValue } }
-        }
-
-        var calls: Int { lock.withLock { callCount } }
-
-        private func call(_ key: String) throws(AppStoreGroupsError) {
-            let (delay, fails) = lock.withLock { () -> (Duration, Bool) in
-                callCount += 1
-                return (delayValue, failing)
-            }
-            clock.advance(by: delay)
-            if fails {
-                throw AppStoreGroupsError(
-                    code: .sharedCacheFailure,
-                    message: "Redis at 127.0.0.1:6379 answered GET with an error: ERR unknown command 'GET', "
-                        + "with args beginning with: 'app:sandbox:groups:\(key)'"
-                )
-            }
-        }
-
-        func answer(
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment
-        ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
-            try call(customerID)
-            return try await inner.answer(anyTransactionID: customerID, in: environment)
-        }
-
-        func setAnswer(
-            _ answer: CachedGroupsAnswer,
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment,
-            timeToLive: Duration
-        ) async throws(AppStoreGroupsError) {
-            try call(customerID)
-            try await inner.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
-        }
-
-        func invalidationGeneration(
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment
-        ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
-            try call(customerID)
-            return try await inner.invalidationGeneration(anyTransactionID: customerID, in: environment)
-        }
-
-        func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
-            try call(write.customerID)
-            return try await inner.setAnswer(write)
-        }
-
-        func acquireFetchLock(
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment,
-            owner: String,
-            timeToLive: Duration
-        ) async throws(AppStoreGroupsError) -> Bool {
-            try call(customerID)
-            return try await inner.acquireFetchLock(
-                anyTransactionID: customerID,
-                in: environment,
-                owner: owner,
-                timeToLive: timeToLive
-            )
-        }
-
-        func releaseFetchLock(
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment,
-            owner: String
-        ) async throws(AppStoreGroupsError) {
-            try call(customerID)
-            try await inner.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
-        }
-
-        // The combined calls as a store implements them natively: one call each.
-        func acquireFetchLockAndRead(
-            anyTransactionID customerID: String,
-            in environment: StoreEnvironment,
-            owner: String,
-            timeToLive: Duration
-        ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
-            try call(customerID)
-            return try await inner.acquireFetchLockAndRead(
-                anyTransactionID: customerID,
-                in: environment,
-                owner: owner,
-                timeToLive: timeToLive
-            )
-        }
-
-        func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool
-        {
-            try call(write.customerID)
-            return try await inner.setAnswer(write, releasingFetchLock: owner)
-        }
-
-        func rateLimitedUntil(
-            _ endpoint: GroupsEndpoint,
-            in environment: StoreEnvironment
-        ) async throws(AppStoreGroupsError) -> Date? {
-            try call(endpoint.name)
-            return try await inner.rateLimitedUntil(endpoint, in: environment)
-        }
-
-        func setRateLimitedUntil(
-            _ instant: Date,
-            for endpoint: GroupsEndpoint,
-            in environment: StoreEnvironment
-        ) async throws(AppStoreGroupsError) {
-            try call(endpoint.name)
-            try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
-        }
-
-        func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
-            try call(customerID)
-            try await inner.invalidate(anyTransactionID: customerID)
-        }
-
-        func invalidate(groupID: String) async throws(AppStoreGroupsError) {
-            try call(groupID)
-            try await inner.invalidate(groupID: groupID)
-        }
-
-        func invalidateAll() async throws(AppStoreGroupsError) {
-            try call("*")
-            try await inner.invalidateAll()
-        }
+    /// An in-memory shared cache whose every call takes `delay` on the manual clock and fails
+    /// while `failsEveryCall` is set (its message naming the key, as Redis's error text does).
+    static func scriptedCache(_ clock: ManualClock) -> ScriptedGroupsCache {
+        ScriptedGroupsCache(combinedCalls: .native, forwardsBudget: false, clock: clock)
     }
 
     static func service(
-        _ cache: ScriptedCache,
+        _ cache: ScriptedGroupsCache,
         clock: ManualClock,
         observer: RecordingObserver,
-        stub: StubAppStore
+        stub: StubGroupsSource
     ) throws -> GroupDecisionService {
         try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
     }
@@ -175,21 +29,21 @@ struct SharedCacheGuardTests {
     @Test("a cache answering every call in 200 ms, under its timeout, is skipped after five such calls")
     func consistentlySlowCacheIsSkipped() async throws {
         let clock = ManualClock()
-        let cache = ScriptedCache(clock: clock)
+        let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
         let observer = RecordingObserver()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(cache, clock: clock, observer: observer, stub: stub)
         let start = clock.date
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         // Four slow calls (the answer, the lock with the answer and generation, the gate's instant,
         // the answer's write releasing the lock): not yet five in a row.
-        #expect(cache.calls == 4)
+        #expect(cache.calls.count == 4)
         #expect(abs(clock.date.timeIntervalSince(start) - 0.8) < 0.001)
         #expect(observer.lines == [])
         // The next decision's first call is the fifth: the cache is left alone from there on.
         #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
-        #expect(cache.calls == 5)
+        #expect(cache.calls.count == 5)
         #expect(abs(clock.date.timeIntervalSince(start) - 1.0) < 0.001)
         #expect(
             observer.lines
@@ -203,7 +57,7 @@ struct SharedCacheGuardTests {
             #expect(try await service.decision(anyTransactionID: id, environment: .sandbox).source == .live)
         }
         #expect(abs(clock.date.timeIntervalSince(before) - 0.4) < 0.001)
-        #expect(cache.calls == 7)
+        #expect(cache.calls.count == 7)
         // After the interval the cache is tried again; answering promptly, it is used again.
         cache.delay = .zero
         clock.advance(by: .seconds(5))
@@ -215,7 +69,7 @@ struct SharedCacheGuardTests {
     @Test("the rate-limit gate's calls still reach a cache skipped for slowness, and skip one that failed")
     func gateCallsOutliveASlownessSkip() async throws {
         let clock = ManualClock()
-        let cache = ScriptedCache(clock: clock)
+        let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
         let observer = RecordingObserver()
         let guarded = SharedCacheGuard(
@@ -237,32 +91,32 @@ struct SharedCacheGuardTests {
         )
         // Skipped for slowness: a read is not sent, the gate's call is, and its time does not count.
         #expect(await read(false) == nil)
-        #expect(cache.calls == 5)
+        #expect(cache.calls.count == 5)
         for _ in 0..<6 { #expect(await read(true) == .some(nil)) }
-        #expect(cache.calls == 11)
+        #expect(cache.calls.count == 11)
         #expect(observer.lines.count == 1)
         // A failure makes the skip a failure's: the gate's calls skip the cache too.
-        cache.fails = true
+        cache.failsEveryCall = true
         #expect(await read(true) == nil)
-        #expect(cache.calls == 12)
+        #expect(cache.calls.count == 12)
         #expect(await read(true) == nil)
-        #expect(cache.calls == 12)
+        #expect(cache.calls.count == 12)
         // Once the interval is over and the cache answers promptly, everything is sent again.
-        cache.fails = false
+        cache.failsEveryCall = false
         cache.delay = .zero
         clock.advance(by: .seconds(5))
         #expect(await read(false) == .some(nil))
         #expect(await read(true) == .some(nil))
-        #expect(cache.calls == 14)
+        #expect(cache.calls.count == 14)
     }
 
     @Test("a customer with no answer in this process is read from a cache skipped as slow, not fetched again")
     func answersAreReadFromASlowCacheRatherThanFetched() async throws {
         let clock = ManualClock()
-        let cache = ScriptedCache(clock: clock)
+        let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
         let observer = RecordingObserver()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         // No answers kept in the process: every decision asks the shared cache first.
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer) {
             $0.localTimeToLive = .zero
@@ -272,16 +126,16 @@ struct SharedCacheGuardTests {
         #expect(observer.events("shared cache failed (slow)").count == 1)
         // Skipped as slow, the cache still answers for c1, whose answer it holds: no second fetch
         // (before, the skip sent c1's request to Apple again, or to a 503 once the budget was spent).
-        let calls = cache.calls
+        let calls = cache.calls.count
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
-        #expect(cache.calls == calls + 1)
+        #expect(cache.calls.count == calls + 1)
         #expect(stub.requests == ["c1", "c2"])
     }
 
     @Test("slow calls that are not in a row do not skip the cache; the threshold and count are settings")
     func occasionalSlowCallsAreKept() async throws {
         let clock = ManualClock()
-        let cache = ScriptedCache(clock: clock)
+        let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
         let configuration = GroupDecisionService.Configuration()
         #expect(configuration.sharedCacheSlowCallThreshold == .milliseconds(150))
@@ -296,7 +150,7 @@ struct SharedCacheGuardTests {
             cache.delay = round % 5 == 4 ? .zero : .milliseconds(200)
             #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
         }
-        #expect(cache.calls == 10)
+        #expect(cache.calls.count == 10)
         #expect(observer.events.isEmpty)
         // Exactly the threshold counts as slow.
         cache.delay = .milliseconds(150)
@@ -311,7 +165,7 @@ struct SharedCacheGuardTests {
     )
     func failureBackOffAndRecovery() async throws {
         let clock = ManualClock()
-        let cache = ScriptedCache(clock: clock)
+        let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
         let guarded = SharedCacheGuard(
             cache,
@@ -319,19 +173,19 @@ struct SharedCacheGuardTests {
             timeSource: clock.timeSource,
             observer: observer
         )
-        cache.fails = true
+        cache.failsEveryCall = true
         let read = await guarded.read { cache throws(AppStoreGroupsError) in
             try await cache.answer(anyTransactionID: "c1", in: .sandbox)
         }
         #expect(read == nil)
         #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } == nil)
-        #expect(cache.calls == 1)
+        #expect(cache.calls.count == 1)
         let write = await expectError {
             try await guarded.write { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() }
         }
         #expect(write?.code == .sharedCacheFailure)
-        #expect(cache.calls == 2)
-        cache.fails = false
+        #expect(cache.calls.count == 2)
+        cache.failsEveryCall = false
         clock.advance(by: .seconds(5))
         #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
         #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
@@ -342,10 +196,10 @@ struct SharedCacheGuardTests {
     @Test("a customer id the cache's error repeats is replaced, in the observer's event and in the error thrown")
     func customerIDsAreScrubbed() async throws {
         let clock = ManualClock()
-        let cache = ScriptedCache(clock: clock)
-        cache.fails = true
+        let cache = Self.scriptedCache(clock)
+        cache.failsEveryCall = true
         let observer = RecordingObserver()
-        let stub = StubAppStore(clock: clock.now)
+        let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(cache, clock: clock, observer: observer, stub: stub)
         let error = await expectError { try await service.invalidate(anyTransactionID: "2000000123456789") }
         #expect(
