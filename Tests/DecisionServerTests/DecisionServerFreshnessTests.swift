@@ -81,6 +81,18 @@ struct DecisionServerFreshnessTests {
                 ["--refresh-ahead", "-0.5"],
                 "Error: --refresh-ahead must be a fraction from 0 (never) to less than 1, not '-0.5'"
             ),
+            // The longest Int64 of seconds overflowed a shared cache's milliseconds on the first
+            // decision; the configuration refuses it before the server starts.
+            (
+                ["--cache-ttl", "9223372036854775807", "--redis", "127.0.0.1:1"],
+                "Error: the time to live must be at most 10 years (315360000 seconds), "
+                    + "not 9223372036854775807 seconds"
+            ),
+            (
+                ["--max-age", "315360001"],
+                "Error: the maximum age must be at most 10 years (315360000 seconds), "
+                    + "not 315360001 seconds"
+            ),
             (
                 ["--refresh-ahead", "nan"],
                 "Error: --refresh-ahead must be a fraction from 0 (never) to less than 1, not 'nan'"

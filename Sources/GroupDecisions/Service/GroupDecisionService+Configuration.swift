@@ -184,8 +184,32 @@ extension GroupDecisionService {
         /// The defaults.
         public init() {}
 
+        /// The longest any duration of a configuration may be: ten years.
+        ///
+        /// Far beyond any sensible setting, and far enough inside the range of the arithmetic done
+        /// with it (milliseconds in 64 bits for a shared cache, instants as `Date`) that no sum or
+        /// conversion of two of them overflows.
+        public static let longestDuration = Duration.seconds(10 * 365 * 86_400)
+
         /// What is wrong with the configuration, or `nil`.
         var problem: String? {
+            let durations: [(String, Duration)] = [
+                ("the time to live", timeToLive), ("the stale-if-error window", staleIfError),
+                ("the maximum age", maximumAge), ("the negative time to live", negativeTimeToLive),
+                ("the fetch lock's time to live", fetchLockTimeToLive), ("the fetch lock wait", fetchLockWait),
+                ("the fetch lock poll interval", fetchLockPollInterval),
+                ("the rate-limit wait", maximumRateLimitWait), ("the longest rate-limit hold", maximumRateLimitHold),
+                ("the rate-limit hold without Retry-After", rateLimitHoldWithoutRetryAfter),
+                ("the local time to live", localTimeToLive),
+                ("the invalidation check interval", invalidationCheckInterval),
+                ("the shared cache's retry interval", sharedCacheRetryInterval),
+                ("the shared cache's slow-call threshold", sharedCacheSlowCallThreshold),
+                ("the sweep interval", sweepInterval),
+            ]
+            for (name, duration) in durations where duration > Self.longestDuration {
+                return
+                    "\(name) must be at most 10 years (315360000 seconds), not \(duration.components.seconds) seconds"
+            }
             if timeToLive <= .zero { return "the time to live must be positive" }
             if staleIfError < .zero { return "the stale-if-error window must not be negative" }
             if negativeTimeToLive < .zero { return "the negative time to live must not be negative" }

@@ -220,7 +220,11 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        // Saturated rather than trapping: a duration beyond 292 million years is kept that long.
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return seconds < 0 ? 1 : Int64.max }
+        let (sum, overflowed) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return max(1, overflowed ? Int64.max : sum)
     }
 
     // MARK: SharedGroupsCache
