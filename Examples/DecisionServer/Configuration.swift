@@ -113,7 +113,7 @@ struct Configuration {
             Answers:
               GET /decision?transactionId=ID[&environment=sandbox|production][&entitlement=E]...[&explain=true][&whyNot=CAPABILITY]
               GET /workspace/members?transactionId=ID&groupId=GROUP[&environment=...][&entitlement=E]...
-              POST /invalidate?transactionId=ID, ?groupId=GROUP or ?all=true
+              POST /invalidate?transactionId=ID, ?groupId=GROUP or ?all=true (one of them)
               GET /shadow          what the candidate would change, since the last reset or reload
               POST /shadow/reset   starts that report again
 

@@ -163,6 +163,15 @@ struct DecisionRoutes: Sendable {
     /// "Serving decisions at fleet scale", section "Invalidation across the fleet").
     private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         let parameters = try Parameters(request.query, allowed: ["transactionId", "groupId", "all"])
+        // One target per request: a second one was skipped without a word before.
+        let given = ["transactionId", "groupId", "all"].filter { !parameters.all($0).isEmpty }
+        if given.count > 1 {
+            throw .error(
+                400,
+                "bad-request",
+                "give one of transactionId, groupId or all=true, not \(given.joined(separator: " and "))"
+            )
+        }
         // A shared cache that was not updated is a 503: the notification handler calling this
         // must retry, or the other servers keep the old answer for its time to live.
         let all = try parameters.flag("all")
