@@ -8,33 +8,34 @@ import GroupPolicy
 /// A candidate that does not load changes nothing but the shadow report: the server serves without
 /// it, says why once per distinct problem, and tries again at each reload interval until it loads.
 enum CandidatePolicies {
-    /// The candidate as it loads now, or `nil` after logging why it does not.
-    static func load(_ path: String, reloadInterval: Duration) -> PolicyStore? {
+    /// The candidate as it loads now; or, after logging it, why it does not.
+    static func load(_ path: String, reloadInterval: Duration) -> (store: PolicyStore?, problem: String?) {
         do {
             let store = try PolicyStore(contentsOf: path, reloadInterval: reloadInterval)
             loaded(store, from: path)
-            return store
+            return (store, nil)
         } catch {
-            DecisionServerCommand.log(notLoaded(path, error, reloadInterval: reloadInterval))
-            return nil
+            let problem = notLoaded(path, error, reloadInterval: reloadInterval)
+            DecisionServerCommand.log(problem)
+            return (nil, problem)
         }
     }
 
     /// Keeps the candidate reloaded, or loads it first.
     ///
     /// Without a candidate, tries to load it at each reload interval and gives it to `service` once
-    /// it loads. Runs until cancelled.
+    /// it loads, logging each problem once (the one `load` logged included). Runs until cancelled.
     static func run(
-        _ store: PolicyStore?,
+        _ first: (store: PolicyStore?, problem: String?),
         path: String,
         reloadInterval: Duration,
         service: GroupDecisionService
     ) async throws {
-        if let store {
+        if let store = first.store {
             try await store.run()
             return
         }
-        var lastProblem: String?
+        var lastProblem = first.problem
         while true {
             try await Task.sleep(for: reloadInterval)
             do {

@@ -44,7 +44,7 @@ enum DecisionServerCommand {
             fail("the policies in \(configuration.policies) do not load", status: 1)
         }
         for warning in store.current.warnings { log("\(warning)") }
-        let candidate = configuration.candidatePolicies.flatMap {
+        let candidate = configuration.candidatePolicies.map {
             CandidatePolicies.load($0, reloadInterval: configuration.reloadInterval)
         }
 
@@ -120,7 +120,7 @@ enum DecisionServerCommand {
                 configuration: settings,
                 observer: ServerObserver(),
                 decisionLog: decisionLog,
-                candidatePolicies: candidate
+                candidatePolicies: candidate?.store
             )
         } catch {
             fail("\(error)", status: 2)
@@ -148,7 +148,7 @@ enum DecisionServerCommand {
                 if let path = configuration.candidatePolicies {
                     group.addTask {
                         try await CandidatePolicies.run(
-                            candidate,
+                            candidate ?? (nil, nil),
                             path: path,
                             reloadInterval: configuration.reloadInterval,
                             service: service

@@ -206,4 +206,26 @@ struct DecisionServerShadowTests {
         let kept = try Self.report(try await server.get("/shadow"))
         #expect(kept.candidateRevision == candidate.revision && kept.decisions == 1 && kept.since == counted.since)
     }
+
+    @Test(
+        "a candidate that does not load at startup is logged once, not again at each retry",
+        .requires(.pythonCryptography)
+    )
+    func brokenCandidateLoggedOnce() async throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appending(path: "candidate.json")
+        try Data("not json".utf8).write(to: file)
+        let server = try await DecisionServerProcess.start(
+            appStore: try await FakeAppStore(),
+            arguments: ["--candidate-policies", file.path, "--reload-interval", "1"]
+        )
+        let prefix = "candidate policies in \(file.path) do not load"
+        // The first retry comes a reload interval after startup; three intervals see at least one
+        // retry on a busy machine too (the retry's own line would be the second).
+        try await Task.sleep(for: .seconds(3.5))
+        _ = try await server.get("/decision?transactionId=ok1")
+        #expect(server.logLines().filter { $0.hasPrefix(prefix) }.count == 1)
+    }
 }
