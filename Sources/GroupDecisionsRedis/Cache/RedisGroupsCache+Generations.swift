@@ -71,41 +71,46 @@ extension RedisGroupsCache {
     ///
     /// The answer is `KEYS[1]`, value `ARGV[1]`, for `ARGV[2]` milliseconds, set only when the
     /// customer's count (`KEYS[2]`) and everyone's (`KEYS[3]`) are still `ARGV[3]` and `ARGV[4]`,
-    /// and no group of the answer (`ARGV[10]` on) was invalidated after the group count `ARGV[5]`;
-    /// then lists the customer (`ARGV[9]`) under each group until the answer expires (`ARGV[6]` is
-    /// now in milliseconds), at most `ARGV[7]` customers a group, beyond which the group is marked
-    /// as overflowing. `ARGV[8]` is the key prefix and environment (`<prefix>:<environment>`).
+    /// and no group of the answer (`ARGV[9]` on) was invalidated after the group count `ARGV[5]`;
+    /// then lists the customer (`ARGV[8]`) under each group until the answer expires, at most
+    /// `ARGV[6]` customers a group, beyond which the group is marked as overflowing. `ARGV[7]` is
+    /// the key prefix and environment (`<prefix>:<environment>`).
+    ///
+    /// The index is scored and trimmed on Redis's own clock (`TIME`), the clock the answers expire
+    /// on: a writer whose clock runs ahead would otherwise trim, on its clock, entries whose answers
+    /// Redis still holds, and a group's invalidation would miss them.
     static let conditionalSetScript = conditionalSetSource(releasingLock: false)
 
     /// ``conditionalSetScript`` that first releases the fetch lock `KEYS[4]` if its owner is still
-    /// `ARGV[10]` (the groups then start at `ARGV[11]`): released whether the answer is then kept
+    /// `ARGV[9]` (the groups then start at `ARGV[10]`): released whether the answer is then kept
     /// or refused, and before any step that could fail.
     static let conditionalSetReleasingScript = conditionalSetSource(releasingLock: true)
 
     private static func conditionalSetSource(releasingLock: Bool) -> [UInt8] {
         let release =
-            releasingLock ? "if redis.call('GET', KEYS[4]) == ARGV[10] then redis.call('DEL', KEYS[4]) end\n" : ""
-        let firstGroup = releasingLock ? 11 : 10
+            releasingLock ? "if redis.call('GET', KEYS[4]) == ARGV[9] then redis.call('DEL', KEYS[4]) end\n" : ""
+        let firstGroup = releasingLock ? 10 : 9
         return Array(
             (release
                 + """
                 if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
                 if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[4] then return 0 end
-                local prefix = string.match(ARGV[8], '^(.*):[^:]*$')
+                local prefix = string.match(ARGV[7], '^(.*):[^:]*$')
                 for i = \(firstGroup), #ARGV do
                   local invalidated = tonumber(redis.call('GET', prefix .. ':group-generation:' .. ARGV[i]) or '0')
                   if invalidated > tonumber(ARGV[5]) then return 0 end
                 end
                 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-                local now = tonumber(ARGV[6])
+                local time = redis.call('TIME')
+                local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
                 local life = tonumber(ARGV[2])
                 for i = \(firstGroup), #ARGV do
-                  local members = ARGV[8] .. ':members:' .. ARGV[i]
+                  local members = ARGV[7] .. ':members:' .. ARGV[i]
                   redis.call('ZREMRANGEBYSCORE', members, '-inf', now)
-                  if redis.call('ZSCORE', members, ARGV[9]) or redis.call('ZCARD', members) < tonumber(ARGV[7]) then
-                    redis.call('ZADD', members, now + life, ARGV[9])
+                  if redis.call('ZSCORE', members, ARGV[8]) or redis.call('ZCARD', members) < tonumber(ARGV[6]) then
+                    redis.call('ZADD', members, now + life, ARGV[8])
                   else
-                    redis.call('SET', ARGV[8] .. ':members-overflow:' .. ARGV[i], '1', 'PX', life)
+                    redis.call('SET', ARGV[7] .. ':members-overflow:' .. ARGV[i], '1', 'PX', life)
                   end
                   if redis.call('PTTL', members) < life then redis.call('PEXPIRE', members, life) end
                 end
@@ -251,13 +256,11 @@ extension RedisGroupsCache {
         extraArguments: [[UInt8]] = []
     ) async throws(AppStoreGroupsError) -> Bool {
         let key = answerKey(write.customerID, write.environment)
-        let nowMilliseconds = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
         let keys = [key, generationKey(write.customerID, write.environment), allGenerationKey] + extraKeys
         let fixed = [
             write.answer.encoded(boundTo: key), Array(String(Self.milliseconds(write.timeToLive)).utf8),
             Array(String(write.generation.customer).utf8), Array(String(write.generation.all).utf8),
-            Array(String(write.generation.groups).utf8), Array(String(nowMilliseconds).utf8),
-            Array(String(Self.maximumMembersPerGroup).utf8),
+            Array(String(write.generation.groups).utf8), Array(String(Self.maximumMembersPerGroup).utf8),
             Array("\(keyPrefix):\(write.environment.rawValue)".utf8), Array(write.customerID.utf8),
         ]
         let arguments =
