@@ -113,7 +113,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
     ///   - now: The instant asked about.
     ///   - circumstance: Whether the budget is short or a fetch has just failed. Default
     ///     ``Circumstance/normal``.
-    ///   - draw: This answer's share of ``refreshSpread``, from 0 up to 1 (see ``draw(for:)``).
+    ///   - draw: This answer's share of ``refreshSpread``, from 0 up to 1 (see ``draw(customerID:fetchedAt:)``).
     ///     Default 0: the refresh point is ``refreshAfter`` itself.
     /// - Returns: The verdict.
     public func verdict(

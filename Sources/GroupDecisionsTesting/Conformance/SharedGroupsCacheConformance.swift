@@ -3,7 +3,7 @@ import Foundation
 public import GroupDecisions
 import GroupPolicy
 
-/// The checks every ``SharedGroupsCache`` must pass for `GroupDecisionService` to keep its
+/// The checks every `SharedGroupsCache` must pass for `GroupDecisionService` to keep its
 /// guarantees: the in-memory cache, `RedisGroupsCache` and any cache of your own run the same ones.
 ///
 /// It depends on no test framework: call ``run()`` from a Swift Testing or XCTest test, against a
