@@ -72,6 +72,9 @@ enum DecisionServerCommand {
         }
 
         var settings = GroupDecisionService.Configuration()
+        // The process is the server's alone: handing the cache's freed pages back to the system
+        // (malloc_trim, on the whole heap) is its decision to make, and keeps its footprint bounded.
+        settings.returnsFreedMemoryToSystem = true
         settings.timeToLive = configuration.cacheTTL
         settings.maximumAge = configuration.maxAge ?? max(.seconds(3600), configuration.cacheTTL)
         settings.refreshAhead = configuration.refreshAhead

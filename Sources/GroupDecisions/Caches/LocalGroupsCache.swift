@@ -15,8 +15,9 @@ import CMallocInfo
 /// links slots by index: marking an answer used touches no hash table.
 ///
 /// The allocator keeps what an evicted answer frees for reuse, spread over its arenas, so on glibc
-/// the cache hands freed pages back to the system (`malloc_trim`) each time answers costing an
-/// eighth of its capacity (at least 4 MiB) have gone since it last did: without it, 64 MiB of
+/// the cache can hand freed pages back to the system (`malloc_trim`, when the app asks for it) each
+/// time answers costing an eighth of its capacity (at least 4 MiB) have gone since it last did:
+/// without it, 64 MiB of
 /// answers of one group grew the resident set by 114 MB (see the DocC article "Serving decisions
 /// at fleet scale", section "Memory and the cost of a hit").
 package final class LocalGroupsCache: Sendable {
