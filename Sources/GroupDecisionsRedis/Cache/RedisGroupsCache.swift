@@ -35,8 +35,11 @@ public import GroupPolicy
 /// the count of every invalidation (``invalidationCount()``, started at a random base) and
 /// `<keyPrefix>:<environment>:rate-limited-until:<endpoint>` for the 429 gate, so one Redis can
 /// serve several apps: give each its own prefix (its bundle id, say). ``invalidateAll()`` walks the
-/// answer keys with `SCAN` and removes them with `UNLINK`, so it costs time in proportion to the
-/// keys under the prefix; it is meant for a policy or product change, not for every request.
+/// keys with `SCAN` and removes this prefix's answers with `UNLINK` (never the keys of a prefix
+/// that extends this one with `:`), so it costs one call per 1,000 keys of the whole database, other
+/// apps' keys included (2,000 calls for 2 million keys), and at most 100,000 calls; it is meant for
+/// a policy or product change, not for every request. Give the answers a Redis database of their
+/// own (or a server) when it shares one with millions of other keys.
 ///
 /// Errors name the server, the command and a reason of this library's own: never a key (which
 /// holds a customer id) nor the text of Redis's error replies, only their code word (`ERR`,
@@ -216,6 +219,15 @@ public final class RedisGroupsCache: SharedGroupsCache {
             escaped.append(character)
         }
         return Array("\(escaped):*:groups:*".utf8)
+    }
+
+    /// Whether `key` is one of this prefix's answer keys, `<prefix>:<environment>:groups:<customer>`
+    /// exactly: an environment the store writes and a customer id, which holds no `:`.
+    func isAnswerKey(_ key: [UInt8]) -> Bool {
+        StoreEnvironment.allCases.contains { environment in
+            let head = Array("\(keyPrefix):\(environment.rawValue):groups:".utf8)
+            return key.count > head.count && key.starts(with: head) && !key[head.count...].contains(UInt8(ascii: ":"))
+        }
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
@@ -422,7 +434,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
             var batch: [[UInt8]] = []
             for key in keys {
                 guard case .bulk(let name?) = key else { throw unexpected(reply, "SCAN answers") }
-                batch.append(name)
+                // The pattern also matches the keys of a prefix that extends this one with `:`
+                // (`<prefix>:x:sandbox:groups:c1`): only this prefix's own answer keys go.
+                if isAnswerKey(name) { batch.append(name) }
             }
             if !batch.isEmpty {
                 let removed = try await call([Array("UNLINK".utf8)] + batch, "UNLINK answers")
