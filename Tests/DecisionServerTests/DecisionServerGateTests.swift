@@ -118,7 +118,7 @@ struct DecisionServerGateTests {
         #expect(answer.status == 503)
         #expect(
             answer.text
-                == #"{"error":{"code":"shared-cache-failure","message":"the shared cache did not take the invalidation: retry "#
+                == #"{"error":{"code":"store-failure","message":"the shared cache did not take the invalidation: retry "#
                 + #"(this server has forgotten the answers, other servers keep them until the cache takes it)"}}"#
         )
         var lines = server.logLines()
