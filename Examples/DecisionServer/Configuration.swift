@@ -39,6 +39,8 @@ struct Configuration {
     /// Requests a second to each App Store endpoint: the fleet's with `--redis` (the budget is
     /// kept in Redis), this process's without; Apple's limit for the environment when unset.
     var requestsPerSecond: Double?
+    /// The share of the budget a server spends of its own while Redis fails (`--fallback-share`).
+    var fallbackShare: Double = 0
     var limits = HTTPServer.Limits()
     /// Another server for the App Store requests (a local test server); Apple's hosts otherwise.
     var baseURL: URL?
@@ -93,8 +95,15 @@ struct Configuration {
             .init(
                 "requests-per-second",
                 value: "n",
-                help: "The App Store budget, each endpoint (default Apple's limit): the fleet's with --redis, "
-                    + "each server keeping a quarter of it while Redis fails; this process's without."
+                help: "The App Store budget, each endpoint (default Apple's limit): the fleet's with --redis "
+                    + "(a server cut off from Redis sends nothing more, see --fallback-share); this process's without."
+            ),
+            .init(
+                "fallback-share",
+                value: "fraction",
+                help: "With --redis, the share of the budget a server cut off from Redis still spends of its own, "
+                    + "0 to 1 (default 0: the fleet never exceeds its budget; with k servers cut off, a share s "
+                    + "lets it send up to 1 + k × s times it)."
             ),
             .init(
                 "log-buffer",
@@ -206,6 +215,12 @@ struct Configuration {
         configuration.decisionLog = values["decision-log"]
         if let rate = try count("requests-per-second", in: 1...1_000_000) {
             configuration.requestsPerSecond = Double(rate)
+        }
+        if let text = values["fallback-share"] {
+            guard let share = Double(text), share >= 0, share <= 1 else {
+                throw Failure(message: "--fallback-share must be a fraction from 0 to 1, not '\(text)'")
+            }
+            configuration.fallbackShare = share
         }
         configuration.logBufferBytes = try count("log-buffer", in: 4096...(1 << 30)) ?? configuration.logBufferBytes
         if let salt = environment["DECISION_LOG_SALT"], !salt.isEmpty {

@@ -79,6 +79,7 @@ enum DecisionServerCommand {
         settings.maximumAge = configuration.maxAge ?? max(.seconds(3600), configuration.cacheTTL)
         settings.refreshAhead = configuration.refreshAhead
         settings.capacityBytes = configuration.cacheBytes
+        settings.fallbackShare = configuration.fallbackShare
         if let rate = configuration.requestsPerSecond {
             settings.requestsPerSecond = [.production: rate, .sandbox: rate]
         }

@@ -234,7 +234,7 @@ struct DecisionServerFleetTests {
     }
 
     @Test(
-        "--redis where nothing listens: served from this process's cache, one log line, failures still fail closed",
+        "--redis where nothing listens, with a fallback share: served from this process's cache, one log line, failures still fail closed",
         .requires(.pythonCryptography)
     )
     func unreachableRedis() async throws {
@@ -242,7 +242,7 @@ struct DecisionServerFleetTests {
         let port = try LoopbackSocket.freePort()
         let server = try await DecisionServerProcess.start(
             appStore: store,
-            arguments: ["--redis", "127.0.0.1:\(port)"]
+            arguments: ["--redis", "127.0.0.1:\(port)", "--fallback-share", "0.25"]
         )
         // Measured from before the first request: the answer's local time to live (5 s) starts when
         // Apple answers, which is after this instant but may be well before the response arrives.
@@ -335,5 +335,28 @@ struct DecisionServerFleetTests {
         for serverIDs in ids {
             #expect(serverIDs == serverIDs.sorted())
         }
+    }
+
+    @Test(
+        "--redis where nothing listens, by default: nothing is sent to the App Store, a customer is refused with Retry-After",
+        .requires(.pythonCryptography)
+    )
+    func unreachableRedisSendsNothing() async throws {
+        let store = try await FakeAppStore()
+        let port = try LoopbackSocket.freePort()
+        let server = try await DecisionServerProcess.start(
+            appStore: store,
+            arguments: ["--redis", "127.0.0.1:\(port)"]
+        )
+        let refused = try await server.get("/decision?transactionId=ok1")
+        #expect(refused.status == 503)
+        #expect(
+            refused.text.hasPrefix(
+                #"{"error":{"code":"rate-limit-exceeded","message":"the shared cache that keeps the fleet's budget of "#
+                    + #"5.0 customer-groups requests a second is unavailable, and this process sends nothing beyond "#
+                    + #"what it granted; none was sent"#
+            )
+        )
+        #expect(try await store.log().isEmpty)
     }
 }

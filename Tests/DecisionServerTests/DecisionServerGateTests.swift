@@ -110,7 +110,7 @@ struct DecisionServerGateTests {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
             appStore: store,
-            arguments: ["--redis", "127.0.0.1:\(listener.port)"]
+            arguments: ["--redis", "127.0.0.1:\(listener.port)", "--fallback-share", "0.25"]
         )
         let customer = "ok2000000123456789"
         #expect(try await server.get("/decision?transactionId=\(customer)").status == 200)

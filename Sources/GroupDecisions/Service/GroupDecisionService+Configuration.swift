@@ -92,8 +92,7 @@ extension GroupDecisionService {
         /// With a shared cache that keeps fleet budgets (`RedisGroupsCache`,
         /// `InMemoryGroupsCache`) this is the **fleet's** budget, Apple's limit for the app: every
         /// process takes its tokens from one bucket in the cache, whatever the number of
-        /// processes. While the cache fails or is skipped, each process keeps to
-        /// ``fallbackShare`` of it. Without a shared cache, or with one that keeps no budget, it
+        /// processes. While the cache fails, a process sends nothing more (see ``fallbackShare``). Without a shared cache, or with one that keeps no budget, it
         /// is this process's budget: in a fleet of N such processes give each 1/N of Apple's
         /// limit.
         public var requestsPerSecond: [StoreEnvironment: Double] = [.production: 50, .sandbox: 5]
@@ -103,14 +102,18 @@ extension GroupDecisionService {
         /// Default: none set, one second's worth of ``requestsPerSecond`` (at least 1). Each must
         /// be at least 1. Like the rate, it is the fleet's with a shared cache that keeps budgets.
         public var requestBurst: [StoreEnvironment: Double] = [:]
-        /// The fraction of the fleet's budget (rate and burst) one process keeps to while the
-        /// shared cache fails or is skipped, greater than 0 and at most 1.
+        /// The fraction of the fleet's budget (rate and burst) one process may still spend of its own
+        /// while the shared cache that keeps the budget fails, at least 0 and at most 1.
         ///
-        /// Default 0.25: a fleet of up to four processes stays within Apple's limit through an
-        /// outage of the cache, a larger one exceeds it by at most its size over four; never
-        /// unlimited. The burst share is at least one request. Set it to 1 / the number of
-        /// processes for a fleet of known size.
-        public var fallbackShare: Double = 0.25
+        /// Default 0: a process cut off from the shared cache sends nothing beyond the tokens the
+        /// cache granted, so the fleet's requests never exceed its budget (plus one burst), however
+        /// many of its processes lose the cache; meanwhile it serves the answers it holds (stale,
+        /// within ``maximumAge``, reason `budget`) and refuses customers it has none for, as when
+        /// the budget is spent. A share `s` above 0 trades that guarantee for availability: each cut-off
+        /// process then sends up to `s` of the budget of its own (the burst share at least one
+        /// request), so with `k` processes cut off the fleet may send `(1 + k × s)` times its
+        /// budget. Without a shared cache that keeps budgets this does not apply.
+        public var fallbackShare: Double = 0
         /// The longest a call waits for the budget or for a `Retry-After` instant.
         ///
         /// A longer wait fails at once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing
@@ -246,8 +249,8 @@ extension GroupDecisionService {
             for (environment, burst) in requestBurst where !(burst >= 1 && burst.isFinite) {
                 return "the \(environment) request burst must be a number of at least 1"
             }
-            if !(fallbackShare > 0 && fallbackShare <= 1) {
-                return "the fallback share must be greater than 0 and at most 1"
+            if !(fallbackShare >= 0 && fallbackShare <= 1) {
+                return "the fallback share must be at least 0 and at most 1"
             }
             return nil
         }

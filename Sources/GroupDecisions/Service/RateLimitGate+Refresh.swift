@@ -42,6 +42,7 @@ extension RateLimitGate {
         case .answered(.notSupported): budget = .process
         case .fallBack(let fallback): budget = fallback
         }
+        if budget == .cutOff { return .milliseconds(Int64(Self.cutOffRetrySeconds(configuration) * 1000)) }
         let answer = withLocalBucket(key, budget: budget) { bucket, now in
             bucket.take(now: now, keeping: configuration.reserve(burst: bucket.burst))
         }

@@ -22,9 +22,9 @@ import GroupPolicyBasics
 ///   ``GroupDecisionService/Configuration/requestsPerSecond``, banking up to
 ///   ``GroupDecisionService/Configuration/requestBurst``. With a shared cache that keeps fleet
 ///   budgets the bucket is the fleet's, in the cache
-///   (``SharedGroupsCache/takeBudgetToken(from:maximumWait:)``); while the cache fails or is
-///   skipped, this process keeps to
-///   ``GroupDecisionService/Configuration/fallbackShare`` of it in a bucket of its own. Without a
+///   (``SharedGroupsCache/takeBudgetToken(from:maximumWait:)``); while the cache fails, this
+///   process sends nothing beyond what it granted, unless
+///   ``GroupDecisionService/Configuration/fallbackShare`` gives it a share in a bucket of its own. Without a
 ///   shared cache, or with one that keeps no budget, the bucket is this process's. A call waits for
 ///   its token, and for a `Retry-After` instant, up to
 ///   ``GroupDecisionService/Configuration/maximumRateLimitWait`` in all; beyond that it fails at
@@ -199,6 +199,9 @@ public final class RateLimitGate: Sendable {
         case fleet
         /// This process's share of the fleet's, while the shared cache fails or is skipped.
         case share
+        /// None: the shared cache that keeps the fleet's budget fails, and this process spends
+        /// nothing beyond what it granted (a fallback share of 0).
+        case cutOff
     }
 
     /// Takes a token from the budget that holds now (see the type's discussion): the wait before
@@ -214,6 +217,7 @@ public final class RateLimitGate: Sendable {
         case .answered(.notSupported): budget = .process
         case .fallBack(let fallback): budget = fallback
         }
+        if budget == .cutOff { return (nil, Self.cutOffRetrySeconds(configuration), .cutOff) }
         let (reserved, rate) = withLocalBucket(key, budget: budget) { bucket, now in
             (bucket.reserve(now: now, maximumWait: maximumWait), bucket.rate)
         }
@@ -237,7 +241,12 @@ public final class RateLimitGate: Sendable {
                 try await cache.takeBudgetToken(from: budget, keeping: reserve)
             }
         }
-        return answer.map(FleetAnswer.answered) ?? .fallBack(.share)
+        return answer.map(FleetAnswer.answered) ?? .fallBack(configuration.fallbackShare > 0 ? .share : .cutOff)
+    }
+
+    /// When a cut-off process may try again: when it next asks the shared cache (at least a second).
+    static func cutOffRetrySeconds(_ configuration: GroupDecisionService.Configuration) -> TimeInterval {
+        max(1, configuration.sharedCacheRetryInterval.seconds)
     }
 
     /// Which of the fleet's tokens ``fleetToken(_:_:)`` asks for.
@@ -290,6 +299,9 @@ public final class RateLimitGate: Sendable {
                 "this process's share (\(rate * configuration.fallbackShare) a second) of the fleet's budget of "
                     + "\(rate) \(key.endpoint) requests a second, kept while the shared cache is unavailable, "
                     + "is spent; none was sent"
+            case .cutOff:
+                "the shared cache that keeps the fleet's budget of \(rate) \(key.endpoint) requests a second is "
+                    + "unavailable, and this process sends nothing beyond what it granted; none was sent"
             }
         return refused(key, retryAfter: retryAfter, message: message, byRetryAfter: false)
     }

@@ -17,8 +17,9 @@ import Testing
 struct FleetBudgetTests {
     /// A sandbox budget of 0.01 a second with a burst of `burst`, no wait for a token, and a shared
     /// cache never skipped as slow (a busy machine makes every call slow).
-    static func configuration(burst: Double) -> GroupDecisionService.Configuration {
+    static func configuration(burst: Double, fallbackShare: Double = 0) -> GroupDecisionService.Configuration {
         var configuration = GroupDecisionService.Configuration()
+        configuration.fallbackShare = fallbackShare
         configuration.requestsPerSecond = [.sandbox: 0.01, .production: 0.01]
         configuration.requestBurst = [.sandbox: burst]
         configuration.maximumRateLimitWait = .zero
@@ -35,13 +36,14 @@ struct FleetBudgetTests {
     static func service(
         _ source: StaticGroupsSource,
         shared: (any SharedGroupsCache)?,
-        burst: Double
+        burst: Double,
+        fallbackShare: Double = 0
     ) throws -> GroupDecisionService {
         try GroupDecisionService(
             policies: ServiceFixtures.policies(),
             source: source,
             sharedCache: shared,
-            configuration: configuration(burst: burst)
+            configuration: configuration(burst: burst, fallbackShare: fallbackShare)
         )
     }
 
@@ -125,7 +127,10 @@ struct FleetBudgetTests {
         )
     }
 
-    @Test("a Redis that fails leaves each service its share of the fleet's budget", .requires(.redisServer))
+    @Test(
+        "with a fallback share, a Redis that fails leaves each service that share of the fleet's budget",
+        .requires(.redisServer)
+    )
     func failingRedisFallsBackToTheShare() async throws {
         let server = try await RedisServer.start()
         let first = try server.store(prefix: "budget", timeout: .milliseconds(500))
@@ -137,7 +142,8 @@ struct FleetBudgetTests {
         server.stop()
         let apple = StaticGroupsSource(Self.customers(1))
         let services = [
-            try Self.service(apple, shared: first, burst: 8), try Self.service(apple, shared: second, burst: 8),
+            try Self.service(apple, shared: first, burst: 8, fallbackShare: 0.25),
+            try Self.service(apple, shared: second, burst: 8, fallbackShare: 0.25),
         ]
         // A quarter of a burst of 8 each: 2 and 2, never unlimited.
         let result = await Self.send(10, through: services)
@@ -218,9 +224,9 @@ struct FleetBudgetTests {
         #expect(sandbox == .taken(wait: .zero))
     }
 
-    @Test("a configuration with a burst below 1 or a share outside (0, 1] is refused")
+    @Test("a configuration with a burst below 1 or a share outside [0, 1] is refused")
     func configurationBounds() throws {
-        for (burst, share) in [(0.5, 0.25), (2, 0), (2, 1.5), (Double.infinity, 0.25)] {
+        for (burst, share) in [(0.5, 0.25), (2, -0.1), (2, 1.5), (Double.infinity, 0.25), (2, Double.nan)] {
             var configuration = GroupDecisionService.Configuration()
             configuration.requestBurst = [.production: burst]
             configuration.fallbackShare = share

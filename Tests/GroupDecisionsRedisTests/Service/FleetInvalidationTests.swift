@@ -20,6 +20,9 @@ struct FleetInvalidationTests {
     static var configuration: GroupDecisionService.Configuration {
         var configuration = GroupDecisionService.Configuration()
         configuration.sharedCacheSlowCallsInARow = 0
+        // The suites here fail the shared cache on purpose: each process then fetches within a
+        // share of the budget of its own, which is what they need to see the invalidations race.
+        configuration.fallbackShare = 0.25
         return configuration
     }
 
