@@ -98,9 +98,11 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         public static let transportFailure = Code(.transportFailure)
         /// The calling task was cancelled.
         public static let cancelled = Code(.cancelled)
-        /// A shared cache (such as `RedisGroupsCache`) could not be reached, timed out, or
-        /// answered something other than what was asked for. Its description is `store-failure`,
-        /// the name it had before, so logs and served error JSON keep their bytes.
+        /// A shared cache (such as `RedisGroupsCache`) failed.
+        ///
+        /// It could not be reached, timed out, or answered something other than what was asked
+        /// for. Its description is `store-failure`, the name it had before, so logs and served
+        /// error JSON keep their bytes.
         public static let sharedCacheFailure = Code(.sharedCacheFailure)
         /// A shadow report's JSON that is not the format `ShadowReport.jsonBytes(pretty:)` writes:
         /// the message starts with the file, line and column, and ``AppStoreGroupsError/jsonPath``

@@ -6,9 +6,10 @@ import Testing
 
 @testable import GroupDecisionsRedis
 
-/// The fleet's budget holds when some services, not all, lose Redis: a service cut off from it
-/// sends nothing beyond what Redis granted, so the fleet's sum stays within the budget, however many
-/// are cut off. Before, each cut-off service spent a quarter of the budget of its own while the
+/// The fleet's budget holds when some services, not all, lose Redis.
+///
+/// A service cut off from it sends nothing beyond what Redis granted, so the fleet's sum stays
+/// within the budget, however many are cut off. Before, each cut-off service spent a quarter of the budget of its own while the
 /// others kept drawing the whole of it from Redis (1.25 × R with one of four cut off).
 @Suite("Fleet budget: some services cut off from a real redis-server")
 struct FleetBudgetPartialFailureTests {
