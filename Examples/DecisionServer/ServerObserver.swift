@@ -39,7 +39,7 @@ final class ServerObserver: GroupDecisionObserver {
         }
         guard complain else { return }
         DecisionServerCommand.log(
-            "shared groups cache unavailable, serving from this process's cache and budget "
+            "shared groups cache unavailable, serving from this process's cache "
                 + "(this line repeats at most once a minute): \(event.error)"
         )
     }

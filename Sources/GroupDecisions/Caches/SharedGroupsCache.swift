@@ -12,7 +12,8 @@ public import GroupPolicy
 ///
 /// Implementations must be safe to call from any number of tasks, and must bound the time of every
 /// call: the service treats an error as "the cache is unavailable" and carries on with its
-/// in-process cache and budget, never granting anything because of it; a cache whose calls succeed
+/// in-process cache (sending Apple nothing beyond the budget the cache granted), never granting
+/// anything because of it; a cache whose calls succeed
 /// but are consistently slow is left alone the same way (see
 /// ``GroupDecisionService/Configuration/sharedCacheSlowCallThreshold``). Error messages may name
 /// keys: the service replaces a customer id in them before they reach its observer or its callers.

@@ -151,8 +151,9 @@ extension GroupDecisionService {
         public var invalidationCheckInterval: Duration = .milliseconds(250)
         /// How long the shared cache is left alone after it fails.
         ///
-        /// Meanwhile the service works from its own cache and budget, so a cache that hangs costs
-        /// one timeout per interval instead of several per request. Default 5 seconds.
+        /// Meanwhile the service works from its own cache (and sends Apple nothing beyond what the
+        /// cache granted, see ``fallbackShare``), so a cache that hangs costs one timeout per
+        /// interval instead of several per request. Default 5 seconds.
         public var sharedCacheRetryInterval: Duration = .seconds(5)
         /// A shared-cache call that takes this long or longer is slow.
         ///

@@ -27,7 +27,9 @@ public import GroupPolicy
 ///   before the `Retry-After` instant (at most ``Configuration/maximumRateLimitHold`` away).
 ///
 /// When the shared cache fails or is consistently slow, the service carries on with its own cache
-/// and budget and keeps failing closed where it would have. It writes nothing anywhere: what it
+/// and keeps failing closed where it would have; while the cache that keeps the fleet's budget
+/// fails, it sends Apple nothing beyond what the cache granted (see
+/// ``Configuration/fallbackShare``). It writes nothing anywhere: what it
 /// does reaches the `observer` given to it (see ``GroupDecisionObserver``), policy reloads
 /// included. ``run()`` does its background work (refreshes ahead, sweeping); the service works
 /// without it, refreshing nothing ahead.

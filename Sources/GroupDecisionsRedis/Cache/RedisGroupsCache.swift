@@ -11,7 +11,7 @@ public import GroupPolicy
 /// and no dependency. Every call, waiting for a connection and connecting included, finishes
 /// within ``timeout`` or throws `AppStoreGroupsError.Code.sharedCacheFailure` (or
 /// `AppStoreGroupsError.Code.cancelled` when its task is cancelled); the service then carries
-/// on with its in-process cache and budget.
+/// on with its in-process cache (see `GroupDecisionService.Configuration.fallbackShare` for the budget).
 ///
 /// Each instance keeps up to ``maximumConnections`` connections, opened as calls need them, and a
 /// thread of its own that drives them with `poll`: calls never block Swift's cooperative threads,
