@@ -20,11 +20,11 @@ struct RedisNestedPrefixTests {
         // Prefixes whose keys the pattern `app:*:groups:*` matches.
         for prefix in ["app:x", "app:sandbox", "app:sandbox:groups", "app:production:groups:y"] {
             let cache = try server.store(prefix: prefix)
-            try await cache.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
+            try await cache.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
             inner.append(cache)
         }
-        try await outer.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
-        try await outer.setAnswer(answer, anyTransactionID: "c2", in: .production, timeToLive: .seconds(60))
+        try await outer.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
+        try await outer.setAnswer(answer, anyTransactionID: "c2", in: .production, timeToLive: .seconds(3600))
         try await outer.invalidateAll()
         #expect(try await outer.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         #expect(try await outer.answer(anyTransactionID: "c2", in: .production) == nil)

@@ -12,7 +12,7 @@ extension SharedGroupsCacheConformance {
             nil,
             "an empty cache holds no answer"
         )
-        try await cache.setAnswer(first, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
+        try await cache.setAnswer(first, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
         try check.expect(
             try await cache.answer(anyTransactionID: "c1", in: .sandbox),
             first,
@@ -29,7 +29,7 @@ extension SharedGroupsCacheConformance {
             "an answer is kept per customer"
         )
         let negative = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: first.fetchedAt)
-        try await cache.setAnswer(negative, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(60))
+        try await cache.setAnswer(negative, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(3600))
         try check.expect(
             try await cache.answer(anyTransactionID: "c2", in: .sandbox),
             negative,

@@ -120,7 +120,7 @@ public struct SharedGroupsCacheConformance: Sendable {
             answer,
             anyTransactionID: "c1",
             in: .sandbox,
-            timeToLive: .seconds(60),
+            timeToLive: .seconds(3600),
             groupIDs: groups,
             ifGeneration: generation
         )
