@@ -60,7 +60,9 @@ struct DecisionServerRobustnessTests {
 
         let tightened = Self.reloadPolicy.split(separator: "\n").filter { !$0.contains("org-edit") }
             .joined(separator: "\n").replacingOccurrences(of: #"["x.view"] },"#, with: #"["x.view"] }"#)
-        try tightened.write(to: file, atomically: false, encoding: .utf8)
+        // Replaced whole, as an editor saves: a reload on a loaded machine once read the file half
+        // written, and logged that failure beside the broken edit's below.
+        try tightened.write(to: file, atomically: true, encoding: .utf8)
         let tightenedDecision = try expected()
         #expect(tightenedDecision.hasPrefix(#"{"capabilities":["x.view"],"#))
         let edited = ContinuousClock.now
