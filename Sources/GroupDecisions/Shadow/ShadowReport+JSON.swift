@@ -9,7 +9,7 @@ extension ShadowReport {
     /// The keys, in this order: `liveRevision`, `candidateRevision` (`null` without a candidate),
     /// `since` (RFC 3339 in UTC with milliseconds), `decisions`, `changedDecisions`, `dropped`, and
     /// `changes`, each an object with `capability`, `change` (`gained` or `lost`), `groupType`,
-    /// `liveRules`, `candidateRules`, `groups`, `decisions` and `examples` (objects with
+    /// `liveRules`, `candidateRules`, `liveRulesOmitted`, `candidateRulesOmitted`, `groups`, `decisions` and `examples` (objects with
     /// `decisionId`, the served decision's id or `null` when ``Example/decisionID`` is `nil`;
     /// `customerHash`, `null` without a decision log; and `groupId`). Rows are written
     /// in the order of ``changes``. See the DocC article "Rolling out a policy change", section
@@ -40,6 +40,8 @@ extension ShadowReport {
             writer.member("groupType", change.groupType)
             writer.member("liveRules", strings: change.liveRules)
             writer.member("candidateRules", strings: change.candidateRules)
+            writer.member("liveRulesOmitted", number: change.liveRulesOmitted)
+            writer.member("candidateRulesOmitted", number: change.candidateRulesOmitted)
             writer.member("groups", number: change.groups)
             writer.member("decisions", number: change.decisions)
             writer.member("examples", objects: change.examples) { writer, example in

@@ -47,7 +47,8 @@ private struct ReportReader {
         "liveRevision", "candidateRevision", "since", "decisions", "changedDecisions", "dropped", "changes",
     ]
     static let changeKeys = [
-        "capability", "change", "groupType", "liveRules", "candidateRules", "groups", "decisions", "examples",
+        "capability", "change", "groupType", "liveRules", "candidateRules", "liveRulesOmitted",
+        "candidateRulesOmitted", "groups", "decisions", "examples",
     ]
     static let exampleKeys = ["decisionId", "customerHash", "groupId"]
 
@@ -190,6 +191,13 @@ private struct ReportReader {
         let groupType = fields.required("groupType").flatMap { collector.string($0, path.appending("groupType")) }
         let liveRules = fields.required("liveRules").flatMap { rules($0, path.appending("liveRules")) }
         let candidateRules = fields.required("candidateRules").flatMap { rules($0, path.appending("candidateRules")) }
+        // Optional, 0 when absent: reports written before rule lists had a limit lack them.
+        let liveOmitted: Int? =
+            if let node = fields["liveRulesOmitted"] { count(node, path.appending("liveRulesOmitted")) } else { 0 }
+        let candidateOmitted: Int? =
+            if let node = fields["candidateRulesOmitted"] {
+                count(node, path.appending("candidateRulesOmitted"))
+            } else { 0 }
         let groups = fields.required("groups").flatMap { count($0, path.appending("groups"), minimum: 1) }
         let decisionsNode = fields.required("decisions")
         let decisions = decisionsNode.flatMap { count($0, path.appending("decisions"), minimum: 1) }
@@ -210,8 +218,8 @@ private struct ReportReader {
                 "\(examples.count) examples of \(decisions) decisions"
             )
         }
-        guard let capability, let direction, let groupType, let liveRules, let candidateRules, let groups,
-            let decisions, let examples
+        guard let capability, let direction, let groupType, let liveRules, let candidateRules, let liveOmitted,
+            let candidateOmitted, let groups, let decisions, let examples
         else { return nil }
         return ShadowReport.Change(
             capability: capability,
@@ -219,6 +227,8 @@ private struct ReportReader {
             groupType: groupType,
             liveRules: liveRules,
             candidateRules: candidateRules,
+            liveRulesOmitted: liveOmitted,
+            candidateRulesOmitted: candidateOmitted,
             groups: groups,
             decisions: decisions,
             examples: examples

@@ -17,6 +17,9 @@ public struct ShadowReport: Sendable, Hashable {
     public static let maximumChanges = 10_000
     /// The most examples a row keeps.
     public static let maximumExamples = 5
+    /// The most rule ids a row lists on each side: the first ones by their bytes; the rest are
+    /// counted in ``Change/liveRulesOmitted`` and ``Change/candidateRulesOmitted``.
+    public static let maximumRulesPerList = 16
 
     /// Whether a group gains or loses a capability under the candidate.
     public enum Direction: String, Sendable, Hashable, CaseIterable {
@@ -70,6 +73,11 @@ public struct ShadowReport: Sendable, Hashable {
         public var liveRules: [String]
         /// The same under the candidate.
         public var candidateRules: [String]
+        /// Rules behind the change under the live policy that ``liveRules`` leaves out, because a row
+        /// lists at most ``ShadowReport/maximumRulesPerList``; zero when it lists them all.
+        public var liveRulesOmitted: Int
+        /// The same under the candidate, for ``candidateRules``.
+        public var candidateRulesOmitted: Int
         /// Group-level changes counted: a decision with this change in two groups counts two.
         public var groups: Int
         /// Decisions that had this change in at least one group.
@@ -86,6 +94,8 @@ public struct ShadowReport: Sendable, Hashable {
         ///   - groupType: The type of the groups it happened in.
         ///   - liveRules: The rules behind it under the live policy, sorted.
         ///   - candidateRules: The rules behind it under the candidate, sorted.
+        ///   - liveRulesOmitted: Live rules left out of `liveRules` (beyond the list's limit).
+        ///   - candidateRulesOmitted: Candidate rules left out of `candidateRules`.
         ///   - groups: Group-level changes counted.
         ///   - decisions: Decisions that had it.
         ///   - examples: Some of those decisions.
@@ -95,6 +105,8 @@ public struct ShadowReport: Sendable, Hashable {
             groupType: String,
             liveRules: [String],
             candidateRules: [String],
+            liveRulesOmitted: Int = 0,
+            candidateRulesOmitted: Int = 0,
             groups: Int,
             decisions: Int,
             examples: [Example]
@@ -104,6 +116,8 @@ public struct ShadowReport: Sendable, Hashable {
             self.groupType = groupType
             self.liveRules = liveRules
             self.candidateRules = candidateRules
+            self.liveRulesOmitted = liveRulesOmitted
+            self.candidateRulesOmitted = candidateRulesOmitted
             self.groups = groups
             self.decisions = decisions
             self.examples = examples

@@ -37,6 +37,7 @@ struct ShadowReportJSONTests {
                 groupType: "ORGANIZATION",
                 liveRules: ["members-view"],
                 candidateRules: ["no-view-for-none"],
+                liveRulesOmitted: 3,
                 groups: 5,
                 decisions: 5,
                 examples: []
@@ -51,11 +52,13 @@ struct ShadowReportJSONTests {
                 == #"{"liveRevision":"49c9b1f4e538bd3a","candidateRevision":"ec499e3986364ea5","#
                 + #""since":"2027-01-15T08:00:00.250Z","decisions":1200,"changedDecisions":45,"dropped":0,"#
                 + #""changes":[{"capability":"workspace.export","change":"gained","groupType":"ORGANIZATION","#
-                + #""liveRules":[],"candidateRules":["admins-manage"],"groups":41,"decisions":40,"#
+                + #""liveRules":[],"candidateRules":["admins-manage"],"liveRulesOmitted":0,"#
+                + #""candidateRulesOmitted":0,"groups":41,"decisions":40,"#
                 + #""examples":[{"decisionId":null,"customerHash":"3f2a","groupId":"org1"},"#
                 + #"{"decisionId":"0192","customerHash":null,"groupId":"org\"2"}]},"#
                 + #"{"capability":"workspace.view","change":"lost","groupType":"ORGANIZATION","#
-                + #""liveRules":["members-view"],"candidateRules":["no-view-for-none"],"groups":5,"decisions":5,"#
+                + #""liveRules":["members-view"],"candidateRules":["no-view-for-none"],"#
+                + #""liveRulesOmitted":3,"candidateRulesOmitted":0,"groups":5,"decisions":5,"#
                 + #""examples":[]}]}"#
         )
     }
@@ -92,6 +95,18 @@ struct ShadowReportJSONTests {
         #expect(try ShadowReport(jsonBytes: Self.report.jsonBytes(pretty: true)) == Self.report)
     }
 
+    @Test("a report written before rule lists had a limit, without the omitted counts, reads them as 0")
+    func omittedCountsAbsent() throws {
+        let old = Self.report.jsonString()
+            .replacingOccurrences(of: #","liveRulesOmitted":3"#, with: "")
+            .replacingOccurrences(of: #","liveRulesOmitted":0"#, with: "")
+            .replacingOccurrences(of: #","candidateRulesOmitted":0"#, with: "")
+        #expect(!old.contains("Omitted"))
+        var expected = Self.report
+        expected.changes[1].liveRulesOmitted = 0
+        #expect(try ShadowReport(jsonBytes: Array(old.utf8)) == expected)
+    }
+
     @Test(
         "every problem is one line with its place",
         arguments: [
@@ -101,11 +116,11 @@ struct ShadowReportJSONTests {
             ),
             (
                 (#""groups":41"#, #""groups":"41""#),
-                #"r.json:1:309: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found a string"#
+                #"r.json:1:356: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found a string"#
             ),
             (
                 (#""groups":41"#, #""groups":4.5"#),
-                #"r.json:1:309: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found 4.5"#
+                #"r.json:1:356: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found 4.5"#
             ),
             (
                 (#","dropped":0"#, ""),
@@ -121,7 +136,7 @@ struct ShadowReportJSONTests {
             ),
             (
                 (#""liveRules":["members-view"]"#, #""liveRules":["z","members-view"]"#),
-                #"r.json:1:552: changes[1].liveRules[1]: rule ids must be sorted by their bytes, each once: 'members-view' follows 'z'"#
+                #"r.json:1:599: changes[1].liveRules[1]: rule ids must be sorted by their bytes, each once: 'members-view' follows 'z'"#
             ),
             (
                 (#""changedDecisions":45"#, #""changedDecisions":1201"#),
@@ -129,19 +144,23 @@ struct ShadowReportJSONTests {
             ),
             (
                 (#""decisions":40"#, #""decisions":42"#),
-                #"r.json:1:324: changes[0].decisions: 42 decisions with the change in 41 groups"#
+                #"r.json:1:371: changes[0].decisions: 42 decisions with the change in 41 groups"#
             ),
             (
                 (#""customerHash":"3f2a""#, #""customerHash":7"#),
-                #"r.json:1:373: changes[0].examples[0].customerHash: expected a string or null, found a number"#
+                #"r.json:1:420: changes[0].examples[0].customerHash: expected a string or null, found a number"#
             ),
             (
                 (#""candidateRevision":"ec499e3986364ea5""#, #""candidateRevision":null"#),
                 #"r.json:1:108: decisions: 1200 decisions compared without a candidate (candidateRevision is null)"#
             ),
             (
+                (#""liveRulesOmitted":3"#, #""liveRulesOmitted":-3"#),
+                #"r.json:1:668: changes[1].liveRulesOmitted: expected a whole number of at least 0 and at most 18 digits, found -3"#
+            ),
+            (
                 ("]}]}", "]}]"),
-                #"r.json:1:642: $: invalid JSON: expected ',' or '}', found end of input"#
+                #"r.json:1:736: $: invalid JSON: expected ',' or '}', found end of input"#
             ),
         ]
     )
