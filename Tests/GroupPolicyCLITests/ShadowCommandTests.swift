@@ -108,7 +108,7 @@ import Testing
             #"{"liveRevision":"a","candidateRevision":"b","since":"2027-01-15T08:00:00.000Z","decisions":3,"#
                 + #""changedDecisions":0,"dropped":0,"changes":[],"chnages":[]}"#,
             "Error: invalid shadow report: <stdin>:1:140: chnages: unknown key 'chnages' (did you mean 'changes'?); "
-                + "allowed: liveRevision, candidateRevision, since, decisions, changedDecisions, dropped, changes\n"
+                + "allowed: liveRevision, candidateRevision, since, decisions, changedDecisions, dropped, skippedDecisions, changes\n"
         ),
         (
             "not json",

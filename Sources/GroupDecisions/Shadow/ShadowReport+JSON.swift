@@ -7,7 +7,7 @@ extension ShadowReport {
     /// `group-policy shadow` reads.
     ///
     /// The keys, in this order: `liveRevision`, `candidateRevision` (`null` without a candidate),
-    /// `since` (RFC 3339 in UTC with milliseconds), `decisions`, `changedDecisions`, `dropped`, and
+    /// `since` (RFC 3339 in UTC with milliseconds), `decisions`, `changedDecisions`, `dropped`, `skippedDecisions`, and
     /// `changes`, each an object with `capability`, `change` (`gained` or `lost`), `groupType`,
     /// `liveRules`, `candidateRules`, `liveRulesOmitted`, `candidateRulesOmitted`, `groups`, `decisions` and `examples` (objects with
     /// `decisionId`, the served decision's id or `null` when ``Example/decisionID`` is `nil`;
@@ -34,6 +34,7 @@ extension ShadowReport {
         writer.member("decisions", number: decisions)
         writer.member("changedDecisions", number: changedDecisions)
         writer.member("dropped", number: dropped)
+        writer.member("skippedDecisions", number: skippedDecisions)
         writer.member("changes", objects: changes) { writer, change in
             writer.member("capability", change.capability)
             writer.member("change", change.direction.rawValue)

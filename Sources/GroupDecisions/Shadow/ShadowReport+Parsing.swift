@@ -44,7 +44,8 @@ private struct ReportReader {
     let collector: DiagnosticCollector
 
     static let reportKeys = [
-        "liveRevision", "candidateRevision", "since", "decisions", "changedDecisions", "dropped", "changes",
+        "liveRevision", "candidateRevision", "since", "decisions", "changedDecisions", "dropped", "skippedDecisions",
+        "changes",
     ]
     static let changeKeys = [
         "capability", "change", "groupType", "liveRules", "candidateRules", "liveRulesOmitted",
@@ -66,6 +67,9 @@ private struct ReportReader {
         let changedNode = fields.required("changedDecisions")
         let changedDecisions = changedNode.flatMap { count($0, path.appending("changedDecisions")) }
         let dropped = fields.required("dropped").flatMap { count($0, path.appending("dropped")) }
+        // Optional, 0 when absent: reports written before comparisons left the request path lack it.
+        let skipped: Int? =
+            if let node = fields["skippedDecisions"] { count(node, path.appending("skippedDecisions")) } else { 0 }
         let changes = fields.required("changes").flatMap { self.changes($0, path.appending("changes")) }
         if let changedNode, let decisions, let changedDecisions, changedDecisions > decisions {
             collector.error(
@@ -94,7 +98,7 @@ private struct ReportReader {
             )
         }
         guard let liveRevision, let candidateRevision, let since, let decisions, let changedDecisions, let dropped,
-            let changes
+            let skipped, let changes
         else { return nil }
         return ShadowReport(
             liveRevision: liveRevision,
@@ -103,6 +107,7 @@ private struct ReportReader {
             decisions: decisions,
             changedDecisions: changedDecisions,
             dropped: dropped,
+            skippedDecisions: skipped,
             changes: changes
         )
     }

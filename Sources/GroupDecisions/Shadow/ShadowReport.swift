@@ -139,6 +139,10 @@ public struct ShadowReport: Sendable, Hashable {
     /// Group-level changes not counted in any row, because their row would have been one more than
     /// ``maximumChanges``; zero means every change is in ``changes``.
     public var dropped: Int
+    /// Decisions served with a candidate loaded that were not compared, because the comparisons
+    /// waiting off the request path were already at their limit; zero means every decision served
+    /// was compared (and counted in ``decisions``).
+    public var skippedDecisions: Int
     /// The rows, most decisions first (see ``Change`` and the article "Rolling out a policy change",
     /// section "Reading the report", for the order).
     public var changes: [Change]
@@ -152,6 +156,7 @@ public struct ShadowReport: Sendable, Hashable {
     ///   - decisions: Decisions compared.
     ///   - changedDecisions: Decisions with at least one change.
     ///   - dropped: Group-level changes beyond the row limit.
+    ///   - skippedDecisions: Decisions served but not compared.
     ///   - changes: The rows, in the report's order.
     public init(
         liveRevision: String,
@@ -160,6 +165,7 @@ public struct ShadowReport: Sendable, Hashable {
         decisions: Int,
         changedDecisions: Int,
         dropped: Int,
+        skippedDecisions: Int = 0,
         changes: [Change]
     ) {
         self.liveRevision = liveRevision
@@ -168,6 +174,7 @@ public struct ShadowReport: Sendable, Hashable {
         self.decisions = decisions
         self.changedDecisions = changedDecisions
         self.dropped = dropped
+        self.skippedDecisions = skippedDecisions
         self.changes = changes
     }
 }

@@ -17,6 +17,7 @@ struct ShadowReportJSONTests {
         decisions: 1200,
         changedDecisions: 45,
         dropped: 0,
+        skippedDecisions: 7,
         changes: [
             ShadowReport.Change(
                 capability: "workspace.export",
@@ -51,6 +52,7 @@ struct ShadowReportJSONTests {
             Self.report.jsonString()
                 == #"{"liveRevision":"49c9b1f4e538bd3a","candidateRevision":"ec499e3986364ea5","#
                 + #""since":"2027-01-15T08:00:00.250Z","decisions":1200,"changedDecisions":45,"dropped":0,"#
+                + #""skippedDecisions":7,"#
                 + #""changes":[{"capability":"workspace.export","change":"gained","groupType":"ORGANIZATION","#
                 + #""liveRules":[],"candidateRules":["admins-manage"],"liveRulesOmitted":0,"#
                 + #""candidateRulesOmitted":0,"groups":41,"decisions":40,"#
@@ -83,6 +85,7 @@ struct ShadowReportJSONTests {
                   "decisions": 0,
                   "changedDecisions": 0,
                   "dropped": 0,
+                  "skippedDecisions": 0,
                   "changes": []
                 }
                 """
@@ -95,15 +98,17 @@ struct ShadowReportJSONTests {
         #expect(try ShadowReport(jsonBytes: Self.report.jsonBytes(pretty: true)) == Self.report)
     }
 
-    @Test("a report written before rule lists had a limit, without the omitted counts, reads them as 0")
+    @Test("a report written before the omitted and skipped counts reads them as 0")
     func omittedCountsAbsent() throws {
         let old = Self.report.jsonString()
             .replacingOccurrences(of: #","liveRulesOmitted":3"#, with: "")
             .replacingOccurrences(of: #","liveRulesOmitted":0"#, with: "")
             .replacingOccurrences(of: #","candidateRulesOmitted":0"#, with: "")
-        #expect(!old.contains("Omitted"))
+            .replacingOccurrences(of: #","skippedDecisions":7"#, with: "")
+        #expect(!old.contains("Omitted") && !old.contains("skipped"))
         var expected = Self.report
         expected.changes[1].liveRulesOmitted = 0
+        expected.skippedDecisions = 0
         #expect(try ShadowReport(jsonBytes: Array(old.utf8)) == expected)
     }
 
@@ -112,15 +117,15 @@ struct ShadowReportJSONTests {
         arguments: [
             (
                 (#","dropped":0"#, #","dropped":0,"extra":1"#),
-                #"r.json:1:161: extra: unknown key 'extra'; allowed: liveRevision, candidateRevision, since, decisions, changedDecisions, dropped, changes"#
+                #"r.json:1:161: extra: unknown key 'extra'; allowed: liveRevision, candidateRevision, since, decisions, changedDecisions, dropped, skippedDecisions, changes"#
             ),
             (
                 (#""groups":41"#, #""groups":"41""#),
-                #"r.json:1:356: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found a string"#
+                #"r.json:1:377: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found a string"#
             ),
             (
                 (#""groups":41"#, #""groups":4.5"#),
-                #"r.json:1:356: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found 4.5"#
+                #"r.json:1:377: changes[0].groups: expected a whole number of at least 1 and at most 18 digits, found 4.5"#
             ),
             (
                 (#","dropped":0"#, ""),
@@ -128,7 +133,7 @@ struct ShadowReportJSONTests {
             ),
             (
                 (#""change":"gained""#, #""change":"added""#),
-                #"r.json:1:214: changes[0].change: unknown change 'added' (gained or lost)"#
+                #"r.json:1:235: changes[0].change: unknown change 'added' (gained or lost)"#
             ),
             (
                 (#""since":"2027-01-15T08:00:00.250Z""#, #""since":"2027-02-30T08:00:00.250Z""#),
@@ -136,7 +141,7 @@ struct ShadowReportJSONTests {
             ),
             (
                 (#""liveRules":["members-view"]"#, #""liveRules":["z","members-view"]"#),
-                #"r.json:1:599: changes[1].liveRules[1]: rule ids must be sorted by their bytes, each once: 'members-view' follows 'z'"#
+                #"r.json:1:620: changes[1].liveRules[1]: rule ids must be sorted by their bytes, each once: 'members-view' follows 'z'"#
             ),
             (
                 (#""changedDecisions":45"#, #""changedDecisions":1201"#),
@@ -144,11 +149,11 @@ struct ShadowReportJSONTests {
             ),
             (
                 (#""decisions":40"#, #""decisions":42"#),
-                #"r.json:1:371: changes[0].decisions: 42 decisions with the change in 41 groups"#
+                #"r.json:1:392: changes[0].decisions: 42 decisions with the change in 41 groups"#
             ),
             (
                 (#""customerHash":"3f2a""#, #""customerHash":7"#),
-                #"r.json:1:420: changes[0].examples[0].customerHash: expected a string or null, found a number"#
+                #"r.json:1:441: changes[0].examples[0].customerHash: expected a string or null, found a number"#
             ),
             (
                 (#""candidateRevision":"ec499e3986364ea5""#, #""candidateRevision":null"#),
@@ -156,11 +161,11 @@ struct ShadowReportJSONTests {
             ),
             (
                 (#""liveRulesOmitted":3"#, #""liveRulesOmitted":-3"#),
-                #"r.json:1:668: changes[1].liveRulesOmitted: expected a whole number of at least 0 and at most 18 digits, found -3"#
+                #"r.json:1:689: changes[1].liveRulesOmitted: expected a whole number of at least 0 and at most 18 digits, found -3"#
             ),
             (
                 ("]}]}", "]}]"),
-                #"r.json:1:736: $: invalid JSON: expected ',' or '}', found end of input"#
+                #"r.json:1:757: $: invalid JSON: expected ',' or '}', found end of input"#
             ),
         ]
     )
