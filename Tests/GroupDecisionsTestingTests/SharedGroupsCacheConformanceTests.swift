@@ -179,6 +179,40 @@ final class BrokenCache: SharedGroupsCache, Sendable {
 
     func takeBudgetToken(
         from budget: FleetBudget,
+        keeping reserve: Double
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        if fault == .endlessBudget { return .taken(wait: .zero) }
+        return try await inner.takeBudgetToken(from: budget, keeping: reserve)
+    }
+
+    func acquireFetchLockAndRead(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
+        try await acquireFetchLockAndReadInSteps(
+            anyTransactionID: customerID,
+            in: environment,
+            owner: owner,
+            timeToLive: timeToLive
+        )
+    }
+
+    func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool {
+        try await setAnswerInSteps(write, releasingFetchLock: owner)
+    }
+
+    func answerAndInvalidationCount(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
+        let count = try await invalidationCount()
+        return (try await answer(anyTransactionID: customerID, in: environment), count)
+    }
+
+    func takeBudgetToken(
+        from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError)
         -> FleetBudgetToken

@@ -10,8 +10,8 @@ import Synchronization
 /// on a manual clock, or reads of answers to find nothing.
 ///
 /// `combinedCalls` chooses how the combined fetch-lock calls are made: `.native` forwards each as
-/// one call (as Redis makes them), `.defaults` makes them from the single calls, as the protocol's
-/// default implementations do for a store written before them. The invalidation count and the
+/// one call (as Redis makes them), `.defaults` makes them from the single calls, as a store that
+/// cannot make them atomically does. The invalidation count and the
 /// fleet budget are forwarded only when asked, as a store that does not keep them behaves.
 package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     package enum CombinedCalls: Sendable {
@@ -188,7 +188,7 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
         guard combinedCalls == .native else {
-            return try await SingleCalls(cache: self).acquireFetchLockAndRead(
+            return try await acquireFetchLockAndReadInSteps(
                 anyTransactionID: customerID,
                 in: environment,
                 owner: owner,
@@ -211,7 +211,7 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         -> Bool
     {
         guard combinedCalls == .native else {
-            return try await SingleCalls(cache: self).setAnswer(write, releasingFetchLock: owner)
+            return try await setAnswerInSteps(write, releasingFetchLock: owner)
         }
         try record("setAnswerReleasingFetchLock", key: write.customerID)
         return try await inner.setAnswer(write, releasingFetchLock: owner)
@@ -245,6 +245,14 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         return try await inner.takeBudgetToken(from: budget, maximumWait: maximumWait)
     }
 
+    /// A token only when one is banked now, the reserve not kept: as a store that knows no reserve.
+    package func takeBudgetToken(
+        from budget: FleetBudget,
+        keeping reserve: Double
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        try await takeBudgetToken(from: budget, maximumWait: .zero)
+    }
+
     package func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
         try record("invalidate", key: customerID)
         try await inner.invalidate(anyTransactionID: customerID)
@@ -265,80 +273,13 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         try record("invalidationCount", key: "*")
         return try await inner.invalidationCount()
     }
-}
 
-/// The scripted cache seen through its single calls only, so the combined calls are the
-/// protocol's default implementations made of them.
-private struct SingleCalls: SharedGroupsCache {
-    let cache: ScriptedGroupsCache
-
-    func answer(
+    /// The count, then the answer: two calls, as a store that cannot read both in one step.
+    package func answerAndInvalidationCount(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError)
-        -> CachedGroupsAnswer?
-    { try await cache.answer(anyTransactionID: customerID, in: environment) }
-
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) {
-        try await cache.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
+        let count = try await invalidationCount()
+        return (try await answer(anyTransactionID: customerID, in: environment), count)
     }
-
-    func invalidationGeneration(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
-        try await cache.invalidationGeneration(anyTransactionID: customerID, in: environment)
-    }
-
-    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool { try await cache.setAnswer(write) }
-
-    func acquireFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        try await cache.acquireFetchLock(
-            anyTransactionID: customerID,
-            in: environment,
-            owner: owner,
-            timeToLive: timeToLive
-        )
-    }
-
-    func releaseFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String
-    ) async throws(AppStoreGroupsError) {
-        try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
-    }
-
-    func rateLimitedUntil(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError)
-        -> Date?
-    { try await cache.rateLimitedUntil(endpoint, in: environment) }
-
-    func setRateLimitedUntil(
-        _ instant: Date,
-        for endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) {
-        try await cache.setRateLimitedUntil(instant, for: endpoint, in: environment)
-    }
-
-    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
-        try await cache.invalidate(anyTransactionID: customerID)
-    }
-
-    func invalidate(groupID: String) async throws(AppStoreGroupsError) { try await cache.invalidate(groupID: groupID) }
-
-    func invalidateAll() async throws(AppStoreGroupsError) { try await cache.invalidateAll() }
 }

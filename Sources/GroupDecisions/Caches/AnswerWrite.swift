@@ -5,7 +5,7 @@ public import GroupPolicy
 /// invalidation generation read before the fetch began, and the groups the answer holds.
 ///
 /// A ``GroupDecisionService`` makes one per answer it fetched and hands it to
-/// ``SharedGroupsCache/setAnswer(_:)`` or ``SharedGroupsCache/setAnswer(_:releasingFetchLock:)``;
+/// ``SharedAnswerCache/setAnswer(_:)`` or ``SharedFetchLock/setAnswer(_:releasingFetchLock:)``;
 /// a store keeps ``answer`` only when no invalidation of the customer, of everyone or of one of
 /// ``groupIDs`` came after ``generation``.
 public struct AnswerWrite: Sendable {
@@ -20,9 +20,9 @@ public struct AnswerWrite: Sendable {
     public var timeToLive: Duration
     /// The ids of the groups the answer holds: the answer is refused when one of them was
     /// invalidated since ``generation`` was read, and is listed under each of them for
-    /// ``SharedGroupsCache/invalidate(groupID:)`` for as long as it is kept.
+    /// ``SharedInvalidations/invalidate(groupID:)`` for as long as it is kept.
     public var groupIDs: [String]
-    /// What ``SharedGroupsCache/invalidationGeneration(anyTransactionID:in:)`` answered before the
+    /// What ``SharedAnswerCache/invalidationGeneration(anyTransactionID:in:)`` answered before the
     /// fetch began.
     public var generation: InvalidationGeneration
 

@@ -4,7 +4,7 @@ import AppStoreGroups
 /// under it needs: whether the lock was taken, the answer kept meanwhile, and the invalidation
 /// generation to write the fetched answer with.
 ///
-/// See ``SharedGroupsCache/acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)``.
+/// See ``SharedFetchLock/acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)``.
 public struct FetchLockAttempt: Sendable, Hashable {
     /// Whether the caller now holds the customer's fetch lock.
     public var acquired: Bool
@@ -14,7 +14,7 @@ public struct FetchLockAttempt: Sendable, Hashable {
     public var answer: CachedGroupsAnswer?
     /// The customer's invalidation generation when the lock was asked for, or `nil` when the cache
     /// did not read it (the service then reads it with
-    /// ``SharedGroupsCache/invalidationGeneration(anyTransactionID:in:)`` before it fetches).
+    /// ``SharedAnswerCache/invalidationGeneration(anyTransactionID:in:)`` before it fetches).
     public var generation: InvalidationGeneration?
 
     /// Creates an attempt's outcome.

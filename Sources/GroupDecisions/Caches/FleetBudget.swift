@@ -4,7 +4,7 @@ public import GroupPolicy
 /// One endpoint's request budget in one environment, as a ``SharedGroupsCache`` keeps it for the
 /// fleet: a token bucket refilled at ``ratePerSecond`` up to ``burst`` tokens.
 ///
-/// See ``SharedGroupsCache/takeBudgetToken(from:maximumWait:)``.
+/// See ``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``.
 public struct FleetBudget: Sendable, Hashable {
     /// The endpoint the requests go to.
     public var endpoint: GroupsEndpoint

@@ -3,7 +3,7 @@ import AppStoreGroups
 /// What a shared cache answers when asked for a token of the fleet's request budget for one
 /// endpoint in one environment.
 ///
-/// See ``SharedGroupsCache/takeBudgetToken(from:maximumWait:)``.
+/// See ``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``.
 public enum FleetBudgetToken: Sendable, Hashable {
     /// A token is taken: send the request after `wait` (zero: at once).
     ///

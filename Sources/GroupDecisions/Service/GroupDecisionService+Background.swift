@@ -86,35 +86,31 @@ extension GroupDecisionService {
         // What it keeps here is stamped with the invalidation count read before it began.
         let stamp = invalidations?.stamp
         let owner = UUID().uuidString
-        let acquired = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.acquireFetchLock(
+        // The lock, the answer and the generation in one call: another process may have refreshed
+        // the customer since this one read its answer.
+        let attempt = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.acquireFetchLockAndRead(
                 anyTransactionID: key.customerID,
                 in: key.environment,
                 owner: owner,
                 timeToLive: configuration.fetchLockTimeToLive
             )
         }
-        // Another process fetches or refreshes the customer: its answer will do.
-        if acquired == false { return skipped }
         var result = skipped
-        if acquired == true {
-            // Another process may have refreshed the customer since this one read its answer.
-            let answer = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
-            }
+        if let attempt {
+            // Another process fetches or refreshes the customer: its answer will do.
+            guard attempt.acquired else { return skipped }
             let now = timeSource.now()
-            if answer.map({ $0?.kind != .groups }) ?? false {
+            if attempt.answer?.kind != .groups {
                 // The answer has gone (invalidated, expired) or is negative: the next caller fetches.
-            } else if let answer = answer ?? nil, now.timeIntervalSince(answer.fetchedAt) < refreshAheadSeconds,
+            } else if let answer = attempt.answer, now.timeIntervalSince(answer.fetchedAt) < refreshAheadSeconds,
                 let loaded = try? fresh(answer, decoded: nil, now: now, environment: key.environment)
             {
                 keepLocally(answer, decoded: loaded.decoded, key: key, now: now, stamp: stamp)
                 result = loaded
             } else {
-                let generation = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                    try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
-                }
-                result = (try? await fetchAdmittingRefresh(key, generation: generation, stamp: stamp)) ?? skipped
+                result =
+                    (try? await fetchAdmittingRefresh(key, generation: attempt.generation, stamp: stamp)) ?? skipped
             }
             await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
                 try await cache.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)

@@ -22,7 +22,7 @@ import GroupPolicyBasics
 ///   ``GroupDecisionService/Configuration/requestsPerSecond``, banking up to
 ///   ``GroupDecisionService/Configuration/requestBurst``. With a shared cache that keeps fleet
 ///   budgets the bucket is the fleet's, in the cache
-///   (``SharedGroupsCache/takeBudgetToken(from:maximumWait:)``); while the cache fails, this
+///   (``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``); while the cache fails, this
 ///   process sends nothing beyond what it granted, unless
 ///   ``GroupDecisionService/Configuration/fallbackShare`` gives it a share in a bucket of its own. Without a
 ///   shared cache, or with one that keeps no budget, the bucket is this process's. A call waits for

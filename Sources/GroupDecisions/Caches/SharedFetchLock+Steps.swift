@@ -1,13 +1,17 @@
 public import AppStoreGroups
 public import GroupPolicy
 
-/// The combined fetch-lock calls made of the single ones, for a store that does not implement them
-/// natively: correct, one round trip per single call.
-extension SharedGroupsCache {
-    /// Takes the lock with ``acquireFetchLock(anyTransactionID:in:owner:timeToLive:)``; when it is
-    /// taken, reads the answer with ``answer(anyTransactionID:in:)`` and the generation with
-    /// ``invalidationGeneration(anyTransactionID:in:)`` (three calls in a row; one when the lock
-    /// is not taken, with neither read).
+/// The combined fetch-lock calls made of the single ones, for a store that cannot make them in one
+/// atomic step: correct, one round trip per single call, the lock released when a later step fails.
+///
+/// These are not default implementations: a conformer that needs them implements
+/// ``SharedFetchLock/acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)`` and
+/// ``SharedFetchLock/setAnswer(_:releasingFetchLock:)`` by calling them, and says so.
+extension SharedFetchLock where Self: SharedAnswerCache {
+    /// Takes the lock with ``SharedFetchLock/acquireFetchLock(anyTransactionID:in:owner:timeToLive:)``;
+    /// when it is taken, reads the answer with ``SharedAnswerCache/answer(anyTransactionID:in:)`` and
+    /// the generation with ``SharedAnswerCache/invalidationGeneration(anyTransactionID:in:)`` (three
+    /// calls in a row; one when the lock is not taken, with neither read).
     ///
     /// A failed read after the lock was taken releases the lock before the error is thrown.
     ///
@@ -18,7 +22,7 @@ extension SharedGroupsCache {
     ///   - timeToLive: When the lock expires if it is not released.
     /// - Returns: Whether the lock was taken and, when it was, the answer and the generation.
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when a call fails.
-    public func acquireFetchLockAndRead(
+    public func acquireFetchLockAndReadInSteps(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String,
@@ -42,9 +46,9 @@ extension SharedGroupsCache {
         }
     }
 
-    /// Writes with ``setAnswer(_:)``, then releases the lock with
-    /// ``releaseFetchLock(anyTransactionID:in:owner:)`` (two calls in a row), releasing it also
-    /// when the write fails.
+    /// Writes with ``SharedAnswerCache/setAnswer(_:)``, then releases the lock with
+    /// ``SharedFetchLock/releaseFetchLock(anyTransactionID:in:owner:)`` (two calls in a row),
+    /// releasing it also when the write fails.
     ///
     /// - Parameters:
     ///   - write: The answer and what decides whether it may be kept.
@@ -52,7 +56,7 @@ extension SharedGroupsCache {
     /// - Returns: Whether the answer was kept.
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the write or the release fails
     ///   (the write's error when both do).
-    public func setAnswer(
+    public func setAnswerInSteps(
         _ write: AnswerWrite,
         releasingFetchLock owner: String
     ) async throws(AppStoreGroupsError) -> Bool {
