@@ -29,7 +29,7 @@ struct DecisionRoutes: Sendable {
             case ("GET", "/decision"): return try await decision(request)
             case ("GET", "/workspace/members"): return try await workspaceMembers(request)
             case ("POST", "/invalidate"): return try await invalidate(request)
-            case ("GET", "/shadow"): return try shadow(request)
+            case ("GET", "/shadow"): return try await shadow(request)
             case ("POST", "/shadow/reset"): return try resetShadow(request)
             case (_, "/decision"), (_, "/workspace/members"), (_, "/shadow"):
                 return .error(405, "method-not-allowed", "only GET is served here", headerFields: [("Allow", "GET")])
@@ -209,11 +209,14 @@ struct DecisionRoutes: Sendable {
     /// Answers `GET /shadow`: what the candidate policy would have changed.
     ///
     /// The report of `--candidate-policies` on the decisions served since it started, as
-    /// `ShadowReport.jsonBytes`. Without a
-    /// candidate, or while it does not load, its `candidateRevision` is null and it counts nothing.
-    private func shadow(_ request: ServerRequest) throws(ServerResponse) -> ServerResponse {
+    /// `ShadowReport.jsonBytes`, once the decisions served before the request have been compared
+    /// (a wait bounded by the service's comparison queue). Without a candidate, or while it does
+    /// not load, its `candidateRevision` is null and it counts nothing. Readers of an unchanged
+    /// report share one serialization.
+    private func shadow(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
         _ = try Parameters(request.query, allowed: [])
-        return .json(200, service.shadowReport.jsonBytes(pretty: false))
+        await service.waitForShadowComparisons()
+        return .json(200, service.shadowReportJSON())
     }
 
     /// Answers `POST /shadow/reset`: starts the shadow report again from now, and answers it (no
@@ -221,7 +224,7 @@ struct DecisionRoutes: Sendable {
     private func resetShadow(_ request: ServerRequest) throws(ServerResponse) -> ServerResponse {
         _ = try Parameters(request.query, allowed: [])
         service.resetShadowReport()
-        return .json(200, service.shadowReport.jsonBytes(pretty: false))
+        return .json(200, service.shadowReportJSON())
     }
 
     /// The customer's Decision from the library's service.

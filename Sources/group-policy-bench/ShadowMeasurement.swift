@@ -25,6 +25,7 @@ struct ShadowMeasurement {
     /// The changed candidate's report after the last pass: decisions, changed decisions, rows.
     var decisions: Int
     var changedDecisions: Int
+    var skippedDecisions: Int
     var rows: Int
 
     static func measure(
@@ -85,6 +86,8 @@ struct ShadowMeasurement {
             }
             withExtendedLifetime(sink) {}
             let statistics = samples.map(Statistics.init)
+            // Comparisons run off the request path: the report counts them once they are done.
+            await changed.waitForShadowComparisons()
             let report = changed.shadowReport
             return .success(
                 ShadowMeasurement(
@@ -99,6 +102,7 @@ struct ShadowMeasurement {
                     evaluateMedian: Statistics(evaluateSamples).median,
                     decisions: report.decisions,
                     changedDecisions: report.changedDecisions,
+                    skippedDecisions: report.skippedDecisions,
                     rows: report.changes.count
                 )
             )
@@ -120,6 +124,7 @@ struct ShadowMeasurement {
             + "\(format(identicalMedian)) ns with an identical one (+\(format(identicalMedian - withoutMedian))), "
             + "\(format(changedMedian)) ns with one missing every tenth rule "
             + "(+\(format(changedMedian - withoutMedian)); \(changedDecisions) of \(decisions) decisions changed, "
+            + "\(skippedDecisions) skipped (queue full), "
             + "\(rows) rows); p99 \(format(withoutP99)) / \(format(identicalP99)) / \(format(changedP99)) ns; "
             + "evaluate alone median \(format(evaluateMedian)) ns"
     }
@@ -134,6 +139,7 @@ struct ShadowMeasurement {
             + "\"shadow_changed_p99_ns\":\(Int(changedP99.rounded())),"
             + "\"shadow_evaluate_median_ns\":\(Int(evaluateMedian.rounded())),"
             + "\"shadow_changed_decisions\":\(changedDecisions),\"shadow_decisions\":\(decisions),"
+            + "\"shadow_skipped_decisions\":\(skippedDecisions),"
             + "\"shadow_rows\":\(rows)}"
     }
 }

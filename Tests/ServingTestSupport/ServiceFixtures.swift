@@ -69,3 +69,11 @@ package enum ServiceFixtures {
         try await service.decision(anyTransactionID: id, environment: .sandbox)
     }
 }
+
+extension GroupDecisionService {
+    /// The shadow report once every decision served so far has been compared.
+    package func settledShadowReport() async -> ShadowReport {
+        await waitForShadowComparisons()
+        return shadowReport
+    }
+}

@@ -267,13 +267,15 @@ public final class GroupDecisionService: Sendable {
             age: loaded.staleAge
         )
         let customerHash = decisionLog?.customerHash(anyTransactionID)
-        shadow.compare(
-            served.decision,
-            policy: policy,
-            groups: loaded.decoded,
-            context: context,
-            decisionID: served.decisionID,
-            customerHash: customerHash
+        shadow.enqueue(
+            ShadowJob(
+                decision: served.decision,
+                policy: policy,
+                groups: loaded.decoded,
+                context: context,
+                decisionID: served.decisionID,
+                customerHash: customerHash
+            )
         )
         if let decisionLog, let customerHash {
             decisionLog.record(

@@ -5,26 +5,37 @@ import GroupPolicyBasics
 /// A candidate policy beside the live one: every decision served is evaluated under it too,
 /// compared group by group, and counted in a ``ShadowTally``.
 ///
-/// The served answer is never touched: the comparison reads the live Decision and the groups it was
-/// made from. The tally is about one pair of revisions; it starts again when either policy reloads
-/// (a reload handler on each store), when the candidate is replaced, and on ``reset()``. A decision
-/// made with other revisions than the tally's (one in flight during a reload) is not counted.
+/// The served answer is never touched, nor delayed: a decision served is queued for comparison
+/// (``enqueue(_:)``) and one worker task at a time compares the queued decisions, off the request
+/// path. The queue is bounded by decisions and by their groups; a decision that finds it full is
+/// counted as skipped. The tally is about one pair of revisions; it starts again when either policy
+/// reloads (a reload handler on each store), when the candidate is replaced, and on ``reset()``. A
+/// decision made with other revisions than the tally's (one in flight during a reload) is not
+/// counted.
 ///
-/// Per decision with a candidate: two short critical sections (reading the candidate, counting),
-/// the candidate's `evaluate`, and the comparison, which allocates nothing when nothing changed.
+/// Per decision with a candidate, on the request path: one short critical section (queueing).
+/// Off it: the candidate's `evaluate`, and the comparison, which allocates nothing when nothing
+/// changed and looks at most at ``ShadowReport/maximumChangesPerDecision`` changes.
 final class PolicyShadow: Sendable {
-    private struct State {
+    struct State {
         var candidate: PolicyStore?
         var candidateHandler: PolicyStore.ReloadHandlerID?
         var liveHandler: PolicyStore.ReloadHandlerID?
         /// Made once per pair of policy snapshots, after a reload.
         var correspondence: CapabilityCorrespondence?
         var tally: ShadowTally
+        /// Moves each time the tally starts again.
+        var epoch = 0
+        var queue = ShadowQueue()
     }
 
-    private let live: PolicyStore
+    let live: PolicyStore
     private let timeSource: TimeSource
-    private let state: Locked<State>
+    let state: Locked<State>
+    /// The last report serialized, for readers of an unchanged report.
+    let serialized = Locked(SerializedReport())
+    /// Called by the worker before each comparison (tests hold the worker with it).
+    let beforeComparison = Locked<(@Sendable () -> Void)?>(nil)
 
     init(live: PolicyStore, candidate: PolicyStore?, timeSource: TimeSource) {
         self.live = live
@@ -67,6 +78,7 @@ final class PolicyShadow: Sendable {
                     self?.restart(ifCandidate: newValue)
                 }
                 state.tally = freshTally(candidate: newValue)
+                state.epoch += 1
             }
         }
     }
@@ -84,41 +96,38 @@ final class PolicyShadow: Sendable {
         restart(ifCandidate: nil)
     }
 
-    /// Compares one served decision with the candidate's decision for the same groups and context.
-    ///
-    /// - Parameters:
-    ///   - decision: The live Decision, as served.
-    ///   - policy: The live policy snapshot that made it.
-    ///   - groups: The groups it was made from.
-    ///   - context: Its evaluation context.
-    ///   - decisionID: The served decision's id, if it has one.
-    ///   - customerHash: The decision log's hash of the customer, if the service has a log.
-    func compare(
-        _ decision: Decision,
-        policy: Policy,
-        groups: GetCustomerGroupsResponse,
-        context: EvaluationContext,
-        decisionID: String?,
-        customerHash: String?
-    ) {
+    /// Compares one decision with the candidate's decision for the same groups and context, and
+    /// counts it: the work of the queue's worker.
+    func compare(_ job: ShadowJob) {
         let read = state.withLock { state in state.candidate.map { ($0, state.correspondence) } }
         guard case (let store, let known)? = read else { return }
         let candidatePolicy = store.current
         let correspondence: CapabilityCorrespondence
-        if let known, known.applies(from: policy, to: candidatePolicy) {
+        if let known, known.applies(from: job.policy, to: candidatePolicy) {
             correspondence = known
         } else {
-            correspondence = CapabilityCorrespondence(from: policy, to: candidatePolicy)
+            correspondence = CapabilityCorrespondence(from: job.policy, to: candidatePolicy)
             state.withLock { $0.correspondence = correspondence }
         }
-        let candidate = candidatePolicy.evaluate(groups, in: context)
-        guard let changes = candidate.capabilityChanges(from: decision, through: correspondence) else { return }
-        let rows = changes.isEmpty ? [] : ShadowTally.rows(of: changes, in: decision)
+        let candidate = candidatePolicy.evaluate(job.groups, in: job.context)
+        guard
+            let found = candidate.capabilityChanges(
+                from: job.decision,
+                through: correspondence,
+                limit: ShadowReport.maximumChangesPerDecision
+            )
+        else { return }
+        let rows = found.changes.isEmpty ? [] : ShadowTally.rows(of: found.changes, in: job.decision)
         state.withLock { state in
             guard state.candidate === store,
-                state.tally.counts(live: policy.revision, candidate: candidatePolicy.revision)
+                state.tally.counts(live: job.policy.revision, candidate: candidatePolicy.revision)
             else { return }
-            state.tally.record(rows, decisionID: decisionID, customerHash: customerHash)
+            state.tally.record(
+                rows,
+                omitted: found.omitted,
+                decisionID: job.decisionID,
+                customerHash: job.customerHash
+            )
         }
     }
 
@@ -129,6 +138,7 @@ final class PolicyShadow: Sendable {
             if let store, state.candidate !== store { return }
             state.correspondence = nil
             state.tally = freshTally(candidate: state.candidate)
+            state.epoch += 1
         }
     }
 

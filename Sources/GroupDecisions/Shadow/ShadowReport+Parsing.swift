@@ -153,15 +153,17 @@ private struct ReportReader {
             )
         else { return nil }
         var changes: [ShadowReport.Change] = []
-        var seen: [ShadowTally.RowKey: Int] = [:]
+        var seen: [ShadowRowKey: Int] = [:]
         for (index, element) in elements.enumerated() {
             guard let change = self.change(element, path.appending(index)) else { continue }
-            let key = ShadowTally.RowKey(
+            let key = ShadowRowKey(
                 capability: change.capability,
                 gained: change.direction == .gained,
                 groupType: change.groupType,
                 liveRules: change.liveRules,
-                candidateRules: change.candidateRules
+                candidateRules: change.candidateRules,
+                liveRulesOmitted: change.liveRulesOmitted,
+                candidateRulesOmitted: change.candidateRulesOmitted
             )
             if let first = seen[key] {
                 collector.error(

@@ -17,6 +17,13 @@ public struct ShadowReport: Sendable, Hashable {
     public static let maximumChanges = 10_000
     /// The most examples a row keeps.
     public static let maximumExamples = 5
+    /// The most bytes of JSON a service's report takes, pretty printed: a row or an example that
+    /// would take it further is counted in ``dropped`` (an example is left out), so every report a
+    /// service makes is a quarter of what ``init(jsonBytes:fileName:)`` reads at most.
+    public static let maximumReportBytes = 16 << 20
+    /// The most group-level changes one decision's comparison looks at: the rest are counted in
+    /// ``dropped`` without their rules being looked up, which bounds the work of one decision.
+    public static let maximumChangesPerDecision = 1_000
     /// The most rule ids a row lists on each side: the first ones by their bytes; the rest are
     /// counted in ``Change/liveRulesOmitted`` and ``Change/candidateRulesOmitted``.
     public static let maximumRulesPerList = 16
@@ -136,8 +143,9 @@ public struct ShadowReport: Sendable, Hashable {
     public var decisions: Int
     /// Decisions whose capabilities differ in at least one group.
     public var changedDecisions: Int
-    /// Group-level changes not counted in any row, because their row would have been one more than
-    /// ``maximumChanges``; zero means every change is in ``changes``.
+    /// Group-level changes not counted in any row: their row would have been one more than
+    /// ``maximumChanges`` or taken the report past ``maximumReportBytes``, or their decision had
+    /// more than ``maximumChangesPerDecision``; zero means every change is in ``changes``.
     public var dropped: Int
     /// Decisions served with a candidate loaded that were not compared, because the comparisons
     /// waiting off the request path were already at their limit; zero means every decision served

@@ -4,58 +4,20 @@ import GroupPolicy
 
 /// The counts a shadow accumulates for one pair of policy revisions, mutated under the shadow's
 /// lock: a few additions per decision, a dictionary lookup per kind of change it had.
+///
+/// The tally bounds its report in bytes as it goes: each row and example adds the most bytes its
+/// JSON can take, and a row that would take the report past ``ShadowReport/maximumReportBytes`` is
+/// counted in `dropped` instead (an example past it is left out).
 struct ShadowTally {
-    /// A row's identity: names compared by their bytes, as evaluation compares them, with the hash
-    /// computed before the lock is taken.
-    struct RowKey: Hashable {
-        var capability: String
-        var gained: Bool
-        var groupType: String
-        var liveRules: [String]
-        var candidateRules: [String]
-        private let byteHash: Int
-
-        init(capability: String, gained: Bool, groupType: String, liveRules: [String], candidateRules: [String]) {
-            self.capability = capability
-            self.gained = gained
-            self.groupType = groupType
-            self.liveRules = liveRules
-            self.candidateRules = candidateRules
-            var hasher = Hasher()
-            hasher.combine(gained)
-            for name in [capability, groupType] + liveRules + [""] + candidateRules {
-                var name = name
-                name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-                hasher.combine(name.utf8.count)
-            }
-            byteHash = hasher.finalize()
-        }
-
-        static func == (left: RowKey, right: RowKey) -> Bool {
-            left.byteHash == right.byteHash && left.gained == right.gained
-                && left.capability.utf8.elementsEqual(right.capability.utf8)
-                && left.groupType.utf8.elementsEqual(right.groupType.utf8)
-                && sameBytes(left.liveRules, right.liveRules) && sameBytes(left.candidateRules, right.candidateRules)
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(byteHash)
-        }
-
-        private static func sameBytes(_ left: [String], _ right: [String]) -> Bool {
-            left.count == right.count && zip(left, right).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
-        }
-    }
-
     /// One decision's changes of one row: how many groups had it, and the first of them.
     struct DecisionRow {
-        var key: RowKey
+        var key: ShadowRowKey
         var groups: Int
         var firstGroupID: String
     }
 
     private struct Row {
-        var key: RowKey
+        var key: ShadowRowKey
         var groups: Int
         var decisions: Int
         var examples: [ShadowReport.Example]
@@ -64,16 +26,23 @@ struct ShadowTally {
     let liveRevision: String
     let candidateRevision: String?
     let since: Date
+    /// Moves with every change of the counts, so that a report serialized at one version is the
+    /// report of that version.
+    private(set) var version = 0
     private var decisions = 0
     private var changedDecisions = 0
     private var dropped = 0
-    private var rowIndex: [RowKey: Int] = [:]
+    private var skipped = 0
+    /// The most bytes the report's JSON takes so far.
+    private(set) var bytesAtMost: Int
+    private var rowIndex: [ShadowRowKey: Int] = [:]
     private var rows: [Row] = []
 
     init(liveRevision: String, candidateRevision: String?, since: Date) {
         self.liveRevision = liveRevision
         self.candidateRevision = candidateRevision
         self.since = since
+        bytesAtMost = 600 + 6 * (liveRevision.utf8.count + (candidateRevision?.utf8.count ?? 0))
     }
 
     /// Whether decisions made with these revisions count here.
@@ -81,11 +50,15 @@ struct ShadowTally {
         liveRevision == live && candidateRevision == candidate
     }
 
-    /// Counts one decision compared, with its changes grouped by row.
-    mutating func record(_ changes: [DecisionRow], decisionID: String?, customerHash: String?) {
+    /// Counts one decision compared, with its changes grouped by row, and `omitted` group-level
+    /// changes beyond what one decision's comparison looks at.
+    mutating func record(_ changes: [DecisionRow], omitted: Int, decisionID: String?, customerHash: String?) {
+        version += 1
         decisions += 1
-        guard !changes.isEmpty else { return }
+        dropped += omitted
+        guard !changes.isEmpty || omitted > 0 else { return }
         changedDecisions += 1
+        let limit = ShadowReport.maximumReportBytes
         for change in changes {
             let example = ShadowReport.Example(
                 decisionID: decisionID,
@@ -95,14 +68,28 @@ struct ShadowTally {
             if let index = rowIndex[change.key] {
                 rows[index].groups += change.groups
                 rows[index].decisions += 1
-                if rows[index].examples.count < ShadowReport.maximumExamples { rows[index].examples.append(example) }
-            } else if rows.count < ShadowReport.maximumChanges {
+                if rows[index].examples.count < ShadowReport.maximumExamples,
+                    bytesAtMost + example.jsonBytesAtMost <= limit
+                {
+                    rows[index].examples.append(example)
+                    bytesAtMost += example.jsonBytesAtMost
+                }
+            } else if rows.count < ShadowReport.maximumChanges,
+                bytesAtMost + change.key.jsonBytesAtMost + example.jsonBytesAtMost <= limit
+            {
                 rowIndex[change.key] = rows.count
                 rows.append(Row(key: change.key, groups: change.groups, decisions: 1, examples: [example]))
+                bytesAtMost += change.key.jsonBytesAtMost + example.jsonBytesAtMost
             } else {
                 dropped += change.groups
             }
         }
+    }
+
+    /// Counts one decision served with a candidate but not compared.
+    mutating func skip() {
+        version += 1
+        skipped += 1
     }
 
     /// The report's rows, unsorted, and its counts.
@@ -114,6 +101,7 @@ struct ShadowTally {
             decisions: decisions,
             changedDecisions: changedDecisions,
             dropped: dropped,
+            skippedDecisions: skipped,
             changes: rows.map { row in
                 ShadowReport.Change(
                     capability: row.key.capability,
@@ -121,6 +109,8 @@ struct ShadowTally {
                     groupType: row.key.groupType,
                     liveRules: row.key.liveRules,
                     candidateRules: row.key.candidateRules,
+                    liveRulesOmitted: row.key.liveRulesOmitted,
+                    candidateRulesOmitted: row.key.candidateRulesOmitted,
                     groups: row.groups,
                     decisions: row.decisions,
                     examples: row.examples
@@ -132,17 +122,17 @@ struct ShadowTally {
     /// One decision's changes grouped by row, in the order each row first appears in it.
     static func rows(of changes: [CapabilityChange], in decision: Decision) -> [DecisionRow] {
         var grouped: [DecisionRow] = []
-        var positions: [RowKey: Int] = [:]
+        var positions: [ShadowRowKey: Int] = [:]
         // Built once per decision that changed (a decision without a change never gets here).
         let groups = changes.isEmpty ? [] : decision.groups
         for change in changes {
             let group = groups[change.group]
-            let key = RowKey(
+            let key = ShadowRowKey(
                 capability: change.capability.name,
                 gained: change.gained,
                 groupType: group.groupType.rawValue,
-                liveRules: change.liveRules,
-                candidateRules: change.candidateRules
+                allLiveRules: change.liveRules,
+                allCandidateRules: change.candidateRules
             )
             if let position = positions[key] {
                 grouped[position].groups += 1

@@ -108,12 +108,37 @@ extension Decision {
         from live: Decision,
         through correspondence: CapabilityCorrespondence
     ) -> [CapabilityChange]? {
+        capabilityChanges(from: live, through: correspondence, limit: .max)?.changes
+    }
+
+    /// ``capabilityChanges(from:through:)``, at most `limit` of them: the first in its order, with
+    /// the number of the others, which are counted and never looked up.
+    ///
+    /// The work is a pass over the groups' bit sets, plus the rules of the changes returned: a
+    /// comparison that may find a great many changes (many groups, a candidate that removes many
+    /// capabilities) stays bounded by `limit`.
+    ///
+    /// - Parameters:
+    ///   - live: The decision of the same response under the live policy.
+    ///   - correspondence: Made for the live policy and this decision's policy (in that order).
+    ///   - limit: The most changes returned; at least 0.
+    /// - Returns: The first changes and how many more there were, or `nil` as
+    ///   ``capabilityChanges(from:through:)`` answers it.
+    public func capabilityChanges(
+        from live: Decision,
+        through correspondence: CapabilityCorrespondence,
+        limit: Int
+    ) -> (changes: [CapabilityChange], omitted: Int)? {
         guard correspondence.live === live.policy.catalog, correspondence.candidate === policy.catalog,
             records.groups.count == live.records.groups.count,
             zip(records.groups, live.records.groups).allSatisfy({ $0.first == $1.first })
         else { return nil }
         // (group, live index or -1, candidate index or -1, gained)
         var found: [(group: Int, live: Int, candidate: Int, gained: Bool)] = []
+        var omitted = 0
+        func add(_ change: (group: Int, live: Int, candidate: Int, gained: Bool)) {
+            if found.count < limit { found.append(change) } else { omitted += 1 }
+        }
         for group in records.groups.indices {
             if correspondence.isIdentity {
                 for word in 0..<policy.catalog.wordCount {
@@ -123,7 +148,7 @@ extension Decision {
                     while changed != 0 {
                         let index = word * 64 + changed.trailingZeroBitCount
                         let gained = new & (1 << UInt64(index & 63)) != 0
-                        found.append((group, index, index, gained))
+                        add((group, index, index, gained))
                         changed &= changed - 1
                     }
                 }
@@ -131,17 +156,17 @@ extension Decision {
             }
             live.forEachCapability(ofGroup: group) { index in
                 let mapped = Int(correspondence.candidateIndexOfLive[index])
-                if mapped < 0 || !has(mapped, inGroup: group) { found.append((group, index, mapped, false)) }
+                if mapped < 0 || !has(mapped, inGroup: group) { add((group, index, mapped, false)) }
             }
             forEachCapability(ofGroup: group) { index in
                 let mapped = Int(correspondence.liveIndexOfCandidate[index])
-                if mapped < 0 || !live.has(mapped, inGroup: group) { found.append((group, mapped, index, true)) }
+                if mapped < 0 || !live.has(mapped, inGroup: group) { add((group, mapped, index, true)) }
             }
         }
-        guard !found.isEmpty else { return [] }
+        guard !found.isEmpty else { return ([], omitted) }
         let liveRules = live.rules(for: found.map { ($0.group, $0.live) })
         let candidateRules = rules(for: found.map { ($0.group, $0.candidate) })
-        return found.map { change in
+        let changes = found.map { change in
             CapabilityChange(
                 group: change.group,
                 capability: Capability(
@@ -152,6 +177,7 @@ extension Decision {
                 candidateRules: candidateRules[RulesKey(group: change.group, capability: change.candidate)] ?? []
             )
         }
+        return (changes, omitted)
     }
 
     private struct RulesKey: Hashable {

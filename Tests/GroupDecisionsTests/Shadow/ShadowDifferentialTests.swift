@@ -137,7 +137,7 @@ struct ShadowDifferentialTests {
                 "\(label): the served decision is the live policy's"
             )
         }
-        let report = service.shadowReport
+        let report = await service.settledShadowReport()
         let want = expected.report(
             liveRevision: liveStore.revision,
             candidateRevision: candidateStore.revision,

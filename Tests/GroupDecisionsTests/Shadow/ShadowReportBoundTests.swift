@@ -7,8 +7,9 @@ import Testing
 @testable import AppStoreGroups
 @testable import GroupDecisions
 
-/// The report's memory bound: at most 10,000 rows, further group-level changes counted as dropped.
-@Suite("Shadow: the row bound")
+/// The report's memory bound: at most 10,000 rows and 16 MiB of JSON, further group-level changes
+/// counted as dropped.
+@Suite("Shadow: the row and byte bounds")
 struct ShadowReportBoundTests {
     /// A customer with 1,000 organization-like groups, each of its own type `T<first + n>`: under
     /// the candidate each gains `x`, a row per type.
@@ -35,13 +36,13 @@ struct ShadowReportBoundTests {
         for customer in 0..<10 {
             _ = try await service.decision(anyTransactionID: "c\(customer)", environment: .production)
         }
-        var report = service.shadowReport
+        var report = await service.settledShadowReport()
         #expect(report.changes.count == 10_000)
         #expect(report.dropped == 0)
         // The eleventh customer's 1,000 types find no room; the first customer's find their rows.
         _ = try await service.decision(anyTransactionID: "c10", environment: .production)
         _ = try await service.decision(anyTransactionID: "c0", environment: .production)
-        report = service.shadowReport
+        report = await service.settledShadowReport()
         #expect(report.changes.count == ShadowReport.maximumChanges)
         #expect(report.dropped == 1_000)
         #expect(report.decisions == 12)
@@ -54,5 +55,49 @@ struct ShadowReportBoundTests {
         #expect(report.changes.last?.groupType == "T9999")
         // The bound holds through the JSON, which reads back the same.
         #expect(try ShadowReport(jsonBytes: report.jsonBytes()) == report)
+    }
+
+    @Test("the biggest report a tally makes, every string escaped at its worst, is within 16 MiB, compact or pretty")
+    func byteBound() throws {
+        // Each byte of these names is a control character, written as six (\u0001).
+        func name(_ tag: Int, length: Int = 2_000) -> String {
+            "\(tag)" + String(repeating: "\u{1}", count: length)
+        }
+        var tally = ShadowTally(
+            liveRevision: name(0, length: 64),
+            candidateRevision: name(1, length: 64),
+            since: Date(timeIntervalSince1970: 1_800_000_000)
+        )
+        // About half a megabyte a row at most: 60 rows would take twice the bound.
+        let rows = 60
+        for row in 0..<rows {
+            let key = ShadowRowKey(
+                capability: name(row),
+                gained: row.isMultiple(of: 2),
+                groupType: name(row),
+                allLiveRules: (0..<20).map { name($0) }.sorted { ShadowReport.Change.byteOrder($0, $1) == true },
+                allCandidateRules: (0..<16).map { name(100 + $0) }
+            )
+            for example in 0..<ShadowReport.maximumExamples {
+                tally.record(
+                    [ShadowTally.DecisionRow(key: key, groups: 1, firstGroupID: name(example, length: 500))],
+                    omitted: 0,
+                    decisionID: name(example, length: 500),
+                    customerHash: name(example, length: 500)
+                )
+            }
+        }
+        var report = tally.report
+        report.changes.sort(by: ShadowReport.Change.precedes)
+        #expect(report.dropped > 0)
+        #expect(report.changes.count < rows)
+        let compact = report.jsonBytes()
+        let pretty = report.jsonBytes(pretty: true)
+        #expect(pretty.count <= ShadowReport.maximumReportBytes)
+        #expect(compact.count <= pretty.count)
+        // The account is an upper bound, not a wild one: the report fills most of it.
+        #expect(pretty.count > ShadowReport.maximumReportBytes / 2)
+        #expect(try ShadowReport(jsonBytes: pretty) == report)
+        #expect(ShadowReport.maximumReportBytes * 4 == ShadowReport.maximumJSONBytes)
     }
 }
