@@ -1,5 +1,4 @@
 public import AppStoreGroups
-public import Foundation
 public import GroupPolicy
 
 /// Apple's answers per customer, kept for the fleet, with a write that an invalidation made since

@@ -1,5 +1,4 @@
 public import AppStoreGroups
-public import Foundation
 public import GroupPolicy
 
 /// A short lock per customer, so that one process of the fleet fetches a customer while the others

@@ -1,5 +1,3 @@
-public import AppStoreGroups
-
 /// Where a ``GroupDecisionService`` keeps what several processes must share: Apple's answers per
 /// customer, a short lock per customer so one process fetches while the others wait, and the
 /// instant before which no request may go to an endpoint after a 429.

@@ -1,5 +1,4 @@
 public import AppStoreGroups
-public import Foundation
 public import GroupPolicy
 
 /// Forgetting answers the app knows are out of date, and counting every invalidation so that each
