@@ -18,12 +18,16 @@ extension GroupDecisionService {
     /// serves the old answer (see the DocC article "Serving decisions at fleet scale", section
     /// "Invalidation across the fleet").
     ///
-    /// - Parameter anyTransactionID: The id the customer's decisions are asked with.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the shared cache was not updated;
+    /// - Parameter anyTransactionID: The id the customer's decisions are asked with: 1 to 128
+    ///   characters of `A-Z a-z 0-9 _ -`, checked before anything else is done (no customer's
+    ///   decisions are asked with another).
+    /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for a malformed id (nothing forgotten);
+    ///   `AppStoreGroupsError.Code.sharedCacheFailure` when the shared cache was not updated;
     ///   `AppStoreGroupsError.Code.cancelled` when the task was cancelled during the wait (the
     ///   shared cache was updated, but other processes may still serve their copies for the
     ///   interval).
     public func invalidate(anyTransactionID: String) async throws(AppStoreGroupsError) {
+        try RequestValidation.checkIdentifier(anyTransactionID, name: "transaction id")
         flights.invalidate(customerID: anyTransactionID)
         local.remove(customerID: anyTransactionID)
         try await invalidateShared(allCustomers: false, groupID: nil, customerID: anyTransactionID) {
