@@ -73,7 +73,8 @@ extension RedisGroupsCache {
     /// customer's count (`KEYS[2]`) and everyone's (`KEYS[3]`) are still `ARGV[3]` and `ARGV[4]`,
     /// and no group of the answer (`ARGV[9]` on) was invalidated after the group count `ARGV[5]`;
     /// then lists the customer (`ARGV[8]`) under each group until the answer expires, at most
-    /// `ARGV[6]` customers a group, beyond which the group is marked as overflowing. `ARGV[7]` is
+    /// `ARGV[6]` customers a group, beyond which the group is marked as overflowing for at least as
+    /// long as the answer lives (a shorter write never shortens the mark). `ARGV[7]` is
     /// the key prefix and environment (`<prefix>:<environment>`).
     ///
     /// The index is scored and trimmed on Redis's own clock (`TIME`), the clock the answers expire
@@ -110,7 +111,8 @@ extension RedisGroupsCache {
                   if redis.call('ZSCORE', members, ARGV[8]) or redis.call('ZCARD', members) < tonumber(ARGV[6]) then
                     redis.call('ZADD', members, now + life, ARGV[8])
                   else
-                    redis.call('SET', ARGV[7] .. ':members-overflow:' .. ARGV[i], '1', 'PX', life)
+                    local overflow = ARGV[7] .. ':members-overflow:' .. ARGV[i]
+                    if redis.call('PTTL', overflow) < life then redis.call('SET', overflow, '1', 'PX', life) end
                   end
                   if redis.call('PTTL', members) < life then redis.call('PEXPIRE', members, life) end
                 end
