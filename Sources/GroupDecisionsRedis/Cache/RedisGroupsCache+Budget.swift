@@ -118,10 +118,10 @@ extension RedisGroupsCache {
         }
         let waitMilliseconds = maximumWait > .zero ? Self.milliseconds(maximumWait) : 0
         let refill = min(burst / ratePerSecond, Self.seconds(Self.maximumBudgetLifetime))
-        let lifetime = min(
-            Int64((refill * 1000).rounded(.up)) + waitMilliseconds + 1000,
-            Self.milliseconds(Self.maximumBudgetLifetime)
-        )
+        // The wait is saturated milliseconds (`Int64.max` for a wait of "forever"): capped first,
+        // so the sum cannot overflow.
+        let longest = Self.milliseconds(Self.maximumBudgetLifetime)
+        let lifetime = min(Int64((refill * 1000).rounded(.up)) + min(waitMilliseconds, longest) + 1000, longest)
         let arguments =
             [
                 Array("EVAL".utf8), Self.takeTokenScript, Array("1".utf8),

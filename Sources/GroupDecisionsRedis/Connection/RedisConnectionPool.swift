@@ -435,6 +435,9 @@ final class RedisConnectionPool: @unchecked Sendable {
         guard let next else { return -1 }
         let (seconds, attoseconds) = now.duration(to: next).components
         guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
+        // A deadline beyond what poll takes (a timeout of years) waits the longest poll does, and
+        // never multiplies its seconds into an overflow.
+        guard seconds < Int64(Int32.max) / 1000 else { return Int32.max }
         return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
     }
 
