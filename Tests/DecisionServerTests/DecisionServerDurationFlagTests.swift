@@ -1,0 +1,36 @@
+import Foundation
+import ServingTestSupport
+import Testing
+
+/// Adversary: `--reload-interval` has no upper bound. The largest Int64 of seconds starts the
+/// server ("DecisionServer listening on …"), then the first `Task.sleep(for:)` of the policy
+/// store's reload loop traps ("Fatal error: Not enough bits to represent the passed value") and
+/// the process dies of SIGILL within a second (`Process` reports status 4, the signal). Issue 31
+/// asked every duration to be bounded with an `Error:` line and exit 2, as `--cache-ttl` now is;
+/// `PolicyStore` itself bounds the interval from below only (`minimumReloadInterval`), so a
+/// library user meets the same trap in `run()`.
+@Suite("Adversary: DecisionServer duration flags are bounded")
+struct DecisionServerDurationFlagTests {
+    @Test(
+        "a reload interval beyond ten years is refused with one line and exit 2",
+        arguments: ["9223372036854775807"]
+    )
+    func hugeReloadInterval(value: String) async throws {
+        // Under `timeout`, so a server that starts and keeps running ends the test (status 124)
+        // rather than hanging it.
+        let result = try await runProcess(
+            URL(filePath: "/usr/bin/timeout"),
+            ["10", try DecisionServerProcess.binary().path, "--port", "0", "--reload-interval", value],
+            environment: [
+                "APP_STORE_KEY_ID": FakeAppStore.keyID, "APP_STORE_ISSUER_ID": FakeAppStore.issuerID,
+                "APP_STORE_BUNDLE_ID": FakeAppStore.bundleID,
+                "APP_STORE_PRIVATE_KEY_PATH": TestFiles.fixture("test-key.p8").path,
+            ]
+        )
+        // Expected: refused before listening, as `--cache-ttl` is. On main: status 4 (SIGILL, the trap),
+        // after "DecisionServer listening on …".
+        #expect(result.status == 2)
+        #expect(result.standardError.hasPrefix("Error: --reload-interval"))
+        #expect(!result.standardOutput.contains("listening"))
+    }
+}
