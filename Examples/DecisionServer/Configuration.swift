@@ -192,6 +192,15 @@ struct Configuration {
             configuration.refreshAhead = fraction == 0 ? nil : fraction
         }
         configuration.reloadInterval = try seconds("reload-interval") ?? configuration.reloadInterval
+        // Bounded as the service's durations are: the reload loop's sleep traps on an interval near
+        // Int64.max seconds, after the server has started listening.
+        let longest = GroupDecisionService.Configuration.longestDuration
+        if configuration.reloadInterval > longest {
+            throw Failure(
+                message: "--reload-interval must be at most 10 years (\(longest.components.seconds) seconds), "
+                    + "not '\(values["reload-interval"] ?? "")'"
+            )
+        }
         configuration.limits.readTimeout = try seconds("read-timeout") ?? configuration.limits.readTimeout
         configuration.limits.maximumConnections =
             try count("max-connections", in: 1...4096) ?? configuration.limits.maximumConnections
