@@ -2,6 +2,8 @@ import Foundation
 import ServingTestSupport
 import Testing
 
+/// The example server refuses a duration flag beyond ten years.
+///
 /// Adversary: `--reload-interval` has no upper bound. The largest Int64 of seconds starts the
 /// server ("DecisionServer listening on …"), then the first `Task.sleep(for:)` of the policy
 /// store's reload loop traps ("Fatal error: Not enough bits to represent the passed value") and

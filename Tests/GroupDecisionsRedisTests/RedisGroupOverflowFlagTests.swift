@@ -6,6 +6,8 @@ import Testing
 
 @testable import GroupDecisionsRedis
 
+/// A full group list's overflow mark outlives every answer left off the list.
+///
 /// Adversary: a group's overflow mark is set with the time to live of the *last* write that found
 /// the list full (`SET …:members-overflow:G 1 PX life`), so a later write with a shorter life
 /// shortens the mark below the life of an earlier answer left off the list. Once the mark lapses,

@@ -6,6 +6,8 @@ import Testing
 
 @testable import GroupDecisionsRedis
 
+/// Huge durations given to the Redis cache saturate instead of trapping.
+///
 /// Adversary: durations a caller gives the Redis cache still trap past the milliseconds that
 /// `RedisGroupsCache.milliseconds(_:)` saturates, so "without trapping, whatever their size" does
 /// not hold for the calls themselves:
