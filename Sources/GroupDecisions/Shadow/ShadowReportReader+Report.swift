@@ -111,17 +111,18 @@ extension ShadowReportReader {
         let isArray = try readArray(depth: depth, of: "changes") { reader, index throws(JSONSyntaxError) in
             guard index < ShadowReport.maximumChanges else {
                 rows.valid = false
+                let offset = try reader.valueOffset()
                 reader.fail(
-                    at: try reader.valueOffset(),
+                    at: offset,
                     "more than \(ShadowReport.maximumChanges) changes is over the limit of a report"
                 )
                 try reader.skipValue(depth: depth + 1)
-                return
+                return false
             }
             let offset = try reader.valueOffset()
             guard let change = try reader.readChange(depth: depth + 1) else {
                 rows.valid = false
-                return
+                return true
             }
             let key = ShadowRowKey(
                 capability: change.capability,
@@ -142,6 +143,7 @@ extension ShadowReportReader {
             }
             rows.changes.append(change)
             rows.offsets.append(offset)
+            return true
         }
         return isArray ? rows : nil
     }
@@ -218,12 +220,10 @@ extension ShadowReportReader {
         let isArray = try readArray(depth: depth, of: "examples") { reader, index throws(JSONSyntaxError) in
             guard index < ShadowReport.maximumExamples else {
                 valid = false
-                reader.fail(
-                    at: try reader.valueOffset(),
-                    "more than \(ShadowReport.maximumExamples) examples in a change"
-                )
+                let offset = try reader.valueOffset()
+                reader.fail(at: offset, "more than \(ShadowReport.maximumExamples) examples in a change")
                 try reader.skipValue(depth: depth + 1)
-                return
+                return false
             }
             var decisionID: String??
             var customerHash: String??
@@ -239,14 +239,15 @@ extension ShadowReportReader {
             }
             guard let read else {
                 valid = false
-                return
+                return true
             }
             reader.requireKeys(read, Self.exampleKeys)
             guard let decisionID, let customerHash, let groupID else {
                 valid = false
-                return
+                return true
             }
             examples.append(ShadowReport.Example(decisionID: decisionID, customerHash: customerHash, groupID: groupID))
+            return true
         }
         return isArray && valid ? examples : nil
     }

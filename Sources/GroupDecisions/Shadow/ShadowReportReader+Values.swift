@@ -83,11 +83,11 @@ extension ShadowReportReader {
         var ids: [String] = []
         ids.reserveCapacity(leadingStrings())
         let isArray = try readArray(depth: depth, of: "strings") { reader, _ throws(JSONSyntaxError) in
-            guard valid else { return try reader.skipValue(depth: depth + 1) }
             let kind = try reader.peekKind()
             guard kind == .string else {
                 valid = false
-                return try reader.wrongType(kind, expected: "a string", depth: depth + 1)
+                try reader.wrongType(kind, expected: "a string", depth: depth + 1)
+                return false
             }
             let offset = reader.scanner.position
             let raw = try reader.scanner.readRawString()
@@ -98,10 +98,11 @@ extension ShadowReportReader {
                     at: offset,
                     "rule ids must be sorted by their bytes, each once: '\(id)' follows '\(before)'"
                 )
-                return
+                return false
             }
             ids.append(id)
             previous = raw
+            return true
         }
         return isArray && valid ? ids : nil
     }

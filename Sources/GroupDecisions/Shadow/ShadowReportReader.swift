@@ -139,18 +139,19 @@ struct ShadowReportReader {
     /// Reads an array at `depth`; `false` when the value is not an array (reported as not an array
     /// of `noun`, and skipped).
     ///
-    /// `element` reads the element at each index (the cursor at it, the path ending in the index).
+    /// `element` reads the element at each index (the cursor at it, the path ending in the index)
+    /// and says whether to go on: after `false`, the rest of the array is only skipped.
     mutating func readArray(
         depth: Int,
         of noun: String,
-        _ element: (inout Self, Int) throws(JSONSyntaxError) -> Void
+        _ element: (inout Self, Int) throws(JSONSyntaxError) -> Bool
     ) throws(JSONSyntaxError) -> Bool {
         let kind = try peekKind()
         guard kind == .array else {
             try wrongType(kind, expected: "an array of \(noun)", depth: depth)
             return false
         }
-        try forEachElement(depth: depth) { reader, index throws(JSONSyntaxError) in try element(&reader, index) }
+        try forEachElement(depth: depth, element)
         return true
     }
 
@@ -165,6 +166,7 @@ struct ShadowReportReader {
         case .array:
             try forEachElement(depth: depth) { reader, _ throws(JSONSyntaxError) in
                 try reader.skipValue(depth: depth + 1)
+                return false
             }
         case .string: _ = try scanner.readRawString()
         case .number: _ = try scanner.readNumber()
@@ -202,10 +204,11 @@ struct ShadowReportReader {
         } while try scanner.commaOrClose(UInt8(ascii: "}"), "}")
     }
 
-    /// The array at the cursor, element by element: `body` reads each, the path ending in its index.
+    /// The array at the cursor, element by element: `body` reads each, the path ending in its index,
+    /// until it returns `false`; the elements after that are skipped.
     private mutating func forEachElement(
         depth: Int,
-        _ body: (inout Self, Int) throws(JSONSyntaxError) -> Void
+        _ body: (inout Self, Int) throws(JSONSyntaxError) -> Bool
     ) throws(JSONSyntaxError) {
         try enter(depth)
         if scanner.peekByte() == UInt8(ascii: "]") {
@@ -213,9 +216,14 @@ struct ShadowReportReader {
             return
         }
         var index = 0
+        var reading = true
         repeat {
             path.append(.index(index))
-            try body(&self, index)
+            if reading {
+                reading = try body(&self, index)
+            } else {
+                try skipValue(depth: depth + 1)
+            }
             path.removeLast()
             index += 1
         } while try scanner.commaOrClose(UInt8(ascii: "]"), "]")
