@@ -45,25 +45,25 @@ extension ShadowReportReader {
         var decisions: (value: Int?, offset: Int)?
         var changed: (value: Int?, offset: Int)?
         var dropped: Int?
-        var skipped: Int?
+        // Optional, 0 when absent: reports written before comparisons left the request path lack it.
+        var skipped: Int? = 0
         var rows: Rows?
         let read = try readObject(depth: 0, allowed: Self.reportKeys) { reader, key throws(JSONSyntaxError) in
-            switch key {
-            case 0: liveRevision = try reader.string(depth: 1)
-            case 1: candidateRevision = try reader.nullableString(depth: 1)
-            case 2: since = try reader.instant(depth: 1)
-            case 3: decisions = try reader.located { reader throws(JSONSyntaxError) in try reader.count(depth: 1) }
-            case 4: changed = try reader.located { reader throws(JSONSyntaxError) in try reader.count(depth: 1) }
-            case 5: dropped = try reader.count(depth: 1)
-            case 6: skipped = try reader.count(depth: 1)
-            default: rows = try reader.readChanges(depth: 1)
+            switch Self.reportKeys[key] {
+            case "liveRevision": liveRevision = try reader.string(depth: 1)
+            case "candidateRevision": candidateRevision = try reader.nullableString(depth: 1)
+            case "since": since = try reader.instant(depth: 1)
+            case "decisions":
+                decisions = try reader.located { reader throws(JSONSyntaxError) in try reader.count(depth: 1) }
+            case "changedDecisions":
+                changed = try reader.located { reader throws(JSONSyntaxError) in try reader.count(depth: 1) }
+            case "dropped": dropped = try reader.count(depth: 1)
+            case "skippedDecisions": skipped = try reader.count(depth: 1)
+            default: rows = try reader.readChanges(depth: 1)  // changes
             }
         }
         guard let read else { return nil }
-        // skippedDecisions is optional, 0 when absent: reports written before comparisons left the
-        // request path lack it.
-        requireKeys(read, Self.reportKeys, optional: [6])
-        if !read.has(6) { skipped = 0 }
+        requireKeys(read, Self.reportKeys, optional: ["skippedDecisions"])
         if let changed, let changedValue = changed.value, let decisionsValue = decisions?.value,
             changedValue > decisionsValue
         {
@@ -161,27 +161,27 @@ extension ShadowReportReader {
         var decisions: (value: Int?, offset: Int)?
         var examples: (value: [ShadowReport.Example]?, offset: Int)?
         let read = try readObject(depth: depth, allowed: Self.changeKeys) { reader, key throws(JSONSyntaxError) in
-            switch key {
-            case 0: capability = try reader.string(depth: depth + 1)
-            case 1: direction = try reader.direction(depth: depth + 1)
-            case 2: groupType = try reader.string(depth: depth + 1)
-            case 3: liveRules = try reader.rules(depth: depth + 1)
-            case 4: candidateRules = try reader.rules(depth: depth + 1)
-            case 5: liveOmitted = try reader.count(depth: depth + 1)
-            case 6: candidateOmitted = try reader.count(depth: depth + 1)
-            case 7: groups = try reader.count(depth: depth + 1, minimum: 1)
-            case 8:
+            switch Self.changeKeys[key] {
+            case "capability": capability = try reader.string(depth: depth + 1)
+            case "change": direction = try reader.direction(depth: depth + 1)
+            case "groupType": groupType = try reader.string(depth: depth + 1)
+            case "liveRules": liveRules = try reader.rules(depth: depth + 1)
+            case "candidateRules": candidateRules = try reader.rules(depth: depth + 1)
+            case "liveRulesOmitted": liveOmitted = try reader.count(depth: depth + 1)
+            case "candidateRulesOmitted": candidateOmitted = try reader.count(depth: depth + 1)
+            case "groups": groups = try reader.count(depth: depth + 1, minimum: 1)
+            case "decisions":
                 decisions = try reader.located { reader throws(JSONSyntaxError) in
                     try reader.count(depth: depth + 1, minimum: 1)
                 }
-            default:
+            default:  // examples
                 examples = try reader.located { reader throws(JSONSyntaxError) in
                     try reader.readExamples(depth: depth + 1)
                 }
             }
         }
         guard let read else { return nil }
-        requireKeys(read, Self.changeKeys, optional: [5, 6])
+        requireKeys(read, Self.changeKeys, optional: ["liveRulesOmitted", "candidateRulesOmitted"])
         if let decisions, let value = decisions.value, let groups, value > groups {
             fail(
                 at: decisions.offset,
@@ -231,10 +231,10 @@ extension ShadowReportReader {
             let read = try reader.readObject(depth: depth + 1, allowed: Self.exampleKeys) {
                 reader,
                 key throws(JSONSyntaxError) in
-                switch key {
-                case 0: decisionID = try reader.nullableString(depth: depth + 2)
-                case 1: customerHash = try reader.nullableString(depth: depth + 2)
-                default: groupID = try reader.string(depth: depth + 2)
+                switch Self.exampleKeys[key] {
+                case "decisionId": decisionID = try reader.nullableString(depth: depth + 2)
+                case "customerHash": customerHash = try reader.nullableString(depth: depth + 2)
+                default: groupID = try reader.string(depth: depth + 2)  // groupId
                 }
             }
             guard let read else {

@@ -128,10 +128,10 @@ struct ShadowReportReader {
         return "unknown key '\(key)'\(suggestion); allowed: \(allowed.joined(separator: ", "))"
     }
 
-    /// Reports the required keys of `allowed` that `object` lacks (the optional ones are at
-    /// `optional` indices), at the object, in their order.
-    mutating func requireKeys(_ object: ObjectRead, _ allowed: [String], optional: Set<Int> = []) {
-        for (index, key) in allowed.enumerated() where !object.has(index) && !optional.contains(index) {
+    /// Reports the keys of `allowed` that `object` lacks, but for the `optional` ones, at the
+    /// object, in their order.
+    mutating func requireKeys(_ object: ObjectRead, _ allowed: [String], optional: Set<String> = []) {
+        for (index, key) in allowed.enumerated() where !object.has(index) && !optional.contains(key) {
             fail(at: object.offset, path: object.path.appending(key), "missing required key '\(key)'")
         }
     }
