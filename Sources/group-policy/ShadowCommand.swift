@@ -17,11 +17,13 @@ enum ShadowCommand {
         ],
         arguments: .init(["report"], minimum: 1, maximum: 1, missingMessage: "give one report file (or - for stdin)"),
         details: """
-            REPORT is the JSON a decision service's shadow report writes (the example server's GET /shadow);
-            '-' reads standard input. The table lists the changes most decisions had first: the capability
-            gained or lost, the type of group, and the rules behind it under the live policy and under the
-            candidate, the rules to look at. Names longer than \(cellWidth) characters and rule lists longer
-            than \(shownRules) are cut, and a last line says so; --json has everything.
+            REPORT is the JSON a decision service's shadow report writes (the example server's GET /shadow),
+            at most \(ShadowReport.maximumJSONBytes >> 20) MiB; '-' reads standard input. The table lists the changes
+            most decisions had first: the capability gained or lost, the type of group, and the rules behind
+            it under the live policy and under the candidate, the rules to look at. Names longer than \(cellWidth)
+            characters and rule lists longer than \(shownRules) are cut, and a last line says so; --json has
+            everything the report has. A service lists at most \(ShadowReport.maximumRulesPerList) rules a side and
+            counts the rest, which the table adds to +N more.
             Exit status: 0 printed the report, 2 bad usage, an unreadable file or an invalid report.
             """
     )
@@ -71,6 +73,12 @@ enum ShadowCommand {
             "\(report.decisions) decisions compared, \(report.changedDecisions) changed"
                 + (report.decisions > 0 ? " (\(percent(report.changedDecisions, of: report.decisions)))" : ""),
         ]
+        if report.skippedDecisions > 0 {
+            lines.append(
+                "\(report.skippedDecisions) decisions served were not compared: the comparisons waiting were at their "
+                    + "limit (skippedDecisions)"
+            )
+        }
         guard !report.changes.isEmpty || report.dropped > 0 else {
             lines.append("no changes: the candidate decided every compared decision as the live policy did")
             return lines.joined(separator: "\n")
@@ -83,17 +91,23 @@ enum ShadowCommand {
             cut = true
             return oneLine.prefix(cellWidth - 1) + "…"
         }
-        func rules(_ ids: [String]) -> String {
-            guard !ids.isEmpty else { return "-" }
+        // Rules the service left out of the report (beyond its limit per list), in the rows shown.
+        var omitted = 0
+        func rules(_ ids: [String], omittedByService: Int) -> String {
+            guard !ids.isEmpty || omittedByService > 0 else { return "-" }
             if ids.count > shownRules { cut = true }
+            omitted += omittedByService
             let listed = ids.prefix(shownRules).map(cell).joined(separator: ", ")
-            return ids.count > shownRules ? listed + " +\(ids.count - shownRules) more" : listed
+            let more = max(0, ids.count - shownRules) + omittedByService
+            guard more > 0 else { return listed }
+            return listed.isEmpty ? "+\(more) more" : "\(listed) +\(more) more"
         }
         var cells = [["DECISIONS", "GROUPS", "CHANGE", "CAPABILITY", "GROUP TYPE", "LIVE RULES", "CANDIDATE RULES"]]
         for change in shown {
             cells.append([
                 "\(change.decisions)", "\(change.groups)", change.direction.rawValue, cell(change.capability),
-                cell(change.groupType), rules(change.liveRules), rules(change.candidateRules),
+                cell(change.groupType), rules(change.liveRules, omittedByService: change.liveRulesOmitted),
+                rules(change.candidateRules, omittedByService: change.candidateRulesOmitted),
             ])
         }
         let widths = (0..<cells[0].count).map { column in cells.map { $0[column].count }.max() ?? 0 }
@@ -116,10 +130,17 @@ enum ShadowCommand {
         if report.dropped > 0 {
             notes.append(
                 "\(report.dropped) group-level changes not counted in any row: the report holds at most "
-                    + "\(ShadowReport.maximumChanges) rows"
+                    + "\(ShadowReport.maximumChanges) rows and \(ShadowReport.maximumReportBytes >> 20) MiB, "
+                    + "a decision at most \(ShadowReport.maximumChangesPerDecision) changes"
             )
         }
         if cut { notes.append("long names and rule lists cut; --json has them whole") }
+        if omitted > 0 {
+            notes.append(
+                "\(omitted) rules behind the rows shown are not in the report: a service lists at most "
+                    + "\(ShadowReport.maximumRulesPerList) a side and counts the rest (+N more)"
+            )
+        }
         lines.append(
             "\(report.changes.count) kinds of change; gained/lost: under the candidate; rules: those that granted "
                 + "or denied the capability in the group, '-' none"

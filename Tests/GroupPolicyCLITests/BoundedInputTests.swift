@@ -15,6 +15,7 @@ import Glibc
     /// What a run of the binary spawned with a file as standard input cost.
     struct Measured {
         var status: Int32
+        var stdout: String
         var stderr: String
         var peakResidentKiB: Int
         var duration: Duration
@@ -55,6 +56,7 @@ import Glibc
         var usage = rusage()
         try #require(wait4(pid, &status, 0, &usage) == pid)
         let duration = ContinuousClock.now - start
+        let stdout = try String(contentsOfFile: directory + "/out", encoding: .utf8)
         let stderr = try String(contentsOfFile: directory + "/err", encoding: .utf8)
         // WIFEXITED / WEXITSTATUS, which Swift does not import.
         let exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : -1
@@ -62,7 +64,7 @@ import Glibc
         // is the peak in KiB.
         let report = try String(contentsOfFile: directory + "/rss", encoding: .utf8)
         let peak = try #require(report.split(separator: "\n").last.flatMap { Int($0) })
-        return Measured(status: exitStatus, stderr: stderr, peakResidentKiB: peak, duration: duration)
+        return Measured(status: exitStatus, stdout: stdout, stderr: stderr, peakResidentKiB: peak, duration: duration)
     }
 
     static func makeScratchDirectory() throws -> String {

@@ -86,14 +86,70 @@ import Testing
             + #""decisions":2,"examples":[]}]}"#
         let output = try await CLIRunner.run(["shadow", "-"], stdin: report)
         #expect(output.status == 0)
+        let droppedLine: String =
+            "7 group-level changes not counted in any row: the report holds at most 10000 rows and 16 MiB, "
+            + "a decision at most 1000 changes"
         #expect(
             output.stdout.split(separator: "\n").suffix(4) == [
                 "DECISIONS  GROUPS  CHANGE  CAPABILITY  GROUP TYPE               LIVE RULES  CANDIDATE RULES",
                 #"        2       2  gained  x           ORG\nANIZATION\u001b[2J  -           r"#,
                 "1 kinds of change; gained/lost: under the candidate; rules: those that granted or denied the "
                     + "capability in the group, '-' none",
-                "7 group-level changes not counted in any row: the report holds at most 10000 rows",
+                Substring(droppedLine),
             ]
+        )
+    }
+
+    @Test func rulesTheServiceLeftOutAreCountedInTheirCellAndSaidOnce() async throws {
+        // A service lists 16 rules a side at most and counts the rest: 16 listed and 984 more
+        // read "+997 more" after the three shown, and a row listing 1 of 3 reads "+2 more".
+        let listed = (1...16).map { String(format: "\"r%02d\"", $0) }.joined(separator: ",")
+        let report =
+            #"{"liveRevision":"a1","candidateRevision":"b2","since":"2027-01-15T08:00:00.000Z","#
+            + #""decisions":30,"changedDecisions":4,"dropped":0,"changes":["#
+            + #"{"capability":"x","change":"lost","groupType":"ORGANIZATION","liveRules":["# + listed
+            + #"],"liveRulesOmitted":984,"candidateRules":[],"groups":3,"decisions":3,"examples":[]},"#
+            + #"{"capability":"y","change":"gained","groupType":"T","liveRules":[],"candidateRules":["a"],"#
+            + #""candidateRulesOmitted":2,"groups":1,"decisions":1,"examples":[]}]}"#
+        let output = try await CLIRunner.run(["shadow", "-"], stdin: report)
+        #expect(output.status == 0)
+        #expect(output.stderr == "")
+        #expect(
+            output.stdout == """
+                candidate b2 beside live a1, since 2027-01-15T08:00:00.000Z
+                30 decisions compared, 4 changed (13.3%)
+                DECISIONS  GROUPS  CHANGE  CAPABILITY  GROUP TYPE    LIVE RULES               CANDIDATE RULES
+                        3       3  lost    x           ORGANIZATION  r01, r02, r03 +997 more  -
+                        1       1  gained  y           T             -                        a +2 more
+                2 kinds of change; gained/lost: under the candidate; rules: those that granted or denied the capability in the group, '-' none
+                long names and rule lists cut; --json has them whole
+                986 rules behind the rows shown are not in the report: a service lists at most 16 a side and counts the rest (+N more)
+
+                """
+        )
+        // Only the rows shown count: with the first row alone, its 984.
+        let first = try await CLIRunner.run(["shadow", "--limit", "1", "-"], stdin: report)
+        #expect(
+            first.stdout.split(separator: "\n").last.map(String.init)
+                == "984 rules behind the rows shown are not in the report: a service lists at most 16 a side and "
+                + "counts the rest (+N more)"
+        )
+    }
+
+    @Test func decisionsServedButNotComparedAreSaidUnderTheCounts() async throws {
+        let report =
+            #"{"liveRevision":"a1","candidateRevision":"b2","since":"2027-01-15T08:00:00.000Z","#
+            + #""decisions":3,"changedDecisions":0,"dropped":0,"skippedDecisions":12,"changes":[]}"#
+        let output = try await CLIRunner.run(["shadow", "-"], stdin: report)
+        #expect(output.status == 0)
+        #expect(
+            output.stdout == """
+                candidate b2 beside live a1, since 2027-01-15T08:00:00.000Z
+                3 decisions compared, 0 changed (0.0%)
+                12 decisions served were not compared: the comparisons waiting were at their limit (skippedDecisions)
+                no changes: the candidate decided every compared decision as the live policy did
+
+                """
         )
     }
 

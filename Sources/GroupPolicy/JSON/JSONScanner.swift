@@ -1,16 +1,17 @@
-import GroupPolicyBasics
+package import GroupPolicyBasics
 
-/// A strict RFC 8259 lexer over UTF-8 bytes, shared by the tree reader (policies, test files) and
-/// the direct response decoder.
+/// A strict RFC 8259 lexer over UTF-8 bytes, shared by the tree reader (policies, test files), the
+/// direct response decoder and, through `package` access, GroupDecisions' streaming shadow-report
+/// reader.
 ///
 /// It is a plain cursor over a buffer the caller keeps alive for the scanner's lifetime. It never
 /// recurses on its own (``skipValue(depth:maximumDepth:)`` counts depth and stops at the limit), so
 /// no input can exhaust the stack; every malformed byte is an error with its offset, never a trap.
-struct JSONScanner {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var position: Int
+package struct JSONScanner {
+    package let bytes: UnsafeBufferPointer<UInt8>
+    package var position: Int
 
-    init(bytes: UnsafeBufferPointer<UInt8>) {
+    package init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         self.position = 0
         // A UTF-8 byte order mark is allowed and ignored (RFC 8259 section 8.1).
@@ -19,10 +20,10 @@ struct JSONScanner {
         }
     }
 
-    var isAtEnd: Bool { position >= bytes.count }
+    package var isAtEnd: Bool { position >= bytes.count }
 
     @inline(__always)
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x0A, 0x0D, 0x09: position += 1
@@ -33,17 +34,17 @@ struct JSONScanner {
 
     /// The next byte after whitespace, without consuming it; `nil` at the end of input.
     @inline(__always)
-    mutating func peekByte() -> UInt8? {
+    package mutating func peekByte() -> UInt8? {
         skipWhitespace()
         return position < bytes.count ? bytes[position] : nil
     }
 
-    func error(_ message: String, at offset: Int? = nil) -> JSONSyntaxError {
+    package func error(_ message: String, at offset: Int? = nil) -> JSONSyntaxError {
         JSONSyntaxError(offset: offset ?? position, message: message)
     }
 
     /// Describes what stands at the cursor, for "expected X, found Y" messages.
-    func describeCurrent() -> String {
+    package func describeCurrent() -> String {
         guard position < bytes.count else { return "end of input" }
         let byte = bytes[position]
         if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
@@ -52,7 +53,7 @@ struct JSONScanner {
 
     /// Consumes `byte` after optional whitespace or throws "expected `what`".
     @inline(__always)
-    mutating func expect(_ byte: UInt8, _ what: String) throws(JSONSyntaxError) {
+    package mutating func expect(_ byte: UInt8, _ what: String) throws(JSONSyntaxError) {
         skipWhitespace()
         guard position < bytes.count, bytes[position] == byte else {
             throw error("expected \(what), found \(describeCurrent())")
@@ -62,7 +63,7 @@ struct JSONScanner {
 
     /// After a member or element: consumes `,` and returns true, or consumes `close` and returns false.
     @inline(__always)
-    mutating func commaOrClose(_ close: UInt8, _ what: String) throws(JSONSyntaxError) -> Bool {
+    package mutating func commaOrClose(_ close: UInt8, _ what: String) throws(JSONSyntaxError) -> Bool {
         skipWhitespace()
         guard position < bytes.count else { throw error("expected ',' or '\(what)', found end of input") }
         let byte = bytes[position]
@@ -80,7 +81,7 @@ struct JSONScanner {
     // MARK: Strings
 
     /// Reads a string token (the cursor at its opening quote) and returns its decoded value.
-    mutating func readString() throws(JSONSyntaxError) -> String {
+    package mutating func readString() throws(JSONSyntaxError) -> String {
         let start = position
         let (contentEnd, hasEscapes) = try scanString()
         if !hasEscapes {
@@ -91,14 +92,14 @@ struct JSONScanner {
 
     /// Reads a string token and returns the raw byte range of its content and whether it holds
     /// escape sequences (without them the raw bytes can be compared without building a `String`).
-    mutating func readRawString() throws(JSONSyntaxError) -> (range: Range<Int>, hasEscapes: Bool) {
+    package mutating func readRawString() throws(JSONSyntaxError) -> (range: Range<Int>, hasEscapes: Bool) {
         let start = position
         let (contentEnd, hasEscapes) = try scanString()
         return ((start + 1)..<contentEnd, hasEscapes)
     }
 
     /// Decodes the content of a string whose raw range is already validated.
-    func decodeString(from start: Int, to end: Int) throws(JSONSyntaxError) -> String {
+    package func decodeString(from start: Int, to end: Int) throws(JSONSyntaxError) -> String {
         var utf8: [UInt8] = []
         utf8.reserveCapacity(end - start)
         var index = start
@@ -293,7 +294,7 @@ struct JSONScanner {
 
     /// Reads a number token per the JSON grammar and returns its text (kept as text: the formats
     /// here use no numbers, and huge values must not overflow anything).
-    mutating func readNumber() throws(JSONSyntaxError) -> String {
+    package mutating func readNumber() throws(JSONSyntaxError) -> String {
         let start = position
         var index = position
         func isDigit(_ index: Int) -> Bool {
@@ -325,7 +326,7 @@ struct JSONScanner {
     }
 
     /// Reads `true`, `false` or `null` (the cursor at its first letter).
-    mutating func readLiteral() throws(JSONSyntaxError) -> JSONValue {
+    package mutating func readLiteral() throws(JSONSyntaxError) -> JSONValue {
         for (text, value) in [("true", JSONValue.bool(true)), ("false", .bool(false)), ("null", .null)]
         where matches(text) {
             position += text.utf8.count
@@ -401,7 +402,7 @@ struct JSONScanner {
     }
 
     /// Requires that nothing but whitespace follows the top-level value.
-    mutating func expectEnd() throws(JSONSyntaxError) {
+    package mutating func expectEnd() throws(JSONSyntaxError) {
         skipWhitespace()
         guard position == bytes.count else {
             throw error("unexpected \(describeCurrent()) after the JSON value")

@@ -1,9 +1,9 @@
-import GroupPolicyBasics
+package import GroupPolicyBasics
 
 /// A syntax error found while scanning JSON bytes: what is wrong and at which byte offset.
-struct JSONSyntaxError: Error, Equatable {
-    var offset: Int
-    var message: String
+package struct JSONSyntaxError: Error, Equatable {
+    package var offset: Int
+    package var message: String
     /// Where in the document the error happened, when the reader tracked it.
-    var path: JSONPath = .root
+    package var path: JSONPath = .root
 }
