@@ -72,15 +72,59 @@ public struct Policy: Sendable {
     /// a deny in any policy removes that capability from the group whatever policy granted it.
     /// Provenance names rules `policy-id/rule-id` when the set holds several policies.
     public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
-        let files = try PolicyFiles.policySet(inDirectory: path)
-        guard !files.isEmpty else {
-            throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
+        try self.init(contentsOfDirectory: path, limits: limits) { file throws(GroupPolicyError) in
+            try readFile(file, limits: limits)
         }
-        try self.init(contentsOfFiles: files, limits: limits)
     }
 
     /// Loads a policy set from the given files (see ``init(contentsOfDirectory:limits:)``).
     public init(contentsOfFiles paths: [String], limits: PolicyLimits = .default) throws(GroupPolicyError) {
+        try self.init(contentsOfFiles: paths, limits: limits) { file throws(GroupPolicyError) in
+            try readFile(file, limits: limits)
+        }
+    }
+
+    /// Loads a file as a single policy, or a directory as a policy set, taking each file's bytes
+    /// from `read`: for the tooling, which evaluates files as an author is editing them, with the
+    /// same loading as the files on disk get.
+    ///
+    /// - Parameters:
+    ///   - path: A policy file or a directory; which it is comes from the file system.
+    ///   - limits: Bounds on size, rules, capabilities and nesting, for the bytes `read` returns too.
+    ///   - read: The bytes of a policy file, given its path as the directory listing spells it.
+    package init(
+        contentsOf path: String,
+        limits: PolicyLimits,
+        reading read: (String) throws(GroupPolicyError) -> [UInt8]
+    ) throws(GroupPolicyError) {
+        if isDirectory(path) {
+            try self.init(contentsOfDirectory: path, limits: limits, reading: read)
+        } else {
+            try self.init(jsonBytes: try read(path), fileName: path, limits: limits)
+        }
+    }
+
+    /// Loads the policy set of a directory, taking each file's bytes from `read` (see
+    /// ``init(contentsOf:limits:reading:)``).
+    package init(
+        contentsOfDirectory path: String,
+        limits: PolicyLimits,
+        reading read: (String) throws(GroupPolicyError) -> [UInt8]
+    ) throws(GroupPolicyError) {
+        let files = try PolicyFiles.policySet(inDirectory: path)
+        guard !files.isEmpty else {
+            throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
+        }
+        try self.init(contentsOfFiles: files, limits: limits, reading: read)
+    }
+
+    /// Loads a policy set from the given files, taking each file's bytes from `read` (see
+    /// ``init(contentsOf:limits:reading:)``).
+    package init(
+        contentsOfFiles paths: [String],
+        limits: PolicyLimits,
+        reading read: (String) throws(GroupPolicyError) -> [UInt8]
+    ) throws(GroupPolicyError) {
         var documents: [PolicyDocument] = []
         // Kept only while loading, so that conflicts between files can point at their values.
         var sources: [SourceText] = []
@@ -91,7 +135,7 @@ public struct Policy: Sendable {
         var totals: PolicySetTotals? = PolicySetTotals()
         for path in paths {
             do throws(GroupPolicyError) {
-                let bytes = try readFile(path, limits: limits)
+                let bytes = try read(path)
                 revision.add(fileName: path, bytes: bytes)
                 let before = totals ?? PolicySetTotals()
                 totals?.bytes += bytes.count
