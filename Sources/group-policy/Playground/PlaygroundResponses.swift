@@ -20,7 +20,7 @@ enum PlaygroundResponses {
         var choices: [Choice] = []
         var seen: Set<String> = []
         for path in (responseFile.map { [$0] } ?? []) + responseFiles(namedUnder: directory) {
-            guard seen.insert(URL(fileURLWithPath: path).standardizedFileURL.path).inserted,
+            guard seen.insert(tidied(path)).inserted,
                 let bytes = try? readInput(path)
             else { continue }
             choices.append(Choice(name: path, text: String(decoding: bytes, as: UTF8.self)))
@@ -45,10 +45,23 @@ enum PlaygroundResponses {
             let base = (testFile as NSString).deletingLastPathComponent
             for testCase in cases {
                 guard let relative = testCase["responseFile"] as? String else { continue }
-                let path = relative.hasPrefix("/") ? relative : (base as NSString).appendingPathComponent(relative)
-                paths.insert((path as NSString).standardizingPath)
+                paths.insert(tidied(relative.hasPrefix("/") ? relative : base + "/" + relative))
             }
         }
         return paths.sorted()
+    }
+
+    /// The path without `.` and `dir/..` steps (a `..` at the start of a relative path stays).
+    static func tidied(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") where part != "." {
+            if part == "..", let last = parts.last, last != ".." {
+                parts.removeLast()
+            } else {
+                parts.append(part)
+            }
+        }
+        let joined = parts.joined(separator: "/")
+        return path.hasPrefix("/") ? "/" + joined : joined
     }
 }
