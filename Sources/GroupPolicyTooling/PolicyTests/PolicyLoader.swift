@@ -40,10 +40,15 @@ final class PolicyLoader {
         self.edits = edits
     }
 
-    /// The bytes of a policy file: its edit, if it has one, or else the file, read within the limits
-    /// (an edit is held to them when it is parsed).
+    /// The bytes of a policy file: its edit, if it has one, or else the file, read within the limits;
+    /// an edit over the size limit is refused as the file would be.
     func read(_ path: String) throws(GroupPolicyError) -> [UInt8] {
-        if !edits.isEmpty, let edited = edits[realPath(path) ?? path] { return edited }
+        if !edits.isEmpty, let edited = edits[realPath(path) ?? path] {
+            guard edited.count <= limits.maximumBytes else {
+                throw fileOverTheLimit(path, byteCount: edited.count, limits: limits)
+            }
+            return edited
+        }
         return try readFile(path, limits: limits)
     }
 
@@ -75,7 +80,9 @@ final class PolicyLoader {
 
     /// What reading `path` may cost, in bytes, known before reading it.
     private func cost(of path: String) -> Int {
-        if !edits.isEmpty, let edited = edits[realPath(path) ?? path] { return edited.count }
+        if !edits.isEmpty, let edited = edits[realPath(path) ?? path] {
+            return edited.count > limits.maximumBytes ? 0 : edited.count  // As a file's size.
+        }
         guard let status = try? FileStatus(path: path) else { return 0 }  // Refused when opened.
         switch status.kind {
         case .regular:
