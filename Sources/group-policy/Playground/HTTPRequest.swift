@@ -15,34 +15,28 @@ struct HTTPRequest: Sendable {
         return values[0]
     }
 
-    /// The most bytes of a request line and headers together: 16 KiB.
-    static let maximumHeaderBytes = 16 << 10
-
-    /// Why a request could not be read, with the status that says so.
-    struct Refusal: Error {
-        var status: HTTPStatus
-        var message: String
-    }
-
     /// Parses the head (request line and headers, without the blank line that ends them).
-    static func parseHead(_ head: [UInt8]) throws(Refusal) -> HTTPRequest {
+    static func parseHead(_ head: [UInt8]) throws(HTTPConnection.Failure) -> HTTPRequest {
         let lines = String(decoding: head, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
         let requestLine = lines.first.map { $0.split(separator: " ", omittingEmptySubsequences: false) } ?? []
         guard requestLine.count == 3, requestLine[2] == "HTTP/1.1" || requestLine[2] == "HTTP/1.0" else {
-            throw Refusal(status: .badRequest, message: "not an HTTP/1.1 request line")
+            throw HTTPConnection.Failure(status: .badRequest, message: "not an HTTP/1.1 request line")
         }
         let target = requestLine[1]
         guard target.hasPrefix("/") else {
-            throw Refusal(status: .badRequest, message: "the request target must be a path starting with '/'")
+            throw HTTPConnection.Failure(
+                status: .badRequest,
+                message: "the request target must be a path starting with '/'"
+            )
         }
         var headers: [String: [String]] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
-                throw Refusal(status: .badRequest, message: "a header line without a name")
+                throw HTTPConnection.Failure(status: .badRequest, message: "a header line without a name")
             }
             let name = line[..<colon].lowercased()
             guard !name.contains(where: { $0 == " " || $0 == "\t" }) else {
-                throw Refusal(status: .badRequest, message: "whitespace in a header name")
+                throw HTTPConnection.Failure(status: .badRequest, message: "whitespace in a header name")
             }
             let value = line[line.index(after: colon)...].trimmed(of: [" ", "\t"])
             headers[name, default: []].append(value)
@@ -51,17 +45,21 @@ struct HTTPRequest: Sendable {
         return HTTPRequest(method: String(requestLine[0]), path: String(path), headers: headers, body: [])
     }
 
-    /// The body's length from `Content-Length`, at most `maximum`; a chunked body is refused.
-    func bodyLength(maximum: Int) throws(Refusal) -> Int {
+    /// The body's length from `Content-Length` (digits only), at most `maximum`; a chunked body is
+    /// refused.
+    func bodyLength(maximum: Int) throws(HTTPConnection.Failure) -> Int {
         if headers["transfer-encoding"] != nil {
-            throw Refusal(status: .notImplemented, message: "Transfer-Encoding is not supported; send Content-Length")
+            throw HTTPConnection.Failure(
+                status: .notImplemented,
+                message: "Transfer-Encoding is not supported; send Content-Length"
+            )
         }
         guard let values = headers["content-length"] else { return 0 }
-        guard values.count == 1, let length = Int(values[0]), length >= 0, values[0].allSatisfy(\.isASCII) else {
-            throw Refusal(status: .badRequest, message: "an invalid Content-Length")
+        guard values.count == 1, values[0].allSatisfy({ $0.isASCII && $0.isNumber }), let length = Int(values[0]) else {
+            throw HTTPConnection.Failure(status: .badRequest, message: "an invalid Content-Length")
         }
         guard length <= maximum else {
-            throw Refusal(
+            throw HTTPConnection.Failure(
                 status: .contentTooLarge,
                 message: "request body of \(length) bytes is over the limit of \(maximum) bytes"
             )

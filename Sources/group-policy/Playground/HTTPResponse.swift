@@ -18,6 +18,7 @@ struct HTTPStatus: Sendable, Hashable {
     static let headerFieldsTooLarge = HTTPStatus(code: 431, reason: "Request Header Fields Too Large")
     static let internalServerError = HTTPStatus(code: 500, reason: "Internal Server Error")
     static let notImplemented = HTTPStatus(code: 501, reason: "Not Implemented")
+    static let serviceUnavailable = HTTPStatus(code: 503, reason: "Service Unavailable")
 }
 
 /// One answer: a status, a content type and a body; the security headers every answer carries are

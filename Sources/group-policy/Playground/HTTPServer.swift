@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyBasics
 
 #if canImport(Glibc)
 import Glibc
@@ -7,28 +8,51 @@ import Darwin
 #endif
 
 /// A small HTTP/1.1 server on a POSIX socket bound to 127.0.0.1: one request per connection
-/// (`Connection: close`), each connection on a thread of its own, a few at a time, every read
-/// bounded in bytes and time.
+/// (`Connection: close`), each connection on a thread of its own, everything bounded.
+///
+/// - At most ``Limits/maximumConnections`` connections are served at once; one more is answered
+///   503 at once, so clients that connect and send nothing cannot queue the page's requests
+///   behind them.
+/// - The whole request (head and body) must arrive within ``Limits/timeout``, however slowly it
+///   is dripped (408 otherwise), and the whole answer must be taken within as long again.
+/// - A head may hold ``Limits/maximumHeadBytes`` (431 beyond), a body ``Limits/maximumBodyBytes``
+///   (413, refused before it is read), and the bodies of all connections together
+///   ``Limits/maximumBodyBytesInFlight`` (503 beyond), so memory stays bounded however many
+///   clients send large requests at once.
 ///
 /// It is the playground's only transport; what it answers is the handler's given to ``serve(_:)``.
 final class HTTPServer: Sendable {
+    /// What one connection, and all of them together, may cost.
+    struct Limits: Sendable {
+        /// Connections served at once.
+        ///
+        /// A browser opens a handful; the page sends five requests per edit.
+        var maximumConnections = 32
+        /// The request line and headers together: 16 KiB.
+        var maximumHeadBytes = 16 << 10
+        /// One request's body.
+        var maximumBodyBytes: Int
+        /// The bodies being read or answered, all connections together.
+        var maximumBodyBytesInFlight: Int
+        /// How long a request may take to arrive whole, and then its answer to be taken.
+        var timeout: Duration = .seconds(10)
+    }
+
     /// The port it listens on (the one the system chose for port 0).
     let port: Int
     private let socket: Int32
-    private let maximumBodyBytes: Int
-    /// Connections served at once; more wait in the listen queue. A browser keeps a spare
-    /// connection or two open unused, so this is more than one.
-    private let slots = DispatchSemaphore(value: 8)
-
-    /// How long a connection may take to send its request, and to take the answer: 10 seconds.
-    static let timeoutSeconds = 10
+    private let limits: Limits
+    /// Connections being served.
+    private let connections = Locked(0)
+    /// Bytes of the bodies being read or answered.
+    private let bodyBytes = Locked(0)
 
     struct StartFailure: Error {
         var message: String
     }
 
     /// Binds 127.0.0.1:`port` (0: a free port the system picks) and listens.
-    init(port: Int, maximumBodyBytes: Int) throws(StartFailure) {
+    init(port: Int, limits: Limits) throws(StartFailure) {
         #if canImport(Glibc)
         let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -46,7 +70,7 @@ final class HTTPServer: Sendable {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0, listen(descriptor, 64) == 0 else {
+        guard bound == 0, listen(descriptor, 128) == 0 else {
             let reason = Self.lastError()
             close(descriptor)
             throw StartFailure(message: "cannot listen on 127.0.0.1:\(port): \(reason)")
@@ -57,125 +81,87 @@ final class HTTPServer: Sendable {
         }
         self.port = Int(UInt16(bigEndian: address.sin_port))
         self.socket = descriptor
-        self.maximumBodyBytes = maximumBodyBytes
+        self.limits = limits
     }
 
     /// Accepts connections until the process ends, answering each request with `handler`.
     func serve(_ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> Never {
         while true {
-            slots.wait()
-            let connection = accept(socket, nil, nil)
-            guard connection >= 0 else {
-                slots.signal()
+            let descriptor = accept(socket, nil, nil)
+            guard descriptor >= 0 else {
+                // Out of descriptors, say: wait a moment rather than spin.
+                if errno != EINTR { usleep(10_000) }
                 continue
             }
-            Thread { [self] in
-                serve(connection, handler)
-                close(connection)
-                slots.signal()
+            let connection = HTTPConnection(descriptor)
+            guard connections.take(1, upTo: limits.maximumConnections) else {
+                let busy = HTTPResponse.error(
+                    "busy: \(limits.maximumConnections) connections are being served; try again",
+                    status: .serviceUnavailable
+                )
+                connection.write(busy.serialized(), until: .now)
+                close(descriptor)
+                continue
             }
-            .start()
+            let thread = Thread { [self] in
+                serve(connection, handler)
+                connections.release(1)
+            }
+            // The stack the command's main thread has: the handler parses and checks policies.
+            thread.stackSize = 8 << 20
+            thread.start()
         }
     }
 
-    private func serve(_ connection: Int32, _ handler: @Sendable (HTTPRequest) -> HTTPResponse) {
-        var timeout = timeval(tv_sec: Self.timeoutSeconds, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    private func serve(_ connection: HTTPConnection, _ handler: @Sendable (HTTPRequest) -> HTTPResponse) {
+        var reserved = 0
+        defer { bodyBytes.release(reserved) }
         let response: HTTPResponse
-        do {
-            response = handler(try read(connection))
-        } catch {
-            guard let status = error.status else { return }  // The peer left: nobody to answer.
-            response = .error(error.message, status: status)
-        }
-        send(response.serialized(), to: connection)
-    }
-
-    /// Why reading a request stopped: a refusal to answer, or a peer that left (`status` nil).
-    private struct ReadFailure: Error {
-        var status: HTTPStatus?
-        var message: String
-    }
-
-    /// Reads one request: its head up to the blank line, then exactly `Content-Length` bytes.
-    private func read(_ connection: Int32) throws(ReadFailure) -> HTTPRequest {
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var headEnd: Int?
-        while headEnd == nil {
-            let count = try receive(connection, into: &chunk)
-            let searchFrom = max(0, buffer.count - 3)
-            buffer += chunk[0..<count]
-            headEnd = Self.find(separator, in: buffer, from: searchFrom)
-            if headEnd == nil, buffer.count > HTTPRequest.maximumHeaderBytes {
-                throw ReadFailure(
-                    status: .headerFieldsTooLarge,
-                    message: "request head over the limit of \(HTTPRequest.maximumHeaderBytes) bytes"
+        do throws(HTTPConnection.Failure) {
+            let deadline = ContinuousClock.now + limits.timeout
+            let (head, rest) = try connection.readHead(maximumBytes: limits.maximumHeadBytes, until: deadline)
+            var request = try HTTPRequest.parseHead(head)
+            let length = try request.bodyLength(maximum: limits.maximumBodyBytes)
+            guard bodyBytes.take(length, upTo: limits.maximumBodyBytesInFlight) else {
+                throw HTTPConnection.Failure(
+                    status: .serviceUnavailable,
+                    message: "busy: other requests hold \(limits.maximumBodyBytesInFlight) bytes at once; try again"
                 )
             }
-        }
-        let end = headEnd ?? 0
-        guard end <= HTTPRequest.maximumHeaderBytes else {
-            throw ReadFailure(
-                status: .headerFieldsTooLarge,
-                message: "request head over the limit of \(HTTPRequest.maximumHeaderBytes) bytes"
-            )
-        }
-        var request: HTTPRequest
-        let length: Int
-        do {
-            request = try HTTPRequest.parseHead(Array(buffer[0..<end]))
-            length = try request.bodyLength(maximum: maximumBodyBytes)
+            reserved = length
+            request.body = try connection.readBody(count: length, start: rest, until: deadline)
+            response = handler(request)
         } catch {
-            throw ReadFailure(status: error.status, message: error.message)
-        }
-        var body = Array(buffer[(end + 4)...].prefix(length))
-        body.reserveCapacity(length)
-        while body.count < length {
-            let count = try receive(connection, into: &chunk)
-            body += chunk[0..<min(count, length - body.count)]
-        }
-        request.body = body
-        return request
-    }
-
-    /// Receives some bytes; the peer closing or a timeout ends the request.
-    private func receive(_ connection: Int32, into chunk: inout [UInt8]) throws(ReadFailure) -> Int {
-        let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-        if count > 0 { return count }
-        if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-            throw ReadFailure(status: .requestTimeout, message: "the request took over \(Self.timeoutSeconds) seconds")
-        }
-        throw ReadFailure(status: nil, message: "the peer closed the connection")
-    }
-
-    private func send(_ bytes: [UInt8], to connection: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            // The playground ignores SIGPIPE, so a peer gone away is a failed send, not an exit.
-            let sent = bytes.withUnsafeBytes { buffer in
-                buffer.baseAddress.map { Foundation.send(connection, $0 + offset, buffer.count - offset, 0) } ?? -1
+            guard let status = error.status else {
+                close(connection.descriptor)  // The peer left: nobody to answer.
+                return
             }
-            guard sent > 0 else { return }
-            offset += sent
+            let message =
+                status == .requestTimeout
+                ? "the request did not arrive whole within \(limits.timeout.components.seconds) seconds"
+                : error.message
+            response = .error(message, status: status)
         }
-    }
-
-    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        var index = start
-        while index + needle.count <= haystack.count {
-            if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) {
-                return index
-            }
-            index += 1
-        }
-        return nil
+        connection.write(response.serialized(), until: .now + limits.timeout)
+        connection.finish()
     }
 
     private static func lastError() -> String {
         String(cString: strerror(errno))
+    }
+}
+
+extension Locked<Int> {
+    /// Adds `amount` to the count when it stays at most `limit`.
+    fileprivate func take(_ amount: Int, upTo limit: Int) -> Bool {
+        withLock { count in
+            guard count + amount <= limit else { return false }
+            count += amount
+            return true
+        }
+    }
+
+    fileprivate func release(_ amount: Int) {
+        withLock { $0 -= amount }
     }
 }

@@ -17,7 +17,11 @@ enum PlaygroundCommand {
         summary: "Serve a page on 127.0.0.1 to edit, check, evaluate, explain and test the policies of a directory.",
         options: [
             .init("port", value: "n", help: "The port on 127.0.0.1 (default 8080; 0 picks a free one)."),
-            .init("response", value: "file", help: "A response to offer first (besides those the tests name)."),
+            .init(
+                "response",
+                value: "file",
+                help: "A response to offer first (besides those the tests name); - for stdin."
+            ),
         ],
         arguments: .init(["policy-dir"], minimum: 0, maximum: 1, missingMessage: "give at most one POLICY-DIR"),
         details: """
@@ -37,17 +41,28 @@ enum PlaygroundCommand {
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
-        let responseFile = arguments.value("response")
-        if let responseFile { _ = try readResponse(responseFile) }
+        // Read once: standard input (`-`) cannot be read again when the page loads.
+        let response = try arguments.value("response").map { path throws(CommandFailure) in
+            let bytes = try readInput(path)
+            let name = path == "-" ? "<stdin>" : path
+            _ = try decodeResponse(bytes, fileName: name)
+            return PlaygroundResponses.Choice(name: name, text: String(decoding: bytes, as: UTF8.self))
+        }
         // A browser that closes a connection early must not end the process.
         signal(SIGPIPE, SIG_IGN)
         let server: HTTPServer
         do {
-            server = try HTTPServer(port: port, maximumBodyBytes: PlaygroundApp.maximumBodyBytes)
+            server = try HTTPServer(
+                port: port,
+                limits: .init(
+                    maximumBodyBytes: PlaygroundApp.maximumBodyBytes,
+                    maximumBodyBytesInFlight: 2 * PlaygroundApp.maximumBodyBytes
+                )
+            )
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
-        let app = PlaygroundApp(directory: directory, port: server.port, responseFile: responseFile)
+        let app = PlaygroundApp(directory: directory, port: server.port, response: response)
         // Written unbuffered, so a script reading the first line sees it before the first request.
         Terminal.out("Playground at http://127.0.0.1:\(server.port)/")
         server.serve(app.handle)

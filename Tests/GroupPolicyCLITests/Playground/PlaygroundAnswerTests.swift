@@ -25,8 +25,8 @@ import Testing
         new: #""id": "seat-holders-view""#
     )
 
-    @Test func theFirstLineNamesTheURLOnAFreePort() throws {
-        let playground = try PlaygroundProcess()
+    @Test func theFirstLineNamesTheURLOnAFreePort() async throws {
+        let playground = try await PlaygroundProcess.start()
         #expect(playground.firstLine == "Playground at http://127.0.0.1:\(playground.port)/\n")
         #expect(playground.port > 0)
     }
@@ -37,24 +37,25 @@ import Testing
         ("/playground.css", "text/css; charset=utf-8"),
         ("/favicon.svg", "image/svg+xml"),
     ])
-    func thePageAndItsFilesAreServedFromTheBinary(path: String, contentType: String) throws {
-        let playground = try PlaygroundProcess()
-        let answer = try playground.get(path)
+    func thePageAndItsFilesAreServedFromTheBinary(path: String, contentType: String) async throws {
+        let playground = try await PlaygroundProcess.start()
+        let answer = try await playground.get(path)
         #expect(answer.status == 200)
         #expect(answer.headers["content-type"] == contentType)
         #expect(answer.headers["content-length"] == String(answer.body.count))
     }
 
-    @Test func thePageCarriesEveryTestHookAndLoadsNothingFromElsewhere() throws {
-        let playground = try PlaygroundProcess()
-        let page = try playground.get("/").text
+    @Test func thePageCarriesEveryTestHookAndLoadsNothingFromElsewhere() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let page = try await playground.get("/").text
         for hook in [
-            "policy-editor", "response-editor", "diagnostics", "decision", "explanation", "tests", "scenario-matrix", "save",
+            "policy-editor", "response-editor", "diagnostics", "decision", "explanation", "tests", "scenario-matrix",
+            "save",
         ] {
             #expect(page.contains("data-testid=\"\(hook)\""), "missing data-testid \(hook)")
         }
-        let script = try playground.get("/playground.js").text
-        for text in [page, script, try playground.get("/playground.css").text] {
+        let script = try await playground.get("/playground.js").text
+        for text in [page, script, try await playground.get("/playground.css").text] {
             #expect(!text.contains("http://"))
             #expect(!text.contains("https://"))
         }
@@ -62,9 +63,9 @@ import Testing
         #expect(!page.contains("style=\""))
     }
 
-    @Test func filesListsThePolicySetAndTheResponsesTheTestsName() throws {
-        let playground = try PlaygroundProcess()
-        let answer = try playground.get("/api/files").json()
+    @Test func filesListsThePolicySetAndTheResponsesTheTestsName() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let answer = try await playground.get("/api/files").json()
         let files = try #require(answer["files"] as? [[String: String]])
         #expect(files.map { $0["name"] } == ["family-sharing.json", "team-workspace.json"])
         #expect(files[1]["text"] == (try playground.policyText("team-workspace.json")))
@@ -78,9 +79,9 @@ import Testing
         )
     }
 
-    @Test func checkReportsTheBundledPoliciesClean() throws {
-        let playground = try PlaygroundProcess()
-        let check = try #require(try playground.post("/api/check", [:]).json()["check"] as? [String: Any])
+    @Test func checkReportsTheBundledPoliciesClean() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let check = try #require(try await playground.post("/api/check", [:]).json()["check"] as? [String: Any])
         let summary = try #require(check["summary"] as? [String: Int])
         #expect(
             summary == [
@@ -89,10 +90,10 @@ import Testing
         )
     }
 
-    @Test func checkPutsBrokenJSONAtItsLineAndColumn() throws {
-        let playground = try PlaygroundProcess()
+    @Test func checkPutsBrokenJSONAtItsLineAndColumn() async throws {
+        let playground = try await PlaygroundProcess.start()
         let body = ["files": try Self.commaDropped.files(in: playground)]
-        let check = try #require(try playground.post("/api/check", body).json()["check"] as? [String: Any])
+        let check = try #require(try await playground.post("/api/check", body).json()["check"] as? [String: Any])
         #expect(
             try Self.descriptions(check) == [
                 #"Policies/team-workspace.json:16:7: error: rules[0]: invalid JSON: expected ',' or '}', found '"'"#,
@@ -107,10 +108,10 @@ import Testing
         #expect(first["column"] as? Int == 7)
     }
 
-    @Test func checkProvesTheInvariantsOfTheEdit() throws {
-        let playground = try PlaygroundProcess()
+    @Test func checkProvesTheInvariantsOfTheEdit() async throws {
+        let playground = try await PlaygroundProcess.start()
         let body = ["files": try Self.membersDropped.files(in: playground)]
-        let check = try #require(try playground.post("/api/check", body).json()["check"] as? [String: Any])
+        let check = try #require(try await playground.post("/api/check", body).json()["check"] as? [String: Any])
         #expect(
             try Self.descriptions(check) == [
                 "Policies/team-workspace.json:7:5: warning: capabilities[\"workspace.members\"]: capability "
@@ -122,10 +123,10 @@ import Testing
         )
     }
 
-    @Test func decisionIsEvalExplainOfTheResponse() throws {
-        let playground = try PlaygroundProcess()
+    @Test func decisionIsEvalExplainOfTheResponse() async throws {
+        let playground = try await PlaygroundProcess.start()
         let body = try playground.customer("organization-admin.json", entitlements: ["com.example.teams.pro"])
-        let answer = try playground.post("/api/decision", body).json()
+        let answer = try await playground.post("/api/decision", body).json()
         let decision = try #require(answer["decision"] as? [String: Any])
         #expect(
             decision["capabilities"] as? [String] == [
@@ -143,23 +144,23 @@ import Testing
             ]
         )
         // The same JSON as `eval --explain` prints, compacted.
-        let cli = try CLIRunnerSync.run(
-            [
-                "eval", "--policy", "Policies", "--response", "Examples/organization-admin.json", "--entitlement",
-                "com.example.teams.pro", "--explain",
-            ],
-            in: playground.root
+        let cli = try await CLIRunner.run([
+            "eval", "--policy", playground.policies, "--response",
+            playground.root + "/Examples/organization-admin.json",
+            "--entitlement", "com.example.teams.pro", "--explain",
+        ])
+        #expect(
+            try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? NSDictionary == decision as NSDictionary
         )
-        #expect(try JSONSerialization.jsonObject(with: Data(cli.utf8)) as? NSDictionary == decision as NSDictionary)
         let capabilities = try #require(answer["capabilities"] as? [[String: Any]])
         #expect(capabilities.count == 10)
     }
 
-    @Test func explainAnswersWhyAndWhyNot() throws {
-        let playground = try PlaygroundProcess()
+    @Test func explainAnswersWhyAndWhyNot() async throws {
+        let playground = try await PlaygroundProcess.start()
         var body = try playground.customer("organization-admin.json")
         body["capability"] = "workspace.export"
-        let why = try playground.post("/api/explain", body).json()
+        let why = try await playground.post("/api/explain", body).json()
         #expect(
             why["text"] as? String == """
                 capability workspace.export: granted in 1 of 1 group
@@ -169,7 +170,7 @@ import Testing
                 """
         )
         body["capability"] = "family.space"
-        let whyNot = try playground.post("/api/explain", body).json()
+        let whyNot = try await playground.post("/api/explain", body).json()
         #expect(
             whyNot["text"] as? String == """
                 capability family.space: granted in 0 of 1 group
@@ -179,14 +180,16 @@ import Testing
                 """
         )
         body["capability"] = "family.spaces"
-        let undeclared = try playground.post("/api/explain", body).json()
+        let undeclared = try await playground.post("/api/explain", body).json()
         // The line `explain` prints after `Error: `.
-        #expect(undeclared["error"] as? String == "undeclared capability 'family.spaces' (did you mean 'family.space'?)")
+        #expect(
+            undeclared["error"] as? String == "undeclared capability 'family.spaces' (did you mean 'family.space'?)"
+        )
     }
 
-    @Test func testsRunTheTestFilesAgainstTheEditWithCoverage() throws {
-        let playground = try PlaygroundProcess()
-        let clean = try #require(try playground.post("/api/tests", [:]).json()["tests"] as? [String: Any])
+    @Test func testsRunTheTestFilesAgainstTheEditWithCoverage() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let clean = try #require(try await playground.post("/api/tests", [:]).json()["tests"] as? [String: Any])
         #expect(clean["passed"] as? Int == 19)
         #expect(clean["failed"] as? Int == 0)
         let coverage = try #require(clean["coverage"] as? [[String: Any]])
@@ -194,25 +197,27 @@ import Testing
         #expect(coverage.map { ($0["rules"] as? [String])?.count } == [3, 5])
 
         let body = ["files": try Self.membersDropped.files(in: playground)]
-        let edited = try #require(try playground.post("/api/tests", body).json()["tests"] as? [String: Any])
+        let edited = try #require(try await playground.post("/api/tests", body).json()["tests"] as? [String: Any])
         #expect(edited["passed"] as? Int == 12)
         #expect(edited["failed"] as? Int == 7)
     }
 
-    @Test func theMatrixMarksTheCellsAnEditChanges() throws {
-        let playground = try PlaygroundProcess()
-        let saved = try #require(try playground.post("/api/matrix", [:]).json()["matrix"] as? [String: Any])
+    @Test func theMatrixMarksTheCellsAnEditChanges() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let saved = try #require(try await playground.post("/api/matrix", [:]).json()["matrix"] as? [String: Any])
         let rows = try #require(saved["rows"] as? [[String: Any]])
         #expect(rows.count == 21)
         #expect((saved["capabilities"] as? [String])?.count == 10)
         #expect(rows.allSatisfy { ($0["changed"] as? [String]) == [] })
 
         let body = ["files": try Self.membersDropped.files(in: playground)]
-        let answer = try playground.post("/api/matrix", body).json()
+        let answer = try await playground.post("/api/matrix", body).json()
         let matrix = try #require(answer["matrix"] as? [String: Any])
         let changed = try #require(matrix["rows"] as? [[String: Any]]).filter { ($0["changed"] as? [String]) != [] }
         #expect(
-            changed.map { "\($0["groupType"] ?? "") \($0["productId"] ?? "") \($0["role"] ?? "") \($0["changed"] ?? "")" }
+            changed.map {
+                "\($0["groupType"] ?? "") \($0["productId"] ?? "") \($0["role"] ?? "") \($0["changed"] ?? "")"
+            }
                 == [
                     "ORGANIZATION com.example.teams.plus ADMIN [\"workspace.members\"]",
                     "ORGANIZATION com.example.teams.plus NONE [\"workspace.members\"]",
@@ -230,42 +235,8 @@ import Testing
     /// Every diagnostic line of a check answer, as `check` prints them.
     static func descriptions(_ check: [String: Any]) throws -> [String] {
         let files = try #require(check["files"] as? [[String: Any]])
-        return files.flatMap { ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["description"] as? String } }
-    }
-}
-
-/// One textual edit of a policy file of the scratch copy.
-struct Edit {
-    var file: String
-    var old: String
-    var new: String
-
-    /// The `files` member of a request holding the edit.
-    func files(in playground: PlaygroundProcess) throws -> [String: String] {
-        [file: try text(in: playground)]
-    }
-
-    /// The file's text with the edit made.
-    func text(in playground: PlaygroundProcess) throws -> String {
-        let saved = try playground.policyText(file)
-        guard saved.contains(old) else { throw HarnessError(message: "\(file) does not contain \(old)") }
-        return saved.replacingOccurrences(of: old, with: new)
-    }
-}
-
-/// Runs the CLI in a folder and returns its standard output.
-enum CLIRunnerSync {
-    static func run(_ arguments: [String], in folder: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLIRunner.binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        return files.flatMap {
+            ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["description"] as? String }
+        }
     }
 }

@@ -1,28 +1,32 @@
 import Foundation
+import ServingTestSupport
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A `group-policy playground` process on a scratch copy of `Policies/` and `Examples/`, on a free
 /// loopback port, stopped when the test is done with it.
-final class PlaygroundProcess {
+///
+/// Everything that blocks (starting it, a request) runs off Swift's cooperative threads, so that a
+/// test waiting on the playground holds none of them from the package's other suites.
+final class PlaygroundProcess: @unchecked Sendable {
     /// The scratch folder holding `Policies/` and `Examples/`; the process runs in it.
     let root: String
     let port: Int
     /// The first line the process printed.
     let firstLine: String
     private let process: Process
+    /// Standard error's lines so far, read as they come.
+    private let errorLines = LineLog()
 
     /// The policy directory's path.
     var policies: String { root + "/Policies" }
 
-    init(extraArguments: [String] = []) throws {
-        root = FileManager.default.temporaryDirectory
-            .appendingPathComponent("playground-\(UUID().uuidString)").path
+    /// Starts a playground on `Policies`, with `input` on its standard input.
+    static func start(extraArguments: [String] = [], input: String = "") async throws -> PlaygroundProcess {
+        try await offCooperativePool { try PlaygroundProcess(extraArguments: extraArguments, input: input) }
+    }
+
+    private init(extraArguments: [String], input: String) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("playground-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         for folder in ["Policies", "Examples"] {
             try FileManager.default.copyItem(atPath: CLIRunner.packageRoot + "/" + folder, toPath: root + "/" + folder)
@@ -32,15 +36,34 @@ final class PlaygroundProcess {
         process.arguments = ["playground", "Policies", "--port", "0"] + extraArguments
         process.currentDirectoryURL = URL(fileURLWithPath: root)
         let output = Pipe()
+        let errors = Pipe()
+        let standardInput = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
+        process.standardInput = standardInput
         try process.run()
+        standardInput.fileHandleForWriting.write(Data(input.utf8))
+        try standardInput.fileHandleForWriting.close()
+        Thread { [errorLines] in
+            var line: [UInt8] = []
+            while let byte = try? errors.fileHandleForReading.read(upToCount: 1), !byte.isEmpty {
+                guard byte != Data([10]) else {
+                    errorLines.append(String(decoding: line, as: UTF8.self))
+                    line = []
+                    continue
+                }
+                line += byte
+            }
+        }
+        .start()
         // The first line, byte by byte: nothing after it is read, and the process keeps serving.
         var line: [UInt8] = []
         let handle = output.fileHandleForReading
         while line.last != 10, let byte = try handle.read(upToCount: 1), !byte.isEmpty { line += byte }
         firstLine = String(decoding: line, as: UTF8.self)
-        guard let match = firstLine.wholeMatch(of: /Playground at http:\/\/127\.0\.0\.1:(\d+)\/\n/), let port = Int(match.1) else {
+        guard let match = firstLine.wholeMatch(of: /Playground at http:\/\/127\.0\.0\.1:(\d+)\/\n/),
+            let port = Int(match.1)
+        else {
             process.terminate()
             throw HarnessError(message: "the playground printed '\(firstLine)'")
         }
@@ -56,21 +79,42 @@ final class PlaygroundProcess {
     /// The page's own origin.
     var origin: String { "http://127.0.0.1:\(port)" }
 
-    /// A `POST` of a JSON object from the page's origin.
-    func post(_ path: String, _ body: [String: Any], origin: String? = nil) throws -> RawHTTP.Answer {
-        let data = try JSONSerialization.data(withJSONObject: body)
-        return try RawHTTP.send(
-            port: port,
-            method: "POST",
+    /// The lines on standard error so far.
+    var standardErrorLines: [String] { errorLines.lines }
+
+    /// Sends one request with exactly these headers, and reads the answer.
+    func send(
+        _ method: String,
+        _ path: String,
+        headers: [String: String],
+        body: [UInt8] = [],
+        declaredLength: Int? = nil
+    ) async throws -> RawHTTP.Answer {
+        let bytes = RawHTTP.request(
+            method: method,
             path: path,
-            headers: ["Host": "127.0.0.1:\(port)", "Origin": origin ?? self.origin, "Content-Type": "application/json"],
-            body: [UInt8](data)
+            headers: headers,
+            body: body,
+            declaredLength: declaredLength
+        )
+        return try await offCooperativePool { [port] in try RawHTTP.exchange(port: port, bytes) }
+    }
+
+    /// A `POST` of a JSON object from the page's origin.
+    func post(_ path: String, _ body: [String: Any], origin: String? = nil) async throws -> RawHTTP.Answer {
+        try await send(
+            "POST",
+            path,
+            headers: [
+                "Host": "127.0.0.1:\(port)", "Origin": origin ?? self.origin, "Content-Type": "application/json",
+            ],
+            body: [UInt8](try JSONSerialization.data(withJSONObject: body))
         )
     }
 
     /// A `GET` naming this playground in `Host`.
-    func get(_ path: String) throws -> RawHTTP.Answer {
-        try RawHTTP.send(port: port, method: "GET", path: path, headers: ["Host": "127.0.0.1:\(port)"])
+    func get(_ path: String) async throws -> RawHTTP.Answer {
+        try await send("GET", path, headers: ["Host": "127.0.0.1:\(port)"])
     }
 
     /// A request body with the bundled response of `Examples/` named `example`.
@@ -89,100 +133,39 @@ final class PlaygroundProcess {
     }
 }
 
-struct HarnessError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+/// One textual edit of a policy file of the scratch copy.
+struct Edit: Sendable {
+    var file: String
+    var old: String
+    var new: String
+
+    /// The `files` member of a request holding the edit.
+    func files(in playground: PlaygroundProcess) throws -> [String: String] {
+        [file: try text(in: playground)]
+    }
+
+    /// The file's text with the edit made.
+    func text(in playground: PlaygroundProcess) throws -> String {
+        let saved = try playground.policyText(file)
+        guard saved.contains(old) else { throw HarnessError(message: "\(file) does not contain \(old)") }
+        return saved.replacingOccurrences(of: old, with: new)
+    }
 }
 
-/// HTTP/1.1 over a plain socket, so that a test controls every header (`Host` included) and sees
-/// the answer's status and headers as sent.
-enum RawHTTP {
-    struct Answer {
-        var status: Int
-        /// Header values by lowercased name.
-        var headers: [String: String]
-        var body: [UInt8]
+/// Lines another thread appends to.
+private final class LineLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
 
-        var text: String { String(decoding: body, as: UTF8.self) }
-
-        /// The body as a JSON object.
-        func json() throws -> [String: Any] {
-            guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-                throw HarnessError(message: "not a JSON object: \(text)")
-            }
-            return object
-        }
+    func append(_ line: String) {
+        lock.lock()
+        stored.append(line)
+        lock.unlock()
     }
 
-    static func send(
-        port: Int,
-        method: String,
-        path: String,
-        headers: [String: String],
-        body: [UInt8] = [],
-        declaredLength: Int? = nil
-    ) throws -> Answer {
-        var head = "\(method) \(path) HTTP/1.1\r\n"
-        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
-        if method == "POST" || declaredLength != nil { head += "Content-Length: \(declaredLength ?? body.count)\r\n" }
-        head += "\r\n"
-        return try exchange(port: port, Array(head.utf8) + body)
-    }
-
-    /// Sends raw bytes and reads the answer until the server closes the connection.
-    static func exchange(port: Int, _ bytes: [UInt8]) throws -> Answer {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw HarnessError(message: "socket failed") }
-        defer { close(descriptor) }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port)).bigEndian
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw HarnessError(message: "cannot connect to 127.0.0.1:\(port)") }
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer in
-                buffer.baseAddress.map { write(descriptor, $0 + offset, buffer.count - offset) } ?? -1
-            }
-            guard sent > 0 else { break }  // The server may refuse before reading everything.
-            offset += sent
-        }
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            received += chunk[0..<count]
-        }
-        return try parse(received)
-    }
-
-    private static func parse(_ bytes: [UInt8]) throws -> Answer {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
-            throw HarnessError(message: "no HTTP answer: \(String(decoding: bytes, as: UTF8.self))")
-        }
-        let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
-            throw HarnessError(message: "no status line: \(lines[0])")
-        }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return Answer(status: status, headers: headers, body: Array(bytes[(end + 4)...]))
+    var lines: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
     }
 }
