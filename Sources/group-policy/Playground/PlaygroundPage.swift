@@ -1,5 +1,7 @@
-/// The playground's page: markup only; its script and style are served from their own paths, so
-/// the Content-Security-Policy allows no inline code. The `data-testid` attributes are the page's
+/// The playground's page.
+///
+/// Markup only: its script and style are served from their own paths, so the
+/// Content-Security-Policy allows no inline code. The `data-testid` attributes are the page's
 /// stable hooks for tests (see the DocC article "Authoring in the playground").
 enum PlaygroundPage {
     static let html = """
@@ -60,9 +62,12 @@ enum PlaygroundPage {
           <section class="pane">
             <h2>Policy tests</h2>
             <div id="tests" data-testid="tests"></div>
+          </section>
+          <section class="pane wide">
             <h2>Scenario matrix</h2>
             <p id="matrix-summary" data-testid="matrix-summary" class="muted"></p>
             <div id="scenario-matrix" data-testid="scenario-matrix"></div>
+            <h2>Changes against the saved files</h2>
             <pre id="diff" data-testid="diff"></pre>
           </section>
         </main>

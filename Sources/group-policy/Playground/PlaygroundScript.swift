@@ -1,13 +1,20 @@
-/// The playground page's script: it sends the author's edits and the customer to the server and
-/// shows the answers. It computes nothing itself: every diagnostic, decision, explanation, test
-/// result and matrix cell comes from the server, which runs the CLI's code.
+/// The playground page's script.
+///
+/// It sends the author's edits and the customer to the server and shows the answers. It computes
+/// nothing itself: every diagnostic, decision, explanation, test result and matrix cell comes from
+/// the server, which runs the CLI's code.
 enum PlaygroundScript {
-    static let javaScript = #"""
+    /// The whole script: one function scope, whose function declarations are hoisted, so the
+    /// parts may come in any order.
+    static let javaScript = opening + rendering + closing
+
+    /// The state, the requests, the editor, and what runs when the page loads.
+    private static let opening = #"""
         "use strict";
         (() => {
           const $ = (id) => document.getElementById(id);
           const state = {
-            files: [], saved: {}, edited: {}, current: null, responses: [],
+            files: [], saved: {}, edited: {}, current: null, responses: [], marks: {},
             explained: null, generation: 0, errors: 0, checked: false,
           };
 
@@ -52,12 +59,32 @@ enum PlaygroundScript {
 
           // MARK: Editor
 
+          // Line numbers, the lines with a diagnostic marked (a span each; the rest stays text).
           function renderGutter() {
             const count = $("policy").value.split("\n").length;
-            const lines = [];
-            for (let line = 1; line <= count; line += 1) lines.push(String(line));
-            $("gutter").textContent = lines.join("\n");
-            $("gutter").scrollTop = $("policy").scrollTop;
+            const marks = state.marks[state.current] || {};
+            const gutter = $("gutter");
+            gutter.replaceChildren();
+            let text = "";
+            for (let line = 1; line <= count; line += 1) {
+              const end = line < count ? "\n" : "";
+              if (marks[line]) {
+                gutter.append(text, element("span", `mark ${marks[line]}`, String(line)));
+                text = end;
+              } else {
+                text += String(line) + end;
+              }
+            }
+            gutter.append(text);
+            gutter.scrollTop = $("policy").scrollTop;
+          }
+
+          // The file menu says which files hold unsaved edits.
+          function renderFileMenu() {
+            for (const option of $("file").options) {
+              const edited = state.edited[option.value] !== state.saved[option.value];
+              option.textContent = edited ? `${option.value} (edited)` : option.value;
+            }
           }
 
           function showFile(name) {
@@ -85,175 +112,6 @@ enum PlaygroundScript {
             const changed = state.current !== null && state.edited[state.current] !== state.saved[state.current];
             $("save").disabled = !(changed && state.checked && state.errors === 0);
             $("save").title = state.errors > 0 ? "The edit has errors: fix them to save." : "";
-          }
-
-          // MARK: Answers
-
-          function renderDiagnostics(answer) {
-            const list = $("diagnostics");
-            list.replaceChildren();
-            state.checked = true;
-            if (answer.error) {
-              state.errors = 1;
-              list.append(element("li", "error", answer.error));
-              return;
-            }
-            const check = answer.check;
-            state.errors = check.summary.errors;
-            for (const file of check.files) {
-              for (const diagnostic of file.diagnostics) {
-                const item = element("li", diagnostic.severity, diagnostic.description);
-                item.dataset.file = diagnostic.file || file.path;
-                if (diagnostic.line !== null) item.dataset.line = String(diagnostic.line);
-                item.addEventListener("click", () => {
-                  const name = (diagnostic.file || "").split("/").pop();
-                  if (diagnostic.line === null || !state.files.includes(name)) return;
-                  if (name !== state.current) showFile(name);
-                  jumpTo(diagnostic.line, diagnostic.column);
-                });
-                list.append(item);
-              }
-            }
-            if (list.children.length === 0) {
-              const summary = check.summary;
-              list.append(element("li", "ok",
-                `No errors or warnings in ${summary.policies} policies and ${summary.testFiles} test files; ` +
-                `${summary.invariantsHolding} of ${summary.invariants} invariants hold.`));
-            }
-          }
-
-          function renderDecision(answer) {
-            const box = $("decision");
-            box.replaceChildren();
-            if (answer.error) {
-              box.append(element("div", "error-line", answer.error));
-              return;
-            }
-            const decision = answer.decision;
-            const whyNot = $("why-not-capability");
-            const chosen = whyNot.value;
-            whyNot.replaceChildren();
-            for (const capability of answer.capabilities) {
-              const option = element("option", "", capability.name);
-              option.value = capability.name;
-              whyNot.append(option);
-            }
-            if (answer.capabilities.some((capability) => capability.name === chosen)) whyNot.value = chosen;
-            box.append(element("div", "muted",
-              decision.capabilities.length === 0 ? "No capabilities." : `Capabilities: ${decision.capabilities.join(", ")}`));
-            for (const group of decision.groups) {
-              const card = element("div", "group");
-              card.dataset.groupId = group.groupId;
-              card.append(element("div", "group-title", `${group.groupType} group ${group.groupId}`));
-              if (group.capabilities.length === 0) card.append(element("div", "muted", "no capabilities"));
-              for (const name of group.capabilities) {
-                const line = element("div");
-                const button = element("button", "capability", name);
-                button.dataset.capability = name;
-                button.dataset.groupId = group.groupId;
-                button.addEventListener("click", () => explain(name, group.groupId));
-                line.append(button);
-                const rules = [...new Set(decision.grants
-                  .filter((grant) => grant.groupId === group.groupId && grant.capability === name)
-                  .map((grant) => grant.rule))];
-                line.append(element("span", "rules", rules.length ? `by ${rules.join(", ")}` : ""));
-                card.append(line);
-              }
-              for (const denial of decision.denials.filter((denial) => denial.groupId === group.groupId)) {
-                card.append(element("div", "denied", `${denial.capability} denied by ${denial.rule}`));
-              }
-              box.append(card);
-            }
-            for (const membership of decision.workspaces) {
-              box.append(element("div", "workspace",
-                `Workspace ${membership.workspace}: ${membership.role} (group ${membership.groupId})`));
-            }
-            for (const note of decision.notes) box.append(element("div", "muted", note));
-          }
-
-          async function explain(capability, groupId) {
-            state.explained = { capability, groupId };
-            await refreshExplanation(state.generation);
-          }
-
-          async function refreshExplanation(generation) {
-            if (!state.explained) return;
-            const extra = { capability: state.explained.capability };
-            if (state.explained.groupId) extra.group = state.explained.groupId;
-            const answer = await post("/api/explain", extra);
-            if (generation !== state.generation && generation !== undefined && generation < state.generation) return;
-            const box = $("explanation");
-            box.classList.remove("muted");
-            box.textContent = answer.error ? answer.error : answer.text;
-            box.dataset.capability = state.explained.capability;
-          }
-
-          function renderTests(answer) {
-            const box = $("tests");
-            box.replaceChildren();
-            if (answer.error) {
-              box.append(element("div", "error-line", answer.error));
-              return;
-            }
-            const tests = answer.tests;
-            box.append(element("div", tests.failed === 0 ? "pass" : "fail", `${tests.passed} passed, ${tests.failed} failed`));
-            for (const file of tests.files) {
-              for (const diagnostic of file.diagnostics) box.append(element("div", "fail", diagnostic.description));
-              for (const testCase of file.cases.filter((testCase) => !testCase.passed)) {
-                box.append(element("div", "fail", `FAIL ${file.path}:${testCase.line}: ${testCase.name}`));
-                for (const failure of testCase.failures) box.append(element("div", "muted", `  ${failure}`));
-              }
-            }
-            for (const coverage of tests.coverage) {
-              const rules = coverage.rules.length - coverage.unexercisedRules.length;
-              const workspaces = coverage.workspaces.length - coverage.unexercisedWorkspaces.length;
-              box.append(element("div", "muted",
-                `coverage of ${coverage.policy}: ${rules} of ${coverage.rules.length} rules, ` +
-                `${workspaces} of ${coverage.workspaces.length} workspaces exercised`));
-              for (const rule of coverage.unexercisedRules) box.append(element("div", "fail", `  rule '${rule}' not exercised`));
-            }
-          }
-
-          function renderMatrix(answer) {
-            const box = $("scenario-matrix");
-            box.replaceChildren();
-            $("diff").textContent = "";
-            if (answer.error) {
-              $("matrix-summary").textContent = "";
-              box.append(element("div", "error-line", answer.error));
-              return;
-            }
-            const matrix = answer.matrix;
-            const table = element("table");
-            const head = element("tr");
-            for (const title of ["Group type", "Product", "Role"]) head.append(element("th", "", title));
-            for (const capability of matrix.capabilities) head.append(element("th", "capability-column", capability));
-            table.append(head);
-            let changed = 0;
-            for (const row of matrix.rows) {
-              const tr = element("tr");
-              tr.append(element("td", "scenario", row.groupType));
-              tr.append(element("td", "scenario", row.productId === null ? "(no role entry)" : row.productId));
-              tr.append(element("td", "scenario", row.role === null ? "" : row.role));
-              for (const capability of matrix.capabilities) {
-                const granted = row.capabilities.includes(capability);
-                const isChanged = row.changed.includes(capability);
-                const cell = element("td", (granted ? "granted" : "") + (isChanged ? " changed" : ""), granted ? "✓" : "");
-                cell.dataset.capability = capability;
-                cell.dataset.granted = String(granted);
-                cell.dataset.changed = String(isChanged);
-                cell.title = `${capability}: ${granted ? "granted" : "not granted"}${isChanged ? " (changed against the saved files)" : ""}`;
-                if (isChanged) changed += 1;
-                tr.append(cell);
-              }
-              table.append(tr);
-            }
-            box.append(table);
-            const entitlementText = matrix.entitlements.length ? matrix.entitlements.join(", ") : "none";
-            $("matrix-summary").textContent =
-              `${matrix.rows.length} scenarios in ${matrix.environment}, entitlements: ${entitlementText}; ` +
-              `${changed} cells changed against the saved files.`;
-            if (answer.diffTable !== null) $("diff").textContent = answer.diffTable;
           }
 
           async function refresh() {
@@ -295,6 +153,7 @@ enum PlaygroundScript {
             try {
               const answer = await post("/api/save", { file: name, files: { [name]: state.edited[name] } });
               state.saved[name] = state.edited[name];
+              renderFileMenu();
               $("save-status").textContent = `saved ${answer.saved} (${answer.bytes} bytes)`;
               await refresh();
             } catch (error) {
@@ -331,6 +190,7 @@ enum PlaygroundScript {
             $("policy").addEventListener("input", () => {
               state.edited[state.current] = $("policy").value;
               renderGutter();
+              renderFileMenu();
               updateSave();
               scheduleRefresh();
             });
@@ -354,7 +214,12 @@ enum PlaygroundScript {
           document.addEventListener("DOMContentLoaded", () => {
             start().catch((error) => setStatus(`error: ${error.message}`));
           });
-        })();
 
         """#
+
+    /// The end of the function scope the script runs in.
+    private static let closing = """
+        })();
+
+        """
 }

@@ -7,8 +7,9 @@ enum PlaygroundStyle {
           border-bottom: 1px solid #d0d7de; }
         h1 { font-size: 16px; margin: 0; }
         h2 { font-size: 13px; margin: 14px 0 6px; text-transform: uppercase; letter-spacing: .04em; color: #57606a; }
-        main { display: grid; grid-template-columns: minmax(0, 1.1fr) minmax(0, 1fr) minmax(0, 1.3fr); gap: 12px;
+        main { display: grid; grid-template-columns: minmax(0, 1.4fr) minmax(0, 1fr) minmax(0, 0.9fr); gap: 12px;
           padding: 12px; }
+        main > .wide { grid-column: 1 / -1; }
         .pane { background: #fff; border: 1px solid #d0d7de; border-radius: 6px; padding: 10px; min-width: 0; }
         .toolbar, .row { display: flex; gap: 8px; align-items: center; margin: 6px 0; flex-wrap: wrap; }
         .grow { flex: 1; display: flex; gap: 6px; align-items: center; }
@@ -17,6 +18,9 @@ enum PlaygroundStyle {
         .editor { display: flex; border: 1px solid #d0d7de; border-radius: 4px; height: 420px; overflow: hidden; }
         #gutter { margin: 0; padding: 6px 4px; min-width: 3.2em; text-align: right; color: #8c959f; background: #f6f8fa;
           overflow: hidden; font: 12px/1.5 ui-monospace, monospace; user-select: none; }
+        #gutter .mark { font-weight: 700; }
+        #gutter .mark.error { color: #fff; background: #cf222e; }
+        #gutter .mark.warning { background: #fff8c5; color: #7d4e00; }
         textarea { font: 12px/1.5 ui-monospace, monospace; border: 0; padding: 6px; resize: none; width: 100%; }
         #policy { flex: 1; height: 100%; outline: none; }
         #response { height: 150px; border: 1px solid #d0d7de; border-radius: 4px; }
@@ -37,7 +41,7 @@ enum PlaygroundStyle {
         #explanation { background: #f6f8fa; padding: 6px; border-radius: 4px; min-height: 3em; }
         .pass { color: #1a7f37; }
         .fail { color: #cf222e; }
-        #scenario-matrix { overflow: auto; max-height: 520px; }
+        #scenario-matrix { overflow: auto; max-height: 640px; }
         table { border-collapse: collapse; font-size: 11px; }
         th, td { border: 1px solid #d0d7de; padding: 2px 4px; text-align: center; }
         th.capability-column { writing-mode: vertical-rl; transform: rotate(180deg); font-weight: 500; }
