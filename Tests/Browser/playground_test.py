@@ -243,7 +243,7 @@ def run(binary, screenshot):
             "ORGANIZATION com.example.teams.plus ADMIN workspace.export"])
         up_to_date()
         check(testid("policy-editor").get_attribute("value") == edited, "the editor does not hold the edit")
-        check("1 cells changed against the saved files" in testid("matrix-summary").text,
+        check("1 cell changed against the saved files" in testid("matrix-summary").text,
               f"matrix summary {testid('matrix-summary').text!r}")
         check("+       workspace.export  Production   ORGANIZATION" in testid("diff").text,
               f"diff {testid('diff').text!r}")

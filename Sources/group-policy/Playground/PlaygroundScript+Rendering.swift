@@ -182,7 +182,7 @@ extension PlaygroundScript {
             const entitlementText = matrix.entitlements.length ? matrix.entitlements.join(", ") : "none";
             $("matrix-summary").textContent =
               `${matrix.rows.length} scenarios × ${matrix.capabilities.length} capabilities in ${matrix.environment}, ` +
-              `entitlements: ${entitlementText}; ${changed} cells changed against the saved files ` +
+              `entitlements: ${entitlementText}; ${changed} ${changed === 1 ? "cell" : "cells"} changed against the saved files ` +
               "(✓ granted; outlined: changed, − lost).";
             if (answer.diffTable !== null) $("diff").textContent = answer.diffTable;
           }
