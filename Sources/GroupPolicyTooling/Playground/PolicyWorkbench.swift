@@ -76,14 +76,18 @@ public struct PolicyWorkbench: Sendable {
     /// - Parameter invariantBudget: The most scenarios one invariant may need.
     /// - Returns: The report, one entry per file found.
     /// - Throws: As ``PolicyCheck/run(paths:)``.
-    public func check(invariantBudget: Int = Policy.defaultInvariantBudget) throws(GroupPolicyError) -> PolicyCheckReport {
+    public func check(
+        invariantBudget: Int = Policy.defaultInvariantBudget
+    ) throws(GroupPolicyError) -> PolicyCheckReport {
         var report = try PolicyCheck(invariantBudget: invariantBudget)
             .run(paths: [directory], loader: PolicyLoader(edits: edits))
         do {
             _ = try policy()
         } catch {
             for diagnostic in error.diagnostics where diagnostic.kind == .conflictInSet {
-                guard let index = report.files.firstIndex(where: { $0.path == diagnostic.location?.file }) else { continue }
+                guard let index = report.files.firstIndex(where: { $0.path == diagnostic.location?.file }) else {
+                    continue
+                }
                 report.files[index].diagnostics.append(diagnostic)
                 report.summary.errors += 1
             }

@@ -26,7 +26,7 @@ public struct ScenarioMatrix: Sendable {
         public var changed: [String]
     }
 
-    /// The most rows a matrix holds: 10,000. A larger space is refused rather than shown.
+    /// The most rows a matrix holds: 10,000; a larger space is refused rather than shown.
     public static let maximumRows = 10_000
 
     /// The environment of every scenario.
@@ -81,8 +81,20 @@ public struct ScenarioMatrix: Sendable {
                     groupType == GroupType.consumer.rawValue ? [[]] : [[]] + candidates.indices.map { [$0] }
                 for indices in entries {
                     let type = GroupType(rawValue: groupType)
-                    current.evaluate(groupID: groupID, groupType: type, entries: indices, of: candidates, context: context)
-                    before.evaluate(groupID: groupID, groupType: type, entries: indices, of: candidates, context: context)
+                    current.evaluate(
+                        groupID: groupID,
+                        groupType: type,
+                        entries: indices,
+                        of: candidates,
+                        context: context
+                    )
+                    before.evaluate(
+                        groupID: groupID,
+                        groupType: type,
+                        entries: indices,
+                        of: candidates,
+                        context: context
+                    )
                     var row = Row(
                         groupID: groupID,
                         groupType: groupType,
