@@ -71,12 +71,12 @@ final class PlaygroundProcess: @unchecked Sendable {
     }
 
     deinit {
+        // Not waited for: Foundation's `waitUntilExit` spins a run loop, and on one of Swift's
+        // cooperative threads (where a test's last reference goes) it held the very threads the
+        // exit's notification needed, so a busy run of many suites livelocked. Foundation reaps
+        // the process when it exits.
         process.terminate()
-        // Waited for on a thread of its own: Foundation's `waitUntilExit` spins a run loop, and on
-        // one of Swift's cooperative threads (where a test's last reference goes) it held the very
-        // threads the exit's notification needed, so a busy run of many suites livelocked.
-        let reaper = Reaper(process: process, root: root)
-        Thread { reaper.run() }.start()
+        try? FileManager.default.removeItem(atPath: root)
     }
 
     /// The page's own origin.
@@ -170,21 +170,5 @@ private final class LineLog: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return stored
-    }
-}
-
-/// Waits for a stopped playground to exit, then removes its scratch folder.
-private final class Reaper: @unchecked Sendable {
-    private let process: Process
-    private let root: String
-
-    init(process: Process, root: String) {
-        self.process = process
-        self.root = root
-    }
-
-    func run() {
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(atPath: root)
     }
 }
