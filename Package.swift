@@ -150,13 +150,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // `swift package group-policy check Policies` in an app's package: the CLI, with no
-        // permissions (the commands it offers only read).
+        // permissions (the commands it offers only read, but for `playground`, which on macOS needs
+        // `swift package --disable-sandbox`).
         .plugin(
             name: "GroupPolicyCommand",
             capability: .command(
                 intent: .custom(
                     verb: "group-policy",
-                    description: "Check, test, diff and evaluate GroupPolicy policies with the group-policy CLI"
+                    description: "Check, test, diff, evaluate and edit GroupPolicy policies with the group-policy CLI"
                 )
             ),
             dependencies: ["group-policy"]

@@ -8,6 +8,10 @@ import PackagePlugin
 /// exit statuses are the CLI's. It asks for no permissions: checking, testing, diffing and
 /// evaluating only read the files named. The commands that need more stay with the CLI itself:
 /// `fetch` talks to Apple's servers and `generate-swift --output` writes into the package.
+/// `playground` is offered, as an author runs it by hand: it listens on 127.0.0.1 and may save a
+/// policy file, which the plugin sandbox of macOS forbids, so there it needs
+/// `swift package --disable-sandbox group-policy playground` (declaring the permissions instead
+/// would make every command ask for them).
 @main
 struct GroupPolicyCommand: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
@@ -22,10 +26,26 @@ struct GroupPolicyCommand: CommandPlugin {
         process.arguments = arguments
         process.currentDirectoryURL = context.package.directoryURL
         try process.run()
+        // The tool runs in a process group of its own, so Control-C (and SwiftPM stopping the
+        // plugin) reaches only this process: pass it on, or a playground would keep serving.
+        let stops = Self.forwardStops(to: process.processIdentifier)
         process.waitUntilExit()
+        withExtendedLifetime(stops) {}
         // The report is already on standard output and standard error; only the status is left.
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             exit(process.terminationReason == .exit ? process.terminationStatus : 2)
+        }
+    }
+
+    /// Sends `SIGTERM` to the tool when this process gets `SIGINT` or `SIGTERM`; the sources must
+    /// be kept while the tool runs.
+    private static func forwardStops(to tool: Int32) -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { stop in
+            signal(stop, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: stop, queue: .global())
+            source.setEventHandler { kill(tool, SIGTERM) }
+            source.resume()
+            return source
         }
     }
 

@@ -63,11 +63,22 @@ func parseEnvironment(
     default: StoreEnvironment
 ) throws(CommandFailure) -> StoreEnvironment {
     guard let value = arguments.value("environment") else { return `default` }
+    guard let environment = storeEnvironment(named: value) else { throw arguments.usage(unknownEnvironment(value)) }
+    return environment
+}
+
+/// An environment as the CLI spells it: `production` or `sandbox`, in any case.
+func storeEnvironment(named value: String) -> StoreEnvironment? {
     switch value.lowercased() {
     case "production": return .production
     case "sandbox": return .sandbox
-    default: throw arguments.usage("unknown environment '\(value)' (use production or sandbox)")
+    default: return nil
     }
+}
+
+/// The one line for an environment the CLI does not know.
+func unknownEnvironment(_ value: String) -> String {
+    "unknown environment '\(value)' (use production or sandbox)"
 }
 
 /// Loads a policy file or directory; an unreadable path is exit 2, a policy with errors exit 1

@@ -12,7 +12,7 @@ enum GroupPolicyCommand {
         summary: "group-policy: check, test, evaluate, explain and diff GroupPolicy policies; fetch App Store groups.",
         subcommands: [
             EvalCommand.spec, ExplainCommand.spec, TestCommand.spec, CheckCommand.spec, DiffCommand.spec,
-            FetchCommand.spec, GenerateSwiftCommand.spec, ShadowCommand.spec,
+            FetchCommand.spec, GenerateSwiftCommand.spec, ShadowCommand.spec, PlaygroundCommand.spec,
         ]
     )
 
@@ -27,6 +27,7 @@ enum GroupPolicyCommand {
         "fetch members": { arguments throws(CommandFailure) in try await FetchCommand.fetchMembers(arguments) },
         "generate-swift": { arguments throws(CommandFailure) in try GenerateSwiftCommand.run(arguments) },
         "shadow": { arguments throws(CommandFailure) in try ShadowCommand.run(arguments) },
+        "playground": { arguments throws(CommandFailure) in try PlaygroundCommand.run(arguments) },
     ]
 
     static func main() async {

@@ -41,9 +41,14 @@ func readInput(_ path: String) throws(CommandFailure) -> [UInt8] {
 /// Apple's Get Customer Groups response from a file or standard input (`-`), read within the
 /// response limit and decoded strictly; anything else is exit 2 with one line.
 func readResponse(_ path: String) throws(CommandFailure) -> GetCustomerGroupsResponse {
-    let bytes = try readInput(path)
+    try decodeResponse(readInput(path), fileName: path == "-" ? "<stdin>" : path)
+}
+
+/// Apple's Get Customer Groups response from bytes, decoded strictly within the response limits;
+/// anything else is exit 2 with one line (the playground answers with the same line).
+func decodeResponse(_ bytes: [UInt8], fileName: String) throws(CommandFailure) -> GetCustomerGroupsResponse {
     do {
-        return try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: path == "-" ? "<stdin>" : path)
+        return try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: fileName)
     } catch {
         throw CommandFailure(.unusable, "invalid response: \(error)")
     }

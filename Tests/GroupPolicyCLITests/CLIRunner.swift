@@ -36,13 +36,16 @@ struct CLIRunner {
     static func run(
         _ arguments: [String],
         stdin: String? = nil,
-        environment: [String: String]? = nil
+        environment: [String: String]? = nil,
+        executable: String = binary
     ) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
             // A thread of its own: Dispatch's global queues are as narrow as the cooperative pool.
             Thread {
                 continuation.resume(
-                    with: Result { try runBlocking(arguments, stdin: stdin, environment: environment) }
+                    with: Result {
+                        try runBlocking(executable, arguments, stdin: stdin, environment: environment)
+                    }
                 )
             }
             .start()
@@ -50,12 +53,13 @@ struct CLIRunner {
     }
 
     private static func runBlocking(
+        _ executable: String,
         _ arguments: [String],
         stdin: String?,
         environment: [String: String]?
     ) throws -> Output {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: packageRoot)
         if let environment { process.environment = environment }

@@ -119,7 +119,7 @@ import Testing
         (
             ["frobnicate"],
             """
-            Error: unknown subcommand 'frobnicate' (one of: eval, explain, test, check, diff, fetch, generate-swift, shadow)
+            Error: unknown subcommand 'frobnicate' (one of: eval, explain, test, check, diff, fetch, generate-swift, shadow, playground)
             Usage: group-policy <subcommand>
               See 'group-policy --help' for more information.
 

@@ -20,7 +20,7 @@ import Testing
             command: [],
             firstLine:
                 "group-policy: check, test, evaluate, explain and diff GroupPolicy policies; fetch App Store groups.",
-            options: ["eval", "explain", "test", "check", "diff", "fetch", "generate-swift", "shadow"]
+            options: ["eval", "explain", "test", "check", "diff", "fetch", "generate-swift", "shadow", "playground"]
         ),
         HelpCase(
             command: ["eval"],
@@ -78,6 +78,12 @@ import Testing
             command: ["shadow"],
             firstLine: "Show what a candidate policy would change, from a decision service's shadow report.",
             options: ["--json", "--limit", "--help"]
+        ),
+        HelpCase(
+            command: ["playground"],
+            firstLine:
+                "Serve a page on 127.0.0.1 to edit, check, evaluate, explain and test the policies of a directory.",
+            options: ["--port", "--response", "--help"]
         ),
     ]
 
@@ -145,7 +151,7 @@ import Testing
         (
             [],
             """
-            Error: missing subcommand (one of: eval, explain, test, check, diff, fetch, generate-swift, shadow)
+            Error: missing subcommand (one of: eval, explain, test, check, diff, fetch, generate-swift, shadow, playground)
             Usage: group-policy <subcommand>
               See 'group-policy --help' for more information.
 

@@ -31,6 +31,19 @@ package struct OptionalComponent: Sendable {
         isAvailable: probe(["redis-server", "--version"])
     )
 
+    /// Chromium, its driver and Selenium: the playground's browser test (Tests/Browser) drives the
+    /// page in headless Chromium through Debian's `chromedriver`.
+    package static let browser = OptionalComponent(
+        name: "Chromium, chromedriver or Selenium",
+        installation: "apt-get install chromium chromium-driver && python3 -m pip install selenium",
+        isAvailable: probe([
+            "python3", "-c",
+            "import os, sys, selenium; sys.exit(0 if os.access('/usr/bin/chromedriver', os.X_OK) and any("
+                + "os.access(p, os.X_OK) for p in ('/usr/bin/chromium', '/usr/bin/chromium-browser', "
+                + "'/usr/bin/google-chrome')) else 1)",
+        ])
+    )
+
     /// Whether every optional component must be present (CI).
     package static let allRequired = ProcessInfo.processInfo.environment["GROUP_POLICY_REQUIRE_ALL_TESTS"] == "1"
 

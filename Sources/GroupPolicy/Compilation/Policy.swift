@@ -72,15 +72,60 @@ public struct Policy: Sendable {
     /// a deny in any policy removes that capability from the group whatever policy granted it.
     /// Provenance names rules `policy-id/rule-id` when the set holds several policies.
     public init(contentsOfDirectory path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
-        let files = try PolicyFiles.policySet(inDirectory: path)
-        guard !files.isEmpty else {
-            throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
+        try self.init(contentsOfDirectory: path, limits: limits) { file throws(GroupPolicyError) in
+            try readFile(file, limits: limits)
         }
-        try self.init(contentsOfFiles: files, limits: limits)
     }
 
     /// Loads a policy set from the given files (see ``init(contentsOfDirectory:limits:)``).
     public init(contentsOfFiles paths: [String], limits: PolicyLimits = .default) throws(GroupPolicyError) {
+        try self.init(contentsOfFiles: paths, limits: limits) { file throws(GroupPolicyError) in
+            try readFile(file, limits: limits)
+        }
+    }
+
+    /// Loads a file as a single policy, or a directory as a policy set, taking each file's bytes
+    /// from `read`: for the tooling, which evaluates files as an author is editing them, with the
+    /// same loading as the files on disk get.
+    ///
+    /// - Parameters:
+    ///   - path: A policy file or a directory; which it is comes from the file system.
+    ///   - limits: Bounds on size, rules, capabilities and nesting, for the bytes `read` returns too.
+    ///   - read: The bytes of a policy file, given its path as the directory listing spells it.
+    /// - Throws: What ``init(contentsOfDirectory:limits:)`` throws, and what `read` throws.
+    package init(
+        contentsOf path: String,
+        limits: PolicyLimits,
+        reading read: (String) throws(GroupPolicyError) -> [UInt8]
+    ) throws(GroupPolicyError) {
+        if isDirectory(path) {
+            try self.init(contentsOfDirectory: path, limits: limits, reading: read)
+        } else {
+            try self.init(jsonBytes: try read(path), fileName: path, limits: limits)
+        }
+    }
+
+    /// Loads the policy set of a directory, taking each file's bytes from `read` (see
+    /// ``init(contentsOf:limits:reading:)``).
+    package init(
+        contentsOfDirectory path: String,
+        limits: PolicyLimits,
+        reading read: (String) throws(GroupPolicyError) -> [UInt8]
+    ) throws(GroupPolicyError) {
+        let files = try PolicyFiles.policySet(inDirectory: path)
+        guard !files.isEmpty else {
+            throw GroupPolicyError(code: .unreadableFile, message: "no policy files (*.json) in directory \(path)")
+        }
+        try self.init(contentsOfFiles: files, limits: limits, reading: read)
+    }
+
+    /// Loads a policy set from the given files, taking each file's bytes from `read` (see
+    /// ``init(contentsOf:limits:reading:)``).
+    package init(
+        contentsOfFiles paths: [String],
+        limits: PolicyLimits,
+        reading read: (String) throws(GroupPolicyError) -> [UInt8]
+    ) throws(GroupPolicyError) {
         var documents: [PolicyDocument] = []
         // Kept only while loading, so that conflicts between files can point at their values.
         var sources: [SourceText] = []
@@ -91,7 +136,7 @@ public struct Policy: Sendable {
         var totals: PolicySetTotals? = PolicySetTotals()
         for path in paths {
             do throws(GroupPolicyError) {
-                let bytes = try readFile(path, limits: limits)
+                let bytes = try read(path)
                 revision.add(fileName: path, bytes: bytes)
                 let before = totals ?? PolicySetTotals()
                 totals?.bytes += bytes.count
@@ -194,59 +239,6 @@ public struct Policy: Sendable {
         return document
     }
 
-    /// Conflicts between the policies of one set: ids, capability kinds, workspace ids, each reported
-    /// at the later file's value.
-    static func setConflicts(_ documents: [PolicyDocument], sources: [SourceText]) -> [Diagnostic] {
-        var diagnostics: [Diagnostic] = []
-        var policyIDs: [String: String] = [:]
-        var kinds: [String: (CapabilityKind, String)] = [:]
-        var workspaces: [String: String] = [:]
-        for (document, source) in zip(documents, sources) {
-            let file = document.fileName ?? "<input>"
-            func conflict(at offset: Int, _ path: JSONPath, _ message: String) {
-                diagnostics.append(
-                    Diagnostic(
-                        severity: .error,
-                        kind: .conflictInSet,
-                        location: source.location(ofOffset: offset),
-                        jsonPath: path.description,
-                        message: message
-                    )
-                )
-            }
-            /// Records `id` as this file's; reports a conflict when an earlier file has it.
-            func claim(
-                _ id: String,
-                in claimed: inout [String: String],
-                at offset: Int,
-                _ path: JSONPath,
-                _ message: (_ other: String) -> String
-            ) {
-                if let other = claimed[id] { conflict(at: offset, path, message(other)) }
-                claimed[id] = file
-            }
-            claim(document.id, in: &policyIDs, at: document.idOffset, JSONPath.root.appending("id")) {
-                "policy id '\(document.id)' is also the id of \($0)"
-            }
-            for capability in document.capabilities {
-                if let (kind, other) = kinds[capability.name], kind != capability.kind {
-                    conflict(
-                        at: capability.offset,
-                        JSONPath.root.appending("capabilities").appending(capability.name),
-                        "capability '\(capability.name)' is '\(capability.kind.rawValue)' here but '\(kind.rawValue)' in \(other)"
-                    )
-                }
-                kinds[capability.name] = kinds[capability.name] ?? (capability.kind, file)
-            }
-            for workspace in document.workspaces {
-                claim(workspace.id, in: &workspaces, at: workspace.idOffset, workspace.path.appending("id")) {
-                    "workspace id '\(workspace.id)' is also defined in \($0)"
-                }
-            }
-        }
-        return diagnostics
-    }
-
     // MARK: Introspection
 
     /// The ids of the policies, in load order.
@@ -289,17 +281,38 @@ package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyEr
     do {
         return try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
     } catch  where error.code == .limitExceeded && error.diagnostics.isEmpty {
-        let prefix = "\(path): "
-        let message = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
-        let location = SourcePosition(file: path, line: 1, column: 1)
-        throw GroupPolicyError(
-            code: .limitExceeded,
-            message: error.message,
-            location: location,
-            jsonPath: "$",
-            diagnostics: [
-                Diagnostic(severity: .error, kind: .limitExceeded, location: location, jsonPath: "$", message: message)
-            ]
-        )
+        throw fileOverTheLimit(path, readerMessage: error.message)
     }
+}
+
+/// The error of a policy or test file over the size limit, as ``readFile(_:limits:)`` throws it,
+/// for bytes that did not come from reading the file (an author's edit the tooling holds).
+///
+/// - Parameters:
+///   - path: The file.
+///   - byteCount: The size of its bytes, over `limits.maximumBytes`.
+///   - limits: The limits it is held to.
+/// - Returns: A `limitExceeded` error with one diagnostic at the file's first line and column.
+package func fileOverTheLimit(_ path: String, byteCount: Int, limits: PolicyLimits) -> GroupPolicyError {
+    fileOverTheLimit(
+        path,
+        readerMessage: "\(path): file of \(byteCount) bytes is over the limit of \(limits.maximumBytes) bytes"
+    )
+}
+
+/// A size limit error at the file's start, from the bounded reader's message (which starts with
+/// the path, left out of the diagnostic's message as its location names the file).
+private func fileOverTheLimit(_ path: String, readerMessage: String) -> GroupPolicyError {
+    let prefix = "\(path): "
+    let message = readerMessage.hasPrefix(prefix) ? String(readerMessage.dropFirst(prefix.count)) : readerMessage
+    let location = SourcePosition(file: path, line: 1, column: 1)
+    return GroupPolicyError(
+        code: .limitExceeded,
+        message: readerMessage,
+        location: location,
+        jsonPath: "$",
+        diagnostics: [
+            Diagnostic(severity: .error, kind: .limitExceeded, location: location, jsonPath: "$", message: message)
+        ]
+    )
 }

@@ -32,15 +32,19 @@ public struct PolicyCheck: Sendable {
     ///   or `limitExceeded`, before anything is read, when the files found hold more than a check
     ///   reads (32 MiB together); a file that does not load is reported in the result instead.
     public func run(paths: [String]) throws(GroupPolicyError) -> PolicyCheckReport {
+        try run(paths: paths, loader: PolicyLoader())
+    }
+
+    /// ``run(paths:)``, reading the files through `loader` (which may hold edits of some).
+    func run(paths: [String], loader: PolicyLoader) throws(GroupPolicyError) -> PolicyCheckReport {
         let (policyFiles, testFiles) = try PolicyFiles.find(under: paths)
-        let loader = PolicyLoader()
         try loader.charge(policyFiles + testFiles)
 
         var files: [PolicyCheckReport.File] = []
         for path in policyFiles {
             var file = PolicyCheckReport.File(path: path, kind: .policy)
             do {
-                let policy = try Policy(contentsOfFile: path)
+                let policy = try Policy(jsonBytes: try loader.read(path), fileName: path)
                 file.diagnostics = policy.warnings.map(adjusted)
                 file.invariants = policy.checkInvariants(budget: invariantBudget)
             } catch {

@@ -21,15 +21,35 @@ final class PolicyLoader {
     /// The policy the last test file named, by real path, and how loading it ended.
     private var last: (key: String, result: Result<Policy, GroupPolicyError>)?
     private var totalBytes = 0
+    /// Policy files as an author is editing them, by real path: read instead of the files on disk.
+    private let edits: [String: [UInt8]]
 
     /// Creates a loader for one command.
     ///
     /// - Parameters:
     ///   - limits: The limits of each policy and test file.
     ///   - maximumTotalBytes: The bound on the bytes the command reads, all files together.
-    init(limits: PolicyLimits = .default, maximumTotalBytes: Int = PolicyLoader.maximumTotalBytes) {
+    ///   - edits: Bytes to read instead of some files' own, by the files' real paths.
+    init(
+        limits: PolicyLimits = .default,
+        maximumTotalBytes: Int = PolicyLoader.maximumTotalBytes,
+        edits: [String: [UInt8]] = [:]
+    ) {
         self.limits = limits
         self.maximumTotalBytes = maximumTotalBytes
+        self.edits = edits
+    }
+
+    /// The bytes of a policy file: its edit, if it has one, or else the file, read within the limits;
+    /// an edit over the size limit is refused as the file would be.
+    func read(_ path: String) throws(GroupPolicyError) -> [UInt8] {
+        if !edits.isEmpty, let edited = edits[realPath(path) ?? path] {
+            guard edited.count <= limits.maximumBytes else {
+                throw fileOverTheLimit(path, byteCount: edited.count, limits: limits)
+            }
+            return edited
+        }
+        return try readFile(path, limits: limits)
     }
 
     /// Counts the files at `paths` (a directory: the files of its policy set) against the bound,
@@ -60,6 +80,9 @@ final class PolicyLoader {
 
     /// What reading `path` may cost, in bytes, known before reading it.
     private func cost(of path: String) -> Int {
+        if !edits.isEmpty, let edited = edits[realPath(path) ?? path] {
+            return edited.count > limits.maximumBytes ? 0 : edited.count  // As a file's size.
+        }
         guard let status = try? FileStatus(path: path) else { return 0 }  // Refused when opened.
         switch status.kind {
         case .regular:
@@ -83,7 +106,7 @@ final class PolicyLoader {
         last = nil
         let result = Result { () throws(GroupPolicyError) -> Policy in
             try charge([path])
-            return try Policy(contentsOf: path, limits: limits)
+            return try Policy(contentsOf: path, limits: limits) { file throws(GroupPolicyError) in try read(file) }
         }
         last = (key, result)
         return try result.get()

@@ -62,9 +62,18 @@ public struct PolicyTestRunner: Sendable {
         paths: [String],
         forEachFile body: (PolicyTestReport.File) -> Void
     ) throws(GroupPolicyError) -> PolicyTestReport {
-        let files = try PolicyTestSuite.testFiles(under: paths)
         // Bounds what the whole run reads, and keeps the policy consecutive test files name.
-        let loader = PolicyLoader()
+        try run(paths: paths, loader: PolicyLoader(), forEachFile: body)
+    }
+
+    /// ``run(paths:forEachFile:)``, loading the policies through `loader` (which may hold edits of
+    /// some).
+    func run(
+        paths: [String],
+        loader: PolicyLoader,
+        forEachFile body: (PolicyTestReport.File) -> Void
+    ) throws(GroupPolicyError) -> PolicyTestReport {
+        let files = try PolicyTestSuite.testFiles(under: paths)
         try loader.charge(files)
         var report = PolicyTestReport(testFileCount: files.count)
         for path in files {

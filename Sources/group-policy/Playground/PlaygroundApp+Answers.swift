@@ -1,0 +1,245 @@
+import GroupPolicy
+import GroupPolicyBasics
+import GroupPolicyTooling
+
+/// The playground's answers, each the work of one CLI command on the request's edits and customer.
+extension PlaygroundApp {
+    // MARK: Inputs
+
+    /// The directory with the request's edits.
+    private func workbench(_ edits: [String: [UInt8]]) throws(PlaygroundFailure) -> PolicyWorkbench {
+        do {
+            return try PolicyWorkbench(directory: directory, edits: edits)
+        } catch {
+            throw PlaygroundFailure(.badRequest, error.message)
+        }
+    }
+
+    /// An answer that the inputs make impossible: the CLI's line, as the page shows it.
+    private struct Unanswerable: Error {
+        var message: String
+    }
+
+    /// The edited policy set, or the line `eval --policy DIR` would fail with.
+    private func policy(_ workbench: PolicyWorkbench) throws(Unanswerable) -> Policy {
+        do {
+            return try workbench.policy()
+        } catch {
+            let first = error.diagnostics.first { $0.severity == .error }?.description ?? error.message
+            throw Unanswerable(message: "policy \(directory) does not load: \(first)")
+        }
+    }
+
+    /// The response and context of a request, as `eval` reads `--response`, `--environment` and
+    /// `--entitlement`.
+    private func customer(
+        _ request: PlaygroundRequest
+    ) throws(Unanswerable) -> (response: GetCustomerGroupsResponse, context: EvaluationContext) {
+        let context = try context(request)
+        let bytes = Array((request.response ?? "").utf8)
+        let name = request.responseName ?? "response"
+        // Refused as `eval --response NAME` refuses a file of that size, before decoding.
+        let limit = ResponseLimits.default.maximumBytes
+        guard bytes.count <= limit else {
+            throw Unanswerable(message: "\(name): file of \(bytes.count) bytes is over the limit of \(limit) bytes")
+        }
+        do {
+            return (try decodeResponse(bytes, fileName: name), context)
+        } catch {
+            throw Unanswerable(message: error.message ?? "invalid response")
+        }
+    }
+
+    /// The context of a request, as `eval` reads `--environment` and `--entitlement`.
+    private func context(_ request: PlaygroundRequest) throws(Unanswerable) -> EvaluationContext {
+        var environment = StoreEnvironment.production
+        if let name = request.environment {
+            guard let named = storeEnvironment(named: name) else {
+                throw Unanswerable(message: unknownEnvironment(name))
+            }
+            environment = named
+        }
+        return EvaluationContext(environment: environment, entitlements: Set(request.entitlements ?? []))
+    }
+
+    private static func answer(_ body: () throws(Unanswerable) -> String) -> HTTPResponse {
+        do {
+            return .json(try body())
+        } catch {
+            return .json(
+                PlaygroundJSON.object(["error": PlaygroundJSON.string(error.message.escapingControlCharacters)])
+            )
+        }
+    }
+
+    // MARK: Answers
+
+    /// `GET /api/files`: the directory's policy files and the responses to choose from.
+    func files() throws(PlaygroundFailure) -> HTTPResponse {
+        let workbench = try workbench([:])
+        var policyFiles: [String] = []
+        for path in workbench.policyFiles {
+            let bytes: [UInt8]
+            do {
+                bytes = try BoundedFileReader.read(path, maximumBytes: PolicyLimits.default.maximumBytes)
+            } catch {
+                throw PlaygroundFailure(.internalServerError, error.message)
+            }
+            policyFiles.append(
+                PlaygroundJSON.object([
+                    "name": PlaygroundJSON.string(PolicyWorkbench.fileName(of: path)),
+                    "text": PlaygroundJSON.string(String(decoding: bytes, as: UTF8.self)),
+                ])
+            )
+        }
+        let responses = PlaygroundResponses.choices(directory: directory, first: response).map {
+            PlaygroundJSON.object(["name": PlaygroundJSON.string($0.name), "text": PlaygroundJSON.string($0.text)])
+        }
+        return .json(
+            PlaygroundJSON.object([
+                "directory": PlaygroundJSON.string(directory),
+                "files": "[" + policyFiles.joined(separator: ",") + "]",
+                "responses": "[" + responses.joined(separator: ",") + "]",
+            ])
+        )
+    }
+
+    /// `POST /api/check`: `check DIR` with the edits.
+    func check(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
+        let workbench = try workbench(request.edits)
+        return Self.answer { () throws(Unanswerable) in
+            do throws(GroupPolicyError) {
+                return PlaygroundJSON.object(["check": try workbench.check().jsonString()])
+            } catch {
+                throw Unanswerable(message: error.message)
+            }
+        }
+    }
+
+    /// `POST /api/decision`: `eval --explain` with the edits, and the declared capabilities.
+    func decision(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
+        let workbench = try workbench(request.edits)
+        return Self.answer { () throws(Unanswerable) in
+            let policy = try policy(workbench)
+            let (response, context) = try customer(request)
+            let decision = policy.evaluate(response, in: context)
+            let provenance = decision.grantCount + decision.denialCount
+            guard provenance <= EvalCommand.maximumProvenanceEntries else {
+                throw Unanswerable(
+                    message: "the decision has \(provenance) grants and denials; the playground shows at most "
+                        + "\(EvalCommand.maximumProvenanceEntries) (the limit on provenance entries)"
+                )
+            }
+            let capabilities = policy.capabilities.map { capability in
+                PlaygroundJSON.object([
+                    "name": PlaygroundJSON.string(capability.name),
+                    "kind": PlaygroundJSON.string(policy.kind(of: capability)?.rawValue ?? "presentation"),
+                    "description": policy.description(of: capability).map(PlaygroundJSON.string) ?? "null",
+                ])
+            }
+            return PlaygroundJSON.object([
+                "decision": decision.jsonString(includingProvenance: true, pretty: false),
+                "capabilities": "[" + capabilities.joined(separator: ",") + "]",
+            ])
+        }
+    }
+
+    /// `POST /api/explain`: `explain --capability C [--group G]` with the edits: why a capability
+    /// is granted, denied, or not granted (why not).
+    func explain(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
+        guard let capability = request.capability else {
+            throw PlaygroundFailure(.badRequest, "the request names no 'capability' to explain")
+        }
+        let workbench = try workbench(request.edits)
+        return Self.answer { () throws(Unanswerable) in
+            let policy = try policy(workbench)
+            let (response, context) = try customer(request)
+            do throws(GroupPolicyError) {
+                let explanation = try policy.explain(
+                    Capability(capability),
+                    for: response,
+                    in: context,
+                    group: request.group
+                )
+                return PlaygroundJSON.object([
+                    "capability": PlaygroundJSON.string(capability),
+                    "text": PlaygroundJSON.string(explanation.text),
+                    "explanation": explanation.jsonString(pretty: false),
+                ])
+            } catch {
+                throw Unanswerable(message: error.message)
+            }
+        }
+    }
+
+    /// `POST /api/tests`: `test --coverage DIR` with the edits.
+    func tests(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
+        let workbench = try workbench(request.edits)
+        return Self.answer { () throws(Unanswerable) in
+            do throws(GroupPolicyError) {
+                return PlaygroundJSON.object(["tests": try workbench.runTests().jsonString()])
+            } catch {
+                throw Unanswerable(message: error.message)
+            }
+        }
+    }
+
+    /// `POST /api/matrix`: every scenario against every capability, the cells that changed
+    /// against the saved files, and `diff SAVED EDITED` as JSON and as the CLI's table.
+    func matrix(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
+        let workbench = try workbench(request.edits)
+        return Self.answer { () throws(Unanswerable) in
+            let policy = try policy(workbench)
+            let context = try context(request)
+            // A saved set that does not load marks nothing: every cell is compared with itself.
+            let saved = try? workbench.savedPolicy()
+            do throws(GroupPolicyError) {
+                let matrix = try ScenarioMatrix(policy: policy, savedPolicy: saved, context: context)
+                let diff = try saved.map { saved throws(GroupPolicyError) in try PolicyDiff(from: saved, to: policy) }
+                return PlaygroundJSON.object([
+                    "matrix": matrix.jsonString(),
+                    "diff": diff?.jsonString(pretty: false) ?? "null",
+                    "diffTable": diff.map { PlaygroundJSON.string($0.table) } ?? "null",
+                ])
+            } catch {
+                throw Unanswerable(message: error.message)
+            }
+        }
+    }
+
+    /// `POST /api/save`: writes one edited file, when the directory with that edit (and no other)
+    /// checks without errors (see ``PolicyFileSaver``); one save at a time.
+    func save(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
+        guard let name = request.file else {
+            throw PlaygroundFailure(.badRequest, "the request names no 'file' to save")
+        }
+        let saver = PolicyFileSaver(directory: directory)
+        let path = try saver.destination(of: name)
+        guard let text = request.files?[name] else {
+            throw PlaygroundFailure(.badRequest, "the request holds no edit of '\(name)' to save")
+        }
+        let bytes = Array(text.utf8)
+        let edited = try workbench([name: bytes])
+        let saved = saving.withLock { _ in
+            Result { () throws(PlaygroundFailure) in
+                let report: PolicyCheckReport
+                do throws(GroupPolicyError) {
+                    report = try edited.check()
+                } catch {
+                    throw PlaygroundFailure(.unprocessableContent, "not saved: \(error.message)")
+                }
+                guard report.summary.errors == 0 else {
+                    throw PlaygroundFailure(
+                        .unprocessableContent,
+                        "not saved: with this edit the directory checks with \(counted(report.summary.errors, "error"))"
+                    )
+                }
+                try saver.write(bytes, to: path)
+            }
+        }
+        try saved.get()
+        return .json(
+            PlaygroundJSON.object(["saved": PlaygroundJSON.string(name), "bytes": String(bytes.count)])
+        )
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// HTTP/1.1 over a plain socket.
+///
+/// A test controls every header (`Host` included) and every byte's timing, and sees the answer's
+/// status and headers as sent. Blocking: call it off Swift's
+/// cooperative threads (`PlaygroundProcess` does).
+enum RawHTTP {
+    struct Answer {
+        var status: Int
+        /// Header values by lowercased name.
+        var headers: [String: String]
+        var body: [UInt8]
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The body as a JSON object.
+        func json() throws -> [String: Any] {
+            guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                throw HarnessError(message: "not a JSON object: \(text)")
+            }
+            return object
+        }
+
+        /// The `error` member of a JSON answer.
+        func error() throws -> String? {
+            try json()["error"] as? String
+        }
+    }
+
+    /// The bytes of a request: its line, the headers in name order, `Content-Length` for a `POST`
+    /// (or the `declaredLength` given), and the body.
+    static func request(
+        method: String,
+        path: String,
+        headers: [String: String],
+        body: [UInt8] = [],
+        declaredLength: Int? = nil
+    ) -> [UInt8] {
+        var head = "\(method) \(path) HTTP/1.1\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+        if method == "POST" || declaredLength != nil { head += "Content-Length: \(declaredLength ?? body.count)\r\n" }
+        head += "\r\n"
+        return Array(head.utf8) + body
+    }
+
+    /// Sends raw bytes on a new connection and reads the answer until the server closes it.
+    static func exchange(port: Int, _ bytes: [UInt8]) throws -> Answer {
+        let connection = try RawConnection(port: port)
+        connection.send(bytes)
+        return try connection.answer()
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> Answer {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
+            throw HarnessError(message: "no HTTP answer: \(String(decoding: bytes, as: UTF8.self))")
+        }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw HarnessError(message: "no status line: \(lines[0])")
+        }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces
+            )
+        }
+        return Answer(status: status, headers: headers, body: Array(bytes[(end + 4)...]))
+    }
+}
+
+/// One connection to 127.0.0.1 that a test feeds by hand (a slow or silent client), closed when
+/// released.
+final class RawConnection: @unchecked Sendable {
+    let descriptor: Int32
+
+    /// Connects; a read waits at most `readTimeout` seconds for each chunk of the answer.
+    init(port: Int, readTimeout: Int = 60) throws {
+        #if canImport(Glibc)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw HarnessError(message: "socket failed") }
+        #if canImport(Darwin)
+        // A write after the server closed must fail, not end the test process with SIGPIPE.
+        var noSignal: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw HarnessError(message: "cannot connect to 127.0.0.1:\(port)")
+        }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Sends what the server takes; false when it no longer takes anything (it answered and closed).
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                buffer.baseAddress.map { Self.send(descriptor, $0 + offset, buffer.count - offset) } ?? -1
+            }
+            guard sent > 0 else { return false }  // The server may refuse before reading everything.
+            offset += sent
+        }
+        return true
+    }
+
+    /// `send(2)` that fails rather than raising SIGPIPE when the server has closed the connection.
+    private static func send(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
+        #else
+        Darwin.send(descriptor, bytes, count, 0)
+        #endif
+    }
+
+    /// Reads until the server closes the connection, and parses the answer.
+    func answer() throws -> RawHTTP.Answer {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            received += chunk[0..<count]
+        }
+        return try RawHTTP.parse(received)
+    }
+
+    /// Whether the server has sent anything or closed the connection yet, without waiting.
+    var isAnswered: Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) > 0
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
