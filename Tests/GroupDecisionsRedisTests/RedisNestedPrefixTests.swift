@@ -1,3 +1,4 @@
+import AppStoreGroups
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
@@ -31,5 +32,68 @@ struct RedisNestedPrefixTests {
         var kept = 0
         for cache in inner where try await cache.answer(anyTransactionID: "c1", in: .sandbox) != nil { kept += 1 }
         #expect(kept == 4)
+    }
+}
+
+/// A prefix that would nest its counters among a shorter prefix's answers is refused.
+///
+/// A prefix ending in `:Sandbox:groups` or `:Production:groups` would keep its counters
+/// (`generation-all`, `group-count`, `invalidations`) where the shorter prefix keeps its answers,
+/// so the shorter prefix's `invalidateAll()` removed them, and a write read before the longer
+/// prefix's own `invalidateAll()` was kept again. Such a prefix is refused; the counters of every
+/// prefix that can be made survive a shorter prefix's invalidation.
+@Suite("Redis cache: a nested prefix keeps its counters")
+struct RedisNestedPrefixCountersTests {
+    @Test("a prefix ending in an environment's ':<Environment>:groups' is refused, with its line")
+    func answerShapedPrefixRefused() {
+        for environment in ["Sandbox", "Production"] {
+            let prefix = "app:\(environment):groups"
+            #expect {
+                _ = try RedisGroupsCache(host: "127.0.0.1", port: 6379, keyPrefix: prefix)
+            } throws: { error in
+                (error as? AppStoreGroupsError)?.code == .invalidConfiguration
+                    && (error as? AppStoreGroupsError)?.message
+                        == "invalid Redis store: the key prefix '\(prefix)' ends in ':\(environment):groups', "
+                        + "where a shorter prefix keeps its answers"
+            }
+        }
+        // The same words elsewhere in the prefix nest nowhere: accepted.
+        for prefix in ["app:sandbox:groups", "app:Sandbox:groups:y", "app:Sandbox:groups-old", "Sandbox:groups"] {
+            #expect(throws: Never.self) { try RedisGroupsCache(host: "127.0.0.1", port: 6379, keyPrefix: prefix) }
+        }
+    }
+
+    @Test("the counters of prefixes nested in 'app' survive its invalidateAll()", .requires(.redisServer))
+    func nestedCountersUntouched() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let outer = try server.store(prefix: "app")
+        defer { outer.close() }
+        for prefix in ["app:Sandbox:groups-old", "app:Sandbox:groups:y", "app:x", "app:Production"] {
+            let inner = try server.store(prefix: prefix)
+            defer { inner.close() }
+            let before = try await inner.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
+            #expect(before == InvalidationGeneration(customer: 0, all: 0, groups: 0))
+            try await inner.invalidateAll()
+            try await inner.invalidate(groupID: "g9")
+            let generation = try await inner.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
+            #expect(generation == InvalidationGeneration(customer: 0, all: 1, groups: 1))
+            let count = try await inner.invalidationCount()
+
+            try await outer.invalidateAll()
+
+            #expect(try await inner.invalidationGeneration(anyTransactionID: "c1", in: .sandbox) == generation)
+            #expect(try await inner.invalidationCount() == count)
+            let stale = AnswerWrite(
+                SharedGroupsCacheConformance.answer("g1"),
+                anyTransactionID: "c1",
+                in: .sandbox,
+                timeToLive: .seconds(3600),
+                groupIDs: ["g1"],
+                ifGeneration: before
+            )
+            #expect(try await inner.setAnswer(stale) == false, "\(prefix)")
+            #expect(try await inner.answer(anyTransactionID: "c1", in: .sandbox) == nil)
+        }
     }
 }

@@ -118,8 +118,8 @@ extension RedisGroupsCache {
         }
         let waitMilliseconds = maximumWait > .zero ? Self.milliseconds(maximumWait) : 0
         let refill = min(burst / ratePerSecond, Self.seconds(Self.maximumBudgetLifetime))
-        // The wait is saturated milliseconds (`Int64.max` for a wait of "forever"): capped first,
-        // so the sum cannot overflow.
+        // The wait is cut to 1,000 years (a wait of "forever" included): capped again here, so the
+        // key's lifetime stays within the budget's.
         let longest = Self.milliseconds(Self.maximumBudgetLifetime)
         let lifetime = min(Int64((refill * 1000).rounded(.up)) + min(waitMilliseconds, longest) + 1000, longest)
         let arguments =

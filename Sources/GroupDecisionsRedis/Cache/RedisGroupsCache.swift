@@ -83,7 +83,9 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// - Parameters:
     ///   - host: The server's host name or address, such as `127.0.0.1`.
     ///   - port: The server's port, 1 to 65535 (Redis's default is 6379).
-    ///   - keyPrefix: What every key starts with: one per app, such as its bundle id. Not empty.
+    ///   - keyPrefix: What every key starts with: one per app, such as its bundle id. Not empty, and
+    ///     not ending in `:Sandbox:groups` or `:Production:groups` (where a shorter prefix keeps its
+    ///     answers).
     ///   - timeout: The longest one call may take. Default 250 milliseconds: a Redis on the same
     ///     network answers in about one.
     ///   - maximumConnections: The most connections open at once, 1 to 1,024. Default
@@ -95,6 +97,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     ///   - now: The wall clock, for the 429 gate's expiry and the fetch-time check. Default: the
     ///     system clock.
     /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for an empty host or prefix, a
+    ///   prefix ending in an environment's `:<Environment>:groups`, a
     ///   port out of range, a timeout that is not positive, a connection count out of range, or a
     ///   negative skew.
     public convenience init(
@@ -139,6 +142,14 @@ public final class RedisGroupsCache: SharedGroupsCache {
         guard !host.isEmpty else { throw invalid("the host is empty") }
         guard (1...65_535).contains(port) else { throw invalid("port \(port) is not 1 to 65535") }
         guard !keyPrefix.isEmpty else { throw invalid("the key prefix is empty") }
+        // `<p>:Sandbox:groups` as a prefix would put its own counters (`<p>:Sandbox:groups:invalidations`)
+        // where prefix `<p>` keeps its answers, and `<p>`'s invalidateAll() would remove them.
+        if let environment = StoreEnvironment.allCases.first(where: { keyPrefix.hasSuffix(":\($0.rawValue):groups") }) {
+            throw invalid(
+                "the key prefix '\(keyPrefix)' ends in ':\(environment.rawValue):groups', where a shorter prefix "
+                    + "keeps its answers"
+            )
+        }
         guard timeout > .zero else { throw invalid("the timeout must be positive") }
         guard (1...1_024).contains(maximumConnections) else {
             throw invalid("the connection count \(maximumConnections) is not 1 to 1024")
@@ -230,13 +241,20 @@ public final class RedisGroupsCache: SharedGroupsCache {
         }
     }
 
+    /// The longest time to live or wait sent to Redis: 1,000 years of 365 days, in milliseconds.
+    ///
+    /// Redis refuses an expiry whose instant overflows its clock in milliseconds (`PX` near
+    /// `Int64.max` is `ERR invalid expire time`), and its scripts count in doubles, exact only up to
+    /// 2^53 (about 285,000 years). Every duration is cut to this, so a longer one is kept 1,000 years.
+    static let maximumMilliseconds: Int64 = 1_000 * 365 * 86_400 * 1_000
+
+    /// `duration` in whole milliseconds, at least 1 and at most ``maximumMilliseconds``: never a
+    /// value that overflows, traps or that Redis refuses.
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        // Saturated rather than trapping: a duration beyond 292 million years is kept that long.
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return seconds < 0 ? 1 : Int64.max }
-        let (sum, overflowed) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
-        return max(1, overflowed ? Int64.max : sum)
+        guard seconds >= 0 else { return 1 }
+        guard seconds < maximumMilliseconds / 1_000 else { return maximumMilliseconds }
+        return min(maximumMilliseconds, max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
     }
 
     // MARK: SharedGroupsCache
