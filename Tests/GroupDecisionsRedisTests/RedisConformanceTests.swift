@@ -16,7 +16,11 @@ struct RedisConformanceTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let prefixes = PrefixCounter()
-        try await SharedGroupsCacheConformance {
+        // A second instance is a second client on the same server and prefix, as another process
+        // of the fleet opens it.
+        try await SharedGroupsCacheConformance(
+            makeSecondInstance: { try server.store(prefix: ($0 as! RedisGroupsCache).keyPrefix) }
+        ) {
             try server.store(prefix: "conformance-\(prefixes.next())")
         }
         .run()

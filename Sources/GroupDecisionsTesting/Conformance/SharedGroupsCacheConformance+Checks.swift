@@ -211,16 +211,38 @@ extension SharedGroupsCacheConformance {
             )
             return
         }
-        for index in 1...3 {
-            try check.expect(
-                try await cache.takeBudgetToken(from: budget, maximumWait: .zero),
-                .taken(wait: .zero),
-                "token \(index) of a burst of 3 is taken at once"
+        guard let makeSecondInstance else {
+            throw ConformanceFailure(
+                check: check,
+                requirement: "a cache that keeps the fleet's budget is shown sharing it with a second instance",
+                expected: "makeSecondInstance",
+                actual: "nil"
             )
         }
-        let fourth = try await cache.takeBudgetToken(from: budget, maximumWait: .zero)
-        let refused: Bool = if case .notTaken = fourth { true } else { false }
-        try check.expect(refused, true, "a fourth token at once, beyond the burst, is refused (got \(fourth))")
+        let second = try await makeSecondInstance(cache)
+        for (index, instance) in [cache, cache, second].enumerated() {
+            try check.expect(
+                try await instance.takeBudgetToken(from: budget, maximumWait: .zero),
+                .taken(wait: .zero),
+                "token \(index + 1) of a burst of 3 is taken at once (the third by a second instance)"
+            )
+        }
+        for instance in [second, cache] {
+            let fourth = try await instance.takeBudgetToken(from: budget, maximumWait: .zero)
+            let refused: Bool = if case .notTaken = fourth { true } else { false }
+            try check.expect(refused, true, "a fourth token at once, beyond the burst, is refused (got \(fourth))")
+        }
+        let others = [
+            ("endpoint", FleetBudget(.groupMembers, in: .sandbox, ratePerSecond: 0.001, burst: 3)),
+            ("environment", FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.001, burst: 3)),
+        ]
+        for (concern, other) in others {
+            try check.expect(
+                try await second.takeBudgetToken(from: other, maximumWait: .zero),
+                .taken(wait: .zero),
+                "each \(concern) has a budget of its own: its first token is taken at once"
+            )
+        }
     }
 
     func checkInvalidationCount(_ cache: any SharedGroupsCache) async throws {
@@ -237,5 +259,46 @@ extension SharedGroupsCacheConformance {
             try check.expect(next.map { $0 > count }, true, "\(name) raises the invalidation count above \(count)")
             count = next ?? count
         }
+    }
+
+    func checkInvalidations(_ cache: any SharedGroupsCache) async throws {
+        let check = Check.invalidations
+        let writes: [(String, StoreEnvironment, String)] = [
+            ("c1", .sandbox, "g1"), ("c1", .production, "g1"), ("c2", .sandbox, "g2"), ("c2", .production, "g2"),
+            ("c3", .sandbox, "g3"),
+        ]
+        var answers: [String: CachedGroupsAnswer] = [:]
+        for (customer, environment, group) in writes {
+            let answer = Self.answer(group)
+            let write = AnswerWrite(
+                answer,
+                anyTransactionID: customer,
+                in: environment,
+                timeToLive: .seconds(3600),
+                groupIDs: [group],
+                ifGeneration: try await cache.invalidationGeneration(anyTransactionID: customer, in: environment)
+            )
+            try check.expect(try await cache.setAnswer(write), true, "a write at the current generation is kept")
+            answers["\(customer) \(environment)"] = answer
+        }
+        // Throws unless exactly the answers of `kept` are still there.
+        func expectKept(_ kept: Set<String>, after invalidation: String) async throws {
+            for (customer, environment, _) in writes {
+                let name = "\(customer) \(environment)"
+                try check.expect(
+                    try await cache.answer(anyTransactionID: customer, in: environment),
+                    kept.contains(name) ? answers[name] : nil,
+                    kept.contains(name)
+                        ? "\(invalidation) leaves the answer of \(name) alone"
+                        : "\(invalidation) removes the answer of \(name)"
+                )
+            }
+        }
+        try await cache.invalidate(anyTransactionID: "c1")
+        try await expectKept(["c2 Sandbox", "c2 Production", "c3 Sandbox"], after: "invalidating customer c1")
+        try await cache.invalidate(groupID: "g2")
+        try await expectKept(["c3 Sandbox"], after: "invalidating group g2")
+        try await cache.invalidateAll()
+        try await expectKept([], after: "invalidating everyone")
     }
 }

@@ -21,8 +21,14 @@ import GroupPolicy
 /// ```
 ///
 /// Each check gets a cache of its own from `makeCache`, which must return an empty cache (a fresh
-/// key prefix is enough). The checks use customer `c1` in the sandbox and answers that hold groups
-/// `g1`, `g2` and `g3`.
+/// key prefix is enough). The checks use customers `c1` to `c3`, mostly in the sandbox, and
+/// answers that hold groups `g1`, `g2` and `g3`.
+///
+/// A cache that keeps the fleet's rate budget (``GroupDecisions/SharedRateLimitState/keepsFleetBudget``)
+/// must prove that the budget is the fleet's, not the process's: pass `makeSecondInstance`, which
+/// opens another instance over the same storage as a second process of the fleet would (for a
+/// network store, a new client on the same server and key prefix; for a store held in the process,
+/// the instance itself). Without it, the ``Check/fleetBudget`` check of such a cache fails.
 public struct SharedGroupsCacheConformance: Sendable {
     /// One requirement of the contract.
     public enum Check: String, Sendable, CaseIterable {
@@ -36,27 +42,37 @@ public struct SharedGroupsCacheConformance: Sendable {
         case fetchLock
         /// The latest `Retry-After` instant per endpoint and environment is kept.
         case rateLimits
-        /// A cache that keeps the fleet's budget hands out its burst, then no more at once.
+        /// A cache that keeps the fleet's budget hands out its burst across two instances over the
+        /// same storage, then no more at once; each endpoint and environment has a budget of its own.
         case fleetBudget
         /// Every invalidation raises the invalidation count (for a cache that counts them).
         case invalidationCount
+        /// Every invalidation removes the answers it names, in both environments, and no other:
+        /// the answers of a customer, of the customers holding a group, and everyone's.
+        case invalidations
     }
 
     private let makeCache: @Sendable () async throws -> any SharedGroupsCache
+    let makeSecondInstance: (@Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache)?
     let readsWhenFetchLockTaken: Bool
 
     /// A suite over the caches `makeCache` returns.
     ///
     /// - Parameters:
     ///   - readsWhenFetchLockTaken: Whether the cache reads the answer and generation when another
-    ///     process holds the fetch lock (a native `acquireFetchLockAndRead` does; the default
-    ///     implementation reads nothing then). Default `true`.
+    ///     process holds the fetch lock (a native `acquireFetchLockAndRead` does; the steps of
+    ///     `acquireFetchLockAndReadInSteps` read nothing then). Default `true`.
+    ///   - makeSecondInstance: Opens another instance over the storage of the cache it is given, as
+    ///     a second process of the fleet would. Required for a cache that keeps the fleet's budget;
+    ///     default `nil`.
     ///   - makeCache: Returns an empty cache; called once per check.
     public init(
         readsWhenFetchLockTaken: Bool = true,
+        makeSecondInstance: (@Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache)? = nil,
         makeCache: @escaping @Sendable () async throws -> any SharedGroupsCache
     ) {
         self.readsWhenFetchLockTaken = readsWhenFetchLockTaken
+        self.makeSecondInstance = makeSecondInstance
         self.makeCache = makeCache
     }
 
@@ -80,6 +96,7 @@ public struct SharedGroupsCacheConformance: Sendable {
         case .rateLimits: try await checkRateLimits(cache)
         case .fleetBudget: try await checkFleetBudget(cache)
         case .invalidationCount: try await checkInvalidationCount(cache)
+        case .invalidations: try await checkInvalidations(cache)
         }
     }
 
