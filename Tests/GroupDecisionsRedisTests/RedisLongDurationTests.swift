@@ -18,6 +18,7 @@ struct RedisLongDurationTests {
         "milliseconds: at least 1, at most 1,000 years, exact between",
         arguments: [
             (Duration.seconds(Int64.max), RedisGroupsCache.maximumMilliseconds),
+            (.seconds(9_223_372_036_854_776), RedisGroupsCache.maximumMilliseconds),
             (.seconds(Int64.min), 1), (.zero, 1), (.nanoseconds(1), 1), (.milliseconds(1_500), 1_500),
             (.seconds(31_536_000_000), RedisGroupsCache.maximumMilliseconds),
             (.seconds(31_535_999_999), 31_535_999_999_000), (.seconds(3_600), 3_600_000),

@@ -62,14 +62,19 @@ import Testing
     @Test func moreConnectionsThanItServesAreAnswered503() async throws {
         let playground = try await PlaygroundProcess.start()
         let port = playground.port
+        let connected = ContinuousClock.now
         let (busy, held) = try await offCooperativePool {
             let held = try (0..<32).map { _ in try RawConnection(port: port) }
             let busy = try RawConnection(port: port).answer()
             return (busy, held)
         }
-        #expect(busy.status == 503)
-        #expect(try busy.error() == "busy: 32 connections are being served; try again")
-        #expect(held.filter(\.isAnswered).count == 0)
+        // The held connections send nothing, so the server cuts them at its 10-second deadline; on
+        // a machine so busy that the 33rd took that long, the places were free again by then.
+        if ContinuousClock.now - connected < .seconds(9) {
+            #expect(busy.status == 503)
+            #expect(try busy.error() == "busy: 32 connections are being served; try again")
+            #expect(held.filter(\.isAnswered).count == 0)
+        }
         withExtendedLifetime(held) {}
         // Closing them frees their places as the server notices each close: ask until it answers.
         var status = 503
