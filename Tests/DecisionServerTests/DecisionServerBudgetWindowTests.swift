@@ -41,8 +41,10 @@ struct DecisionServerBudgetWindowTests {
         defer { redis.stop() }
         let otherPort: Int
         var proxy: RedisDelayProxy?
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
         switch link {
-        case .refused: otherPort = try LoopbackSocket.freePort()
+        case .refused: otherPort = dead.port
         case .silent, .slow:
             let delay: Duration = link == .slow ? .milliseconds(200) : .seconds(3600)
             let started = try RedisDelayProxy(upstreamPort: redis.port, delay: delay)

@@ -239,7 +239,9 @@ struct DecisionServerFleetTests {
     )
     func unreachableRedis() async throws {
         let store = try await FakeAppStore()
-        let port = try LoopbackSocket.freePort()
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
+        let port = dead.port
         let server = try await DecisionServerProcess.start(
             appStore: store,
             arguments: ["--redis", "127.0.0.1:\(port)", "--fallback-share", "0.25"]
@@ -343,7 +345,9 @@ struct DecisionServerFleetTests {
     )
     func unreachableRedisSendsNothing() async throws {
         let store = try await FakeAppStore()
-        let port = try LoopbackSocket.freePort()
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
+        let port = dead.port
         let server = try await DecisionServerProcess.start(
             appStore: store,
             arguments: ["--redis", "127.0.0.1:\(port)"]

@@ -268,7 +268,9 @@ struct RedisGroupsCacheTests {
 
     @Test("nothing listening: a store failure at once, naming the server")
     func refused() async throws {
-        let port = try LoopbackSocket.freePort()
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
+        let port = dead.port
         let store = try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: "test")
         let error = await expectError { try await store.invalidate(anyTransactionID: "c") }
         #expect(error?.code == .sharedCacheFailure)

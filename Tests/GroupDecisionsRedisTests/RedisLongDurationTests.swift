@@ -50,13 +50,14 @@ struct RedisLongDurationTests {
         #expect(try await cache.acquireFetchLock(anyTransactionID: "c3", in: .sandbox, owner: "o", timeToLive: forever))
         #expect(try await cache.answer(anyTransactionID: "c1", in: .sandbox) == answer)
         #expect(try await cache.answer(anyTransactionID: "c2", in: .sandbox) == answer)
-        // Kept 1,000 years: Redis reports the time left in milliseconds, within a minute of it.
+        // Kept 1,000 years: Redis reports the time left in milliseconds, within a day of it however
+        // long a busy machine paused between the write and this read.
         let ttl = try await cache.call([Array("PTTL".utf8), cache.answerKey("c1", .sandbox)], "PTTL")
         guard case .integer(let left) = ttl else {
             Issue.record("no answer: \(ttl)")
             return
         }
-        #expect(left > RedisGroupsCache.maximumMilliseconds - 60_000)
+        #expect(left > RedisGroupsCache.maximumMilliseconds - 86_400_000)
         // The group index holds it too: invalidating the group removes the answer.
         try await cache.invalidate(groupID: "g1")
         #expect(try await cache.answer(anyTransactionID: "c2", in: .sandbox) == nil)

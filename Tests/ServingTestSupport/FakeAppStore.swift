@@ -111,15 +111,7 @@ package struct FakeAppStore: Sendable {
         process = try await sharedServer.value
     }
 
-    /// A server process of this test's own, for tests that stop it.
-    package init(dedicated: Void) async throws {
-        process = try await ServerProcess.start()
-    }
-
     package var port: Int { process.port }
-
-    /// Ends a dedicated server.
-    package func stop() { process.stop() }
 
     package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/t/\(namespace)") ?? URL(filePath: "/") }
 

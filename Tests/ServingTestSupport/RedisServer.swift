@@ -149,11 +149,19 @@ package final class LoopbackSocket: @unchecked Sendable {
         self.port = port
     }
 
+    /// A socket bound to a free port that does not listen: a connection to the port is refused,
+    /// and no other server can take the port while this socket lives (a port freed for a "dead"
+    /// address could be taken by another test's server on a busy machine).
+    package init(refusing: Void) throws {
+        (descriptor, port) = try Self.bound()
+    }
+
     deinit {
         close(descriptor)
     }
 
-    /// A port nothing listens on right now.
+    /// A port nothing listens on right now; another server may take it at any moment, so a test
+    /// that needs connections refused holds ``init(refusing:)`` instead.
     package static func freePort() throws -> Int {
         let (descriptor, port) = try bound()
         close(descriptor)

@@ -22,7 +22,9 @@ struct FleetBudgetPartialFailureTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         // Nothing listens on the cut-off services' port: every call they make to Redis fails.
-        let deadPort = try LoopbackSocket.freePort()
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
+        let deadPort = dead.port
         var caches: [RedisGroupsCache] = []
         for index in 0..<4 {
             caches.append(
@@ -46,7 +48,9 @@ struct FleetBudgetPartialFailureTests {
 
     @Test("a service whose Redis fails sends nothing beyond what Redis granted, by default", .requires(.redisServer))
     func cutOffServiceSendsNothing() async throws {
-        let deadPort = try LoopbackSocket.freePort()
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
+        let deadPort = dead.port
         let cache = try RedisGroupsCache(
             host: "127.0.0.1",
             port: deadPort,

@@ -486,11 +486,14 @@ struct FetchCommandTests {
         #expect(redirect.status == 2)
         #expect(redirect.standardError.hasPrefix("Error: the server answered with a redirect to http://localhost:"))
 
-        let stopped = try await FakeAppStore(dedicated: ())
-        stopped.stop()
+        // A port held but not listening: refused, and no other test's server can take it meanwhile.
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
+        var flags = Self.credentialFlags(server)
+        flags[flags.count - 1] = "http://127.0.0.1:\(dead.port)/t/refused"
         let refused = try await runProcess(
             try Self.binary(),
-            ["fetch", "groups", "--transaction-id", "ok"] + Self.credentialFlags(stopped),
+            ["fetch", "groups", "--transaction-id", "ok"] + flags,
             environment: Self.environment()
         )
         #expect(refused.status == 2)
