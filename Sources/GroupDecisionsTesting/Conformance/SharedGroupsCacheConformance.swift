@@ -24,7 +24,7 @@ import GroupPolicy
 /// key prefix is enough). The checks use customers `c1` to `c3`, mostly in the sandbox, and
 /// answers that hold groups `g1`, `g2` and `g3`.
 ///
-/// A cache that keeps the fleet's rate budget (``GroupDecisions/SharedRateLimitState/keepsFleetBudget``)
+/// A cache that keeps the fleet's rate budget (`keepsFleetBudget`)
 /// must prove that the budget is the fleet's, not the process's: pass `makeSecondInstance`, which
 /// opens another instance over the same storage as a second process of the fleet would (for a
 /// network store, a new client on the same server and key prefix; for a store held in the process,
