@@ -113,7 +113,14 @@ public final class GroupDecisionService: Sendable {
         }
         let observer = observer ?? SilentObserver()
         let shared = sharedCache.map {
-            SharedCacheGuard($0, configuration: configuration, timeSource: timeSource, observer: observer)
+            SharedCacheGuard(
+                $0,
+                retryInterval: configuration.sharedCacheRetryInterval,
+                slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
+                slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
+                timeSource: timeSource,
+                observer: observer
+            )
         }
         self.policies = policies
         self.source = source
@@ -125,7 +132,7 @@ public final class GroupDecisionService: Sendable {
         self.decisionLog = decisionLog
         self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
         self.rateLimitGate = RateLimitGate(
-            configuration: configuration,
+            configuration: configuration.rateLimitGate,
             shared: shared,
             timeSource: timeSource,
             observer: observer

@@ -18,30 +18,27 @@ import GroupPolicyBasics
 /// }
 /// ```
 ///
-/// - **Budget.** A token bucket per endpoint and environment at
-///   ``GroupDecisionService/Configuration/requestsPerSecond``, banking up to
-///   ``GroupDecisionService/Configuration/requestBurst``. With a shared cache that keeps fleet
-///   budgets the bucket is the fleet's, in the cache
-///   (``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``); while the cache fails, this
-///   process sends nothing beyond what it granted, unless
-///   ``GroupDecisionService/Configuration/fallbackShare`` gives it a share in a bucket of its own. Without a
-///   shared cache, or with one that keeps no budget, the bucket is this process's. A call waits for
-///   its token, and for a `Retry-After` instant, up to
-///   ``GroupDecisionService/Configuration/maximumRateLimitWait`` in all; beyond that it fails at
-///   once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing sent,
+/// - **Budget.** A token bucket per endpoint and environment at ``Configuration/requestsPerSecond``,
+///   banking up to ``Configuration/requestBurst``. With a shared cache that keeps fleet budgets the
+///   bucket is the fleet's, in the cache (``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``);
+///   while the cache fails, this process sends nothing beyond what it granted, unless
+///   ``Configuration/fallbackShare`` gives it a share in a bucket of its own. Without a shared
+///   cache, or with one that keeps no budget, the bucket is this process's. A call waits for its
+///   token, and for a `Retry-After` instant, up to ``Configuration/maximumRateLimitWait`` in all;
+///   beyond that it fails at once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing sent,
 ///   `AppStoreGroupsError.retryAfter` set and no HTTP status.
 /// - **429.** A 429 closes the gate until its `Retry-After` instant, cut to
-///   ``GroupDecisionService/Configuration/maximumRateLimitHold`` from now (a far instant, or a
-///   server clock behind Apple's, cannot close it for longer), at least a second, and
-///   ``GroupDecisionService/Configuration/rateLimitHoldWithoutRetryAfter`` when it names none. The
-///   error thrown carries the instant the gate holds until.
+///   ``Configuration/maximumRateLimitHold`` from now (a far instant, or a server clock behind
+///   Apple's, cannot close it for longer), at least a second, and
+///   ``Configuration/rateLimitHoldWithoutRetryAfter`` when it names none. The error thrown carries
+///   the instant the gate holds until.
 /// - **Fleet.** With a shared cache the instant is written there, and read back before every
 ///   request: the shared instant is the one that holds, so a key deleted by an operator opens the
 ///   gate, and it holds no longer than the longest hold from when this process first read it (a
 ///   far instant left there by an earlier version holds an hour, not ten years). While the cache is
 ///   unavailable, what this process knows holds.
 public final class RateLimitGate: Sendable {
-    let configuration: GroupDecisionService.Configuration
+    let configuration: Configuration
     let shared: SharedCacheGuard?
     let timeSource: TimeSource
     let observer: any GroupDecisionObserver
@@ -57,13 +54,14 @@ public final class RateLimitGate: Sendable {
     /// service (a service has one: ``GroupDecisionService/rateLimitGate``).
     ///
     /// - Parameters:
-    ///   - configuration: The budgets, waits and holds. Default: ``GroupDecisionService/Configuration/init()``.
+    ///   - configuration: The budgets, waits and holds. Default: ``Configuration/init()``, the
+    ///     service's defaults; `serviceConfiguration.rateLimitGate` for a service's settings.
     ///   - sharedCache: Where the fleet shares `Retry-After` instants, or `nil` for this process alone.
     ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told of 429s and refusals. Default: none.
     /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range.
     public convenience init(
-        configuration: GroupDecisionService.Configuration = GroupDecisionService.Configuration(),
+        configuration: Configuration = Configuration(),
         sharedCache: (any SharedGroupsCache)? = nil,
         timeSource: TimeSource = .system,
         observer: (any GroupDecisionObserver)? = nil
@@ -75,7 +73,14 @@ public final class RateLimitGate: Sendable {
         self.init(
             configuration: configuration,
             shared: sharedCache.map {
-                SharedCacheGuard($0, configuration: configuration, timeSource: timeSource, observer: observer)
+                SharedCacheGuard(
+                    $0,
+                    retryInterval: configuration.sharedCacheRetryInterval,
+                    slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
+                    slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
+                    timeSource: timeSource,
+                    observer: observer
+                )
             },
             timeSource: timeSource,
             observer: observer
@@ -83,7 +88,7 @@ public final class RateLimitGate: Sendable {
     }
 
     init(
-        configuration: GroupDecisionService.Configuration,
+        configuration: Configuration,
         shared: SharedCacheGuard?,
         timeSource: TimeSource,
         observer: any GroupDecisionObserver

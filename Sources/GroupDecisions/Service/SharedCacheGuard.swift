@@ -47,16 +47,20 @@ final class SharedCacheGuard: Sendable {
         case none, forSlowness, forFailure
     }
 
+    /// Guards `cache`: skipped for `retryInterval` after a failure, or after `slowCallsInARow`
+    /// calls in a row took `slowCallThreshold` or longer.
     init(
         _ cache: any SharedGroupsCache,
-        configuration: GroupDecisionService.Configuration,
+        retryInterval: Duration,
+        slowCallThreshold: Duration,
+        slowCallsInARow: Int,
         timeSource: TimeSource,
         observer: any GroupDecisionObserver
     ) {
         self.cache = cache
-        self.retryInterval = configuration.sharedCacheRetryInterval
-        self.slowCallThreshold = configuration.sharedCacheSlowCallThreshold
-        self.slowCallsInARow = configuration.sharedCacheSlowCallsInARow
+        self.retryInterval = retryInterval
+        self.slowCallThreshold = slowCallThreshold
+        self.slowCallsInARow = slowCallsInARow
         self.timeSource = timeSource
         self.observer = observer
     }
