@@ -113,14 +113,7 @@ public final class GroupDecisionService: Sendable {
         }
         let observer = observer ?? SilentObserver()
         let shared = sharedCache.map {
-            SharedCacheGuard(
-                $0,
-                retryInterval: configuration.sharedCacheRetryInterval,
-                slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
-                slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
-                timeSource: timeSource,
-                observer: observer
-            )
+            SharedCacheGuard($0, configuration: configuration, timeSource: timeSource, observer: observer)
         }
         self.policies = policies
         self.source = source

@@ -65,6 +65,23 @@ final class SharedCacheGuard: Sendable {
         self.observer = observer
     }
 
+    /// Guards `cache` with the service's settings.
+    convenience init(
+        _ cache: any SharedGroupsCache,
+        configuration: GroupDecisionService.Configuration,
+        timeSource: TimeSource,
+        observer: any GroupDecisionObserver
+    ) {
+        self.init(
+            cache,
+            retryInterval: configuration.sharedCacheRetryInterval,
+            slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
+            slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
+            timeSource: timeSource,
+            observer: observer
+        )
+    }
+
     /// Runs a read: its value, or `nil` when the cache is skipped or the call failed (reported).
     ///
     /// - Parameters:

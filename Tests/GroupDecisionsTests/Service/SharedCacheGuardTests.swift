@@ -17,24 +17,6 @@ struct SharedCacheGuardTests {
         ScriptedGroupsCache(combinedCalls: .native, forwardsBudget: false, clock: clock)
     }
 
-    /// A guard of `cache` with the service's defaults: a retry interval of 5 seconds, and skipped
-    /// after 5 calls in a row of 150 ms or more.
-    static func guarded(
-        _ cache: ScriptedGroupsCache,
-        clock: ManualClock,
-        observer: RecordingObserver
-    ) -> SharedCacheGuard {
-        let configuration = GroupDecisionService.Configuration()
-        return SharedCacheGuard(
-            cache,
-            retryInterval: configuration.sharedCacheRetryInterval,
-            slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
-            slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
-            timeSource: clock.timeSource,
-            observer: observer
-        )
-    }
-
     static func service(
         _ cache: ScriptedGroupsCache,
         clock: ManualClock,
@@ -90,7 +72,12 @@ struct SharedCacheGuardTests {
         let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
         let observer = RecordingObserver()
-        let guarded = Self.guarded(cache, clock: clock, observer: observer)
+        let guarded = SharedCacheGuard(
+            cache,
+            configuration: GroupDecisionService.Configuration(),
+            timeSource: clock.timeSource,
+            observer: observer
+        )
         let read = { (evenWhenSlow: Bool) async -> Date?? in
             await guarded.read(evenWhenSlow: evenWhenSlow) { cache throws(AppStoreGroupsError) in
                 try await cache.rateLimitedUntil(.customerGroups, in: .sandbox)
@@ -153,7 +140,12 @@ struct SharedCacheGuardTests {
         let configuration = GroupDecisionService.Configuration()
         #expect(configuration.sharedCacheSlowCallThreshold == .milliseconds(150))
         #expect(configuration.sharedCacheSlowCallsInARow == 5)
-        let guarded = Self.guarded(cache, clock: clock, observer: observer)
+        let guarded = SharedCacheGuard(
+            cache,
+            configuration: configuration,
+            timeSource: clock.timeSource,
+            observer: observer
+        )
         for round in 0..<10 {
             cache.delay = round % 5 == 4 ? .zero : .milliseconds(200)
             #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
@@ -175,7 +167,12 @@ struct SharedCacheGuardTests {
         let clock = ManualClock()
         let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
-        let guarded = Self.guarded(cache, clock: clock, observer: observer)
+        let guarded = SharedCacheGuard(
+            cache,
+            configuration: GroupDecisionService.Configuration(),
+            timeSource: clock.timeSource,
+            observer: observer
+        )
         cache.failsEveryCall = true
         let read = await guarded.read { cache throws(AppStoreGroupsError) in
             try await cache.answer(anyTransactionID: "c1", in: .sandbox)
