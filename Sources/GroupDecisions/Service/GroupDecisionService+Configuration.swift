@@ -193,83 +193,59 @@ extension GroupDecisionService {
         /// Far beyond any sensible setting, and far enough inside the range of the arithmetic done
         /// with it (milliseconds in 64 bits for a shared cache, instants as `Date`) that no sum or
         /// conversion of two of them overflows.
-        public static let longestDuration = Duration.seconds(10 * 365 * 86_400)
+        public static let longestDuration = RateLimitGate.Configuration.longestDuration
 
-        /// What is wrong with the configuration, or `nil`.
+        /// The settings the service's ``GroupDecisionService/rateLimitGate`` is made with, taken
+        /// from this configuration.
+        ///
+        /// Pass it to make a gate of your own with the service's budgets:
+        /// `RateLimitGate(configuration: configuration.rateLimitGate)`.
+        public var rateLimitGate: RateLimitGate.Configuration {
+            var gate = RateLimitGate.Configuration()
+            gate.requestsPerSecond = requestsPerSecond
+            gate.requestBurst = requestBurst
+            gate.refreshReserve = refreshReserve
+            gate.fallbackShare = fallbackShare
+            gate.maximumRateLimitWait = maximumRateLimitWait
+            gate.maximumRateLimitHold = maximumRateLimitHold
+            gate.rateLimitHoldWithoutRetryAfter = rateLimitHoldWithoutRetryAfter
+            gate.sharedCacheRetryInterval = sharedCacheRetryInterval
+            gate.sharedCacheSlowCallThreshold = sharedCacheSlowCallThreshold
+            gate.sharedCacheSlowCallsInARow = sharedCacheSlowCallsInARow
+            return gate
+        }
+
+        /// What is wrong with the configuration, or `nil`: the service's own settings first, then
+        /// the gate's.
         var problem: String? {
             let durations: [(String, Duration)] = [
                 ("the time to live", timeToLive), ("the stale-if-error window", staleIfError),
                 ("the maximum age", maximumAge), ("the negative time to live", negativeTimeToLive),
                 ("the fetch lock's time to live", fetchLockTimeToLive), ("the fetch lock wait", fetchLockWait),
                 ("the fetch lock poll interval", fetchLockPollInterval),
-                ("the rate-limit wait", maximumRateLimitWait), ("the longest rate-limit hold", maximumRateLimitHold),
-                ("the rate-limit hold without Retry-After", rateLimitHoldWithoutRetryAfter),
                 ("the local time to live", localTimeToLive),
                 ("the invalidation check interval", invalidationCheckInterval),
-                ("the shared cache's retry interval", sharedCacheRetryInterval),
-                ("the shared cache's slow-call threshold", sharedCacheSlowCallThreshold),
                 ("the sweep interval", sweepInterval),
             ]
-            for (name, duration) in durations where duration > Self.longestDuration {
-                return
-                    "\(name) must be at most 10 years (315360000 seconds), not \(duration.components.seconds) seconds"
-            }
+            if let problem = RateLimitGate.Configuration.tooLong(durations) { return problem }
             if timeToLive <= .zero { return "the time to live must be positive" }
             if staleIfError < .zero { return "the stale-if-error window must not be negative" }
             if negativeTimeToLive < .zero { return "the negative time to live must not be negative" }
             if fetchLockTimeToLive <= .zero { return "the fetch lock's time to live must be positive" }
             if fetchLockWait < .zero { return "the fetch lock wait must not be negative" }
             if fetchLockPollInterval <= .zero { return "the fetch lock poll interval must be positive" }
-            if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
             if localTimeToLive < .zero { return "the local time to live must not be negative" }
             if invalidationCheckInterval <= .zero { return "the invalidation check interval must be positive" }
             if localTimeToLive > .zero, invalidationCheckInterval > localTimeToLive {
                 return "the invalidation check interval must be at most the local time to live"
             }
-            if maximumRateLimitHold <= .zero { return "the longest rate-limit hold must be positive" }
-            if rateLimitHoldWithoutRetryAfter <= .zero {
-                return "the rate-limit hold without Retry-After must be positive"
-            }
-            if sharedCacheRetryInterval < .zero { return "the shared cache's retry interval must not be negative" }
-            if sharedCacheSlowCallThreshold <= .zero {
-                return "the shared cache's slow-call threshold must be positive"
-            }
-            if sharedCacheSlowCallsInARow < 0 { return "the shared cache's slow calls in a row must not be negative" }
             if sweepInterval <= .zero { return "the sweep interval must be positive" }
             if maximumAge < timeToLive { return "the maximum age must be at least the time to live" }
             if let refreshAhead, !(refreshAhead > 0 && refreshAhead < 1) {
                 return "the refresh-ahead fraction must be greater than 0 and less than 1, or nil"
             }
-            if !(refreshReserve >= 0 && refreshReserve < 1) {
-                return "the refresh reserve must be at least 0 and less than 1"
-            }
             if maximumRefreshesInFlight < 1 { return "the refreshes in flight must be at least 1" }
-            for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
-                return "the \(environment) request rate must be a positive number"
-            }
-            for (environment, burst) in requestBurst where !(burst >= 1 && burst.isFinite) {
-                return "the \(environment) request burst must be a number of at least 1"
-            }
-            if !(fallbackShare >= 0 && fallbackShare <= 1) {
-                return "the fallback share must be at least 0 and at most 1"
-            }
-            return nil
-        }
-
-        /// The tokens a refresh leaves banked in a bucket of `burst`: ``refreshReserve`` of it, at
-        /// most the burst less one.
-        func reserve(burst: Double) -> Double {
-            max(0, min(refreshReserve * burst, burst - 1))
-        }
-
-        /// Requests a second for each endpoint in `environment`.
-        func rate(for environment: StoreEnvironment) -> Double {
-            requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
-        }
-
-        /// The most requests banked for each endpoint in `environment`.
-        func burst(for environment: StoreEnvironment) -> Double {
-            requestBurst[environment] ?? max(1, rate(for: environment))
+            return rateLimitGate.problem
         }
     }
 }

@@ -125,7 +125,7 @@ public final class GroupDecisionService: Sendable {
         self.decisionLog = decisionLog
         self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
         self.rateLimitGate = RateLimitGate(
-            configuration: configuration,
+            configuration: configuration.rateLimitGate,
             shared: shared,
             timeSource: timeSource,
             observer: observer

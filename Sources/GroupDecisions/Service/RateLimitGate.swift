@@ -18,30 +18,27 @@ import GroupPolicyBasics
 /// }
 /// ```
 ///
-/// - **Budget.** A token bucket per endpoint and environment at
-///   ``GroupDecisionService/Configuration/requestsPerSecond``, banking up to
-///   ``GroupDecisionService/Configuration/requestBurst``. With a shared cache that keeps fleet
-///   budgets the bucket is the fleet's, in the cache
-///   (``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``); while the cache fails, this
-///   process sends nothing beyond what it granted, unless
-///   ``GroupDecisionService/Configuration/fallbackShare`` gives it a share in a bucket of its own. Without a
-///   shared cache, or with one that keeps no budget, the bucket is this process's. A call waits for
-///   its token, and for a `Retry-After` instant, up to
-///   ``GroupDecisionService/Configuration/maximumRateLimitWait`` in all; beyond that it fails at
-///   once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing sent,
+/// - **Budget.** A token bucket per endpoint and environment at ``Configuration/requestsPerSecond``,
+///   banking up to ``Configuration/requestBurst``. With a shared cache that keeps fleet budgets the
+///   bucket is the fleet's, in the cache (``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``);
+///   while the cache fails, this process sends nothing beyond what it granted, unless
+///   ``Configuration/fallbackShare`` gives it a share in a bucket of its own. Without a shared
+///   cache, or with one that keeps no budget, the bucket is this process's. A call waits for its
+///   token, and for a `Retry-After` instant, up to ``Configuration/maximumRateLimitWait`` in all;
+///   beyond that it fails at once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing sent,
 ///   `AppStoreGroupsError.retryAfter` set and no HTTP status.
 /// - **429.** A 429 closes the gate until its `Retry-After` instant, cut to
-///   ``GroupDecisionService/Configuration/maximumRateLimitHold`` from now (a far instant, or a
-///   server clock behind Apple's, cannot close it for longer), at least a second, and
-///   ``GroupDecisionService/Configuration/rateLimitHoldWithoutRetryAfter`` when it names none. The
-///   error thrown carries the instant the gate holds until.
+///   ``Configuration/maximumRateLimitHold`` from now (a far instant, or a server clock behind
+///   Apple's, cannot close it for longer), at least a second, and
+///   ``Configuration/rateLimitHoldWithoutRetryAfter`` when it names none. The error thrown carries
+///   the instant the gate holds until.
 /// - **Fleet.** With a shared cache the instant is written there, and read back before every
 ///   request: the shared instant is the one that holds, so a key deleted by an operator opens the
 ///   gate, and it holds no longer than the longest hold from when this process first read it (a
 ///   far instant left there by an earlier version holds an hour, not ten years). While the cache is
 ///   unavailable, what this process knows holds.
 public final class RateLimitGate: Sendable {
-    let configuration: GroupDecisionService.Configuration
+    let configuration: Configuration
     let shared: SharedCacheGuard?
     let timeSource: TimeSource
     let observer: any GroupDecisionObserver
@@ -57,13 +54,14 @@ public final class RateLimitGate: Sendable {
     /// service (a service has one: ``GroupDecisionService/rateLimitGate``).
     ///
     /// - Parameters:
-    ///   - configuration: The budgets, waits and holds. Default: ``GroupDecisionService/Configuration/init()``.
+    ///   - configuration: The budgets, waits and holds. Default: ``Configuration/init()``, the
+    ///     service's defaults; `serviceConfiguration.rateLimitGate` for a service's settings.
     ///   - sharedCache: Where the fleet shares `Retry-After` instants, or `nil` for this process alone.
     ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told of 429s and refusals. Default: none.
     /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range.
     public convenience init(
-        configuration: GroupDecisionService.Configuration = GroupDecisionService.Configuration(),
+        configuration: Configuration = Configuration(),
         sharedCache: (any SharedGroupsCache)? = nil,
         timeSource: TimeSource = .system,
         observer: (any GroupDecisionObserver)? = nil
@@ -75,7 +73,14 @@ public final class RateLimitGate: Sendable {
         self.init(
             configuration: configuration,
             shared: sharedCache.map {
-                SharedCacheGuard($0, configuration: configuration, timeSource: timeSource, observer: observer)
+                SharedCacheGuard(
+                    $0,
+                    retryInterval: configuration.sharedCacheRetryInterval,
+                    slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
+                    slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
+                    timeSource: timeSource,
+                    observer: observer
+                )
             },
             timeSource: timeSource,
             observer: observer
@@ -83,7 +88,7 @@ public final class RateLimitGate: Sendable {
     }
 
     init(
-        configuration: GroupDecisionService.Configuration,
+        configuration: Configuration,
         shared: SharedCacheGuard?,
         timeSource: TimeSource,
         observer: any GroupDecisionObserver
@@ -144,19 +149,7 @@ public final class RateLimitGate: Sendable {
         await heldUntil(EndpointKey(environment: environment, endpoint: endpoint))
     }
 
-    private func finished(_ key: EndpointKey, start: Date, status: Int?, error: AppStoreGroupsError?) {
-        observer.fetchFinished(
-            GroupDecisionEvent.FetchFinished(
-                endpoint: key.endpoint,
-                environment: key.environment,
-                duration: Duration.roundedUp(from: start, to: timeSource.now()),
-                httpStatus: status,
-                error: error
-            )
-        )
-    }
-
-    // MARK: Waiting
+    // MARK: Admission
 
     /// Waits for the endpoint's `Retry-After` instant and a token, or throws when the waits together
     /// would pass the configured wait.
@@ -191,6 +184,21 @@ public final class RateLimitGate: Sendable {
         }
     }
 
+    /// Admits a refresh's request when the budget spares a token at once.
+    ///
+    /// Refreshes come second: a refresh (ahead of the time to live, or of an expired answer that can
+    /// still be served stale) is sent only when a token is banked now beyond the reserve kept for
+    /// first fetches, and no `Retry-After` instant holds; it never waits. Send it with
+    /// ``sendAdmitted(_:_:)``. Otherwise throws `AppStoreGroupsError.Code.rateLimitExceeded` at
+    /// once, without an HTTP status.
+    ///
+    /// A refusal is not reported as ``GroupDecisionObserver/budgetExhausted(_:)``: no caller was
+    /// refused (a caller is served the answer it has, reported as stale).
+    func admitRefresh(_ key: EndpointKey) async throws(AppStoreGroupsError) {
+        if let until = await heldUntil(key) { throw refreshHeld(key, until: until) }
+        if let wait = await takeRefreshToken(key) { throw refreshRefused(key, wait: wait) }
+    }
+
     /// Whose budget a token came from.
     enum Budget {
         /// This process's own: no shared cache, or one that keeps no budget.
@@ -204,123 +212,16 @@ public final class RateLimitGate: Sendable {
         case cutOff
     }
 
-    /// Takes a token from the budget that holds now (see the type's discussion): the wait before
-    /// using it, or `nil` (nothing taken) with the seconds until the next is due.
-    private func takeToken(
-        _ key: EndpointKey,
-        maximumWait: Duration
-    ) async -> (wait: Duration?, retryAfter: TimeInterval, budget: Budget) {
-        let budget: Budget
-        switch await fleetToken(key, .waitingAtMost(maximumWait)) {
-        case .answered(.taken(let wait)): return (wait, 0, .fleet)
-        case .answered(.notTaken(let wait)): return (nil, wait.seconds, .fleet)
-        case .answered(.notSupported): budget = .process
-        case .fallBack(let fallback): budget = fallback
-        }
-        if budget == .cutOff { return (nil, Self.cutOffRetrySeconds(configuration), .cutOff) }
-        let (reserved, rate) = withLocalBucket(key, budget: budget) { bucket, now in
-            (bucket.reserve(now: now, maximumWait: maximumWait), bucket.rate)
-        }
-        return (reserved, 1 / rate, budget)
-    }
-
-    /// The fleet's answer to `request` when the shared cache keeps the fleet's budget; otherwise
-    /// the budget that holds instead: this process's own without a shared cache that keeps one,
-    /// this process's share when the cache did not answer.
-    func fleetToken(_ key: EndpointKey, _ request: FleetRequest) async -> FleetAnswer {
-        guard let shared, shared.cache.keepsFleetBudget else { return .fallBack(.process) }
-        let rate = configuration.rate(for: key.environment)
-        let burst = configuration.burst(for: key.environment)
-        let reserve = configuration.reserve(burst: burst)
-        let budget = FleetBudget(key.endpoint, in: key.environment, ratePerSecond: rate, burst: burst)
-        let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
-            switch request {
-            case .waitingAtMost(let maximumWait):
-                try await cache.takeBudgetToken(from: budget, maximumWait: maximumWait)
-            case .keepingReserve:
-                try await cache.takeBudgetToken(from: budget, keeping: reserve)
-            }
-        }
-        return answer.map(FleetAnswer.answered) ?? .fallBack(configuration.fallbackShare > 0 ? .share : .cutOff)
-    }
-
-    /// When a cut-off process may try again: when it next asks the shared cache (at least a second).
-    static func cutOffRetrySeconds(_ configuration: GroupDecisionService.Configuration) -> TimeInterval {
-        max(1, configuration.sharedCacheRetryInterval.seconds)
-    }
-
-    /// Which of the fleet's tokens ``fleetToken(_:_:)`` asks for.
-    enum FleetRequest {
-        /// A request's: taken now, or reserved when due within the wait.
-        case waitingAtMost(Duration)
-        /// A refresh's: only when one is banked beyond the reserve kept for first fetches.
-        case keepingReserve
-    }
-
-    /// What ``fleetToken(_:_:)`` found.
-    enum FleetAnswer {
-        /// The shared cache answered.
-        case answered(FleetBudgetToken)
-        /// The fleet's budget was not asked (or did not answer): this budget holds.
-        case fallBack(Budget)
-    }
-
-    /// Runs `body` on `key`'s bucket in this process's budget (`.process`) or in its share of the
-    /// fleet's (`.share`), made full at that budget's rate and burst on first use.
-    func withLocalBucket<Result>(
-        _ key: EndpointKey,
-        budget: Budget,
-        _ body: (inout TokenBucket, Date) -> Result
-    ) -> Result {
-        let share = budget == .share ? configuration.fallbackShare : 1
-        let rate = configuration.rate(for: key.environment) * share
-        let burst = max(1, configuration.burst(for: key.environment) * share)
-        let now = timeSource.now()
-        return (budget == .share ? shareBuckets : buckets).withLock { buckets in
-            var bucket = buckets[key] ?? TokenBucket(rate: rate, burst: burst, now: now)
-            let result = body(&bucket, now)
-            buckets[key] = bucket
-            return result
-        }
-    }
-
-    private func refusedByRetryAfter(_ key: EndpointKey, until: Date) -> AppStoreGroupsError {
-        let message = "the App Store asked for no \(key.endpoint) requests before this instant; none was sent"
-        return refused(key, retryAfter: until, message: message, byRetryAfter: true)
-    }
-
-    private func refused(_ key: EndpointKey, retryAfter: Date, budget: Budget) -> AppStoreGroupsError {
-        let rate = configuration.rate(for: key.environment)
-        let message =
-            switch budget {
-            case .process: "this process's budget of \(rate) \(key.endpoint) requests a second is spent; none was sent"
-            case .fleet: "the fleet's budget of \(rate) \(key.endpoint) requests a second is spent; none was sent"
-            case .share:
-                "this process's share (\(rate * configuration.fallbackShare) a second) of the fleet's budget of "
-                    + "\(rate) \(key.endpoint) requests a second, kept while the shared cache is unavailable, "
-                    + "is spent; none was sent"
-            case .cutOff:
-                "the shared cache that keeps the fleet's budget of \(rate) \(key.endpoint) requests a second is "
-                    + "unavailable, and this process sends nothing beyond what it granted; none was sent"
-            }
-        return refused(key, retryAfter: retryAfter, message: message, byRetryAfter: false)
-    }
-
-    private func refused(
-        _ key: EndpointKey,
-        retryAfter: Date,
-        message: String,
-        byRetryAfter: Bool
-    ) -> AppStoreGroupsError {
-        observer.budgetExhausted(
-            GroupDecisionEvent.BudgetExhausted(
+    private func finished(_ key: EndpointKey, start: Date, status: Int?, error: AppStoreGroupsError?) {
+        observer.fetchFinished(
+            GroupDecisionEvent.FetchFinished(
                 endpoint: key.endpoint,
                 environment: key.environment,
-                retryAfter: retryAfter,
-                heldByRetryAfter: byRetryAfter
+                duration: Duration.roundedUp(from: start, to: timeSource.now()),
+                httpStatus: status,
+                error: error
             )
         )
-        return AppStoreGroupsError(code: .rateLimitExceeded, message: message, retryAfter: retryAfter)
     }
 
     private func sleep(_ duration: Duration) async throws(AppStoreGroupsError) {

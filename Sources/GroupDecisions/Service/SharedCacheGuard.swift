@@ -47,18 +47,39 @@ final class SharedCacheGuard: Sendable {
         case none, forSlowness, forFailure
     }
 
+    /// Guards `cache`: skipped for `retryInterval` after a failure, or after `slowCallsInARow`
+    /// calls in a row took `slowCallThreshold` or longer.
     init(
+        _ cache: any SharedGroupsCache,
+        retryInterval: Duration,
+        slowCallThreshold: Duration,
+        slowCallsInARow: Int,
+        timeSource: TimeSource,
+        observer: any GroupDecisionObserver
+    ) {
+        self.cache = cache
+        self.retryInterval = retryInterval
+        self.slowCallThreshold = slowCallThreshold
+        self.slowCallsInARow = slowCallsInARow
+        self.timeSource = timeSource
+        self.observer = observer
+    }
+
+    /// Guards `cache` with the service's settings.
+    convenience init(
         _ cache: any SharedGroupsCache,
         configuration: GroupDecisionService.Configuration,
         timeSource: TimeSource,
         observer: any GroupDecisionObserver
     ) {
-        self.cache = cache
-        self.retryInterval = configuration.sharedCacheRetryInterval
-        self.slowCallThreshold = configuration.sharedCacheSlowCallThreshold
-        self.slowCallsInARow = configuration.sharedCacheSlowCallsInARow
-        self.timeSource = timeSource
-        self.observer = observer
+        self.init(
+            cache,
+            retryInterval: configuration.sharedCacheRetryInterval,
+            slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
+            slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
+            timeSource: timeSource,
+            observer: observer
+        )
     }
 
     /// Runs a read: its value, or `nil` when the cache is skipped or the call failed (reported).

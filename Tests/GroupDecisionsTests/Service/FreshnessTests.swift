@@ -111,7 +111,7 @@ struct FreshnessTests {
 
     @Test("a refresh keeps the reserve: a fifth of the burst, at most the burst less one")
     func reserveArithmetic() {
-        let configuration = GroupDecisionService.Configuration()
+        let configuration = RateLimitGate.Configuration()
         #expect(configuration.reserve(burst: 50) == 10)
         #expect(configuration.reserve(burst: 5) == 1)
         #expect(configuration.reserve(burst: 1) == 0)

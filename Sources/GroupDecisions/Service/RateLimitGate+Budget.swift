@@ -1,0 +1,105 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// Which budget a token comes from (see ``RateLimitGate``'s discussion, "Budget"): the fleet's, in
+/// a shared cache that keeps it; this process's own; or this process's share of the fleet's while
+/// the shared cache fails.
+extension RateLimitGate {
+    /// Takes a token from the budget that holds now: the wait before using it, or `nil` (nothing
+    /// taken) with the seconds until the next is due.
+    func takeToken(
+        _ key: EndpointKey,
+        maximumWait: Duration
+    ) async -> (wait: Duration?, retryAfter: TimeInterval, budget: Budget) {
+        let budget: Budget
+        switch await fleetToken(key, .waitingAtMost(maximumWait)) {
+        case .answered(.taken(let wait)): return (wait, 0, .fleet)
+        case .answered(.notTaken(let wait)): return (nil, wait.seconds, .fleet)
+        case .answered(.notSupported): budget = .process
+        case .fallBack(let fallback): budget = fallback
+        }
+        if budget == .cutOff { return (nil, cutOffRetrySeconds, .cutOff) }
+        let (reserved, rate) = withLocalBucket(key, budget: budget) { bucket, now in
+            (bucket.reserve(now: now, maximumWait: maximumWait), bucket.rate)
+        }
+        return (reserved, 1 / rate, budget)
+    }
+
+    /// Takes a refresh's token from the budget that holds now: `nil` when taken, or the wait until
+    /// one could be.
+    func takeRefreshToken(_ key: EndpointKey) async -> Duration? {
+        let budget: Budget
+        switch await fleetToken(key, .keepingReserve) {
+        case .answered(.taken): return nil
+        case .answered(.notTaken(let wait)): return wait
+        case .answered(.notSupported): budget = .process
+        case .fallBack(let fallback): budget = fallback
+        }
+        if budget == .cutOff { return .milliseconds(Int64(cutOffRetrySeconds * 1000)) }
+        let answer = withLocalBucket(key, budget: budget) { bucket, now in
+            bucket.take(now: now, keeping: configuration.reserve(burst: bucket.burst))
+        }
+        return answer.taken ? nil : answer.wait
+    }
+
+    /// The fleet's answer to `request` when the shared cache keeps the fleet's budget; otherwise
+    /// the budget that holds instead: this process's own without a shared cache that keeps one,
+    /// this process's share when the cache did not answer.
+    private func fleetToken(_ key: EndpointKey, _ request: FleetRequest) async -> FleetAnswer {
+        guard let shared, shared.cache.keepsFleetBudget else { return .fallBack(.process) }
+        let rate = configuration.rate(for: key.environment)
+        let burst = configuration.burst(for: key.environment)
+        let reserve = configuration.reserve(burst: burst)
+        let budget = FleetBudget(key.endpoint, in: key.environment, ratePerSecond: rate, burst: burst)
+        let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
+            switch request {
+            case .waitingAtMost(let maximumWait):
+                try await cache.takeBudgetToken(from: budget, maximumWait: maximumWait)
+            case .keepingReserve:
+                try await cache.takeBudgetToken(from: budget, keeping: reserve)
+            }
+        }
+        return answer.map(FleetAnswer.answered) ?? .fallBack(configuration.fallbackShare > 0 ? .share : .cutOff)
+    }
+
+    /// When a cut-off process may try again: when it next asks the shared cache (at least a second).
+    private var cutOffRetrySeconds: TimeInterval {
+        max(1, configuration.sharedCacheRetryInterval.seconds)
+    }
+
+    /// Which of the fleet's tokens ``fleetToken(_:_:)`` asks for.
+    private enum FleetRequest {
+        /// A request's: taken now, or reserved when due within the wait.
+        case waitingAtMost(Duration)
+        /// A refresh's: only when one is banked beyond the reserve kept for first fetches.
+        case keepingReserve
+    }
+
+    /// What ``fleetToken(_:_:)`` found.
+    private enum FleetAnswer {
+        /// The shared cache answered.
+        case answered(FleetBudgetToken)
+        /// The fleet's budget was not asked (or did not answer): this budget holds.
+        case fallBack(Budget)
+    }
+
+    /// Runs `body` on `key`'s bucket in this process's budget (`.process`) or in its share of the
+    /// fleet's (`.share`), made full at that budget's rate and burst on first use.
+    private func withLocalBucket<Result>(
+        _ key: EndpointKey,
+        budget: Budget,
+        _ body: (inout TokenBucket, Date) -> Result
+    ) -> Result {
+        let share = budget == .share ? configuration.fallbackShare : 1
+        let rate = configuration.rate(for: key.environment) * share
+        let burst = max(1, configuration.burst(for: key.environment) * share)
+        let now = timeSource.now()
+        return (budget == .share ? shareBuckets : buckets).withLock { buckets in
+            var bucket = buckets[key] ?? TokenBucket(rate: rate, burst: burst, now: now)
+            let result = body(&bucket, now)
+            buckets[key] = bucket
+            return result
+        }
+    }
+}

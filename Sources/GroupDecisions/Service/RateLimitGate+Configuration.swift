@@ -1,0 +1,142 @@
+public import GroupPolicy
+
+extension RateLimitGate {
+    /// The budgets, waits and holds of a rate-limit gate, and how it treats a shared cache that
+    /// fails or is slow.
+    ///
+    /// A ``GroupDecisionService`` makes its gate with the part of its own configuration these
+    /// settings come from (``GroupDecisionService/Configuration/rateLimitGate``), and every default
+    /// here is the service's. Make a gate of your own with one:
+    /// `RateLimitGate(configuration: serviceConfiguration.rateLimitGate, sharedCache: cache)`.
+    public struct Configuration: Sendable, Equatable {
+        /// Requests a second each endpoint may be sent, per environment: each endpoint has a budget
+        /// of its own.
+        ///
+        /// Default Apple's limits: 50 in production, 5 in the sandbox; an environment left out has
+        /// its default. With a shared cache that keeps fleet budgets this is the **fleet's**
+        /// budget, Apple's limit for the app: every process takes its tokens from one bucket in the
+        /// cache. Without one, or with one that keeps no budget, it is this process's budget: in a
+        /// fleet of N such processes give each 1/N of Apple's limit.
+        public var requestsPerSecond: [StoreEnvironment: Double] = [.production: 50, .sandbox: 5]
+        /// The most requests of each endpoint sent at once after a quiet spell, per environment:
+        /// the tokens a budget banks.
+        ///
+        /// Default: none set, one second's worth of ``requestsPerSecond`` (at least 1). Each must
+        /// be at least 1. Like the rate, it is the fleet's with a shared cache that keeps budgets.
+        public var requestBurst: [StoreEnvironment: Double] = [:]
+        /// The share of a budget's burst kept for first fetches: a refresh takes a token only when
+        /// one is banked now and this many would still be banked after, at least 0 and less than 1.
+        ///
+        /// Default 0.2. The reserve is at most the burst less one token, so a full bucket always
+        /// lets a refresh go.
+        public var refreshReserve: Double = 0.2
+        /// The fraction of the fleet's budget (rate and burst) one process may still spend of its own
+        /// while the shared cache that keeps the budget fails, at least 0 and at most 1.
+        ///
+        /// Default 0: a process cut off from the shared cache sends nothing beyond the tokens the
+        /// cache granted, so the fleet's requests never exceed its budget (plus one burst), however
+        /// many of its processes lose the cache. A share `s` above 0 trades that guarantee for
+        /// availability: each cut-off process then sends up to `s` of the budget of its own (the
+        /// burst share at least one request), so with `k` processes cut off the fleet may send
+        /// `(1 + k × s)` times its budget. Without a shared cache that keeps budgets this does not
+        /// apply.
+        public var fallbackShare: Double = 0
+        /// The longest a call waits for the budget or for a `Retry-After` instant.
+        ///
+        /// A longer wait fails at once with `AppStoreGroupsError.Code.rateLimitExceeded`, nothing
+        /// sent. Default 1 second; zero fails fast.
+        public var maximumRateLimitWait: Duration = .seconds(1)
+        /// The longest a 429 closes the gate, whatever instant its `Retry-After` names.
+        ///
+        /// Default 1 hour: Apple enforces its limits per hour, so a longer instant is a wrong
+        /// header, or this server's clock behind Apple's; an instant read back from a shared cache
+        /// is cut to it too.
+        public var maximumRateLimitHold: Duration = .seconds(3600)
+        /// How long a 429 without a usable `Retry-After` closes the gate.
+        ///
+        /// Default 60 seconds.
+        public var rateLimitHoldWithoutRetryAfter: Duration = .seconds(60)
+        /// How long the shared cache is left alone after it fails.
+        ///
+        /// Meanwhile what this process knows of `Retry-After` instants holds, and it spends only its
+        /// share of the fleet's budget (see ``fallbackShare``); a request refused for want of one is
+        /// told to try again after this interval, at least a second. Default 5 seconds.
+        public var sharedCacheRetryInterval: Duration = .seconds(5)
+        /// A shared-cache call that takes this long or longer is slow.
+        ///
+        /// Default 150 milliseconds.
+        public var sharedCacheSlowCallThreshold: Duration = .milliseconds(150)
+        /// How many slow shared-cache calls in a row make the gate leave the cache alone for
+        /// ``sharedCacheRetryInterval``, as after a failure; zero never does.
+        ///
+        /// Default 5. Budget tokens, and the instant written after a 429, are still asked of a
+        /// cache left alone for slowness only.
+        public var sharedCacheSlowCallsInARow: Int = 5
+
+        /// The defaults.
+        public init() {}
+
+        /// The longest any duration of a configuration may be: ten years (see
+        /// ``GroupDecisionService/Configuration/longestDuration``).
+        static let longestDuration = Duration.seconds(10 * 365 * 86_400)
+
+        /// What is wrong with the configuration, or `nil`.
+        var problem: String? {
+            let durations: [(String, Duration)] = [
+                ("the rate-limit wait", maximumRateLimitWait), ("the longest rate-limit hold", maximumRateLimitHold),
+                ("the rate-limit hold without Retry-After", rateLimitHoldWithoutRetryAfter),
+                ("the shared cache's retry interval", sharedCacheRetryInterval),
+                ("the shared cache's slow-call threshold", sharedCacheSlowCallThreshold),
+            ]
+            if let problem = Self.tooLong(durations) { return problem }
+            if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
+            if maximumRateLimitHold <= .zero { return "the longest rate-limit hold must be positive" }
+            if rateLimitHoldWithoutRetryAfter <= .zero {
+                return "the rate-limit hold without Retry-After must be positive"
+            }
+            if sharedCacheRetryInterval < .zero { return "the shared cache's retry interval must not be negative" }
+            if sharedCacheSlowCallThreshold <= .zero {
+                return "the shared cache's slow-call threshold must be positive"
+            }
+            if sharedCacheSlowCallsInARow < 0 { return "the shared cache's slow calls in a row must not be negative" }
+            if !(refreshReserve >= 0 && refreshReserve < 1) {
+                return "the refresh reserve must be at least 0 and less than 1"
+            }
+            for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
+                return "the \(environment) request rate must be a positive number"
+            }
+            for (environment, burst) in requestBurst where !(burst >= 1 && burst.isFinite) {
+                return "the \(environment) request burst must be a number of at least 1"
+            }
+            if !(fallbackShare >= 0 && fallbackShare <= 1) {
+                return "the fallback share must be at least 0 and at most 1"
+            }
+            return nil
+        }
+
+        /// The first of `durations` longer than ``longestDuration``, named in the problem, or `nil`.
+        static func tooLong(_ durations: [(String, Duration)]) -> String? {
+            for (name, duration) in durations where duration > longestDuration {
+                return
+                    "\(name) must be at most 10 years (315360000 seconds), not \(duration.components.seconds) seconds"
+            }
+            return nil
+        }
+
+        /// The tokens a refresh leaves banked in a bucket of `burst`: ``refreshReserve`` of it, at
+        /// most the burst less one.
+        func reserve(burst: Double) -> Double {
+            max(0, min(refreshReserve * burst, burst - 1))
+        }
+
+        /// Requests a second for each endpoint in `environment`.
+        func rate(for environment: StoreEnvironment) -> Double {
+            requestsPerSecond[environment] ?? (environment == .production ? 50 : 5)
+        }
+
+        /// The most requests banked for each endpoint in `environment`.
+        func burst(for environment: StoreEnvironment) -> Double {
+            requestBurst[environment] ?? max(1, rate(for: environment))
+        }
+    }
+}
