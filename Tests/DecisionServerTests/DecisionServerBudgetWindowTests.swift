@@ -13,7 +13,7 @@ import Testing
 /// cut-off servers added a bucket of their own each: the busiest window held 27, 32 and 39 with
 /// one, two and three refused. A server whose Redis answers every call 200 ms late (slow, not cut
 /// off) still takes its tokens from Redis.
-@Suite("Example: DecisionServer's fleet budget with servers cut off from Redis")
+@Suite("Example: DecisionServer's fleet budget with servers cut off from Redis", .heavy)
 struct DecisionServerBudgetWindowTests {
     static let rate = 2
     static let window: Int64 = 10_000

@@ -8,6 +8,7 @@ import Testing
 /// policy change".)
 @Suite(
     .serialized,
+    .heavy,
     .enabled(if: BoundedInputTests.canMeasureMemory, "needs GNU time to measure memory: apt-get install time")
 )
 struct ShadowInputBoundTests {

@@ -9,7 +9,7 @@ import Testing
 /// matrix, explains a capability, saves, checks the console, and sends a cross-origin POST and a
 /// foreign `Host`; it prints one `ok:` line per step. The test asserts every step's line, so a
 /// step the script stopped taking fails here too. The screenshot goes to `.build/playground.png`.
-@Suite("Playground: the page in headless Chromium", .requires(.browser))
+@Suite("Playground: the page in headless Chromium", .requires(.browser), .heavy)
 struct PlaygroundBrowserTests {
     @Test("every step of an author's session passes in the browser, and the console stays clean")
     func authorSessionInChromium() async throws {
