@@ -92,7 +92,7 @@ struct FlightJoinAdversaryTests {
 
     @Test(
         "a fetch begun over an interval before a decision, then overtaken by this process's invalidation, answers neither it nor a later one when the shared cache fails",
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(5))
     )
     func replacedFlightNotKeptAfterOwnInvalidation() async throws {
         let clock = ManualClock()
@@ -183,7 +183,7 @@ struct FlightJoinAdversaryTests {
 
     @Test(
         "with a healthy shared cache, decisions arriving over several intervals while Apple is slower than the fetch lock wait send Apple one request",
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(5))
     )
     func slowFetchOutlastingLockWait() async throws {
         let clock = ManualClock()
@@ -199,7 +199,7 @@ struct FlightJoinAdversaryTests {
 
     @Test(
         "with the shared cache failing, decisions arriving over several intervals send Apple one request",
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(5))
     )
     func slowFetchSharedCacheFailing() async throws {
         let clock = ManualClock()
@@ -217,7 +217,7 @@ struct FlightJoinAdversaryTests {
 
     @Test(
         "on the real clock, with a fetch lock wait of 300 ms, decisions over a second of a slow fetch send Apple one request",
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(5))
     )
     func slowFetchRealClock() async throws {
         var configuration = FleetInvalidationTests.configuration

@@ -199,7 +199,7 @@ struct InvalidationAdversaryTests {
     @Test(
         "a process skipping a slow shared cache still reads the count: another's invalidation reaches it (real redis-server)",
         .requires(.redisServer),
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(5))
     )
     func slowCacheSkippedStillReadsCount() async throws {
         // Process B reaches Redis through a proxy holding each command 200 ms: slow, not failing.
@@ -320,7 +320,7 @@ struct InvalidationAdversaryTests {
 
     @Test(
         "a decision begun after another process's invalidation returned joins a flight begun before it (in memory)",
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(5))
     )
     func joinsFlightBegunBeforeInvalidation() async throws {
         let shared = InMemoryGroupsCache()

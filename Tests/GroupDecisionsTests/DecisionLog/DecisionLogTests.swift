@@ -198,7 +198,7 @@ struct DecisionLogTests {
         #expect(text.hasSuffix("\n"))
     }
 
-    @Test("/dev/full: every record is reported as not written, with the reason", .timeLimit(.minutes(1)))
+    @Test("/dev/full: every record is reported as not written, with the reason", .timeLimit(.minutes(5)))
     func deviceFull() async throws {
         let reports = Locked<[DecisionLog.Loss]>([])
         var log: DecisionLog? = try DecisionLog.jsonLines(path: "/dev/full", salt: Self.salt) { loss in
@@ -258,7 +258,7 @@ struct DecisionLogTests {
 
     @Test(
         "a FIFO whose reader goes away: the records meanwhile are reported as not written, and a new reader gets the next",
-        .timeLimit(.minutes(1))
+        .timeLimit(.minutes(5))
     )
     func fifoReaderComesBack() async throws {
         let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).fifo"
@@ -294,7 +294,7 @@ struct DecisionLogTests {
         #expect(reports.withLock { $0.map(\.lastError) } == ["Broken pipe"])
     }
 
-    @Test("a FIFO nothing reads is refused at once, naming it; with a reader, records arrive", .timeLimit(.minutes(1)))
+    @Test("a FIFO nothing reads is refused at once, naming it; with a reader, records arrive", .timeLimit(.minutes(5)))
     func fifo() throws {
         let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).fifo"
         #expect(mkfifo(path, 0o600) == 0)
