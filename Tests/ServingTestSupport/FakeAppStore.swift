@@ -119,7 +119,7 @@ package struct FakeAppStore: Sendable {
     ///
     /// A request the client gave up on at its deadline may not have been read, let alone logged,
     /// when the error comes back; on a loaded machine the server reads it a little later.
-    package func log(count: Int, limit: Duration = .seconds(10)) async throws -> [LoggedRequest] {
+    package func log(count: Int, limit: Duration = .seconds(60)) async throws -> [LoggedRequest] {
         let end = ContinuousClock.now + limit
         var requests = try await log()
         while requests.count < count, ContinuousClock.now < end {
