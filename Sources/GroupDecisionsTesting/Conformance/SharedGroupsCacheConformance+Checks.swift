@@ -268,8 +268,14 @@ extension SharedGroupsCacheConformance {
             ("c3", .sandbox, "g3"),
         ]
         var answers: [String: CachedGroupsAnswer] = [:]
-        for (customer, environment, group) in writes {
-            let answer = Self.answer(group)
+        for (index, (customer, environment, group)) in writes.enumerated() {
+            // Each answer fetched a second apart, so no two are equal however fast they are made.
+            let first = Self.answer(group)
+            let answer = CachedGroupsAnswer(
+                kind: first.kind,
+                body: first.body,
+                fetchedAt: first.fetchedAt.addingTimeInterval(-Double(index))
+            )
             let write = AnswerWrite(
                 answer,
                 anyTransactionID: customer,
