@@ -217,10 +217,12 @@ struct RedisGroupsCacheTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let stub = StubGroupsSource(delay: .milliseconds(300))
-        // The waiters wait long enough for a loaded machine: with the default two seconds, a full
-        // parallel test run once outlasted them and a second request went out.
+        // The waiters wait, and the holder holds the lock, long enough for a loaded machine: with
+        // the default two seconds' wait, and later with the default ten seconds' lock, a full
+        // parallel test run under two busy loops outlasted them and more requests went out.
         var configuration = GroupDecisionService.Configuration()
-        configuration.fetchLockWait = .seconds(20)
+        configuration.fetchLockWait = .seconds(60)
+        configuration.fetchLockTimeToLive = .seconds(90)
         configuration.sharedCacheSlowCallsInARow = 0
         let services = try (0..<4).map { _ in
             try GroupDecisionService(

@@ -110,7 +110,9 @@ struct RedisStoreProofTests {
         ]
         for (customer, fetchedAt, served) in cases {
             let answer = Self.answer(customer, at: fetchedAt)
-            try await store.setAnswer(answer, anyTransactionID: customer, in: .sandbox, timeToLive: .seconds(60))
+            // An hour, not a minute: a run under two busy loops once took longer than a minute
+            // between this write and the strict store's read below, and Redis had dropped it.
+            try await store.setAnswer(answer, anyTransactionID: customer, in: .sandbox, timeToLive: .seconds(3600))
             let read = try await store.answer(anyTransactionID: customer, in: .sandbox)
             #expect(read == (served ? answer : nil), "\(customer)")
         }
@@ -118,6 +120,7 @@ struct RedisStoreProofTests {
             host: "127.0.0.1",
             port: server.port,
             keyPrefix: "test",
+            timeout: .seconds(10),
             maximumClockSkew: .zero,
             now: { now }
         )

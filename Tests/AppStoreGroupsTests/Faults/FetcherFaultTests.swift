@@ -27,6 +27,12 @@ struct FetcherFaultTests {
         )
     }
 
+    /// The timeout of a test whose request fails some other way than by timing out: long enough
+    /// that a machine running the whole suite under two busy loops never reaches it (a refused
+    /// connection came back as a timeout at 3 seconds), while the bound on the whole call still
+    /// catches a hang.
+    static let answerTimeout: Duration = .seconds(30)
+
     /// `quickRetries`' waits before the second and third attempts.
     static let quickWaits: [Duration] = [.milliseconds(100), .milliseconds(200)]
 
@@ -34,7 +40,7 @@ struct FetcherFaultTests {
     func connectionRefused() async throws {
         let refusing = try RefusingPort()
         let time = SleepingTimeSource()
-        let client = try Self.client(refusing.baseURL, timeout: .seconds(3), timeSource: time.timeSource)
+        let client = try Self.client(refusing.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
         let (error, elapsed) = await timed {
             await expectError { try await client.customerGroups(anyTransactionID: "ok") }
         }
@@ -43,7 +49,7 @@ struct FetcherFaultTests {
         #expect(error?.httpStatus == nil)
         #expect(error?.message.hasPrefix("the request to 127.0.0.1 failed: ") == true)
         #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: .seconds(3), attempts: 3, waits: time.total))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
         try SecretScan().check(error)
         withExtendedLifetime(refusing) {}
     }
@@ -55,7 +61,7 @@ struct FetcherFaultTests {
     func resetMidBody() async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: .seconds(3), timeSource: time.timeSource)
+        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
         let (error, elapsed) = await timed {
             await expectError { try await client.customerGroups(anyTransactionID: "reset_100") }
         }
@@ -63,7 +69,7 @@ struct FetcherFaultTests {
         #expect(error?.attempts == 3)
         #expect(error?.httpStatus == nil)
         #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: .seconds(3), attempts: 3, waits: time.total))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
         let requests = try await server.log(count: 3)
         #expect(requests.map(\.authorization) == ["ok", "ok", "ok"])
         try SecretScan(tokens: requests.compactMap(\.token)).check(error)
@@ -74,7 +80,7 @@ struct FetcherFaultTests {
         let time = SleepingTimeSource()
         // RFC 6761 reserves .invalid: it never resolves, so nothing reaches Apple or anyone else.
         let url = try #require(URL(string: "https://api.storekit-sandbox.invalid"))
-        let client = try Self.client(url, timeout: .seconds(5), timeSource: time.timeSource)
+        let client = try Self.client(url, timeout: Self.answerTimeout, timeSource: time.timeSource)
         let (error, elapsed) = await timed {
             await expectError { try await client.customerGroups(anyTransactionID: "2000000123456789") }
         }
@@ -82,7 +88,7 @@ struct FetcherFaultTests {
         #expect(error?.attempts == 3)
         #expect(error?.message.hasPrefix("the request to api.storekit-sandbox.invalid failed: ") == true)
         #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: .seconds(5), attempts: 3, waits: time.total))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
         try SecretScan().check(error)
     }
 
@@ -93,7 +99,7 @@ struct FetcherFaultTests {
     func tlsToPlainHTTP() async throws {
         let server = try await FaultServer.start(.plain)
         let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: .seconds(3), timeSource: time.timeSource)
+        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
         let (error, elapsed) = await timed {
             await expectError { try await client.customerGroups(anyTransactionID: "ok") }
         }
@@ -102,7 +108,7 @@ struct FetcherFaultTests {
         #expect(error?.attempts == 3)
         #expect(error?.httpStatus == nil)
         #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: .seconds(3), attempts: 3, waits: time.total))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
         // Each attempt opened one connection and sent a TLS handshake record (0x16, version 3.x),
         // never an HTTP request: the Authorization header never crossed the wire in the clear.
         #expect(events.map(\.event) == ["connection", "connection", "connection"])
@@ -204,7 +210,7 @@ struct FetcherFaultTests {
         )
         let client = try Self.client(
             server.baseURL,
-            timeout: .seconds(3),
+            timeout: Self.answerTimeout,
             retryPolicy: policy,
             timeSource: time.timeSource
         )
@@ -222,7 +228,7 @@ struct FetcherFaultTests {
         #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(lastInstant) / 1000))
         #expect(time.sleeps == waits)
         #expect(elapsed >= waits.reduce(.zero, +))
-        #expect(elapsed < failureBound(timeout: .seconds(3), attempts: storm.attempts, waits: waits.reduce(.zero, +)))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: storm.attempts, waits: waits.reduce(.zero, +)))
         let requests = try await server.log(count: storm.attempts)
         #expect(requests.count == storm.attempts)
         try SecretScan(tokens: requests.compactMap(\.token)).check(error)
@@ -241,7 +247,7 @@ struct FetcherFaultTests {
         let time = SteppingTimeSource(start: start, realSleep: false)
         let client = try Self.client(
             server.baseURL,
-            timeout: .seconds(3),
+            timeout: Self.answerTimeout,
             retryPolicy: .default,
             timeSource: time.timeSource
         )
@@ -269,7 +275,7 @@ struct FetcherFaultTests {
     func garbageRetryAfterStorm(_ header: String) async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: .seconds(3), timeSource: time.timeSource)
+        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
         let hex = header.utf8.map { String(format: "%02x", $0) }.joined()
         let id = "ratelimithex_\(hex)"
         let (error, elapsed) = await timed {
@@ -279,7 +285,7 @@ struct FetcherFaultTests {
         #expect(error?.attempts == 3)
         #expect(error?.retryAfter == nil)
         #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: .seconds(3), attempts: 3, waits: time.total))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
         let requests = try await server.log(count: 3)
         #expect(requests.count == 3)
         try SecretScan(tokens: requests.compactMap(\.token)).check(error)
@@ -292,7 +298,7 @@ struct FetcherFaultTests {
     func hugeRetryAfter() async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: .seconds(3), timeSource: time.timeSource)
+        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
         let (error, elapsed) = await timed {
             await expectError { try await client.customerGroups(anyTransactionID: "ratelimit_999999999999999") }
         }
@@ -300,7 +306,7 @@ struct FetcherFaultTests {
         #expect(error?.attempts == 1)
         #expect(error?.retryAfter == Date(timeIntervalSince1970: 999_999_999_999.999))
         #expect(time.sleeps == [])
-        #expect(elapsed < failureBound(timeout: .seconds(3), attempts: 1, waits: .zero))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 1, waits: .zero))
         try SecretScan(tokens: try await server.log(count: 1).compactMap(\.token)).check(error)
     }
 
@@ -308,7 +314,7 @@ struct FetcherFaultTests {
     func pastRetryAfter() async throws {
         let server = try await FakeAppStore()
         let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: .seconds(3), timeSource: time.timeSource)
+        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
         // September 2001: the earliest instant the client believes.
         let (error, elapsed) = await timed {
             await expectError { try await client.customerGroups(anyTransactionID: "ratelimit_1000000000000") }
@@ -317,7 +323,7 @@ struct FetcherFaultTests {
         #expect(error?.attempts == 3)
         #expect(error?.retryAfter == Date(timeIntervalSince1970: 1_000_000_000))
         #expect(time.sleeps == [.zero, .zero])
-        #expect(elapsed < failureBound(timeout: .seconds(3), attempts: 3, waits: .zero))
+        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: .zero))
         try SecretScan(tokens: try await server.log(count: 3).compactMap(\.token)).check(error)
     }
 }
