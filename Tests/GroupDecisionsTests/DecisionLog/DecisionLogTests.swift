@@ -124,18 +124,27 @@ struct DecisionLogTests {
 
     /// Everything `descriptor` yields until every writer has closed it, read on a thread of its own.
     static func readAll(_ descriptor: Int32) -> Task<[UInt8], any Error> {
-        Task {
-            try await offCooperativePool {
-                var received: [UInt8] = []
-                var chunk = [UInt8](repeating: 0, count: 65536)
-                while true {
-                    let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                    if count > 0 {
-                        received += chunk[..<count]
-                    } else if count == 0 || errno != EINTR {
-                        return received
-                    }
+        // The reading thread starts here, not from a task: the test then blocks its own thread in
+        // `flush(within:)`, and under two busy loops a task waiting for a free thread of the
+        // cooperative pool did not start within the flush's 30 seconds.
+        let received = Locked<[UInt8]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    received.withLock { $0 += chunk[..<count] }
+                } else if count == 0 || errno != EINTR {
+                    break
                 }
+            }
+            done.signal()
+        }.start()
+        return Task {
+            try await offCooperativePool {
+                done.wait()
+                return received.withLock { $0 }
             }
         }
     }
