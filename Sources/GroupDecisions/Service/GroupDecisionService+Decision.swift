@@ -76,7 +76,7 @@ extension GroupDecisionService {
         switch joined.value {
         case .fetchedNothing:
             // Joined a refresh ahead that fetched nothing: a flight of this caller's own.
-            loaded = try await answer(key, joiningFlightsSince: nil, flight)
+            loaded = try await answer(key, joiningFlightsSince: nil, after: joined.permit, flight)
         case .answered(let answer):
             loaded = answer
             if loaded.source != .stale,
@@ -95,16 +95,25 @@ extension GroupDecisionService {
         return loaded
     }
 
-    /// The answer of a flight begun at or after `earliest` (`nil`: whenever), joined once more when
-    /// the one joined was a refresh ahead that fetched nothing.
+    /// The answer of a flight begun at or after `earliest` (`nil`: whenever) other than `nothing`
+    /// (a refresh ahead that fetched nothing), joined once more when the one joined fetched nothing.
     private func answer(
         _ key: CustomerKey,
         joiningFlightsSince earliest: Date?,
+        after nothing: ServingPermit? = nil,
         _ flight: @escaping @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> FlightOutcome
     ) async throws(AppStoreGroupsError) -> Loaded {
+        var excluded = nothing
         while true {
-            if case .answered(let loaded) = try await flights.run(key, joiningFlightsSince: earliest, flight) {
-                return loaded
+            let joined = try await flights.runReportingPermit(
+                key,
+                joiningFlightsSince: earliest,
+                notJoining: excluded,
+                flight
+            )
+            switch joined.value {
+            case .answered(let loaded): return loaded
+            case .fetchedNothing: excluded = joined.permit
             }
         }
     }

@@ -53,15 +53,19 @@ final class SingleFlight<Value: Sendable>: Sendable {
     }
 
     /// ``run(_:joiningFlightsSince:_:)``, with the permit of the flight that answered.
+    ///
+    /// A caller whose flight ended without an answer names it as `excluded`: it starts a flight of
+    /// its own in its place rather than join it again while it ends.
     func runReportingPermit(
         _ key: CustomerKey,
         joiningFlightsSince earliest: Date? = nil,
+        notJoining excluded: ServingPermit? = nil,
         _ body: @escaping @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> Value
     ) async throws(AppStoreGroupsError) -> (value: Value, permit: ServingPermit) {
         let started = now()
         let (task, permit, isLeader) = state.withLock { state in
             if let flight = state.flights[key] {
-                if earliest.map({ flight.permit.began >= $0 }) ?? true {
+                if flight.permit !== excluded, earliest.map({ flight.permit.began >= $0 }) ?? true {
                     return (flight.task, flight.permit, false)
                 }
                 // Replaced while it runs: the invalidations from now on must still reach it.
