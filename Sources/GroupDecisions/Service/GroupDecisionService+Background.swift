@@ -42,93 +42,24 @@ extension GroupDecisionService {
         }
     }
 
-    /// Asks for a refresh ahead of a fresh answer when it is old enough; one comparison otherwise.
-    func refreshIfDue(_ answer: CachedGroupsAnswer, key: CustomerKey, now: Date) {
-        guard answer.kind == .groups, now.timeIntervalSince(answer.fetchedAt) >= refreshAheadSeconds else { return }
-        refreshes.offer(key)
-    }
-
     /// One worker: refreshes the customers queued, one at a time, until its task is cancelled.
     private func refreshWorker() async {
         refreshes.join()
         defer { refreshes.leave() }
         while let key = await refreshes.next() {
             // As the customer's flight, so that callers for them join it, unless one is under way.
-            if let flight = flights.startIfIdle(key, { () throws(AppStoreGroupsError) in await self.refresh(key) }) {
+            let body = { @Sendable (permit: ServingPermit) async throws(AppStoreGroupsError) -> FlightOutcome in
+                await self.refresher.refresh(key, permit: permit)
+            }
+            if let flight = flights.startIfIdle(key, body) {
                 _ = await withTaskCancellationHandler {
                     await flight.task.result
                 } onCancel: {
                     flight.task.cancel()
                 }
-                flights.end(key, ticket: flight.ticket)
+                flights.end(key, permit: flight.permit)
             }
             refreshes.done(key)
         }
-    }
-
-    /// A refresh ahead, one for the fleet: the shared fetch lock taken without waiting, or none.
-    ///
-    /// It takes a token only if the budget spares one beyond its reserve, and keeps the new answer
-    /// under the invalidation generation read before asking Apple. Never throws: a refresh that
-    /// sends nothing or fails leaves the cached answer as it was.
-    private func refresh(_ key: CustomerKey) async -> Loaded {
-        let skipped = Loaded(
-            answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: .distantPast),
-            decoded: GetCustomerGroupsResponse(groups: []),
-            source: .cache,
-            refreshSkipped: true
-        )
-        guard let shared else {
-            // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
-            guard local.entry(key, now: timeSource.now())?.answer.kind == .groups else { return skipped }
-            return (try? await fetchAdmittingRefresh(key, generation: nil, stamp: nil)) ?? skipped
-        }
-        // What it keeps here is stamped with the invalidation count read before it began.
-        let stamp = invalidations?.stamp
-        let owner = UUID().uuidString
-        // The lock, the answer and the generation in one call: another process may have refreshed
-        // the customer since this one read its answer.
-        let attempt = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.acquireFetchLockAndRead(
-                anyTransactionID: key.customerID,
-                in: key.environment,
-                owner: owner,
-                timeToLive: configuration.fetchLockTimeToLive
-            )
-        }
-        var result = skipped
-        if let attempt {
-            // Another process fetches or refreshes the customer: its answer will do.
-            guard attempt.acquired else { return skipped }
-            let now = timeSource.now()
-            if attempt.answer?.kind != .groups {
-                // The answer has gone (invalidated, expired) or is negative: the next caller fetches.
-            } else if let answer = attempt.answer, now.timeIntervalSince(answer.fetchedAt) < refreshAheadSeconds,
-                let loaded = try? fresh(answer, decoded: nil, now: now, environment: key.environment)
-            {
-                keepLocally(answer, decoded: loaded.decoded, key: key, now: now, stamp: stamp)
-                result = loaded
-            } else {
-                result =
-                    (try? await fetchAdmittingRefresh(key, generation: attempt.generation, stamp: stamp)) ?? skipped
-            }
-            await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)
-            }
-        } else {
-            // The shared cache is unavailable: refreshed for this process alone, kept here only.
-            result = (try? await fetchAdmittingRefresh(key, generation: nil, stamp: stamp)) ?? skipped
-        }
-        return result
-    }
-
-    /// A refresh's request, if the budget spares a token, and its answer kept.
-    private func fetchAdmittingRefresh(
-        _ key: CustomerKey,
-        generation: InvalidationGeneration?,
-        stamp: UInt64?
-    ) async throws(AppStoreGroupsError) -> Loaded {
-        try await rateLimitGate.admitRefresh(EndpointKey(environment: key.environment, endpoint: .customerGroups))
-        return try await fetchAndKeep(key, generation: generation, stamp: stamp, admitted: true)
     }
 }

@@ -46,42 +46,23 @@ public final class GroupDecisionService: Sendable {
     /// Apple's groups endpoints (Get Group Members) through it too.
     public let rateLimitGate: RateLimitGate
 
-    let source: any GroupsSource
     let shared: SharedCacheGuard?
     let local: LocalGroupsCache
     /// With a shared cache: its invalidation count as this process read it, which decides whether
     /// a copy kept here may be served.
     let invalidations: InvalidationWatch?
-    let flights: SingleFlight<Loaded>
+    let flights: SingleFlight<FlightOutcome>
+    /// The jobs a decision's groups go through, each a type of its own.
+    let copies: LocalCopies
+    let sharedFlight: SharedFlight
+    let refresher: Refresher
     let timeSource: TimeSource
     let observer: any GroupDecisionObserver
     private let decisionLog: DecisionLog?
     let shadow: PolicyShadow
     private let reloadHandler: PolicyStore.ReloadHandlerID
-    /// ``Configuration/timeToLive`` and ``Configuration/negativeTimeToLive`` in seconds, converted
-    /// once: a hit compares dates with them, and `Duration` arithmetic costs more than the rest of
-    /// the check.
-    let timeToLiveSeconds: Double
-    let negativeTimeToLiveSeconds: Double
-    /// ``Configuration/maximumAge`` in seconds, and the age at which a hit asks for a refresh
-    /// ahead (infinity when ``Configuration/refreshAhead`` is `nil`).
-    let maximumAgeSeconds: Double
-    let refreshAheadSeconds: Double
     /// The customers due a refresh ahead, for the workers ``run()`` runs.
-    let refreshes = RefreshQueue(capacity: GroupDecisionService.maximumQueuedRefreshes)
-
-    /// A customer's groups as a flight delivers them.
-    struct Loaded: Sendable {
-        var answer: CachedGroupsAnswer
-        var decoded: GetCustomerGroupsResponse
-        var source: ServedDecision.Source
-        /// Why a stale answer is served, and how old it was then.
-        var staleReason: ServedDecision.StaleReason? = nil
-        var staleAge: Duration? = nil
-        /// A refresh ahead that fetched nothing: not an answer for a caller who joined its flight,
-        /// who starts one of their own.
-        var refreshSkipped = false
-    }
+    let refreshes: RefreshQueue
 
     /// Creates a service.
     ///
@@ -116,7 +97,6 @@ public final class GroupDecisionService: Sendable {
             SharedCacheGuard($0, configuration: configuration, timeSource: timeSource, observer: observer)
         }
         self.policies = policies
-        self.source = source
         self.shared = shared
         self.configuration = configuration
         self.timeSource = timeSource
@@ -124,16 +104,13 @@ public final class GroupDecisionService: Sendable {
         self.observer = observer
         self.decisionLog = decisionLog
         self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
-        self.rateLimitGate = RateLimitGate(
+        let rateLimitGate = RateLimitGate(
             configuration: configuration.rateLimitGate,
             shared: shared,
             timeSource: timeSource,
             observer: observer
         )
-        self.timeToLiveSeconds = configuration.timeToLive.seconds
-        self.negativeTimeToLiveSeconds = configuration.negativeTimeToLive.seconds
-        self.maximumAgeSeconds = configuration.maximumAge.seconds
-        self.refreshAheadSeconds = configuration.refreshAhead.map { $0 * configuration.timeToLive.seconds } ?? .infinity
+        self.rateLimitGate = rateLimitGate
         let local =
             configuration.returnsFreedMemoryToSystem
             ? LocalGroupsCache(
@@ -142,10 +119,53 @@ public final class GroupDecisionService: Sendable {
             )
             : LocalGroupsCache(capacityBytes: configuration.capacityBytes)
         self.local = local
-        self.invalidations =
+        let invalidations =
             shared == nil
             ? nil
             : InvalidationWatch(interval: configuration.invalidationCheckInterval, local: local, now: timeSource.now)
+        self.invalidations = invalidations
+        let refreshes = RefreshQueue(capacity: GroupDecisionService.maximumQueuedRefreshes)
+        self.refreshes = refreshes
+        let windows = FreshnessWindows(configuration)
+        let keeper = AnswerKeeper(shared: shared, local: local, windows: windows)
+        let fetcher = Fetcher(
+            source: source,
+            rateLimitGate: rateLimitGate,
+            keeper: keeper,
+            windows: windows,
+            timeSource: timeSource,
+            observer: observer
+        )
+        let sharedFlight = SharedFlight(
+            shared: shared,
+            invalidations: invalidations,
+            local: local,
+            fetcher: fetcher,
+            keeper: keeper,
+            windows: windows,
+            timeSource: timeSource,
+            observer: observer
+        )
+        self.sharedFlight = sharedFlight
+        self.copies = LocalCopies(
+            local: local,
+            shared: shared,
+            invalidations: invalidations,
+            sharedFlight: sharedFlight,
+            windows: windows,
+            refreshes: refreshes,
+            timeSource: timeSource,
+            observer: observer
+        )
+        self.refresher = Refresher(
+            shared: shared,
+            invalidations: invalidations,
+            local: local,
+            fetcher: fetcher,
+            keeper: keeper,
+            windows: windows,
+            timeSource: timeSource
+        )
         self.reloadHandler = policies.addReloadHandler { outcome, revision in
             switch outcome {
             case .reloaded(let generation):
@@ -202,59 +222,14 @@ public final class GroupDecisionService: Sendable {
 
     // MARK: Decisions
 
-    /// The customer's Decision under the policy serving now.
-    ///
-    /// - Parameters:
-    ///   - anyTransactionID: Any of the customer's transaction ids (use the same one for a customer
-    ///     everywhere, and for ``invalidate(anyTransactionID:)``): 1 to 128 characters of
-    ///     `A-Z a-z 0-9 _ -`, checked before anything else is done.
-    ///   - entitlements: The product ids your backend verified from the customer's transactions.
-    ///   - environment: Where the transactions come from.
-    /// - Returns: The Decision with where its groups came from, when they were fetched, and the
-    ///   policy that made it.
-    /// - Throws: `AppStoreGroupsError`: `AppStoreGroupsError.Code.invalidArgument` for a
-    ///   malformed id (no budget spent); the fetch's own error when fetching failed and no answer
-    ///   within the stale-if-error window was left (nothing granted);
-    ///   `AppStoreGroupsError.Code.transactionIDNotFound` (also from the negative cache);
-    ///   `AppStoreGroupsError.Code.rateLimitExceeded` without an HTTP status when the budget or
-    ///   a `Retry-After` instant is further away than ``Configuration/maximumRateLimitWait``.
-    public func decision(
+    /// The decision made from the customer's groups under the policy serving now: compared with
+    /// the candidate policy, if any, and recorded in the decision log.
+    func serve(
+        _ loaded: Loaded,
         anyTransactionID: String,
-        entitlements: Set<String> = [],
+        entitlements: Set<String>,
         environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> ServedDecision {
-        let loaded: Loaded
-        do {
-            // A hit is served without suspending: one clock read, one lookup under one lock (and,
-            // with a shared cache, one look at the invalidation count read last).
-            switch try cached(anyTransactionID, in: environment) {
-            case .hit(let hit):
-                loaded = hit
-            case .miss:
-                observer.cacheMiss(GroupDecisionEvent.CacheMiss(environment: environment))
-                loaded = try await groups(anyTransactionID, in: environment)
-            case .unconfirmed:
-                if let hit = try await confirmedHit(anyTransactionID, in: environment) {
-                    loaded = hit
-                } else {
-                    observer.cacheMiss(GroupDecisionEvent.CacheMiss(environment: environment))
-                    loaded = try await groups(anyTransactionID, in: environment)
-                }
-            }
-        } catch {
-            if let decisionLog {
-                decisionLog.record(
-                    DecisionLogRecord(
-                        time: timeSource.now(),
-                        customerHash: decisionLog.customerHash(anyTransactionID),
-                        environment: environment.rawValue,
-                        policyRevision: policies.revision,
-                        errorCode: error.code.description
-                    )
-                )
-            }
-            throw error
-        }
+    ) -> ServedDecision {
         let context = EvaluationContext(environment: environment, entitlements: entitlements)
         let policy = policies.current
         let served = ServedDecision(
@@ -294,5 +269,19 @@ public final class GroupDecisionService: Sendable {
             )
         }
         return served
+    }
+
+    /// Records a decision refused with `error` in the decision log, if any.
+    func recordRefusal(_ anyTransactionID: String, in environment: StoreEnvironment, error: AppStoreGroupsError) {
+        guard let decisionLog else { return }
+        decisionLog.record(
+            DecisionLogRecord(
+                time: timeSource.now(),
+                customerHash: decisionLog.customerHash(anyTransactionID),
+                environment: environment.rawValue,
+                policyRevision: policies.revision,
+                errorCode: error.code.description
+            )
+        )
     }
 }

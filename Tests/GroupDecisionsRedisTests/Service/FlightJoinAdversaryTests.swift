@@ -27,28 +27,28 @@ struct FlightJoinAdversaryTests {
     // MARK: A replaced flight and the invalidations after it
 
     /// Starts a flight for `key`, then one that replaces it (the first began more than a second
-    /// before the instant the second names): the first flight's ticket, its task's gate still shut.
+    /// before the instant the second names): the first flight's permit, its task's gate still shut.
     static func replacedFlight(
         _ flights: SingleFlight<Int>,
         clock: ManualClock,
         gate: Gate
-    ) async throws -> (old: FlightTicket, tasks: [Task<Int, any Error>]) {
-        let tickets = Locked<[FlightTicket]>([])
-        let body = { @Sendable () async throws(AppStoreGroupsError) -> Int in
-            let count = tickets.withLock { tickets in
-                if let ticket = FlightTicket.current { tickets.append(ticket) }
-                return tickets.count
+    ) async throws -> (old: ServingPermit, tasks: [Task<Int, any Error>]) {
+        let permits = Locked<[ServingPermit]>([])
+        let body = { @Sendable (permit: ServingPermit) async throws(AppStoreGroupsError) -> Int in
+            let count = permits.withLock { permits in
+                permits.append(permit)
+                return permits.count
             }
             await gate.wait()
             return count
         }
         let first = Task { try await flights.run(Self.key, body) }
-        while tickets.withLock({ $0.count }) < 1 { await Task.yield() }
+        while permits.withLock({ $0.count }) < 1 { await Task.yield() }
         clock.advance(by: .seconds(2))
         let since = clock.date.addingTimeInterval(-1)
         let second = Task { try await flights.run(Self.key, joiningFlightsSince: since, body) }
-        while tickets.withLock({ $0.count }) < 2 { await Task.yield() }
-        let old = try #require(tickets.withLock { $0.first })
+        while permits.withLock({ $0.count }) < 2 { await Task.yield() }
+        let old = try #require(permits.withLock { $0.first })
         return (old, [first, second])
     }
 
@@ -67,7 +67,7 @@ struct FlightJoinAdversaryTests {
         default: flights.invalidate(groupID: "g1")
         }
         let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: clock.date)
-        #expect(old.overtakes(answer, decoded: Self.family))
+        #expect(!old.clears(answer, decoded: Self.family))
         gate.open()
         #expect(try await tasks[0].value == 1)
         #expect(try await tasks[1].value == 2)
@@ -85,8 +85,8 @@ struct FlightJoinAdversaryTests {
         // Both ended: a new flight is the only one an invalidation marks.
         flights.invalidate(customerID: "c")
         let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: clock.date)
-        #expect(old.overtakes(answer, decoded: Self.family) == false)
-        let next = try await flights.run(Self.key) { () throws(AppStoreGroupsError) in 7 }
+        #expect(old.clears(answer, decoded: Self.family))
+        let next = try await flights.run(Self.key) { (_: ServingPermit) throws(AppStoreGroupsError) in 7 }
         #expect(next == 7)
     }
 

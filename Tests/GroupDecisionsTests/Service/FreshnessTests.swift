@@ -360,6 +360,39 @@ struct FreshnessTests {
         #expect(gated.startedCalls == 3)
     }
 
+    @Test(
+        "a caller who joined a refresh ahead that fetched nothing gets its groups from a flight of its own",
+        .timeLimit(.minutes(5))
+    )
+    func joinedRefreshThatFetchedNothing() async throws {
+        let clock = ManualClock()
+        let inner = StaticGroupsSource(Self.customers(1))
+        let gated = GatedGroupsSource(inner)
+        let configuration = Self.configuration(burst: 100) { $0.refreshAhead = 0.5 }
+        let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
+        _ = try await Self.decide(service, "c0")
+        let run = Task { try await service.run() }
+        defer { run.cancel() }
+        try await Self.waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
+        // Due a refresh ahead: served from the cache while the refresh, which Apple will fail, is held.
+        inner.fail("c0", with: AppStoreGroupsError(code: .timeout, message: "slow"))
+        gated.close()
+        clock.advance(by: .seconds(200))
+        #expect(try await Self.decide(service, "c0").source == .cache)
+        try await gated.waitForCalls(2)
+        inner.fail("c0", with: nil)
+        inner.setAnswer(Self.other, for: "c0")
+        // Past the time to live: a miss, which joins the refresh under way.
+        clock.advance(by: .seconds(200))
+        let caller = Task { try await Self.decide(service, "c0") }
+        try await Task.sleep(for: .milliseconds(200))
+        gated.open()
+        let served = try await caller.value
+        #expect(served.source == .live)
+        #expect(served.groups == Self.other)
+        #expect(gated.startedCalls == 3)
+    }
+
     @Test("at most the configured refreshes run at once in a process")
     func refreshesInFlightBounded() async throws {
         let clock = ManualClock()

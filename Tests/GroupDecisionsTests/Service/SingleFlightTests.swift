@@ -23,7 +23,7 @@ struct SingleFlightTests {
             for _ in 0..<20 {
                 group.addTask {
                     callers.withLock { $0 += 1 }
-                    return try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+                    return try await flights.run(Self.key) { (_: ServingPermit) throws(AppStoreGroupsError) in
                         let run = runs.withLock { runs in
                             runs += 1
                             return runs
@@ -42,7 +42,7 @@ struct SingleFlightTests {
         }
         #expect(values == Array(repeating: 1, count: 20))
         let other = try await flights.run(CustomerKey(environment: .production, customerID: "c1")) {
-            () throws(AppStoreGroupsError) in 7
+            (_: ServingPermit) throws(AppStoreGroupsError) in 7
         }
         #expect(other == 7)
         #expect(runs.withLock { $0 } == 1)
@@ -58,7 +58,7 @@ struct SingleFlightTests {
         let runs = Locked(0)
         // A body that counts its runs, answers its run's number, and waits for `gate`.
         let counted = { @Sendable (gate: Gate) in
-            { @Sendable () async throws(AppStoreGroupsError) -> Int in
+            { @Sendable (_: ServingPermit) async throws(AppStoreGroupsError) -> Int in
                 let run = runs.withLock { runs in
                     runs += 1
                     return runs
@@ -103,16 +103,16 @@ struct SingleFlightTests {
         let gate = Gate()
         let started = Locked(false)
         let first = Task {
-            try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+            try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in
                 started.withLock { $0 = true }
                 await gate.wait()
-                return FlightTicket.currentOvertakes(Self.answer, decoded: nil)
+                return !permit.clears(Self.answer, decoded: nil)
             }
         }
         while !started.withLock({ $0 }) { await Task.yield() }
         flights.invalidate(customerID: "c1")
-        let second = try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
-            FlightTicket.currentOvertakes(Self.answer, decoded: nil)
+        let second = try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in
+            !permit.clears(Self.answer, decoded: nil)
         }
         #expect(second == false)
         gate.open()
@@ -121,49 +121,49 @@ struct SingleFlightTests {
 
     static let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date(timeIntervalSince1970: 0))
 
-    /// An answer holding the groups, as the ticket sees it.
+    /// An answer holding the groups, as the permit sees it.
     static func holding(_ groupIDs: [String]) -> GetCustomerGroupsResponse {
         GetCustomerGroupsResponse(groups: groupIDs.map { GroupEntry(groupID: $0, groupType: .consumer) })
     }
 
     @Test("a group's invalidation overtakes a flight only for an answer holding the group")
     func groupInvalidationOvertakesOnlyItsMembers() async throws {
-        let flights = SingleFlight<FlightTicket?>()
+        let flights = SingleFlight<ServingPermit>()
         let gate = Gate()
         let started = Locked(false)
         let first = Task {
-            try await flights.run(Self.key) { () throws(AppStoreGroupsError) in
+            try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in
                 started.withLock { $0 = true }
                 await gate.wait()
-                return FlightTicket.current
+                return permit
             }
         }
         while !started.withLock({ $0 }) { await Task.yield() }
         flights.invalidate(groupID: "g1")
         gate.open()
-        let ticket = try #require(try await first.value)
-        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["g2", "g1"])))
-        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding(["g2"])))
-        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding([])))
+        let permit = try await first.value
+        #expect(!permit.clears(Self.answer, decoded: Self.holding(["g2", "g1"])))
+        #expect(permit.clears(Self.answer, decoded: Self.holding(["g2"])))
+        #expect(permit.clears(Self.answer, decoded: Self.holding([])))
         let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: Date(timeIntervalSince1970: 0))
-        #expect(!ticket.overtakes(notFound, decoded: nil))
+        #expect(permit.clears(notFound, decoded: nil))
         // Groups not known: overtaken, to be safe.
-        #expect(ticket.overtakes(Self.answer, decoded: nil))
+        #expect(!permit.clears(Self.answer, decoded: nil))
         // Compared byte for byte, as the shared cache's index does: the Kelvin sign is canonically
         // equivalent to K (Swift's == says equal), yet another group.
-        ticket.invalidate(groupID: "K1")
-        #expect(!ticket.overtakes(Self.answer, decoded: Self.holding(["\u{212A}1"])))
-        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["K1"])))
+        permit.invalidate(groupID: "K1")
+        #expect(permit.clears(Self.answer, decoded: Self.holding(["\u{212A}1"])))
+        #expect(!permit.clears(Self.answer, decoded: Self.holding(["K1"])))
         // A later invalidation of the customer overtakes whatever the answer holds.
-        ticket.invalidate()
-        #expect(ticket.overtakes(Self.answer, decoded: Self.holding(["g2"])))
+        permit.invalidate()
+        #expect(!permit.clears(Self.answer, decoded: Self.holding(["g2"])))
     }
 
     @Test("a failure reaches every caller as the body's error")
     func failureReachesEveryCaller() async {
         let flights = SingleFlight<Int>()
         let error = await expectError {
-            try await flights.run(Self.key) { () throws(AppStoreGroupsError) -> Int in
+            try await flights.run(Self.key) { (_: ServingPermit) throws(AppStoreGroupsError) -> Int in
                 throw AppStoreGroupsError(code: .timeout, message: "slow")
             }
         }

@@ -2,9 +2,20 @@ import AppStoreGroups
 import Foundation
 import GroupPolicy
 
-/// A hit in this process's cache: served without suspending, or, with a shared cache, once the
-/// invalidation count confirms the copy.
-extension GroupDecisionService {
+/// This process's copies of answers: a hit served without suspending, or, with a shared cache,
+/// once the invalidation count confirms the copy (see ``InvalidationWatch``).
+struct LocalCopies: Sendable {
+    typealias Loaded = GroupDecisionService.Loaded
+
+    let local: LocalGroupsCache
+    let shared: SharedCacheGuard?
+    let invalidations: InvalidationWatch?
+    let sharedFlight: SharedFlight
+    let windows: FreshnessWindows
+    let refreshes: RefreshQueue
+    let timeSource: TimeSource
+    let observer: any GroupDecisionObserver
+
     /// What this process's cache holds for a customer.
     enum LocalLookup {
         /// A fresh answer, confirmed by the invalidation count when there is a shared cache.
@@ -36,14 +47,14 @@ extension GroupDecisionService {
         }
         let loaded: Loaded?
         do {
-            loaded = try fresh(entry.answer, decoded: entry.decoded, now: now, environment: environment)
+            loaded = try windows.fresh(entry.answer, decoded: entry.decoded, now: now)
         } catch {
             // A fresh negative answer is a hit too.
-            hit(entry.answer, in: environment, fromSharedCache: false)
+            observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
             throw error
         }
         guard let loaded else { return .miss }
-        hit(entry.answer, in: environment, fromSharedCache: false)
+        observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
         refreshIfDue(entry.answer, key: key, now: now)
         return .hit(loaded)
     }
@@ -68,7 +79,8 @@ extension GroupDecisionService {
             return nil
         case .failed:
             let key = CustomerKey(environment: environment, customerID: customerID)
-            let stamp = invalidations.stamp
+            // Read outside any flight: a permit of this caller's own, which no invalidation overtakes.
+            let permit = ServingPermit(began: timeSource.now(), stamp: invalidations.stamp)
             if let answer = await shared.read(
                 customerID: customerID,
                 { cache throws(AppStoreGroupsError) in
@@ -76,20 +88,16 @@ extension GroupDecisionService {
                 }
             ) {
                 guard let answer else { return nil }
-                return try adopt(answer, key: key, stamp: stamp)
+                return try sharedFlight.adopt(answer, key: key, permit: permit)
             }
             if case .hit(let loaded) = try cached(customerID, in: environment, recently: false) { return loaded }
             return nil
         }
     }
 
-    func hit(_ answer: CachedGroupsAnswer, in environment: StoreEnvironment, fromSharedCache: Bool) {
-        observer.cacheHit(
-            GroupDecisionEvent.CacheHit(
-                environment: environment,
-                fetchedAt: answer.fetchedAt,
-                fromSharedCache: fromSharedCache
-            )
-        )
+    /// Asks for a refresh ahead of a fresh answer when it is old enough; one comparison otherwise.
+    func refreshIfDue(_ answer: CachedGroupsAnswer, key: CustomerKey, now: Date) {
+        guard windows.refreshIsDue(answer, now: now) else { return }
+        refreshes.offer(key)
     }
 }

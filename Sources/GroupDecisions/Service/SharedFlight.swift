@@ -5,17 +5,38 @@ import GroupPolicyBasics
 
 /// One flight per customer through the shared cache: its answer, or a fetch under its lock while
 /// the other processes wait for the holder's answer.
-extension GroupDecisionService {
+///
+/// Everything it reads or keeps goes by the flight's ``ServingPermit``: the invalidation count it
+/// read with the answer stamps the copies kept here, and the generation it read before asking the
+/// source is the condition of the shared cache's write.
+struct SharedFlight: Sendable {
+    typealias Loaded = GroupDecisionService.Loaded
+
+    let shared: SharedCacheGuard?
+    let invalidations: InvalidationWatch?
+    let local: LocalGroupsCache
+    let fetcher: Fetcher
+    let keeper: AnswerKeeper
+    let windows: FreshnessWindows
+    let timeSource: TimeSource
+    let observer: any GroupDecisionObserver
+
+    private var configuration: GroupDecisionService.Configuration { windows.configuration }
+
     /// One flight: the shared cache's answer, or a fetch under the shared lock.
-    func load(customerID: String, environment: StoreEnvironment) async throws(AppStoreGroupsError) -> Loaded {
+    func load(
+        customerID: String,
+        environment: StoreEnvironment,
+        permit: ServingPermit
+    ) async throws(AppStoreGroupsError) -> Loaded {
         let key = CustomerKey(environment: environment, customerID: customerID)
         var fallback = local.entry(key, now: timeSource.now())
         guard let shared, let invalidations else {
-            return try await fetch(key, fallback: fallback, generation: nil, stamp: nil)
+            return try await fetcher.fetch(key, fallback: fallback, permit: permit)
         }
         // What this flight keeps here is stamped with the invalidation count read before it began:
         // the one read with the answer below, or the one read last when that read fails.
-        var stamp = invalidations.stamp
+        permit.stamp(invalidations.stamp)
         // Without an answer here, the shared cache's is read even while it is skipped as slow: a slow
         // read costs less than a first fetch, which the budget may refuse (a customer who had an
         // answer would get a 503).
@@ -29,7 +50,7 @@ extension GroupDecisionService {
         )
         if let read {
             invalidations.record(read.invalidationCount, started: started)
-            stamp = read.invalidationCount
+            permit.stamp(read.invalidationCount)
         }
         // This process's copy stands in for a fetch that cannot be made (stale serving) only while
         // the count confirms it, as a hit would be.
@@ -39,7 +60,7 @@ extension GroupDecisionService {
             fallback = nil
         }
         if let answer = read?.answer {
-            if let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
+            if let loaded = try adopt(answer, key: key, permit: permit) { return loaded }
             fallback = newer(answer, than: fallback)
         }
         // The lock, the answer another process may have stored since the read above, and the
@@ -57,20 +78,17 @@ extension GroupDecisionService {
                     )
                 }
             )
-        else { return try await fetch(key, fallback: fallback, generation: nil, stamp: stamp) }
+        else { return try await fetcher.fetch(key, fallback: fallback, permit: permit) }
         if attempt.acquired {
             let lock = HeldFetchLock(owner: owner)
             let result: Result<Loaded, AppStoreGroupsError>
             do {
-                if let answer = attempt.answer, let loaded = try adopt(answer, key: key, stamp: stamp) {
+                if let answer = attempt.answer, let loaded = try adopt(answer, key: key, permit: permit) {
                     result = .success(loaded)
                 } else {
                     if let answer = attempt.answer { fallback = newer(answer, than: fallback) }
-                    var generation = attempt.generation
-                    if generation == nil { generation = await self.generation(key, shared: shared) }
-                    result = .success(
-                        try await fetch(key, fallback: fallback, generation: generation, stamp: stamp, lock: lock)
-                    )
+                    permit.write(under: await generation(attempt, key: key, shared: shared))
+                    result = .success(try await fetcher.fetch(key, fallback: fallback, permit: permit, lock: lock))
                 }
             } catch {
                 result = .failure(error)
@@ -86,13 +104,12 @@ extension GroupDecisionService {
         }
         if let answer = attempt.answer {
             // The holder may have stored its answer already.
-            if let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
+            if let loaded = try adopt(answer, key: key, permit: permit) { return loaded }
             fallback = newer(answer, than: fallback)
         }
-        if let loaded = try await awaitHolder(key, shared: shared, stamp: stamp) { return loaded }
-        var generation = attempt.generation
-        if generation == nil { generation = await self.generation(key, shared: shared) }
-        return try await fetch(key, fallback: fallback, generation: generation, stamp: stamp)
+        if let loaded = try await awaitHolder(key, shared: shared, permit: permit) { return loaded }
+        permit.write(under: await generation(attempt, key: key, shared: shared))
+        return try await fetcher.fetch(key, fallback: fallback, permit: permit)
     }
 
     /// The shared answer as the fallback when it holds groups fetched later than the fallback's.
@@ -104,34 +121,40 @@ extension GroupDecisionService {
         return LocalGroupsCache.Entry(answer: answer)
     }
 
-    /// The customer's invalidation generation, read before asking the source.
+    /// The customer's invalidation generation, read before asking the source: the one read with the
+    /// lock, or read now.
     ///
     /// The shared cache keeps the answer only if no invalidation came since. `nil` when the cache
     /// cannot say (the answer is then not written there).
-    private func generation(_ key: CustomerKey, shared: SharedCacheGuard) async -> InvalidationGeneration? {
-        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+    private func generation(
+        _ attempt: FetchLockAttempt,
+        key: CustomerKey,
+        shared: SharedCacheGuard
+    ) async -> InvalidationGeneration? {
+        if let generation = attempt.generation { return generation }
+        return await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
             try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
         }
     }
 
-    /// A shared answer kept here too when fresh (stamped `stamp`), as a flight result; throws a
-    /// fresh negative one.
+    /// A shared answer kept here too when fresh (as the permit clears it), as a flight result;
+    /// throws a fresh negative one.
     func adopt(
         _ answer: CachedGroupsAnswer,
         key: CustomerKey,
-        stamp: UInt64?
+        permit: ServingPermit
     ) throws(AppStoreGroupsError) -> Loaded? {
         let now = timeSource.now()
         do {
-            guard let loaded = try fresh(answer, decoded: nil, now: now, environment: key.environment) else {
+            guard let loaded = try windows.fresh(answer, decoded: nil, now: now) else {
                 return nil
             }
-            keepLocally(answer, decoded: loaded.decoded, key: key, now: now, stamp: stamp)
-            hit(answer, in: key.environment, fromSharedCache: true)
+            keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit)
+            observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             return loaded
         } catch {
-            keepLocally(answer, decoded: nil, key: key, now: now, stamp: stamp)
-            hit(answer, in: key.environment, fromSharedCache: true)
+            keeper.keepLocally(answer, decoded: nil, key: key, now: now, permit: permit)
+            observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             throw error
         }
     }
@@ -140,7 +163,7 @@ extension GroupDecisionService {
     private func awaitHolder(
         _ key: CustomerKey,
         shared: SharedCacheGuard,
-        stamp: UInt64?
+        permit: ServingPermit
     ) async throws(AppStoreGroupsError) -> Loaded? {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
@@ -156,28 +179,8 @@ extension GroupDecisionService {
                 try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
             }
             guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
-            if let answer, let loaded = try adopt(answer, key: key, stamp: stamp) { return loaded }
+            if let answer, let loaded = try adopt(answer, key: key, permit: permit) { return loaded }
         }
         return nil
-    }
-}
-
-/// A fetch lock this flight holds, and whether the write that kept the fetched answer released it
-/// already (the flight releases it otherwise).
-final class HeldFetchLock: Sendable {
-    /// The value the lock was taken with.
-    let owner: String
-    private let released = Locked(false)
-
-    init(owner: String) {
-        self.owner = owner
-    }
-
-    /// Whether the lock was released.
-    var isReleased: Bool { released.withLock { $0 } }
-
-    /// Records that the lock was released.
-    func markReleased() {
-        released.withLock { $0 = true }
     }
 }

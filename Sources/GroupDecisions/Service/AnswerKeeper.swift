@@ -1,0 +1,96 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// Keeps answers: in the shared cache under the generation the flight read (a conditional write),
+/// then in this process's cache stamped with the flight's invalidation count, each only while the
+/// flight's ``ServingPermit`` clears the answer.
+struct AnswerKeeper: Sendable {
+    let shared: SharedCacheGuard?
+    let local: LocalGroupsCache
+    let windows: FreshnessWindows
+
+    private var configuration: GroupDecisionService.Configuration { windows.configuration }
+
+    /// Keeps an answer in this process's cache, stamped with the invalidation count read before
+    /// the read or fetch that produced it began, unless the permit no longer clears it.
+    func keepLocally(
+        _ answer: CachedGroupsAnswer,
+        decoded: GetCustomerGroupsResponse?,
+        key: CustomerKey,
+        now: Date,
+        permit: ServingPermit
+    ) {
+        var left = answer.fetchedAt.addingTimeInterval(windows.lifetime(of: answer).seconds).timeIntervalSince(now)
+        // With a shared cache, this process re-reads it often enough that another process's
+        // invalidation reaches it within the bound.
+        if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
+        guard left > 0, permit.clears(answer, decoded: decoded) else { return }
+        let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
+        local.set(
+            LocalGroupsCache.Entry(answer: answer, decoded: decoded, invalidationCount: permit.stamp),
+            for: key,
+            expires: expires
+        )
+        // Set, then looked at again: an invalidation between the two has either removed the answer
+        // itself or is seen here.
+        if !permit.clears(answer, decoded: decoded) { local.remove(key) }
+    }
+
+    /// Keeps a fetched answer in the shared cache, then here.
+    ///
+    /// The shared cache keeps it only if no process invalidated the customer since the permit's
+    /// generation was read. An answer it refused predates an invalidation: it answers the callers
+    /// already waiting and is kept nowhere, and this process's older answer goes too. The same call
+    /// releases `lock` when one is given.
+    func keep(
+        _ answer: CachedGroupsAnswer,
+        decoded: GetCustomerGroupsResponse?,
+        key: CustomerKey,
+        now: Date,
+        permit: ServingPermit,
+        lock: HeldFetchLock? = nil
+    ) async {
+        let life = windows.lifetime(of: answer)
+        if let shared, let generation = permit.generation, life > .zero, permit.clears(answer, decoded: decoded) {
+            let outcome = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+                let write = AnswerWrite(
+                    answer,
+                    anyTransactionID: key.customerID,
+                    in: key.environment,
+                    timeToLive: life,
+                    groupIDs: decoded?.groups.map(\.groupID) ?? [],
+                    ifGeneration: generation
+                )
+                let kept: Bool
+                if let lock {
+                    kept = try await cache.setAnswer(write, releasingFetchLock: lock.owner)
+                    lock.markReleased()
+                } else {
+                    kept = try await cache.setAnswer(write)
+                }
+                // As below: this process's invalidation ran before the answer was written, or
+                // removes it after.
+                if kept, !permit.clears(answer, decoded: decoded) {
+                    try await cache.invalidate(anyTransactionID: key.customerID)
+                }
+                return kept ? SharedWrite.kept : .refused
+            }
+            // Refused: it predates an invalidation. A cache that failed keeps nothing either, and
+            // this process keeps the answer as without a shared cache.
+            if case .refused = outcome {
+                local.remove(key)
+                return
+            }
+        }
+        keepLocally(answer, decoded: decoded, key: key, now: now, permit: permit)
+    }
+}
+
+/// What the shared cache did with a fetched answer written under a generation.
+enum SharedWrite: Sendable {
+    /// Kept: no invalidation came since the generation was read.
+    case kept
+    /// Refused: the answer predates an invalidation.
+    case refused
+}

@@ -1,0 +1,137 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// Asks the source for a customer's groups through the rate-limit gate and keeps the answer (see
+/// ``AnswerKeeper``); serves an older answer marked stale when the budget or the fetch fails
+/// within the windows that allow it.
+struct Fetcher: Sendable {
+    typealias Loaded = GroupDecisionService.Loaded
+
+    let source: any GroupsSource
+    let rateLimitGate: RateLimitGate
+    let keeper: AnswerKeeper
+    let windows: FreshnessWindows
+    let timeSource: TimeSource
+    let observer: any GroupDecisionObserver
+
+    private var configuration: GroupDecisionService.Configuration { windows.configuration }
+    private var timeToLiveSeconds: Double { windows.timeToLiveSeconds }
+    private var maximumAgeSeconds: Double { windows.maximumAgeSeconds }
+
+    /// Asks the source through the rate-limit gate and keeps the answer.
+    ///
+    /// With an answer past its time to live but within the maximum age, the request is a refresh:
+    /// sent only if the budget spares a token beyond its reserve, and that answer is served stale
+    /// (reason `budget`) when it does not, or when Apple answers 429. When the fetch fails, an
+    /// answer within the stale-if-error window (never past the maximum age) is served stale (reason
+    /// `error`); otherwise the call fails closed.
+    ///
+    /// The write that keeps the answer in the shared cache releases `lock` when one is given.
+    func fetch(
+        _ key: CustomerKey,
+        fallback: LocalGroupsCache.Entry?,
+        permit: ServingPermit,
+        lock: HeldFetchLock? = nil
+    ) async throws(AppStoreGroupsError) -> Loaded {
+        let now = timeSource.now()
+        let stale = fallback.flatMap { windows.staleAnswer($0, now: now, within: maximumAgeSeconds) }
+        do {
+            if let stale {
+                do {
+                    try await rateLimitGate.admitRefresh(
+                        EndpointKey(environment: key.environment, endpoint: .customerGroups)
+                    )
+                } catch {
+                    return served(stale, reason: .budget, error: error, environment: key.environment)
+                }
+            }
+            return try await fetchAndKeep(key, permit: permit, admitted: stale != nil, lock: lock)
+        } catch {
+            if let stale, error.code == .rateLimitExceeded, error.httpStatus == 429 {
+                return served(stale, reason: .budget, error: error, environment: key.environment)
+            }
+            let window = min(timeToLiveSeconds + configuration.staleIfError.seconds, maximumAgeSeconds)
+            if error.code != .invalidArgument, error.code != .invalidTransactionID,
+                error.code != .transactionIDNotFound,
+                let fallback, let loaded = windows.staleAnswer(fallback, now: timeSource.now(), within: window)
+            {
+                return served(loaded, reason: .error, error: error, environment: key.environment)
+            }
+            throw error
+        }
+    }
+
+    /// Sends the request (through the gate, or as admitted already) and keeps the answer; a
+    /// `TransactionIdNotFoundError` is kept as a negative answer and thrown.
+    private func fetchAndKeep(
+        _ key: CustomerKey,
+        permit: ServingPermit,
+        admitted: Bool,
+        lock: HeldFetchLock? = nil
+    ) async throws(AppStoreGroupsError) -> Loaded {
+        let request = { () async throws(AppStoreGroupsError) -> ([UInt8], GetCustomerGroupsResponse) in
+            try await self.source.customerGroupsAnswer(anyTransactionID: key.customerID, environment: key.environment)
+        }
+        do {
+            let (body, response) =
+                admitted
+                ? try await rateLimitGate.sendAdmitted(
+                    EndpointKey(environment: key.environment, endpoint: .customerGroups),
+                    request
+                )
+                : try await rateLimitGate.send(.customerGroups, in: key.environment, request)
+            let now = Self.wholeMilliseconds(timeSource.now())
+            let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
+            await keeper.keep(answer, decoded: response, key: key, now: now, permit: permit, lock: lock)
+            return Loaded(answer: answer, decoded: response, source: .live)
+        } catch {
+            if error.code == .transactionIDNotFound {
+                let now = Self.wholeMilliseconds(timeSource.now())
+                let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
+                await keeper.keep(answer, decoded: nil, key: key, now: now, permit: permit, lock: lock)
+            }
+            throw error
+        }
+    }
+
+    /// A refresh ahead's request, if the budget spares a token, and its answer kept; nothing
+    /// fetched when the budget spares none or the fetch fails.
+    func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
+        do {
+            try await rateLimitGate.admitRefresh(EndpointKey(environment: key.environment, endpoint: .customerGroups))
+            return .answered(try await fetchAndKeep(key, permit: permit, admitted: true))
+        } catch {
+            return .fetchedNothing
+        }
+    }
+
+    /// A stale answer served: its reason and age set, the observer told.
+    private func served(
+        _ loaded: Loaded,
+        reason: ServedDecision.StaleReason,
+        error: AppStoreGroupsError,
+        environment: StoreEnvironment
+    ) -> Loaded {
+        var loaded = loaded
+        let age = Duration.roundedUp(from: loaded.answer.fetchedAt, to: timeSource.now())
+        loaded.staleReason = reason
+        loaded.staleAge = age
+        observer.staleServed(
+            GroupDecisionEvent.StaleServed(
+                environment: environment,
+                fetchedAt: loaded.answer.fetchedAt,
+                error: error,
+                reason: reason,
+                age: age
+            )
+        )
+        return loaded
+    }
+
+    /// The instant cut to whole milliseconds, the resolution a shared cache keeps, so a fetch time
+    /// reads the same from every process.
+    private static func wholeMilliseconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+}

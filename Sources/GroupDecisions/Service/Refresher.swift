@@ -1,0 +1,67 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// Refreshes ahead: one customer's answer fetched again before it expires, as that customer's
+/// flight (see ``GroupDecisionService/run()``).
+struct Refresher: Sendable {
+    let shared: SharedCacheGuard?
+    let invalidations: InvalidationWatch?
+    let local: LocalGroupsCache
+    let fetcher: Fetcher
+    let keeper: AnswerKeeper
+    let windows: FreshnessWindows
+    let timeSource: TimeSource
+
+    private var configuration: GroupDecisionService.Configuration { windows.configuration }
+
+    /// A refresh ahead, one for the fleet: the shared fetch lock taken without waiting, or none.
+    ///
+    /// It takes a token only if the budget spares one beyond its reserve, and keeps the new answer
+    /// under the invalidation generation read before asking Apple. Never throws: a refresh that
+    /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
+    func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
+        guard let shared else {
+            // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
+            guard local.entry(key, now: timeSource.now())?.answer.kind == .groups else { return .fetchedNothing }
+            return await fetcher.refresh(key, permit: permit)
+        }
+        // What it keeps here is stamped with the invalidation count read before it began.
+        permit.stamp(invalidations?.stamp)
+        let owner = UUID().uuidString
+        // The lock, the answer and the generation in one call: another process may have refreshed
+        // the customer since this one read its answer.
+        let attempt = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.acquireFetchLockAndRead(
+                anyTransactionID: key.customerID,
+                in: key.environment,
+                owner: owner,
+                timeToLive: configuration.fetchLockTimeToLive
+            )
+        }
+        guard let attempt else {
+            // The shared cache is unavailable: refreshed for this process alone, kept here only.
+            return await fetcher.refresh(key, permit: permit)
+        }
+        // Another process fetches or refreshes the customer: its answer will do.
+        guard attempt.acquired else { return .fetchedNothing }
+        var outcome = GroupDecisionService.FlightOutcome.fetchedNothing
+        let now = timeSource.now()
+        if let answer = attempt.answer, answer.kind == .groups {
+            if now.timeIntervalSince(answer.fetchedAt) < windows.refreshAheadSeconds,
+                let loaded = try? windows.fresh(answer, decoded: nil, now: now)
+            {
+                keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit)
+                outcome = .answered(loaded)
+            } else {
+                permit.write(under: attempt.generation)
+                outcome = await fetcher.refresh(key, permit: permit)
+            }
+        }
+        // Otherwise the answer has gone (invalidated, expired) or is negative: the next caller fetches.
+        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,90 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+import GroupPolicyBasics
+
+/// Whether an answer may still be served, and kept, after the invalidations so far: the one
+/// question every path of a decision asks about invalidation.
+///
+/// One permit is made when a flight begins (by ``SingleFlight``) or when a caller reads the shared
+/// cache outside any flight, and it is handed, as an argument, to everything that flight does with
+/// its answer: adopting the shared cache's answer, fetching, writing to the shared cache and to
+/// this process's cache, and to every caller that joins the flight. It holds what the question
+/// needs, and nothing reads it from anywhere else:
+///
+/// - the invalidations made in this process that overtook the flight (the customer's, everyone's,
+///   or a group's, which concerns only an answer holding the group): its answer then answers the
+///   callers already waiting and is kept nowhere;
+/// - the instant it began, against which a caller who began later decides whether an invalidation
+///   made through another process may have returned before it (``answers(callerBegunAt:countCheckInterval:)``);
+/// - the fleet's invalidation count as this process had read it when the flight began, or read with
+///   the shared cache's answer: the stamp every copy it keeps here carries (see
+///   ``InvalidationWatch``);
+/// - the customer's ``InvalidationGeneration`` read before asking the source: the shared cache keeps
+///   the answer only if no process invalidated the customer (or a group the answer holds) since.
+final class ServingPermit: Sendable {
+    /// When the flight (or the caller) began.
+    let began: Date
+
+    private struct State {
+        /// Overtaken by an invalidation of the customer or of everyone: whatever the answer holds.
+        var entirely = false
+        /// Overtaken by invalidations of these groups: an answer holding one of them.
+        var groupIDs: [String] = []
+        var stamp: UInt64?
+        var generation: InvalidationGeneration?
+    }
+
+    private let state: Locked<State>
+
+    init(began: Date, stamp: UInt64? = nil) {
+        self.began = began
+        self.state = Locked(State(stamp: stamp))
+    }
+
+    /// Whether `answer` may still be served and kept: no invalidation of this process overtook the
+    /// flight for it (any of the customer or of everyone; a group's when the answer holds the
+    /// group, or when its groups are not known).
+    func clears(_ answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse?) -> Bool {
+        state.withLock { state in
+            if state.entirely { return false }
+            if state.groupIDs.isEmpty || answer.kind == .notFound { return true }
+            guard let decoded else { return false }
+            // Byte for byte, as the shared cache's index compares group ids.
+            return !decoded.groups.contains { group in
+                state.groupIDs.contains { Array($0.utf8) == Array(group.groupID.utf8) }
+            }
+        }
+    }
+
+    /// Whether the flight's answer may be served to a caller who began at `callerBegunAt` without
+    /// confirming it again.
+    ///
+    /// An invalidation through another process reaches this one only through the shared cache's
+    /// count, and one that returned before the caller began counted itself at least one check
+    /// interval earlier: a flight begun less than `countCheckInterval` before the caller read the
+    /// count after it. `countCheckInterval` is `nil` when no shared cache counts invalidations.
+    func answers(callerBegunAt: Date, countCheckInterval: Double?) -> Bool {
+        guard let countCheckInterval else { return true }
+        return callerBegunAt.timeIntervalSince(began) < countCheckInterval
+    }
+
+    /// The invalidation count the copies this flight keeps here are stamped with.
+    var stamp: UInt64? { state.withLock { $0.stamp } }
+
+    /// Records the count read when the flight began, or with the shared cache's answer: the
+    /// flight's copies carry it.
+    func stamp(_ count: UInt64?) { state.withLock { $0.stamp = count } }
+
+    /// The generation the shared cache keeps the flight's answer under; `nil`: written nowhere there.
+    var generation: InvalidationGeneration? { state.withLock { $0.generation } }
+
+    /// Records the generation read before asking the source.
+    func write(under generation: InvalidationGeneration?) { state.withLock { $0.generation = generation } }
+
+    /// Marks the flight overtaken by an invalidation of its customer or of everyone.
+    func invalidate() { state.withLock { $0.entirely = true } }
+
+    /// Marks the flight overtaken for an answer holding the group.
+    func invalidate(groupID: String) { state.withLock { $0.groupIDs.append(groupID) } }
+}
