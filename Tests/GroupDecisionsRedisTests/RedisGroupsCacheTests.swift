@@ -188,9 +188,9 @@ struct RedisGroupsCacheTests {
         })
         func service() throws -> GroupDecisionService {
             var configuration = GroupDecisionService.Configuration()
-            configuration.maximumRateLimitWait = .zero
+            configuration.rateLimits.maximumRateLimitWait = .zero
             // A busy machine makes real calls look slow: the cache must not be skipped here.
-            configuration.sharedCacheSlowCallsInARow = 0
+            configuration.rateLimits.sharedCacheSlowCallsInARow = 0
             return try GroupDecisionService(
                 policies: ServiceFixtures.policies(),
                 source: stub,
@@ -220,8 +220,8 @@ struct RedisGroupsCacheTests {
         // The waiters wait long enough for a loaded machine: with the default two seconds, a full
         // parallel test run once outlasted them and a second request went out.
         var configuration = GroupDecisionService.Configuration()
-        configuration.fetchLockWait = .seconds(20)
-        configuration.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.fetchLockWait = .seconds(20)
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
         let services = try (0..<4).map { _ in
             try GroupDecisionService(
                 policies: ServiceFixtures.policies(),

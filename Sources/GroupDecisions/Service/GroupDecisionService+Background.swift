@@ -11,8 +11,8 @@ extension GroupDecisionService {
     public static let maximumQueuedRefreshes = 1_000
 
     /// The service's background work, until the task running it is cancelled: refreshes ahead
-    /// (see ``Configuration/refreshAhead``), at most ``Configuration/maximumRefreshesInFlight`` at
-    /// once, and every ``Configuration/sweepInterval`` the removal of expired answers from this
+    /// (see ``FreshnessPolicy/refreshAfter``), at most ``Configuration/maximumRefreshesInFlight`` at
+    /// once, and every ``GroupDecisionService/Configuration/LocalCache/sweepInterval`` the removal of expired answers from this
     /// process's cache, so their memory returns before the byte bound would evict them.
     ///
     /// The service works without it: nothing is then refreshed ahead (an answer past its time to
@@ -32,7 +32,7 @@ extension GroupDecisionService {
             while true {
                 try Task.checkCancellation()
                 do {
-                    try await timeSource.sleep(configuration.sweepInterval)
+                    try await timeSource.sleep(configuration.localCache.sweepInterval)
                 } catch {
                     throw CancellationError()
                 }
@@ -44,8 +44,21 @@ extension GroupDecisionService {
 
     /// Asks for a refresh ahead of a fresh answer when it is old enough; one comparison otherwise.
     func refreshIfDue(_ answer: CachedGroupsAnswer, key: CustomerKey, now: Date) {
-        guard answer.kind == .groups, now.timeIntervalSince(answer.fetchedAt) >= refreshAheadSeconds else { return }
+        guard answer.kind == .groups, isRefreshDue(answer, customerID: key.customerID, now: now) else { return }
         refreshes.offer(key)
+    }
+
+    /// Whether `answer` is past its own refresh point.
+    ///
+    /// The point is the policy's, moved by the answer's draw of the spread, so that answers
+    /// fetched together come due apart. Before the earliest point (every hit in the first three
+    /// quarters of the time to live) it is one comparison.
+    func isRefreshDue(_ answer: CachedGroupsAnswer, customerID: String, now: Date) -> Bool {
+        let age = now.timeIntervalSince(answer.fetchedAt)
+        guard age >= refreshAheadSeconds else { return false }
+        let draw = FreshnessPolicy.draw(customerID: customerID, fetchedAt: answer.fetchedAt)
+        guard let point = configuration.freshness.refreshPoint(draw: draw) else { return false }
+        return age >= point.seconds
     }
 
     /// One worker: refreshes the customers queued, one at a time, until its task is cancelled.
@@ -93,7 +106,7 @@ extension GroupDecisionService {
                 anyTransactionID: key.customerID,
                 in: key.environment,
                 owner: owner,
-                timeToLive: configuration.fetchLockTimeToLive
+                timeToLive: configuration.sharedCache.fetchLockTimeToLive
             )
         }
         var result = skipped
@@ -103,7 +116,7 @@ extension GroupDecisionService {
             let now = timeSource.now()
             if attempt.answer?.kind != .groups {
                 // The answer has gone (invalidated, expired) or is negative: the next caller fetches.
-            } else if let answer = attempt.answer, now.timeIntervalSince(answer.fetchedAt) < refreshAheadSeconds,
+            } else if let answer = attempt.answer, !isRefreshDue(answer, customerID: key.customerID, now: now),
                 let loaded = try? fresh(answer, decoded: nil, now: now, environment: key.environment)
             {
                 keepLocally(answer, decoded: loaded.decoded, key: key, now: now, stamp: stamp)

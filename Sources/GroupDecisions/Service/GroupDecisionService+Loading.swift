@@ -41,7 +41,7 @@ extension GroupDecisionService {
     /// earlier, so a flight begun less than an interval before the caller read the count after it.
     private func mayPredateAnInvalidation(_ started: Date, callerBegan begun: Date) -> Bool {
         guard let invalidations, !invalidations.isUnsupported else { return false }
-        return begun.timeIntervalSince(started) >= configuration.invalidationCheckInterval.seconds
+        return begun.timeIntervalSince(started) >= configuration.sharedCache.invalidationCheckInterval.seconds
     }
 
     /// This process's copy for the customer if the invalidation count confirms it now (read once more
@@ -129,7 +129,7 @@ extension GroupDecisionService {
             if let stale, error.code == .rateLimitExceeded, error.httpStatus == 429 {
                 return served(stale, reason: .budget, error: error, environment: key.environment)
             }
-            let window = min(timeToLiveSeconds + configuration.staleIfError.seconds, maximumAgeSeconds)
+            let window = min(timeToLiveSeconds + configuration.freshness.staleIfError.seconds, maximumAgeSeconds)
             if error.code != .invalidArgument, error.code != .invalidTransactionID,
                 error.code != .transactionIDNotFound,
                 let fallback, let loaded = staleAnswer(fallback, now: timeSource.now(), within: window)
@@ -223,7 +223,7 @@ extension GroupDecisionService {
         var left = answer.fetchedAt.addingTimeInterval(lifetime(of: answer).seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
-        if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
+        if shared != nil { left = min(left, configuration.localCache.timeToLive.seconds) }
         guard left > 0, !FlightTicket.currentOvertakes(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
         local.set(
@@ -284,12 +284,8 @@ extension GroupDecisionService {
         keepLocally(answer, decoded: decoded, key: key, now: now, stamp: stamp)
     }
 
-    /// How long an answer is kept: the maximum age for groups (it may be served stale until then),
-    /// the negative time to live for a negative one.
+    /// How long an answer is kept: as long as the freshness policy lets it be served at all.
     private func lifetime(of answer: CachedGroupsAnswer) -> Duration {
-        switch answer.kind {
-        case .groups: configuration.maximumAge
-        case .notFound: configuration.negativeTimeToLive
-        }
+        configuration.freshness.lifetime(of: answer.kind)
     }
 }

@@ -53,7 +53,7 @@ extension GroupDecisionService {
                         anyTransactionID: customerID,
                         in: environment,
                         owner: owner,
-                        timeToLive: configuration.fetchLockTimeToLive
+                        timeToLive: configuration.sharedCache.fetchLockTimeToLive
                     )
                 }
             )
@@ -145,10 +145,10 @@ extension GroupDecisionService {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
         // slack absorbs the floating-point error of adding up poll intervals.
-        let deadline = timeSource.now().addingTimeInterval(configuration.fetchLockWait.seconds)
+        let deadline = timeSource.now().addingTimeInterval(configuration.sharedCache.fetchLockWait.seconds)
         while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
             do {
-                try await timeSource.sleep(configuration.fetchLockPollInterval)
+                try await timeSource.sleep(configuration.sharedCache.fetchLockPollInterval)
             } catch {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }

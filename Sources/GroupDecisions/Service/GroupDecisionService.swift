@@ -13,23 +13,24 @@ public import GroupPolicy
 ///   ``SharedGroupsCache`` such as `RedisGroupsCache` for a fleet.
 /// - **Single flight**: concurrent calls for one customer share one request to Apple; with a
 ///   shared cache, processes take a short lock and the others poll for the holder's answer.
-/// - **Freshness**: answers are fresh for ``Configuration/timeToLive``, and refreshed in the
-///   background from ``Configuration/refreshAhead`` of it while callers keep the cached answer.
+/// - **Freshness**: answers are fresh for ``FreshnessPolicy/timeToLive``, and refreshed in the
+///   background after ``FreshnessPolicy/refreshAfter`` (plus the answer's share of
+///   ``FreshnessPolicy/refreshSpread``) while callers keep the cached answer.
 ///   Past it, an answer is fetched again; while the budget spares no token for that (refreshes
-///   leave ``Configuration/refreshReserve`` to customers with no answer), or when the fetch fails
-///   within ``Configuration/staleIfError``, it is served marked stale, never past
-///   ``Configuration/maximumAge``; otherwise the call fails closed with the fetch's
+///   leave ``RateLimitGate/Configuration/refreshReserve`` to customers with no answer), or when the fetch fails
+///   within ``FreshnessPolicy/staleIfError``, it is served marked stale, never more
+///   than ``FreshnessPolicy/maximumStaleness`` past it; otherwise the call fails closed with the fetch's
 ///   `AppStoreGroupsError`. Nothing is ever granted from a failed fetch.
 /// - **Negative answers**: `TransactionIdNotFoundError` is remembered for
-///   ``Configuration/negativeTimeToLive``, and thrown again from the cache.
+///   ``FreshnessPolicy/negativeTimeToLive``, and thrown again from the cache.
 /// - **Rate limits**: every request goes through ``rateLimitGate``: a budget per endpoint and
 ///   environment, and after a 429 nothing sent to that endpoint, by any process sharing the cache,
-///   before the `Retry-After` instant (at most ``Configuration/maximumRateLimitHold`` away).
+///   before the `Retry-After` instant (at most ``RateLimitGate/Configuration/maximumRateLimitHold`` away).
 ///
 /// When the shared cache fails or is consistently slow, the service carries on with its own cache
 /// and keeps failing closed where it would have; while the cache that keeps the fleet's budget
 /// fails, it sends Apple nothing beyond what the cache granted (see
-/// ``Configuration/fallbackShare``). It writes nothing anywhere: what it
+/// ``RateLimitGate/Configuration/fallbackShare``). It writes nothing anywhere: what it
 /// does reaches the `observer` given to it (see ``GroupDecisionObserver``), policy reloads
 /// included. ``run()`` does its background work (refreshes ahead, sweeping); the service works
 /// without it, refreshing nothing ahead.
@@ -58,13 +59,12 @@ public final class GroupDecisionService: Sendable {
     private let decisionLog: DecisionLog?
     let shadow: PolicyShadow
     private let reloadHandler: PolicyStore.ReloadHandlerID
-    /// ``Configuration/timeToLive`` and ``Configuration/negativeTimeToLive`` in seconds, converted
-    /// once: a hit compares dates with them, and `Duration` arithmetic costs more than the rest of
-    /// the check.
+    /// The windows of ``Configuration/freshness`` in seconds, converted once: a hit compares dates
+    /// with them, and `Duration` arithmetic costs more than the rest of the check.
     let timeToLiveSeconds: Double
     let negativeTimeToLiveSeconds: Double
-    /// ``Configuration/maximumAge`` in seconds, and the age at which a hit asks for a refresh
-    /// ahead (infinity when ``Configuration/refreshAhead`` is `nil`).
+    /// The oldest an answer of groups is served (``FreshnessPolicy/lifetime(of:)``), and the earliest
+    /// age a hit asks for a refresh ahead, before the answer's share of the spread (or infinity).
     let maximumAgeSeconds: Double
     let refreshAheadSeconds: Double
     /// The customers due a refresh ahead, for the workers ``run()`` runs.
@@ -125,27 +125,29 @@ public final class GroupDecisionService: Sendable {
         self.decisionLog = decisionLog
         self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
         self.rateLimitGate = RateLimitGate(
-            configuration: configuration.rateLimitGate,
+            configuration: configuration.rateLimits,
             shared: shared,
             timeSource: timeSource,
             observer: observer
         )
-        self.timeToLiveSeconds = configuration.timeToLive.seconds
-        self.negativeTimeToLiveSeconds = configuration.negativeTimeToLive.seconds
-        self.maximumAgeSeconds = configuration.maximumAge.seconds
-        self.refreshAheadSeconds = configuration.refreshAhead.map { $0 * configuration.timeToLive.seconds } ?? .infinity
-        let local =
-            configuration.returnsFreedMemoryToSystem
-            ? LocalGroupsCache(
-                capacityBytes: configuration.capacityBytes,
-                releaseFreedMemory: LocalGroupsCache.trimHeap
-            )
-            : LocalGroupsCache(capacityBytes: configuration.capacityBytes)
+        let freshness = configuration.freshness
+        self.timeToLiveSeconds = freshness.timeToLive.seconds
+        self.negativeTimeToLiveSeconds = freshness.negativeTimeToLive.seconds
+        self.maximumAgeSeconds = freshness.lifetime(of: .groups).seconds
+        self.refreshAheadSeconds = freshness.refreshPoint(draw: 0)?.seconds ?? .infinity
+        let trims = configuration.localCache.returnsFreedMemoryToSystem
+        let local = LocalGroupsCache(capacityBytes: configuration.localCache.capacityBytes) {
+            if trims { LocalGroupsCache.trimHeap() }
+        }
         self.local = local
         self.invalidations =
             shared == nil
             ? nil
-            : InvalidationWatch(interval: configuration.invalidationCheckInterval, local: local, now: timeSource.now)
+            : InvalidationWatch(
+                interval: configuration.sharedCache.invalidationCheckInterval,
+                local: local,
+                now: timeSource.now
+            )
         self.reloadHandler = policies.addReloadHandler { outcome, revision in
             switch outcome {
             case .reloaded(let generation):
@@ -217,7 +219,7 @@ public final class GroupDecisionService: Sendable {
     ///   within the stale-if-error window was left (nothing granted);
     ///   `AppStoreGroupsError.Code.transactionIDNotFound` (also from the negative cache);
     ///   `AppStoreGroupsError.Code.rateLimitExceeded` without an HTTP status when the budget or
-    ///   a `Retry-After` instant is further away than ``Configuration/maximumRateLimitWait``.
+    ///   a `Retry-After` instant is further away than ``RateLimitGate/Configuration/maximumRateLimitWait``.
     public func decision(
         anyTransactionID: String,
         entitlements: Set<String> = [],
