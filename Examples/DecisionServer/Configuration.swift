@@ -177,6 +177,17 @@ struct Configuration {
         configuration.candidatePolicies = values["candidate-policies"]
         configuration.cacheTTL = try seconds("cache-ttl") ?? configuration.cacheTTL
         configuration.maxAge = try seconds("max-age")
+        // Bounded as the service's durations are, and checked here so that the message names the
+        // flag: the service counts the cap past the time to live, not the total age this flag gives.
+        for (name, value) in [("cache-ttl", configuration.cacheTTL), ("max-age", configuration.maxAge)] {
+            let longest = GroupDecisionService.Configuration.longestDuration
+            if let value, value > longest {
+                throw Failure(
+                    message: "--\(name) must be at most 10 years (\(longest.components.seconds) seconds), "
+                        + "not '\(value.components.seconds)'"
+                )
+            }
+        }
         if let maxAge = configuration.maxAge, maxAge < configuration.cacheTTL {
             throw Failure(
                 message: "--max-age must be at least --cache-ttl (\(configuration.cacheTTL.components.seconds) "

@@ -74,18 +74,22 @@ enum DecisionServerCommand {
         var settings = GroupDecisionService.Configuration()
         // The process is the server's alone: handing the cache's freed pages back to the system
         // (malloc_trim, on the whole heap) is its decision to make, and keeps its footprint bounded.
-        settings.returnsFreedMemoryToSystem = true
-        settings.timeToLive = configuration.cacheTTL
-        settings.maximumAge = configuration.maxAge ?? max(.seconds(3600), configuration.cacheTTL)
-        settings.refreshAhead = configuration.refreshAhead
-        settings.capacityBytes = configuration.cacheBytes
-        settings.fallbackShare = configuration.fallbackShare
+        settings.localCache.returnsFreedMemoryToSystem = true
+        // --max-age is the total age since the fetch; the policy counts its cap past the time to
+        // live (the flags are checked so that it is never negative).
+        var freshness = FreshnessPolicy(timeToLive: configuration.cacheTTL)
+        freshness.maximumStaleness =
+            configuration.maxAge.map { $0 - configuration.cacheTTL } ?? freshness.maximumStaleness
+        freshness.refreshAfter = configuration.refreshAhead.map { configuration.cacheTTL * $0 }
+        settings.freshness = freshness
+        settings.localCache.capacityBytes = configuration.cacheBytes
+        settings.rateLimits.fallbackShare = configuration.fallbackShare
         if let rate = configuration.requestsPerSecond {
-            settings.requestsPerSecond = [.production: rate, .sandbox: rate]
+            settings.rateLimits.requestsPerSecond = [.production: rate, .sandbox: rate]
         }
         // A request waits for its turn in the budget for at most a second; a 429's instant is
         // not waited out: every caller gets 503 with Retry-After until then.
-        settings.maximumRateLimitWait = .seconds(1)
+        settings.rateLimits.maximumRateLimitWait = .seconds(1)
         var sharedCache: RedisGroupsCache?
         if let redis = configuration.redis {
             do {

@@ -144,8 +144,8 @@ struct ServiceMeasurement {
             answers: Dictionary(uniqueKeysWithValues: bodies.enumerated().map { ("c\($0.offset)", $0.element) })
         )
         var configuration = GroupDecisionService.Configuration()
-        configuration.requestsPerSecond = [.production: 1e12, .sandbox: 1e12]
-        configuration.capacityBytes = 1 << 40
+        configuration.rateLimits.requestsPerSecond = [.production: 1e12, .sandbox: 1e12]
+        configuration.localCache.capacityBytes = 1 << 40
         do {
             let service = try GroupDecisionService(policies: policies, source: source, configuration: configuration)
             return (service, directory)

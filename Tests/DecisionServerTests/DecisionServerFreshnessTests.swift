@@ -85,13 +85,13 @@ struct DecisionServerFreshnessTests {
             // decision; the configuration refuses it before the server starts.
             (
                 ["--cache-ttl", "9223372036854775807", "--redis", "127.0.0.1:1"],
-                "Error: the time to live must be at most 10 years (315360000 seconds), "
-                    + "not 9223372036854775807 seconds"
+                "Error: --cache-ttl must be at most 10 years (315360000 seconds), "
+                    + "not '9223372036854775807'"
             ),
             (
                 ["--max-age", "315360001"],
-                "Error: the maximum age must be at most 10 years (315360000 seconds), "
-                    + "not 315360001 seconds"
+                "Error: --max-age must be at most 10 years (315360000 seconds), "
+                    + "not '315360001'"
             ),
             (
                 ["--refresh-ahead", "nan"],

@@ -80,9 +80,9 @@ struct CorruptSharedStoreTests {
         let lines = RecordingObserver()
         // A busy machine makes real calls look slow: the cache must not be skipped here.
         var configuration = GroupDecisionService.Configuration()
-        configuration.sharedCacheSlowCallsInARow = 0
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
         // While the corrupted cache is skipped, the process keeps fetching within a share of its own.
-        configuration.fallbackShare = 0.25
+        configuration.rateLimits.fallbackShare = 0.25
         let service = try GroupDecisionService(
             policies: ServiceFixtures.policies(),
             source: stub,

@@ -14,7 +14,7 @@ import Testing
 /// `invalidate(groupID:)` no longer falls back to invalidating everyone, and the earlier answer,
 /// never listed, survives the group's invalidation.
 ///
-/// Two services on one Redis with different `maximumAge` (a rolling deploy that changes
+/// Two services on one Redis with different `freshness.maximumStaleness` (a rolling deploy that changes
 /// `--max-age`, say from 3600 to 60) write exactly this. The list's own expiry is only ever raised
 /// (`PEXPIRE` when `PTTL < life`); the mark should be too.
 @Suite("Adversary: a full group list's overflow mark outlives every answer left off it")

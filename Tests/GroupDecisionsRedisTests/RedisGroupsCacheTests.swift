@@ -188,9 +188,9 @@ struct RedisGroupsCacheTests {
         })
         func service() throws -> GroupDecisionService {
             var configuration = GroupDecisionService.Configuration()
-            configuration.maximumRateLimitWait = .zero
+            configuration.rateLimits.maximumRateLimitWait = .zero
             // A busy machine makes real calls look slow: the cache must not be skipped here.
-            configuration.sharedCacheSlowCallsInARow = 0
+            configuration.rateLimits.sharedCacheSlowCallsInARow = 0
             return try GroupDecisionService(
                 policies: ServiceFixtures.policies(),
                 source: stub,
@@ -221,9 +221,9 @@ struct RedisGroupsCacheTests {
         // the default two seconds' wait, and later with the default ten seconds' lock, a full
         // parallel test run under two busy loops outlasted them and more requests went out.
         var configuration = GroupDecisionService.Configuration()
-        configuration.fetchLockWait = .seconds(60)
-        configuration.fetchLockTimeToLive = .seconds(90)
-        configuration.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.fetchLockWait = .seconds(60)
+        configuration.sharedCache.fetchLockTimeToLive = .seconds(90)
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
         let services = try (0..<4).map { _ in
             try GroupDecisionService(
                 policies: ServiceFixtures.policies(),

@@ -39,7 +39,7 @@ struct RedisRoundTripTests {
         // than the interval (seen in a full run on a loaded machine), the shared answer too.
         _ = try await first.decision(anyTransactionID: "c1", environment: .sandbox)
         let afterHit = proxy.roundTrips
-        if ContinuousClock.now - began < first.configuration.invalidationCheckInterval {
+        if ContinuousClock.now - began < first.configuration.sharedCache.invalidationCheckInterval {
             #expect(afterHit == 5)
         } else {
             #expect([5, 6, 7].contains(afterHit))

@@ -58,7 +58,7 @@ struct StaticGroupsSourceTests {
         let clock = ManualClock()
         let source = StaticGroupsSource(["c1": Self.family, "c2": Self.family])
         var configuration = GroupDecisionService.Configuration()
-        configuration.maximumRateLimitWait = .zero
+        configuration.rateLimits.maximumRateLimitWait = .zero
         let service = try GroupDecisionService(
             policies: PolicyStore(
                 contentsOf: TestFiles.packageRoot.appending(path: "Policies/family-sharing.json").path

@@ -31,11 +31,11 @@ package enum ServiceFixtures {
         _ configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) -> GroupDecisionService.Configuration {
         var configuration = GroupDecisionService.Configuration()
-        configuration.requestsPerSecond = [.sandbox: 0.0001, .production: 0.0001]
-        configuration.requestBurst = [.sandbox: burst]
-        configuration.maximumRateLimitWait = .zero
-        configuration.sharedCacheSlowCallsInARow = 0
-        configuration.refreshAhead = nil
+        configuration.rateLimits.requestsPerSecond = [.sandbox: 0.0001, .production: 0.0001]
+        configuration.rateLimits.requestBurst = [.sandbox: burst]
+        configuration.rateLimits.maximumRateLimitWait = .zero
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.freshness.refreshAfter = nil
         configure(&configuration)
         return configuration
     }

@@ -89,7 +89,7 @@ package final class LocalGroupsCache: Sendable {
     ///   - capacityBytes: The most bytes the answers may cost together.
     ///   - releaseFreedMemory: Hands the memory removed answers freed back to the system; called
     ///     outside the lock. Default: nothing (the service passes ``trimHeap()`` only when the app
-    ///     turns ``GroupDecisionService/Configuration/returnsFreedMemoryToSystem`` on).
+    ///     turns ``GroupDecisionService/Configuration/LocalCache/returnsFreedMemoryToSystem`` on).
     package init(capacityBytes: Int, releaseFreedMemory: @escaping @Sendable () -> Void = {}) {
         self.capacityBytes = max(0, capacityBytes)
         self.releaseThreshold = max(4 << 20, self.capacityBytes / 8)

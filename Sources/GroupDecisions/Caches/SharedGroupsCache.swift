@@ -11,7 +11,7 @@
 /// in-process cache (sending Apple nothing beyond the budget the cache granted), never granting
 /// anything because of it; a cache whose calls succeed
 /// but are consistently slow is left alone the same way (see
-/// ``GroupDecisionService/Configuration/sharedCacheSlowCallThreshold``). Error messages may name
+/// ``RateLimitGate/Configuration/sharedCacheSlowCallThreshold``). Error messages may name
 /// keys: the service replaces a customer id in them before they reach its observer or its callers.
 ///
 /// Every call of one decision waits for the one before, so over a network each costs a round

@@ -33,7 +33,7 @@ public protocol SharedInvalidations: Sendable {
     /// ``invalidateAll()``, once every answer has gone), so a process that reads a count that has
     /// not moved knows that no answer it read since its last reading was invalidated: the decision
     /// service serves its own copies only while the count it read less than
-    /// ``GroupDecisionService/Configuration/invalidationCheckInterval`` ago is unchanged.
+    /// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago is unchanged.
     ///
     /// Counts are compared for equality only. A store that can lose the count while the processes
     /// live on (a restart without persistence) starts a new count at a random base rather than 0,

@@ -24,7 +24,7 @@ struct AnswerKeeper: Sendable {
         var left = answer.fetchedAt.addingTimeInterval(windows.lifetime(of: answer).seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
-        if shared != nil { left = min(left, configuration.localTimeToLive.seconds) }
+        if shared != nil { left = min(left, configuration.localCache.timeToLive.seconds) }
         guard left > 0, permit.clears(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
         local.set(

@@ -51,7 +51,7 @@ struct Fetcher: Sendable {
             if let stale, error.code == .rateLimitExceeded, error.httpStatus == 429 {
                 return served(stale, reason: .budget, error: error, environment: key.environment)
             }
-            let window = min(timeToLiveSeconds + configuration.staleIfError.seconds, maximumAgeSeconds)
+            let window = min(timeToLiveSeconds + configuration.freshness.staleIfError.seconds, maximumAgeSeconds)
             if error.code != .invalidArgument, error.code != .invalidTransactionID,
                 error.code != .transactionIDNotFound,
                 let fallback, let loaded = windows.staleAnswer(fallback, now: timeSource.now(), within: window)

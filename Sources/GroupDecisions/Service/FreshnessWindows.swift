@@ -2,28 +2,30 @@ import AppStoreGroups
 import Foundation
 import GroupPolicy
 
-/// The windows the service reads an answer's age against, as the service's configuration sets
-/// them: fresh, servable stale, kept, due a refresh ahead.
+/// The windows the service reads an answer's age against, as its ``FreshnessPolicy`` sets them:
+/// fresh, servable stale, kept, due a refresh ahead.
 ///
 /// Converted to seconds once, at init: a hit compares dates with them, and `Duration` arithmetic
-/// costs more than the rest of the check.
+/// costs more than the rest of the check. The policy owns every window; this is its arithmetic in
+/// seconds for the hot path, and asks the policy itself only past the earliest refresh point.
 struct FreshnessWindows: Sendable {
     let configuration: GroupDecisionService.Configuration
-    /// ``GroupDecisionService/Configuration/timeToLive`` and
-    /// ``GroupDecisionService/Configuration/negativeTimeToLive`` in seconds.
+    /// ``FreshnessPolicy/timeToLive`` and ``FreshnessPolicy/negativeTimeToLive`` in seconds.
     let timeToLiveSeconds: Double
     let negativeTimeToLiveSeconds: Double
-    /// ``GroupDecisionService/Configuration/maximumAge`` in seconds, and the age at which a hit asks
-    /// for a refresh ahead (infinity when ``GroupDecisionService/Configuration/refreshAhead`` is `nil`).
+    /// The oldest an answer of groups is served (``FreshnessPolicy/lifetime(of:)``) in seconds, and
+    /// the earliest age a hit asks for a refresh ahead, before the answer's share of
+    /// ``FreshnessPolicy/refreshSpread`` (infinity when ``FreshnessPolicy/refreshAfter`` is `nil`).
     let maximumAgeSeconds: Double
     let refreshAheadSeconds: Double
 
     init(_ configuration: GroupDecisionService.Configuration) {
         self.configuration = configuration
-        self.timeToLiveSeconds = configuration.timeToLive.seconds
-        self.negativeTimeToLiveSeconds = configuration.negativeTimeToLive.seconds
-        self.maximumAgeSeconds = configuration.maximumAge.seconds
-        self.refreshAheadSeconds = configuration.refreshAhead.map { $0 * configuration.timeToLive.seconds } ?? .infinity
+        let freshness = configuration.freshness
+        self.timeToLiveSeconds = freshness.timeToLive.seconds
+        self.negativeTimeToLiveSeconds = freshness.negativeTimeToLive.seconds
+        self.maximumAgeSeconds = freshness.lifetime(of: .groups).seconds
+        self.refreshAheadSeconds = freshness.refreshPoint(draw: 0)?.seconds ?? .infinity
     }
 
     /// The cached answer as a flight result when it is fresh; throws a fresh negative answer (a
@@ -54,18 +56,22 @@ struct FreshnessWindows: Sendable {
         return GroupDecisionService.Loaded(answer: entry.answer, decoded: decoded, source: .stale)
     }
 
-    /// Whether a fresh answer is old enough to ask for a refresh ahead; one comparison otherwise.
-    func refreshIsDue(_ answer: CachedGroupsAnswer, now: Date) -> Bool {
-        answer.kind == .groups && now.timeIntervalSince(answer.fetchedAt) >= refreshAheadSeconds
+    /// Whether an answer of groups is past its own refresh point.
+    ///
+    /// The point is the policy's, moved by the answer's draw of the spread, so that answers fetched
+    /// together come due apart. Before the earliest point (every hit in the first three quarters
+    /// of the time to live, by default) it is one comparison.
+    func refreshIsDue(_ answer: CachedGroupsAnswer, customerID: String, now: Date) -> Bool {
+        let age = now.timeIntervalSince(answer.fetchedAt)
+        guard answer.kind == .groups, age >= refreshAheadSeconds else { return false }
+        let draw = FreshnessPolicy.draw(customerID: customerID, fetchedAt: answer.fetchedAt)
+        guard let point = configuration.freshness.refreshPoint(draw: draw) else { return false }
+        return age >= point.seconds
     }
 
-    /// How long an answer is kept: the maximum age for groups (it may be served stale until then),
-    /// the negative time to live for a negative one.
+    /// How long an answer is kept: as long as the freshness policy lets it be served at all.
     func lifetime(of answer: CachedGroupsAnswer) -> Duration {
-        switch answer.kind {
-        case .groups: configuration.maximumAge
-        case .notFound: configuration.negativeTimeToLive
-        }
+        configuration.freshness.lifetime(of: answer.kind)
     }
 
     private static func decode(_ answer: CachedGroupsAnswer) -> GetCustomerGroupsResponse? {

@@ -11,8 +11,8 @@ extension GroupDecisionService {
     public static let maximumQueuedRefreshes = 1_000
 
     /// The service's background work, until the task running it is cancelled: refreshes ahead
-    /// (see ``Configuration/refreshAhead``), at most ``Configuration/maximumRefreshesInFlight`` at
-    /// once, and every ``Configuration/sweepInterval`` the removal of expired answers from this
+    /// (see ``FreshnessPolicy/refreshAfter``), at most ``Configuration/maximumRefreshesInFlight`` at
+    /// once, and every ``GroupDecisionService/Configuration/LocalCache/sweepInterval`` the removal of expired answers from this
     /// process's cache, so their memory returns before the byte bound would evict them.
     ///
     /// The service works without it: nothing is then refreshed ahead (an answer past its time to
@@ -32,7 +32,7 @@ extension GroupDecisionService {
             while true {
                 try Task.checkCancellation()
                 do {
-                    try await timeSource.sleep(configuration.sweepInterval)
+                    try await timeSource.sleep(configuration.localCache.sweepInterval)
                 } catch {
                     throw CancellationError()
                 }

@@ -22,7 +22,7 @@ extension GroupDecisionService {
     ///   within the stale-if-error window was left (nothing granted);
     ///   `AppStoreGroupsError.Code.transactionIDNotFound` (also from the negative cache);
     ///   `AppStoreGroupsError.Code.rateLimitExceeded` without an HTTP status when the budget or
-    ///   a `Retry-After` instant is further away than ``Configuration/maximumRateLimitWait``.
+    ///   a `Retry-After` instant is further away than ``RateLimitGate/Configuration/maximumRateLimitWait``.
     public func decision(
         anyTransactionID: String,
         entitlements: Set<String> = [],
@@ -122,7 +122,7 @@ extension GroupDecisionService {
     /// flight, unconfirmed: with a shared cache that counts invalidations, the check interval.
     private var countCheckInterval: Double? {
         guard let invalidations, !invalidations.isUnsupported else { return nil }
-        return configuration.invalidationCheckInterval.seconds
+        return configuration.sharedCache.invalidationCheckInterval.seconds
     }
 
     /// This process's copy for the customer if the invalidation count confirms it now (read once more

@@ -14,7 +14,7 @@ extension GroupDecisionService {
     /// there is thrown: the other processes would keep the old answer for its time to live, so a
     /// notification handler must retry (answer Apple's notification with an error so that Apple
     /// sends it again). Once the shared cache took it, the call waits
-    /// ``Configuration/invalidationCheckInterval`` before it returns: from then on no process
+    /// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` before it returns: from then on no process
     /// serves the old answer (see the DocC article "Serving decisions at fleet scale", section
     /// "Invalidation across the fleet").
     ///
@@ -106,7 +106,7 @@ extension GroupDecisionService {
     }
 
     /// Waits until every process has read the invalidation count since it moved: one
-    /// ``Configuration/invalidationCheckInterval``, unless the shared cache keeps no count.
+    /// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval``, unless the shared cache keeps no count.
     private func awaitOtherProcesses(_ shared: SharedCacheGuard) async throws(AppStoreGroupsError) {
         guard let invalidations, !invalidations.isUnsupported else { return }
         // Not known yet: asked once (a cache that keeps no count answers at once, without the store).
@@ -118,7 +118,7 @@ extension GroupDecisionService {
             return
         }
         do {
-            try await timeSource.sleep(configuration.invalidationCheckInterval)
+            try await timeSource.sleep(configuration.sharedCache.invalidationCheckInterval)
         } catch {
             throw AppStoreGroupsError(
                 code: .cancelled,

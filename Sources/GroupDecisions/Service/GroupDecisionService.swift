@@ -13,23 +13,24 @@ public import GroupPolicy
 ///   ``SharedGroupsCache`` such as `RedisGroupsCache` for a fleet.
 /// - **Single flight**: concurrent calls for one customer share one request to Apple; with a
 ///   shared cache, processes take a short lock and the others poll for the holder's answer.
-/// - **Freshness**: answers are fresh for ``Configuration/timeToLive``, and refreshed in the
-///   background from ``Configuration/refreshAhead`` of it while callers keep the cached answer.
+/// - **Freshness**: answers are fresh for ``FreshnessPolicy/timeToLive``, and refreshed in the
+///   background after ``FreshnessPolicy/refreshAfter`` (plus the answer's share of
+///   ``FreshnessPolicy/refreshSpread``) while callers keep the cached answer.
 ///   Past it, an answer is fetched again; while the budget spares no token for that (refreshes
-///   leave ``Configuration/refreshReserve`` to customers with no answer), or when the fetch fails
-///   within ``Configuration/staleIfError``, it is served marked stale, never past
-///   ``Configuration/maximumAge``; otherwise the call fails closed with the fetch's
+///   leave ``RateLimitGate/Configuration/refreshReserve`` to customers with no answer), or when the fetch fails
+///   within ``FreshnessPolicy/staleIfError``, it is served marked stale, never more
+///   than ``FreshnessPolicy/maximumStaleness`` past it; otherwise the call fails closed with the fetch's
 ///   `AppStoreGroupsError`. Nothing is ever granted from a failed fetch.
 /// - **Negative answers**: `TransactionIdNotFoundError` is remembered for
-///   ``Configuration/negativeTimeToLive``, and thrown again from the cache.
+///   ``FreshnessPolicy/negativeTimeToLive``, and thrown again from the cache.
 /// - **Rate limits**: every request goes through ``rateLimitGate``: a budget per endpoint and
 ///   environment, and after a 429 nothing sent to that endpoint, by any process sharing the cache,
-///   before the `Retry-After` instant (at most ``Configuration/maximumRateLimitHold`` away).
+///   before the `Retry-After` instant (at most ``RateLimitGate/Configuration/maximumRateLimitHold`` away).
 ///
 /// When the shared cache fails or is consistently slow, the service carries on with its own cache
 /// and keeps failing closed where it would have; while the cache that keeps the fleet's budget
 /// fails, it sends Apple nothing beyond what the cache granted (see
-/// ``Configuration/fallbackShare``). It writes nothing anywhere: what it
+/// ``RateLimitGate/Configuration/fallbackShare``). It writes nothing anywhere: what it
 /// does reaches the `observer` given to it (see ``GroupDecisionObserver``), policy reloads
 /// included. ``run()`` does its background work (refreshes ahead, sweeping); the service works
 /// without it, refreshing nothing ahead.
@@ -105,24 +106,25 @@ public final class GroupDecisionService: Sendable {
         self.decisionLog = decisionLog
         self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
         let rateLimitGate = RateLimitGate(
-            configuration: configuration.rateLimitGate,
+            configuration: configuration.rateLimits,
             shared: shared,
             timeSource: timeSource,
             observer: observer
         )
         self.rateLimitGate = rateLimitGate
-        let local =
-            configuration.returnsFreedMemoryToSystem
-            ? LocalGroupsCache(
-                capacityBytes: configuration.capacityBytes,
-                releaseFreedMemory: LocalGroupsCache.trimHeap
-            )
-            : LocalGroupsCache(capacityBytes: configuration.capacityBytes)
+        let trims = configuration.localCache.returnsFreedMemoryToSystem
+        let local = LocalGroupsCache(capacityBytes: configuration.localCache.capacityBytes) {
+            if trims { LocalGroupsCache.trimHeap() }
+        }
         self.local = local
         let invalidations =
             shared == nil
             ? nil
-            : InvalidationWatch(interval: configuration.invalidationCheckInterval, local: local, now: timeSource.now)
+            : InvalidationWatch(
+                interval: configuration.sharedCache.invalidationCheckInterval,
+                local: local,
+                now: timeSource.now
+            )
         self.invalidations = invalidations
         let refreshes = RefreshQueue(capacity: GroupDecisionService.maximumQueuedRefreshes)
         self.refreshes = refreshes

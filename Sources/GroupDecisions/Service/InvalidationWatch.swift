@@ -8,7 +8,7 @@ import GroupPolicyBasics
 ///
 /// Each copy is stamped with the count this process had read when the read or fetch that produced
 /// it began. A copy is served only while its stamp is the count read last and that read began
-/// less than ``GroupDecisionService/Configuration/invalidationCheckInterval`` ago; otherwise the
+/// less than ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago; otherwise the
 /// caller awaits one reading shared by every caller of this process. An invalidation adds one to
 /// the count when it forgets the answers, then waits the interval before it returns, so a request
 /// after it returned is served here only from a reading that saw it (see the DocC article

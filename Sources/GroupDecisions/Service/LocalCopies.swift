@@ -97,7 +97,7 @@ struct LocalCopies: Sendable {
 
     /// Asks for a refresh ahead of a fresh answer when it is old enough; one comparison otherwise.
     func refreshIfDue(_ answer: CachedGroupsAnswer, key: CustomerKey, now: Date) {
-        guard windows.refreshIsDue(answer, now: now) else { return }
+        guard windows.refreshIsDue(answer, customerID: key.customerID, now: now) else { return }
         refreshes.offer(key)
     }
 }

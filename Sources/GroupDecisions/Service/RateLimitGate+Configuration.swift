@@ -4,10 +4,10 @@ extension RateLimitGate {
     /// The budgets, waits and holds of a rate-limit gate, and how it treats a shared cache that
     /// fails or is slow.
     ///
-    /// A ``GroupDecisionService`` makes its gate with the part of its own configuration these
-    /// settings come from (``GroupDecisionService/Configuration/rateLimitGate``), and every default
-    /// here is the service's. Make a gate of your own with one:
-    /// `RateLimitGate(configuration: serviceConfiguration.rateLimitGate, sharedCache: cache)`.
+    /// A ``GroupDecisionService`` keeps one in its configuration
+    /// (``GroupDecisionService/Configuration/rateLimits``) and makes its gate with it; every default
+    /// here is the service's. Make a gate of your own with the service's settings:
+    /// `RateLimitGate(configuration: serviceConfiguration.rateLimits, sharedCache: cache)`.
     public struct Configuration: Sendable, Equatable {
         /// Requests a second each endpoint may be sent, per environment: each endpoint has a budget
         /// of its own.
@@ -80,36 +80,37 @@ extension RateLimitGate {
         /// ``GroupDecisionService/Configuration/longestDuration``).
         static let longestDuration = Duration.seconds(10 * 365 * 86_400)
 
-        /// What is wrong with the configuration, or `nil`.
+        /// What is wrong with the configuration, or `nil`: one line naming the field (a service
+        /// names it under `rateLimits.`).
         var problem: String? {
             let durations: [(String, Duration)] = [
-                ("the rate-limit wait", maximumRateLimitWait), ("the longest rate-limit hold", maximumRateLimitHold),
-                ("the rate-limit hold without Retry-After", rateLimitHoldWithoutRetryAfter),
-                ("the shared cache's retry interval", sharedCacheRetryInterval),
-                ("the shared cache's slow-call threshold", sharedCacheSlowCallThreshold),
+                ("maximumRateLimitWait", maximumRateLimitWait), ("maximumRateLimitHold", maximumRateLimitHold),
+                ("rateLimitHoldWithoutRetryAfter", rateLimitHoldWithoutRetryAfter),
+                ("sharedCacheRetryInterval", sharedCacheRetryInterval),
+                ("sharedCacheSlowCallThreshold", sharedCacheSlowCallThreshold),
             ]
             if let problem = Self.tooLong(durations) { return problem }
-            if maximumRateLimitWait < .zero { return "the rate-limit wait must not be negative" }
-            if maximumRateLimitHold <= .zero { return "the longest rate-limit hold must be positive" }
+            if maximumRateLimitWait < .zero { return "maximumRateLimitWait must not be negative" }
+            if maximumRateLimitHold <= .zero { return "maximumRateLimitHold must be positive" }
             if rateLimitHoldWithoutRetryAfter <= .zero {
-                return "the rate-limit hold without Retry-After must be positive"
+                return "rateLimitHoldWithoutRetryAfter must be positive"
             }
-            if sharedCacheRetryInterval < .zero { return "the shared cache's retry interval must not be negative" }
+            if sharedCacheRetryInterval < .zero { return "sharedCacheRetryInterval must not be negative" }
             if sharedCacheSlowCallThreshold <= .zero {
-                return "the shared cache's slow-call threshold must be positive"
+                return "sharedCacheSlowCallThreshold must be positive"
             }
-            if sharedCacheSlowCallsInARow < 0 { return "the shared cache's slow calls in a row must not be negative" }
+            if sharedCacheSlowCallsInARow < 0 { return "sharedCacheSlowCallsInARow must not be negative" }
             if !(refreshReserve >= 0 && refreshReserve < 1) {
-                return "the refresh reserve must be at least 0 and less than 1"
+                return "refreshReserve must be at least 0 and less than 1"
             }
             for (environment, rate) in requestsPerSecond where !(rate > 0 && rate.isFinite) {
-                return "the \(environment) request rate must be a positive number"
+                return "requestsPerSecond[\(environment)] must be a positive number"
             }
             for (environment, burst) in requestBurst where !(burst >= 1 && burst.isFinite) {
-                return "the \(environment) request burst must be a number of at least 1"
+                return "requestBurst[\(environment)] must be a number of at least 1"
             }
             if !(fallbackShare >= 0 && fallbackShare <= 1) {
-                return "the fallback share must be at least 0 and at most 1"
+                return "fallbackShare must be at least 0 and at most 1"
             }
             return nil
         }

@@ -11,25 +11,32 @@ extension RateLimitGate {
     /// from when this process first saw that instant (a far one left in the shared cache, by an
     /// earlier version or a clock far ahead, holds an hour, not for as long as it says).
     func heldUntil(_ key: EndpointKey) async -> Date? {
-        var read: Date??
-        if let shared {
-            read = await shared.read { cache throws(AppStoreGroupsError) in
+        var read = SharedHold.unavailable
+        if let shared,
+            let answer = await shared.read({ cache throws(AppStoreGroupsError) in
                 try await cache.rateLimitedUntil(key.endpoint, in: key.environment)
-            }
+            })
+        {
+            read = answer.map(SharedHold.until) ?? .open
         }
         let now = timeSource.now()
         let longest = configuration.maximumRateLimitHold.seconds
         let held = instants.withLock { instants -> Date? in
-            let sharedHold = instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
-            // The cache is unavailable: what this process knows holds.
-            guard let read else { return [instants[key]?.own, sharedHold].compactMap { $0 }.max() }
-            // The shared cache answered: its instant is the one, however this process was held.
-            guard let instant = read else {
+            switch read {
+            case .unavailable:
+                // What this process knows holds.
+                let sharedHold = instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
+                return [instants[key]?.own, sharedHold].compactMap { $0 }.max()
+            case .open:
+                // The shared cache answered with no instant: the gate is open, however this
+                // process was held.
                 instants[key] = nil
                 return nil
+            case .until(let instant):
+                // The shared cache's instant is the one, however this process was held.
+                if instants[key]?.shared?.instant != instant { instants[key] = (nil, (instant, now)) }
+                return instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
             }
-            if instants[key]?.shared?.instant != instant { instants[key] = (nil, (instant, now)) }
-            return instants[key]?.shared.map { min($0.instant, $0.seen + longest) }
         }
         guard let held, held > now else { return nil }
         return held
@@ -63,4 +70,14 @@ extension RateLimitGate {
         held.retryAfter = instant
         return held
     }
+}
+
+/// What the shared cache said of an endpoint's `Retry-After` instant.
+private enum SharedHold {
+    /// No shared cache, or it could not be read.
+    case unavailable
+    /// It holds no instant: the endpoint is open.
+    case open
+    /// It holds this instant.
+    case until(Date)
 }

@@ -55,7 +55,7 @@ public final class RateLimitGate: Sendable {
     ///
     /// - Parameters:
     ///   - configuration: The budgets, waits and holds. Default: ``Configuration/init()``, the
-    ///     service's defaults; `serviceConfiguration.rateLimitGate` for a service's settings.
+    ///     service's defaults; `serviceConfiguration.rateLimits` for a service's settings.
     ///   - sharedCache: Where the fleet shares `Retry-After` instants, or `nil` for this process alone.
     ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told of 429s and refusals. Default: none.

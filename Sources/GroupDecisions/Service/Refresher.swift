@@ -36,7 +36,7 @@ struct Refresher: Sendable {
                 anyTransactionID: key.customerID,
                 in: key.environment,
                 owner: owner,
-                timeToLive: configuration.fetchLockTimeToLive
+                timeToLive: configuration.sharedCache.fetchLockTimeToLive
             )
         }
         guard let attempt else {
@@ -48,7 +48,7 @@ struct Refresher: Sendable {
         var outcome = GroupDecisionService.FlightOutcome.fetchedNothing
         let now = timeSource.now()
         if let answer = attempt.answer, answer.kind == .groups {
-            if now.timeIntervalSince(answer.fetchedAt) < windows.refreshAheadSeconds,
+            if !windows.refreshIsDue(answer, customerID: key.customerID, now: now),
                 let loaded = try? windows.fresh(answer, decoded: nil, now: now)
             {
                 keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit)

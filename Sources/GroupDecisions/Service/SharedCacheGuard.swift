@@ -74,9 +74,9 @@ final class SharedCacheGuard: Sendable {
     ) {
         self.init(
             cache,
-            retryInterval: configuration.sharedCacheRetryInterval,
-            slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
-            slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
+            retryInterval: configuration.rateLimits.sharedCacheRetryInterval,
+            slowCallThreshold: configuration.rateLimits.sharedCacheSlowCallThreshold,
+            slowCallsInARow: configuration.rateLimits.sharedCacheSlowCallsInARow,
             timeSource: timeSource,
             observer: observer
         )

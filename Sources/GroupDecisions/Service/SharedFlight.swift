@@ -74,7 +74,7 @@ struct SharedFlight: Sendable {
                         anyTransactionID: customerID,
                         in: environment,
                         owner: owner,
-                        timeToLive: configuration.fetchLockTimeToLive
+                        timeToLive: configuration.sharedCache.fetchLockTimeToLive
                     )
                 }
             )
@@ -168,10 +168,10 @@ struct SharedFlight: Sendable {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
         // slack absorbs the floating-point error of adding up poll intervals.
-        let deadline = timeSource.now().addingTimeInterval(configuration.fetchLockWait.seconds)
+        let deadline = timeSource.now().addingTimeInterval(configuration.sharedCache.fetchLockWait.seconds)
         while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
             do {
-                try await timeSource.sleep(configuration.fetchLockPollInterval)
+                try await timeSource.sleep(configuration.sharedCache.fetchLockPollInterval)
             } catch {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }

@@ -228,7 +228,9 @@ struct FetcherFaultTests {
         #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(lastInstant) / 1000))
         #expect(time.sleeps == waits)
         #expect(elapsed >= waits.reduce(.zero, +))
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: storm.attempts, waits: waits.reduce(.zero, +)))
+        #expect(
+            elapsed < failureBound(timeout: Self.answerTimeout, attempts: storm.attempts, waits: waits.reduce(.zero, +))
+        )
         let requests = try await server.log(count: storm.attempts)
         #expect(requests.count == storm.attempts)
         try SecretScan(tokens: requests.compactMap(\.token)).check(error)

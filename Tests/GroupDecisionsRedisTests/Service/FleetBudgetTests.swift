@@ -19,11 +19,11 @@ struct FleetBudgetTests {
     /// cache never skipped as slow (a busy machine makes every call slow).
     static func configuration(burst: Double, fallbackShare: Double = 0) -> GroupDecisionService.Configuration {
         var configuration = GroupDecisionService.Configuration()
-        configuration.fallbackShare = fallbackShare
-        configuration.requestsPerSecond = [.sandbox: 0.01, .production: 0.01]
-        configuration.requestBurst = [.sandbox: burst]
-        configuration.maximumRateLimitWait = .zero
-        configuration.sharedCacheSlowCallsInARow = 0
+        configuration.rateLimits.fallbackShare = fallbackShare
+        configuration.rateLimits.requestsPerSecond = [.sandbox: 0.01, .production: 0.01]
+        configuration.rateLimits.requestBurst = [.sandbox: burst]
+        configuration.rateLimits.maximumRateLimitWait = .zero
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
         return configuration
     }
 
@@ -228,8 +228,8 @@ struct FleetBudgetTests {
     func configurationBounds() throws {
         for (burst, share) in [(0.5, 0.25), (2, -0.1), (2, 1.5), (Double.infinity, 0.25), (2, Double.nan)] {
             var configuration = GroupDecisionService.Configuration()
-            configuration.requestBurst = [.production: burst]
-            configuration.fallbackShare = share
+            configuration.rateLimits.requestBurst = [.production: burst]
+            configuration.rateLimits.fallbackShare = share
             #expect(throws: AppStoreGroupsError.self) {
                 try GroupDecisionService(
                     policies: ServiceFixtures.policies(),

@@ -19,10 +19,10 @@ struct FleetInvalidationTests {
     /// call slow, and a skipped cache is the documented exception these tests do not test).
     static var configuration: GroupDecisionService.Configuration {
         var configuration = GroupDecisionService.Configuration()
-        configuration.sharedCacheSlowCallsInARow = 0
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
         // The suites here fail the shared cache on purpose: each process then fetches within a
         // share of the budget of its own, which is what they need to see the invalidations race.
-        configuration.fallbackShare = 0.25
+        configuration.rateLimits.fallbackShare = 0.25
         return configuration
     }
 
@@ -215,7 +215,7 @@ struct FleetInvalidationTests {
         #expect(try await Self.sources(service2) == ["live", "live", "cache"])
         // Service 1 reads Redis again once its own copies pass the local time to live, and finds the
         // members' new answers there.
-        clock.advance(by: service1.configuration.localTimeToLive)
+        clock.advance(by: service1.configuration.localCache.timeToLive)
         #expect(try await Self.sources(service1) == ["cache", "cache", "cache"])
         #expect(source.callCount(for: "c1") == 2)
         #expect(source.callCount(for: "c2") == 2)

@@ -221,7 +221,7 @@ struct FlightJoinAdversaryTests {
     )
     func slowFetchRealClock() async throws {
         var configuration = FleetInvalidationTests.configuration
-        configuration.fetchLockWait = .milliseconds(300)
+        configuration.sharedCache.fetchLockWait = .milliseconds(300)
         let apple = StaticGroupsSource(["c": Self.family])
         let gated = GatedGroupsSource(apple)
         let service = try GroupDecisionService(

@@ -140,7 +140,7 @@ struct InvalidationAdversaryTests {
         _ = try await store.call([Array("FLUSHALL".utf8)], "FLUSHALL")
         try await Self.set(store, "down:invalidations", "1")
         apple.setAnswer(Self.none, for: "c")
-        clock.advance(by: service.configuration.invalidationCheckInterval)
+        clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
         let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
         #expect(served.source == .live)
         #expect(served.decision.capabilities.sorted() == [])
@@ -209,8 +209,8 @@ struct InvalidationAdversaryTests {
         let storeB = try fleet.store(prefix: "slow", timeout: .seconds(30))
         var configuration = GroupDecisionService.Configuration()
         // Long enough that neither the skip nor B's copy ends during the test, however busy the machine.
-        configuration.sharedCacheRetryInterval = .seconds(600)
-        configuration.localTimeToLive = .seconds(600)
+        configuration.rateLimits.sharedCacheRetryInterval = .seconds(600)
+        configuration.localCache.timeToLive = .seconds(600)
         let apple = StaticGroupsSource(["c": Self.family])
         let serviceA = try FleetInvalidationTests.service(apple, shared: storeA)
         let serviceB = try GroupDecisionService(
@@ -244,7 +244,7 @@ struct InvalidationAdversaryTests {
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
         let before = proxy.roundTrips
-        clock.advance(by: service.configuration.invalidationCheckInterval)
+        clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
         let sources = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<64 {
                 group.addTask {
@@ -276,7 +276,7 @@ struct InvalidationAdversaryTests {
         // One read of the count fails (a timeout, a connection reset): B skips the cache for the
         // retry interval (5 seconds) and serves its copy, as documented.
         throughB.fail(["invalidationCount"])
-        clock.advance(by: serviceB.configuration.invalidationCheckInterval)
+        clock.advance(by: serviceB.configuration.sharedCache.invalidationCheckInterval)
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
         // The cache answers again; through A, an invalidation completes and returns.
         throughB.fail([])
@@ -294,7 +294,7 @@ struct InvalidationAdversaryTests {
         let shared = InMemoryGroupsCache(now: clock.now)
         let apple = StaticGroupsSource(["c": Self.family])
         var configuration = FleetInvalidationTests.configuration
-        configuration.localTimeToLive = .zero
+        configuration.localCache.timeToLive = .zero
         let make = {
             try GroupDecisionService(
                 policies: ServiceFixtures.policies(),

@@ -139,7 +139,7 @@ struct InvalidationCountTests {
         let store = try server.store(prefix: "bad", now: clock.now)
         defer { store.close() }
         var configuration = FleetInvalidationTests.configuration
-        configuration.sharedCacheRetryInterval = .zero
+        configuration.rateLimits.sharedCacheRetryInterval = .zero
         let source = StaticGroupsSource(["c": Self.before])
         let service = try GroupDecisionService(
             policies: ServiceFixtures.policies(),
@@ -165,7 +165,7 @@ struct InvalidationCountTests {
             in: .sandbox,
             timeToLive: .seconds(60)
         )
-        clock.advance(by: configuration.invalidationCheckInterval)
+        clock.advance(by: configuration.sharedCache.invalidationCheckInterval)
         let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
         #expect(served.source == .cache)
         #expect(served.decision.capabilities.sorted() == [])
@@ -192,7 +192,7 @@ struct InvalidationCountTests {
         let service = try FleetInvalidationTests.clockedService(source, shared: store, clock: clock)
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         server.stop()
-        clock.advance(by: service.configuration.invalidationCheckInterval)
+        clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
         let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
         #expect(served.source == .cache)
         #expect(served.decision.capabilities.sorted() == ServiceFixtures.familyCapabilities)
@@ -220,7 +220,7 @@ struct InvalidationCountTests {
             #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
         }
         #expect(proxy.roundTrips == 5)
-        clock.advance(by: service.configuration.invalidationCheckInterval)
+        clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
         #expect(proxy.roundTrips == 6)
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
@@ -246,19 +246,22 @@ struct InvalidationCountTests {
                 return error.message
             }
         }
-        #expect(GroupDecisionService.Configuration().invalidationCheckInterval == .milliseconds(250))
-        #expect(problem { $0.invalidationCheckInterval = .zero } == "the invalidation check interval must be positive")
+        #expect(GroupDecisionService.Configuration().sharedCache.invalidationCheckInterval == .milliseconds(250))
         #expect(
-            problem { $0.invalidationCheckInterval = .milliseconds(-1) }
-                == "the invalidation check interval must be positive"
+            problem { $0.sharedCache.invalidationCheckInterval = .zero }
+                == "sharedCache.invalidationCheckInterval must be positive"
         )
         #expect(
-            problem { $0.invalidationCheckInterval = .milliseconds(5_001) }
-                == "the invalidation check interval must be at most the local time to live"
+            problem { $0.sharedCache.invalidationCheckInterval = .milliseconds(-1) }
+                == "sharedCache.invalidationCheckInterval must be positive"
         )
-        #expect(problem { $0.invalidationCheckInterval = .seconds(5) } == nil)
+        #expect(
+            problem { $0.sharedCache.invalidationCheckInterval = .milliseconds(5_001) }
+                == "sharedCache.invalidationCheckInterval must be at most localCache.timeToLive"
+        )
+        #expect(problem { $0.sharedCache.invalidationCheckInterval = .seconds(5) } == nil)
         // Nothing is kept here with a local time to live of zero: any positive interval will do.
-        #expect(problem { $0.localTimeToLive = .zero } == nil)
+        #expect(problem { $0.localCache.timeToLive = .zero } == nil)
     }
 
     @Test("an invalidation waits the check interval on the service's clock; none without a shared cache")

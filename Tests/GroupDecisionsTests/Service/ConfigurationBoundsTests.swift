@@ -12,20 +12,25 @@ import Testing
 struct ConfigurationBoundsTests {
     nonisolated(unsafe) static let settings: [(String, WritableKeyPath<GroupDecisionService.Configuration, Duration>)] =
         [
-            ("the time to live", \.timeToLive), ("the stale-if-error window", \.staleIfError),
-            ("the maximum age", \.maximumAge), ("the negative time to live", \.negativeTimeToLive),
-            ("the fetch lock's time to live", \.fetchLockTimeToLive), ("the fetch lock wait", \.fetchLockWait),
-            ("the fetch lock poll interval", \.fetchLockPollInterval), ("the rate-limit wait", \.maximumRateLimitWait),
-            ("the longest rate-limit hold", \.maximumRateLimitHold),
-            ("the rate-limit hold without Retry-After", \.rateLimitHoldWithoutRetryAfter),
-            ("the local time to live", \.localTimeToLive),
-            ("the invalidation check interval", \.invalidationCheckInterval),
-            ("the shared cache's retry interval", \.sharedCacheRetryInterval),
-            ("the shared cache's slow-call threshold", \.sharedCacheSlowCallThreshold),
-            ("the sweep interval", \.sweepInterval),
+            ("freshness.timeToLive", \.freshness.timeToLive),
+            ("freshness.refreshSpread", \.freshness.refreshSpread),
+            ("freshness.staleIfError", \.freshness.staleIfError),
+            ("freshness.maximumStaleness", \.freshness.maximumStaleness),
+            ("freshness.negativeTimeToLive", \.freshness.negativeTimeToLive),
+            ("sharedCache.fetchLockTimeToLive", \.sharedCache.fetchLockTimeToLive),
+            ("sharedCache.fetchLockWait", \.sharedCache.fetchLockWait),
+            ("sharedCache.fetchLockPollInterval", \.sharedCache.fetchLockPollInterval),
+            ("rateLimits.maximumRateLimitWait", \.rateLimits.maximumRateLimitWait),
+            ("rateLimits.maximumRateLimitHold", \.rateLimits.maximumRateLimitHold),
+            ("rateLimits.rateLimitHoldWithoutRetryAfter", \.rateLimits.rateLimitHoldWithoutRetryAfter),
+            ("localCache.timeToLive", \.localCache.timeToLive),
+            ("sharedCache.invalidationCheckInterval", \.sharedCache.invalidationCheckInterval),
+            ("rateLimits.sharedCacheRetryInterval", \.rateLimits.sharedCacheRetryInterval),
+            ("rateLimits.sharedCacheSlowCallThreshold", \.rateLimits.sharedCacheSlowCallThreshold),
+            ("localCache.sweepInterval", \.localCache.sweepInterval),
         ]
 
-    @Test("a duration past ten years is refused at configuration, naming it", arguments: 0..<15)
+    @Test("a duration past ten years is refused at configuration, naming it", arguments: 0..<16)
     func longDurationRefused(index: Int) throws {
         let (name, path) = Self.settings[index]
         var configuration = GroupDecisionService.Configuration()
@@ -47,8 +52,8 @@ struct ConfigurationBoundsTests {
     @Test("ten years exactly is accepted")
     func tenYearsAccepted() {
         var configuration = GroupDecisionService.Configuration()
-        configuration.timeToLive = GroupDecisionService.Configuration.longestDuration
-        configuration.maximumAge = GroupDecisionService.Configuration.longestDuration
+        configuration.freshness.timeToLive = GroupDecisionService.Configuration.longestDuration
+        configuration.freshness.maximumStaleness = .zero
         #expect(configuration.problem == nil)
     }
 }

@@ -71,32 +71,30 @@ struct FreshnessTests {
     @Test(
         "the configuration's freshness values are checked",
         arguments: [
-            ("maximumAge 299", "the maximum age must be at least the time to live"),
-            ("refreshAhead 0", "the refresh-ahead fraction must be greater than 0 and less than 1, or nil"),
-            ("refreshAhead 1", "the refresh-ahead fraction must be greater than 0 and less than 1, or nil"),
-            ("refreshAhead nan", "the refresh-ahead fraction must be greater than 0 and less than 1, or nil"),
-            ("refreshReserve -0.01", "the refresh reserve must be at least 0 and less than 1"),
-            ("refreshReserve 1", "the refresh reserve must be at least 0 and less than 1"),
-            ("maximumRefreshesInFlight 0", "the refreshes in flight must be at least 1"),
+            ("maximumStaleness -1", "freshness.maximumStaleness must not be negative"),
+            ("refreshAfter 0", "freshness.refreshAfter must be positive and less than freshness.timeToLive, or nil"),
+            ("refreshAfter 300", "freshness.refreshAfter must be positive and less than freshness.timeToLive, or nil"),
+            ("refreshSpread -1", "freshness.refreshSpread must not be negative"),
+            ("refreshReserve -0.01", "rateLimits.refreshReserve must be at least 0 and less than 1"),
+            ("refreshReserve 1", "rateLimits.refreshReserve must be at least 0 and less than 1"),
+            ("maximumRefreshesInFlight 0", "maximumRefreshesInFlight must be at least 1"),
         ]
     )
     func configurationChecked(setting: String, message: String) throws {
         var configuration = GroupDecisionService.Configuration()
-        #expect(configuration.maximumAge == .seconds(3600))
-        #expect(configuration.refreshAhead == 0.75)
-        #expect(configuration.refreshReserve == 0.2)
-        #expect(configuration.maximumRefreshesInFlight == 4)
         #expect(configuration.problem == nil)
-        configuration.maximumAge = configuration.timeToLive
-        configuration.refreshAhead = nil
-        configuration.refreshReserve = 0
+        // A fixed time to live, with no reserve: the edges of every range.
+        configuration.freshness.maximumStaleness = .zero
+        configuration.freshness.refreshAfter = nil
+        configuration.rateLimits.refreshReserve = 0
         #expect(configuration.problem == nil)
         let parts = setting.split(separator: " ")
         let value = try #require(Double(String(parts[1])))
         switch parts[0] {
-        case "maximumAge": configuration.maximumAge = .seconds(value)
-        case "refreshAhead": configuration.refreshAhead = value
-        case "refreshReserve": configuration.refreshReserve = value
+        case "maximumStaleness": configuration.freshness.maximumStaleness = .seconds(value)
+        case "refreshAfter": configuration.freshness.refreshAfter = .seconds(value)
+        case "refreshSpread": configuration.freshness.refreshSpread = .seconds(value)
+        case "refreshReserve": configuration.rateLimits.refreshReserve = value
         default: configuration.maximumRefreshesInFlight = Int(value)
         }
         #expect(configuration.problem == message)
@@ -203,7 +201,7 @@ struct FreshnessTests {
         let service = try Self.service(
             source,
             clock: clock,
-            configuration: Self.configuration(burst: 3) { $0.maximumAge = .seconds(600) }
+            configuration: Self.configuration(burst: 3) { $0.freshness.maximumStaleness = .seconds(300) }
         )
         // Burst 3, reserve 0.6: c0 and c1 leave one token.
         _ = try await Self.decide(service, "c0")
@@ -229,8 +227,8 @@ struct FreshnessTests {
             clock: clock,
             observer: observer,
             configuration: Self.configuration(burst: 100) {
-                $0.staleIfError = .seconds(3600)
-                $0.maximumAge = .seconds(900)
+                $0.freshness.staleIfError = .seconds(3600)
+                $0.freshness.maximumStaleness = .seconds(600)
             }
         )
         _ = try await Self.decide(service, "c0")
@@ -285,7 +283,11 @@ struct FreshnessTests {
         let clock = ManualClock()
         let gated = GatedGroupsSource(StaticGroupsSource(Self.customers(2)))
         let shared = InMemoryGroupsCache(now: clock.now)
-        let configuration = Self.configuration(burst: 100) { $0.refreshAhead = 0.75 }
+        // No spread: the test pins the refresh instant at three quarters of the time to live.
+        let configuration = Self.configuration(burst: 100) {
+            $0.freshness.refreshAfter = .seconds(225)
+            $0.freshness.refreshSpread = .zero
+        }
         let first = try Self.service(gated, clock: clock, shared: shared, configuration: configuration, realSleep: true)
         let second = try Self.service(
             gated,
@@ -329,7 +331,7 @@ struct FreshnessTests {
         let inner = StaticGroupsSource(Self.customers(2))
         let gated = GatedGroupsSource(inner)
         let shared = InMemoryGroupsCache(now: clock.now)
-        let configuration = Self.configuration(burst: 100) { $0.refreshAhead = 0.5 }
+        let configuration = Self.configuration(burst: 100) { $0.freshness.refreshAfter = .seconds(150) }
         let service = try Self.service(
             gated,
             clock: clock,
@@ -368,7 +370,7 @@ struct FreshnessTests {
         let clock = ManualClock()
         let inner = StaticGroupsSource(Self.customers(1))
         let gated = GatedGroupsSource(inner)
-        let configuration = Self.configuration(burst: 100) { $0.refreshAhead = 0.5 }
+        let configuration = Self.configuration(burst: 100) { $0.freshness.refreshAfter = .seconds(150) }
         let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
         _ = try await Self.decide(service, "c0")
         let run = Task { try await service.run() }
@@ -398,7 +400,7 @@ struct FreshnessTests {
         let clock = ManualClock()
         let gated = GatedGroupsSource(StaticGroupsSource(Self.customers(3)))
         let configuration = Self.configuration(burst: 100) {
-            $0.refreshAhead = 0.5
+            $0.freshness.refreshAfter = .seconds(150)
             $0.maximumRefreshesInFlight = 1
         }
         let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
@@ -444,7 +446,7 @@ struct FreshnessTests {
     func runCancelsRefreshes() async throws {
         let clock = ManualClock()
         let gated = GatedGroupsSource(StaticGroupsSource(Self.customers(1)))
-        let configuration = Self.configuration(burst: 100) { $0.refreshAhead = 0.5 }
+        let configuration = Self.configuration(burst: 100) { $0.freshness.refreshAfter = .seconds(150) }
         let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
         _ = try await Self.decide(service, "c0")
         let run = Task { try await service.run() }

@@ -24,7 +24,7 @@ struct GroupDecisionServiceTests {
         var configuration = GroupDecisionService.Configuration()
         // On the system clock a busy machine makes every call look slow, and the service would
         // skip the shared cache under test; the guard's own tests run on a manual clock.
-        if clock == nil { configuration.sharedCacheSlowCallsInARow = 0 }
+        if clock == nil { configuration.rateLimits.sharedCacheSlowCallsInARow = 0 }
         configure(&configuration)
         return try GroupDecisionService(
             policies: policies(),
@@ -120,7 +120,7 @@ struct GroupDecisionServiceTests {
     func staleIfError() async throws {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
-        let service = try Self.service(stub, clock: clock) { $0.staleIfError = .seconds(60) }
+        let service = try Self.service(stub, clock: clock) { $0.freshness.staleIfError = .seconds(60) }
         let fetched = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         stub.answer { _, _ in StubGroupsSource.internalError }
         clock.advance(by: .seconds(330))
@@ -160,7 +160,7 @@ struct GroupDecisionServiceTests {
     func negativeCache() async throws {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now) { _, _ in StubGroupsSource.notFound }
-        let service = try Self.service(stub, clock: clock) { $0.negativeTimeToLive = .seconds(30) }
+        let service = try Self.service(stub, clock: clock) { $0.freshness.negativeTimeToLive = .seconds(30) }
         let first = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
         #expect(first?.code == .transactionIDNotFound)
         clock.advance(by: .seconds(29))
@@ -203,7 +203,9 @@ struct GroupDecisionServiceTests {
             now < retryAfter ? StubGroupsSource.tooManyRequests(until: retryAfter) : StubGroupsSource.consumerGroup
         }
         let shared = InMemoryGroupsCache(now: clock.now)
-        let service = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
+        let service = try Self.service(stub, clock: clock, shared: shared) {
+            $0.rateLimits.maximumRateLimitWait = .zero
+        }
         let first = await expectError { try await service.decision(anyTransactionID: "a", environment: .sandbox) }
         #expect(first?.code == .rateLimitExceeded)
         #expect(first?.httpStatus == 429)
@@ -214,12 +216,14 @@ struct GroupDecisionServiceTests {
         #expect(second?.attempts == 0)
         #expect(second?.retryAfter == retryAfter)
         // Another process sharing the store is held back too.
-        let other = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .zero }
+        let other = try Self.service(stub, clock: clock, shared: shared) { $0.rateLimits.maximumRateLimitWait = .zero }
         let third = await expectError { try await other.decision(anyTransactionID: "c", environment: .sandbox) }
         #expect(third?.code == .rateLimitExceeded)
         #expect(stub.requests == ["a"])
         // One that may wait 30 seconds waits until the instant, then sends.
-        let patient = try Self.service(stub, clock: clock, shared: shared) { $0.maximumRateLimitWait = .seconds(30) }
+        let patient = try Self.service(stub, clock: clock, shared: shared) {
+            $0.rateLimits.maximumRateLimitWait = .seconds(30)
+        }
         #expect(try await patient.decision(anyTransactionID: "d", environment: .sandbox).source == .live)
         #expect(stub.requests == ["a", "d"])
         #expect(try #require(stub.requestTimes.last) >= retryAfter)
@@ -229,7 +233,7 @@ struct GroupDecisionServiceTests {
     func budget() async throws {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
-        let fast = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .zero }
+        let fast = try Self.service(stub, clock: clock) { $0.rateLimits.maximumRateLimitWait = .zero }
         for index in 0..<5 {
             #expect(try await fast.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
         }
@@ -237,7 +241,7 @@ struct GroupDecisionServiceTests {
         #expect(spent?.code == .rateLimitExceeded)
         #expect(spent?.attempts == 0)
         #expect(stub.requests.count == 5)
-        let patient = try Self.service(stub, clock: clock) { $0.maximumRateLimitWait = .seconds(1) }
+        let patient = try Self.service(stub, clock: clock) { $0.rateLimits.maximumRateLimitWait = .seconds(1) }
         for index in 0..<7 {
             _ = try await patient.decision(anyTransactionID: "p\(index)", environment: .sandbox)
         }
@@ -369,8 +373,10 @@ struct GroupDecisionServiceTests {
     func invalidConfiguration() throws {
         let stub = StubGroupsSource()
         let cases: [(inout GroupDecisionService.Configuration) -> Void] = [
-            { $0.timeToLive = .zero }, { $0.staleIfError = .seconds(-1) }, { $0.requestsPerSecond[.sandbox] = 0 },
-            { $0.requestsPerSecond[.production] = .infinity }, { $0.fetchLockPollInterval = .zero },
+            { $0.freshness.timeToLive = .zero }, { $0.freshness.staleIfError = .seconds(-1) },
+            { $0.rateLimits.requestsPerSecond[.sandbox] = 0 },
+            { $0.rateLimits.requestsPerSecond[.production] = .infinity },
+            { $0.sharedCache.fetchLockPollInterval = .zero },
         ]
         for configure in cases {
             #expect(throws: AppStoreGroupsError.self) { try Self.service(stub, configure: configure) }

@@ -17,7 +17,7 @@ struct MalformedIDTests {
         let stub = StubGroupsSource(clock: clock.now)
         let cache = SharedCacheGuardTests.scriptedCache(clock)
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache) {
-            $0.maximumRateLimitWait = .zero
+            $0.rateLimits.maximumRateLimitWait = .zero
         }
         let malformed = ["", "has space", "semi;colon", "../../etc", String(repeating: "9", count: 129), "é"]
         for _ in 0..<4 {

@@ -6,8 +6,9 @@ import Testing
 
 @testable import GroupDecisions
 
-/// The gate's configuration: its defaults are the service's, the service's configuration derives
-/// it field by field, and a gate refuses what the service refuses, with the same message.
+/// The gate's configuration: its defaults are the service's, the service stores it and makes its
+/// gate with it, and a gate refuses what the service refuses, naming the field (the service under
+/// `rateLimits.`).
 @Suite("Rate-limit gate configuration")
 struct RateLimitGateConfigurationTests {
     @Test("every default of the gate's configuration is the service's")
@@ -26,58 +27,52 @@ struct RateLimitGateConfigurationTests {
         #expect(configuration.rate(for: .production) == 50)
         #expect(configuration.burst(for: .sandbox) == 5)
         #expect(configuration.problem == nil)
-        #expect(GroupDecisionService.Configuration().rateLimitGate == configuration)
+        #expect(GroupDecisionService.Configuration().rateLimits == configuration)
     }
 
-    @Test("every setting of the gate changed on the service's configuration shows in the gate's")
-    func derivedFromTheService() {
-        var service = GroupDecisionService.Configuration()
-        service.requestsPerSecond = [.production: 40, .sandbox: 2]
-        service.requestBurst = [.sandbox: 3]
-        service.refreshReserve = 0.5
-        service.fallbackShare = 0.25
-        service.maximumRateLimitWait = .seconds(2)
-        service.maximumRateLimitHold = .seconds(1800)
-        service.rateLimitHoldWithoutRetryAfter = .seconds(30)
-        service.sharedCacheRetryInterval = .seconds(7)
-        service.sharedCacheSlowCallThreshold = .milliseconds(300)
-        service.sharedCacheSlowCallsInARow = 0
-        var expected = RateLimitGate.Configuration()
-        expected.requestsPerSecond = [.production: 40, .sandbox: 2]
-        expected.requestBurst = [.sandbox: 3]
-        expected.refreshReserve = 0.5
-        expected.fallbackShare = 0.25
-        expected.maximumRateLimitWait = .seconds(2)
-        expected.maximumRateLimitHold = .seconds(1800)
-        expected.rateLimitHoldWithoutRetryAfter = .seconds(30)
-        expected.sharedCacheRetryInterval = .seconds(7)
-        expected.sharedCacheSlowCallThreshold = .milliseconds(300)
-        expected.sharedCacheSlowCallsInARow = 0
-        let derived = service.rateLimitGate
-        #expect(derived == expected)
-        #expect(derived.fallbackShare == 0.25)
-        #expect(derived.rate(for: .sandbox) == 2)
-        #expect(derived.burst(for: .sandbox) == 3)
-        #expect(derived.burst(for: .production) == 40)
-        #expect(derived != RateLimitGate.Configuration())
+    @Test("the service's gate is made with the gate's configuration stored in the service's")
+    func storedInTheService() throws {
+        var configuration = GroupDecisionService.Configuration()
+        configuration.rateLimits.requestsPerSecond = [.production: 40, .sandbox: 2]
+        configuration.rateLimits.requestBurst = [.sandbox: 3]
+        configuration.rateLimits.refreshReserve = 0.5
+        configuration.rateLimits.fallbackShare = 0.25
+        configuration.rateLimits.maximumRateLimitWait = .seconds(2)
+        configuration.rateLimits.maximumRateLimitHold = .seconds(1800)
+        configuration.rateLimits.rateLimitHoldWithoutRetryAfter = .seconds(30)
+        configuration.rateLimits.sharedCacheRetryInterval = .seconds(7)
+        configuration.rateLimits.sharedCacheSlowCallThreshold = .milliseconds(300)
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: StaticGroupsSource([:]),
+            configuration: configuration
+        )
+        let gate = service.rateLimitGate.configuration
+        #expect(gate == configuration.rateLimits)
+        #expect(gate.fallbackShare == 0.25)
+        #expect(gate.rate(for: .sandbox) == 2)
+        #expect(gate.burst(for: .sandbox) == 3)
+        #expect(gate.burst(for: .production) == 40)
+        #expect(gate != RateLimitGate.Configuration())
     }
 
     @Test(
         "a setting of the gate out of range is refused by the gate and the service, with one message",
         arguments: [
-            ("maximumRateLimitWait -1", "the rate-limit wait must not be negative"),
-            ("maximumRateLimitHold 0", "the longest rate-limit hold must be positive"),
-            ("rateLimitHoldWithoutRetryAfter 0", "the rate-limit hold without Retry-After must be positive"),
-            ("sharedCacheRetryInterval -1", "the shared cache's retry interval must not be negative"),
-            ("sharedCacheSlowCallThreshold 0", "the shared cache's slow-call threshold must be positive"),
-            ("sharedCacheSlowCallsInARow -1", "the shared cache's slow calls in a row must not be negative"),
-            ("refreshReserve 1", "the refresh reserve must be at least 0 and less than 1"),
-            ("requestsPerSecond 0", "the Sandbox request rate must be a positive number"),
-            ("requestBurst 0.5", "the Sandbox request burst must be a number of at least 1"),
-            ("fallbackShare 1.5", "the fallback share must be at least 0 and at most 1"),
+            ("maximumRateLimitWait -1", "maximumRateLimitWait must not be negative"),
+            ("maximumRateLimitHold 0", "maximumRateLimitHold must be positive"),
+            ("rateLimitHoldWithoutRetryAfter 0", "rateLimitHoldWithoutRetryAfter must be positive"),
+            ("sharedCacheRetryInterval -1", "sharedCacheRetryInterval must not be negative"),
+            ("sharedCacheSlowCallThreshold 0", "sharedCacheSlowCallThreshold must be positive"),
+            ("sharedCacheSlowCallsInARow -1", "sharedCacheSlowCallsInARow must not be negative"),
+            ("refreshReserve 1", "refreshReserve must be at least 0 and less than 1"),
+            ("requestsPerSecond 0", "requestsPerSecond[Sandbox] must be a positive number"),
+            ("requestBurst 0.5", "requestBurst[Sandbox] must be a number of at least 1"),
+            ("fallbackShare 1.5", "fallbackShare must be at least 0 and at most 1"),
             (
                 "maximumRateLimitHold 315360001",
-                "the longest rate-limit hold must be at most 10 years (315360000 seconds), not 315360001 seconds"
+                "maximumRateLimitHold must be at most 10 years (315360000 seconds), not 315360001 seconds"
             ),
         ]
     )
@@ -86,19 +81,19 @@ struct RateLimitGateConfigurationTests {
         let value = try #require(Double(String(parts[1])))
         var service = GroupDecisionService.Configuration()
         switch parts[0] {
-        case "maximumRateLimitWait": service.maximumRateLimitWait = .seconds(value)
-        case "maximumRateLimitHold": service.maximumRateLimitHold = .seconds(value)
-        case "rateLimitHoldWithoutRetryAfter": service.rateLimitHoldWithoutRetryAfter = .seconds(value)
-        case "sharedCacheRetryInterval": service.sharedCacheRetryInterval = .seconds(value)
-        case "sharedCacheSlowCallThreshold": service.sharedCacheSlowCallThreshold = .seconds(value)
-        case "sharedCacheSlowCallsInARow": service.sharedCacheSlowCallsInARow = Int(value)
-        case "refreshReserve": service.refreshReserve = value
-        case "requestsPerSecond": service.requestsPerSecond[.sandbox] = value
-        case "requestBurst": service.requestBurst[.sandbox] = value
-        default: service.fallbackShare = value
+        case "maximumRateLimitWait": service.rateLimits.maximumRateLimitWait = .seconds(value)
+        case "maximumRateLimitHold": service.rateLimits.maximumRateLimitHold = .seconds(value)
+        case "rateLimitHoldWithoutRetryAfter": service.rateLimits.rateLimitHoldWithoutRetryAfter = .seconds(value)
+        case "sharedCacheRetryInterval": service.rateLimits.sharedCacheRetryInterval = .seconds(value)
+        case "sharedCacheSlowCallThreshold": service.rateLimits.sharedCacheSlowCallThreshold = .seconds(value)
+        case "sharedCacheSlowCallsInARow": service.rateLimits.sharedCacheSlowCallsInARow = Int(value)
+        case "refreshReserve": service.rateLimits.refreshReserve = value
+        case "requestsPerSecond": service.rateLimits.requestsPerSecond[.sandbox] = value
+        case "requestBurst": service.rateLimits.requestBurst[.sandbox] = value
+        default: service.rateLimits.fallbackShare = value
         }
         let byGate = #expect(throws: AppStoreGroupsError.self) {
-            try RateLimitGate(configuration: service.rateLimitGate)
+            try RateLimitGate(configuration: service.rateLimits)
         }
         #expect(byGate?.code == .invalidConfiguration)
         #expect(byGate?.message == message)
@@ -110,6 +105,6 @@ struct RateLimitGateConfigurationTests {
             )
         }
         #expect(byService?.code == .invalidConfiguration)
-        #expect(byService?.message == message)
+        #expect(byService?.message == "rateLimits.\(message)")
     }
 }

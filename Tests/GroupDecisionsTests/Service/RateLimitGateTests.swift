@@ -22,7 +22,7 @@ struct RateLimitGateTests {
         configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) throws -> GroupDecisionService {
         var configuration = GroupDecisionService.Configuration()
-        configuration.maximumRateLimitWait = .zero
+        configuration.rateLimits.maximumRateLimitWait = .zero
         configure(&configuration)
         return try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
@@ -66,12 +66,12 @@ struct RateLimitGateTests {
     func configurableHold() async throws {
         let clock = ManualClock()
         let source = Self.source()
-        let service = try Self.service(source, clock: clock) { $0.maximumRateLimitHold = .seconds(600) }
+        let service = try Self.service(source, clock: clock) { $0.rateLimits.maximumRateLimitHold = .seconds(600) }
         source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(7200)))
         let first = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         #expect(first?.retryAfter == clock.date.addingTimeInterval(600))
         #expect(throws: AppStoreGroupsError.self) {
-            try Self.service(source, clock: clock) { $0.maximumRateLimitHold = .zero }
+            try Self.service(source, clock: clock) { $0.rateLimits.maximumRateLimitHold = .zero }
         }
     }
 

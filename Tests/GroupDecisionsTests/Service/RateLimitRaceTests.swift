@@ -34,7 +34,7 @@ struct RateLimitRaceTests {
             }
         )
         var configuration = GroupDecisionService.Configuration()
-        configuration.maximumRateLimitWait = .seconds(1)
+        configuration.rateLimits.maximumRateLimitWait = .seconds(1)
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             source: stub,

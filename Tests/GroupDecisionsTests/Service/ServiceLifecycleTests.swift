@@ -18,8 +18,8 @@ struct ServiceLifecycleTests {
         let clock = ManualClock()
         let source = StaticGroupsSource(["c1": Self.family])
         var configuration = GroupDecisionService.Configuration()
-        configuration.timeToLive = .seconds(120)
-        configuration.sweepInterval = .seconds(60)
+        configuration.freshness = FreshnessPolicy(timeToLive: .seconds(120))
+        configuration.localCache.sweepInterval = .seconds(60)
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             source: source,

@@ -119,7 +119,7 @@ struct SharedCacheGuardTests {
         let stub = StubGroupsSource(clock: clock.now)
         // No answers kept in the process: every decision asks the shared cache first.
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer) {
-            $0.localTimeToLive = .zero
+            $0.localCache.timeToLive = .zero
         }
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
@@ -138,8 +138,8 @@ struct SharedCacheGuardTests {
         let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
         let configuration = GroupDecisionService.Configuration()
-        #expect(configuration.sharedCacheSlowCallThreshold == .milliseconds(150))
-        #expect(configuration.sharedCacheSlowCallsInARow == 5)
+        #expect(configuration.rateLimits.sharedCacheSlowCallThreshold == .milliseconds(150))
+        #expect(configuration.rateLimits.sharedCacheSlowCallsInARow == 5)
         let guarded = SharedCacheGuard(
             cache,
             configuration: configuration,

@@ -56,7 +56,7 @@ struct AppServicesTests {
         // (room for a busy machine) still rules that out.
         let policies = try PolicyStore(contentsOf: PolicyFiles.directory, reloadInterval: .seconds(3600))
         var configuration = GroupDecisionService.Configuration()
-        configuration.sweepInterval = .seconds(3600)
+        configuration.localCache.sweepInterval = .seconds(3600)
         let decisions = try GroupDecisionService(
             policies: policies,
             source: StaticGroupsSource([:]),

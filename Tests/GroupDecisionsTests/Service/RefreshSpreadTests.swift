@@ -1,0 +1,79 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+@testable import GroupDecisions
+
+/// The refresh spread at work in the service: answers fetched together come due for a refresh ahead
+/// at different instants, each at the point the freshness policy computes for its draw.
+@Suite("Freshness: the refresh spread")
+struct RefreshSpreadTests {
+    @Test("twenty answers fetched at one instant come due apart, each at its own refresh point")
+    func answersFetchedTogetherComeDueApart() throws {
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: StaticGroupsSource([:]),
+            configuration: GroupDecisionService.Configuration()
+        )
+        let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
+        let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: fetchedAt)
+        var points: Set<Duration> = []
+        for index in 0..<20 {
+            let customerID = "c\(index)"
+            let draw = FreshnessPolicy.draw(customerID: customerID, fetchedAt: fetchedAt)
+            let point = try #require(service.configuration.freshness.refreshPoint(draw: draw))
+            #expect(point >= .seconds(225) && point < .seconds(255))
+            // Points are whole milliseconds: half of one either side is clear of `Date`'s rounding.
+            let (seconds, attoseconds) = point.components
+            let due = fetchedAt.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+            #expect(
+                !FreshnessWindows(service.configuration).refreshIsDue(
+                    answer,
+                    customerID: customerID,
+                    now: due.addingTimeInterval(-0.0005)
+                )
+            )
+            #expect(
+                FreshnessWindows(service.configuration).refreshIsDue(
+                    answer,
+                    customerID: customerID,
+                    now: due.addingTimeInterval(0.0005)
+                )
+            )
+            points.insert(point)
+        }
+        // Without the spread all twenty would come due at 225 seconds.
+        #expect(points.count == 20)
+    }
+
+    @Test("with the spread off, every answer comes due at the refresh point itself")
+    func noSpread() throws {
+        var configuration = GroupDecisionService.Configuration()
+        configuration.freshness.refreshSpread = .zero
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: StaticGroupsSource([:]),
+            configuration: configuration
+        )
+        let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
+        let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: fetchedAt)
+        for index in 0..<20 {
+            #expect(
+                !FreshnessWindows(service.configuration).refreshIsDue(
+                    answer,
+                    customerID: "c\(index)",
+                    now: fetchedAt.addingTimeInterval(224.999)
+                )
+            )
+            #expect(
+                FreshnessWindows(service.configuration).refreshIsDue(
+                    answer,
+                    customerID: "c\(index)",
+                    now: fetchedAt.addingTimeInterval(225)
+                )
+            )
+        }
+    }
+}
