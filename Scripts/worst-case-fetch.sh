@@ -8,7 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 binary=$(realpath "${1:-.build/release/group-policy}")
 filter=${2:-}
-key="$here/../Tests/AppStoreGroupsTests/Fixtures/test-key.p8"
+key="$here/../Tests/ServingTestSupport/Fixtures/test-key.p8"
 work=$(mktemp -d /tmp/worst-case-fetch.XXXXXX)
 mkfifo "$work/server-input"
 python3 "$here/worst-case-fetch-server.py" <"$work/server-input" >"$work/server-output" &
