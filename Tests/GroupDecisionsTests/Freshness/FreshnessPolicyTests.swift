@@ -160,4 +160,25 @@ struct FreshnessPolicyTests {
         policy = FreshnessPolicy(timeToLive: .zero)
         #expect(policy.problem == "the time to live must be positive")
     }
+
+    /// The changelog's migration is `timeToLive` → `freshness.timeToLive`. The old flat setting
+    /// kept `refreshAhead` a fraction (0.75) and `maximumAge` a total (one hour), so setting the
+    /// time to live alone scaled the refresh point and kept the hour cap. The policy's windows are
+    /// derived from the time to live only in `init(timeToLive:)`: assigning `timeToLive` on a
+    /// default policy keeps the 300 s policy's 225 s refresh point, 30 s spread and 3,300 s
+    /// staleness. With 1,800 s that refreshes eight times as often as before and serves answers
+    /// stale by budget up to 5,100 s old, past the documented hour; with 120 s the configuration
+    /// is refused (225 s is not less than 120 s) where the old one started.
+    @Test("assigning the time to live alone keeps the windows it implies", arguments: [120, 1800, 7200])
+    func assigningTimeToLive(timeToLiveSeconds: Int) {
+        var policy = FreshnessPolicy()
+        policy.timeToLive = .seconds(timeToLiveSeconds)
+        #expect(policy == FreshnessPolicy(timeToLive: .seconds(timeToLiveSeconds)))
+        #expect(policy.problem == nil)
+        #expect(policy.lifetime(of: .groups) == .seconds(max(3600, timeToLiveSeconds)))
+        var configuration = GroupDecisionService.Configuration()
+        configuration.freshness.timeToLive = .seconds(timeToLiveSeconds)
+        #expect(configuration.freshness.refreshAfter == .seconds(timeToLiveSeconds) * 3 / 4)
+        #expect(configuration.freshness.refreshSpread == .seconds(timeToLiveSeconds) / 10)
+    }
 }
