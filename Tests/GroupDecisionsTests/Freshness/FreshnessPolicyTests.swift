@@ -181,4 +181,20 @@ struct FreshnessPolicyTests {
         #expect(configuration.freshness.refreshAfter == .seconds(timeToLiveSeconds) * 3 / 4)
         #expect(configuration.freshness.refreshSpread == .seconds(timeToLiveSeconds) / 10)
     }
+
+    /// `refreshPoint` caps the moved point at `timeToLive - 1 ms`, below `refreshAfter` when the
+    /// time to live is under a millisecond (or `refreshAfter` within a millisecond of it), both of
+    /// which the validation accepts: the point goes negative and every hit of a just-fetched answer
+    /// is due a refresh, one refresh per hit.
+    @Test("the refresh point is never before refreshAfter")
+    func refreshPointNeverBeforeRefreshAfter() {
+        var policy = FreshnessPolicy(timeToLive: .microseconds(500))
+        policy.refreshAfter = .microseconds(250)
+        #expect(policy.problem == nil)
+        #expect(policy.refreshPoint(draw: 0) == .microseconds(250))
+        #expect(policy.verdict(.groups, fetchedAt: Self.fetchedAt, now: Self.fetchedAt) == .fresh)
+        var near = FreshnessPolicy(timeToLive: .seconds(1))
+        near.refreshAfter = .microseconds(999_500)
+        #expect(near.refreshPoint(draw: 0) == .microseconds(999_500))
+    }
 }
