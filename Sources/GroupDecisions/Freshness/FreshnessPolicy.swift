@@ -38,14 +38,32 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// How far into its time to live an answer becomes due for a refresh ahead, or `nil` for
     /// never; less than ``timeToLive``.
     ///
-    /// Default three quarters of the time to live. A decision that finds an answer past this point
-    /// is served from it at once while one refresh runs in the background.
-    public var refreshAfter: Duration?
+    /// Default three quarters of the time to live, following ``timeToLive`` until this is
+    /// assigned. A decision that finds an answer past this point is served from it at once while
+    /// one refresh runs in the background.
+    public var refreshAfter: Duration? {
+        get {
+            switch refreshAfterWindow {
+            case .followsTimeToLive: timeToLive * 3 / 4
+            case .assigned(let refreshAfter): refreshAfter
+            }
+        }
+        set { refreshAfterWindow = .assigned(newValue) }
+    }
     /// The most each answer's refresh point moves after ``refreshAfter``, drawn per answer so that
-    /// answers fetched together come due at different instants; never past ``timeToLive``.
+    /// answers fetched together come due at different instants; always before ``timeToLive``.
     ///
-    /// Default a tenth of the time to live; zero turns the spread off.
-    public var refreshSpread: Duration
+    /// Default a tenth of the time to live, following ``timeToLive`` until this is assigned; zero
+    /// turns the spread off.
+    public var refreshSpread: Duration {
+        get {
+            switch refreshSpreadWindow {
+            case .followsTimeToLive: timeToLive / 10
+            case .assigned(let refreshSpread): refreshSpread
+            }
+        }
+        set { refreshSpreadWindow = .assigned(newValue) }
+    }
     /// How long past ``timeToLive`` an answer may be served, marked stale, when fetching a fresh
     /// one fails.
     ///
@@ -56,11 +74,21 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// The hard cap: how long past ``timeToLive`` anything of an answer may be served, whatever
     /// the reason (the budget has no token to spare, or a fetch failed).
     ///
-    /// Default 55 minutes, so that no answer older than an hour is served. Answers are kept this
-    /// long past their time to live (in this process and in the shared cache) so that they can be
-    /// served stale while the fleet's budget has no token to spare for refreshing them. Zero, with
+    /// Default an hour less the time to live (55 minutes for the default 5), following
+    /// ``timeToLive`` until this is assigned, so that no answer older than an hour is served (or
+    /// older than the time to live, when that is longer). Answers are kept this long past their
+    /// time to live (in this process and in the shared cache) so that they can be served stale
+    /// while the fleet's budget has no token to spare for refreshing them. Zero, with
     /// ``refreshAfter`` `nil`, is a fixed time to live.
-    public var maximumStaleness: Duration
+    public var maximumStaleness: Duration {
+        get {
+            switch maximumStalenessWindow {
+            case .followsTimeToLive: max(.zero, .seconds(3600) - timeToLive)
+            case .assigned(let maximumStaleness): maximumStaleness
+            }
+        }
+        set { maximumStalenessWindow = .assigned(newValue) }
+    }
     /// How long Apple's `TransactionIdNotFoundError` is remembered.
     ///
     /// Default 30 seconds: short, because a purchase that has just happened may not be known to
@@ -75,11 +103,36 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// - Parameter timeToLive: How long an answer is fresh. Default 5 minutes.
     public init(timeToLive: Duration = .seconds(300)) {
         self.timeToLive = timeToLive
-        self.refreshAfter = timeToLive * 3 / 4
-        self.refreshSpread = timeToLive / 10
         self.staleIfError = .zero
-        self.maximumStaleness = max(.zero, .seconds(3600) - timeToLive)
         self.negativeTimeToLive = .seconds(30)
+    }
+
+    /// A window derived from the time to live until the caller assigns it. Assigning
+    /// ``timeToLive`` alone (as the flat `timeToLive` setting did) moves the refresh point, the
+    /// spread and the hard cap with it; a window once assigned stays as assigned.
+    private enum Window<Value: Hashable & Sendable>: Hashable, Sendable {
+        case followsTimeToLive
+        case assigned(Value)
+    }
+
+    private var refreshAfterWindow = Window<Duration?>.followsTimeToLive
+    private var refreshSpreadWindow = Window<Duration>.followsTimeToLive
+    private var maximumStalenessWindow = Window<Duration>.followsTimeToLive
+
+    /// Two policies are equal when every window is: they give the same verdict for every answer.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.timeToLive == rhs.timeToLive && lhs.refreshAfter == rhs.refreshAfter
+            && lhs.refreshSpread == rhs.refreshSpread && lhs.staleIfError == rhs.staleIfError
+            && lhs.maximumStaleness == rhs.maximumStaleness && lhs.negativeTimeToLive == rhs.negativeTimeToLive
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(timeToLive)
+        hasher.combine(refreshAfter)
+        hasher.combine(refreshSpread)
+        hasher.combine(staleIfError)
+        hasher.combine(maximumStaleness)
+        hasher.combine(negativeTimeToLive)
     }
 
     /// What the service is in when it asks about an answer.
@@ -149,15 +202,18 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// when answers are never refreshed ahead.
     ///
     /// - Parameter draw: The answer's share of ``refreshSpread``, from 0 up to 1; clamped.
-    /// - Returns: ``refreshAfter`` plus the drawn share of the spread, before ``timeToLive``.
+    /// - Returns: ``refreshAfter`` plus the drawn share of the spread: never before
+    ///   ``refreshAfter``, and before ``timeToLive`` whenever the spread has room.
     public func refreshPoint(draw: Double) -> Duration? {
         guard let refreshAfter else { return nil }
-        let room = min(refreshSpread, timeToLive - refreshAfter)
+        // The spread ends a millisecond before the time to live, so a due refresh runs while the
+        // answer is still fresh; when there is no such room the point is `refreshAfter` itself,
+        // never earlier.
+        let room = min(refreshSpread, timeToLive - refreshAfter - .milliseconds(1))
         guard room > .zero else { return refreshAfter }
         let share = min(max(draw, 0), 1)
         let moved = Duration.milliseconds(Int64((Self.seconds(room) * 1000 * share).rounded(.down)))
-        // Strictly before the time to live, so a due refresh runs while the answer is still fresh.
-        return min(refreshAfter + moved, timeToLive - .milliseconds(1))
+        return refreshAfter + moved
     }
 
     /// How long an answer of `kind` is kept after its fetch: as long as it may be served at all.

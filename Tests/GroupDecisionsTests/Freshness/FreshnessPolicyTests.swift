@@ -197,4 +197,25 @@ struct FreshnessPolicyTests {
         near.refreshAfter = .microseconds(999_500)
         #expect(near.refreshPoint(draw: 0) == .microseconds(999_500))
     }
+
+    /// The other half of following the time to live: a window the caller assigned is theirs, and
+    /// a later time to live moves only the windows still derived from it.
+    @Test("a window once assigned stays as assigned when the time to live changes")
+    func assignedWindowsStay() {
+        var policy = FreshnessPolicy()
+        policy.refreshAfter = .seconds(100)
+        policy.maximumStaleness = .zero
+        policy.timeToLive = .seconds(600)
+        #expect(policy.refreshAfter == .seconds(100))
+        #expect(policy.refreshSpread == .seconds(60))
+        #expect(policy.maximumStaleness == .zero)
+        #expect(policy.lifetime(of: .groups) == .seconds(600))
+        policy.refreshAfter = nil
+        policy.refreshSpread = .zero
+        policy.timeToLive = .seconds(60)
+        #expect(policy.refreshAfter == nil)
+        #expect(policy.refreshSpread == .zero)
+        #expect(policy.refreshPoint(draw: 0.5) == nil)
+        #expect(policy != FreshnessPolicy(timeToLive: .seconds(60)))
+    }
 }
