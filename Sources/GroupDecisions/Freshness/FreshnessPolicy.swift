@@ -107,8 +107,9 @@ public struct FreshnessPolicy: Sendable, Hashable {
         self.negativeTimeToLive = .seconds(30)
     }
 
-    /// A window derived from the time to live until the caller assigns it. Assigning
-    /// ``timeToLive`` alone (as the flat `timeToLive` setting did) moves the refresh point, the
+    /// A window derived from the time to live until the caller assigns it.
+    ///
+    /// Assigning ``timeToLive`` alone (as the flat `timeToLive` setting did) moves the refresh point, the
     /// spread and the hard cap with it; a window once assigned stays as assigned.
     private enum Window<Value: Hashable & Sendable>: Hashable, Sendable {
         case followsTimeToLive
@@ -126,6 +127,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
             && lhs.maximumStaleness == rhs.maximumStaleness && lhs.negativeTimeToLive == rhs.negativeTimeToLive
     }
 
+    /// Hashes every window, as ``==`` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(timeToLive)
         hasher.combine(refreshAfter)

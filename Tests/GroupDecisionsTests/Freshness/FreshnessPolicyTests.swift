@@ -161,15 +161,15 @@ struct FreshnessPolicyTests {
         #expect(policy.problem == "the time to live must be positive")
     }
 
-    /// The changelog's migration is `timeToLive` → `freshness.timeToLive`. The old flat setting
-    /// kept `refreshAhead` a fraction (0.75) and `maximumAge` a total (one hour), so setting the
-    /// time to live alone scaled the refresh point and kept the hour cap. The policy's windows are
-    /// derived from the time to live only in `init(timeToLive:)`: assigning `timeToLive` on a
-    /// default policy keeps the 300 s policy's 225 s refresh point, 30 s spread and 3,300 s
-    /// staleness. With 1,800 s that refreshes eight times as often as before and serves answers
-    /// stale by budget up to 5,100 s old, past the documented hour; with 120 s the configuration
-    /// is refused (225 s is not less than 120 s) where the old one started.
-    @Test("assigning the time to live alone keeps the windows it implies", arguments: [120, 1800, 7200])
+    /// Assigning the time to live alone moves the windows it implies.
+    ///
+    /// The changelog's migration of the flat `timeToLive` is `freshness.timeToLive`; the flat
+    /// setting kept `refreshAhead` a fraction (0.75) and `maximumAge` a total (one hour). The
+    /// windows were derived only in `init(timeToLive:)`, so assigning the time to live on a
+    /// default policy kept the 300 s policy's 225 s refresh point, 30 s spread and 3,300 s
+    /// staleness: 1,800 s refreshed eight times as often and served answers up to 5,100 s old,
+    /// and 120 s was refused (225 s is not less than 120 s).
+    @Test("assigning the time to live alone moves the windows it implies", arguments: [120, 1800, 7200])
     func assigningTimeToLive(timeToLiveSeconds: Int) {
         var policy = FreshnessPolicy()
         policy.timeToLive = .seconds(timeToLiveSeconds)
