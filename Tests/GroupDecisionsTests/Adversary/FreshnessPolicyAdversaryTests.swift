@@ -19,4 +19,19 @@ struct FreshnessPolicyAdversaryTests {
         assigned.timeToLive = .seconds(1800)
         #expect(following == assigned, "refreshAfter \(String(describing: following.refreshAfter)) vs \(String(describing: assigned.refreshAfter))")
     }
+
+    /// Defect: the public `FreshnessPolicy.problem` accepts any positive time to live, while
+    /// `refreshPoint(draw:)` converts the drawn share of the spread to milliseconds in an `Int64`:
+    /// with `timeToLive = .seconds(Int64.max)` (valid per `problem`: `nil`), the default spread
+    /// (a tenth, about 9.2e17 s, 9.2e20 ms) traps for any draw above about 0.01. Only the service's
+    /// configuration bounds durations at 10 years.
+    @Test("a policy whose problem is nil does not trap in refreshPoint")
+    func validPolicyDoesNotTrap() async {
+        #expect(FreshnessPolicy(timeToLive: .seconds(Int64.max)).problem == nil)
+        // On main the child process dies: refreshPoint(draw: 1) traps (Double to Int64 out of range).
+        await #expect(processExitsWith: .success) {
+            let policy = FreshnessPolicy(timeToLive: .seconds(Int64.max))
+            if policy.problem == nil { _ = policy.refreshPoint(draw: 1) }
+        }
+    }
 }
