@@ -34,4 +34,15 @@ struct FreshnessPolicyAdversaryTests {
             if policy.problem == nil { _ = policy.refreshPoint(draw: 1) }
         }
     }
+
+    /// Defect: `refreshPoint(draw:)` documents its draw as clamped, but `min(max(draw, 0), 1)` keeps
+    /// a NaN, and `Int64(NaN)` traps: `FreshnessPolicy().refreshPoint(draw: .nan)` (and
+    /// `verdict(..., draw: .nan)` past refreshAfter) kills the process instead of answering.
+    @Test("a NaN draw is clamped, not a trap")
+    func nanDrawDoesNotTrap() async {
+        // On main the child process dies in refreshPoint (Double to Int64 of NaN).
+        await #expect(processExitsWith: .success) {
+            _ = FreshnessPolicy().refreshPoint(draw: .nan)
+        }
+    }
 }
