@@ -29,6 +29,9 @@ public import Foundation
 /// reach Apple in one burst. Each answer's refresh point is therefore moved later by a share of
 /// ``refreshSpread`` drawn for it (a bounded random spread): given the same draw, every process
 /// computes the same point.
+///
+/// Two policies are equal when every window is, and each window follows the time to live or was
+/// assigned alike: equal policies stay equal after the same assignment.
 public struct FreshnessPolicy: Sendable, Hashable {
     /// How long an answer is served as fresh, counted from its fetch.
     ///
@@ -120,23 +123,6 @@ public struct FreshnessPolicy: Sendable, Hashable {
     private var refreshSpreadWindow = Window<Duration>.followsTimeToLive
     private var maximumStalenessWindow = Window<Duration>.followsTimeToLive
 
-    /// Two policies are equal when every window is: they give the same verdict for every answer.
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.timeToLive == rhs.timeToLive && lhs.refreshAfter == rhs.refreshAfter
-            && lhs.refreshSpread == rhs.refreshSpread && lhs.staleIfError == rhs.staleIfError
-            && lhs.maximumStaleness == rhs.maximumStaleness && lhs.negativeTimeToLive == rhs.negativeTimeToLive
-    }
-
-    /// Hashes every window, as ``==`` compares them.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(timeToLive)
-        hasher.combine(refreshAfter)
-        hasher.combine(refreshSpread)
-        hasher.combine(staleIfError)
-        hasher.combine(maximumStaleness)
-        hasher.combine(negativeTimeToLive)
-    }
-
     /// What the service is in when it asks about an answer.
     public enum Circumstance: Sendable, Hashable {
         /// Nothing in the way of a fetch.
@@ -203,7 +189,8 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// How far into its time to live an answer with this draw comes due for a refresh, or `nil`
     /// when answers are never refreshed ahead.
     ///
-    /// - Parameter draw: The answer's share of ``refreshSpread``, from 0 up to 1; clamped.
+    /// - Parameter draw: The answer's share of ``refreshSpread``, from 0 up to 1; clamped, and NaN
+    ///   read as 0.
     /// - Returns: ``refreshAfter`` plus the drawn share of the spread: never before
     ///   ``refreshAfter``, and before ``timeToLive`` whenever the spread has room.
     public func refreshPoint(draw: Double) -> Duration? {
@@ -213,8 +200,11 @@ public struct FreshnessPolicy: Sendable, Hashable {
         // never earlier.
         let room = min(refreshSpread, timeToLive - refreshAfter - .milliseconds(1))
         guard room > .zero else { return refreshAfter }
-        let share = min(max(draw, 0), 1)
-        let moved = Duration.milliseconds(Int64((Self.seconds(room) * 1000 * share).rounded(.down)))
+        let share = draw.isNaN ? 0 : min(max(draw, 0), 1)
+        let milliseconds = (Self.seconds(room) * 1000 * share).rounded(.down)
+        // Whole milliseconds, as a shared cache keeps times; a spread too long to count in them
+        // (past any valid policy) moves the point by the whole room.
+        let moved = milliseconds < 9e18 ? Duration.milliseconds(Int64(milliseconds)) : room
         return refreshAfter + moved
     }
 
@@ -262,6 +252,12 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// Why the policy cannot be used, or `nil` when it can.
     public var problem: String? {
         if timeToLive <= .zero { return "the time to live must be positive" }
+        let windows = [
+            timeToLive, refreshAfter ?? .zero, refreshSpread, staleIfError, maximumStaleness, negativeTimeToLive,
+        ]
+        if windows.contains(where: { $0 > Self.longestWindow }) || timeToLive + maximumStaleness > Self.longestWindow {
+            return "every window, and the time to live plus the maximum staleness, must be at most 10 years"
+        }
         if let refreshAfter, !(refreshAfter > .zero && refreshAfter < timeToLive) {
             return "refreshAfter must be positive and less than the time to live"
         }
@@ -271,6 +267,10 @@ public struct FreshnessPolicy: Sendable, Hashable {
         if negativeTimeToLive < .zero { return "the negative time to live must not be negative" }
         return nil
     }
+
+    /// The longest window a policy may have: ten years, as for every duration of the service's
+    /// configuration.
+    private static let longestWindow = Duration.seconds(10 * 365 * 24 * 3600)
 
     private static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
