@@ -34,21 +34,24 @@ struct Fetcher: Sendable {
         permit: ServingPermit,
         lock: HeldFetchLock? = nil
     ) async throws(AppStoreGroupsError) -> Loaded {
-        let now = timeSource.now()
-        let stale = fallback.flatMap { windows.staleAnswer($0, now: now, within: maximumAgeSeconds) }
-        do {
-            if let stale {
+        // Judged against the hard cap when the fetch begins (whether it is a refresh) and again when
+        // it is served: the budget's wait or Apple's answer may take the answer past the cap.
+        let stale = { fallback.flatMap { windows.staleAnswer($0, now: timeSource.now(), within: maximumAgeSeconds) } }
+        let isRefresh = stale() != nil
+        do throws(AppStoreGroupsError) {
+            if isRefresh {
                 do {
                     try await rateLimitGate.admitRefresh(
                         EndpointKey(environment: key.environment, endpoint: .customerGroups)
                     )
                 } catch {
+                    guard let stale = stale() else { throw error }
                     return served(stale, reason: .budget, error: error, environment: key.environment)
                 }
             }
-            return try await fetchAndKeep(key, permit: permit, admitted: stale != nil, lock: lock)
+            return try await fetchAndKeep(key, permit: permit, admitted: isRefresh, lock: lock)
         } catch {
-            if let stale, error.code == .rateLimitExceeded, error.httpStatus == 429 {
+            if isRefresh, error.code == .rateLimitExceeded, error.httpStatus == 429, let stale = stale() {
                 return served(stale, reason: .budget, error: error, environment: key.environment)
             }
             let window = min(timeToLiveSeconds + configuration.freshness.staleIfError.seconds, maximumAgeSeconds)

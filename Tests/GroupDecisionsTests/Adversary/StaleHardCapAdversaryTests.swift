@@ -36,7 +36,9 @@ private final class SlowTooManyRequestsSource: GroupsSource, Sendable {
 
 @Suite("Adversary: the hard cap on staleness")
 struct StaleHardCapAdversaryTests {
-    /// Defect: `Fetcher.fetch` decides the stale answer is within the maximum age at the instant the
+    /// The hard cap holds when the answer is served, not only when the fetch begins.
+    ///
+    /// Found by an adversary pass (fixed): `Fetcher.fetch` decides the stale answer is within the maximum age at the instant the
     /// fetch begins, and serves it on Apple's 429 without looking at the clock again: an answer whose
     /// refresh took 5 s is served stale 604 s after its fetch under a hard cap of 600 s (300 s time to
     /// live + 300 s maximum staleness).
@@ -63,7 +65,7 @@ struct StaleHardCapAdversaryTests {
             served = nil
             #expect((error as? AppStoreGroupsError)?.code == .rateLimitExceeded)
         }
-        // On main: served stale (budget) with age 604 s, past the 600 s hard cap.
+        // Before the fix: served stale (budget) with age 604 s, past the 600 s hard cap.
         #expect(served == nil, "served \(String(describing: served?.source)) aged \(String(describing: served?.age))")
     }
 }
