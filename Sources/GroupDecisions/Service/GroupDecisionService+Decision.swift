@@ -71,17 +71,23 @@ extension GroupDecisionService {
             .answered(try await sharedFlight.load(customerID: customerID, environment: environment, permit: permit))
         }
         let begun = timeSource.now()
-        let joined = try await flights.runReportingPermit(key, flight)
+        let joined = await flights.runReportingPermit(key, flight)
         var loaded: Loaded
-        switch joined.value {
-        case .fetchedNothing:
+        switch joined.result {
+        case .failure(let error):
+            // Apple's not-found is about the customer, and may predate an invalidation (a purchase's
+            // notification) that returned before this caller began: judged as an answer is.
+            guard error.code == .transactionIDNotFound,
+                !joined.permit.answers(callerBegunAt: begun, countCheckInterval: countCheckInterval)
+            else { throw error }
+            loaded = try await answer(key, joiningFlightsSince: begun, flight)
+        case .success(.fetchedNothing):
             // Joined a refresh ahead that fetched nothing: a flight of this caller's own.
             loaded = try await answer(key, joiningFlightsSince: nil, after: joined.permit, flight)
-        case .answered(let answer):
+        case .success(.answered(let answer)):
             loaded = answer
-            if loaded.source != .stale,
-                !joined.permit.answers(callerBegunAt: begun, countCheckInterval: countCheckInterval)
-            {
+            // A stale answer too: the flight's fallback may be the answer an invalidation removed.
+            if !joined.permit.answers(callerBegunAt: begun, countCheckInterval: countCheckInterval) {
                 // The flight's answer is kept here stamped with the count its first read saw: served
                 // to this caller only as a copy the count confirms now, otherwise from a flight of its own.
                 if let confirmed = try await confirmedCopy(customerID, in: environment) {
@@ -105,13 +111,13 @@ extension GroupDecisionService {
     ) async throws(AppStoreGroupsError) -> Loaded {
         var excluded = nothing
         while true {
-            let joined = try await flights.runReportingPermit(
+            let joined = await flights.runReportingPermit(
                 key,
                 joiningFlightsSince: earliest,
                 notJoining: excluded,
                 flight
             )
-            switch joined.value {
+            switch try joined.result.get() {
             case .answered(let loaded): return loaded
             case .fetchedNothing: excluded = joined.permit
             }

@@ -49,10 +49,11 @@ final class SingleFlight<Value: Sendable>: Sendable {
         joiningFlightsSince earliest: Date? = nil,
         _ body: @escaping @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> Value
     ) async throws(AppStoreGroupsError) -> Value {
-        try await runReportingPermit(key, joiningFlightsSince: earliest, body).value
+        try await runReportingPermit(key, joiningFlightsSince: earliest, body).result.get()
     }
 
-    /// ``run(_:joiningFlightsSince:_:)``, with the permit of the flight that answered.
+    /// ``run(_:joiningFlightsSince:_:)``, as a result, with the permit of the flight that answered:
+    /// its error too is the flight's, and a caller may judge it by when the flight began.
     ///
     /// A caller whose flight ended without an answer names it as `excluded`: it starts a flight of
     /// its own in its place rather than join it again while it ends.
@@ -61,7 +62,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
         joiningFlightsSince earliest: Date? = nil,
         notJoining excluded: ServingPermit? = nil,
         _ body: @escaping @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> Value
-    ) async throws(AppStoreGroupsError) -> (value: Value, permit: ServingPermit) {
+    ) async -> (result: Result<Value, AppStoreGroupsError>, permit: ServingPermit) {
         let started = now()
         let (task, permit, isLeader) = state.withLock { state in
             if let flight = state.flights[key] {
@@ -79,11 +80,13 @@ final class SingleFlight<Value: Sendable>: Sendable {
         if isLeader { end(key, permit: permit) }
         switch result {
         case .success(let value):
-            return (value, permit)
+            return (.success(value), permit)
         case .failure(let error as AppStoreGroupsError):
-            throw error
+            return (.failure(error), permit)
         case .failure(let error):
-            throw AppStoreGroupsError(code: .transportFailure, message: "the fetch failed: \(error)")
+            return (
+                .failure(AppStoreGroupsError(code: .transportFailure, message: "the fetch failed: \(error)")), permit
+            )
         }
     }
 

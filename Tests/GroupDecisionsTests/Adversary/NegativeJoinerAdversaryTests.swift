@@ -9,7 +9,9 @@ import Testing
 
 @Suite("Adversary: a joined flight's not-found answer after another process's invalidation")
 struct NegativeJoinerAdversaryTests {
-    /// Defect: `SingleFlight.runReportingPermit` hands a flight's error to every caller who joined it,
+    /// A joined flight's not-found is judged by when the flight began.
+    ///
+    /// Found by an adversary pass (fixed): `SingleFlight.runReportingPermit` hands a flight's error to every caller who joined it,
     /// and `GroupDecisionService.missed` applies the permit's
     /// `answers(callerBegunAt:countCheckInterval:)` only to answers: a caller who begins after
     /// another process's invalidation (the purchase's notification) returned joins a flight whose
@@ -65,7 +67,7 @@ struct NegativeJoinerAdversaryTests {
         try await Task.sleep(for: .milliseconds(200))
         gated.open()
         #expect(await leader.value == .transactionIDNotFound)
-        // On main: "refused Optional(transaction-id-not-found)", from the request sent before the invalidation.
+        // Before the fix: "refused Optional(transaction-id-not-found)", from the request sent before the invalidation.
         let outcome = await late.value
         #expect(outcome == "served live")
     }

@@ -9,7 +9,9 @@ import Testing
 
 @Suite("Adversary: a joined flight's stale answer after another process's invalidation")
 struct StaleJoinerAdversaryTests {
-    /// Defect: `GroupDecisionService.missed` exempts a `.stale` answer from the permit's
+    /// A joined flight's stale answer is judged by when the flight began.
+    ///
+    /// Found by an adversary pass (fixed): `GroupDecisionService.missed` exempts a `.stale` answer from the permit's
     /// `answers(callerBegunAt:countCheckInterval:)` check. A caller who begins after another
     /// process's invalidation of the customer has returned joins a flight begun before it, and is
     /// served that flight's stale fallback: the answer fetched before the invalidation (observed:
@@ -61,7 +63,7 @@ struct StaleJoinerAdversaryTests {
         gated.open()
         _ = await leader.value
         let served = await late.value
-        // On main: served stale (budget) with the answer fetched at 1_800_000_000, before the invalidation.
+        // Before the fix: served stale (budget) with the answer fetched at 1_800_000_000, before the invalidation.
         #expect(
             served.map { $0.fetchedAt > firstFetch } ?? true,
             "served \(String(describing: served?.source)) \(String(describing: served?.staleReason)) fetched at \(String(describing: served?.fetchedAt.timeIntervalSince1970))"
