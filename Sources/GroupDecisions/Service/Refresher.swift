@@ -23,7 +23,14 @@ struct Refresher: Sendable {
     func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
         guard let shared else {
             // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
-            guard local.entry(key, now: timeSource.now())?.answer.kind == .groups else { return .fetchedNothing }
+            let now = timeSource.now()
+            guard let entry = local.entry(key, now: now), entry.answer.kind == .groups else { return .fetchedNothing }
+            // Nor one that is no longer due: a caller fetched it anew while the refresh waited.
+            if !windows.refreshIsDue(entry.answer, customerID: key.customerID, now: now),
+                let loaded = try? windows.fresh(entry.answer, decoded: entry.decoded, now: now)
+            {
+                return .answered(loaded)
+            }
             return await fetcher.refresh(key, permit: permit)
         }
         // What it keeps here is stamped with the invalidation count read before it began.

@@ -32,7 +32,9 @@ private final class HeldForOneSource: GroupsSource, Sendable {
 
 @Suite("Adversary: refreshes ahead")
 struct RefreshAheadAdversaryTests {
-    /// Defect: without a shared cache `Refresher.refresh` fetches whenever this process holds an
+    /// A refresh no longer due sends nothing.
+    ///
+    /// Found by an adversary pass (fixed): without a shared cache `Refresher.refresh` fetches whenever this process holds an
     /// answer of groups for the customer, never asking whether it is still due: a refresh queued for
     /// c0's old answer, run after an invalidation and a caller's new fetch, asks Apple again for an
     /// answer 0 s old (the shared-cache path checks `refreshIsDue`). Observed: 3 requests for c0, not 2.
@@ -74,7 +76,7 @@ struct RefreshAheadAdversaryTests {
         source.gate.open()
         for _ in 0..<500 where service.refreshes.count > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(service.refreshes.count == 0)
-        // On main: 3, the queued refresh fetched the 0-second-old answer again.
+        // Before the fix: 3, the queued refresh fetched the 0-second-old answer again.
         #expect(inner.callCount(for: "c0") == 2)
     }
 }
