@@ -316,13 +316,12 @@ struct DecisionServerRobustnessTests {
         // A thousand connections that send nothing and never close: each is refused (503) or
         // evicted (408) and then drains for a second. Closing them without an answer once the
         // threads that answered refusals were all taken turned the next clients' requests into
-        // resets for that second.
-        var idle: [Int32] = []
-        defer { for connection in idle { close(connection) } }
+        // resets for that second. A child process holds them (see `IdleConnections`).
+        let idle = try IdleConnections(port: server.port)
+        defer { idle.close() }
         // A request after every fifty of them, so some arrive while the most are draining.
-        for index in 0..<1000 {
-            idle.append(try RawConnection.dial(port: server.port))
-            guard index % 50 == 49 else { continue }
+        for _ in 0..<20 {
+            try await idle.open(50)
             let answer = try await RawConnection.exchange(port: server.port, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(answer.error == nil, "the connection was reset instead of answered")
             #expect(
