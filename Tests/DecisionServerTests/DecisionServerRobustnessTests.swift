@@ -460,14 +460,21 @@ final class SlowLoris: @unchecked Sendable {
             var nextConnection = ContinuousClock.now
             while !lock.withLock({ stopped }) {
                 let now = ContinuousClock.now
-                if now >= nextConnection, let connection = try? RawConnection.dial(port: port) {
+                // At most 500 at once: past about 1,350 descriptors in this process, any test's
+                // child process launch may crash the run (see `IdleConnections`).
+                if now >= nextConnection, open.count < 500, let connection = try? RawConnection.dial(port: port) {
                     open.append((connection, now))
                     nextConnection = now + .seconds(1) / connectionsPerSecond
                 }
                 for index in open.indices where open[index].next <= now {
-                    _ = send(open[index].connection, "G", 1, noSignal)
+                    if send(open[index].connection, "G", 1, noSignal) < 0 {
+                        // The server closed it: let it go, so this process holds only live ones.
+                        close(open[index].connection)
+                        open[index].connection = -1
+                    }
                     open[index].next = now + byteInterval
                 }
+                open.removeAll { $0.connection < 0 }
                 usleep(10_000)
             }
             for (connection, _) in open { close(connection) }
