@@ -19,24 +19,9 @@ struct NegativeJoinerAdversaryTests {
     /// the late caller is refused with transactionIDNotFound instead of being served the new groups.
     @Test("a caller who begins after another process's invalidation returned is not refused with an older not-found")
     func joinerAfterRemoteInvalidationGetsNoOldNotFound() async throws {
-        let clock = ManualClock()
-        let shared = InMemoryGroupsCache(now: clock.now)
-        let inner = StaticGroupsSource([:])
-        let gated = GatedGroupsSource(inner)
-        let observerA = RecordingObserver()
-        let configuration = ServiceFixtures.configuration(burst: 100)
-        let processA = try ServiceFixtures.service(
-            gated,
-            clock: clock,
-            shared: shared,
-            observer: observerA,
-            configuration: configuration
-        )
-        let processB = try ServiceFixtures.service(
-            StaticGroupsSource([:]),
-            clock: clock,
-            shared: shared,
-            configuration: configuration
+        let fleet = try TwoProcessFleet(customers: [:])
+        let (clock, inner, gated, processA, processB) = (
+            fleet.clock, fleet.inner, fleet.gated, fleet.processA, fleet.processB
         )
         // Apple does not know c0 yet when process A's request reaches it; the answer is held.
         gated.close()
@@ -55,16 +40,11 @@ struct NegativeJoinerAdversaryTests {
         clock.advance(by: .seconds(1))
 
         // A request that begins after the invalidation returned: it joins A's flight, begun before.
-        let missesBefore = observerA.events("cache miss").count
-        let late = Task { () -> String in
+        let late = try await fleet.lateCallerOfA { () -> String in
             do {
                 return "served \(try await ServiceFixtures.decide(processA, "c0").source)"
             } catch { return "refused \(String(describing: (error as? AppStoreGroupsError)?.code))" }
         }
-        for _ in 0..<500 where observerA.events("cache miss").count == missesBefore {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        try await Task.sleep(for: .milliseconds(200))
         gated.open()
         #expect(await leader.value == .transactionIDNotFound)
         // Before the fix: "refused Optional(transaction-id-not-found)", from the request sent before the invalidation.

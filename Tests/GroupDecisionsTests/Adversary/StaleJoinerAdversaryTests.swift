@@ -18,26 +18,11 @@ struct StaleJoinerAdversaryTests {
     /// source `.stale`, reason `budget`, fetchedAt 1_800_000_000, the instant of the first fetch).
     @Test("a caller who begins after another process's invalidation returned is not served the old answer stale")
     func joinerAfterRemoteInvalidationGetsNoOldStaleAnswer() async throws {
-        let clock = ManualClock()
+        let fleet = try TwoProcessFleet(customers: ServiceFixtures.customers(1))
+        let (clock, inner, gated, processA, processB) = (
+            fleet.clock, fleet.inner, fleet.gated, fleet.processA, fleet.processB
+        )
         let firstFetch = clock.date
-        let shared = InMemoryGroupsCache(now: clock.now)
-        let inner = StaticGroupsSource(ServiceFixtures.customers(1))
-        let gated = GatedGroupsSource(inner)
-        let observerA = RecordingObserver()
-        let configuration = ServiceFixtures.configuration(burst: 100)
-        let processA = try ServiceFixtures.service(
-            gated,
-            clock: clock,
-            shared: shared,
-            observer: observerA,
-            configuration: configuration
-        )
-        let processB = try ServiceFixtures.service(
-            StaticGroupsSource(ServiceFixtures.customers(1)),
-            clock: clock,
-            shared: shared,
-            configuration: configuration
-        )
         #expect(try await ServiceFixtures.decide(processA, "c0").source == .live)
         #expect(gated.startedCalls == 1)
 
@@ -54,12 +39,9 @@ struct StaleJoinerAdversaryTests {
         clock.advance(by: .seconds(1))
 
         // A request that begins after the invalidation returned: it joins A's flight, begun before.
-        let missesBefore = observerA.events("cache miss").count
-        let late = Task { () -> ServedDecision? in try? await ServiceFixtures.decide(processA, "c0") }
-        for _ in 0..<500 where observerA.events("cache miss").count == missesBefore {
-            try await Task.sleep(for: .milliseconds(10))
+        let late = try await fleet.lateCallerOfA { () -> ServedDecision? in
+            try? await ServiceFixtures.decide(processA, "c0")
         }
-        try await Task.sleep(for: .milliseconds(200))
         gated.open()
         _ = await leader.value
         let served = await late.value
@@ -68,5 +50,48 @@ struct StaleJoinerAdversaryTests {
             served.map { $0.fetchedAt > firstFetch } ?? true,
             "served \(String(describing: served?.source)) \(String(describing: served?.staleReason)) fetched at \(String(describing: served?.fetchedAt.timeIntervalSince1970))"
         )
+    }
+}
+
+/// Two services sharing one in-memory cache on one manual clock, process A's calls to Apple behind
+/// a gate: the setting of the late-caller adversary tests.
+struct TwoProcessFleet {
+    let clock = ManualClock()
+    let inner: StaticGroupsSource
+    let gated: GatedGroupsSource
+    let observerA = RecordingObserver()
+    let processA: GroupDecisionService
+    let processB: GroupDecisionService
+
+    init(customers: [String: GetCustomerGroupsResponse]) throws {
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let configuration = ServiceFixtures.configuration(burst: 100)
+        inner = StaticGroupsSource(customers)
+        gated = GatedGroupsSource(inner)
+        processA = try ServiceFixtures.service(
+            gated,
+            clock: clock,
+            shared: shared,
+            observer: observerA,
+            configuration: configuration
+        )
+        processB = try ServiceFixtures.service(
+            StaticGroupsSource(customers),
+            clock: clock,
+            shared: shared,
+            configuration: configuration
+        )
+    }
+
+    /// Starts a call in process A and returns once it has missed its copy and joined the flight
+    /// under way (its cache miss seen, then a moment for it to join).
+    func lateCallerOfA<T: Sendable>(_ call: @escaping @Sendable () async -> T) async throws -> Task<T, Never> {
+        let missesBefore = observerA.events("cache miss").count
+        let late = Task { await call() }
+        for _ in 0..<500 where observerA.events("cache miss").count == missesBefore {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        return late
     }
 }
