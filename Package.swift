@@ -49,6 +49,16 @@ let package = Package(
             dependencies: ["GroupPolicyBasics"],
             swiftSettings: strictSettings
         ),
+        // The package's one HTTP/1.1 server (not a product): event loops on non-blocking sockets,
+        // keep-alive, every part of an exchange bounded. The decision server and the playground
+        // answer on it.
+        .target(
+            name: "HTTPServing",
+            dependencies: [.target(name: "CEpoll", condition: .when(platforms: [.linux]))],
+            swiftSettings: strictSettings
+        ),
+        // Linux's <sys/epoll.h>, which Swift's Glibc module leaves out: a header, nothing compiled.
+        .systemLibrary(name: "CEpoll"),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
@@ -98,7 +108,7 @@ let package = Package(
             name: "group-policy",
             dependencies: [
                 "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupDecisions",
-                "GroupPolicyCodegen", "ArgumentParsing",
+                "GroupPolicyCodegen", "ArgumentParsing", "HTTPServing",
             ],
             swiftSettings: strictSettings
         ),
@@ -171,6 +181,11 @@ let package = Package(
             name: "GroupPolicyCLITests",
             dependencies: ["group-policy", "AppStoreGroups", "GroupPolicy", "ServingTestSupport"],
             exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "HTTPServingTests",
+            dependencies: ["HTTPServing"],
             swiftSettings: strictSettings
         ),
         .testTarget(

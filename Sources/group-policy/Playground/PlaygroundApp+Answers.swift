@@ -1,6 +1,7 @@
 import GroupPolicy
 import GroupPolicyBasics
 import GroupPolicyTooling
+import HTTPServing
 
 /// The playground's answers, each the work of one CLI command on the request's edits and customer.
 extension PlaygroundApp {

@@ -1,5 +1,6 @@
 import GroupPolicy
 import GroupPolicyBasics
+import HTTPServing
 
 /// The playground's routes: the page and its script and style, the directory's files, and one
 /// route per answer, each computed by the code the CLI's commands run (see
@@ -111,9 +112,10 @@ struct PlaygroundApp: Sendable {
     }
 
     private func checkOrigin(_ request: HTTPRequest) throws(PlaygroundFailure) {
-        if request.headers["origin"] != nil {
+        let origins = request.headerValues("origin")
+        if !origins.isEmpty {
             guard let origin = request.header("origin"), allowedOrigins.contains(origin.lowercased()) else {
-                let origin = request.headers["origin", default: []].joined(separator: ", ")
+                let origin = origins.joined(separator: ", ")
                 throw PlaygroundFailure(
                     .forbidden,
                     "refused: Origin '\(origin)' is not this playground's (\(ownOrigin))"

@@ -2,6 +2,7 @@ import ArgumentParsing
 import Foundation
 import GroupPolicy
 import GroupPolicyTooling
+import HTTPServing
 
 #if canImport(Glibc)
 import Glibc
@@ -48,24 +49,16 @@ enum PlaygroundCommand {
             _ = try decodeResponse(bytes, fileName: name)
             return PlaygroundResponses.Choice(name: name, text: String(decoding: bytes, as: UTF8.self))
         }
-        // A browser that closes a connection early must not end the process.
-        signal(SIGPIPE, SIG_IGN)
         let server: HTTPServer
         do {
-            server = try HTTPServer(
-                port: port,
-                limits: .init(
-                    maximumBodyBytes: PlaygroundApp.maximumBodyBytes,
-                    maximumBodyBytesInFlight: 2 * PlaygroundApp.maximumBodyBytes
-                )
-            )
+            server = try HTTPServer(PlaygroundHTTP.configuration(port: port))
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
         let app = PlaygroundApp(directory: directory, port: server.port, response: response)
         // Written unbuffered, so a script reading the first line sees it before the first request.
         Terminal.out("Playground at http://127.0.0.1:\(server.port)/")
-        server.serve(app.handle)
+        server.run(PlaygroundHTTP.handler(app))
     }
 
     /// `--port N`: 0 to 65535, 8080 when not given.

@@ -1,5 +1,6 @@
 import Foundation
 import GroupPolicy
+import HTTPServing
 
 /// The JSON body of the playground's `POST` requests.
 ///

@@ -1,0 +1,181 @@
+import Foundation
+import HTTPServing
+import Synchronization
+import Testing
+
+/// The HTTP layer on its own: keep-alive, pipelining, answers at once or from a task, refusals in
+/// the application's words, timeouts, the `poll(2)` branch, and a graceful stop.
+@Suite struct HTTPServerTests {
+    /// A server answering `GET /echo?x` with the query and the loop it came through, running on a
+    /// thread of its own until the test ends.
+    final class Running: Sendable {
+        let server: HTTPServer
+        private let returned = Returned()
+
+        /// Whether `run` has returned.
+        final class Returned: Sendable {
+            let value = Mutex(false)
+        }
+
+        var stopped: Bool { returned.value.withLock { $0 } }
+
+        init(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, slow: Duration = .zero) throws {
+            var configuration = HTTPServer.Configuration()
+            configure(&configuration)
+            server = try HTTPServer(configuration)
+            let handler = HTTPHandler(
+                atOnce: { request in
+                    request.path == "/now" ? HTTPResponse(contentType: "text/plain", body: "now") : nil
+                },
+                work: .task { request in
+                    if request.path == "/slow" { try? await Task.sleep(for: slow) }
+                    let query = request.queryItems()?.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
+                    return HTTPResponse(
+                        contentType: "text/plain",
+                        headerFields: [("X-Method", request.method)],
+                        body: "\(request.path) \(query ?? "malformed") \(request.body.count)"
+                    )
+                },
+                refuse: { refusal in
+                    HTTPResponse(
+                        status: refusal.status,
+                        contentType: "text/plain",
+                        body: "\(refusal.kind) \(refusal.limit)"
+                    )
+                }
+            )
+            let server = server
+            Thread.detachNewThread { [returned] in
+                server.run(handler)
+                returned.value.withLock { $0 = true }
+            }
+        }
+
+        deinit {
+            server.stop(within: .seconds(1))
+        }
+
+        var port: Int { server.port }
+    }
+
+    @Test(arguments: [false, true])
+    func keepsTheConnectionForTheNextRequest(usesPoll: Bool) async throws {
+        let running = try Running { $0.usesPoll = usesPoll }
+        let client = try await TestClient.connect(running)
+        client.send("GET /now HTTP/1.1\r\nHost: x\r\n\r\n")
+        let first = try await client.answer()
+        #expect(first.status == 200)
+        #expect(first.body == "now")
+        #expect(first.headers["connection"] == nil)
+        client.send("GET /echo?a=1&b=x+y%21 HTTP/1.1\r\nHost: x\r\n\r\n")
+        let second = try await client.answer()
+        #expect(second.body == "/echo a=1,b=x y! 0")
+        #expect(second.headers["x-method"] == "GET")
+        client.send("GET /now HTTP/1.1\r\nConnection: close\r\n\r\n")
+        #expect(try await client.answer().headers["connection"] == "close")
+        #expect(await client.isClosedByServer())
+    }
+
+    @Test(arguments: [false, true])
+    func answersPipelinedRequestsInOrder(usesPoll: Bool) async throws {
+        let running = try Running { $0.usesPoll = usesPoll }
+        let client = try await TestClient.connect(running)
+        client.send(
+            "GET /echo?n=1 HTTP/1.1\r\n\r\nGET /now HTTP/1.1\r\n\r\nPOST /echo?n=3 HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+        )
+        #expect(try await client.answer().body == "/echo n=1 0")
+        #expect(try await client.answer().body == "now")
+        #expect(try await client.answer().body == "/echo n=3 0")
+    }
+
+    @Test func readsABodyThatComesInPieces() async throws {
+        let running = try Running {
+            $0.limits.maximumBodyBytes = 100
+            $0.limits.maximumBodyBytesInFlight = 100
+        }
+        let client = try await TestClient.connect(running)
+        client.send("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n12345")
+        try await Task.sleep(for: .milliseconds(100))
+        client.send("67890GET /now HTTP/1.1\r\n\r\n")
+        #expect(try await client.answer().body == "/echo  10")
+        #expect(try await client.answer().body == "now")
+        client.send("POST /echo HTTP/1.1\r\nContent-Length: 101\r\n\r\n")
+        let refused = try await client.answer()
+        #expect(refused.status == 413)
+        #expect(refused.body == "bodyTooLarge 100")
+        #expect(await client.isClosedByServer())
+    }
+
+    @Test(arguments: [
+        ("GET /x HTTP/1.1\nHost: x\r\n\r\n", 400, "bareLineBreak 0"),
+        ("hello\r\n\r\n", 400, "malformedRequestLine 0"),
+        ("GET x HTTP/1.1\r\n\r\n", 400, "targetNotAPath 0"),
+        ("GET / HTTP/1.1\r\n: x\r\n\r\n", 400, "fieldWithoutName 0"),
+        ("GET / HTTP/1.1\r\nContent-Length : 5\r\n\r\n", 400, "whitespaceInFieldName 0"),
+        ("GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 413, "bodyNotAccepted 0"),
+        ("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 413, "bodyNotAccepted 0"),
+        ("GET / HTTP/1.1\r\nX: \(String(repeating: "a", count: 9000))\r\n\r\n", 431, "headTooLarge 8192"),
+    ])
+    func refusesInTheApplicationsWords(request: String, status: Int, body: String) async throws {
+        let running = try Running()
+        let client = try await TestClient.connect(running)
+        client.send(request)
+        let answer = try await client.answer()
+        #expect(answer.status == status)
+        #expect(answer.body == body)
+        #expect(answer.headers["connection"] == "close")
+        #expect(await client.isClosedByServer())
+    }
+
+    @Test func aHeadThatDoesNotComeInTimeIsAnswered408() async throws {
+        let running = try Running { $0.limits.readTimeout = .seconds(1) }
+        let client = try await TestClient.connect(running)
+        let started = ContinuousClock.now
+        client.send("GET /now HTTP/1.1\r\n")
+        let answer = try await client.answer()
+        #expect(answer.status == 408)
+        #expect(answer.body == "requestTimeout 1")
+        #expect(ContinuousClock.now - started >= .milliseconds(900))
+    }
+
+    @Test func aSlowHandlerIsAnswered504AndItsLateAnswerDropped() async throws {
+        let running = try Running({ $0.limits.handlerTimeout = .seconds(1) }, slow: .seconds(2))
+        let client = try await TestClient.connect(running)
+        client.send("GET /slow HTTP/1.1\r\n\r\n")
+        let answer = try await client.answer()
+        #expect(answer.status == 504)
+        #expect(answer.body == "handlerTimeout 1")
+        #expect(await client.isClosedByServer())
+    }
+
+    @Test func beyondTheRequestsAnsweredAtOnceIs503() async throws {
+        let running = try Running({ $0.limits.maximumRequests = 1 }, slow: .seconds(2))
+        let slow = try await TestClient.connect(running)
+        slow.send("GET /slow HTTP/1.1\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(300))
+        let refused = try await TestClient.connect(running)
+        refused.send("GET /now HTTP/1.1\r\n\r\n")
+        let answer = try await refused.answer()
+        #expect(answer.status == 503)
+        #expect(answer.body == "tooManyRequests 1")
+        #expect(try await slow.answer().status == 200)
+    }
+
+    @Test func aStopFinishesTheRequestInFlightAndClosesIdleConnections() async throws {
+        let running = try Running({ _ in }, slow: .milliseconds(500))
+        let idle = try await TestClient.connect(running)
+        idle.send("GET /now HTTP/1.1\r\n\r\n")
+        #expect(try await idle.answer().status == 200)
+        let busy = try await TestClient.connect(running)
+        busy.send("GET /slow HTTP/1.1\r\n\r\n")
+        try await Task.sleep(for: .milliseconds(200))
+        running.server.stop(within: .seconds(5))
+        #expect(await idle.isClosedByServer())
+        let answer = try await busy.answer()
+        #expect(answer.status == 200)
+        #expect(answer.headers["connection"] == "close")
+        for _ in 0..<100 where !running.stopped { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(running.stopped)
+        #expect((try? TestClient(running)) == nil)
+    }
+}
