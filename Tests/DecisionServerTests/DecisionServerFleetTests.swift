@@ -234,7 +234,7 @@ struct DecisionServerFleetTests {
     }
 
     @Test(
-        "--redis where nothing listens, with a fallback share: served from this process's cache, one log line, failures still fail closed",
+        "--redis where nothing listens, with a fallback share: no copy served without the invalidation count, fetched within the share, one log line, failures still fail closed",
         .requires(.pythonCryptography)
     )
     func unreachableRedis() async throws {
@@ -246,19 +246,16 @@ struct DecisionServerFleetTests {
             appStore: store,
             arguments: ["--redis", "127.0.0.1:\(port)", "--fallback-share", "0.25"]
         )
-        // Measured from before the first request: the answer's local time to live (5 s) starts when
-        // Apple answers, which is after this instant but may be well before the response arrives.
-        let asked = ContinuousClock.now
         let live = try await server.get("/decision?transactionId=ok1")
         #expect(live.status == 200)
         #expect(live.groupsSource == "live")
-        let cached = try await server.get("/decision?transactionId=ok1")
-        #expect(cached.status == 200)
-        // Kept for the local time to live while Redis is away: a busy machine may take longer
-        // between the two requests, and then the answer is rightly fetched again.
-        let keptLocally = ContinuousClock.now - asked < .seconds(4)
-        if keptLocally { #expect(cached.groupsSource == "cache") }
-        #expect(cached.decisionText == live.decisionText)
+        // Kept here, but served only under a reading of the invalidation count, which Redis cannot
+        // give: another server's invalidation may have completed meanwhile. Fetched again, within
+        // this server's share of the budget (1.25 a second: the token is due within the second).
+        let again = try await server.get("/decision?transactionId=ok1")
+        #expect(again.status == 200)
+        #expect(again.groupsSource == "live")
+        #expect(again.decisionText == live.decisionText)
         let failed = try await server.get("/decision?transactionId=unauthorized")
         #expect(failed.status == 502)
         #expect(failed.text.hasPrefix(#"{"error":{"code":"unauthorized","#))
@@ -267,12 +264,11 @@ struct DecisionServerFleetTests {
         #expect(try await server.post("/invalidate?transactionId=ok1").status == 503)
         #expect(try await server.get("/decision?transactionId=ok1").groupsSource == "live")
         #expect(server.logLines().filter { $0.contains("shared groups cache unavailable") }.count == 1)
-        let refetched = cached.groupsSource == "live" ? ["/groups/v1/currentGroups/ok1"] : []
         #expect(
-            try await store.log().map(\.path)
-                == ["/groups/v1/currentGroups/ok1"] + refetched + [
-                    "/groups/v1/currentGroups/unauthorized", "/groups/v1/currentGroups/ok1",
-                ]
+            try await store.log().map(\.path) == [
+                "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/unauthorized",
+                "/groups/v1/currentGroups/ok1",
+            ]
         )
     }
 

@@ -8,7 +8,7 @@ import Testing
 
 /// A full group list's overflow mark outlives every answer left off the list.
 ///
-/// Adversary: a group's overflow mark is set with the time to live of the *last* write that found
+/// The bug it pins: a group's overflow mark is set with the time to live of the *last* write that found
 /// the list full (`SET …:members-overflow:G 1 PX life`), so a later write with a shorter life
 /// shortens the mark below the life of an earlier answer left off the list. Once the mark lapses,
 /// `invalidate(groupID:)` no longer falls back to invalidating everyone, and the earlier answer,
@@ -17,7 +17,7 @@ import Testing
 /// Two services on one Redis with different `freshness.maximumStaleness` (a rolling deploy that changes
 /// `--max-age`, say from 3600 to 60) write exactly this. The list's own expiry is only ever raised
 /// (`PEXPIRE` when `PTTL < life`); the mark should be too.
-@Suite("Adversary: a full group list's overflow mark outlives every answer left off it")
+@Suite("Redis group index: a full group list's overflow mark outlives every answer left off it")
 struct RedisGroupOverflowFlagTests {
     @Test("an answer left off a full list is invalidated with its group", .requires(.redisServer))
     func overflowMarkNotShortened() async throws {

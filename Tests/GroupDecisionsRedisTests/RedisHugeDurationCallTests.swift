@@ -8,7 +8,7 @@ import Testing
 
 /// Huge durations given to the Redis cache saturate instead of trapping.
 ///
-/// Adversary: durations a caller gives the Redis cache still trap past the milliseconds that
+/// The bug it pins: durations a caller gives the Redis cache still trap past the milliseconds that
 /// `RedisGroupsCache.milliseconds(_:)` saturates, so "without trapping, whatever their size" does
 /// not hold for the calls themselves:
 ///
@@ -20,7 +20,7 @@ import Testing
 ///
 /// On main each test below crashes the test process (run them alone:
 /// `swift test --filter RedisHugeDurationCallTests`); the next commit saturates both.
-@Suite("Adversary: huge durations given to the Redis cache do not trap")
+@Suite("Redis cache: huge durations given to it do not trap")
 struct RedisHugeDurationCallTests {
     @Test("a timeout of Int64.max seconds: a call is answered", .requires(.redisServer))
     func hugeTimeout() async throws {

@@ -26,19 +26,23 @@ public protocol SharedInvalidations: Sendable {
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
     func invalidateAll() async throws(AppStoreGroupsError)
 
-    /// How many invalidations (of a customer, a group or everyone) the store has seen, or `nil`
-    /// when it does not count them.
+    /// The store's invalidation count, a value that moves with every invalidation (of a customer, a
+    /// group or everyone), or `nil` when the store keeps none.
     ///
-    /// Every invalidation adds one, in the same atomic step that forgets the answers (for
-    /// ``invalidateAll()``, once every answer has gone), so a process that reads a count that has
-    /// not moved knows that no answer it read since its last reading was invalidated: the decision
-    /// service serves its own copies only while the count it read less than
-    /// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago is unchanged.
+    /// Counts are compared for equality only. Every invalidation sets the count, in the same atomic
+    /// step that forgets the answers (for ``invalidateAll()``, once every answer has gone), to a
+    /// value the store never gave before, so a process that reads the count it read before knows
+    /// that no invalidation came since: the decision service serves its own copies only while a
+    /// reading of the count begun less than
+    /// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago gives the
+    /// count they were stamped with.
     ///
-    /// Counts are compared for equality only. A store that can lose the count while the processes
-    /// live on (a restart without persistence) starts a new count at a random base rather than 0,
-    /// so that counting again cannot come back to a value a process remembers, as
-    /// `RedisGroupsCache` does.
+    /// A store that can lose the count while the processes live on (a restart without persistence,
+    /// a flush, a failover to a replica that lagged behind) must not give a value a process
+    /// remembers: a read that finds the count missing creates it at a fresh random value in the
+    /// same atomic step and answers that, and an invalidation sets a fresh random value rather
+    /// than adding one, as `RedisGroupsCache` does. A store that cannot lose it may count up, as
+    /// `InMemoryGroupsCache` does.
     ///
     /// - Returns: The count, or `nil` when the store keeps none.
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
@@ -46,6 +50,9 @@ public protocol SharedInvalidations: Sendable {
 
     /// The answer kept for a customer and the store's invalidation count, read in one atomic step:
     /// one round trip where ``invalidationCount()`` and ``SharedAnswerCache/answer(anyTransactionID:in:)`` take two.
+    ///
+    /// The count follows the rules of ``invalidationCount()``: a store that can lose it creates a
+    /// missing one at a fresh random value in the same step.
     ///
     /// - Parameters:
     ///   - customerID: The id the customer's decisions are asked with.

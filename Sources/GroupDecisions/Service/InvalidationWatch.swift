@@ -4,15 +4,17 @@ import GroupPolicy
 import GroupPolicyBasics
 
 /// This process's reading of the shared cache's invalidation count, which decides whether a copy
-/// of an answer kept here may still be served.
+/// of an answer kept here may still be served: a lease, renewed through the shared cache.
 ///
 /// Each copy is stamped with the count this process had read when the read or fetch that produced
 /// it began. A copy is served only while its stamp is the count read last and that read began
 /// less than ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago; otherwise the
-/// caller awaits one reading shared by every caller of this process. An invalidation adds one to
-/// the count when it forgets the answers, then waits the interval before it returns, so a request
-/// after it returned is served here only from a reading that saw it (see the DocC article
-/// "Serving decisions at fleet scale", section "Invalidation across the fleet").
+/// caller awaits one reading shared by every caller of this process. The count is read even while
+/// the shared cache is skipped after a failure or for slowness; when it cannot be read, no copy is
+/// served. An invalidation moves the count to a value it never had when it forgets the answers,
+/// then waits the interval before it returns, so a request after it returned is served here only
+/// from a reading that saw it (see the DocC article "Serving decisions at fleet scale", section
+/// "Invalidation across the fleet").
 final class InvalidationWatch: Sendable {
     /// A count read, and when its read began.
     struct Reading: Sendable {
@@ -31,6 +33,8 @@ final class InvalidationWatch: Sendable {
     private struct State {
         /// The reading begun last among those that answered.
         var last: Reading?
+        /// When the last reading that failed began: none is begun again within the interval.
+        var lastFailure: Date?
         /// Whether the cache keeps no count (it answered `nil`): copies are then served as before.
         var unsupported = false
         /// The reading under way, which callers join.
@@ -56,38 +60,56 @@ final class InvalidationWatch: Sendable {
 
     /// Whether a copy stamped `stamp` may be served at `now`.
     ///
-    /// It may when the stamp is the count read last and, when `recently`, that read began less
-    /// than the interval before `now`; always with a cache that keeps no count. Without `recently` (the cache cannot be read), a copy stamped before any reading is served
-    /// while no reading answered either: as copies were served before the count existed.
-    func confirms(_ stamp: UInt64?, now: Date, recently: Bool = true) -> Bool {
+    /// It may when the stamp is the count read last, and that read began less than the interval
+    /// before `now` and, when given, at or after `since`; always with a cache that keeps no count.
+    ///
+    /// `since` is for a flight, whose copy stands in for a fetch that could not be made: callers
+    /// who began up to an interval after the flight take its answer, so the reading must have
+    /// begun after the flight did.
+    func confirms(_ stamp: UInt64?, now: Date, since: Date? = nil) -> Bool {
         state.withLock { state in
             if state.unsupported { return true }
-            guard stamp == state.last?.count else { return false }
-            guard recently else { return true }
-            guard let last = state.last else { return false }
+            guard let last = state.last, stamp == last.count else { return false }
+            if let since, last.started < since { return false }
             return now.timeIntervalSince(last.started) < intervalSeconds
         }
     }
 
-    /// Reads the count, or joins the reading under way.
+    /// Reads the count, or joins the reading under way; `.failed` at once when a reading begun
+    /// less than the interval ago failed, and none answered since (one call to a failing cache per
+    /// interval, as one to a healthy one).
     func read(_ shared: SharedCacheGuard) async -> Outcome {
-        let task = state.withLock { state -> Task<Outcome, Never> in
+        let started = now()
+        let task = state.withLock { state -> Task<Outcome, Never>? in
             if let reading = state.reading { return reading }
+            if let failure = state.lastFailure, started.timeIntervalSince(failure) < intervalSeconds,
+                state.last.map({ $0.started < failure }) ?? true
+            {
+                return nil
+            }
             let reading = Task { await self.readOnce(shared) }
             state.reading = reading
             return reading
         }
+        guard let task else { return .failed }
         return await task.value
     }
 
     private func readOnce(_ shared: SharedCacheGuard) async -> Outcome {
         let started = now()
-        // Even while the cache is skipped as slow: it still answers, so invalidations through the
-        // other processes still complete, and one slow read per interval is this process's whole cost.
-        let count = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
-            try await cache.invalidationCount()
+        // Even while the cache is skipped, after a failure or for slowness: a cache that answers
+        // takes the other processes' invalidations, and one read per interval is this process's
+        // whole cost.
+        let count = await shared.read(
+            evenWhenSlow: true,
+            evenWhenFailing: true,
+            isAnswer: { $0 != nil },
+            { cache throws(AppStoreGroupsError) in try await cache.invalidationCount() }
+        )
+        state.withLock { state in
+            state.reading = nil
+            if count == nil { state.lastFailure = started }
         }
-        state.withLock { $0.reading = nil }
         guard let count else { return .failed }
         record(count, started: started)
         return .read

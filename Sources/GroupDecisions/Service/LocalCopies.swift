@@ -30,19 +30,17 @@ struct LocalCopies: Sendable {
     /// This process's fresh answer for the customer; throws a fresh negative answer.
     ///
     /// An answer due a refresh ahead asks for one. With a shared cache, a copy is a hit only while
-    /// the invalidation count confirms it: recently read, unless `recently` is `false` (the cache
-    /// cannot be read, and copies are served as before the count existed).
+    /// the invalidation count confirms it: read less than the check interval ago.
     func cached(
         _ customerID: String,
-        in environment: StoreEnvironment,
-        recently: Bool = true
+        in environment: StoreEnvironment
     ) throws(AppStoreGroupsError) -> LocalLookup {
         let now = timeSource.now()
         let key = CustomerKey(environment: environment, customerID: customerID)
         guard let entry = local.entry(key, now: now) else {
             return .miss
         }
-        if let invalidations, !invalidations.confirms(entry.invalidationCount, now: now, recently: recently) {
+        if let invalidations, !invalidations.confirms(entry.invalidationCount, now: now) {
             return .unconfirmed
         }
         let loaded: Loaded?
@@ -62,10 +60,9 @@ struct LocalCopies: Sendable {
     /// A copy the invalidation count read last did not confirm, served once a reading (this
     /// process's one at a time) confirms it; `nil` for a miss.
     ///
-    /// When the count cannot be read the shared cache's answer is read instead, and when that
-    /// cannot be read either, the copy is served as before the count existed (within the local
-    /// time to live, if its stamp is the count read last): no invalidation completes while the
-    /// shared cache fails.
+    /// When the count cannot be read the shared cache's answer is read instead (itself always
+    /// correct), and when that cannot be read either the copy is not served: the caller goes to a
+    /// flight, which fetches within the budget it can get.
     func confirmedHit(
         _ customerID: String,
         in environment: StoreEnvironment
@@ -90,7 +87,6 @@ struct LocalCopies: Sendable {
                 guard let answer else { return nil }
                 return try sharedFlight.adopt(answer, key: key, permit: permit)
             }
-            if case .hit(let loaded) = try cached(customerID, in: environment, recently: false) { return loaded }
             return nil
         }
     }

@@ -18,9 +18,13 @@ import GroupPolicyBasics
 /// for slowness: the rate-limit gate's budget tokens and the `Retry-After` instant it writes after
 /// a 429 (a process that skipped a slow cache for its tokens would spend its own share of the
 /// budget beside the fleet's bucket, and the fleet would send Apple more than its budget), and the
-/// first read of a customer this process holds no answer for (a slow read costs less than a first
-/// fetch the budget may refuse). A customer id a failure's message repeats (a server
-/// echoing the key it refused) is replaced by `<customer>` before the error goes anywhere.
+/// first read of a flight, which reads the invalidation count with the answer (a slow read costs
+/// less than a first fetch the budget may refuse, and this process's copies are served only under
+/// a reading of the count). The invalidation count alone is read even after a failure: a cache
+/// back for the other processes takes their invalidations, and this process serves no copy until
+/// it reads the count again; a reading that answers ends the skip. A customer id a failure's
+/// message repeats (a server echoing the key it refused) is replaced by `<customer>` before the
+/// error goes anywhere.
 final class SharedCacheGuard: Sendable {
     let cache: any SharedGroupsCache
     private let retryInterval: Duration
@@ -88,11 +92,17 @@ final class SharedCacheGuard: Sendable {
     ///   - customerID: The customer the call is about, to keep out of a failure's message.
     ///   - evenWhenSlow: Whether the call is made while the cache is skipped for slowness only (the
     ///     rate-limit gate's calls); its own time then does not count as a slow call.
+    ///   - evenWhenFailing: Whether the call is made while the cache is skipped after a failure too
+    ///     (the invalidation count's reading): one that answers promptly ends the skip, when
+    ///     `isAnswer` says the store answered (a cache that keeps no count answers without it).
+    ///   - isAnswer: Whether a value came from the store, and so tells its health.
     ///   - body: The call.
     /// - Returns: What `body` returned, or `nil`.
     func read<Value: Sendable>(
         customerID: String? = nil,
         evenWhenSlow: Bool = false,
+        evenWhenFailing: Bool = false,
+        isAnswer: (Value) -> Bool = { _ in true },
         _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Value
     ) async -> Value? {
         let start = timeSource.now()
@@ -103,13 +113,15 @@ final class SharedCacheGuard: Sendable {
             return health.skipIsForSlowness ? .forSlowness : .forFailure
         }
         switch skip {
-        case .forFailure: return nil
-        case .forSlowness where !evenWhenSlow: return nil
+        case .forFailure where !evenWhenFailing: return nil
+        case .forSlowness where !evenWhenSlow && !evenWhenFailing: return nil
         default: break
         }
         do {
             let value = try await body(cache)
-            if skip == .none { answered(after: start) }
+            // A call through a skip for slowness is not timed; one through a failure's skip that
+            // the store answered promptly is a recovery.
+            if skip == .none || (skip == .forFailure && isAnswer(value)) { answered(after: start) }
             return value
         } catch {
             failed(Self.scrubbing(customerID, from: error), slow: false)

@@ -37,13 +37,13 @@ struct SharedFlight: Sendable {
         // What this flight keeps here is stamped with the invalidation count read before it began:
         // the one read with the answer below, or the one read last when that read fails.
         permit.stamp(invalidations.stamp)
-        // Without an answer here, the shared cache's is read even while it is skipped as slow: a slow
-        // read costs less than a first fetch, which the budget may refuse (a customer who had an
-        // answer would get a 503).
+        // Read even while the cache is skipped as slow: a slow read costs less than a first fetch,
+        // which the budget may refuse (a customer who had an answer would get a 503), and this
+        // process's copy stands in for a fetch only under the count it reads.
         let started = timeSource.now()
         let read = await shared.read(
             customerID: customerID,
-            evenWhenSlow: fallback == nil,
+            evenWhenSlow: true,
             { cache throws(AppStoreGroupsError) in
                 try await cache.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
             }
@@ -53,9 +53,10 @@ struct SharedFlight: Sendable {
             permit.stamp(read.invalidationCount)
         }
         // This process's copy stands in for a fetch that cannot be made (stale serving) only while
-        // the count confirms it, as a hit would be.
+        // a reading begun since the flight began confirms it: callers who begin up to an interval
+        // after the flight take its answer. Without one (the cache failing or skipped), it does not.
         if let entry = fallback,
-            !invalidations.confirms(entry.invalidationCount, now: timeSource.now(), recently: read != nil)
+            !invalidations.confirms(entry.invalidationCount, now: timeSource.now(), since: permit.began)
         {
             fallback = nil
         }

@@ -14,46 +14,75 @@ extension RedisGroupsCache {
     /// invalidated in the last day, and no fetch can outlast it.
     public static let invalidationGenerationLifetime = Duration.seconds(86_400)
 
-    /// Where a store-wide invalidation count that does not exist yet starts: a random value in this
-    /// range, drawn in Swift for each invalidation and used only when the key is missing.
+    /// The values the store-wide invalidation count takes: every invalidation sets it to a fresh
+    /// random value in this range, drawn in Swift (Redis seeds Lua's `math.random` the same way in
+    /// every script), and so does a read that finds it missing.
     ///
-    /// A Redis that lost its keys (a restart without persistence, a failover to an empty replica)
-    /// counts again from a new random base, not from 0, so it does not come back to a count a
-    /// process remembers: a value the new count passes through equals a remembered one with a
-    /// chance of 1 in about 2^52 (4.5 × 10^15). It never starts at 0 (a missing count) or near
-    /// a count started at 0, and leaves `INCR` room for 2^63 − 2^52 invalidations (292,000 years
-    /// at a million a second). The values stay below 2^53, exact in Lua's numbers.
-    static let invalidationCountBases: Range<UInt64> = (1 << 32)..<(1 << 52)
+    /// The count is only compared for equality, so it must never come back to a value a process
+    /// remembers: not after a restart without persistence, a flush or an eviction (a missing count
+    /// is created at a fresh value by the read that finds it, never read as 0), and not after a
+    /// failover to a replica that lagged behind (the next invalidation draws a fresh value rather
+    /// than counting up from the replica's). Two draws are equal with a chance of 1 in about
+    /// 9.2 × 10^18. The range stops below 2^63 − 2^32 so that a process of an earlier version, which
+    /// adds one with `INCR`, still counts during a rolling upgrade.
+    static let invalidationCounts: ClosedRange<UInt64> = 1...((1 << 63) - (1 << 32))
 
-    /// A fresh random base for the store-wide invalidation count, as a script argument.
-    ///
-    /// Drawn in ``invalidationCountBases`` here, because Redis seeds Lua's `math.random` the same
-    /// way in every script.
-    static func invalidationCountBase() -> [UInt8] {
-        Array(String(UInt64.random(in: invalidationCountBases)).utf8)
+    /// A fresh random value for the store-wide invalidation count, as a script argument.
+    static func freshInvalidationCount() -> [UInt8] {
+        Array(String(UInt64.random(in: invalidationCounts)).utf8)
     }
 
-    /// Counts one invalidation under the store's invalidation count `KEYS[1]` (set first to the
-    /// base `ARGV[1]` when missing): the one step every increment of the count takes.
-    static let countInvalidationScript = Array(
+    /// Reads the store-wide invalidation count `KEYS[1]`, creating it at the fresh value `ARGV[1]`
+    /// when it is missing, in one atomic step.
+    ///
+    /// A store that lost its keys never reads as a count a process remembers. Sent twice, it
+    /// answers the same.
+    static let readCountScript = Array(
         """
-        redis.call('SET', KEYS[1], ARGV[1], 'NX')
-        return redis.call('INCR', KEYS[1])
+        local count = redis.call('GET', KEYS[1])
+        if not count then
+          redis.call('SET', KEYS[1], ARGV[1])
+          count = ARGV[1]
+        end
+        return count
         """.utf8
     )
 
-    /// Counts one invalidation under the store's invalidation count (the last of `KEYS`, started
-    /// at the base `ARGV[2]` when missing), deletes the answer keys (the first half of the others)
-    /// and counts an invalidation under each generation key (the second half).
+    /// Reads the answer `KEYS[1]` and the store-wide invalidation count `KEYS[2]` in one atomic
+    /// step, creating the count at the fresh value `ARGV[1]` when it is missing (see
+    /// ``readCountScript``).
+    static let readAnswerAndCountScript = Array(
+        """
+        local count = redis.call('GET', KEYS[2])
+        if not count then
+          redis.call('SET', KEYS[2], ARGV[1])
+          count = ARGV[1]
+        end
+        return {redis.call('GET', KEYS[1]), count}
+        """.utf8
+    )
+
+    /// Sets the store-wide invalidation count `KEYS[1]` to the fresh value `ARGV[1]`.
     ///
-    /// The store's count goes first: a count that is not a number fails the script before it
-    /// changes anything. Each customer count is kept for `ARGV[1]` milliseconds. Sent twice, it
-    /// counts twice: a count that moved further refuses the same writes, and one more invalidation
-    /// counted costs the processes one more read of the shared cache.
+    /// What ``invalidateAll()`` does once every answer has gone. Sent twice, it sets the same value.
+    static let countInvalidationScript = Array(
+        """
+        redis.call('SET', KEYS[1], ARGV[1])
+        return 1
+        """.utf8
+    )
+
+    /// Sets the store-wide invalidation count (the last of `KEYS`) to the fresh value `ARGV[2]`,
+    /// deletes the answer keys (the first half of the others) and counts an invalidation under each
+    /// generation key (the second half).
+    ///
+    /// Each customer count is kept for `ARGV[1]` milliseconds. Sent twice, it counts the customers
+    /// twice and sets the same store-wide value: a count that moved further refuses the same
+    /// writes, and one more invalidation counted costs the processes one more read of the shared
+    /// cache.
     static let invalidateScript = Array(
         """
-        redis.call('SET', KEYS[#KEYS], ARGV[2], 'NX')
-        redis.call('INCR', KEYS[#KEYS])
+        redis.call('SET', KEYS[#KEYS], ARGV[2])
         local half = (#KEYS - 1) / 2
         for i = 1, half do
           redis.call('DEL', KEYS[i])
@@ -126,13 +155,11 @@ extension RedisGroupsCache {
     /// The group is `ARGV[3]` (the store's group count `KEYS[1]`, the group's
     /// `KEYS[2]`, kept `ARGV[1]` milliseconds), then deletes the answers of the customers listed
     /// under it in each environment `ARGV[5]…` under prefix `ARGV[2]`, and the lists; first of all
-    /// it counts one invalidation under the store's invalidation count `KEYS[3]` (started at the
-    /// base `ARGV[4]` when missing; a count that is not a number fails the script before it
-    /// changes anything). Answers whether a list had overflowed, and how many answers went.
+    /// it sets the store's invalidation count `KEYS[3]` to the fresh value `ARGV[4]`. Answers
+    /// whether a list had overflowed, and how many answers went.
     static let invalidateGroupScript = Array(
         """
-        redis.call('SET', KEYS[3], ARGV[4], 'NX')
-        redis.call('INCR', KEYS[3])
+        redis.call('SET', KEYS[3], ARGV[4])
         local count = redis.call('INCR', KEYS[1])
         redis.call('SET', KEYS[2], count, 'PX', ARGV[1])
         local overflow = 0
@@ -174,24 +201,32 @@ extension RedisGroupsCache {
         return InvalidationGeneration(customer: customer, all: all, groups: groups)
     }
 
-    /// How many invalidations the store has seen (`GET` of `<prefix>:invalidations`; missing is
-    /// zero).
+    /// The store's invalidation count (`<prefix>:invalidations`), created at a fresh random value
+    /// when missing, in one script.
     ///
-    /// A count is only ever compared for equality. A new one starts at a random base
-    /// (between 2^32 and 2^52), so a store that lost its keys cannot count back up to a value a
-    /// process remembers; the first invalidation of a new store reads as that base plus one.
+    /// A count is only ever compared for equality: every invalidation sets it to a fresh random
+    /// value (see ``invalidationCounts``), and a read that finds it missing (a store that lost its
+    /// keys) creates it at one in the same step, so no read gives a value a process remembers
+    /// unless no invalidation came since.
     ///
     /// - Returns: The count.
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, also for a count that is not a number.
     public func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
-        let label = "GET invalidations"
-        let reply = try await call([Array("GET".utf8), invalidationCountKey], label)
+        let label = "EVAL read-invalidations"
+        let reply = try await call(
+            [
+                Array("EVAL".utf8), Self.readCountScript, Array("1".utf8), invalidationCountKey,
+                Self.freshInvalidationCount(),
+            ],
+            label
+        )
         guard let count = Self.invalidations(reply) else { throw unexpected(reply, label) }
         return count
     }
 
-    /// The answer kept for a customer and the store's invalidation count, in one `MGET` (one atomic
-    /// step: an invalidation's script runs wholly before or after it).
+    /// The answer kept for a customer and the store's invalidation count, in one script (one atomic
+    /// step: an invalidation's script runs wholly before or after it); a missing count is created
+    /// as ``invalidationCount()`` creates it.
     ///
     /// - Parameters:
     ///   - customerID: The id the customer's decisions are asked with.
@@ -202,27 +237,31 @@ extension RedisGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
-        let label = "MGET answer invalidations"
+        let label = "EVAL read-answer-invalidations"
         let key = answerKey(customerID, environment)
-        let reply = try await call([Array("MGET".utf8), key, invalidationCountKey], label)
+        let reply = try await call(
+            [
+                Array("EVAL".utf8), Self.readAnswerAndCountScript, Array("2".utf8), key, invalidationCountKey,
+                Self.freshInvalidationCount(),
+            ],
+            label
+        )
         guard case .array(let parts?) = reply, parts.count == 2, let answer = servedAnswer(parts[0], key: key),
             let count = Self.invalidations(parts[1])
         else { throw unexpected(reply, label) }
         return (answer, count)
     }
 
-    /// The store's invalidation count as a reply gives it: ``count(_:)``, or a negative number
-    /// (`INCR` takes one, so invalidations complete) as its bit pattern.
+    /// The store's invalidation count as a reply gives it: a number, or a negative one (a count
+    /// an earlier version counted up with `INCR`, which takes one) as its bit pattern; `nil` for a
+    /// missing count (the read scripts never answer one) or a value that is not a number.
     ///
-    /// The processes only compare it for equality, so every value `INCR` accepts must read as a
-    /// distinct count: a count that could not be read while invalidations completed would let a
-    /// process serve the copies they removed.
+    /// The processes only compare it for equality, so every value must read as a distinct count.
     static func invalidations(_ reply: RESPReply) -> UInt64? {
-        if let count = count(reply) { return count }
-        guard case .bulk(let value?) = reply, let signed = Int64(String(decoding: value, as: UTF8.self)) else {
-            return nil
-        }
-        return UInt64(bitPattern: signed)
+        guard case .bulk(let value?) = reply else { return nil }
+        let text = String(decoding: value, as: UTF8.self)
+        if let count = UInt64(text) { return count }
+        return Int64(text).map { UInt64(bitPattern: $0) }
     }
 
     /// A count as `MGET` answers it: a number, or null for zero.
@@ -299,7 +338,7 @@ extension RedisGroupsCache {
                 Array("EVAL".utf8), Self.invalidateGroupScript, Array("3".utf8), groupCountKey,
                 Array("\(keyPrefix):group-generation:\(groupID)".utf8), invalidationCountKey,
                 Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8), Array(keyPrefix.utf8),
-                Array(groupID.utf8), Self.invalidationCountBase(),
+                Array(groupID.utf8), Self.freshInvalidationCount(),
             ] + StoreEnvironment.allCases.map { Array($0.rawValue.utf8) }
         let reply = try await call(arguments, label)
         guard case .array(let parts?) = reply, parts.count == 2, case .integer(let overflow) = parts[0],

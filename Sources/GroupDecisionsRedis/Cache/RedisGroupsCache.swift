@@ -7,7 +7,7 @@ public import GroupPolicy
 ///
 /// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `MGET`, `SET` with `PX`,
 /// `INCR`, `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock, the 429 gate's compare-and-set steps,
-/// invalidations and the writes they must win over),
+/// the fleet's budget, the invalidation count, invalidations and the writes they must win over),
 /// and no dependency. Every call, waiting for a connection and connecting included, finishes
 /// within ``timeout`` or throws `AppStoreGroupsError.Code.sharedCacheFailure` (or
 /// `AppStoreGroupsError.Code.cancelled` when its task is cancelled); the service then carries
@@ -32,7 +32,7 @@ public import GroupPolicy
 /// `<keyPrefix>:<environment>:lock:<customer>` for fetch locks,
 /// `<keyPrefix>:<environment>:generation:<customer>` and `<keyPrefix>:generation-all` for the
 /// invalidation counts (see ``invalidationGenerationLifetime``), `<keyPrefix>:invalidations` for
-/// the count of every invalidation (``invalidationCount()``, started at a random base) and
+/// the count of every invalidation (``invalidationCount()``, a fresh random value each time) and
 /// `<keyPrefix>:<environment>:rate-limited-until:<endpoint>` for the 429 gate, so one Redis can
 /// serve several apps: give each its own prefix (its bundle id, say). ``invalidateAll()`` walks the
 /// keys with `SCAN` and removes this prefix's answers with `UNLINK` (never the keys of a prefix
@@ -401,7 +401,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
             [Array("EVAL".utf8), Self.invalidateScript, Array(String(keys.count).utf8)] + keys
             + [
                 Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8),
-                Self.invalidationCountBase(),
+                Self.freshInvalidationCount(),
             ]
         switch try await call(arguments, "EVAL invalidate") {
         case .integer: return
@@ -414,8 +414,8 @@ public final class RedisGroupsCache: SharedGroupsCache {
     static let maximumScanCalls = 100_000
 
     /// Counts an invalidation of every customer (`INCR`), then forgets every answer under the prefix
-    /// (`SCAN` then `UNLINK`, a batch at a time), then adds one to the invalidation count
-    /// (``invalidationCount()``, in a script that starts a missing count at a random base).
+    /// (`SCAN` then `UNLINK`, a batch at a time), then sets the invalidation count
+    /// (``invalidationCount()``) to a fresh random value.
     ///
     /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
     /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
@@ -466,7 +466,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
         // answer went.
         let count = [
             Array("EVAL".utf8), Self.countInvalidationScript, Array("1".utf8), invalidationCountKey,
-            Self.invalidationCountBase(),
+            Self.freshInvalidationCount(),
         ]
         switch try await call(count, "EVAL count-invalidation") {
         case .integer: break

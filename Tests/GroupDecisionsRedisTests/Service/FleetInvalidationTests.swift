@@ -23,6 +23,10 @@ struct FleetInvalidationTests {
         // The suites here fail the shared cache on purpose: each process then fetches within a
         // share of the budget of its own, which is what they need to see the invalidations race.
         configuration.rateLimits.fallbackShare = 0.25
+        // A burst of twice the rate: a new fleet bucket starts with the burst less the rate times
+        // the longest wait (none at the defaults), so a first decision finds a token banked and
+        // makes no round trip more for the wait of a reserved one.
+        configuration.rateLimits.requestBurst = [.sandbox: 10, .production: 100]
         return configuration
     }
 
@@ -380,5 +384,76 @@ struct FleetInvalidationTests {
         #expect(try await store.answer(anyTransactionID: "m\(limit)", in: .sandbox) == nil)
         #expect(try await store.answer(anyTransactionID: "m0", in: .sandbox) == nil)
         #expect(try await store.answer(anyTransactionID: "outsider", in: .sandbox) == nil)
+    }
+
+    // MARK: Flights begun before an invalidation
+
+    static let onlyG2 = GetCustomerGroupsResponse(groups: [g2])
+
+    @Test(
+        "a decision begun after another process's invalidation returned joins a flight begun before it (in memory)",
+        .timeLimit(.minutes(5))
+    )
+    func joinsFlightBegunBeforeInvalidation() async throws {
+        let shared = InMemoryGroupsCache()
+        let apple = StaticGroupsSource(["c": Self.family])
+        let gated = GatedGroupsSource(apple)
+        let serviceA = try FleetInvalidationTests.service(apple, shared: shared)
+        let serviceB = try FleetInvalidationTests.service(gated, shared: shared)
+        gated.close()
+        let first = Task { try await serviceB.decision(anyTransactionID: "c", environment: .sandbox) }
+        try await gated.waitForCalls(1)
+        apple.setAnswer(Self.none, for: "c")
+        try await serviceA.invalidate(anyTransactionID: "c")
+        // Begun after the invalidation returned.
+        let second = Task { try await serviceB.decision(anyTransactionID: "c", environment: .sandbox) }
+        // Time for the second decision to reach the flight (if it started its own, the gate holds it).
+        try await Task.sleep(for: .milliseconds(300))
+        gated.open()
+        _ = try await first.value
+        let served = try await second.value
+        #expect(served.decision.capabilities.sorted() == [])
+    }
+
+    /// Without a shared cache: a fetch under way for c (whose answer holds g2 only) is overtaken by
+    /// a group invalidation it does not concern, then by `second`; then c is decided again.
+    static func secondInvalidationDuringFetch(
+        _ second: @Sendable (GroupDecisionService) async throws -> Void
+    ) async throws -> (inFlight: [String], after: ServedDecision, calls: Int) {
+        let apple = StaticGroupsSource(["c": Self.onlyG2])
+        let gated = GatedGroupsSource(apple)
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: gated,
+            configuration: FleetInvalidationTests.configuration
+        )
+        gated.close()
+        let inFlight = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
+        try await gated.waitForCalls(1)
+        try await service.invalidate(groupID: "g1")
+        apple.setAnswer(Self.none, for: "c")
+        try await second(service)
+        gated.open()
+        let held = try await inFlight.value.decision.capabilities.sorted()
+        let after = try await service.decision(anyTransactionID: "c", environment: .sandbox)
+        return (held, after, apple.callCount)
+    }
+
+    @Test(
+        "a fetch overtaken by a group's invalidation it does not concern, then by the customer's, all or its group's",
+        arguments: ["customer", "all", "g2"]
+    )
+    func secondInvalidationReachesDetachedFlight(_ which: String) async throws {
+        let result = try await Self.secondInvalidationDuringFetch { service in
+            switch which {
+            case "customer": try await service.invalidate(anyTransactionID: "c")
+            case "all": try await service.invalidateAll()
+            default: try await service.invalidate(groupID: which)
+            }
+        }
+        #expect(result.inFlight == ServiceFixtures.familyCapabilities)
+        #expect(result.after.source == .live)
+        #expect(result.after.decision.capabilities.sorted() == [])
+        #expect(result.calls == 2)
     }
 }

@@ -69,10 +69,9 @@ struct InvalidationCountTests {
         #expect(result.sources == ["live", "cache", "live"])
         #expect(result.callsAfter == 2)
         #expect(result.capabilities == [])
-        // One invalidation, on a count that started at a random base (see the adversary tests).
-        let bases = RedisGroupsCache.invalidationCountBases
+        // One invalidation: a fresh value (see InvalidationCountValueTests).
         let count = try #require(try await storeA.invalidationCount())
-        #expect(((bases.lowerBound + 1)...bases.upperBound).contains(count))
+        #expect(RedisGroupsCache.invalidationCounts.contains(count))
         #expect(
             try await storeA.call([Array("GET".utf8), Array("fleet:invalidations".utf8)], "GET")
                 == .bulk(Array(String(count).utf8))
@@ -93,7 +92,7 @@ struct InvalidationCountTests {
     }
 
     @Test(
-        "every invalidation adds one to the count, in the script that forgets the answers (real redis-server)",
+        "every invalidation sets the count to a fresh value, in the script that forgets the answers (real redis-server)",
         .requires(.redisServer)
     )
     func redisCountsEachInvalidation() async throws {
@@ -102,19 +101,24 @@ struct InvalidationCountTests {
         let store = try server.store(prefix: "count")
         defer { store.close() }
         let key = Array("count:invalidations".utf8)
-        #expect(try await store.invalidationCount() == 0)
-        try await store.invalidate(anyTransactionID: "c1")
-        // The first invalidation starts the count at a random base, then counts one.
-        let base = try #require(try await store.invalidationCount()) - 1
-        #expect(RedisGroupsCache.invalidationCountBases.contains(base))
-        #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(base + 1).utf8)))
-        try await store.invalidate(groupID: "g1")
-        #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(base + 2).utf8)))
-        try await store.invalidateAll()
-        #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(base + 3).utf8)))
-        try await store.invalidate(anyTransactionID: "c1")
-        #expect(try await store.invalidationCount() == base + 4)
-        // Kept without expiry: a count that lapsed would read as an earlier one.
+        // The first read creates the count at a fresh value, and reads it back after.
+        let created = try #require(try await store.invalidationCount())
+        #expect(RedisGroupsCache.invalidationCounts.contains(created))
+        #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(created).utf8)))
+        var seen: [UInt64] = [created]
+        for invalidation in Invalidation.allCases + [.customer] {
+            switch invalidation {
+            case .customer: try await store.invalidate(anyTransactionID: "c1")
+            case .group: try await store.invalidate(groupID: "g1")
+            case .all: try await store.invalidateAll()
+            }
+            let count = try #require(try await store.invalidationCount())
+            #expect(RedisGroupsCache.invalidationCounts.contains(count))
+            #expect(!seen.contains(count))
+            #expect(try await store.call([Array("GET".utf8), key], "GET") == .bulk(Array(String(count).utf8)))
+            seen.append(count)
+        }
+        // Kept without expiry: a count that lapsed would be read missing, and created again.
         #expect(try await store.call([Array("PTTL".utf8), key], "PTTL") == .integer(-1))
         // Read with an answer in one step.
         let answer = CachedGroupsAnswer(
@@ -125,7 +129,15 @@ struct InvalidationCountTests {
         try await store.setAnswer(answer, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(60))
         let read = try await store.answerAndInvalidationCount(anyTransactionID: "c2", in: .sandbox)
         #expect(read.answer == answer)
-        #expect(read.invalidationCount == base + 4)
+        #expect(read.invalidationCount == seen.last)
+        // With a missing count, the combined read creates it too.
+        _ = try await store.call([Array("DEL".utf8), key], "DEL")
+        let again = try await store.answerAndInvalidationCount(anyTransactionID: "c2", in: .sandbox)
+        let recreated = try #require(again.invalidationCount)
+        #expect(again.answer == answer)
+        #expect(RedisGroupsCache.invalidationCounts.contains(recreated))
+        #expect(!seen.contains(recreated))
+        #expect(try await store.invalidationCount() == recreated)
     }
 
     @Test(
@@ -152,11 +164,16 @@ struct InvalidationCountTests {
         _ = try await store.call([Array("SET".utf8), Array("bad:invalidations".utf8), Array("x1".utf8)], "SET")
         let error = await expectError { _ = try await store.invalidationCount() }
         #expect(error?.code == .sharedCacheFailure)
-        #expect(error?.message == "Redis at 127.0.0.1:\(server.port): GET invalidations: an unexpected value")
+        #expect(
+            error?.message == "Redis at 127.0.0.1:\(server.port): EVAL read-invalidations: an unexpected value"
+        )
         let both = await expectError {
             _ = try await store.answerAndInvalidationCount(anyTransactionID: "c", in: .sandbox)
         }
-        #expect(both?.message == "Redis at 127.0.0.1:\(server.port): MGET answer invalidations: an unexpected array")
+        #expect(
+            both?.message
+                == "Redis at 127.0.0.1:\(server.port): EVAL read-answer-invalidations: an unexpected array"
+        )
         // Another answer in the shared cache, written without an invalidation: the hit past the
         // check interval cannot read the count, so it reads the shared answer, and serves that one.
         try await store.setAnswer(
@@ -170,17 +187,14 @@ struct InvalidationCountTests {
         #expect(served.source == .cache)
         #expect(served.decision.capabilities.sorted() == [])
         #expect(source.callCount == 1)
-        // No invalidation can complete while the count is not a number.
-        let refused = await expectError { try await service.invalidate(anyTransactionID: "c") }
-        #expect(refused?.code == .sharedCacheFailure)
-        #expect(
-            refused?.message
-                == "Redis at 127.0.0.1:\(server.port): EVAL invalidate: the server answered with an error (ERR)"
-        )
+        // An invalidation sets a fresh value in its place: the count is readable again.
+        try await service.invalidate(anyTransactionID: "c")
+        let count = try #require(try await store.invalidationCount())
+        #expect(RedisGroupsCache.invalidationCounts.contains(count))
     }
 
     @Test(
-        "while the shared cache cannot be read, this process's copies are served as before (real redis-server)",
+        "while the shared cache cannot be read, this process serves none of its copies: refused with Retry-After, nothing sent (real redis-server)",
         .requires(.redisServer)
     )
     func storeDown() async throws {
@@ -189,17 +203,160 @@ struct InvalidationCountTests {
         let store = try server.store(prefix: "down", now: clock.now)
         defer { store.close() }
         let source = StaticGroupsSource(["c": Self.before])
-        let service = try FleetInvalidationTests.clockedService(source, shared: store, clock: clock)
+        var configuration = FleetInvalidationTests.configuration
+        configuration.rateLimits.fallbackShare = 0
+        let service = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: source,
+            sharedCache: store,
+            configuration: configuration,
+            timeSource: clock.timeSource
+        )
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
         server.stop()
         clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
-        let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
-        #expect(served.source == .cache)
-        #expect(served.decision.capabilities.sorted() == ServiceFixtures.familyCapabilities)
+        let refused = await expectError { _ = try await service.decision(anyTransactionID: "c", environment: .sandbox) }
+        #expect(refused?.code == .rateLimitExceeded)
+        #expect(refused?.retryAfter != nil)
         #expect(source.callCount == 1)
         // An invalidation cannot complete meanwhile.
         let error = await expectError { try await service.invalidate(groupID: "g1") }
         #expect(error?.code == .sharedCacheFailure)
+    }
+
+    @Test(
+        "a process skipping a slow shared cache still reads the count: another's invalidation reaches it (real redis-server)",
+        .requires(.redisServer),
+        .timeLimit(.minutes(5))
+    )
+    func slowCacheSkippedStillReadsCount() async throws {
+        // Process B reaches Redis through a proxy holding each command 200 ms: slow, not failing.
+        let fleet = try await RedisFleet.start(proxyDelay: .milliseconds(200))
+        defer { fleet.stop() }
+        let storeA = try fleet.store(prefix: "slow", direct: true)
+        let storeB = try fleet.store(prefix: "slow", timeout: .seconds(30))
+        var configuration = GroupDecisionService.Configuration()
+        // Long enough that neither the skip nor B's copy ends during the test, however busy the machine.
+        configuration.rateLimits.sharedCacheRetryInterval = .seconds(600)
+        configuration.localCache.timeToLive = .seconds(600)
+        let apple = StaticGroupsSource(["c": Self.before])
+        let serviceA = try FleetInvalidationTests.service(apple, shared: storeA)
+        let serviceB = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: apple,
+            sharedCache: storeB,
+            configuration: configuration,
+            observer: RecordingObserver()
+        )
+        // B's uncached decision makes five slow calls in a row: B now skips its cache as slow.
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        apple.setAnswer(Self.after, for: "c")
+        // A's cache is fast: the invalidation completes, and returns after the check interval.
+        try await serviceA.invalidate(anyTransactionID: "c")
+        let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.decision.capabilities.sorted() == [])
+    }
+
+    @Test(
+        "64 concurrent hits past the check interval share one read of the count (real redis-server)",
+        .requires(.redisServer)
+    )
+    func concurrentHitsShareOneCountRead() async throws {
+        let fleet = try await RedisFleet.start(proxyDelay: .zero)
+        defer { fleet.stop() }
+        let proxy = try #require(fleet.proxy)
+        let clock = ManualClock(Date())
+        let store = try fleet.store(prefix: "share", timeout: .seconds(30), now: clock.now)
+        let apple = StaticGroupsSource(["c1": Self.before, "c2": Self.before])
+        let service = try FleetInvalidationTests.clockedService(apple, shared: store, clock: clock)
+        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        let before = proxy.roundTrips
+        clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
+        let sources = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    try await service.decision(
+                        anyTransactionID: index.isMultiple(of: 2) ? "c1" : "c2",
+                        environment: .sandbox
+                    )
+                    .source.name
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(sources == Array(repeating: "cache", count: 64))
+        #expect(proxy.roundTrips == before + 1)
+        #expect(apple.callCount == 2)
+    }
+
+    @Test(
+        "a process that skipped its shared cache after one failure serves none of its copies, and reads the count again once the cache is back"
+    )
+    func skippedAfterFailureCacheBack() async throws {
+        let clock = ManualClock()
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let throughB = ScriptedGroupsCache(shared, countsInvalidations: true)
+        let apple = StaticGroupsSource(["c": Self.before])
+        var configuration = FleetInvalidationTests.configuration
+        configuration.rateLimits.fallbackShare = 0
+        let serviceA = try FleetInvalidationTests.clockedService(apple, shared: shared, clock: clock)
+        let serviceB = try GroupDecisionService(
+            policies: ServiceFixtures.policies(),
+            source: apple,
+            sharedCache: throughB,
+            configuration: configuration,
+            timeSource: clock.timeSource
+        )
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        // One read of the count fails (a timeout, a connection reset): B skips the cache for the
+        // retry interval (5 seconds), and serves no copy the count does not confirm: the customer
+        // is refused with Retry-After, nothing sent to Apple.
+        throughB.fail(["invalidationCount"])
+        clock.advance(by: serviceB.configuration.sharedCache.invalidationCheckInterval)
+        let refused = await expectError {
+            _ = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        }
+        #expect(refused?.code == .rateLimitExceeded)
+        #expect(apple.callCount == 1)
+        // The cache answers again; through A, an invalidation completes and returns. B reads the
+        // count although it still skips the cache, sees it moved, and fetches.
+        throughB.fail([])
+        apple.setAnswer(Self.after, for: "c")
+        try await serviceA.invalidate(anyTransactionID: "c")
+        let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.source == .live)
+        #expect(served.decision.capabilities.sorted() == [])
+        #expect(apple.callCount == 2)
+    }
+
+    @Test("a local time to live of zero keeps nothing here: every decision reads the shared cache")
+    func localTimeToLiveZero() async throws {
+        let clock = ManualClock()
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let apple = StaticGroupsSource(["c": Self.before])
+        var configuration = FleetInvalidationTests.configuration
+        configuration.localCache.timeToLive = .zero
+        let make = {
+            try GroupDecisionService(
+                policies: ServiceFixtures.policies(),
+                source: apple,
+                sharedCache: shared,
+                configuration: configuration,
+                timeSource: clock.timeSource
+            )
+        }
+        let serviceA = try make()
+        let serviceB = try make()
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
+        apple.setAnswer(Self.after, for: "c")
+        try await serviceA.invalidate(anyTransactionID: "c")
+        // No clock move: a copy kept here would be confirmed by B's reading made at its first decision.
+        let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
+        #expect(served.source == .live)
+        #expect(served.decision.capabilities.sorted() == [])
     }
 
     @Test(

@@ -7,7 +7,7 @@ import Testing
 @testable import AppStoreGroups
 @testable import GroupDecisions
 
-/// Adversary: `invalidate(anyTransactionID:)` takes any string, while `decision(anyTransactionID:)`
+/// The bug it pins: `invalidate(anyTransactionID:)` takes any string, while `decision(anyTransactionID:)`
 /// and `invalidate(groupID:)` refuse a malformed id before anything else.
 ///
 /// `POST /invalidate?transactionId=a%00b` answers 200 `{"invalidated":"a\u0000b"}` (so does an id
@@ -17,7 +17,7 @@ import Testing
 /// under prefix `app` deletes `app:sandbox:groups:sandbox:groups:c1`, the answer of customer `c1`
 /// under the prefix `app:sandbox:groups`. No customer can have such an id (1 to 128 characters of
 /// `A-Z a-z 0-9 _ -`), so nothing is lost by refusing it.
-@Suite("Adversary: a malformed id is refused by invalidation too")
+@Suite("Invalidation: a malformed id is refused as a decision refuses it")
 struct InvalidateMalformedIDTests {
     @Test("invalidate(anyTransactionID:) refuses a malformed id, nothing sent to the shared cache")
     func malformedInvalidationRefused() async throws {

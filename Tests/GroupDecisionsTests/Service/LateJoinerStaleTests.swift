@@ -7,11 +7,11 @@ import Testing
 @testable import AppStoreGroups
 @testable import GroupDecisions
 
-@Suite("Adversary: a joined flight's stale answer after another process's invalidation")
-struct StaleJoinerAdversaryTests {
+@Suite("Decision service: a joined flight's stale answer is judged against another process's invalidation")
+struct LateJoinerStaleTests {
     /// A joined flight's stale answer is judged by when the flight began.
     ///
-    /// Found by an adversary pass (fixed): `GroupDecisionService.missed` exempts a `.stale` answer from the permit's
+    /// Found by a review (fixed): `GroupDecisionService.missed` exempts a `.stale` answer from the permit's
     /// `answers(callerBegunAt:countCheckInterval:)` check. A caller who begins after another
     /// process's invalidation of the customer has returned joins a flight begun before it, and is
     /// served that flight's stale fallback: the answer fetched before the invalidation (observed:
@@ -54,7 +54,7 @@ struct StaleJoinerAdversaryTests {
 }
 
 /// Two services sharing one in-memory cache on one manual clock, process A's calls to Apple behind
-/// a gate: the setting of the late-caller adversary tests.
+/// a gate: the setting of the late-caller tests.
 struct TwoProcessFleet {
     let clock = ManualClock()
     let inner: StaticGroupsSource

@@ -34,11 +34,11 @@ private final class SlowTooManyRequestsSource: GroupsSource, Sendable {
     }
 }
 
-@Suite("Adversary: the hard cap on staleness")
-struct StaleHardCapAdversaryTests {
+@Suite("Freshness: the hard cap on staleness holds when a stale answer is served")
+struct StaleHardCapTests {
     /// The hard cap holds when the answer is served, not only when the fetch begins.
     ///
-    /// Found by an adversary pass (fixed): `Fetcher.fetch` decides the stale answer is within the maximum age at the instant the
+    /// Found by a review (fixed): `Fetcher.fetch` decides the stale answer is within the maximum age at the instant the
     /// fetch begins, and serves it on Apple's 429 without looking at the clock again: an answer whose
     /// refresh took 5 s is served stale 604 s after its fetch under a hard cap of 600 s (300 s time to
     /// live + 300 s maximum staleness).

@@ -3,8 +3,8 @@ import Testing
 
 @testable import GroupDecisions
 
-@Suite("Adversary: FreshnessPolicy as a value")
-struct FreshnessPolicyAdversaryTests {
+@Suite("FreshnessPolicy as a value: equality, bounds, and refresh points that never trap")
+struct FreshnessPolicyValueTests {
     /// Equal policies stay equal after the same assignment.
     ///
     /// `==` compared the effective windows only, not whether they follow the time to live, so two

@@ -7,11 +7,11 @@ import Testing
 @testable import AppStoreGroups
 @testable import GroupDecisions
 
-@Suite("Adversary: a joined flight's not-found answer after another process's invalidation")
-struct NegativeJoinerAdversaryTests {
+@Suite("Decision service: a joined flight's not-found answer is judged against another process's invalidation")
+struct LateJoinerNotFoundTests {
     /// A joined flight's not-found is judged by when the flight began.
     ///
-    /// Found by an adversary pass (fixed): `SingleFlight.runReportingPermit` hands a flight's error to every caller who joined it,
+    /// Found by a review (fixed): `SingleFlight.runReportingPermit` hands a flight's error to every caller who joined it,
     /// and `GroupDecisionService.missed` applies the permit's
     /// `answers(callerBegunAt:countCheckInterval:)` only to answers: a caller who begins after
     /// another process's invalidation (the purchase's notification) returned joins a flight whose
