@@ -2,7 +2,7 @@ import AppStoreGroups
 package import Foundation
 
 /// A request budget: `rate` tokens a second, up to `burst` banked (default one second's worth, at
-/// least one).
+/// least one), starting full unless told how many tokens it starts with.
 ///
 /// A caller that finds no token reserves the next one (the balance goes below zero) and waits
 /// until it is due, so waiting callers leave in order and never above the rate.
@@ -12,10 +12,10 @@ package struct TokenBucket {
     private var tokens: Double
     private var updated: Date
 
-    package init(rate: Double, burst: Double? = nil, now: Date) {
+    package init(rate: Double, burst: Double? = nil, tokens: Double? = nil, now: Date) {
         self.rate = rate
         self.burst = burst ?? max(1, rate)
-        self.tokens = self.burst
+        self.tokens = min(self.burst, max(0, tokens ?? self.burst))
         self.updated = now
     }
 

@@ -51,7 +51,17 @@ extension RateLimitGate {
         let rate = configuration.rate(for: key.environment)
         let burst = configuration.burst(for: key.environment)
         let reserve = configuration.reserve(burst: burst)
-        let budget = FleetBudget(key.endpoint, in: key.environment, ratePerSecond: rate, burst: burst)
+        // A bucket the cache lost (a flush, an eviction) forgets the reservations of the callers
+        // still waiting for their tokens, at most the rate times the longest wait: the new bucket
+        // starts with the burst less those, so together they send at most one burst.
+        let initialTokens = max(0, burst - rate * configuration.maximumRateLimitWait.seconds)
+        let budget = FleetBudget(
+            key.endpoint,
+            in: key.environment,
+            ratePerSecond: rate,
+            burst: burst,
+            initialTokens: initialTokens
+        )
         let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
             switch request {
             case .waitingAtMost(let maximumWait):

@@ -297,7 +297,8 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
     /// Takes one token from the budget every service sharing this cache shares, for the endpoint
     /// in the environment, on the clock this cache was given.
     ///
-    /// A bucket whose rate or burst changes starts again, full.
+    /// A new bucket (or one whose rate or burst changes, or one removed with
+    /// ``removeBudget(_:in:)``) starts with the budget's initial tokens.
     ///
     /// - Parameters:
     ///   - budget: The endpoint, the environment, the rate and the burst.
@@ -326,8 +327,8 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         withBucket(budget) { bucket, now in bucket.take(now: now, keeping: reserve) }
     }
 
-    /// Runs `body` on the budget's bucket under its lock; a bucket whose rate or burst changes
-    /// starts again, full.
+    /// Runs `body` on the budget's bucket under its lock; a bucket this cache does not hold, or
+    /// whose rate or burst changes, starts again with the budget's initial tokens.
     private func withBucket(
         _ budget: FleetBudget,
         _ body: (inout TokenBucket, Date) -> (taken: Bool, wait: Duration)
@@ -335,15 +336,23 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         let key = EndpointKey(environment: budget.environment, endpoint: budget.endpoint)
         let now = now()
         let answer = budgets.withLock { budgets in
-            var bucket = budgets[key] ?? TokenBucket(rate: budget.ratePerSecond, burst: budget.burst, now: now)
-            if bucket.rate != budget.ratePerSecond || bucket.burst != budget.burst {
-                bucket = TokenBucket(rate: budget.ratePerSecond, burst: budget.burst, now: now)
+            func started() -> TokenBucket {
+                TokenBucket(rate: budget.ratePerSecond, burst: budget.burst, tokens: budget.initialTokens, now: now)
             }
+            var bucket = budgets[key] ?? started()
+            if bucket.rate != budget.ratePerSecond || bucket.burst != budget.burst { bucket = started() }
             let answer = body(&bucket, now)
             budgets[key] = bucket
             return answer
         }
         return answer.taken ? .taken(wait: answer.wait) : .notTaken(wait: answer.wait)
+    }
+
+    /// Forgets the fleet's budget for the endpoint in the environment, as a shared store that lost
+    /// the key (a flush, an eviction) would: the next token taken starts a bucket with the budget's
+    /// initial tokens.
+    public func removeBudget(_ endpoint: GroupsEndpoint, in environment: StoreEnvironment) {
+        _ = budgets.withLock { $0.removeValue(forKey: EndpointKey(environment: environment, endpoint: endpoint)) }
     }
 
     /// Forgets the answers kept for a customer, in every environment.

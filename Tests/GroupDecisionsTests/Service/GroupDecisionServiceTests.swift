@@ -298,7 +298,9 @@ struct GroupDecisionServiceTests {
         #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
         #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
         try await first.invalidate(anyTransactionID: "c1")
-        #expect(clock.sleeps == [.milliseconds(250)])
+        // The first fetch waited 200 ms for the fleet's first token (a new bucket starts with the
+        // burst less a second's reservations: none at the defaults), the invalidation the interval.
+        #expect(clock.sleeps == [.milliseconds(200), .milliseconds(250)])
         #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(stub.requests == ["c1", "c1"])
     }
@@ -318,7 +320,8 @@ struct GroupDecisionServiceTests {
         )
         let service = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
-        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 40))
+        // The lock wait, then the wait for the fleet's first token.
+        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 40) + [.milliseconds(200)])
         #expect(stub.requests == ["c1"])
     }
 

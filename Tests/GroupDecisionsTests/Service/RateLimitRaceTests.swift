@@ -35,6 +35,8 @@ struct RateLimitRaceTests {
         )
         var configuration = GroupDecisionService.Configuration()
         configuration.rateLimits.maximumRateLimitWait = .seconds(1)
+        // A new fleet bucket starts with the burst less a second's reservations: 5 of 10.
+        configuration.rateLimits.requestBurst = [.sandbox: 10]
         let service = try GroupDecisionService(
             policies: GroupDecisionServiceTests.policies(),
             source: stub,
