@@ -3,13 +3,13 @@ import GroupPolicyBasics
 import GroupPolicyTooling
 
 extension PolicyDiff {
-    /// The rows as an aligned table for people (a pull request, a terminal), then a summary line;
-    /// then, when a workspace membership changes, an empty line, the workspace rows and their
-    /// summary line.
+    /// The verdict line, then the rows as an aligned table for people (a pull request, a terminal),
+    /// then a summary line; then, when a workspace membership changes, an empty line, the
+    /// workspace rows and their summary line.
     ///
-    /// `*` is any value, `-` is none. Without changes, only the summary line.
+    /// `*` is any value, `-` is none. Without changes, only the verdict and the summary line.
     var table: String {
-        var lines: [String] = []
+        var lines = [verdictLine]
         if !rows.isEmpty {
             lines += Self.aligned(
                 header: ["CHANGE", "CAPABILITY"],
@@ -33,6 +33,28 @@ extension PolicyDiff {
         )
         lines.append(workspaceSummary)
         return lines.joined(separator: "\n")
+    }
+
+    /// The most capabilities, and workspaces, the verdict line names.
+    static let verdictNames = 10
+
+    /// One line: the verdict, then each capability and workspace that changes with its own (the
+    /// first ``verdictNames`` of each):
+    /// `verdict: widens and narrows (2 capabilities: a widens, b narrows; 1 workspace: team narrows)`.
+    var verdictLine: String {
+        func listed(_ items: [(name: String, verdict: Verdict)], _ noun: String, _ plural: String? = nil) -> String? {
+            guard !items.isEmpty else { return nil }
+            let names = items.prefix(Self.verdictNames).map { "\($0.name) \($0.verdict)" }
+            let more = items.count > Self.verdictNames ? ", and \(items.count - Self.verdictNames) more" : ""
+            return "\(counted(items.count, noun, plural)): \(names.joined(separator: ", "))\(more)"
+        }
+        let parts = [
+            listed(capabilityVerdicts.map { ($0.capability, $0.verdict) }, "capability", "capabilities"),
+            listed(workspaceVerdicts.map { ($0.workspace, $0.verdict) }, "workspace"),
+        ]
+        .compactMap { $0 }
+        let details = parts.isEmpty ? "" : " (\(parts.joined(separator: "; ")))"
+        return "verdict: \(verdict)\(details)".escapingControlCharacters
     }
 
     /// One line: how many changes over how many scenarios, and what the notation means.

@@ -10,7 +10,7 @@ import Testing
         ])
         #expect(output.status == 0)
         #expect(output.stderr == "")
-        #expect(output.stdout == "no capability changes (90 scenarios compared)\n")
+        #expect(output.stdout == "verdict: equivalent\nno capability changes (90 scenarios compared)\n")
     }
 
     @Test func aChangeShowsAsATableAndAsJSON() async throws {
@@ -18,9 +18,11 @@ import Testing
         let table = try await CLIRunner.run(arguments)
         #expect(table.status == 0)
         let lines = table.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 8)
+        #expect(lines.count == 9)
         #expect(
-            lines.prefix(3) == [
+            lines.prefix(4) == [
+                "verdict: widens and narrows (3 capabilities: workspace.export widens, workspace.manage-seats widens, "
+                    + "workspace.members narrows)",
                 "CHANGE  CAPABILITY              ENVIRONMENT  GROUP TYPE    GROUP ID  ROLE ENTRIES                          ENTITLEMENTS",
                 "+       workspace.export        Sandbox      ORGANIZATION  *         com.example.teams.pro:ADMIN           -",
                 "+       workspace.manage-seats  *            ORGANIZATION  *         com.example.teams.plus:ADMIN          -",
@@ -31,6 +33,12 @@ import Testing
         let json = try await CLIRunner.run(arguments + ["--json"])
         #expect(json.status == 0)
         let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(json.stdout.hasPrefix("{\n  \"verdict\": \"widens and narrows\",\n"))
+        #expect(
+            object["capabilityVerdicts"] as? [String: String] == [
+                "workspace.export": "widens", "workspace.manage-seats": "widens", "workspace.members": "narrows",
+            ]
+        )
         let changes = try #require(object["changes"] as? [[String: Any]])
         #expect(changes.count == 6)
         #expect(changes.first?["capability"] as? String == "workspace.export")
@@ -91,6 +99,7 @@ import Testing
         #expect(table.stderr == "")
         #expect(
             table.stdout == """
+                verdict: narrows (1 workspace: team narrows)
                 no capability changes (90 scenarios compared)
 
                 CHANGE  WORKSPACE  MEMBERSHIP      ENVIRONMENT  GROUP TYPE    GROUP ID  ROLE ENTRIES                         ENTITLEMENTS
@@ -108,6 +117,8 @@ import Testing
         #expect(json.status == 0)
         let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect((object["changes"] as? [Any])?.count == 0)
+        #expect(object["verdict"] as? String == "narrows")
+        #expect(object["workspaceVerdicts"] as? [String: String] == ["team": "narrows"])
         #expect(object["workspaceScenarios"] as? Int == 45)
         let changes = try #require(object["workspaceChanges"] as? [[String: Any]])
         #expect(

@@ -2,17 +2,24 @@ import GroupPolicy
 import GroupPolicyBasics
 
 extension PolicyDiff {
-    /// The diff as JSON for machines: `scenarios`, `unnamed` (the values standing for any value no
+    /// The diff as JSON for machines: `verdict` (``Verdict``: `equivalent`, `widens`, `narrows` or
+    /// `widens and narrows`, for capabilities and workspaces together), `capabilityVerdicts` (each
+    /// capability whose answer changes, with its verdict), `scenarios`, `unnamed` (the values standing for any value no
     /// version names) and `changes`, one object per row with `"*"` for any value and an `example`
     /// scenario (`context` and `response`); then, when a workspace membership changes,
-    /// `workspaceScenarios` and `workspaceChanges`, one object per workspace row, with `oldRole`
-    /// and `newRole` (`admin`, `member` or `none`).
+    /// `workspaceVerdicts`, `workspaceScenarios` and `workspaceChanges`, one object per workspace
+    /// row, with `oldRole` and `newRole` (`admin`, `member` or `none`).
     ///
     /// - Parameter pretty: Pretty with two-space indentation, or compact.
     /// - Returns: The JSON text, without a trailing newline.
     public func jsonString(pretty: Bool = true) -> String {
         var writer = JSONWriter(pretty: pretty)
         writer.beginObject()
+        writer.member("verdict", verdict.description)
+        writer.key("capabilityVerdicts")
+        writer.beginObject()
+        for (capability, verdict) in capabilityVerdicts { writer.member(capability, verdict.description) }
+        writer.endObject()
         writer.member("scenarios", number: scenarioCount)
         writer.key("unnamed")
         writer.beginObject()
@@ -28,6 +35,10 @@ extension PolicyDiff {
         }
         // Only when a membership changes, so that a diff without one prints as before.
         if !workspaceRows.isEmpty {
+            writer.key("workspaceVerdicts")
+            writer.beginObject()
+            for (workspace, verdict) in workspaceVerdicts { writer.member(workspace, verdict.description) }
+            writer.endObject()
             writer.member("workspaceScenarios", number: workspaceScenarioCount)
             writer.member("workspaceChanges", objects: workspaceRows) { writer, row in
                 writer.member("workspace", row.workspace)

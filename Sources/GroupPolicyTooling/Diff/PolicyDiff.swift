@@ -80,6 +80,12 @@ public struct PolicyDiff: Sendable {
     /// How many scenarios were evaluated for the workspace changes (each under both versions):
     /// only the workspaces defined differently are compared, so 0 when none is.
     public let workspaceScenarioCount: Int
+    /// The verdict of each capability whose answer changes in some scenario (``Verdict``), in
+    /// capability order; every other capability is ``Verdict/equivalent``.
+    public let capabilityVerdicts: [(capability: String, verdict: Verdict)]
+    /// The verdict of each workspace whose memberships change in some scenario, in workspace
+    /// order; every other workspace is ``Verdict/equivalent``.
+    public let workspaceVerdicts: [(workspace: String, verdict: Verdict)]
     /// The values that stand for any value neither version names: group type, group id, role, and
     /// the two products.
     public let unnamedGroupType: String
@@ -156,6 +162,8 @@ public struct PolicyDiff: Sendable {
         scenarioCount = count
         workspaceRows = try workspaces.rows(merging: merger.merge)
         workspaceScenarioCount = workspaces.scenarioCount
+        capabilityVerdicts = Self.capabilityVerdicts(of: rows)
+        workspaceVerdicts = Self.workspaceVerdicts(of: workspaceRows)
         unnamedGroupType = differ.space.freshGroupType
         unnamedGroupID = differ.space.freshGroupID
         unnamedRole = differ.space.freshRole

@@ -31,11 +31,15 @@ import Testing
             #expect((before, after) == (row.change == .added ? (false, true) : (true, false)), "\(row)")
         }
         var differing = 0
+        // Per capability, whether some scenario of the whole space gains it, and whether one loses it.
+        var gained: Set<String> = []
+        var lost: Set<String> = []
         for scenario in InvariantExhaustiveTests.fullSpace {
             let before = old.capabilities(for: scenario.response, in: scenario.context)
             let after = new.capabilities(for: scenario.response, in: scenario.context)
             for capability in ["c0", "c1", "c2"] where before.contains(capability) != after.contains(capability) {
                 differing += 1
+                if after.contains(capability) { gained.insert(capability) } else { lost.insert(capability) }
                 let change: PolicyDiff.Change = after.contains(capability) ? .added : .removed
                 let explained = diff.rows.contains { row in
                     row.change == change && row.capability == capability && Self.contains(row, scenario, space)
@@ -45,6 +49,18 @@ import Testing
             }
         }
         #expect((differing == 0) == diff.rows.isEmpty)
+        // The verdicts are the whole space's, capability by capability and overall.
+        func verdict(_ widens: Bool, _ narrows: Bool) -> PolicyDiff.Verdict {
+            widens ? (narrows ? .widensAndNarrows : .widens) : (narrows ? .narrows : .equivalent)
+        }
+        for capability in ["c0", "c1", "c2"] {
+            #expect(
+                diff.verdict(forCapability: capability)
+                    == verdict(gained.contains(capability), lost.contains(capability)),
+                "\(capability)"
+            )
+        }
+        #expect(diff.verdict == verdict(!gained.isEmpty, !lost.isEmpty))
     }
 
     /// Drops, adds or flips one rule.

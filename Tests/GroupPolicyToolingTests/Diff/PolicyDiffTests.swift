@@ -76,7 +76,7 @@ import Testing
         )
         #expect(
             diff.jsonString(pretty: false)
-                == #"{"scenarios":9,"unnamed":{"groupType":"UNNAMED_TYPE","groupId":"unnamed-group","role":"UNNAMED_ROLE","productIds":["unnamed.product"]},"changes":[{"change":"removed","capability":"a","environment":"*","groupType":"CONSUMER","groupId":"*","roles":[],"entitlements":[],"example":{"context":{"environment":"Production","entitlements":[]},"response":{"groups":[{"groupId":"unnamed-group","groupType":"CONSUMER"}]}}}]}"#
+                == #"{"verdict":"narrows","capabilityVerdicts":{"a":"narrows"},"scenarios":9,"unnamed":{"groupType":"UNNAMED_TYPE","groupId":"unnamed-group","role":"UNNAMED_ROLE","productIds":["unnamed.product"]},"changes":[{"change":"removed","capability":"a","environment":"*","groupType":"CONSUMER","groupId":"*","roles":[],"entitlements":[],"example":{"context":{"environment":"Production","entitlements":[]},"response":{"groups":[{"groupId":"unnamed-group","groupType":"CONSUMER"}]}}}]}"#
         )
     }
 }

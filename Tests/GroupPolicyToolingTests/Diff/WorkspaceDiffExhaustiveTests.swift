@@ -32,11 +32,21 @@ import Testing
             #expect(roles(new, row.example)[row.workspace] == row.newRole, "\(row)")
         }
         var differing = 0
+        // Per workspace, whether some scenario's membership grows (none, member, admin) and whether
+        // one shrinks.
+        var widened: Set<String> = []
+        var narrowed: Set<String> = []
+        func rank(_ role: WorkspaceMembership.Role?) -> Int { role == nil ? 0 : role == .member ? 1 : 2 }
         for scenario in InvariantExhaustiveTests.fullSpace {
             let before = roles(old, scenario)
             let after = roles(new, scenario)
             for workspace in ["w0", "w1"] where before[workspace] != after[workspace] {
                 differing += 1
+                if rank(after[workspace]) > rank(before[workspace]) {
+                    widened.insert(workspace)
+                } else {
+                    narrowed.insert(workspace)
+                }
                 let explained = diff.workspaceRows.contains { row in
                     row.workspace == workspace && row.oldRole == before[workspace] && row.newRole == after[workspace]
                         && PolicyDiffExhaustiveTests.contains(Self.asRow(row), scenario, space)
@@ -49,6 +59,13 @@ import Testing
             }
         }
         #expect((differing == 0) == diff.workspaceRows.isEmpty)
+        for workspace in ["w0", "w1"] {
+            let expected: PolicyDiff.Verdict =
+                widened.contains(workspace)
+                ? (narrowed.contains(workspace) ? .widensAndNarrows : .widens)
+                : (narrowed.contains(workspace) ? .narrows : .equivalent)
+            #expect(diff.verdict(forWorkspace: workspace) == expected, "\(workspace)")
+        }
     }
 
     static func policy(_ workspaces: [String]) throws -> Policy {
