@@ -15,6 +15,7 @@ enum CheckCommand {
                 value: "n",
                 help: "Most scenarios one invariant may need (default \(Policy.defaultInvariantBudget))."
             ),
+            .allowOutside,
         ],
         arguments: .init(
             ["path"],
@@ -38,7 +39,11 @@ enum CheckCommand {
             of: "scenarios",
             default: Policy.defaultInvariantBudget
         )
-        let check = PolicyCheck(invariantBudget: budget, strict: arguments.has("strict"))
+        let check = PolicyCheck(
+            invariantBudget: budget,
+            strict: arguments.has("strict"),
+            allowsResponseFilesOutside: arguments.has("allow-outside")
+        )
         let report: PolicyCheckReport
         do {
             report = try check.run(paths: arguments.positionals)

@@ -19,6 +19,12 @@ extension CommandSpec.Option {
         required: true
     )
 
+    /// `--allow-outside`: a test case's `responseFile` may lie outside its test file's project.
+    static let allowOutside = CommandSpec.Option.flag(
+        "allow-outside",
+        help: "Let a test case's responseFile be any regular file, not only one in its test file's project."
+    )
+
     /// `--environment production|sandbox` for evaluating (Production unless told otherwise).
     static let evaluationEnvironment = CommandSpec.Option(
         "environment",

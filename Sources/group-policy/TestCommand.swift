@@ -8,7 +8,8 @@ enum TestCommand {
         "test",
         summary: "Run every policy test file (*.tests.json) under the paths.",
         options: [
-            .flag("coverage", help: "Also list, per policy, the rules and workspaces no case exercised.")
+            .flag("coverage", help: "Also list, per policy, the rules and workspaces no case exercised."),
+            .allowOutside,
         ],
         arguments: .init(
             ["path"],
@@ -26,7 +27,10 @@ enum TestCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        let runner = PolicyTestRunner(coverage: arguments.has("coverage"))
+        let runner = PolicyTestRunner(
+            coverage: arguments.has("coverage"),
+            allowsResponseFilesOutside: arguments.has("allow-outside")
+        )
         let outcome: PolicyTestReport
         do {
             outcome = try runner.run(paths: arguments.positionals) { file in print(file) }

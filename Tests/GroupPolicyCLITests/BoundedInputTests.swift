@@ -133,6 +133,8 @@ import Glibc
         #expect(output.stderr == stderr)
     }
 
+    /// Allowed outside its project (`--allow-outside`), a special file is read up to the response
+    /// limit; without, it is refused unread.
     @Test func aTestCaseWhoseResponseFileIsSpecialFailsWithOneLine() async throws {
         try #require(FileManager.default.fileExists(atPath: Self.pagemap))
         let directory = try Self.makeScratchDirectory()
@@ -144,13 +146,21 @@ import Glibc
               "cases": [ { "name": "special", "responseFile": "/proc/self/pagemap", "expect": { "capabilities": [] } } ] }
             """.utf8
         ).write(to: URL(fileURLWithPath: testFile))
-        let output = try await CLIRunner.run(["test", testFile])
+        let output = try await CLIRunner.run(["test", "--allow-outside", testFile])
         #expect(output.status == 1)
         #expect(output.stdout == "FAIL \(testFile): the test file does not load\n0 passed, 1 failed\n")
         #expect(
             output.stderr
                 == "\(testFile):2:51: error: cases[0].responseFile: response file '/proc/self/pagemap' does not load: "
                 + "/proc/self/pagemap: special file of more than 1048576 bytes is over the limit of 1048576 bytes\n"
+        )
+        let refused = try await CLIRunner.run(["test", testFile])
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr
+                == "\(testFile):2:51: error: cases[0].responseFile: response file '/proc/self/pagemap' is outside "
+                + "\(directory), the project of its test file (a responseFile must be a regular file in it; check, "
+                + "test and playground take --allow-outside)\n"
         )
     }
 

@@ -61,6 +61,79 @@ package enum BoundedFileReader {
         )
     }
 
+    /// Reads a regular file, never blocking: a path that names anything else (a FIFO, a device, a
+    /// socket, a directory) is refused without being opened, and the file is opened without
+    /// waiting (`O_NONBLOCK`) and without following a symbolic link in its last component
+    /// (`O_NOFOLLOW`), then checked again on the open descriptor, so a FIFO swapped in after the
+    /// check is refused too, never waited on.
+    ///
+    /// - Parameters:
+    ///   - path: The file, its symbolic links already resolved (a real path).
+    ///   - name: How messages name the file.
+    ///   - maximumBytes: The most bytes accepted; one more byte is an error.
+    /// - Returns: The file's bytes.
+    /// - Throws: A ``GroupPolicyError``: `unreadableFile` ("X is a FIFO, not a regular file"; no
+    ///   such file; permission denied), or `limitExceeded`.
+    package static func readRegularFile(
+        _ path: String,
+        name: String,
+        maximumBytes: Int
+    ) throws(GroupPolicyError) -> [UInt8] {
+        func refuseUnlessRegular(_ status: FileStatus) throws(GroupPolicyError) {
+            guard status.kind == .regular else {
+                throw GroupPolicyError(
+                    code: .unreadableFile,
+                    message: "\(name) is \(status.kind.phrase), not a regular file"
+                )
+            }
+        }
+        let status: FileStatus
+        do {
+            status = try FileStatus(path: path)
+        } catch {
+            throw unreadable(name, error)
+        }
+        try refuseUnlessRegular(status)
+        var descriptor: Int32 = -1
+        while descriptor < 0 {
+            descriptor = systemOpen(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW)
+            guard descriptor < 0 else { break }
+            let number = errno
+            guard number == EINTR else {
+                // A symbolic link put in the file's place since it was resolved.
+                if number == ELOOP {
+                    throw GroupPolicyError(
+                        code: .unreadableFile,
+                        message: "\(name) is a symbolic link, not a regular file"
+                    )
+                }
+                throw unreadable(name, SystemError(number: number))
+            }
+        }
+        defer { _ = close(descriptor) }
+        let opened: FileStatus
+        do {
+            opened = try FileStatus(descriptor: descriptor)
+        } catch {
+            throw unreadable(name, error)
+        }
+        try refuseUnlessRegular(opened)
+        if opened.size > maximumBytes {
+            throw GroupPolicyError(
+                code: .limitExceeded,
+                message: "\(name): file of \(opened.size) bytes is over the limit of \(maximumBytes) bytes"
+            )
+        }
+        makeBlocking(descriptor)
+        return try readAll(
+            descriptor,
+            name: name,
+            noun: opened.size == 0 ? "special file" : "file",
+            expectedSize: opened.size,
+            maximumBytes: maximumBytes
+        )
+    }
+
     /// Reads standard input to its end, whatever it is connected to, with the cap.
     ///
     /// - Parameter maximumBytes: The most bytes accepted; one more byte is an error.

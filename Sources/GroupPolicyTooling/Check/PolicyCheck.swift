@@ -13,15 +13,25 @@ public struct PolicyCheck: Sendable {
     public var invariantBudget: Int
     /// Whether warnings count as errors: every diagnostic the report holds is then an error.
     public var strict: Bool
+    /// Whether a test case's `responseFile` may lie outside its test file's project (it must be a
+    /// regular file all the same): `group-policy check --allow-outside`.
+    public var allowsResponseFilesOutside: Bool
 
     /// Creates a check.
     ///
     /// - Parameters:
     ///   - invariantBudget: The most scenarios one invariant may need.
     ///   - strict: Whether warnings count as errors.
-    public init(invariantBudget: Int = Policy.defaultInvariantBudget, strict: Bool = false) {
+    ///   - allowsResponseFilesOutside: Whether a `responseFile` may lie outside its test file's
+    ///     project.
+    public init(
+        invariantBudget: Int = Policy.defaultInvariantBudget,
+        strict: Bool = false,
+        allowsResponseFilesOutside: Bool = false
+    ) {
         self.invariantBudget = invariantBudget
         self.strict = strict
+        self.allowsResponseFilesOutside = allowsResponseFilesOutside
     }
 
     /// Finds the policies and test files under `paths`, loads each and checks every invariant.
@@ -32,7 +42,10 @@ public struct PolicyCheck: Sendable {
     ///   or `limitExceeded`, before anything is read, when the files found hold more than a check
     ///   reads (32 MiB together); a file that does not load is reported in the result instead.
     public func run(paths: [String]) throws(GroupPolicyError) -> PolicyCheckReport {
-        try run(paths: paths, loader: PolicyLoader())
+        try run(
+            paths: paths,
+            loader: PolicyLoader(responseFileAccess: ResponseFileAccess(allowsOutside: allowsResponseFilesOutside))
+        )
     }
 
     /// ``run(paths:)``, reading the files through `loader` (which may hold edits of some).

@@ -23,6 +23,8 @@ final class PolicyLoader {
     private var totalBytes = 0
     /// Policy files as an author is editing them, by real path: read instead of the files on disk.
     private let edits: [String: [UInt8]]
+    /// Which response files the command's test files may read.
+    let responseFileAccess: ResponseFileAccess
 
     /// Creates a loader for one command.
     ///
@@ -30,14 +32,17 @@ final class PolicyLoader {
     ///   - limits: The limits of each policy and test file.
     ///   - maximumTotalBytes: The bound on the bytes the command reads, all files together.
     ///   - edits: Bytes to read instead of some files' own, by the files' real paths.
+    ///   - responseFileAccess: Which response files the test files may read.
     init(
         limits: PolicyLimits = .default,
         maximumTotalBytes: Int = PolicyLoader.maximumTotalBytes,
-        edits: [String: [UInt8]] = [:]
+        edits: [String: [UInt8]] = [:],
+        responseFileAccess: ResponseFileAccess = ResponseFileAccess()
     ) {
         self.limits = limits
         self.maximumTotalBytes = maximumTotalBytes
         self.edits = edits
+        self.responseFileAccess = responseFileAccess
     }
 
     /// The bytes of a policy file: its edit, if it has one, or else the file, read within the limits;

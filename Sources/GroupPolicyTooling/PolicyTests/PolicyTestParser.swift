@@ -11,20 +11,26 @@ enum PolicyTestParser {
     }
 
     /// Parses a test file and loads what it names; its policy through `loader` when one is given
-    /// (a command's, which bounds what the command reads), or directly.
+    /// (a command's, which bounds what the command reads), or directly; its response files as
+    /// `access` allows (the loader's, when there is one).
     static func parse(
         _ source: SourceText,
         limits: PolicyLimits,
-        loader: PolicyLoader? = nil
+        loader: PolicyLoader? = nil,
+        access: ResponseFileAccess = ResponseFileAccess()
     ) -> (suite: Parsed?, diagnostics: [Diagnostic]) {
         let collector = DiagnosticCollector(source: source)
-        let suite = parse(collector, limits: limits, loader: loader)
+        let suite = parse(collector, limits: limits, loader: loader, access: loader?.responseFileAccess ?? access)
         let diagnostics = collector.sortedDiagnostics
         return (collector.hasErrors ? nil : suite, diagnostics)
     }
 
-    private static func parse(_ collector: DiagnosticCollector, limits: PolicyLimits, loader: PolicyLoader?) -> Parsed?
-    {
+    private static func parse(
+        _ collector: DiagnosticCollector,
+        limits: PolicyLimits,
+        loader: PolicyLoader?,
+        access: ResponseFileAccess
+    ) -> Parsed? {
         guard let root = readJSON(collector, limits: limits),
             let fields = collector.object(root, .root, allowed: Keys.document)
         else { return nil }
@@ -60,7 +66,7 @@ enum PolicyTestParser {
             }
         }
         var cases: [PolicyTestCase] = []
-        var responseFiles = ResponseFileCache()
+        var responseFiles = ResponseFileCache(testFile: collector.source.fileName, access: access)
         if let node = fields.required("cases") {
             cases = parseCases(node, policy: policy, collector: collector, responseFiles: &responseFiles)
             checkEvaluationWork(of: cases, at: node, collector: collector)
@@ -238,7 +244,10 @@ enum PolicyTestParser {
             switch responseFiles.response(at: responsePath) {
             case .success(let response):
                 return response
-            case .failure(let error):
+            case .failure(.refused(let line)):
+                collector.error(.unreadableFile, at: node.offset, casePath.appending("responseFile"), line)
+                return nil
+            case .failure(.failed(let error)):
                 collector.error(
                     error.code == .limitExceeded ? .limitExceeded : .unreadableFile,
                     at: node.offset,

@@ -25,12 +25,21 @@ public import GroupPolicy
 public struct PolicyTestRunner: Sendable {
     /// Whether the report holds each tested policy's coverage (``PolicyTestReport/coverage``).
     public var measuresCoverage: Bool
+    /// Whether a case's `responseFile` may lie outside its test file's project.
+    ///
+    /// It must be a regular file all the same: see the DocC article "Policy test file format",
+    /// section "Response files". `group-policy test --allow-outside`.
+    public var allowsResponseFilesOutside: Bool
 
     /// Creates a runner.
     ///
-    /// - Parameter coverage: Whether to measure which rules and workspaces the cases exercise.
-    public init(coverage: Bool = false) {
+    /// - Parameters:
+    ///   - coverage: Whether to measure which rules and workspaces the cases exercise.
+    ///   - allowsResponseFilesOutside: Whether a `responseFile` may lie outside its test file's
+    ///     project.
+    public init(coverage: Bool = false, allowsResponseFilesOutside: Bool = false) {
         self.measuresCoverage = coverage
+        self.allowsResponseFilesOutside = allowsResponseFilesOutside
     }
 
     /// Runs every test file under `paths` and returns every file's results.
@@ -63,7 +72,12 @@ public struct PolicyTestRunner: Sendable {
         forEachFile body: (PolicyTestReport.File) -> Void
     ) throws(GroupPolicyError) -> PolicyTestReport {
         // Bounds what the whole run reads, and keeps the policy consecutive test files name.
-        try run(paths: paths, loader: PolicyLoader(), forEachFile: body)
+        try run(paths: paths, loader: PolicyLoader(responseFileAccess: responseFileAccess), forEachFile: body)
+    }
+
+    /// Which response files the runner's test files may read.
+    var responseFileAccess: ResponseFileAccess {
+        ResponseFileAccess(allowsOutside: allowsResponseFilesOutside)
     }
 
     /// ``run(paths:forEachFile:)``, loading the policies through `loader` (which may hold edits of

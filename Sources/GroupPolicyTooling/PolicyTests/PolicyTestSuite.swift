@@ -33,11 +33,24 @@ public struct PolicyTestSuite: Sendable {
     /// - Parameters:
     ///   - path: The test file's path; relative paths inside it resolve against its directory.
     ///   - limits: Bounds on the sizes of the files read.
+    ///   - allowsResponseFilesOutside: Whether a `responseFile` may lie outside the test file's
+    ///     project (it must be a regular file all the same; see the DocC article "Policy test file
+    ///     format", section "Response files").
     /// - Throws: A `GroupPolicyError` with code `invalidTestFile` listing every diagnostic when the
-    ///   file, its policy or a `responseFile` has an error; `unreadableFile` when it cannot be read.
-    public init(contentsOfFile path: String, limits: PolicyLimits = .default) throws(GroupPolicyError) {
+    ///   file, its policy or a `responseFile` has an error (a `responseFile` refused by the rule
+    ///   too); `unreadableFile` when it cannot be read.
+    public init(
+        contentsOfFile path: String,
+        limits: PolicyLimits = .default,
+        allowsResponseFilesOutside: Bool = false
+    ) throws(GroupPolicyError) {
         let bytes = try readFile(path, limits: limits)
-        try self.init(jsonBytes: bytes, fileName: path, limits: limits)
+        try self.init(
+            jsonBytes: bytes,
+            fileName: path,
+            limits: limits,
+            allowsResponseFilesOutside: allowsResponseFilesOutside
+        )
     }
 
     /// Loads a test file for a command that reads many: its policy comes through `loader`, which
@@ -48,14 +61,24 @@ public struct PolicyTestSuite: Sendable {
     }
 
     /// Loads a test file from bytes; relative paths in it resolve against `fileName`'s directory
-    /// (or the current directory without one).
+    /// (or the current directory without one), which is also where its project is looked for.
+    ///
+    /// - Parameters:
+    ///   - jsonBytes: The test file's bytes.
+    ///   - fileName: The test file's path, for messages and relative paths.
+    ///   - limits: Bounds on the sizes of the files read.
+    ///   - allowsResponseFilesOutside: Whether a `responseFile` may lie outside the test file's
+    ///     project.
+    /// - Throws: As ``init(contentsOfFile:limits:allowsResponseFilesOutside:)``.
     public init(
         jsonBytes: some Collection<UInt8>,
         fileName: String? = nil,
-        limits: PolicyLimits = .default
+        limits: PolicyLimits = .default,
+        allowsResponseFilesOutside: Bool = false
     ) throws(GroupPolicyError) {
         let source = SourceText(fileName: fileName, bytes: Array(jsonBytes))
-        try self.init(source: source, parsed: PolicyTestParser.parse(source, limits: limits))
+        let access = ResponseFileAccess(allowsOutside: allowsResponseFilesOutside)
+        try self.init(source: source, parsed: PolicyTestParser.parse(source, limits: limits, access: access))
     }
 
     private init(

@@ -56,23 +56,31 @@ import Testing
         #expect(afterRun - before < 500 << 20, "resident memory grew by \((afterRun - before) >> 20) MB")
     }
 
+    /// Allowed outside its project, a special file that reports no size stops at the response limit
+    /// (1 MiB, not the policy file limit), and a device is refused without being opened.
     @Test func aSpecialResponseFileStopsAtTheResponseLimit() throws {
         try #require(FileManager.default.fileExists(atPath: "/proc/self/pagemap"))
-        // A test case's responseFile has the response limit (1 MiB), not the policy file limit.
         let testFile = """
             { "format": "group-policy-tests/v1", "policy": "\(repositoryFile("Policies/team-workspace.json"))",
               "cases": [ { "name": "special", "responseFile": "/proc/self/pagemap", "expect": { "capabilities": [] } },
                          { "name": "device", "responseFile": "/dev/zero", "expect": { "capabilities": [] } } ] }
             """
         #expect {
-            try PolicyTestSuite(jsonBytes: bytes(testFile), fileName: "t.tests.json")
+            try PolicyTestSuite(jsonBytes: bytes(testFile), fileName: "t.tests.json", allowsResponseFilesOutside: true)
         } throws: { error in
             (error as? GroupPolicyError)?.diagnostics.map(\.message) == [
                 "response file '/proc/self/pagemap' does not load: /proc/self/pagemap: special file of more than "
                     + "1048576 bytes is over the limit of 1048576 bytes",
-                "response file '/dev/zero' does not load: /dev/zero is a character device, not a file",
+                "response file '/dev/zero' is a character device, not a regular file (a responseFile must be a "
+                    + "regular file in \(Self.project), the project of its test file)",
             ]
         }
+    }
+
+    /// The project of a test file named relative to the current directory (the package root under
+    /// `swift test`): the package's Git work tree.
+    static var project: String {
+        URL(fileURLWithPath: repositoryFile("")).resolvingSymlinksInPath().path
     }
 
     /// The distinct response files of one test file are bounded together.
