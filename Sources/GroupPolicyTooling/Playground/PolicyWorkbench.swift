@@ -17,16 +17,26 @@ public struct PolicyWorkbench: Sendable {
     public let policyFiles: [String]
     /// The edited bytes, by the real path of the file they replace.
     private let edits: [String: [UInt8]]
+    /// Whether a test case's `responseFile` may lie outside its test file's project
+    /// (`group-policy playground --allow-outside`).
+    public let allowsResponseFilesOutside: Bool
 
     /// Opens a policy directory with edits of some of its policy files.
     ///
     /// - Parameters:
     ///   - directory: The directory holding the policy set.
     ///   - edits: Edited bytes by file name: the last path component of one of ``policyFiles``.
+    ///   - allowsResponseFilesOutside: Whether a test case's `responseFile` may lie outside its
+    ///     test file's project (see the DocC article "Policy test file format").
     /// - Throws: A `GroupPolicyError` with code `unreadableFile` when the directory cannot be
     ///   listed or holds no policy file, or when an edit names a file that is not one of its
     ///   policy files.
-    public init(directory: String, edits: [String: [UInt8]] = [:]) throws(GroupPolicyError) {
+    public init(
+        directory: String,
+        edits: [String: [UInt8]] = [:],
+        allowsResponseFilesOutside: Bool = false
+    ) throws(GroupPolicyError) {
+        self.allowsResponseFilesOutside = allowsResponseFilesOutside
         guard isDirectory(directory) else {
             throw GroupPolicyError(code: .unreadableFile, message: "\(directory) is not a directory")
         }
@@ -48,6 +58,11 @@ public struct PolicyWorkbench: Sendable {
     /// The last path component of a path: the name an edit gives a file by.
     public static func fileName(of path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
+    }
+
+    /// A loader for one answer: the edits in place of the files, the response file rule.
+    private func loader() -> PolicyLoader {
+        PolicyLoader(edits: edits, responseFileAccess: ResponseFileAccess(allowsOutside: allowsResponseFilesOutside))
     }
 
     /// The edited policy set, loaded as `Policy(contentsOfDirectory:)` loads the files on disk.
@@ -80,7 +95,7 @@ public struct PolicyWorkbench: Sendable {
         invariantBudget: Int = Policy.defaultInvariantBudget
     ) throws(GroupPolicyError) -> PolicyCheckReport {
         var report = try PolicyCheck(invariantBudget: invariantBudget)
-            .run(paths: [directory], loader: PolicyLoader(edits: edits))
+            .run(paths: [directory], loader: loader())
         do {
             _ = try policy()
         } catch {
@@ -102,7 +117,7 @@ public struct PolicyWorkbench: Sendable {
     /// - Throws: As ``PolicyTestRunner/run(paths:)``.
     public func runTests() throws(GroupPolicyError) -> PolicyTestReport {
         var files: [PolicyTestReport.File] = []
-        var report = try PolicyTestRunner(coverage: true).run(paths: [directory], loader: PolicyLoader(edits: edits)) {
+        var report = try PolicyTestRunner(coverage: true).run(paths: [directory], loader: loader()) {
             files.append($0)
         }
         report.files = files

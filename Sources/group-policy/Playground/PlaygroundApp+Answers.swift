@@ -10,7 +10,11 @@ extension PlaygroundApp {
     /// The directory with the request's edits.
     private func workbench(_ edits: [String: [UInt8]]) throws(PlaygroundFailure) -> PolicyWorkbench {
         do {
-            return try PolicyWorkbench(directory: directory, edits: edits)
+            return try PolicyWorkbench(
+                directory: directory,
+                edits: edits,
+                allowsResponseFilesOutside: allowsResponseFilesOutside
+            )
         } catch {
             throw PlaygroundFailure(.badRequest, error.message)
         }
@@ -93,7 +97,7 @@ extension PlaygroundApp {
                 ])
             )
         }
-        let responses = PlaygroundResponses.choices(directory: directory, first: response).map {
+        let responses = PlaygroundResponses.choices(workbench: workbench, first: response).map {
             PlaygroundJSON.object(["name": PlaygroundJSON.string($0.name), "text": PlaygroundJSON.string($0.text)])
         }
         return .json(
@@ -185,22 +189,27 @@ extension PlaygroundApp {
         }
     }
 
-    /// `POST /api/matrix`: every scenario against every capability, the cells that changed
-    /// against the saved files, and `diff SAVED EDITED` as JSON and as the CLI's table.
+    /// `POST /api/matrix`: every scenario against every capability, a window of the cells with
+    /// those that changed against the saved files first, the verdict, and `diff SAVED EDITED` as
+    /// JSON and as the CLI's table (see ``PolicyComparison``).
     func matrix(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
         let workbench = try workbench(request.edits)
         return Self.answer { () throws(Unanswerable) in
             let policy = try policy(workbench)
             let context = try context(request)
-            // A saved set that does not load marks nothing: every cell is compared with itself.
-            let saved = try? workbench.savedPolicy()
             do throws(GroupPolicyError) {
-                let matrix = try ScenarioMatrix(policy: policy, savedPolicy: saved, context: context)
-                let diff = try saved.map { saved throws(GroupPolicyError) in try PolicyDiff(from: saved, to: policy) }
+                // A saved set that does not load marks nothing: every cell is compared with itself.
+                let comparison = try PolicyComparison(
+                    policy: policy,
+                    baseline: try? workbench.savedPolicy(),
+                    context: context
+                )
                 return PlaygroundJSON.object([
-                    "matrix": matrix.jsonString(),
-                    "diff": diff?.jsonString(pretty: false) ?? "null",
-                    "diffTable": diff.map { PlaygroundJSON.string($0.table) } ?? "null",
+                    "matrix": comparison.matrix.jsonString(),
+                    "verdict": comparison.verdict.map { PlaygroundJSON.string($0.description) } ?? "null",
+                    "diff": comparison.diff?.jsonString(pretty: false) ?? "null",
+                    "diffTable": (comparison.diff?.table ?? comparison.diffRefusal).map(PlaygroundJSON.string)
+                        ?? "null",
                 ])
             } catch {
                 throw Unanswerable(message: error.message)

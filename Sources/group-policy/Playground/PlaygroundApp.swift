@@ -23,6 +23,8 @@ struct PlaygroundApp: Sendable {
     let port: Int
     /// The response of `--response`, read once when the command starts.
     let response: PlaygroundResponses.Choice?
+    /// Whether a test case's `responseFile` may lie outside its test file's project (`--allow-outside`).
+    var allowsResponseFilesOutside = false
     /// Held while a save checks and writes, so that two saves cannot each check clean against the
     /// other's old file.
     let saving = Locked(())

@@ -23,6 +23,7 @@ enum PlaygroundCommand {
                 value: "file",
                 help: "A response to offer first (besides those the tests name); - for stdin."
             ),
+            .allowOutside,
         ],
         arguments: .init(["policy-dir"], minimum: 0, maximum: 1, missingMessage: "give at most one POLICY-DIR"),
         details: """
@@ -55,7 +56,8 @@ enum PlaygroundCommand {
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
-        let app = PlaygroundApp(directory: directory, port: server.port, response: response)
+        var app = PlaygroundApp(directory: directory, port: server.port, response: response)
+        app.allowsResponseFilesOutside = arguments.has("allow-outside")
         // Written unbuffered, so a script reading the first line sees it before the first request.
         Terminal.out("Playground at http://127.0.0.1:\(server.port)/")
         server.run(PlaygroundHTTP.handler(app))

@@ -227,8 +227,11 @@ import Testing
                     "ORGANIZATION com.example.teams.pro UNNAMED_ROLE [\"workspace.members\"]",
                 ]
         )
+        #expect(matrix["changedCells"] as? Int == 6)
+        #expect(matrix["complete"] as? Bool == true)
+        #expect(answer["verdict"] as? String == "narrows")
         let table = try #require(answer["diffTable"] as? String)
-        #expect(table.hasPrefix("CHANGE  CAPABILITY"))
+        #expect(table.hasPrefix("verdict: narrows (1 capability: workspace.members narrows)\nCHANGE  CAPABILITY"))
         #expect(table.contains("2 changes (0 added, 2 removed)"))
     }
 
