@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "GroupDecisionsRedis", targets: ["GroupDecisionsRedis"]),
         .library(name: "GroupDecisionsTesting", targets: ["GroupDecisionsTesting"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
+        .executable(name: "group-decision-server", targets: ["group-decision-server"]),
         .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
         .plugin(name: "GroupPolicyCommand", targets: ["GroupPolicyCommand"]),
     ],
@@ -123,13 +124,12 @@ let package = Package(
             dependencies: ["GroupPolicyCodegen", "ArgumentParsing"],
             swiftSettings: strictSettings
         ),
-        // An app-server integration to copy: decisions over HTTP with the standard library and
-        // Foundation only (see Examples/README.md).
+        // The decision server, a sidecar for app servers in any language: routes, configuration,
+        // health, metrics; its contract (openapi.json) is compiled in.
         .executableTarget(
-            name: "DecisionServer",
-            // Products only, as an app copying it would have (CI builds it again outside the package).
-            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis"],
-            path: "Examples/DecisionServer",
+            name: "group-decision-server",
+            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis", "HTTPServing"],
+            resources: [.embedInCode("openapi.json")],
             swiftSettings: strictSettings
         ),
         .plugin(
@@ -238,11 +238,11 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The example server, run as a process against the fake App Store and a real redis-server.
+        // The decision server, run as a process against the fake App Store and a real redis-server.
         .testTarget(
             name: "DecisionServerTests",
             dependencies: [
-                "DecisionServer", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
+                "group-decision-server", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
                 "ServingTestSupport",
             ],
             swiftSettings: strictSettings

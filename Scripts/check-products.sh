@@ -4,8 +4,7 @@
 #   1. a target depending only on the AppStoreGroups product builds without compiling
 #      GroupDecisions, GroupDecisionsRedis, GroupDecisionsTesting or the tooling;
 #   2. Sources/GroupDecisionsRedis, copied unchanged into that package as a target of its own,
-#      compiles against the products' public API (no `package` access, no @testable, no @_spi);
-#   3. so does Examples/DecisionServer: an app can copy the example server.
+#      compiles against the products' public API (no `package` access, no @testable, no @_spi).
 #
 # The app package of Examples/AppIntegration (CI builds and tests it) is the proof for the serving
 # path without Redis. Takes a few minutes on a cold build: it compiles the products again.
@@ -17,9 +16,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 identity="$(basename "$root" | tr '[:upper:]' '[:lower:]')"
 
-mkdir -p "$work/Sources/ClientOnly" "$work/Sources/RedisCopy" "$work/Sources/DecisionServerCopy"
+mkdir -p "$work/Sources/ClientOnly" "$work/Sources/RedisCopy"
 cp -R "$root/Sources/GroupDecisionsRedis/." "$work/Sources/RedisCopy/"
-cp "$root/Examples/DecisionServer/"*.swift "$work/Sources/DecisionServerCopy/"
 rm -rf "$work/Sources/RedisCopy/"*.docc
 cat >"$work/Package.swift" <<SWIFT
 // swift-tools-version:6.1
@@ -43,20 +41,6 @@ let package = Package(
                 .product(name: "GroupPolicy", package: "$identity"),
                 .product(name: "AppStoreGroups", package: "$identity"),
                 .product(name: "GroupDecisions", package: "$identity"),
-            ],
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("InternalImportsByDefault"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-            ]
-        ),
-        .executableTarget(
-            name: "DecisionServerCopy",
-            dependencies: [
-                .product(name: "GroupPolicy", package: "$identity"),
-                .product(name: "AppStoreGroups", package: "$identity"),
-                .product(name: "GroupDecisions", package: "$identity"),
-                .product(name: "GroupDecisionsRedis", package: "$identity"),
             ],
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
@@ -95,6 +79,4 @@ done
 echo "==> Sources/GroupDecisionsRedis, unchanged, as a target of another package"
 swift build --package-path "$work" --target RedisCopy
 
-echo "==> Examples/DecisionServer, unchanged, as an app's own target"
-swift build --package-path "$work" --target DecisionServerCopy
 echo "Products check passed"

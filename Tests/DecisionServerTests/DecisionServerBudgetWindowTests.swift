@@ -2,9 +2,9 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-/// The fleet's budget, as the fake App Store counts it, when some example servers lose Redis.
+/// The fleet's budget, as the fake App Store counts it, when some decision servers lose Redis.
 ///
-/// Four example servers share one real redis-server and a budget of 2 requests a second (a burst
+/// Four decision servers share one real redis-server and a budget of 2 requests a second (a burst
 /// of 2); one, two or three of them are cut off from it: given a Redis address where nothing
 /// listens (refused), or one that accepts and never answers (silent). Each server is driven with
 /// customers of its own for 12 seconds. Over any 10 seconds the fake App Store may then see at most
@@ -13,7 +13,7 @@ import Testing
 /// cut-off servers added a bucket of their own each: the busiest window held 27, 32 and 39 with
 /// one, two and three refused. A server whose Redis answers every call 200 ms late (slow, not cut
 /// off) still takes its tokens from Redis.
-@Suite("Example: DecisionServer's fleet budget with servers cut off from Redis", .heavy)
+@Suite("Decision server: fleet budget with servers cut off from Redis", .heavy)
 struct DecisionServerBudgetWindowTests {
     static let rate = 2
     static let window: Int64 = 10_000

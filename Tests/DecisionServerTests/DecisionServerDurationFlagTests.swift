@@ -2,16 +2,16 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-/// The example server refuses a duration flag beyond ten years.
+/// The decision server refuses a duration flag beyond ten years.
 ///
 /// Adversary: `--reload-interval` has no upper bound. The largest Int64 of seconds starts the
-/// server ("DecisionServer listening on …"), then the first `Task.sleep(for:)` of the policy
+/// server ("group-decision-server listening on …"), then the first `Task.sleep(for:)` of the policy
 /// store's reload loop traps ("Fatal error: Not enough bits to represent the passed value") and
 /// the process dies of SIGILL within a second (`Process` reports status 4, the signal). Issue 31
 /// asked every duration to be bounded with an `Error:` line and exit 2, as `--cache-ttl` now is;
 /// `PolicyStore` itself bounds the interval from below only (`minimumReloadInterval`), so a
 /// library user meets the same trap in `run()`.
-@Suite("Adversary: DecisionServer duration flags are bounded")
+@Suite("Decision server: duration flags are bounded")
 struct DecisionServerDurationFlagTests {
     @Test(
         "a reload interval beyond ten years is refused with one line and exit 2",
@@ -30,7 +30,7 @@ struct DecisionServerDurationFlagTests {
             ]
         )
         // Expected: refused before listening, as `--cache-ttl` is. On main: status 4 (SIGILL, the trap),
-        // after "DecisionServer listening on …".
+        // after "group-decision-server listening on …".
         #expect(result.status == 2)
         #expect(result.standardError.hasPrefix("Error: --reload-interval"))
         #expect(!result.standardOutput.contains("listening"))

@@ -5,9 +5,9 @@ import GroupPolicy
 import ServingTestSupport
 import Testing
 
-/// The example server's freshness flags: `--max-age` and `--refresh-ahead`, and stale answers'
+/// The decision server's freshness flags: `--max-age` and `--refresh-ahead`, and stale answers'
 /// age in the decision JSON and the decision log.
-@Suite("Example: DecisionServer freshness")
+@Suite("Decision server: freshness")
 struct DecisionServerFreshnessTests {
     @Test(
         "while a Retry-After holds, an expired answer is served stale with its age; a new customer gets 503",

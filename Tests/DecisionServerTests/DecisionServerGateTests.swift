@@ -11,10 +11,10 @@ import Glibc
 import Darwin
 #endif
 
-/// The example server on the library's rate-limit gate: nothing malformed spends the budget, member
+/// The decision server on the library's rate-limit gate: nothing malformed spends the budget, member
 /// listings have a budget and a gate of their own, and a failed invalidation says what to do without
 /// repeating the shared cache's words.
-@Suite("Example: DecisionServer and the rate-limit gate")
+@Suite("Decision server and the rate-limit gate")
 struct DecisionServerGateTests {
     @Test(
         "whyNot of an undeclared capability, and malformed ids, are refused before anything goes upstream",

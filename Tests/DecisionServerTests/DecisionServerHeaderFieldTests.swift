@@ -7,7 +7,7 @@ import Testing
 
 /// Header field names with whitespace: a server must refuse them (RFC 9112, section 5.1), or a
 /// `Content-Length : 5` it ignores while a proxy honours it announces a body the server never reads.
-@Suite("DecisionServer: header field names")
+@Suite("Decision server: header field names")
 struct DecisionServerHeaderFieldTests {
     @Test("whitespace in or before a field name is a 400", .requires(.pythonCryptography))
     func whitespaceInFieldNames() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// `POST /invalidate` takes one target: a request naming two was answered 200 while one of them
 /// was skipped without a word.
-@Suite("Example: DecisionServer invalidation targets")
+@Suite("Decision server: invalidation targets")
 struct DecisionServerInvalidateTests {
     @Test(
         "a request naming more than one target is refused, and nothing is forgotten",

@@ -12,9 +12,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Examples/DecisionServer's logs when their readers stall or their files misbehave: logging never
+/// group-decision-server's logs when their readers stall or their files misbehave: logging never
 /// holds an answer or a connection, and what is lost is counted in a line.
-@Suite("Example: DecisionServer logs")
+@Suite("Decision server: logs")
 struct DecisionServerLogTests {
     static let salt = "a salt of sixteen bytes or more"
 
@@ -238,10 +238,10 @@ final class StalledLogServer: @unchecked Sendable {
             }
             return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let prefix = "DecisionServer listening on http://127.0.0.1:"
+        let prefix = "group-decision-server listening on http://127.0.0.1:"
         guard line.hasPrefix(prefix), let port = Int(line.dropFirst(prefix.count)) else {
             process.terminate()
-            throw FakeAppStoreError(message: "DecisionServer did not start (printed '\(line)')")
+            throw FakeAppStoreError(message: "group-decision-server did not start (printed '\(line)')")
         }
         let server = StalledLogServer(port: port, process: process, errors: errorPipe)
         if output == .collected { collect(outputPipe, into: Locked<[UInt8]>([])) }

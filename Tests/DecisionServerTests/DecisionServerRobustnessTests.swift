@@ -11,11 +11,11 @@ import Glibc
 import Darwin
 #endif
 
-/// Examples/DecisionServer under what deployments meet.
+/// group-decision-server under what deployments meet.
 ///
 /// Policy edits, Apple's rate limit, slow and too many clients, large answers, hostile bytes. Every
 /// test runs the built binary on 127.0.0.1 against the fake App Store and talks real HTTP.
-@Suite("Example: DecisionServer robustness")
+@Suite("Decision server: robustness")
 struct DecisionServerRobustnessTests {
     static let reloadPolicy = """
         {
@@ -413,7 +413,8 @@ enum RawConnection {
         return connection
     }
 
-    /// Sends `request` on a new connection and reads until the server closes it.
+    /// Sends `request` on a new connection and reads its answer (until its body ends, or the server
+    /// closes the connection).
     static func exchange(port: Int, _ request: String) async throws -> Outcome {
         try await offCooperativePool {
             let connection = try dial(port: port)
@@ -428,6 +429,10 @@ enum RawConnection {
                 let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
                 if count > 0 {
                     received += chunk[..<count]
+                    // A whole answer: the connection may stay open for another request.
+                    if let end = DecisionServerProcess.answerEnd(received) {
+                        return Outcome(text: String(decoding: received[..<end], as: UTF8.self))
+                    }
                 } else if count == 0 {
                     return Outcome(text: String(decoding: received, as: UTF8.self))
                 } else if errno != EINTR {

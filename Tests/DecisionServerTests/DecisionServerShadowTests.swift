@@ -5,11 +5,11 @@ import GroupPolicy
 import ServingTestSupport
 import Testing
 
-/// Examples/DecisionServer with `--candidate-policies`: `GET /shadow` reports exactly what the
+/// group-decision-server with `--candidate-policies`: `GET /shadow` reports exactly what the
 /// candidate changes in the decisions served, `POST /shadow/reset` starts it again, the answers
 /// served are those of a server without a candidate, and a candidate that does not load changes
 /// nothing but the report.
-@Suite("Example: DecisionServer shadow")
+@Suite("Decision server: shadow")
 struct DecisionServerShadowTests {
     static let salt = "a salt of sixteen bytes or more"
 

@@ -15,9 +15,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Examples/DecisionServer, run as the built binary on 127.0.0.1 against the fake App Store, and
+/// group-decision-server, run as the built binary on 127.0.0.1 against the fake App Store, and
 /// asked over real HTTP.
-@Suite("Example: DecisionServer")
+@Suite("Decision server: routes and answers")
 struct DecisionServerTests {
     static let policies = TestFiles.packageRoot.appending(path: "Policies").path
 
@@ -278,11 +278,14 @@ final class DecisionServerProcess: @unchecked Sendable {
     static func binary() throws -> URL {
         var candidates: [URL] = []
         if let runner = Bundle.main.executableURL {
-            candidates.append(runner.deletingLastPathComponent().appending(path: "DecisionServer"))
+            candidates.append(runner.deletingLastPathComponent().appending(path: "group-decision-server"))
         }
-        candidates.append(TestFiles.packageRoot.appending(path: ".build/debug/DecisionServer"))
+        candidates.append(TestFiles.packageRoot.appending(path: ".build/debug/group-decision-server"))
         let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-        return try #require(found, "build DecisionServer first (swift build); looked in \(candidates.map(\.path))")
+        return try #require(
+            found,
+            "build group-decision-server first (swift build); looked in \(candidates.map(\.path))"
+        )
     }
 
     /// Starts a server on an ephemeral port of 127.0.0.1, serving Policies/ and fetching from the
@@ -342,10 +345,10 @@ final class DecisionServerProcess: @unchecked Sendable {
         }
         let firstLine = line.firstIndex(of: UInt8(ascii: "\n")).map { line[..<$0] } ?? line[...]
         let text = String(decoding: firstLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let prefix = "DecisionServer listening on http://127.0.0.1:"
+        let prefix = "group-decision-server listening on http://127.0.0.1:"
         guard text.hasPrefix(prefix), let port = Int(text.dropFirst(prefix.count)) else {
             process.terminate()
-            throw FakeAppStoreError(message: "DecisionServer did not start (printed '\(text)')")
+            throw FakeAppStoreError(message: "group-decision-server did not start (printed '\(text)')")
         }
         self.port = port
         self.process = process
@@ -452,7 +455,21 @@ final class DecisionServerProcess: @unchecked Sendable {
         )
     }
 
-    /// Sends raw bytes on a new connection and returns everything the server sends until it closes.
+    /// Where the first whole answer in `bytes` ends (its head, then `Content-Length` bytes of
+    /// body), or `nil` before it has all come.
+    static func answerEnd(_ bytes: [UInt8]) -> Int? {
+        guard let blank = bytes.indices.first(where: { bytes[$0...].starts(with: [13, 10, 13, 10]) }) else {
+            return nil
+        }
+        let head = String(decoding: bytes[..<blank], as: UTF8.self).lowercased()
+        guard let field = head.range(of: "\r\ncontent-length: ") else { return nil }
+        let digits = head[field.upperBound...].prefix { $0.isNumber }
+        guard let length = Int(digits), bytes.count >= blank + 4 + length else { return nil }
+        return blank + 4 + length
+    }
+
+    /// Sends raw bytes on a new connection and returns the server's answer: up to the end of its
+    /// body (the connection may stay open for another request), or what came before it closed.
     func exchange(_ request: String) async throws -> String {
         let port = port
         return try await offCooperativePool {
@@ -483,6 +500,7 @@ final class DecisionServerProcess: @unchecked Sendable {
                 let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
                 guard count > 0 else { break }
                 received += chunk[..<count]
+                if let end = Self.answerEnd(received) { return String(decoding: received[..<end], as: UTF8.self) }
             }
             return String(decoding: received, as: UTF8.self)
         }

@@ -220,9 +220,9 @@ import Testing
     }
 
     @Test func aPathWithoutTestsFails() async throws {
-        let output = try await CLIRunner.run(["test", "Examples/DecisionServer"])
+        let output = try await CLIRunner.run(["test", "Sources/group-decision-server"])
         #expect(output.status == 1)
         #expect(output.stdout == "0 passed, 0 failed\n")
-        #expect(output.stderr == "no test files (*.tests.json) under Examples/DecisionServer\n")
+        #expect(output.stderr == "no test files (*.tests.json) under Sources/group-decision-server\n")
     }
 }

@@ -129,8 +129,9 @@ import Testing
 
     @Test func aHeadThatDoesNotComeInTimeIsAnswered408() async throws {
         let running = try Running { $0.limits.readTimeout = .seconds(1) }
-        let client = try await TestClient.connect(running)
+        // The read timeout counts from the connection's accept, which is after this instant.
         let started = ContinuousClock.now
+        let client = try await TestClient.connect(running)
         client.send("GET /now HTTP/1.1\r\n")
         let answer = try await client.answer()
         #expect(answer.status == 408)

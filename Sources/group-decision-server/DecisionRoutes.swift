@@ -2,6 +2,7 @@ import AppStoreGroups
 import Foundation
 import GroupDecisions
 import GroupPolicy
+import HTTPServing
 
 /// The server's endpoints: a customer's Decision, the members of a shared workspace,
 /// invalidation for an App Store Server Notifications handler, and the shadow report of a candidate
@@ -22,29 +23,78 @@ struct DecisionRoutes: Sendable {
     /// For member listings, which are not cached (a workspace admin asks for them rarely); their
     /// requests go through the service's rate-limit gate.
     let clients: [StoreEnvironment: AppStoreGroupsClient]
+    /// What the operations routes answer: health, readiness, metrics, the contract.
+    let operations: OperationsRoutes
+    /// The token `POST /invalidate` and `POST /shadow/reset` must present, when one is set.
+    let adminToken: AdminToken?
 
-    func respond(to request: ServerRequest) async -> ServerResponse {
+    /// The answer when it needs no waiting, on the connection's event loop: a decision this
+    /// process holds, a refusal, the operations routes; `nil` for a request that must wait (a
+    /// fetch, an invalidation, the shadow comparisons, the shared cache's readiness).
+    func respondAtOnce(to request: HTTPServing.HTTPRequest) -> ServerResponse? {
         do {
+            let query = try Self.query(request)
             switch (request.method, request.path) {
-            case ("GET", "/decision"): return try await decision(request)
-            case ("GET", "/workspace/members"): return try await workspaceMembers(request)
-            case ("POST", "/invalidate"): return try await invalidate(request)
-            case ("GET", "/shadow"): return try await shadow(request)
-            case ("POST", "/shadow/reset"): return try resetShadow(request)
-            case (_, "/decision"), (_, "/workspace/members"), (_, "/shadow"):
-                return .error(405, "method-not-allowed", "only GET is served here", headerFields: [("Allow", "GET")])
-            case (_, "/invalidate"), (_, "/shadow/reset"):
-                return .error(405, "method-not-allowed", "only POST is served here", headerFields: [("Allow", "POST")])
-            default:
-                return .error(
-                    404,
-                    "not-found",
-                    "no such path (try /decision, /workspace/members, /invalidate, /shadow or /shadow/reset)"
-                )
+            case ("GET", "/decision"): return try decisionAtOnce(query)
+            case ("GET", "/workspace/members"), ("GET", "/shadow"), ("GET", "/readyz"): return nil
+            case ("POST", "/invalidate"):
+                try checkAdmin(request)
+                return nil
+            case ("POST", "/shadow/reset"): return try resetShadow(request, query)
+            default: return try operations.respondAtOnce(to: request, query) ?? Self.unrouted(request)
             }
         } catch {
             return error
         }
+    }
+
+    func respond(to request: HTTPServing.HTTPRequest) async -> ServerResponse {
+        do {
+            let query = try Self.query(request)
+            switch (request.method, request.path) {
+            case ("GET", "/decision"): return try await decision(query)
+            case ("GET", "/workspace/members"): return try await workspaceMembers(query)
+            case ("POST", "/invalidate"): return try await invalidate(request, query)
+            case ("GET", "/shadow"): return try await shadow(query)
+            case ("POST", "/shadow/reset"): return try resetShadow(request, query)
+            case ("GET", "/readyz"): return try await operations.readiness(query)
+            default: return try operations.respondAtOnce(to: request, query) ?? Self.unrouted(request)
+            }
+        } catch {
+            return error
+        }
+    }
+
+    /// The query's parameters, or the 400 for a broken percent-encoding.
+    private static func query(
+        _ request: HTTPServing.HTTPRequest
+    ) throws(ServerResponse) -> [(name: String, value: String)] {
+        guard let items = request.queryItems() else {
+            throw .error(400, "bad-request", "malformed percent-encoding in the query")
+        }
+        return items
+    }
+
+    /// 405 for a path served with another method, 404 for any other.
+    private static func unrouted(_ request: HTTPServing.HTTPRequest) -> ServerResponse {
+        switch request.path {
+        case "/decision", "/workspace/members", "/shadow", "/healthz", "/readyz", "/metrics", "/openapi.json":
+            .error(405, "method-not-allowed", "only GET is served here", headerFields: [("Allow", "GET")])
+        case "/invalidate", "/shadow/reset":
+            .error(405, "method-not-allowed", "only POST is served here", headerFields: [("Allow", "POST")])
+        default:
+            .error(
+                404,
+                "not-found",
+                "no such path (try /decision, /workspace/members, /invalidate, /shadow or /shadow/reset)"
+            )
+        }
+    }
+
+    /// Refuses an administrative request without the admin token, when one is set.
+    private func checkAdmin(_ request: HTTPServing.HTTPRequest) throws(ServerResponse) {
+        guard let adminToken else { return }
+        try adminToken.check(request)
     }
 
     /// Answers `GET /decision`: the customer's Decision.
@@ -57,11 +107,39 @@ struct DecisionRoutes: Sendable {
     /// `&whyNot=CAPABILITY`, the answer is `{"decision":…,"explanation":…}`: the same Decision, and
     /// `Explanation.jsonBytes` for that capability, from the same groups and policy snapshot (400
     /// `undeclared-capability` when the policy does not declare it).
-    private func decision(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
-        let parameters = try Parameters(
-            request.query,
-            allowed: ["transactionId", "environment", "entitlement", "explain", "whyNot"]
-        )
+    /// `GET /decision` answered on the event loop: a decision from this process's copy, or the
+    /// refusal of a malformed request; `nil` for everything else (`whyNot`, a miss).
+    private func decisionAtOnce(_ query: [(name: String, value: String)]) throws(ServerResponse) -> ServerResponse? {
+        let parameters = try Parameters(query, allowed: Self.decisionParameters)
+        guard parameters.all("whyNot").isEmpty else { return nil }
+        let explain = try parameters.flag("explain")
+        let transactionID = try parameters.required("transactionId")
+        let environment = try parameters.environment()
+        guard clients[environment] != nil else {
+            throw .error(400, "bad-request", "environment \(environment) is not configured")
+        }
+        let served: ServedDecision?
+        do {
+            served = try service.decisionIfHeldHere(
+                anyTransactionID: transactionID,
+                entitlements: Set(parameters.all("entitlement")),
+                environment: environment
+            )
+        } catch {
+            operations.metrics.refused(error.code.description)
+            throw Self.failure(error)
+        }
+        guard let served else { return nil }
+        operations.metrics.served(served.source)
+        return .json(200, served.jsonBytes(includingProvenance: explain, pretty: false))
+    }
+
+    private static let decisionParameters: Set<String> = [
+        "transactionId", "environment", "entitlement", "explain", "whyNot",
+    ]
+
+    private func decision(_ query: [(name: String, value: String)]) async throws(ServerResponse) -> ServerResponse {
+        let parameters = try Parameters(query, allowed: Self.decisionParameters)
         let explain = try parameters.flag("explain")
         // Checked before the fetch: a malformed request must not spend Apple's rate budget, nor
         // must a capability the policy does not declare.
@@ -113,11 +191,10 @@ struct DecisionRoutes: Sendable {
     /// (403 otherwise), with the customer's workspace memberships there:
     /// `{"groupId":…,"workspaces":[{"workspace":…,"role":…}],"members":[{"appTransactionId":…}]}`.
     /// When Apple answers `GroupNotFoundError`, the customer's cached groups are forgotten.
-    private func workspaceMembers(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
-        let parameters = try Parameters(
-            request.query,
-            allowed: ["transactionId", "groupId", "environment", "entitlement"]
-        )
+    private func workspaceMembers(
+        _ query: [(name: String, value: String)]
+    ) async throws(ServerResponse) -> ServerResponse {
+        let parameters = try Parameters(query, allowed: ["transactionId", "groupId", "environment", "entitlement"])
         let groupID = try parameters.required("groupId")
         let served = try await evaluate(parameters)
         let environment = try parameters.environment()
@@ -161,8 +238,12 @@ struct DecisionRoutes: Sendable {
     /// A 200 means that no server of the fleet serves the old answer from then on: the service
     /// returns only once every server has stopped serving its own copy (see the DocC article
     /// "Serving decisions at fleet scale", section "Invalidation across the fleet").
-    private func invalidate(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
-        let parameters = try Parameters(request.query, allowed: ["transactionId", "groupId", "all"])
+    private func invalidate(
+        _ request: HTTPServing.HTTPRequest,
+        _ query: [(name: String, value: String)]
+    ) async throws(ServerResponse) -> ServerResponse {
+        try checkAdmin(request)
+        let parameters = try Parameters(query, allowed: ["transactionId", "groupId", "all"])
         // One target per request: a second one was skipped without a word before.
         let given = ["transactionId", "groupId", "all"].filter { !parameters.all($0).isEmpty }
         if given.count > 1 {
@@ -213,16 +294,20 @@ struct DecisionRoutes: Sendable {
     /// (a wait bounded by the service's comparison queue). Without a candidate, or while it does
     /// not load, its `candidateRevision` is null and it counts nothing. Readers of an unchanged
     /// report share one serialization.
-    private func shadow(_ request: ServerRequest) async throws(ServerResponse) -> ServerResponse {
-        _ = try Parameters(request.query, allowed: [])
+    private func shadow(_ query: [(name: String, value: String)]) async throws(ServerResponse) -> ServerResponse {
+        _ = try Parameters(query, allowed: [])
         await service.waitForShadowComparisons()
         return .json(200, service.shadowReportJSON())
     }
 
     /// Answers `POST /shadow/reset`: starts the shadow report again from now, and answers it (no
     /// decision counted yet, `since` now).
-    private func resetShadow(_ request: ServerRequest) throws(ServerResponse) -> ServerResponse {
-        _ = try Parameters(request.query, allowed: [])
+    private func resetShadow(
+        _ request: HTTPServing.HTTPRequest,
+        _ query: [(name: String, value: String)]
+    ) throws(ServerResponse) -> ServerResponse {
+        try checkAdmin(request)
+        _ = try Parameters(query, allowed: [])
         service.resetShadowReport()
         return .json(200, service.shadowReportJSON())
     }
@@ -235,12 +320,15 @@ struct DecisionRoutes: Sendable {
             throw .error(400, "bad-request", "environment \(environment) is not configured")
         }
         do {
-            return try await service.decision(
+            let served = try await service.decision(
                 anyTransactionID: transactionID,
                 entitlements: Set(parameters.all("entitlement")),
                 environment: environment
             )
+            operations.metrics.served(served.source)
+            return served
         } catch {
+            operations.metrics.refused(error.code.description)
             throw Self.failure(error)
         }
     }

@@ -16,7 +16,7 @@ enum CandidatePolicies {
             return (store, nil)
         } catch {
             let problem = notLoaded(path, error, reloadInterval: reloadInterval)
-            DecisionServerCommand.log(problem)
+            ServerLog.line(problem)
             return (nil, problem)
         }
     }
@@ -46,7 +46,7 @@ enum CandidatePolicies {
                 return
             } catch let error as GroupPolicyError {
                 let problem = notLoaded(path, error, reloadInterval: reloadInterval)
-                if problem != lastProblem { DecisionServerCommand.log(problem) }
+                if problem != lastProblem { ServerLog.line(problem) }
                 lastProblem = problem
             }
         }
@@ -54,19 +54,19 @@ enum CandidatePolicies {
 
     /// Logs the candidate's revision and warnings, and from now on each of its reloads.
     private static func loaded(_ store: PolicyStore, from path: String) {
-        for warning in store.current.warnings { DecisionServerCommand.log("candidate policies: \(warning)") }
-        DecisionServerCommand.log(
+        for warning in store.current.warnings { ServerLog.line("candidate policies: \(warning)") }
+        ServerLog.line(
             "candidate policies \(store.revision) loaded from \(path): every decision is compared with them (GET /shadow)"
         )
         _ = store.addReloadHandler { outcome, revision in
             switch outcome {
             case .reloaded:
-                DecisionServerCommand.log(
+                ServerLog.line(
                     "candidate policies reloaded (revision \(revision)): the shadow report starts again"
                 )
             case .failed(let error):
                 let reason = error.description.split(separator: "\n").joined(separator: "; ")
-                DecisionServerCommand.log(
+                ServerLog.line(
                     "candidate policies not reloaded, revision \(revision) is still compared: \(reason)"
                 )
             }

@@ -11,7 +11,7 @@ enum ServerLog {
     private static let standardError: LineWriter? = try? LineWriter(
         .descriptor(2, owned: false),
         capacityBytes: 1 << 20,
-        label: "DecisionServer.standardError"
+        label: "group-decision-server.standardError"
     ) { loss in
         // Beyond the capacity: this line is what says lines went missing.
         standardError?.write(describe(loss, of: "log", unit: "line"), evenWhenFull: true)

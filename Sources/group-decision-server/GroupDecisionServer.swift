@@ -1,8 +1,10 @@
 import AppStoreGroups
+import Dispatch
 import Foundation
 import GroupDecisions
 import GroupDecisionsRedis
 import GroupPolicy
+import HTTPServing
 
 #if canImport(Glibc)
 import Glibc
@@ -11,9 +13,10 @@ import Darwin
 #endif
 
 /// Starts the decision server: loads the policies into a reloading store, makes one App Store
-/// client per environment, and serves until the process is stopped.
+/// client per environment, and serves until SIGTERM or SIGINT, then finishes the requests in
+/// flight, flushes the decision log and exits 0.
 @main
-enum DecisionServerCommand {
+enum GroupDecisionServer {
     static func main() {
         // A parent may start us with signals blocked (Foundation's Process on Linux does); a server
         // must still stop on SIGTERM and SIGINT. Threads started later inherit this mask.
@@ -119,6 +122,7 @@ enum DecisionServerCommand {
                 fail("\(error)", status: 2)
             }
         }
+        let metrics = ServerMetrics()
         let service: GroupDecisionService
         do {
             service = try GroupDecisionService(
@@ -126,25 +130,37 @@ enum DecisionServerCommand {
                 clients: Array(clients.values),
                 sharedCache: sharedCache,
                 configuration: settings,
-                observer: ServerObserver(),
+                observer: ServerObserver(metrics: metrics),
                 decisionLog: decisionLog,
                 candidatePolicies: candidate?.store
             )
         } catch {
             fail("\(error)", status: 2)
         }
-        let routes = DecisionRoutes(service: service, clients: clients)
+        var http = HTTPServer.Configuration()
+        http.host = configuration.host
+        http.port = configuration.port
+        http.limits = configuration.limits
+        http.commonHeaderFields = [("Cache-Control", "no-store")]
         let server: HTTPServer
         do {
-            server = try HTTPServer(
-                host: configuration.host,
-                port: configuration.port,
-                limits: configuration.limits,
-                handler: routes.respond
-            )
+            server = try HTTPServer(http)
         } catch {
             fail(error.description, status: 2)
         }
+        let routes = DecisionRoutes(
+            service: service,
+            clients: clients,
+            operations: OperationsRoutes(
+                service: service,
+                metrics: metrics,
+                sharedCache: sharedCache.map {
+                    ($0, "\(configuration.redis?.host ?? ""):\(configuration.redis?.port ?? 0)")
+                },
+                requestsInFlight: { server.requestsInFlight }
+            ),
+            adminToken: configuration.adminToken
+        )
 
         // The policies' reloads and the service's sweeping, for as long as the process runs. Detached:
         // `main` runs on the main actor, whose thread `server.run()` then keeps forever, so a task
@@ -165,8 +181,58 @@ enum DecisionServerCommand {
                 }
             }
         }
-        say("DecisionServer listening on http://\(configuration.host):\(server.port)")
-        server.run()
+        let stops = stopOnSignals(server, within: configuration.shutdownGrace)
+        say("group-decision-server listening on http://\(configuration.host):\(server.port)")
+        server.run(handler(routes, metrics: metrics))
+        withExtendedLifetime(stops) {}
+        // Stopped: every accepted request is answered; what was logged goes out before the exit.
+        if let decisionLog, !decisionLog.flush(within: .seconds(5)) {
+            log("the decision log was not flushed within 5 seconds: its last records may be missing")
+        }
+        log("stopped")
+        ServerLog.flush()
+        exit(0)
+    }
+
+    /// The HTTP layer's handler: decisions held here and every answer that needs no waiting on
+    /// the event loop, the rest in a task; the server's refusals in its words; one access-log line
+    /// and the metrics for every answer.
+    static func handler(_ routes: DecisionRoutes, metrics: ServerMetrics) -> HTTPHandler {
+        HTTPHandler(
+            atOnce: { request in routes.respondAtOnce(to: request)?.http },
+            work: .task { request in await routes.respond(to: request).http },
+            refuse: ServerResponse.refusal,
+            answered: { exchange in
+                metrics.answered(path: exchange.path, status: exchange.status, duration: exchange.duration)
+                // The method and path are the client's bytes, escaped by the log, so a forged line
+                // cannot be injected.
+                let (seconds, attoseconds) = exchange.duration.components
+                let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+                ServerLog.line(
+                    "\(exchange.method ?? "-") \(exchange.path ?? "-") \(exchange.status) \(milliseconds) ms"
+                )
+            }
+        )
+    }
+
+    /// Stops the server on SIGTERM or SIGINT.
+    ///
+    /// No new connections; the requests in flight are finished within `grace`. Returns the
+    /// sources, which must live as long as the server.
+    static func stopOnSignals(_ server: HTTPServer, within grace: Duration) -> [any DispatchSourceSignal] {
+        [SIGTERM, SIGINT].map { number in
+            // Handled by the source, not by the default action (which ends the process at once).
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                log(
+                    "stopping (\(number == SIGTERM ? "SIGTERM" : "SIGINT")): no new connections; finishing the requests in flight"
+                )
+                server.stop(within: grace)
+            }
+            source.resume()
+            return source
+        }
     }
 
     /// A line on standard output, unbuffered (tests wait for the listening line).

@@ -1,9 +1,11 @@
 import AppStoreGroups
 import Foundation
 import GroupDecisions
+import HTTPServing
 
-/// The server's settings: flags for where and how to serve, the environment for App Store
-/// credentials (the same variables as `group-policy fetch`).
+/// The server's settings: each flag, or its environment variable (`--cache-ttl` is
+/// `GROUP_DECISION_SERVER_CACHE_TTL`; a flag wins over its variable), and the environment for App
+/// Store credentials (the same variables as `group-policy fetch`).
 struct Configuration {
     var host = "127.0.0.1"
     var port = 8080
@@ -42,16 +44,25 @@ struct Configuration {
     /// The share of the budget a server spends of its own while Redis fails (`--fallback-share`).
     var fallbackShare: Double = 0
     var limits = HTTPServer.Limits()
+    /// The token `POST /invalidate` and `POST /shadow/reset` must present; required to listen on
+    /// anything but loopback.
+    var adminToken: AdminToken?
+    /// How long a stop (SIGTERM, SIGINT) lets the requests in flight finish.
+    var shutdownGrace: Duration = .seconds(10)
     /// Another server for the App Store requests (a local test server); Apple's hosts otherwise.
     var baseURL: URL?
     var credentials = AppStoreCredentials(keyID: "", issuerID: "", bundleID: "", privateKeyPEM: "")
     var wantsHelp = false
 
     static let spec = CommandLineOptions(
-        name: "DecisionServer",
-        summary: "Serves GroupPolicy decisions over HTTP.",
+        name: "group-decision-server",
+        summary: "Serves GroupPolicy decisions over HTTP to app servers in any language.",
         options: [
-            .init("host", value: "address", help: "The address to listen on (default 127.0.0.1)."),
+            .init(
+                "host",
+                value: "address",
+                help: "The IPv4 address to listen on (default 127.0.0.1; any other needs --admin-token-file)."
+            ),
             .init("port", value: "port", help: "0 to 65535 (default 8080; 0 picks a free port)."),
             .init("policies", value: "path", help: "The policy file or directory (default Policies)."),
             .init(
@@ -106,6 +117,17 @@ struct Configuration {
                     + "lets it send up to 1 + k × s times it)."
             ),
             .init(
+                "admin-token-file",
+                value: "file",
+                help: "A file holding the token (32 characters or more) POST /invalidate and POST /shadow/reset "
+                    + "must present as 'Authorization: Bearer TOKEN'; required off loopback."
+            ),
+            .init(
+                "shutdown-grace",
+                value: "seconds",
+                help: "On SIGTERM or SIGINT, how long requests in flight may take to finish (default 10)."
+            ),
+            .init(
                 "log-buffer",
                 value: "bytes",
                 help: "Log lines waiting for a slow reader, each log; beyond it they are dropped (default 1 MiB)."
@@ -131,10 +153,15 @@ struct Configuration {
             report (its candidateRevision is null): the server serves and tries it again at each
             reload interval.
 
-            Credentials come from APP_STORE_KEY_ID, APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and
-            APP_STORE_PRIVATE_KEY_PATH (a .p8 file); the decision log's salt from DECISION_LOG_SALT. The
-            server trusts its callers (entitlements are theirs to verify): keep it on loopback or a
-            private network.
+              GET /healthz         alive;  GET /readyz  ready to serve (503 with the reason otherwise)
+              GET /metrics         Prometheus text;  GET /openapi.json  the contract (OpenAPI 3.1)
+
+            Every option can come from the environment instead: GROUP_DECISION_SERVER_ and its name in
+            capitals with underscores (--cache-ttl 600 is GROUP_DECISION_SERVER_CACHE_TTL=600); an
+            option on the command line wins. Credentials come from APP_STORE_KEY_ID,
+            APP_STORE_ISSUER_ID, APP_STORE_BUNDLE_ID and APP_STORE_PRIVATE_KEY_PATH (a .p8 file); the
+            decision log's salt from DECISION_LOG_SALT. No secret is ever printed. The server trusts its
+            callers (entitlements are theirs to verify): keep it on loopback or a private network.
             """
     )
 
@@ -145,9 +172,15 @@ struct Configuration {
         var message: String
     }
 
+    /// The environment variable of an option: `cache-ttl` is `GROUP_DECISION_SERVER_CACHE_TTL`.
+    static func variable(_ option: String) -> String {
+        "GROUP_DECISION_SERVER_" + option.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
     static func parse(_ arguments: [String], environment: [String: String]) throws(Failure) -> Configuration {
+        func variable(_ option: String) -> String { Self.variable(option) }
         var configuration = Configuration()
-        let values: [String: String]
+        var values: [String: String]
         do {
             guard let given = try spec.parse(arguments) else {
                 configuration.wantsHelp = true
@@ -157,17 +190,31 @@ struct Configuration {
         } catch {
             throw Failure(message: error.message)
         }
+        // An option not on the command line may come from its environment variable; a message
+        // about it names where it came from.
+        var fromEnvironment: Set<String> = []
+        for option in spec.options where values[option.name] == nil {
+            if let value = environment[variable(option.name)], !value.isEmpty {
+                values[option.name] = value
+                fromEnvironment.insert(option.name)
+            }
+        }
+        func flag(_ name: String) -> String {
+            fromEnvironment.contains(name) ? variable(name) : "--\(name)"
+        }
         func seconds(_ name: String) throws(Failure) -> Duration? {
             guard let text = values[name] else { return nil }
             guard let seconds = Int(text), seconds > 0 else {
-                throw Failure(message: "--\(name) must be a positive number of seconds, not '\(text)'")
+                throw Failure(message: "\(flag(name)) must be a positive number of seconds, not '\(text)'")
             }
             return .seconds(seconds)
         }
         func count(_ name: String, in range: ClosedRange<Int>) throws(Failure) -> Int? {
             guard let text = values[name] else { return nil }
             guard let number = Int(text), range.contains(number) else {
-                throw Failure(message: "--\(name) must be \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+                throw Failure(
+                    message: "\(flag(name)) must be \(range.lowerBound) to \(range.upperBound), not '\(text)'"
+                )
             }
             return number
         }
@@ -183,21 +230,22 @@ struct Configuration {
             let longest = GroupDecisionService.Configuration.longestDuration
             if let value, value > longest {
                 throw Failure(
-                    message: "--\(name) must be at most 10 years (\(longest.components.seconds) seconds), "
+                    message: "\(flag(name)) must be at most 10 years (\(longest.components.seconds) seconds), "
                         + "not '\(value.components.seconds)'"
                 )
             }
         }
         if let maxAge = configuration.maxAge, maxAge < configuration.cacheTTL {
             throw Failure(
-                message: "--max-age must be at least --cache-ttl (\(configuration.cacheTTL.components.seconds) "
+                message:
+                    "\(flag("max-age")) must be at least \(flag("cache-ttl")) (\(configuration.cacheTTL.components.seconds) "
                     + "seconds), not '\(maxAge.components.seconds)'"
             )
         }
         if let text = values["refresh-ahead"] {
             guard let fraction = Double(text), fraction >= 0, fraction < 1 else {
                 throw Failure(
-                    message: "--refresh-ahead must be a fraction from 0 (never) to less than 1, not '\(text)'"
+                    message: "\(flag("refresh-ahead")) must be a fraction from 0 (never) to less than 1, not '\(text)'"
                 )
             }
             configuration.refreshAhead = fraction == 0 ? nil : fraction
@@ -208,19 +256,19 @@ struct Configuration {
         let longest = GroupDecisionService.Configuration.longestDuration
         if configuration.reloadInterval > longest {
             throw Failure(
-                message: "--reload-interval must be at most 10 years (\(longest.components.seconds) seconds), "
+                message: "\(flag("reload-interval")) must be at most 10 years (\(longest.components.seconds) seconds), "
                     + "not '\(values["reload-interval"] ?? "")'"
             )
         }
         configuration.limits.readTimeout = try seconds("read-timeout") ?? configuration.limits.readTimeout
-        configuration.limits.maximumConnections =
-            try count("max-connections", in: 1...4096) ?? configuration.limits.maximumConnections
+        configuration.limits.maximumRequests =
+            try count("max-connections", in: 1...4096) ?? configuration.limits.maximumRequests
         configuration.limits.maximumWaiting =
             try count("max-waiting", in: 1...65_536) ?? configuration.limits.maximumWaiting
         configuration.cacheBytes = try count("cache-bytes", in: 0...(1 << 40)) ?? configuration.cacheBytes
         if let text = values["base-url"] {
             guard let url = URL(string: text), url.scheme != nil else {
-                throw Failure(message: "--base-url '\(text)' is not an absolute URL")
+                throw Failure(message: "\(flag("base-url")) '\(text)' is not an absolute URL")
             }
             configuration.baseURL = url
         }
@@ -228,7 +276,7 @@ struct Configuration {
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
                 (1...65_535).contains(port), colon > text.startIndex
             else {
-                throw Failure(message: "--redis must be HOST:PORT, not '\(text)'")
+                throw Failure(message: "\(flag("redis")) must be HOST:PORT, not '\(text)'")
             }
             configuration.redis = (String(text[..<colon]), port)
         }
@@ -238,11 +286,30 @@ struct Configuration {
         }
         if let text = values["fallback-share"] {
             guard let share = Double(text), share >= 0, share <= 1 else {
-                throw Failure(message: "--fallback-share must be a fraction from 0 to 1, not '\(text)'")
+                throw Failure(message: "\(flag("fallback-share")) must be a fraction from 0 to 1, not '\(text)'")
             }
             configuration.fallbackShare = share
         }
         configuration.logBufferBytes = try count("log-buffer", in: 4096...(1 << 30)) ?? configuration.logBufferBytes
+        configuration.shutdownGrace = try seconds("shutdown-grace") ?? configuration.shutdownGrace
+        if configuration.shutdownGrace > .seconds(3600) {
+            throw Failure(message: "\(flag("shutdown-grace")) must be at most 3600 seconds")
+        }
+        if let path = values["admin-token-file"] {
+            do {
+                configuration.adminToken = try AdminToken(file: path)
+            } catch {
+                throw Failure(message: "\(flag("admin-token-file")): \(error.message)")
+            }
+        }
+        // Off loopback, anyone who can reach the port could drop every cached answer.
+        if !configuration.host.hasPrefix("127."), configuration.adminToken == nil {
+            throw Failure(
+                message: "listening on \(configuration.host) needs --admin-token-file "
+                    + "(\(variable("admin-token-file"))): POST /invalidate and POST /shadow/reset must not be open "
+                    + "to whoever reaches the port"
+            )
+        }
         if let salt = environment["DECISION_LOG_SALT"], !salt.isEmpty {
             do {
                 try DecisionLog.checkSalt(Array(salt.utf8))
