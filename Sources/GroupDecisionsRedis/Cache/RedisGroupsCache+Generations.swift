@@ -306,7 +306,7 @@ extension RedisGroupsCache {
         ]
         let arguments =
             [Array("EVAL".utf8), script, Array(String(keys.count).utf8)] + keys + fixed + extraArguments
-            + Set(write.groupIDs).sorted().map { Array($0.utf8) }
+            + Set(write.groupIDs.map { Array($0.utf8) }).sorted { $0.lexicographicallyPrecedes($1) }
         switch try await call(arguments, label) {
         case .integer(1): return true
         case .integer(0): return false
