@@ -8,22 +8,37 @@ import Testing
 @testable import GroupDecisionsRedis
 
 /// The Redis cache passes the conformance suite every shared cache must pass, on a real
-/// redis-server, each check under a key prefix of its own.
+/// redis-server: every check and the operation sequences from two clients over one prefix, each
+/// check and sequence under a key prefix of its own, in real time (Redis keeps its own clock).
 @Suite("Redis cache: the shared-cache conformance suite on a real redis-server")
 struct RedisConformanceTests {
-    @Test("every check passes", .requires(.redisServer))
+    /// The suite over fresh prefixes of `server`, a second instance being a second client on the
+    /// same server and prefix, as another process of the fleet opens it.
+    static func conformance(_ server: RedisServer) -> SharedGroupsCacheConformance {
+        let prefixes = PrefixCounter()
+        let openSecondInstance: @Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache = { cache in
+            guard let cache = cache as? RedisGroupsCache else { return cache }
+            return try server.store(prefix: cache.keyPrefix)
+        }
+        return SharedGroupsCacheConformance(makeSecondInstance: openSecondInstance) {
+            try server.store(prefix: "conformance-\(prefixes.next())")
+        }
+    }
+
+    @Test("every check passes, the operation sequences included", .requires(.redisServer))
     func conforms() async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
-        let prefixes = PrefixCounter()
-        // A second instance is a second client on the same server and prefix, as another process
-        // of the fleet opens it.
-        try await SharedGroupsCacheConformance(
-            makeSecondInstance: { try server.store(prefix: ($0 as! RedisGroupsCache).keyPrefix) }
-        ) {
-            try server.store(prefix: "conformance-\(prefixes.next())")
-        }
-        .run()
+        try await Self.conformance(server).run()
+    }
+
+    @Test("a hundred more operation sequences pass", .requires(.redisServer))
+    func moreSequences() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        var conformance = Self.conformance(server)
+        conformance.seeds = Array(1_001...1_100)
+        try await conformance.run(.operationSequences)
     }
 }
 

@@ -93,7 +93,8 @@ final class BrokenCache: SharedGroupsCache, Sendable {
         var description: String { rawValue }
     }
 
-    let fault: Fault
+    /// The fault, or `nil` for ``withoutFault(now:)``.
+    let fault: Fault?
     let inner: InMemoryGroupsCache
     private let storage: Storage
     /// Where this instance takes budget tokens: the storage's cache, or (``Fault/budgetPerInstance``)
@@ -127,12 +128,33 @@ final class BrokenCache: SharedGroupsCache, Sendable {
     }
 
     /// A cache broken by `fault`, over an empty in-memory cache on the clock `now`.
-    init(_ fault: Fault, now: @escaping @Sendable () -> Date = { Date() }) {
+    convenience init(_ fault: Fault, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(fault: fault, now: now)
+    }
+
+    /// The cache every fault departs from: the in-memory cache with customer ids kept byte for byte,
+    /// which passes every check.
+    ///
+    /// - Parameters:
+    ///   - now: The clock.
+    ///   - combinedCallsInSteps: Whether the combined fetch-lock calls are made of the single ones
+    ///     (`acquireFetchLockAndReadInSteps`, `setAnswerInSteps`), as a store that cannot make them
+    ///     atomically does. Default `false`: the in-memory cache's atomic ones.
+    /// - Returns: An empty cache.
+    static func withoutFault(
+        now: @escaping @Sendable () -> Date = { Date() },
+        combinedCallsInSteps: Bool = false
+    ) -> BrokenCache {
+        BrokenCache(fault: nil, now: now, combinedCallsInSteps: combinedCallsInSteps)
+    }
+
+    private init(fault: Fault?, now: @escaping @Sendable () -> Date, combinedCallsInSteps: Bool = false) {
         self.fault = fault
         inner = InMemoryGroupsCache(now: now)
         storage = Storage()
         budgets = inner
         self.now = now
+        self.combinedCallsInSteps = combinedCallsInSteps
     }
 
     private init(sharing other: BrokenCache) {
@@ -140,21 +162,44 @@ final class BrokenCache: SharedGroupsCache, Sendable {
         inner = other.inner
         storage = other.storage
         now = other.now
+        combinedCallsInSteps = other.combinedCallsInSteps
         budgets = other.fault == .budgetPerInstance ? InMemoryGroupsCache(now: other.now) : other.inner
     }
+
+    /// Whether the combined fetch-lock calls are made of the single ones.
+    let combinedCallsInSteps: Bool
 
     private let now: @Sendable () -> Date
 
     /// Another instance over the same storage, as a second process would open it.
     func secondInstance() -> BrokenCache { BrokenCache(sharing: self) }
 
-    /// The key a customer id is kept under.
+    /// ``secondInstance()`` of a broken cache, for `SharedGroupsCacheConformance`'s
+    /// `makeSecondInstance` (any other cache is its own).
+    static let openSecondInstance: @Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache = {
+        ($0 as? BrokenCache)?.secondInstance() ?? $0
+    }
+
+    /// The key a customer id is kept under: the id as the fault folds it, then escaped (every
+    /// scalar outside ASCII written `\u{…}`), so that the in-memory cache, which compares ids as
+    /// Swift strings (canonically equivalent ids are one), keeps them byte for byte and the fault is
+    /// the only one.
     private func key(_ customerID: String) -> String {
-        switch fault {
-        case .caseInsensitiveKeys: customerID.lowercased()
-        case .normalizationFoldingKeys: customerID.precomposedStringWithCompatibilityMapping
-        default: customerID
+        let folded =
+            switch fault {
+            case .caseInsensitiveKeys: customerID.lowercased()
+            case .normalizationFoldingKeys: customerID.precomposedStringWithCompatibilityMapping
+            default: customerID
+            }
+        var escaped = ""
+        for scalar in folded.unicodeScalars {
+            if scalar.isASCII, scalar != "\\" {
+                escaped.unicodeScalars.append(scalar)
+            } else {
+                escaped += "\\u{\(String(scalar.value, radix: 16))}"
+            }
         }
+        return escaped
     }
 
     /// The environment whose slot an answer is read from.
@@ -326,12 +371,21 @@ final class BrokenCache: SharedGroupsCache, Sendable {
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError) {
+        try await release(key(customerID), in: environment, owner: owner)
+    }
+
+    /// Releases the lock of the customer kept under `key`, as the fault has it.
+    private func release(
+        _ key: String,
+        in environment: StoreEnvironment,
+        owner: String
+    ) async throws(AppStoreGroupsError) {
         guard fault == .releasesAnyOwner else {
-            return try await inner.releaseFetchLock(anyTransactionID: key(customerID), in: environment, owner: owner)
+            return try await inner.releaseFetchLock(anyTransactionID: key, in: environment, owner: owner)
         }
-        let slot = Slot(customerID: key(customerID), environment: environment)
+        let slot = Slot(customerID: key, environment: environment)
         for holder in storage.state.withLock({ $0.owners[slot] ?? [] }) {
-            try await inner.releaseFetchLock(anyTransactionID: slot.customerID, in: environment, owner: holder)
+            try await inner.releaseFetchLock(anyTransactionID: key, in: environment, owner: holder)
         }
     }
 
@@ -341,6 +395,14 @@ final class BrokenCache: SharedGroupsCache, Sendable {
         owner: String,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
+        if combinedCallsInSteps {
+            return try await acquireFetchLockAndReadInSteps(
+                anyTransactionID: customerID,
+                in: environment,
+                owner: owner,
+                timeToLive: timeToLive
+            )
+        }
         rememberOwner(owner, of: key(customerID), environment)
         var attempt = try await inner.acquireFetchLockAndRead(
             anyTransactionID: key(customerID),
@@ -355,10 +417,11 @@ final class BrokenCache: SharedGroupsCache, Sendable {
     }
 
     func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool {
+        if combinedCallsInSteps { return try await setAnswerInSteps(write, releasingFetchLock: owner) }
         let write = try await adjusted(write)
         switch fault {
         case .ignoresGenerations:
-            try await releaseFetchLock(anyTransactionID: write.customerID, in: write.environment, owner: owner)
+            try await release(write.customerID, in: write.environment, owner: owner)
             try await inner.setAnswer(
                 write.answer,
                 anyTransactionID: write.customerID,
@@ -371,13 +434,13 @@ final class BrokenCache: SharedGroupsCache, Sendable {
             let kept = try await inner.setAnswer(write)
             if kept {
                 remember(write.customerID, write.environment, write.answer)
-                try await releaseFetchLock(anyTransactionID: write.customerID, in: write.environment, owner: owner)
+                try await release(write.customerID, in: write.environment, owner: owner)
             }
             return kept
         case .releasesAnyOwner:
             let kept = try await inner.setAnswer(write)
             if kept { remember(write.customerID, write.environment, write.answer) }
-            try await releaseFetchLock(anyTransactionID: write.customerID, in: write.environment, owner: owner)
+            try await release(write.customerID, in: write.environment, owner: owner)
             return kept
         default:
             let kept = try await inner.setAnswer(write, releasingFetchLock: owner)

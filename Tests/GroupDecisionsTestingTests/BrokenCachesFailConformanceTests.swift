@@ -1,0 +1,339 @@
+import Foundation
+import GroupDecisions
+import GroupDecisionsTesting
+import Testing
+
+/// Every broken cache fails the conformance suite with a named check, on its own clock and on the
+/// suite's, and the operation sequences alone catch each of them too: a suite that cannot fail
+/// proves nothing.
+@Suite("Shared-cache conformance suite: every broken cache fails a named check")
+struct BrokenCachesFailConformanceTests {
+    typealias Check = SharedGroupsCacheConformance.Check
+
+    struct Breakage: Sendable, CustomTestStringConvertible {
+        var fault: BrokenCache.Fault
+        /// The check `run()` fails first, and its requirement (on either clock unless `onSuiteClock`
+        /// says otherwise).
+        var check: Check
+        var requirement: String
+        var onSuiteClock: String?
+        /// Further checks that fail on their own, when `run()` stops at an earlier one.
+        var alsoFails: [(Check, String)] = []
+        /// The requirement the operation sequences fail first on the suite's clock.
+        var sequences: String
+        var testDescription: String { "\(fault): \(check.rawValue): \(requirement)" }
+    }
+
+    static let answers =
+        "an answer read is the one last kept for that customer and environment, byte for byte: none once it "
+        + "expired or an invalidation removed it, never another customer's or environment's"
+    static let writes =
+        "a write is kept exactly when no invalidation of its customer, of everyone or of one of its groups came "
+        + "after its generation was read"
+    static let lockHeld = "a lock has one holder until its owner releases it or it expires"
+    static let lockFree =
+        "a lock nobody holds (released, expired or never taken) is taken, and acquireFetchLockAndRead reports it "
+        + "taken to the owner that holds it"
+    static let rateLimits =
+        "the latest Retry-After instant is kept, never read back earlier than set, until it passes; then none"
+    static let overBudget =
+        "a token is taken only when the budget holds one: at most its burst banked, refilled at its rate, "
+        + "one bucket for every instance"
+    static let banked = "a banked token is taken"
+    static let waits =
+        "a token reserved ahead comes with the wait until it is due, and only within the caller's maximum wait; "
+        + "a token not taken comes with the wait until one could be"
+    static let refresh =
+        "a refresh takes a token only when the reserve stays banked after it, takes it then, and never reserves one ahead"
+    static let countNew = "every invalidation changes the count to a value never read before"
+    static let countSame = "without an invalidation, every reading from either instance gives the same count"
+    static let countKept = "a store keeps a count or none: every reading answers a count, or every reading nil"
+
+    static let reservedAhead =
+        "a token reserved ahead is taken with the wait until it is due (1,000 s at 0.001 a second)"
+    static let reserveNeeded =
+        "a refresh takes no token the reserve needs, and says when one could be (2 banked, reserve 2)"
+    static let sameCount =
+        "both reads on both instances give the same count (a store keeps one or none, for every process)"
+    static let groupRemoves = "invalidating a group removes the answers holding it"
+
+    static let breakages: [Breakage] = [
+        Breakage(
+            fault: .answerOfLastWrite,
+            check: .answers,
+            requirement: "an answer is kept per environment",
+            alsoFails: [
+                (.invalidations, "invalidating customer c1 removes the answer of c1 Sandbox")
+            ],
+            sequences: answers
+        ),
+        Breakage(
+            fault: .caseInsensitiveKeys,
+            check: .identifiers,
+            requirement: "customers whose ids differ only in case are distinct: \"admin1\" and \"ADMIN1\" do not share "
+                + "an answer",
+            sequences: lockFree
+        ),
+        Breakage(
+            fault: .frozenCount,
+            check: .invalidationCount,
+            requirement: "a customer's invalidation changes the count to a value never read before (counts are "
+                + "compared for equality only)",
+            sequences: countNew
+        ),
+        Breakage(
+            fault: .lockFreeWriteIgnoresGeneration,
+            check: .conditionalWrites,
+            requirement: "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is "
+                + "refused",
+            sequences: writes
+        ),
+        Breakage(
+            fault: .budgetPerMillisecond,
+            check: .fleetBudget,
+            requirement: reservedAhead,
+            sequences: overBudget
+        ),
+        Breakage(
+            fault: .refreshAlwaysGranted,
+            check: .refreshTokens,
+            requirement: reserveNeeded,
+            sequences: overBudget
+        ),
+        Breakage(
+            fault: .normalizationFoldingKeys,
+            check: .identifiers,
+            requirement: "customers whose ids differ only in Unicode normalisation (\u{E9} as one scalar, and e with a "
+                + "combining accent) are distinct: \"caf\\u{E9}\" and \"cafe\\u{301}\" do not share an answer",
+            sequences: answers
+        ),
+        Breakage(
+            fault: .sharesEnvironments,
+            check: .answers,
+            requirement: "an answer is kept per environment",
+            sequences: answers
+        ),
+        Breakage(
+            fault: .ignoresGenerations,
+            check: .conditionalWrites,
+            requirement: "a write read before the customer's invalidation is refused",
+            sequences: writes
+        ),
+        Breakage(
+            fault: .writeIgnoresGroups,
+            check: .conditionalWrites,
+            requirement: "an answer holding a group invalidated after its generation is refused",
+            sequences: writes
+        ),
+        Breakage(
+            fault: .releasesAnyOwner,
+            check: .conditionalWrites,
+            requirement: "that write leaves the new holder's lock alone",
+            alsoFails: [(.fetchLock, "only the owner releases a lock")],
+            sequences: lockHeld
+        ),
+        Breakage(
+            fault: .lockNeverExpires,
+            check: .fetchLock,
+            requirement: "a lock whose holder never releases it is free within ten seconds of a 200 ms time to live",
+            onSuiteClock: "a lock whose holder never releases it is free once its time to live has passed on the "
+                + "cache's clock",
+            sequences: lockFree
+        ),
+        Breakage(
+            fault: .refusedWriteKeepsLock,
+            check: .conditionalWrites,
+            requirement: "a refused write still released the lock",
+            sequences: lockFree
+        ),
+        Breakage(
+            fault: .answersNeverExpire,
+            check: .answers,
+            requirement: "an answer is gone within ten seconds of a 200 ms time to live",
+            onSuiteClock: "an answer is gone once its time to live has passed on the cache's clock",
+            sequences: answers
+        ),
+        Breakage(
+            fault: .keepsLastInstant,
+            check: .rateLimits,
+            requirement: "an earlier instant never replaces a later one",
+            sequences: rateLimits
+        ),
+        Breakage(
+            fault: .truncatesRetryAfter,
+            check: .rateLimits,
+            requirement: "an instant reads back as set, never earlier, from either instance",
+            sequences: rateLimits
+        ),
+        Breakage(
+            fault: .endlessBudget,
+            check: .fleetBudget,
+            requirement: "a fourth token at once, beyond the burst, is refused",
+            sequences: overBudget
+        ),
+        Breakage(fault: .reservesWithoutWait, check: .fleetBudget, requirement: reservedAhead, sequences: waits),
+        Breakage(fault: .refreshIgnoresReserve, check: .refreshTokens, requirement: reserveNeeded, sequences: waits),
+        Breakage(
+            fault: .budgetPerInstance,
+            check: .fleetBudget,
+            requirement: "a fourth token at once, beyond the burst, is refused",
+            sequences: overBudget
+        ),
+        Breakage(
+            fault: .oneBudgetForAll,
+            check: .fleetBudget,
+            requirement: "each endpoint has a budget of its own: its first token is taken at once",
+            sequences: overBudget
+        ),
+        Breakage(
+            fault: .customerKeepsProduction,
+            check: .invalidations,
+            requirement: "invalidating customer c1 removes the answer of c1 Production",
+            sequences: answers
+        ),
+        Breakage(
+            fault: .groupKeepsAnswers,
+            check: .invalidations,
+            requirement: "invalidating group g2 removes the answer of c2 Sandbox",
+            alsoFails: [(.identifiers, groupRemoves)],
+            sequences: answers
+        ),
+        Breakage(
+            fault: .groupIndexMissesProduction,
+            check: .invalidations,
+            requirement: "invalidating group g2 removes the answer of c2 Production",
+            alsoFails: [(.identifiers, groupRemoves)],
+            sequences: answers
+        ),
+        Breakage(
+            fault: .everyoneKeepsAnswers,
+            check: .invalidations,
+            requirement: "invalidating everyone removes the answer of c3 Sandbox",
+            sequences: answers
+        ),
+        Breakage(fault: .countPerInstance, check: .invalidationCount, requirement: sameCount, sequences: countNew),
+        Breakage(
+            fault: .countRestartsFromZero,
+            check: .invalidationCount,
+            requirement: "invalidating everyone changes the count to a value never read before (counts are compared "
+                + "for equality only)",
+            sequences: countNew
+        ),
+        Breakage(
+            fault: .combinedReadDropsCount,
+            check: .invalidationCount,
+            requirement: sameCount,
+            sequences: countKept
+        ),
+    ]
+
+    static func onOwnClock(_ fault: BrokenCache.Fault) -> SharedGroupsCacheConformance {
+        SharedGroupsCacheConformance(makeSecondInstance: BrokenCache.openSecondInstance) {
+            BrokenCache(fault)
+        }
+    }
+
+    static func onSuiteClock(_ fault: BrokenCache.Fault) -> SharedGroupsCacheConformance {
+        SharedGroupsCacheConformance(makeSecondInstance: BrokenCache.openSecondInstance) { clock in
+            BrokenCache(fault, now: clock.now)
+        }
+    }
+
+    @Test("every fault of the list is a breakage below")
+    func everyFaultIsListed() {
+        #expect(Self.breakages.map(\.fault) == BrokenCache.Fault.allCases)
+    }
+
+    @Test(
+        "run() fails the broken cache with the named check, on its own clock and on the suite's",
+        arguments: breakages
+    )
+    func runFails(_ breakage: Breakage) async throws {
+        for (conformance, requirement) in [
+            (Self.onOwnClock(breakage.fault), breakage.requirement),
+            (Self.onSuiteClock(breakage.fault), breakage.onSuiteClock ?? breakage.requirement),
+        ] {
+            let failure = await #expect(throws: ConformanceFailure.self) { try await conformance.run() }
+            #expect(failure?.check == breakage.check)
+            #expect(failure?.requirement == requirement)
+            #expect(failure?.seed == nil)
+            let alone = await #expect(throws: ConformanceFailure.self) { try await conformance.run(breakage.check) }
+            #expect(alone?.requirement == requirement)
+        }
+        for (check, requirement) in breakage.alsoFails {
+            let failure = await #expect(throws: ConformanceFailure.self) {
+                try await Self.onSuiteClock(breakage.fault).run(check)
+            }
+            #expect(failure?.check == check)
+            #expect(failure?.requirement == requirement)
+        }
+    }
+
+    @Test("the operation sequences alone fail the broken cache on the suite's clock", arguments: breakages)
+    func sequencesFailOnTheSuitesClock(_ breakage: Breakage) async throws {
+        let failure = await #expect(throws: ConformanceFailure.self) {
+            try await Self.onSuiteClock(breakage.fault).run(.operationSequences)
+        }
+        #expect(failure?.check == .operationSequences)
+        #expect(failure?.requirement == breakage.sequences)
+        let seed = try #require(failure?.seed)
+        #expect(SharedGroupsCacheConformance.defaultSeeds.contains(seed))
+        #expect(failure?.operations.isEmpty == false)
+    }
+
+    @Test(
+        "the operation sequences alone fail the broken cache on its own clock, but for expiry (an hour there)",
+        arguments: breakages.filter { ![.answersNeverExpire, .lockNeverExpires].contains($0.fault) }
+    )
+    func sequencesFailOnTheirOwnClock(_ breakage: Breakage) async throws {
+        let failure = await #expect(throws: ConformanceFailure.self) {
+            try await Self.onOwnClock(breakage.fault).run(.operationSequences)
+        }
+        #expect(failure?.check == .operationSequences)
+        // Which budget requirement a budget fault meets first depends on the time each call took.
+        let budget = [Self.overBudget, Self.banked, Self.waits, Self.refresh]
+        let count = [Self.countNew, Self.countSame]
+        let allowed =
+            budget.contains(breakage.sequences)
+            ? budget
+            : count.contains(breakage.sequences)
+                ? count : [breakage.sequences, Self.answers, Self.writes, Self.lockFree, Self.lockHeld]
+        #expect(allowed.contains(failure?.requirement ?? ""))
+        #expect(failure?.seed != nil)
+    }
+
+    @Test("a failing sequence replays from the seed its failure names")
+    func sequenceReplays() async throws {
+        let conformance = Self.onSuiteClock(.releasesAnyOwner)
+        let failure = await #expect(throws: ConformanceFailure.self) { try await conformance.run(.operationSequences) }
+        let seed = try #require(failure?.seed)
+        let replay = await #expect(throws: ConformanceFailure.self) {
+            try await conformance.runOperationSequence(seed: seed)
+        }
+        #expect(replay?.operations == failure?.operations)
+        #expect(replay?.description == failure?.description)
+        #expect(failure?.description.contains("(seed \(seed), step \(failure?.operations.count ?? 0): ") == true)
+    }
+
+    @Test("the existing initializer measures a per-millisecond refill against real time, the new one on its clock")
+    func perMillisecondRefill() async throws {
+        let realTime = await #expect(throws: ConformanceFailure.self) {
+            try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { BrokenCache(.budgetPerMillisecond) }
+                .run(.budgetRefill)
+        }
+        #expect(realTime?.check == .budgetRefill)
+        #expect(
+            realTime?.requirement
+                == "the budget refills at its rate, no faster: a burst of 5 and 5 a second give at most the burst and "
+                + "the rate times the time measured around the calls, and a token of margin"
+        )
+        let suiteClock = await #expect(throws: ConformanceFailure.self) {
+            try await Self.onSuiteClock(.budgetPerMillisecond).run(.budgetRefill)
+        }
+        #expect(
+            suiteClock?.requirement
+                == "the budget refills at its rate, no faster: 10 ms after it was emptied, 5 a second have refilled "
+                + "0.05 token"
+        )
+    }
+}
