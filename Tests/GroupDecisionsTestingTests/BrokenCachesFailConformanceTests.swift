@@ -180,9 +180,17 @@ struct BrokenCachesFailConformanceTests {
             sequences: overBudget
         ),
         Breakage(
+            fault: .budgetStartsFull,
+            check: .fleetBudget,
+            requirement: "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no "
+                + "second token",
+            sequences: overBudget
+        ),
+        Breakage(
             fault: .oneBudgetForAll,
             check: .fleetBudget,
-            requirement: "each endpoint has a budget of its own: its first token is taken at once",
+            requirement: "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token "
+                + "is taken",
             sequences: overBudget
         ),
         Breakage(

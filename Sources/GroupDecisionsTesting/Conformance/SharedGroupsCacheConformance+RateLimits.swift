@@ -175,6 +175,23 @@ extension SharedGroupsCacheConformance {
             wait: Self.waitRange(tokens: 3, rate: 0.001, elapsed: elapsed()),
             "a token due after the caller's maximum wait is not taken, and the wait says when it would be (3,000 s)"
         )
+        // A bucket the store does not hold starts with the budget's initial tokens, not full: a lost
+        // bucket must not let a whole burst through on top of the reservations it forgot.
+        let fresh = FleetBudget(.groupMembers, in: .production, ratePerSecond: 0.001, burst: 3, initialTokens: 1)
+        try Self.expectToken(
+            check,
+            try await cache.takeBudgetToken(from: fresh, maximumWait: .zero),
+            taken: true,
+            wait: 0...0,
+            "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token is taken"
+        )
+        try Self.expectToken(
+            check,
+            try await second.takeBudgetToken(from: fresh, maximumWait: .zero),
+            taken: false,
+            wait: nil,
+            "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no second token"
+        )
         let others = [
             ("endpoint", FleetBudget(.groupMembers, in: .sandbox, ratePerSecond: 0.001, burst: 3)),
             ("environment", FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.001, burst: 3)),
@@ -350,6 +367,14 @@ extension SharedGroupsCacheConformance {
             taken: true,
             wait: Self.waitRange(tokens: 1, rate: 0.001, elapsed: elapsed()),
             "a refused refresh reserved nothing: the next first fetch waits for one token only (1,000 s)"
+        )
+        let empty = FleetBudget(.groupMembers, in: .sandbox, ratePerSecond: 0.001, burst: 3, initialTokens: 0)
+        try Self.expectToken(
+            check,
+            try await two.takeBudgetToken(from: empty, keeping: 0),
+            taken: false,
+            wait: Self.waitRange(tokens: 1, rate: 0.001, elapsed: elapsed()),
+            "a new bucket with no initial tokens gives a refresh none, and says the next is due in 1,000 s"
         )
     }
 }

@@ -65,8 +65,9 @@ public struct SharedGroupsCacheConformance: Sendable {
         case rateLimits
         /// A cache that keeps the fleet's budget hands out its burst across two instances over the
         /// same storage, then no more at once; a token reserved ahead comes with its wait, and only
-        /// within the caller's maximum; each endpoint and environment has a budget of its own. A
-        /// cache that keeps none says so from both token calls.
+        /// within the caller's maximum; a new bucket starts with the budget's `initialTokens`; each
+        /// endpoint and environment has a budget of its own. A cache that keeps none says so from both
+        /// token calls.
         case fleetBudget
         /// The budget refills at its rate, measured on the suite's clock (or, without one, against
         /// the real time the suite measured around its calls), no faster and not never.

@@ -69,6 +69,9 @@ final class BrokenCache: SharedGroupsCache, Sendable {
         case refreshIgnoresReserve
         /// Each instance keeps a budget of its own: a fleet of N spends N budgets.
         case budgetPerInstance
+        /// A new (or lost) bucket starts full whatever the budget's initial tokens: a lost bucket
+        /// lets a whole burst through on top of the reservations it forgot.
+        case budgetStartsFull
         /// One budget for every endpoint and environment.
         case oneBudgetForAll
         /// `invalidate(anyTransactionID:)` forgets the sandbox answer only.
@@ -292,6 +295,7 @@ final class BrokenCache: SharedGroupsCache, Sendable {
             bucket.environment = .sandbox
         }
         if fault == .budgetPerMillisecond { bucket.ratePerSecond *= 1000 }
+        if fault == .budgetStartsFull { bucket.initialTokens = bucket.burst }
         return bucket
     }
 

@@ -15,6 +15,9 @@ struct BudgetBucketModel {
     /// The window (seconds on the model's timeline) of the last call that read the bucket, or
     /// `nil` before the first.
     private var since: (start: Double, end: Double)?
+    /// Whether a token was ever taken: until then a store may not hold the bucket yet (a call that
+    /// takes nothing need not write it), so it may not have refilled at all.
+    private var held = false
 
     /// The error a store's arithmetic may add: a millionth of a token.
     private static let epsilon = 1e-6
@@ -22,10 +25,11 @@ struct BudgetBucketModel {
     /// store's own rounding of the caller's maximum wait.
     private static let waitSlack = 0.002
 
+    /// A bucket the store does not hold yet: it starts with the budget's initial tokens.
     init(_ budget: FleetBudget) {
         self.budget = budget
-        low = budget.burst
-        high = budget.burst
+        low = budget.initialTokens
+        high = budget.initialTokens
     }
 
     /// What a token call's answer must be, as a requirement and the bounds it was judged by.
@@ -47,7 +51,7 @@ struct BudgetBucketModel {
     /// The bounds at a call made within `window`, after the refill since the last call.
     private func refilled(_ window: (start: Double, end: Double), realTime: Bool) -> (Double, Double) {
         guard let since else { return (low, high) }
-        let shortest = max(0, window.start - since.end)
+        let shortest = held ? max(0, window.start - since.end) : 0
         var longest = max(0, window.end - since.start)
         // Two clocks (the suite's and the store's) may drift apart by a thousandth, and a call may
         // be timed a few milliseconds off.
@@ -98,6 +102,7 @@ struct BudgetBucketModel {
                 low = max(before, need) - 1
                 high = after - 1
                 since = window
+                held = true
                 return nil
             }
             if wait == 0 {
@@ -146,6 +151,7 @@ struct BudgetBucketModel {
                 )
             }
         }
+        if case .taken = token { held = true }
         low = min(judged.0, judged.1)
         high = judged.1
         since = window

@@ -61,8 +61,15 @@ struct OperationSequence {
             BudgetBucketModel(
                 FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: onSuiteClock ? 2 : 1, burst: 3)
             ),
+            // A bucket that starts with fewer tokens than its burst, as the service's do.
             BudgetBucketModel(
-                FleetBudget(.groupMembers, in: .production, ratePerSecond: onSuiteClock ? 0.5 : 0.2, burst: 2)
+                FleetBudget(
+                    .groupMembers,
+                    in: .production,
+                    ratePerSecond: onSuiteClock ? 0.5 : 0.2,
+                    burst: 2,
+                    initialTokens: 1
+                )
             ),
         ]
     }
