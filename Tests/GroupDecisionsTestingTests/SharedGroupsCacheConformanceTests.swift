@@ -11,55 +11,22 @@ import Testing
 /// failures read as one line that names the check.
 @Suite("Shared-cache conformance suite: caches that keep the contract pass")
 struct SharedGroupsCacheConformanceTests {
-    /// Whether `issue` is the in-memory cache's known one: it compares customer ids as Swift
-    /// strings, which takes canonically equivalent ids for one customer.
-    ///
-    /// `caf\u{E9}` is served `cafe\u{301}`'s answer. Only that check fails; the cache with ids kept
-    /// byte for byte passes everything.
-    static func isLookalikeCustomerIssue(_ issue: Issue) -> Bool {
-        guard let failure = issue.error as? ConformanceFailure else { return false }
-        return failure.check == .identifiers
-            && failure.requirement.hasPrefix("customers whose ids differ only in Unicode normalisation")
-    }
-
     @Test("the in-memory cache passes every check, on its own clock (the existing initializer)")
     func inMemoryConforms() async throws {
-        try await withKnownIssue("InMemoryGroupsCache keeps canonically equivalent customer ids as one") {
-            // One process: the instance is the storage, so a second process's instance is itself.
-            try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { InMemoryGroupsCache() }.run()
-        } matching: {
-            Self.isLookalikeCustomerIssue($0)
-        }
+        // One process: the instance is the storage, so a second process's instance is itself.
+        try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { InMemoryGroupsCache() }.run()
     }
 
     @Test("the in-memory cache passes every check on the suite's clock")
     func inMemoryConformsOnTheSuitesClock() async throws {
-        try await withKnownIssue("InMemoryGroupsCache keeps canonically equivalent customer ids as one") {
-            try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { clock in
-                InMemoryGroupsCache(now: clock.now)
-            }
-            .run()
-        } matching: {
-            Self.isLookalikeCustomerIssue($0)
-        }
-    }
-
-    @Test(
-        "the in-memory cache passes every check but the lookalike customer ids, on either clock",
-        arguments: SharedGroupsCacheConformance.Check.allCases.filter {
-            $0 != .identifiers && $0 != .operationSequences
-        }
-    )
-    func inMemoryPassesEachOtherCheck(_ check: SharedGroupsCacheConformance.Check) async throws {
-        try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { InMemoryGroupsCache() }.run(check)
         try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { clock in
             InMemoryGroupsCache(now: clock.now)
         }
-        .run(check)
+        .run()
     }
 
-    @Test("the in-memory cache with customer ids kept byte for byte passes every check, on either clock")
-    func exactInMemoryConforms() async throws {
+    @Test("the wrapper the broken caches share, with no fault, passes every check on either clock")
+    func unbrokenWrapperConforms() async throws {
         try await SharedGroupsCacheConformance(makeSecondInstance: BrokenCache.openSecondInstance) {
             BrokenCache.withoutFault()
         }

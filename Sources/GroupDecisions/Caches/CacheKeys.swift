@@ -10,6 +10,15 @@ package struct CustomerKey: Hashable, Sendable {
         self.environment = environment
         self.customerID = customerID
     }
+
+    /// Whether two keys name one customer in one environment, comparing the ids byte for byte.
+    ///
+    /// `String`'s `==` takes canonically equivalent ids (`caf\u{E9}`, `cafe\u{301}`) for one
+    /// customer, and a shared store keys them apart. The synthesized hash stays consistent: ids
+    /// equal here are equal as strings.
+    package static func == (left: Self, right: Self) -> Bool {
+        left.environment == right.environment && left.customerID.utf8.elementsEqual(right.customerID.utf8)
+    }
 }
 
 /// Apple limits each endpoint per environment: budgets and `Retry-After` instants are kept so.
