@@ -248,6 +248,14 @@ struct Configuration {
                     message: "\(flag("refresh-ahead")) must be a fraction from 0 (never) to less than 1, not '\(text)'"
                 )
             }
+            // A fraction so small that its share of --cache-ttl is no time at all would be refused
+            // by the service naming its own field: refused here, naming the flag.
+            if fraction > 0, !(configuration.cacheTTL * fraction >= .milliseconds(1)) {
+                throw Failure(
+                    message: "--refresh-ahead must be 0 (never) or a fraction giving at least a millisecond of "
+                        + "--cache-ttl (\(configuration.cacheTTL.components.seconds) seconds), not '\(text)'"
+                )
+            }
             configuration.refreshAhead = fraction == 0 ? nil : fraction
         }
         configuration.reloadInterval = try seconds("reload-interval") ?? configuration.reloadInterval

@@ -67,7 +67,8 @@ struct DecisionServerFleetTests {
         let answer = try await second.post("/invalidate?groupId=900000000000000000")
         #expect(answer.status == 200)
         #expect(answer.text == #"{"invalidatedGroup":"900000000000000000"}"#)
-        #expect(try await second.post("/invalidate?groupId=9%20").status == 400)
+        // Any group id Apple's answers may hold is one to invalidate.
+        #expect(try await second.post("/invalidate?groupId=9%20").status == 200)
         for customer in ["ok1", "ok2"] {
             #expect(try await second.get("/decision?transactionId=\(customer)").groupsSource == "live")
         }
@@ -82,6 +83,34 @@ struct DecisionServerFleetTests {
         }
         #expect(fetchedAt == refetched)
         #expect(try await store.log().count == 4)
+    }
+
+    @Test(
+        "POST /invalidate?groupId= with a group id outside A-Z a-z 0-9 _ - that Apple sent: 200, and every server fetches its members again (real redis-server)",
+        .requires(.pythonCryptography),
+        .requires(.redisServer)
+    )
+    func invalidateUnusualGroup() async throws {
+        let redis = try await RedisServer.start()
+        defer { redis.stop() }
+        let store = try await FakeAppStore()
+        let arguments = ["--redis", "127.0.0.1:\(redis.port)"]
+        let first = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let second = try await DecisionServerProcess.start(appStore: store, arguments: arguments)
+        let live = try await first.get("/decision?transactionId=unusualgroup_1")
+        #expect(live.status == 200)
+        #expect(live.groupsSource == "live")
+        #expect(try await second.get("/decision?transactionId=unusualgroup_1").groupsSource == "cache")
+        // The group `team:42/é *`, percent-encoded in the query.
+        let answer = try await second.post("/invalidate?groupId=team%3A42%2F%C3%A9%20%2A")
+        #expect(answer.status == 200)
+        #expect(answer.text.hasPrefix(#"{"invalidatedGroup":"team:42"#))
+        for server in [first, second] {
+            let after = try await server.get("/decision?transactionId=unusualgroup_1")
+            #expect(after.status == 200)
+            #expect(after.groupsFetchedAt != live.groupsFetchedAt)
+        }
+        #expect(try await store.log().count == 2)
     }
 
     @Test(

@@ -124,8 +124,8 @@ public struct AppStoreNotificationFields: Sendable, Hashable {
     /// `originalTransactionID`, `appTransactionID`.
     ///
     /// A notification that changes nothing cached gives an empty list. Every id present is checked
-    /// as the service checks ids (1 to 128 characters of `A-Z a-z 0-9 _ -`), whether or not the
-    /// notification needs it.
+    /// as the service checks ids (a transaction id: 1 to 128 characters of `A-Z a-z 0-9 _ -`; a
+    /// group id is any string, as in Apple's answers), whether or not the notification needs it.
     ///
     /// - Returns: The invalidations to make, in order.
     /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for an empty or malformed
@@ -144,7 +144,7 @@ public struct AppStoreNotificationFields: Sendable, Hashable {
             try RequestValidation.checkIdentifier(value, name: name)
             if !customers.contains(value) { customers.append(value) }
         }
-        if let groupID { try RequestValidation.checkIdentifier(groupID, name: "groupId") }
+        // A group id is any string, as in Apple's answers and in invalidate(groupID:): not checked.
 
         let customerInvalidations = customers.map { GroupInvalidation.customer(anyTransactionID: $0) }
         switch reach {

@@ -48,13 +48,12 @@ extension GroupDecisionService {
     /// (see the DocC article "Serving decisions at fleet scale", section "Invalidation by group",
     /// for the list's bound). Errors as ``invalidate(anyTransactionID:)``.
     ///
-    /// - Parameter groupID: The group's id as Apple's answers give it: 1 to 128 characters of
-    ///   `A-Z a-z 0-9 _ -`, checked before anything else is done.
-    /// - Throws: `AppStoreGroupsError.Code.invalidArgument` for a malformed id (nothing forgotten);
-    ///   `AppStoreGroupsError.Code.sharedCacheFailure` when the shared cache was not updated;
+    /// - Parameter groupID: The group's id as Apple's answers give it: any string, as the decoding
+    ///   of Get Customer Groups takes any (Apple documents a group id as a string and no more), so
+    ///   whatever a decision was granted from can be invalidated.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the shared cache was not updated;
     ///   `AppStoreGroupsError.Code.cancelled` when cancelled during the wait.
     public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
-        try RequestValidation.checkIdentifier(groupID, name: "group id")
         flights.invalidate(groupID: groupID)
         local.remove { $0.holds(groupID: groupID) }
         try await invalidateShared(allCustomers: false, groupID: groupID, customerID: nil) {

@@ -306,7 +306,8 @@ extension RedisGroupsCache {
         ]
         let arguments =
             [Array("EVAL".utf8), script, Array(String(keys.count).utf8)] + keys + fixed + extraArguments
-            + Set(write.groupIDs.map { Array($0.utf8) }).sorted { $0.lexicographicallyPrecedes($1) }
+            // Byte for byte: a set of strings merges ids that differ only in Unicode normalisation.
+            + Set(write.groupIDs.map { Array(Self.groupKeyPart($0).utf8) }).sorted { $0.lexicographicallyPrecedes($1) }
         switch try await call(arguments, label) {
         case .integer(1): return true
         case .integer(0): return false
@@ -317,6 +318,29 @@ extension RedisGroupsCache {
 
 /// Invalidation by group: the customers listed under a group, found and forgotten in one script.
 extension RedisGroupsCache {
+    /// A group id as the keys name it: itself when it holds only `A-Z a-z 0-9 _ -` (as every id an
+    /// earlier version could invalidate), otherwise `~` and the hexadecimal of its UTF-8 bytes.
+    ///
+    /// Any string may be a group id in Apple's answers, and an app invalidates by any of them: in a
+    /// key as it is, one holding `:` could name another prefix's key (`app` and group
+    /// `x:Sandbox:groups:c` against prefix `app:Sandbox:members:x`). Encoded, no two ids share a key
+    /// and none reaches outside its group's.
+    static func groupKeyPart(_ groupID: String) -> String {
+        let bytes = Array(groupID.utf8)
+        let isPlain = { (byte: UInt8) -> Bool in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
+        let plain = !bytes.isEmpty && bytes.allSatisfy(isPlain)
+        guard !plain else { return groupID }
+        let digits = Array("0123456789abcdef".utf8)
+        return "~" + String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
+    }
+
     /// Forgets the answers of every customer listed under the group, in every environment, after
     /// counting an invalidation of the group, in one script; when a list had overflowed
     /// (more than ``maximumMembersPerGroup`` customers kept with the group at once), forgets every
@@ -333,12 +357,13 @@ extension RedisGroupsCache {
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
     public func invalidate(groupID: String) async throws(AppStoreGroupsError) {
         let label = "EVAL invalidate-group"
+        let group = Self.groupKeyPart(groupID)
         let arguments =
             [
                 Array("EVAL".utf8), Self.invalidateGroupScript, Array("3".utf8), groupCountKey,
-                Array("\(keyPrefix):group-generation:\(groupID)".utf8), invalidationCountKey,
+                Array("\(keyPrefix):group-generation:\(group)".utf8), invalidationCountKey,
                 Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8), Array(keyPrefix.utf8),
-                Array(groupID.utf8), Self.freshInvalidationCount(),
+                Array(group.utf8), Self.freshInvalidationCount(),
             ] + StoreEnvironment.allCases.map { Array($0.rawValue.utf8) }
         let reply = try await call(arguments, label)
         guard case .array(let parts?) = reply, parts.count == 2, case .integer(let overflow) = parts[0],

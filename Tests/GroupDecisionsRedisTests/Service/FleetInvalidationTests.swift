@@ -290,7 +290,7 @@ struct FleetInvalidationTests {
         #expect(result.calls == 3)
     }
 
-    @Test("invalidate(groupID:) without a shared cache forgets the members here; a malformed id is refused")
+    @Test("invalidate(groupID:) without a shared cache forgets the members here; any id is taken, the empty one too")
     func groupInvalidationInProcess() async throws {
         let clock = ManualClock()
         let source = Self.members()
@@ -298,9 +298,78 @@ struct FleetInvalidationTests {
         #expect(try await Self.sources(service) == ["live", "live", "live"])
         try await service.invalidate(groupID: "g2")
         #expect(try await Self.sources(service) == ["cache", "live", "live"])
-        let error = await expectError { try await service.invalidate(groupID: "g 1") }
-        #expect(error?.code == .invalidArgument)
-        #expect(error?.message == "the group id may hold only the characters A-Z a-z 0-9 _ -")
+        // Apple's answers may hold any string as a group id, so any is invalidated: none holds "".
+        try await service.invalidate(groupID: "")
+        #expect(try await Self.sources(service) == ["cache", "cache", "cache"])
+    }
+
+    // MARK: Group ids outside A-Z a-z 0-9 _ -
+
+    /// Group ids Apple's answers may hold (the decoding of Get Customer Groups takes any string):
+    /// the empty one, a space, `:` and `*` (which a key pattern would read), `/`, `%`, a dot,
+    /// letters outside ASCII, a control character, and one longer than a transaction id may be.
+    static let unusualGroupIDs = [
+        "", "9 ", "team:42", "x:Sandbox:groups:c1", "*", "a/b%2Fc", "org.example.team", "équipe-ü", "tab\there",
+        String(repeating: "7", count: 300),
+    ]
+
+    /// Customer c holds the group (decoded from Apple's bytes), customer d another: invalidating the
+    /// group through one service makes c fetch again on both, d on neither.
+    static func unusualGroupInvalidated(
+        _ groupID: String,
+        shared: (any SharedGroupsCache)?,
+        second: (any SharedGroupsCache)?
+    ) async throws -> (sources: [String], calls: Int) {
+        let body = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: groupID, groupType: .organization)])
+            .jsonBytes()
+        let decoded = try GetCustomerGroupsResponse(jsonBytes: body)
+        #expect(decoded.groups.map(\.groupID) == [groupID])
+        let source = StaticGroupsSource(["c": decoded, "d": GetCustomerGroupsResponse(groups: [g2])])
+        let first = try Self.service(source, shared: shared ?? InMemoryGroupsCache())
+        let other = try Self.service(source, shared: second ?? shared ?? InMemoryGroupsCache())
+        var sources = try await Self.sources(first, ["c", "d"]) + Self.sources(other, ["c", "d"])
+        try await first.invalidate(groupID: groupID)
+        sources += try await Self.sources(other, ["c", "d"]) + Self.sources(first, ["c", "d"])
+        return (sources, source.callCount)
+    }
+
+    @Test(
+        "a group id outside A-Z a-z 0-9 _ - that Apple may send is invalidated through the service (in memory)",
+        arguments: unusualGroupIDs
+    )
+    func unusualGroupIDInMemory(_ groupID: String) async throws {
+        let shared = InMemoryGroupsCache()
+        let result = try await Self.unusualGroupInvalidated(groupID, shared: shared, second: nil)
+        #expect(result.sources == ["live", "live", "cache", "cache", "live", "cache", "cache", "cache"])
+        #expect(result.calls == 3)
+    }
+
+    @Test(
+        "a group id outside A-Z a-z 0-9 _ - that Apple may send is indexed and invalidated across two stores (real redis-server)",
+        .requires(.redisServer),
+        arguments: unusualGroupIDs
+    )
+    func unusualGroupIDRedis(_ groupID: String) async throws {
+        let fleet = try await RedisFleet.start()
+        defer { fleet.stop() }
+        let (storeA, storeB) = try fleet.pair(prefix: "odd")
+        let result = try await Self.unusualGroupInvalidated(groupID, shared: storeA, second: storeB)
+        #expect(result.sources == ["live", "live", "cache", "cache", "live", "cache", "cache", "cache"])
+        #expect(result.calls == 3)
+        // Its keys stay within the group's own: no key of another prefix or kind is named by it.
+        let keys = try await storeA.call([Array("KEYS".utf8), Array("*".utf8)], "KEYS")
+        guard case .array(let names?) = keys else {
+            Issue.record("KEYS answered \(keys)")
+            return
+        }
+        let texts = names.compactMap { reply -> String? in
+            if case .bulk(let name?) = reply { return String(decoding: name, as: UTF8.self) }
+            return nil
+        }
+        #expect(texts.allSatisfy { $0.hasPrefix("odd:") })
+        let encoded = RedisGroupsCache.groupKeyPart(groupID)
+        #expect(texts.contains("odd:group-generation:\(encoded)"))
+        #expect(!encoded.contains(":"))
     }
 
     @Test("an in-memory shared cache forgets a group's members and refuses an earlier write holding it")

@@ -154,10 +154,6 @@ struct NotificationInvalidationTests {
                 "the appTransactionId is longer than 128 characters"
             ),
             (
-                AppStoreNotificationFields(notificationType: "REVOKE", transactionID: "1", groupID: "g/1"),
-                "the groupId may hold only the characters A-Z a-z 0-9 _ -"
-            ),
-            (
                 AppStoreNotificationFields(notificationType: "REFUND", subtype: "SEATS"),
                 "the REFUND notification calls for an invalidation but names no transaction id and no group"
             ),

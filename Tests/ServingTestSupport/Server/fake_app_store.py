@@ -367,6 +367,11 @@ class Handler(BaseHTTPRequestHandler):
             group_id = "_".join(arguments)
             self.send_json(200, {"groups": [{"groupId": group_id, "groupType": "ORGANIZATION",
                                              "roles": [{"productId": "example.productId.one", "role": "ADMIN"}]}]})
+        elif scenario == "unusualgroup" and endpoint == "groups":
+            # unusualgroup_<n>: the customer administers a group whose id holds characters no
+            # transaction id may (Apple documents a group id as a string and no more).
+            self.send_json(200, {"groups": [{"groupId": "team:42/\u00e9 *", "groupType": "ORGANIZATION",
+                                             "roles": [{"productId": "example.productId.one", "role": "ADMIN"}]}]})
         elif scenario == "placeholder" and endpoint == "members":
             self.send_json(200, {"members": [{"appTransactionId": "700000000000000000"}], "hasMore": False})
         elif scenario == "empty":
