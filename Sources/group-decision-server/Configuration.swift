@@ -252,8 +252,8 @@ struct Configuration {
             // by the service naming its own field: refused here, naming the flag.
             if fraction > 0, !(configuration.cacheTTL * fraction >= .milliseconds(1)) {
                 throw Failure(
-                    message: "--refresh-ahead must be 0 (never) or a fraction giving at least a millisecond of "
-                        + "--cache-ttl (\(configuration.cacheTTL.components.seconds) seconds), not '\(text)'"
+                    message: "\(flag("refresh-ahead")) must be 0 (never) or a fraction giving at least a millisecond "
+                        + "of \(flag("cache-ttl")) (\(configuration.cacheTTL.components.seconds) seconds), not '\(text)'"
                 )
             }
             configuration.refreshAhead = fraction == 0 ? nil : fraction

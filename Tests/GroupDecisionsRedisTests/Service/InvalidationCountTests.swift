@@ -331,6 +331,79 @@ struct InvalidationCountTests {
         #expect(apple.callCount == 2)
     }
 
+    /// Service A and service B (through a cache whose calls the test fails) share an in-memory
+    /// cache on one clock, with a time to live of 1 s and no refresh ahead, as the revocation storm
+    /// that once printed a stale answer after an invalidation's 200 ran (`--cache-ttl 1
+    /// --refresh-ahead 0`): B holds c's answer past its time to live, one of B's calls fails (a
+    /// timeout on a loaded machine) so B skips the cache, and A invalidates c.
+    static func staleAfterSkip(
+        stillFailing: Bool
+    ) async throws -> (served: Result<ServedDecision, AppStoreGroupsError>, calls: Int) {
+        let clock = ManualClock()
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let throughB = ScriptedGroupsCache(shared, countsInvalidations: true)
+        let apple = StaticGroupsSource(["c": ServiceFixtures.family])
+        var configuration = FleetInvalidationTests.configuration
+        configuration.rateLimits.fallbackShare = 0
+        configuration.freshness = FreshnessPolicy(timeToLive: .seconds(1))
+        configuration.freshness.refreshAfter = nil
+        let make = { (cache: any SharedGroupsCache) in
+            try GroupDecisionService(
+                policies: ServiceFixtures.policies(),
+                source: apple,
+                sharedCache: cache,
+                configuration: configuration,
+                timeSource: clock.timeSource
+            )
+        }
+        let serviceA = try make(shared)
+        let serviceB = try make(throughB)
+        #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
+        // Past the time to live, within the maximum age and the local time to live: B would serve
+        // its copy stale when the budget spares no token for the refresh.
+        clock.advance(by: .milliseconds(1_500))
+        // One of B's calls fails: B skips the cache, and refuses a customer it holds nothing for.
+        throughB.fail(["answer"])
+        let refused = await expectError {
+            _ = try await serviceB.decision(anyTransactionID: "other", environment: .sandbox)
+        }
+        #expect(refused?.code == .rateLimitExceeded)
+        throughB.fail(stillFailing ? ["answer", "invalidationCount"] : [])
+        apple.setAnswer(Self.after, for: "c")
+        try await serviceA.invalidate(anyTransactionID: "c")
+        let served: Result<ServedDecision, AppStoreGroupsError>
+        do {
+            served = .success(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox))
+        } catch {
+            served = .failure(error)
+        }
+        return (served, apple.callCount)
+    }
+
+    @Test(
+        "stale serving is under the lease too: a copy past its time to live is not served stale after another's invalidation once the cache that failed answers again"
+    )
+    func noStaleCopyAfterSkipCacheBack() async throws {
+        let result = try await Self.staleAfterSkip(stillFailing: false)
+        let served = try result.served.get()
+        #expect(served.source == .live)
+        #expect(served.decision.capabilities.sorted() == [])
+        #expect(result.calls == 2)
+    }
+
+    @Test(
+        "stale serving is under the lease too: while the cache still fails, the copy past its time to live is refused, not served stale"
+    )
+    func noStaleCopyWhileCacheFails() async throws {
+        let result = try await Self.staleAfterSkip(stillFailing: true)
+        guard case .failure(let error) = result.served else {
+            Issue.record("served \(result.served)")
+            return
+        }
+        #expect(error.code == .rateLimitExceeded)
+        #expect(result.calls == 1)
+    }
+
     @Test("a local time to live of zero keeps nothing here: every decision reads the shared cache")
     func localTimeToLiveZero() async throws {
         let clock = ManualClock()

@@ -1,0 +1,259 @@
+import Foundation
+import ServingTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The fleet's two promises through four decision servers on one real redis-server, each a process
+/// of its own: an invalidation that answered 200 holds on every server, the one cut off from Redis
+/// included; and a lost budget key lets at most one burst more through to the fake App Store.
+@Suite("Decision server: the fleet's guarantees, four servers on one Redis", .heavy)
+struct DecisionServerFleetGuaranteeTests {
+    static let customers = (1...4).map { "fleetc\($0)" }
+    /// The group the fake App Store's answers hold.
+    static let group = "900000000000000000"
+
+    struct RedisCommandError: Error {
+        var message: String
+    }
+
+    /// Sends one command to Redis on 127.0.0.1 and reads its reply's first line.
+    static func redis(_ port: Int, _ arguments: [String]) throws -> String {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw RedisCommandError(message: "socket failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw RedisCommandError(message: "cannot connect to Redis") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var command = "*\(arguments.count)\r\n"
+        for argument in arguments { command += "$\(argument.utf8.count)\r\n\(argument)\r\n" }
+        let bytes = Array(command.utf8)
+        guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, 0) }) == bytes.count else {
+            throw RedisCommandError(message: "cannot send to Redis")
+        }
+        var reply: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 512)
+        while !reply.contains(UInt8(ascii: "\n")) {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw RedisCommandError(message: "Redis closed the connection") }
+            reply += chunk[0..<count]
+        }
+        return String(decoding: reply.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+    }
+
+    /// The instant the decision server writes as `groupsFetchedAt` (milliseconds, UTC).
+    static func timestamp(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+
+    /// What an invalidation is asked for, and which customers it concerns.
+    enum Target: String, CaseIterable, CustomTestStringConvertible {
+        case customer, group, all
+
+        var query: String {
+            switch self {
+            case .customer: "transactionId=\(DecisionServerFleetGuaranteeTests.customers[0])"
+            case .group: "groupId=\(DecisionServerFleetGuaranteeTests.group)"
+            case .all: "all=true"
+            }
+        }
+
+        var concerned: [String] {
+            self == .customer
+                ? [DecisionServerFleetGuaranteeTests.customers[0]] : DecisionServerFleetGuaranteeTests.customers
+        }
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "one server cut off from Redis while another answers POST /invalidate 200: no server serves an old answer after it",
+        .requires(.pythonCryptography),
+        .requires(.redisServer),
+        arguments: Target.allCases
+    )
+    func invalidationHoldsThroughAPartition(_ target: Target) async throws {
+        let redis = try await RedisServer.start()
+        defer { redis.stop() }
+        // The fourth server reaches Redis through a proxy the test stops: from then on its calls
+        // find a listener that never answers, as a server behind a partition does.
+        let proxy = try RedisDelayProxy(upstreamPort: redis.port, delay: .zero)
+        defer { proxy.stop() }
+        let store = try await FakeAppStore()
+        var servers: [DecisionServerProcess] = []
+        for index in 0..<4 {
+            servers.append(
+                try await DecisionServerProcess.start(
+                    appStore: store,
+                    arguments: ["--redis", "127.0.0.1:\(index == 3 ? proxy.port : redis.port)"]
+                )
+            )
+        }
+        // Every server holds a copy of every customer's answer.
+        for customer in Self.customers {
+            #expect(try await servers[0].get("/decision?transactionId=\(customer)").status == 200)
+        }
+        for server in servers {
+            for customer in Self.customers {
+                let answer = try await server.get("/decision?transactionId=\(customer)")
+                #expect(answer.status == 200)
+            }
+        }
+        proxy.stop()
+        let invalidatedAt = Date()
+        let invalidation = try await servers[0].post("/invalidate?\(target.query)")
+        #expect(invalidation.status == 200)
+        // Requests begun after the 200, for 6 seconds (more than the 5 s a server keeps a copy):
+        // no answer fetched before the invalidation was sent, from any server. The cut-off server
+        // serves none of its copies (no reading of the count confirms them) and fetches nothing
+        // beyond what Redis granted it, which is nothing: it refuses with Retry-After.
+        let end = ContinuousClock.now + .seconds(6)
+        var old = 0
+        var servedByCutOff = 0
+        var refusedByCutOff = 0
+        var served = 0
+        while ContinuousClock.now < end {
+            for (index, server) in servers.enumerated() {
+                for customer in target.concerned {
+                    let answer = try await server.get("/decision?transactionId=\(customer)")
+                    if answer.status == 200 {
+                        served += 1
+                        if index == 3 { servedByCutOff += 1 }
+                        let fetchedAt = try #require(answer.groupsFetchedAt.flatMap(Self.timestamp))
+                        if fetchedAt < invalidatedAt { old += 1 }
+                    } else {
+                        #expect(answer.status == 503)
+                        #expect(answer.retryAfter != nil)
+                        if index == 3 { refusedByCutOff += 1 }
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        print(
+            "invalidation by \(target): \(served) answers after the 200, \(old) old; the cut-off server refused \(refusedByCutOff), served \(servedByCutOff)"
+        )
+        #expect(old == 0)
+        #expect(servedByCutOff == 0)
+        #expect(refusedByCutOff > 0)
+        #expect(served > 0)
+    }
+
+    /// How a test loses the fleet's budget.
+    enum Loss: String, CustomTestStringConvertible {
+        /// None: what the fleet sends without a loss, for comparison.
+        case none
+        /// One `FLUSHALL`.
+        case flushOnce
+        /// One `DEL` of the budget keys.
+        case deleteOnce
+        /// A `FLUSHALL` every second.
+        case flushEverySecond
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "a lost budget key lets at most one burst more through to the App Store; a flush every second at most twice the budget",
+        .requires(.pythonCryptography),
+        .requires(.redisServer),
+        arguments: [Loss.none, .flushOnce, .deleteOnce, .flushEverySecond]
+    )
+    func lostBudgetCostsOneBurst(_ loss: Loss) async throws {
+        let rate = 10
+        let redis = try await RedisServer.start()
+        defer { redis.stop() }
+        let store = try await FakeAppStore()
+        var servers: [DecisionServerProcess] = []
+        for _ in 0..<4 {
+            servers.append(
+                try await DecisionServerProcess.start(
+                    appStore: store,
+                    arguments: ["--redis", "127.0.0.1:\(redis.port)", "--requests-per-second", "\(rate)"]
+                )
+            )
+        }
+        let duration = 12
+        let start = ContinuousClock.now
+        let end = start + .seconds(duration)
+        // The losses, while two clients a server ask for customers nobody asked for before: every
+        // decision needs Apple, so the fleet spends all its budget, and callers always wait on
+        // reserved tokens.
+        let losses = Task {
+            var count = 0
+            for second in 1..<duration {
+                try await Task.sleep(until: start + .seconds(second))
+                guard loss == .flushEverySecond || (loss != .none && second == duration / 2) else { continue }
+                switch loss {
+                case .none: break
+                case .deleteOnce:
+                    let prefix = "group-policy:\(FakeAppStore.bundleID)"
+                    let keys = ["Sandbox", "Production"].map { "\(prefix):\($0):budget:customer-groups" }
+                    _ = try Self.redis(redis.port, ["DEL"] + keys)
+                case .flushOnce, .flushEverySecond:
+                    #expect(try Self.redis(redis.port, ["FLUSHALL"]) == "+OK")
+                }
+                count += 1
+            }
+            return count
+        }
+        try await withThrowingTaskGroup { group in
+            for (index, server) in servers.enumerated() {
+                for client in 0..<2 {
+                    group.addTask {
+                        var sequence = 0
+                        while ContinuousClock.now < end {
+                            sequence += 1
+                            let answer = try await server.get(
+                                "/decision?transactionId=loss\(index)_\(client)_\(sequence)"
+                            )
+                            #expect([200, 503].contains(answer.status))
+                            if answer.status != 200 { try await Task.sleep(for: .milliseconds(50)) }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let lost = try await losses.value
+        let times = try await store.log().map(\.timeMs).sorted()
+        let first = try #require(times.first)
+        let last = try #require(times.last)
+        // Tokens granted from the first to the last request, plus the reservations of the last
+        // second's wait: a new bucket starts with none at these settings (a burst of one second's
+        // worth less a second of reservations), and each loss lets one burst (10) more through.
+        let span = Double(last - first) / 1000
+        let budget = Double(rate) * (span + 1)
+        let bound = budget + Double(rate * lost)
+        var busiest = 0
+        var low = 0
+        for high in times.indices {
+            while times[high] - times[low] >= 1000 { low += 1 }
+            busiest = max(busiest, high - low + 1)
+        }
+        print(
+            "budget loss (\(loss)): \(times.count) requests over \(span) s, \(lost) losses, the budget \(budget), "
+                + "\(Double(times.count) - budget) over it; busiest second \(busiest); bound \(bound)"
+        )
+        #expect(Double(times.count) <= bound)
+        if loss == .flushEverySecond {
+            // The burst plus the rate each second: twice the budget.
+            #expect(Double(times.count) <= 2 * Double(rate) * (span + 1))
+        }
+    }
+}
