@@ -46,4 +46,11 @@ for module in "${modules[@]}"; do
         --warnings-as-errors \
         --output-path "$out/$module.doccarchive"
 done
+# The decision server's catalog: articles only (an executable has no public API to link).
+echo "Converting group-decision-server"
+docc convert "Sources/group-decision-server/GroupDecisionServer.docc" \
+    --fallback-display-name "group-decision-server" \
+    --fallback-bundle-identifier "com.example.group-decision-server" \
+    --warnings-as-errors \
+    --output-path "$out/group-decision-server.doccarchive"
 echo "Documentation in $out"

@@ -131,7 +131,11 @@ struct DecisionRoutes: Sendable {
         }
         guard let served else { return nil }
         operations.metrics.served(served.source)
-        return .json(200, served.jsonBytes(includingProvenance: explain, pretty: false))
+        return .json(
+            200,
+            served.jsonBytes(includingProvenance: explain, pretty: false),
+            headerFields: [("X-Decision-Id", served.decisionID)]
+        )
     }
 
     private static let decisionParameters: Set<String> = [
@@ -158,14 +162,16 @@ struct DecisionRoutes: Sendable {
         }
         let served = try await evaluate(parameters)
         let body = served.jsonBytes(includingProvenance: explain, pretty: false)
+        let decisionID: [(name: String, value: String)] = [("X-Decision-Id", served.decisionID)]
         guard let capability else {
-            return .json(200, body)
+            return .json(200, body, headerFields: decisionID)
         }
         let explanation = try Self.explain(capability, with: served.policy, for: served.groups, in: context)
         return .json(
             200,
             Array(#"{"decision":"#.utf8) + body + Array(#","explanation":"#.utf8)
-                + explanation.jsonBytes(pretty: false) + Array("}".utf8)
+                + explanation.jsonBytes(pretty: false) + Array("}".utf8),
+            headerFields: decisionID
         )
     }
 

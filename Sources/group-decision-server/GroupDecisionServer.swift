@@ -182,9 +182,13 @@ enum GroupDecisionServer {
             }
         }
         let stops = stopOnSignals(server, within: configuration.shutdownGrace)
+        let access = AccessRecorder(metrics: metrics)
+        metrics.beforeScrape = access.drain
+        access.start()
         say("group-decision-server listening on http://\(configuration.host):\(server.port)")
-        server.run(handler(routes, metrics: metrics))
+        server.run(handler(routes, access: access))
         withExtendedLifetime(stops) {}
+        access.drain()
         // Stopped: every accepted request is answered; what was logged goes out before the exit.
         if let decisionLog, !decisionLog.flush(within: .seconds(5)) {
             log("the decision log was not flushed within 5 seconds: its last records may be missing")
@@ -197,21 +201,12 @@ enum GroupDecisionServer {
     /// The HTTP layer's handler: decisions held here and every answer that needs no waiting on
     /// the event loop, the rest in a task; the server's refusals in its words; one access-log line
     /// and the metrics for every answer.
-    static func handler(_ routes: DecisionRoutes, metrics: ServerMetrics) -> HTTPHandler {
+    static func handler(_ routes: DecisionRoutes, access: AccessRecorder) -> HTTPHandler {
         HTTPHandler(
             atOnce: { request in routes.respondAtOnce(to: request)?.http },
             work: .task { request in await routes.respond(to: request).http },
             refuse: ServerResponse.refusal,
-            answered: { exchange in
-                metrics.answered(path: exchange.path, status: exchange.status, duration: exchange.duration)
-                // The method and path are the client's bytes, escaped by the log, so a forged line
-                // cannot be injected.
-                let (seconds, attoseconds) = exchange.duration.components
-                let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-                ServerLog.line(
-                    "\(exchange.method ?? "-") \(exchange.path ?? "-") \(exchange.status) \(milliseconds) ms"
-                )
-            }
+            answered: access.record
         )
     }
 

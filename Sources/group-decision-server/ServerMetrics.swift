@@ -19,6 +19,15 @@ final class ServerMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds.
     static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+    /// Called before an exposition is written: the access recorder counts what it holds.
+    var beforeScrape: @Sendable () -> Void {
+        get { scrapeHook.withLock { $0 } }
+        set { scrapeHook.withLock { $0 = newValue } }
+    }
+    private let scrapeHook = Mutex<@Sendable () -> Void>({})
+    let servedLive = Atomic<Int>(0)
+    let servedCache = Atomic<Int>(0)
+    let servedStale = Atomic<Int>(0)
     let localHits = Atomic<Int>(0)
     let sharedHits = Atomic<Int>(0)
     let misses = Atomic<Int>(0)
@@ -58,7 +67,12 @@ final class ServerMetrics: Sendable {
     }
 
     func served(_ source: ServedDecision.Source) {
-        labeled.withLock { $0.decisions[Pair(first: source.name, second: "served"), default: 0] += 1 }
+        switch source {
+        case .cache: servedCache.add(1, ordering: .relaxed)
+        case .live: servedLive.add(1, ordering: .relaxed)
+        case .stale: servedStale.add(1, ordering: .relaxed)
+        default: labeled.withLock { $0.decisions[Pair(first: source.name, second: "served"), default: 0] += 1 }
+        }
     }
 
     func refused(_ code: String) {
@@ -113,7 +127,15 @@ final class ServerMetrics: Sendable {
 
     /// The exposition: every family with its `# HELP` and `# TYPE`, then its samples.
     func text(service: GroupDecisionService, requestsInFlight: Int) -> String {
-        let labeled = self.labeled.withLock { $0 }
+        beforeScrape()
+        var labeled = self.labeled.withLock { $0 }
+        let counted = [
+            ("cache", servedCache.load(ordering: .relaxed)), ("live", servedLive.load(ordering: .relaxed)),
+            ("stale", servedStale.load(ordering: .relaxed)),
+        ]
+        for (source, value) in counted where value > 0 {
+            labeled.decisions[Pair(first: source, second: "served"), default: 0] += value
+        }
         let latency = self.latency.withLock { $0 }
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {

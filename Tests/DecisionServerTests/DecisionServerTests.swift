@@ -393,6 +393,18 @@ final class DecisionServerProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: logFile)
     }
 
+    /// Sends the server a signal (SIGTERM to stop it).
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// The server's exit status once it has exited, or `nil` when it still runs after `limit`.
+    func exitStatus(within limit: Duration) async throws -> Int32? {
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
     /// The lines the server has logged so far.
     func logLines() -> [String] {
         let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""

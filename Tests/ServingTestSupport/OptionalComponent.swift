@@ -44,6 +44,21 @@ package struct OptionalComponent: Sendable {
         ])
     )
 
+    /// openapi-spec-validator and schemathesis (PyPI): the decision server's contract is validated,
+    /// and the live server is tested against it.
+    package static let openAPITools = OptionalComponent(
+        name: "openapi-spec-validator or schemathesis",
+        installation: "python3 -m pip install openapi-spec-validator schemathesis",
+        isAvailable: probe(["python3", "-c", "import openapi_spec_validator"]) && probe(["schemathesis", "--version"])
+    )
+
+    /// prometheus-client (PyPI): the decision server's `/metrics` is read with its parser.
+    package static let prometheusClient = OptionalComponent(
+        name: "prometheus-client",
+        installation: "python3 -m pip install prometheus-client",
+        isAvailable: probe(["python3", "-c", "import prometheus_client"])
+    )
+
     /// Whether every optional component must be present (CI).
     package static let allRequired = ProcessInfo.processInfo.environment["GROUP_POLICY_REQUIRE_ALL_TESTS"] == "1"
 
