@@ -27,9 +27,12 @@ public import GroupPolicy
 ///   environment, and after a 429 nothing sent to that endpoint, by any process sharing the cache,
 ///   before the `Retry-After` instant (at most ``RateLimitGate/Configuration/maximumRateLimitHold`` away).
 ///
-/// When the shared cache fails or is consistently slow, the service carries on with its own cache
-/// and keeps failing closed where it would have; while the cache that keeps the fleet's budget
-/// fails, it sends Apple nothing beyond what the cache granted (see
+/// When the shared cache fails or is consistently slow, the service carries on and keeps failing
+/// closed where it would have; it serves its own copies only under a reading of the shared
+/// cache's invalidation count begun less than
+/// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago (so none while the
+/// count cannot be read), and while the cache that keeps the fleet's budget fails, it sends Apple
+/// nothing beyond what the cache granted (see
 /// ``RateLimitGate/Configuration/fallbackShare``). It writes nothing anywhere: what it
 /// does reaches the `observer` given to it (see ``GroupDecisionObserver``), policy reloads
 /// included. ``run()`` does its background work (refreshes ahead, sweeping); the service works
