@@ -182,12 +182,13 @@ struct FleetBudgetTests {
         defer { store.close() }
         func take(_ wait: Duration) async throws -> FleetBudgetToken {
             try await store.takeBudgetToken(
-                from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.01, burst: 2),
+                from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.001, burst: 2),
                 maximumWait: wait
             )
         }
-        // The bucket refills from its first take: a wait is 100 (or 200) seconds less the time since,
-        // which this test measures instead of assuming a quiet machine.
+        // The bucket refills from its first take: a wait is 1,000 (or 2,000) seconds less the time
+        // since, which this test measures instead of assuming a quiet machine (a run under two busy
+        // loops took 93 s over these calls, enough to refill half a token at 0.01 a second).
         let start = ContinuousClock.now
         func since() -> Duration { ContinuousClock.now - start + .milliseconds(500) }
         #expect(try await take(.zero) == .taken(wait: .zero))
@@ -196,20 +197,20 @@ struct FleetBudgetTests {
             Issue.record("a token was taken beyond the burst")
             return
         }
-        #expect(wait >= .seconds(100) - since() && wait <= .seconds(100))
-        // Willing to wait for it: it is reserved, and the one after is 200 seconds away.
-        guard case .taken(let reserved) = try await take(.seconds(150)) else {
+        #expect(wait >= .seconds(1_000) - since() && wait <= .seconds(1_000))
+        // Willing to wait for it: it is reserved, and the one after is 2,000 seconds away.
+        guard case .taken(let reserved) = try await take(.seconds(1_500)) else {
             Issue.record("the next token was not reserved")
             return
         }
-        #expect(reserved >= .seconds(100) - since() && reserved <= .seconds(100))
-        guard case .notTaken(let after) = try await take(.seconds(150)) else {
+        #expect(reserved >= .seconds(1_000) - since() && reserved <= .seconds(1_000))
+        guard case .notTaken(let after) = try await take(.seconds(1_500)) else {
             Issue.record("a second token was reserved")
             return
         }
-        #expect(after >= .seconds(200) - since() && after <= .seconds(200))
-        // The key lives a day after the last token: longer than a full refill (200 s) and the
-        // caller's longest wait (150 s), so a quiet spell ends with a full bucket.
+        #expect(after >= .seconds(2_000) - since() && after <= .seconds(2_000))
+        // The key lives a day after the last token: longer than a full refill (2,000 s) and the
+        // caller's longest wait (1,500 s), so a quiet spell ends with a full bucket.
         let key = store.budgetKey(.customerGroups, .production)
         #expect(String(decoding: key, as: UTF8.self) == "bucket:Production:budget:customer-groups")
         guard case .integer(let lifetime) = try await store.call([Array("PTTL".utf8), key], "PTTL") else {
