@@ -27,7 +27,9 @@ enum CheckCommand {
             Loads every policy (*.json that is not *.tests.json or *.schema.json) under the paths, each on its
             own, and every test file (*.tests.json), which loads its policy. Prints each diagnostic on stderr as
             'file:line:col: error|warning: json.path: message', checks every invariant exhaustively, and prints a
-            counterexample for each violated one as a test case. The last line on stdout sums it up.
+            counterexample for each violated one as a test case. It warns about each rule whose removal changes no
+            decision and each capability no scenario receives (exact over the scenario space; a space over the
+            budget is not analysed, and a note says so). The last line on stdout sums it up.
             Exit status: 0 no error, 1 an error (with --strict, a warning too), a violated invariant or one
             over the budget, 2 bad usage or an unreadable path.
             """
@@ -80,6 +82,10 @@ enum CheckCommand {
                 } else if result.status == .overBudget {
                     Terminal.err("  narrow the invariant's match or requires, or the rules naming its capabilities")
                 }
+            }
+            if let skipped = file.ruleAnalysisSkipped {
+                let line = "\(file.path): note: its rules were not analysed for redundancy: \(skipped)"
+                Terminal.err(line.escapingControlCharacters)
             }
         }
 

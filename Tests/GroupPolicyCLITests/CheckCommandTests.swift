@@ -114,6 +114,7 @@ import Testing
             output.stderr == """
                 Policies/team-workspace.json:90:5: error: invariants[3]: invariant 'no-export-in-sandbox' was not checked: its scenario space holds 10 scenarios, over the budget of 6
                   raise --invariant-budget, or narrow the invariant's match or requires
+                Policies/team-workspace.json: note: its rules were not analysed for redundancy: its reduced space holds more than 6 scenarios, over the budget of 6
 
                 """
         )

@@ -15,6 +15,12 @@ extension Policy {
     /// `capabilityNames[i]`.
     package var capabilityNames: [String] { compiled.catalog.names }
 
+    /// Where each capability the document at `index` declares is declared (the key in its
+    /// `capabilities`), by name, in declaration order.
+    package func capabilityDeclarations(ofDocument index: Int) -> [(name: String, location: SourcePosition?)] {
+        compiled.documents[index].capabilityDeclarations.map { ($0.name, $0.location) }
+    }
+
     /// The bit of the capability named `name`, or `nil` when no policy of the set declares it.
     package func capabilityIndex(of name: String) -> Int? { compiled.catalog.index(of: name) }
 }

@@ -106,7 +106,7 @@ struct PolicyParser {
             }
         }
         let description = fields.optionalString("description")
-        let capabilities =
+        var capabilities =
             fields.required("capabilities").map { parseCapabilities($0, path.appending("capabilities")) } ?? []
         for capability in capabilities { declared[capability.name] = capability.kind }
 
@@ -119,15 +119,19 @@ struct PolicyParser {
         var invariants = fields["invariants"].map { parseInvariants($0, path.appending("invariants")) } ?? []
 
         guard !collector.hasErrors else { return nil }
-        // One pass locates every rule, workspace and invariant, for the tools that point at them.
+        // One pass locates every rule, workspace, invariant and capability, for the tools that
+        // point at them.
         let locations = collector.source.locations(
             ofOffsets: rules.map(\.offset) + workspaces.map(\.offset) + invariants.map(\.offset)
+                + capabilities.map(\.offset)
         )
         for index in rules.indices { rules[index].location = locations[index] }
         for index in workspaces.indices { workspaces[index].location = locations[rules.count + index] }
         for index in invariants.indices {
             invariants[index].location = locations[rules.count + workspaces.count + index]
         }
+        let declarationsStart = rules.count + workspaces.count + invariants.count
+        for index in capabilities.indices { capabilities[index].location = locations[declarationsStart + index] }
         let document = PolicyDocument(
             fileName: collector.source.fileName,
             id: id,

@@ -59,7 +59,16 @@ public struct PolicyCheck: Sendable {
             do {
                 let policy = try Policy(jsonBytes: try loader.read(path), fileName: path)
                 file.diagnostics = policy.warnings.map(adjusted)
-                file.invariants = policy.checkInvariants(budget: invariantBudget)
+                // One scenario space for the invariants and the rule analysis.
+                let space = ScenarioSpace(
+                    documents: policy.documents,
+                    maximumCandidates: ScenarioSpace.maximumCandidates
+                )
+                file.invariants = policy.checkInvariants(budget: invariantBudget, space: space)
+                // Rules that never matter and capabilities never received: warnings of their own.
+                let analysis = policy.analyzeRules(budget: invariantBudget, workLimit: ScenarioWork.limit, space: space)
+                file.diagnostics += analysis.warnings.map(adjusted)
+                file.ruleAnalysisSkipped = analysis.skipped
             } catch {
                 record(error, in: &file)
             }

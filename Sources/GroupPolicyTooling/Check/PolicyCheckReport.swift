@@ -24,6 +24,12 @@ public struct PolicyCheckReport: Sendable {
         /// The policy's invariant results, in policy order (empty for a test file or a policy that
         /// does not load).
         public var invariants: [InvariantResult] = []
+        /// Why the policy's rules were not analysed for redundancy, or `nil`.
+        ///
+        /// ``RuleAnalysis/skipped``: its space over the invariant budget or its work over the work
+        /// limit; `nil` when they were, or for a test file or a policy that does not load. Not a
+        /// finding: it counts nothing.
+        public var ruleAnalysisSkipped: String?
 
         /// Creates an entry with no findings.
         public init(path: String, kind: Kind) {

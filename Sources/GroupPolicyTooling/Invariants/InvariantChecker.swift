@@ -38,15 +38,15 @@ struct InvariantChecker {
     /// invariants are reported over budget), so a policy naming huge numbers of products and roles
     /// costs no memory here; below it, each invariant's reduced space is counted against its
     /// budget, and its work against the work limit, before it is enumerated.
-    init(policy: Policy, budget: Int = Int.max) {
+    init(policy: Policy, budget: Int = Int.max, space: ScenarioSpace? = nil) {
         self.policy = policy
         let documents = policy.documents
         self.documents = documents
-        self.space = ScenarioSpace(documents: documents, maximumCandidates: ScenarioSpace.maximumCandidates)
+        self.space = space ?? ScenarioSpace(documents: documents, maximumCandidates: ScenarioSpace.maximumCandidates)
         // A space over the limit evaluates nothing, so its work is not estimated (that walks every
         // name again).
         self.work =
-            space.isOverLimit
+            self.space.isOverLimit
             ? .nothing : ScenarioWork(documents: documents, capabilityCount: policy.capabilityNames.count)
         var rulesByCapability: [RuleEffect: [ExactName: [(document: Int, rule: Int)]]] = [:]
         for (documentIndex, document) in documents.enumerated() {

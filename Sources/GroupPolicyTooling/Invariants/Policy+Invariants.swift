@@ -20,10 +20,16 @@ extension Policy {
     ///   and failure semantics").
     /// - Returns: One result per invariant, in policy order, then file order.
     public func checkInvariants(budget: Int = Policy.defaultInvariantBudget) -> [InvariantResult] {
+        checkInvariants(budget: budget, space: nil)
+    }
+
+    /// ``checkInvariants(budget:)`` over `space`, the policy's own scenario space, when it is built
+    /// already (a check builds it once for the invariants and the rule analysis).
+    func checkInvariants(budget: Int, space: ScenarioSpace?) -> [InvariantResult] {
         var results: [InvariantResult] = []
         // The space is built only when there is an invariant to check.
         guard documents.contains(where: { !$0.invariants.isEmpty }) else { return results }
-        let checker = InvariantChecker(policy: self, budget: budget)
+        let checker = InvariantChecker(policy: self, budget: budget, space: space)
         // The work limit bounds the whole check, not each invariant: thousands of invariants each
         // just under it would otherwise add up to hours.
         var remainingWork = ScenarioWork.limit

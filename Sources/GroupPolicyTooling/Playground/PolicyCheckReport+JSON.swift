@@ -4,9 +4,10 @@ import GroupPolicyBasics
 extension PolicyCheckReport {
     /// The report as JSON: `files`, each with `path`, `kind` (`policy` or `testFile`),
     /// `diagnostics` (its load errors or warnings, then each invariant that does not hold, as
-    /// `check` prints them) and `invariants` (`id`, `holds`, `scenarios`, and the
-    /// `counterexample` test case of a violated one, or `null`); then `summary`, with the counts
-    /// `check` sums up.
+    /// `check` prints them, the rule analysis's warnings included), `invariants` (`id`, `holds`,
+    /// `scenarios`, and the `counterexample` test case of a violated one, or `null`) and
+    /// `ruleAnalysisSkipped` (why the rules were not analysed, or `null`); then `summary`, with the
+    /// counts `check` sums up.
     ///
     /// - Parameter check: The check that made the report, which decides how a finding counts.
     /// - Returns: Compact JSON text.
@@ -29,6 +30,7 @@ extension PolicyCheckReport {
                 writer.member("scenarios", number: result.scenarioCount)
                 writer.member("counterexample", orNull: result.counterexampleTestCase)
             }
+            writer.member("ruleAnalysisSkipped", orNull: file.ruleAnalysisSkipped)
         }
         writer.key("summary")
         writer.beginObject()
