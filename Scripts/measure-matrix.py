@@ -6,8 +6,9 @@ one rule per product (800 and 1,600 products), each granting one capability to a
 product. For each, three rounds of: a fresh `group-policy playground` under GNU `/usr/bin/time -v`
 answering one `POST /api/matrix` (the body the page sends, with one product rule edited so that
 cells change), timed at the client, its answer's bytes counted, then stopped to read its peak
-resident memory; then `diff SAVED EDITED` and `check SAVED` under `/usr/bin/time -v`. Prints
-each figure's median and its spread (min to max) over the rounds.
+resident memory and CPU time; then `diff SAVED EDITED` and `check SAVED` under `/usr/bin/time -v`.
+Prints each figure's median and its spread (min to max) over the rounds: wall times at the client,
+and CPU times (user and system), which a busy machine inflates less.
 
     swift build -c release --product group-policy
     Scripts/measure-matrix.py [--binary .build/release/group-policy] [--rounds 3] [--products 800 1600]
@@ -42,14 +43,16 @@ def wide_policy(products, capabilities=10_000):
 
 
 def time_figures(path):
-    """Wall seconds and peak resident MiB from a `/usr/bin/time -v` report."""
+    """Wall seconds, peak resident MiB and CPU seconds (user and system) from a `/usr/bin/time -v` report."""
     text = open(path, encoding="utf-8").read()
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text).group(1)
     seconds = 0.0
     for part in wall.split(":"):
         seconds = seconds * 60 + float(part)
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1)) / 1024
-    return seconds, rss
+    cpu = sum(float(re.search(pattern, text).group(1))
+              for pattern in (r"User time \(seconds\): (\S+)", r"System time \(seconds\): (\S+)"))
+    return seconds, rss, cpu
 
 
 def matrix_round(binary, directory, edited):
@@ -74,16 +77,16 @@ def matrix_round(binary, directory, edited):
         for child in children:
             os.kill(int(child), signal.SIGTERM)
         process.wait()
-    _, rss = time_figures(report)
-    return seconds, rss, size
+    _, rss, cpu = time_figures(report)
+    return seconds, rss, size, cpu
 
 
 def command_round(binary, arguments, directory):
     report = os.path.join(directory, "command.time")
     completed = subprocess.run(["/usr/bin/time", "-v", "-o", report, binary] + arguments, cwd=directory,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seconds, rss = time_figures(report)
-    return seconds, rss, completed.returncode, completed.stdout.splitlines()[:1]
+    seconds, rss, cpu = time_figures(report)
+    return seconds, rss, completed.returncode, completed.stdout.splitlines()[:1], cpu
 
 
 def spread(values, unit, digits=2):
@@ -114,12 +117,13 @@ def main():
             print(f"{products} products: policy of {len(saved.encode()) / 1024:.0f} KiB")
             matrix = [matrix_round(binary, policies, edited) for _ in range(arguments.rounds)]
             print("  POST /api/matrix: " + spread([m[0] for m in matrix], "s") + ", "
+                  + spread([m[3] for m in matrix], "s CPU of the playground, start included") + ", "
                   + spread([m[1] for m in matrix], "MiB peak RSS", 0) + ", "
                   + spread([m[2] / 1024 for m in matrix], "KiB answered", 0))
             for name, command in [("diff", ["diff", "Policies/p.json", "edited.json"]),
                                   ("check", ["check", "Policies/p.json"])]:
                 runs = [command_round(binary, command, scratch) for _ in range(arguments.rounds)]
-                print(f"  {name}: " + spread([r[0] for r in runs], "s") + ", "
+                print(f"  {name}: " + spread([r[0] for r in runs], "s") + ", " + spread([r[4] for r in runs], "s CPU") + ", "
                       + spread([r[1] for r in runs], "MiB peak RSS", 0)
                       + f", exit {runs[0][2]}, first line {runs[0][3]}")
         finally:
