@@ -105,11 +105,25 @@ let package = Package(
         // glibc's allocator statistics and malloc_trim (Swift's Glibc module leaves out <malloc.h>):
         // a header, nothing compiled.
         .systemLibrary(name: "CMallocInfo"),
+        // The policy playground (not a product): the page `group-policy playground` serves on
+        // 127.0.0.1, its answers and its saves. Its HTML, CSS and JavaScript are files of `Web/`,
+        // compiled into the binary.
+        .target(
+            name: "GroupPolicyPlayground",
+            dependencies: ["GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "HTTPServing"],
+            resources: [
+                .embedInCode("Web/index.html"), .embedInCode("Web/playground.css"), .embedInCode("Web/favicon.svg"),
+                .embedInCode("Web/js/main.js"), .embedInCode("Web/js/dom.js"), .embedInCode("Web/js/state.js"),
+                .embedInCode("Web/js/api.js"), .embedInCode("Web/js/editor.js"), .embedInCode("Web/js/answers.js"),
+                .embedInCode("Web/js/matrix.js"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "group-policy",
             dependencies: [
                 "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupDecisions",
-                "GroupPolicyCodegen", "ArgumentParsing", "HTTPServing",
+                "GroupPolicyCodegen", "ArgumentParsing", "GroupPolicyPlayground",
             ],
             swiftSettings: strictSettings
         ),
@@ -181,6 +195,11 @@ let package = Package(
             name: "GroupPolicyCLITests",
             dependencies: ["group-policy", "AppStoreGroups", "GroupPolicy", "ServingTestSupport"],
             exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "GroupPolicyPlaygroundTests",
+            dependencies: ["GroupPolicyPlayground", "ServingTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

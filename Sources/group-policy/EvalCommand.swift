@@ -30,8 +30,5 @@ enum EvalCommand {
     }
 
     /// The most grants and denials `eval --explain` prints: 1,000,000 (about 150 MB of JSON).
-    ///
-    /// A policy and a response within their own limits can yield tens of millions (each group times
-    /// each rule naming its products), gigabytes of output; past this the command refuses at once.
-    static let maximumProvenanceEntries = 1_000_000
+    static let maximumProvenanceEntries = Policy.maximumShownProvenanceEntries
 }

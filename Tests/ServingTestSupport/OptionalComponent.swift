@@ -59,6 +59,18 @@ package struct OptionalComponent: Sendable {
         isAvailable: probe(["python3", "-c", "import prometheus_client"])
     )
 
+    /// Debian's ESLint: the playground's JavaScript is linted with it (`.ci/run`, and a test of the
+    /// GroupPolicyPlayground target).
+    package static let eslint = OptionalComponent(
+        name: "ESLint",
+        installation: "apt-get install eslint",
+        isAvailable: probe(["NODE_PATH=\(eslintModulePath)", "eslint", "--version"])
+    )
+
+    /// Where Debian keeps the Node modules its `eslint` needs: on Debian's own `nodejs` they are
+    /// found without it, but a Node.js from elsewhere (NodeSource's, say) does not look there.
+    package static let eslintModulePath = "/usr/share/nodejs"
+
     /// Whether every optional component must be present (CI).
     package static let allRequired = ProcessInfo.processInfo.environment["GROUP_POLICY_REQUIRE_ALL_TESTS"] == "1"
 

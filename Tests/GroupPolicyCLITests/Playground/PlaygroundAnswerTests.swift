@@ -33,7 +33,7 @@ import Testing
 
     @Test(arguments: [
         ("/", "text/html; charset=utf-8"),
-        ("/playground.js", "text/javascript; charset=utf-8"),
+        ("/js/main.js", "text/javascript; charset=utf-8"),
         ("/playground.css", "text/css; charset=utf-8"),
         ("/favicon.svg", "image/svg+xml"),
     ])
@@ -54,8 +54,11 @@ import Testing
         ] {
             #expect(page.contains("data-testid=\"\(hook)\""), "missing data-testid \(hook)")
         }
-        let script = try await playground.get("/playground.js").text
-        for text in [page, script, try await playground.get("/playground.css").text] {
+        var texts = [page, try await playground.get("/playground.css").text]
+        for script in ["main", "dom", "state", "api", "editor", "answers", "matrix"] {
+            texts.append(try await playground.get("/js/\(script).js").text)
+        }
+        for text in texts {
             #expect(!text.contains("http://"))
             #expect(!text.contains("https://"))
         }

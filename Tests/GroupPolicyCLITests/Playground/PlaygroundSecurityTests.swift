@@ -12,7 +12,7 @@ import Testing
     @Test func everyAnswerCarriesTheContentSecurityPolicyAndNosniff() async throws {
         let playground = try await PlaygroundProcess.start()
         let answers = [
-            try await playground.get("/"), try await playground.get("/playground.js"),
+            try await playground.get("/"), try await playground.get("/js/main.js"),
             try await playground.get("/playground.css"), try await playground.get("/favicon.svg"),
             try await playground.get("/api/files"), try await playground.get("/missing"),
             try await playground.post("/api/check", [:]),

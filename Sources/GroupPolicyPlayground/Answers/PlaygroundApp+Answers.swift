@@ -49,9 +49,10 @@ extension PlaygroundApp {
             throw Unanswerable(message: "\(name): file of \(bytes.count) bytes is over the limit of \(limit) bytes")
         }
         do {
-            return (try decodeResponse(bytes, fileName: name), context)
+            return (try GetCustomerGroupsResponse(jsonBytes: bytes, fileName: name), context)
         } catch {
-            throw Unanswerable(message: error.message ?? "invalid response")
+            // The line `eval --response NAME` prints for it.
+            throw Unanswerable(message: "invalid response: \(error)")
         }
     }
 
@@ -59,10 +60,12 @@ extension PlaygroundApp {
     private func context(_ request: PlaygroundRequest) throws(Unanswerable) -> EvaluationContext {
         var environment = StoreEnvironment.production
         if let name = request.environment {
-            guard let named = storeEnvironment(named: name) else {
-                throw Unanswerable(message: unknownEnvironment(name))
+            // As `--environment` spells them, in any case.
+            switch name.lowercased() {
+            case "production": environment = .production
+            case "sandbox": environment = .sandbox
+            default: throw Unanswerable(message: "unknown environment '\(name)' (use production or sandbox)")
             }
-            environment = named
         }
         return EvaluationContext(environment: environment, entitlements: Set(request.entitlements ?? []))
     }
@@ -102,6 +105,7 @@ extension PlaygroundApp {
         }
         return .json(
             PlaygroundJSON.object([
+                "engine": PlaygroundJSON.string(Policy.engineVersion),
                 "directory": PlaygroundJSON.string(directory),
                 "files": "[" + policyFiles.joined(separator: ",") + "]",
                 "responses": "[" + responses.joined(separator: ",") + "]",
@@ -129,10 +133,10 @@ extension PlaygroundApp {
             let (response, context) = try customer(request)
             let decision = policy.evaluate(response, in: context)
             let provenance = decision.grantCount + decision.denialCount
-            guard provenance <= EvalCommand.maximumProvenanceEntries else {
+            guard provenance <= Policy.maximumShownProvenanceEntries else {
                 throw Unanswerable(
                     message: "the decision has \(provenance) grants and denials; the playground shows at most "
-                        + "\(EvalCommand.maximumProvenanceEntries) (the limit on provenance entries)"
+                        + "\(Policy.maximumShownProvenanceEntries) (the limit on provenance entries)"
                 )
             }
             let capabilities = policy.capabilities.map { capability in
@@ -241,7 +245,8 @@ extension PlaygroundApp {
                 guard report.summary.errors == 0 else {
                     throw PlaygroundFailure(
                         .unprocessableContent,
-                        "not saved: with this edit the directory checks with \(counted(report.summary.errors, "error"))"
+                        "not saved: with this edit the directory checks with \(report.summary.errors) "
+                            + (report.summary.errors == 1 ? "error" : "errors")
                     )
                 }
                 try saver.write(bytes, to: path)

@@ -1,14 +1,14 @@
 import GroupPolicy
 import GroupPolicyBasics
-import GroupPolicyTooling
 
+/// The diff as `group-policy diff` prints it and the playground shows it: a table for people.
 extension PolicyDiff {
     /// The verdict line, then the rows as an aligned table for people (a pull request, a terminal),
     /// then a summary line; then, when a workspace membership changes, an empty line, the
     /// workspace rows and their summary line.
     ///
     /// `*` is any value, `-` is none. Without changes, only the verdict and the summary line.
-    var table: String {
+    package var table: String {
         var lines = [verdictLine]
         if !rows.isEmpty {
             lines += Self.aligned(
@@ -36,17 +36,18 @@ extension PolicyDiff {
     }
 
     /// The most capabilities, and workspaces, the verdict line names.
-    static let verdictNames = 10
+    package static let verdictNames = 10
 
     /// One line: the verdict, then each capability and workspace that changes with its own (the
     /// first ``verdictNames`` of each):
     /// `verdict: widens and narrows (2 capabilities: a widens, b narrows; 1 workspace: team narrows)`.
-    var verdictLine: String {
+    package var verdictLine: String {
         func listed(_ items: [(name: String, verdict: Verdict)], _ noun: String, _ plural: String? = nil) -> String? {
             guard !items.isEmpty else { return nil }
             let names = items.prefix(Self.verdictNames).map { "\($0.name) \($0.verdict)" }
             let more = items.count > Self.verdictNames ? ", and \(items.count - Self.verdictNames) more" : ""
-            return "\(counted(items.count, noun, plural)): \(names.joined(separator: ", "))\(more)"
+            let count = "\(items.count) \(items.count == 1 ? noun : plural ?? noun + "s")"
+            return "\(count): \(names.joined(separator: ", "))\(more)"
         }
         let parts = [
             listed(capabilityVerdicts.map { ($0.capability, $0.verdict) }, "capability", "capabilities"),
@@ -58,7 +59,7 @@ extension PolicyDiff {
     }
 
     /// One line: how many changes over how many scenarios, and what the notation means.
-    var summary: String {
+    package var summary: String {
         guard !rows.isEmpty else { return "no capability changes (\(scenarioCount) scenarios compared)" }
         let added = rows.filter { $0.change == .added }.count
         return "\(rows.count) change\(rows.count == 1 ? "" : "s") (\(added) added, \(rows.count - added) removed) "
@@ -68,7 +69,7 @@ extension PolicyDiff {
     }
 
     /// One line: how many membership changes, of which kinds, over how many scenarios.
-    var workspaceSummary: String {
+    package var workspaceSummary: String {
         let gained = workspaceRows.filter { $0.oldRole == nil }.count
         let lost = workspaceRows.filter { $0.newRole == nil }.count
         let count = workspaceRows.count

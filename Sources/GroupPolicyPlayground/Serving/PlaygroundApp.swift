@@ -1,3 +1,4 @@
+import Foundation
 import GroupPolicy
 import GroupPolicyBasics
 import HTTPServing
@@ -40,9 +41,8 @@ struct PlaygroundApp: Sendable {
             return try route(request)
         } catch {
             if error.status == .forbidden || error.status == .misdirectedRequest {
-                Terminal.err(
-                    "playground: \(request.method) \(request.path): \(error.message)".escapingControlCharacters
-                )
+                let line = "playground: \(request.method) \(request.path): \(error.message)".escapingControlCharacters
+                FileHandle.standardError.write(Data((line + "\n").utf8))
             }
             return .error(error.message, status: error.status)
         }

@@ -1,17 +1,8 @@
 import ArgumentParsing
-import Foundation
-import GroupPolicy
-import GroupPolicyTooling
-import HTTPServing
+import GroupPolicyPlayground
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// `group-policy playground`: the policy playground in the browser (see the DocC article
-/// "Authoring in the playground").
+/// `group-policy playground`: parses its options and starts the playground (the
+/// GroupPolicyPlayground target; see the DocC article "Authoring in the playground").
 enum PlaygroundCommand {
     static let spec = CommandSpec(
         "playground",
@@ -36,39 +27,29 @@ enum PlaygroundCommand {
     )
 
     static func run(_ arguments: ParsedArguments) throws(CommandFailure) {
-        let directory = arguments.positionals.first ?? "Policies"
-        let port = try portNumber(arguments)
-        do {
-            _ = try PolicyWorkbench(directory: directory)
-        } catch {
-            throw CommandFailure(.unusable, error.message)
+        var options = Playground.Options(directory: arguments.positionals.first ?? "Policies", port: 8080)
+        if let text = arguments.value("port") {
+            guard let port = Int(text), (0...65535).contains(port) else {
+                throw arguments.usage("--port needs a port number from 0 to 65535, not '\(text)'")
+            }
+            options.port = port
         }
         // Read once: standard input (`-`) cannot be read again when the page loads.
-        let response = try arguments.value("response").map { path throws(CommandFailure) in
+        if let path = arguments.value("response") {
             let bytes = try readInput(path)
             let name = path == "-" ? "<stdin>" : path
             _ = try decodeResponse(bytes, fileName: name)
-            return PlaygroundResponses.Choice(name: name, text: String(decoding: bytes, as: UTF8.self))
+            options.firstResponse = (name, String(decoding: bytes, as: UTF8.self))
         }
-        let server: HTTPServer
+        options.allowsResponseFilesOutside = arguments.has("allow-outside")
+        let playground: Playground
         do {
-            server = try HTTPServer(PlaygroundHTTP.configuration(port: port))
+            playground = try Playground(options)
         } catch {
             throw CommandFailure(.unusable, error.message)
         }
-        var app = PlaygroundApp(directory: directory, port: server.port, response: response)
-        app.allowsResponseFilesOutside = arguments.has("allow-outside")
         // Written unbuffered, so a script reading the first line sees it before the first request.
-        Terminal.out("Playground at http://127.0.0.1:\(server.port)/")
-        server.run(PlaygroundHTTP.handler(app))
-    }
-
-    /// `--port N`: 0 to 65535, 8080 when not given.
-    private static func portNumber(_ arguments: ParsedArguments) throws(CommandFailure) -> Int {
-        guard let text = arguments.value("port") else { return 8080 }
-        guard let port = Int(text), (0...65535).contains(port) else {
-            throw arguments.usage("--port needs a port number from 0 to 65535, not '\(text)'")
-        }
-        return port
+        Terminal.out("Playground at http://127.0.0.1:\(playground.port)/")
+        playground.run()
     }
 }

@@ -1,0 +1,51 @@
+// What the page holds: the directory's files as loaded and as edited, the customer, and the
+// bookkeeping of the answers in flight. One object, shared by the page's modules.
+
+import { $ } from "./dom.js";
+
+export const state = {
+  // The policy files' names, in the directory's order.
+  files: [],
+  // Each file's text as the page loaded (or last saved) it, and as edited.
+  saved: {},
+  edited: {},
+  // The file in the editor.
+  current: null,
+  // The responses to choose from: { name, text }.
+  responses: [],
+  // Each file's lines with a diagnostic: { line: "error" | "warning" }.
+  marks: {},
+  // The capability last explained: { capability, groupId }.
+  explained: null,
+  // Bumped by every edit, so an answer to an older one is not drawn.
+  generation: 0,
+  // The errors of the last check, and whether the current edit has been checked.
+  errors: 0,
+  checked: false,
+};
+
+/** The entitlements the author typed, split at commas and spaces. */
+export function entitlements() {
+  return $("entitlements").value.split(/[\s,]+/).filter((value) => value.length > 0);
+}
+
+/** Whether a file's text differs from what is on disk. */
+export function isEdited(name) {
+  return state.edited[name] !== state.saved[name];
+}
+
+/** The body of a request: the edited files, the customer, and what the route asks about. */
+export function payload(extra) {
+  const files = {};
+  for (const name of state.files) {
+    if (isEdited(name)) files[name] = state.edited[name];
+  }
+  const choice = $("response-choice").value;
+  return Object.assign({
+    files,
+    response: $("response").value,
+    responseName: choice === "" ? "edited response" : choice,
+    environment: $("environment").value,
+    entitlements: entitlements(),
+  }, extra || {});
+}
