@@ -376,11 +376,7 @@ struct RuleAnalyzer {
                 )
                 let capabilities = evaluator.capabilities
                 for word in 0..<wordCount {
-                    let runtime: UInt64
-                    switch capabilities {
-                    case .small(let bits): runtime = word == 0 ? bits : 0
-                    case .large(let words): runtime = word < words.count ? words[word] : 0
-                    }
+                    let runtime = capabilities.word(at: word)
                     guard grantedOnce[word] & ~deniedOnce[word] == runtime else {
                         findings.stopped =
                             "the rules read as matching in \(visit.context.environment.rawValue), \(visit.groupType.rawValue) "

@@ -232,12 +232,12 @@ struct PolicyDiffer {
             if catalogsDiffer {
                 // 1: the old version has it, 2: the new one, 3: both. A set's bits are the ones
                 // that differ from the empty set.
-                Self.forEachDifferingBit(.small(0), oldEvaluator.capabilities) { local, _ in
+                CapabilityBits.forEachDifference(.small(0), oldEvaluator.capabilities) { local, _ in
                     let union = oldToUnion[local]
                     if unionBits[union] == 0 { touched.append(union) }
                     unionBits[union] |= 1
                 }
-                Self.forEachDifferingBit(.small(0), newEvaluator.capabilities) { local, _ in
+                CapabilityBits.forEachDifference(.small(0), newEvaluator.capabilities) { local, _ in
                     let union = newToUnion[local]
                     if unionBits[union] == 0 { touched.append(union) }
                     unionBits[union] |= 2
@@ -251,7 +251,7 @@ struct PolicyDiffer {
                 }
                 touched.removeAll(keepingCapacity: true)
             } else if oldEvaluator.capabilities != newEvaluator.capabilities {
-                Self.forEachDifferingBit(oldEvaluator.capabilities, newEvaluator.capabilities) { local, added in
+                CapabilityBits.forEachDifference(oldEvaluator.capabilities, newEvaluator.capabilities) { local, added in
                     differing.append(Int32(oldToUnion[local] * 2 + (added ? 0 : 1)))
                 }
             }
@@ -271,43 +271,6 @@ struct PolicyDiffer {
                 entitlements: scenario.entitlements,
                 example: scenario.example
             )
-        }
-    }
-
-    /// Calls `body` with each index set in exactly one of two bit sets over the same catalog,
-    /// ascending, and whether it is set in `new`.
-    private static func forEachDifferingBit(
-        _ old: CapabilityBits,
-        _ new: CapabilityBits,
-        _ body: (Int, Bool) -> Void
-    ) {
-        func visit(_ oldWord: UInt64, _ newWord: UInt64, base: Int) {
-            var remaining = oldWord ^ newWord
-            while remaining != 0 {
-                let bit = remaining.trailingZeroBitCount
-                body(base + bit, newWord & (1 << UInt64(bit)) != 0)
-                remaining &= remaining - 1
-            }
-        }
-        switch (old, new) {
-        case (.small(let oldWord), .small(let newWord)):
-            visit(oldWord, newWord, base: 0)
-        case (.large(let oldWords), .large(let newWords)):
-            for position in 0..<max(oldWords.count, newWords.count) {
-                visit(
-                    position < oldWords.count ? oldWords[position] : 0,
-                    position < newWords.count ? newWords[position] : 0,
-                    base: position * 64
-                )
-            }
-        case (.small(let oldWord), .large(let newWords)):
-            for position in newWords.indices {
-                visit(position == 0 ? oldWord : 0, newWords[position], base: position * 64)
-            }
-        case (.large(let oldWords), .small(let newWord)):
-            for position in oldWords.indices {
-                visit(oldWords[position], position == 0 ? newWord : 0, base: position * 64)
-            }
         }
     }
 }

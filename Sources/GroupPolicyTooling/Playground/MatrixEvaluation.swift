@@ -141,7 +141,7 @@ struct MatrixEvaluation {
         _ = evaluate(row)
         var changed: [Int] = []
         if sameCatalog {
-            Self.forEachDifferingBit(current.capabilities, saved.capabilities) { changed.append($0) }
+            CapabilityBits.forEachDifference(current.capabilities, saved.capabilities) { bit, _ in changed.append(bit) }
             return changed
         }
         currentLayout.lay(current.capabilities, into: &currentWords)
@@ -199,34 +199,6 @@ struct MatrixEvaluation {
     /// A string's length as a JSON string literal.
     private static func quotedCount(_ text: String) -> Int {
         JSONWriter.escapedCount(text) + 2
-    }
-
-    /// Calls `body` with each bit set in exactly one of two bit sets, ascending.
-    private static func forEachDifferingBit(_ lhs: CapabilityBits, _ rhs: CapabilityBits, _ body: (Int) -> Void) {
-        func visit(_ word: UInt64, base: Int) {
-            var remaining = word
-            while remaining != 0 {
-                body(base + remaining.trailingZeroBitCount)
-                remaining &= remaining - 1
-            }
-        }
-        func words(_ bits: CapabilityBits) -> [UInt64] {
-            switch bits {
-            case .small(let word): [word]
-            case .large(let words): words
-            }
-        }
-        switch (lhs, rhs) {
-        case (.small(let left), .small(let right)):
-            visit(left ^ right, base: 0)
-        default:
-            let left = words(lhs)
-            let right = words(rhs)
-            for position in 0..<max(left.count, right.count) {
-                let word = (position < left.count ? left[position] : 0) ^ (position < right.count ? right[position] : 0)
-                visit(word, base: position * 64)
-            }
-        }
     }
 }
 

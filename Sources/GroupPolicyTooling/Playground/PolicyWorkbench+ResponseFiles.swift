@@ -87,15 +87,6 @@ extension PolicyWorkbench {
     /// - Parameter path: A path as written or resolved.
     /// - Returns: The same path, tidied.
     public static func tidied(_ path: String) -> String {
-        var parts: [Substring] = []
-        for part in path.split(separator: "/") where part != "." {
-            if part == "..", let last = parts.last, last != ".." {
-                parts.removeLast()
-            } else {
-                parts.append(part)
-            }
-        }
-        let joined = parts.joined(separator: "/")
-        return path.hasPrefix("/") ? "/" + joined : joined
+        ResponseFileAccess.tidied(path)
     }
 }

@@ -99,7 +99,7 @@ struct ResponseFileAccess: Sendable {
             throw .failed(GroupPolicyError(code: .unreadableFile, message: "cannot read \(path): no such file"))
         }
         guard allowsOutside || Self.contains(project, resolved) else {
-            let written = Self.lexicallyNormalized(Self.absolute(path))
+            let written = Self.tidied(Self.absolute(path))
             let place = "\(project), the project of its test file"
             let what =
                 Self.contains(project, written)
@@ -153,16 +153,20 @@ struct ResponseFileAccess: Sendable {
         return current + "/" + path
     }
 
-    /// An absolute path without `.` and `dir/..` steps, symbolic links left as they are.
-    static func lexicallyNormalized(_ path: String) -> String {
+    /// The path without `.` and `dir/..` steps, symbolic links left as they are (a `..` at the
+    /// start of a relative path stays): how a path reads, while it is resolved as written.
+    static func tidied(_ path: String) -> String {
         var parts: [Substring] = []
         for part in path.split(separator: "/") where part != "." {
-            if part == ".." {
-                if !parts.isEmpty { parts.removeLast() }
+            if part == "..", let last = parts.last, last != ".." {
+                parts.removeLast()
+            } else if part == "..", path.hasPrefix("/") {
+                continue  // `/..` is `/`.
             } else {
                 parts.append(part)
             }
         }
-        return "/" + parts.joined(separator: "/")
+        let joined = parts.joined(separator: "/")
+        return path.hasPrefix("/") ? "/" + joined : joined
     }
 }
