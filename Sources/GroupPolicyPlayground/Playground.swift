@@ -25,6 +25,9 @@ package struct Playground: Sendable {
         /// (`--allow-outside`).
         package var allowsResponseFilesOutside = false
 
+        /// How long a request waits for one of the places ``ComputationGate`` keeps.
+        var computationWait = Duration.seconds(5)
+
         /// Options of a directory and a port, offering the responses the tests name.
         package init(directory: String, port: Int) {
             self.directory = directory
@@ -38,7 +41,7 @@ package struct Playground: Sendable {
     }
 
     private let server: HTTPServer
-    private let app: PlaygroundApp
+    let app: PlaygroundApp
 
     /// The port the page is served on.
     package var port: Int { server.port }
@@ -64,11 +67,17 @@ package struct Playground: Sendable {
             response: options.firstResponse.map { PlaygroundResponses.Choice(name: $0.name, text: $0.text) }
         )
         app.allowsResponseFilesOutside = options.allowsResponseFilesOutside
+        app.gate = ComputationGate(maximumWait: options.computationWait)
         self.app = app
     }
 
-    /// Serves the page until the process ends.
+    /// Serves the page until ``stop()`` (or the process's end).
     package func run() {
         server.run(PlaygroundHTTP.handler(app))
+    }
+
+    /// Stops serving: ``run()`` returns once the requests in flight are answered (at most a second).
+    package func stop() {
+        server.stop(within: .seconds(1))
     }
 }

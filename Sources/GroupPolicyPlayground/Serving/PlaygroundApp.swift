@@ -29,6 +29,10 @@ struct PlaygroundApp: Sendable {
     /// Held while a save checks and writes, so that two saves cannot each check clean against the
     /// other's old file.
     let saving = Locked(())
+    /// At most ``ComputationGate/defaultCapacity`` answers computed at once.
+    var gate = ComputationGate()
+    /// One matrix at a time per page.
+    let matrixFlights = MatrixFlights()
 
     /// The most bytes of a request body: the policy set limit of one command (32 MiB) and the
     /// response limit (1 MiB), plus 1 MiB for the JSON around them.
@@ -69,7 +73,26 @@ struct PlaygroundApp: Sendable {
         guard request.header("content-type")?.lowercased().hasPrefix("application/json") == true else {
             throw PlaygroundFailure(.unsupportedMediaType, "a POST body must be JSON (Content-Type: application/json)")
         }
-        return try answer(self)(PlaygroundRequest.decode(request.body))
+        let body = try PlaygroundRequest.decode(request.body)
+        guard request.path == "/api/matrix", let page = body.page else {
+            return try gate.run { () throws(PlaygroundFailure) in try answer(self)(body) }
+        }
+        // The page's place is taken before the wait for the gate, so a second request waiting
+        // behind the first is refused too.
+        guard page.utf8.count <= MatrixFlights.maximumPageIDBytes else {
+            throw PlaygroundFailure(
+                .badRequest,
+                "the request's 'page' is over the limit of \(MatrixFlights.maximumPageIDBytes) bytes"
+            )
+        }
+        guard matrixFlights.begin(page) else {
+            throw PlaygroundFailure(
+                .tooManyRequests,
+                "busy: this page's previous matrix is still being computed (one at a time per page)"
+            )
+        }
+        defer { matrixFlights.end(page) }
+        return try gate.run { () throws(PlaygroundFailure) in try answer(self)(body) }
     }
 
     /// The `POST` routes.

@@ -12,6 +12,9 @@ enum PlaygroundHTTP {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
+    /// How long an answer may take: 10 seconds, what one CLI command may.
+    static let answerDeadline = Duration.seconds(10)
+
     /// The server for the page, on 127.0.0.1 only.
     ///
     /// At most 32 connections are served at once, counted from when they connect (a browser opens a
@@ -19,9 +22,11 @@ enum PlaygroundHTTP {
     /// clients that connect and send nothing cannot queue the page's requests behind them. The
     /// whole request must arrive within 10 seconds (408), a head may hold 16 KiB (431), a body
     /// ``PlaygroundApp/maximumBodyBytes`` (413, refused before it is read), and the bodies of all
-    /// connections together twice that (503). Every answer closes its connection; each request is
-    /// answered on a thread of its own with the stack the command's main thread has (the handler
-    /// parses and checks policies).
+    /// connections together twice that (503). Every answer must be ready within 10 seconds, the
+    /// CLI's time limit (504 past it, and the connection's place is free again), so no input can
+    /// hold a connection. Every answer closes its connection; each request is answered on a thread
+    /// of its own with the stack the command's main thread has (the handler parses and checks
+    /// policies).
     static func configuration(port: Int) -> HTTPServer.Configuration {
         var configuration = HTTPServer.Configuration()
         configuration.host = "127.0.0.1"
@@ -34,7 +39,7 @@ enum PlaygroundHTTP {
         configuration.limits.maximumBodyBytes = PlaygroundApp.maximumBodyBytes
         configuration.limits.maximumBodyBytesInFlight = 2 * PlaygroundApp.maximumBodyBytes
         configuration.limits.readTimeout = .seconds(10)
-        configuration.limits.handlerTimeout = nil
+        configuration.limits.handlerTimeout = answerDeadline
         configuration.limits.keepAlive = false
         configuration.commonHeaderFields = [
             ("Content-Security-Policy", contentSecurityPolicy),
@@ -71,7 +76,7 @@ enum PlaygroundHTTP {
             case .invalidContentLength: "an invalid Content-Length"
             case .bodyTooLarge:
                 "request body of \(refusal.announced) bytes is over the limit of \(refusal.limit) bytes"
-            case .handlerTimeout: "no answer within \(refusal.limit) seconds"
+            case .handlerTimeout: "no answer within \(refusal.limit) seconds, the playground's time limit for an answer"
             }
         return .error(message, status: refusal.status)
     }

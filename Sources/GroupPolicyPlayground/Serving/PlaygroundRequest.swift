@@ -23,9 +23,11 @@ struct PlaygroundRequest: Decodable, Sendable {
     var group: String?
     /// The file to save.
     var file: String?
+    /// The id the page drew when it loaded: one matrix at a time per page (see ``MatrixFlights``).
+    var page: String?
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case files, response, responseName, environment, entitlements, capability, group, file
+        case files, response, responseName, environment, entitlements, capability, group, file, page
     }
 
     /// Any key of the body, to find those it should not have.
@@ -55,6 +57,7 @@ struct PlaygroundRequest: Decodable, Sendable {
         capability = try container.decodeIfPresent(String.self, forKey: .capability)
         group = try container.decodeIfPresent(String.self, forKey: .group)
         file = try container.decodeIfPresent(String.self, forKey: .file)
+        page = try container.decodeIfPresent(String.self, forKey: .page)
     }
 
     /// Decodes a body; anything but a JSON object of these keys is a one-line error.
@@ -76,16 +79,5 @@ struct PlaygroundRequest: Decodable, Sendable {
     /// The edits as bytes, by file name.
     var edits: [String: [UInt8]] {
         (files ?? [:]).mapValues { Array($0.utf8) }
-    }
-}
-
-/// A request the playground answers with an error status and one line.
-struct PlaygroundFailure: Error {
-    var status: HTTPStatus
-    var message: String
-
-    init(_ status: HTTPStatus, _ message: String) {
-        self.status = status
-        self.message = message
     }
 }

@@ -23,10 +23,12 @@ package struct HTTPStatus: Sendable, Hashable {
     package static let notFound = HTTPStatus(404)
     package static let methodNotAllowed = HTTPStatus(405)
     package static let requestTimeout = HTTPStatus(408)
+    package static let conflict = HTTPStatus(409)
     package static let contentTooLarge = HTTPStatus(413)
     package static let unsupportedMediaType = HTTPStatus(415)
     package static let misdirectedRequest = HTTPStatus(421)
     package static let unprocessableContent = HTTPStatus(422)
+    package static let tooManyRequests = HTTPStatus(429)
     package static let headerFieldsTooLarge = HTTPStatus(431)
     package static let internalServerError = HTTPStatus(500)
     package static let notImplemented = HTTPStatus(501)
@@ -36,7 +38,7 @@ package struct HTTPStatus: Sendable, Hashable {
 
     private static let reasons: [Int: String] = [
         200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-        404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large",
+        404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 413: "Content Too Large",
         415: "Unsupported Media Type", 421: "Misdirected Request", 422: "Unprocessable Content",
         429: "Too Many Requests", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
         501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",

@@ -1,4 +1,5 @@
 import Foundation
+import ServingTestSupport
 import Testing
 
 /// Every answer of `group-policy playground` over HTTP on 127.0.0.1, on a scratch copy of the

@@ -1,4 +1,5 @@
 import Foundation
+import ServingTestSupport
 import Testing
 
 /// `group-policy playground` as a command: its arguments, and what it says when it cannot serve.

@@ -1,4 +1,5 @@
 import Foundation
+import ServingTestSupport
 import Testing
 
 /// Every input of the playground is held to the CLI's limits and checks, with the line the CLI

@@ -1,4 +1,5 @@
 import Foundation
+import ServingTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -20,16 +21,7 @@ import Glibc
         try Data(#"{"groups":[],"secret":"SECRET=1"}"#.utf8).write(to: URL(fileURLWithPath: elsewhere + "/secret.json"))
 
         let playground = try await PlaygroundProcess.start()
-        #expect(mkfifo(playground.root + "/Examples/pipe.json", 0o600) == 0)
-        let tests = playground.policies + "/team-workspace.tests.json"
-        let text = try String(contentsOfFile: tests, encoding: .utf8)
-        let extra = """
-              "cases": [
-                { "name": "fifo", "responseFile": "../Examples/pipe.json", "expect": { "capabilities": [] } },
-                { "name": "secret", "responseFile": "\(elsewhere)/secret.json", "expect": { "capabilities": [] } },
-            """
-        try Data(text.replacingOccurrences(of: #"  "cases": ["#, with: extra).utf8)
-            .write(to: URL(fileURLWithPath: tests))
+        try Self.nameAFIFO(in: playground, andAFileAt: elsewhere + "/secret.json")
 
         // More loads than the playground serves connections at once, one after another.
         for _ in 0..<40 {
@@ -60,5 +52,54 @@ import Glibc
                     + "responseFile must be a regular file in it; check, test and playground take --allow-outside)",
             ]
         )
+    }
+
+    /// Forty whole page loads, five at a time, are each answered, and so is every request after them.
+    ///
+    /// A load asks for the page, its style, icon and scripts, the files, and four answers (two of
+    /// which run the tests that name the FIFO).
+    @Test func fortyPageLoadsWithAFIFOResponseFileAreAllAnsweredAndSoIsTheNextRequest() async throws {
+        let playground = try await PlaygroundProcess.start()
+        try Self.nameAFIFO(in: playground, andAFileAt: playground.root + "/Examples/seat-holder.json")
+        let assets =
+            ["/", "/playground.css", "/favicon.svg"]
+            + ["main", "dom", "state", "api", "editor", "answers", "matrix"].map { "/js/\($0).js" } + ["/api/files"]
+        var statuses: [Int] = []
+        for batch in 0..<(40 / 5) {
+            statuses += try await withThrowingTaskGroup(of: [Int].self) { group in
+                for load in 0..<5 {
+                    let page = "load-\(batch)-\(load)"
+                    group.addTask {
+                        var statuses: [Int] = []
+                        for path in assets { statuses.append(try await playground.get(path).status) }
+                        for path in ["/api/check", "/api/decision", "/api/tests", "/api/matrix"] {
+                            statuses.append(try await playground.post(path, ["page": page]).status)
+                        }
+                        return statuses
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+        #expect(statuses.count == 40 * 15)
+        #expect(Set(statuses) == [200])
+        #expect(try await playground.get("/api/files").status == 200)
+        let tests = try #require(try await playground.post("/api/tests", [:]).json()["tests"] as? [String: Any])
+        #expect(tests["failed"] as? Int == 1)
+    }
+
+    /// Makes `Examples/pipe.json` a FIFO with no writer and names it, and `path`, as response files
+    /// of the first cases of `team-workspace.tests.json`.
+    static func nameAFIFO(in playground: PlaygroundProcess, andAFileAt path: String) throws {
+        #expect(mkfifo(playground.root + "/Examples/pipe.json", 0o600) == 0)
+        let tests = playground.policies + "/team-workspace.tests.json"
+        let text = try String(contentsOfFile: tests, encoding: .utf8)
+        let extra = """
+              "cases": [
+                { "name": "fifo", "responseFile": "../Examples/pipe.json", "expect": { "capabilities": [] } },
+                { "name": "secret", "responseFile": "\(path)", "expect": { "capabilities": [] } },
+            """
+        try Data(text.replacingOccurrences(of: #"  "cases": ["#, with: extra).utf8)
+            .write(to: URL(fileURLWithPath: tests))
     }
 }

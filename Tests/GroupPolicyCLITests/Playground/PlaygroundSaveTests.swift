@@ -1,4 +1,5 @@
 import Foundation
+import ServingTestSupport
 import Testing
 
 /// Saving from the playground: only a policy file of the directory, only when the directory with

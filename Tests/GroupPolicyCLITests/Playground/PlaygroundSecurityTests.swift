@@ -1,4 +1,5 @@
 import Foundation
+import ServingTestSupport
 import Testing
 
 /// What the playground refuses: requests that do not name its loopback address, requests from
@@ -156,7 +157,7 @@ import Testing
         (
             #"{"files": {}, "polcy": "x"}"#,
             "the request body has an unknown key 'polcy' (known: files, response, "
-                + "responseName, environment, entitlements, capability, group, file)"
+                + "responseName, environment, entitlements, capability, group, file, page)"
         ),
         (#"{"files": ["a"]}"#, "the request body's 'files' has the wrong type"),
         (#"[1]"#, "the request body is not a JSON object"),

@@ -1,15 +1,17 @@
 // Draws the answers about the edit: diagnostics, the Decision and its explanations, the tests.
 
-import { post } from "./api.js";
 import { $, element } from "./dom.js";
 import { jumpTo, renderGutter, showFile } from "./editor.js";
 import { state } from "./state.js";
 
-/** The check's diagnostics, each marking its line and jumping to it when clicked. */
-export function renderDiagnostics(answer) {
+/**
+ * The check's diagnostics, each marking its line and jumping to it when clicked. Save is possible
+ * once the check of the latest edit (`generation`) is drawn.
+ */
+export function renderDiagnostics(answer, generation) {
   const list = $("diagnostics");
   list.replaceChildren();
-  state.checked = true;
+  state.checked = generation === state.generation;
   state.marks = {};
   if (answer.error) {
     state.errors = 1;
@@ -76,7 +78,10 @@ export function renderDecision(answer) {
       const button = element("button", "capability", name);
       button.dataset.capability = name;
       button.dataset.groupId = group.groupId;
-      button.addEventListener("click", () => explain(name, group.groupId));
+      // The page explains it (main.js): the same route, one request at a time.
+      button.addEventListener("click", () => box.dispatchEvent(new CustomEvent("explain", {
+        detail: { capability: name, groupId: group.groupId },
+      })));
       line.append(button);
       const rules = [...new Set(decision.grants
         .filter((grant) => grant.groupId === group.groupId && grant.capability === name)
@@ -96,27 +101,22 @@ export function renderDecision(answer) {
   for (const note of decision.notes) box.append(element("div", "muted", note));
 }
 
-/** Explains a capability (in one group, or in all of them for a why-not). */
-export async function explain(capability, groupId) {
-  state.explained = { capability, groupId };
-  await refreshExplanation(state.generation);
+/** The explanation request of the capability last clicked, or `null` before any. */
+export function explanationRequest() {
+  if (!state.explained) return null;
+  const extra = { capability: state.explained.capability };
+  if (state.explained.groupId) extra.group = state.explained.groupId;
+  state.explaining = state.explained;
+  return extra;
 }
 
-/**
- * Shows the explanation of the capability last clicked, unless a newer edit has already asked for
- * a newer one.
- */
-export async function refreshExplanation(generation) {
-  if (!state.explained) return;
-  const explained = state.explained;
-  const extra = { capability: explained.capability };
-  if (explained.groupId) extra.group = explained.groupId;
-  const answer = await post("/api/explain", extra);
-  if (generation < state.generation || explained !== state.explained) return;
+/** Shows the explanation, unless the author has clicked another capability since it was asked. */
+export function renderExplanation(answer) {
+  if (state.explaining !== state.explained) return;
   const box = $("explanation");
   box.classList.remove("muted");
   box.textContent = answer.error ? answer.error : answer.text;
-  box.dataset.capability = explained.capability;
+  box.dataset.capability = state.explained.capability;
 }
 
 /** The tests' results: the totals, each failing case with its failures, and the coverage. */

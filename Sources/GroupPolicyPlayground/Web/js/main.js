@@ -3,43 +3,83 @@
 // matrix cell comes from the server, which runs the CLI's code.
 
 import { get, post } from "./api.js";
-import { refreshExplanation, explain, renderDecision, renderDiagnostics, renderTests } from "./answers.js";
+import {
+  explanationRequest, renderDecision, renderDiagnostics, renderExplanation, renderTests,
+} from "./answers.js";
 import { $, element, setStatus } from "./dom.js";
 import { renderFileMenu, renderGutter, showFile, updateSave } from "./editor.js";
 import { renderMatrix } from "./matrix.js";
 import { state } from "./state.js";
 
-async function refresh() {
-  state.generation += 1;
+// The answers an edit asks for. Each route has at most one request on its way: an edit made while
+// one is pending marks the route to ask again, with the page's state as it is then, once the answer
+// comes. So however fast the author types, the server computes at most one matrix for the page at
+// a time, and every answer drawn is to the latest edit or an earlier one, never out of order.
+const routes = {
+  check: { path: "/api/check", render: renderDiagnostics },
+  decision: { path: "/api/decision", render: renderDecision },
+  tests: { path: "/api/tests", render: renderTests },
+  matrix: { path: "/api/matrix", render: renderMatrix },
+  explain: { path: "/api/explain", render: renderExplanation, extra: explanationRequest },
+};
+for (const route of Object.values(routes)) Object.assign(route, { pending: false, again: false, drawn: 0 });
+
+/** Asks a route about the current edit, or marks it to ask again when its answer comes. */
+function ask(route) {
+  if (route.pending) {
+    route.again = true;
+    return;
+  }
+  const extra = route.extra ? route.extra() : {};
+  if (extra === null) {
+    route.drawn = state.generation;
+    return;
+  }
+  route.pending = true;
+  route.again = false;
   const generation = state.generation;
+  post(route.path, Object.assign({ page: state.page }, extra))
+    .then((answer) => {
+      route.drawn = generation;
+      route.render(answer, generation);
+    })
+    .catch((error) => setStatus(`error: ${error.message}`))
+    .finally(() => {
+      route.pending = false;
+      if (route.again || route.drawn < state.generation) {
+        ask(route);
+      } else {
+        settle();
+      }
+    });
+}
+
+/** Says "up to date" once every route has drawn its answer to the latest edit. */
+function settle() {
+  if (Object.values(routes).every((route) => !route.pending && route.drawn === state.generation)) {
+    updateSave();
+    setStatus("up to date");
+  }
+}
+
+function refresh() {
+  state.generation += 1;
   state.checked = false;
   updateSave();
   setStatus("evaluating…");
-  const answers = [
-    ["/api/check", renderDiagnostics],
-    ["/api/decision", renderDecision],
-    ["/api/tests", renderTests],
-    ["/api/matrix", renderMatrix],
-  ].map(async ([path, render]) => {
-    const answer = await post(path);
-    if (generation === state.generation) render(answer);
-  });
-  answers.push(refreshExplanation(generation));
-  try {
-    await Promise.all(answers);
-    if (generation === state.generation) {
-      updateSave();
-      setStatus("up to date");
-    }
-  } catch (error) {
-    setStatus(`error: ${error.message}`);
-  }
+  for (const route of Object.values(routes)) ask(route);
 }
 
 let timer = null;
 function scheduleRefresh() {
   clearTimeout(timer);
   timer = setTimeout(refresh, 150);
+}
+
+/** Explains a capability (in one group, or in all of them for a why-not). */
+function explain(capability, groupId) {
+  state.explained = { capability, groupId };
+  ask(routes.explain);
 }
 
 async function save() {
@@ -52,7 +92,7 @@ async function save() {
     state.saved[name] = text;
     renderFileMenu();
     $("save-status").textContent = `saved ${answer.saved} (${answer.bytes} bytes)`;
-    await refresh();
+    refresh();
   } catch (error) {
     $("save-status").textContent = error.message;
     updateSave();
@@ -104,8 +144,9 @@ async function start() {
   $("environment").addEventListener("change", scheduleRefresh);
   $("entitlements").addEventListener("input", scheduleRefresh);
   $("why-not").addEventListener("click", () => explain($("why-not-capability").value, null));
+  $("decision").addEventListener("explain", (event) => explain(event.detail.capability, event.detail.groupId));
   $("save").addEventListener("click", save);
-  await refresh();
+  refresh();
 }
 
 start().catch((error) => setStatus(`error: ${error.message}`));

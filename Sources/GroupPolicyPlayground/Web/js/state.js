@@ -15,8 +15,11 @@ export const state = {
   responses: [],
   // Each file's lines with a diagnostic: { line: "error" | "warning" }.
   marks: {},
-  // The capability last explained: { capability, groupId }.
+  // The capability last clicked, and the one the explanation on its way is of: { capability, groupId }.
   explained: null,
+  explaining: null,
+  // A random id for this page: the server computes one matrix at a time per page.
+  page: Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, "0")).join(""),
   // Bumped by every edit, so an answer to an older one is not drawn.
   generation: 0,
   // The errors of the last check, and whether the current edit has been checked.

@@ -10,18 +10,24 @@ import Darwin
 ///
 /// A test controls every header (`Host` included) and every byte's timing, and sees the answer's
 /// status and headers as sent. Blocking: call it off Swift's
-/// cooperative threads (`PlaygroundProcess` does).
-enum RawHTTP {
-    struct Answer {
-        var status: Int
+/// cooperative threads (the playground tests' harnesses do).
+package enum RawHTTP {
+    package struct Answer {
+        package var status: Int
         /// Header values by lowercased name.
-        var headers: [String: String]
-        var body: [UInt8]
+        package var headers: [String: String]
+        package var body: [UInt8]
 
-        var text: String { String(decoding: body, as: UTF8.self) }
+        package init(status: Int, headers: [String: String], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+
+        package var text: String { String(decoding: body, as: UTF8.self) }
 
         /// The body as a JSON object.
-        func json() throws -> [String: Any] {
+        package func json() throws -> [String: Any] {
             guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
                 throw HarnessError(message: "not a JSON object: \(text)")
             }
@@ -29,14 +35,14 @@ enum RawHTTP {
         }
 
         /// The `error` member of a JSON answer.
-        func error() throws -> String? {
+        package func error() throws -> String? {
             try json()["error"] as? String
         }
     }
 
     /// The bytes of a request: its line, the headers in name order, `Content-Length` for a `POST`
     /// (or the `declaredLength` given), and the body.
-    static func request(
+    package static func request(
         method: String,
         path: String,
         headers: [String: String],
@@ -51,13 +57,13 @@ enum RawHTTP {
     }
 
     /// Sends raw bytes on a new connection and reads the answer until the server closes it.
-    static func exchange(port: Int, _ bytes: [UInt8]) throws -> Answer {
+    package static func exchange(port: Int, _ bytes: [UInt8]) throws -> Answer {
         let connection = try RawConnection(port: port)
         connection.send(bytes)
         return try connection.answer()
     }
 
-    static func parse(_ bytes: [UInt8]) throws -> Answer {
+    package static func parse(_ bytes: [UInt8]) throws -> Answer {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
             throw HarnessError(message: "no HTTP answer: \(String(decoding: bytes, as: UTF8.self))")
@@ -80,11 +86,11 @@ enum RawHTTP {
 
 /// One connection to 127.0.0.1 that a test feeds by hand (a slow or silent client), closed when
 /// released.
-final class RawConnection: @unchecked Sendable {
-    let descriptor: Int32
+package final class RawConnection: @unchecked Sendable {
+    package let descriptor: Int32
 
     /// Connects; a read waits at most `readTimeout` seconds for each chunk of the answer.
-    init(port: Int, readTimeout: Int = 60) throws {
+    package init(port: Int, readTimeout: Int = 60) throws {
         #if canImport(Glibc)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -119,7 +125,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Sends what the server takes; false when it no longer takes anything (it answered and closed).
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    package func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { buffer in
@@ -141,7 +147,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Reads until the server closes the connection, and parses the answer.
-    func answer() throws -> RawHTTP.Answer {
+    package func answer() throws -> RawHTTP.Answer {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -153,13 +159,18 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Whether the server has sent anything or closed the connection yet, without waiting.
-    var isAnswered: Bool {
+    package var isAnswered: Bool {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         return poll(&entry, 1, 0) > 0
     }
 }
 
-struct HarnessError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+/// A harness that could not do what a test asked of it.
+package struct HarnessError: Error, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
+
+    package init(message: String) {
+        self.message = message
+    }
 }
