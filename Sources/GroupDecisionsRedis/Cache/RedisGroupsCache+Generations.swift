@@ -205,9 +205,9 @@ extension RedisGroupsCache {
     /// when missing, in one script.
     ///
     /// A count is only ever compared for equality: every invalidation sets it to a fresh random
-    /// value (see ``invalidationCounts``), and a read that finds it missing (a store that lost its
-    /// keys) creates it at one in the same step, so no read gives a value a process remembers
-    /// unless no invalidation came since.
+    /// value (a random non-zero value below 2^63 − 2^32), and a read that finds it missing (a store
+    /// that lost its keys) creates it at one in the same step, so no read gives a value a process
+    /// remembers unless no invalidation came since.
     ///
     /// - Returns: The count.
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, also for a count that is not a number.
