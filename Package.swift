@@ -115,7 +115,7 @@ let package = Package(
                 .embedInCode("Web/index.html"), .embedInCode("Web/playground.css"), .embedInCode("Web/favicon.svg"),
                 .embedInCode("Web/js/main.js"), .embedInCode("Web/js/dom.js"), .embedInCode("Web/js/state.js"),
                 .embedInCode("Web/js/api.js"), .embedInCode("Web/js/editor.js"), .embedInCode("Web/js/answers.js"),
-                .embedInCode("Web/js/matrix.js"),
+                .embedInCode("Web/js/matrix.js"), .embedInCode("Web/js/conflict.js"),
             ],
             swiftSettings: strictSettings
         ),

@@ -156,6 +156,62 @@ def browser():
     return webdriver.Chrome(service=Service(DRIVER), options=options)
 
 
+def stale_save_in_two_tabs(driver, wait_for, testid, playground):
+    """Tab A and tab B load team-workspace.json; A saves a description; B saves another: 409."""
+    from selenium.webdriver.support.ui import Select
+
+    first_tab = driver.current_window_handle
+    loaded = playground.policy_text("team-workspace.json")
+    driver.switch_to.new_window("tab")
+    second_tab = driver.current_window_handle
+    driver.get(playground.url)
+    wait_for("the second tab's first answers", lambda: testid("status").text == "up to date")
+    Select(testid("policy-file")).select_by_value("team-workspace.json")
+
+    def edit_and_save(old, new):
+        text = testid("policy-editor").get_attribute("value")
+        check(old in text, f"{old!r} is not in the editor")
+        driver.execute_script(
+            "const editor = arguments[0]; editor.value = arguments[1];"
+            "editor.dispatchEvent(new Event('input'));",
+            testid("policy-editor"), text.replace(old, new, 1))
+        wait_for("save enabled", lambda: testid("save").is_enabled())
+        testid("save").click()
+        return text.replace(old, new, 1)
+
+    driver.switch_to.window(first_tab)
+    first = edit_and_save('"The Pro template library"', '"The template library of the Pro plan"')
+    wait_for("the first tab's save", lambda: testid("save-status").text.startswith("saved team-workspace.json"))
+    check(playground.policy_text("team-workspace.json") == first, "the first tab's edit is not on disk")
+
+    driver.switch_to.window(second_tab)
+    check(testid("policy-editor").get_attribute("value") == loaded, "the second tab does not hold the loaded text")
+    second = edit_and_save('"Anyone holding a seat of a team product sees the shared workspace."',
+                           '"Every seat holder sees the shared workspace."')
+    wait_for("the conflict", lambda: testid("conflict").is_displayed())
+    check(testid("conflict-message").text == "not saved: team-workspace.json changed on disk since the page loaded "
+          "it (reload it, or overwrite it on purpose)", f"conflict {testid('conflict-message').text!r}")
+    diff = testid("conflict-diff").text.split("\n")
+    expected = [
+        '-     "team.templates": { "description": "The template library of the Pro plan", "kind": "content" }',
+        '+     "team.templates": { "description": "The Pro template library", "kind": "content" }',
+        '-       "description": "Anyone holding a seat of a team product sees the shared workspace.",',
+        '+       "description": "Every seat holder sees the shared workspace.",',
+    ]
+    changed = [line for line in diff if line.startswith(("- ", "+ "))]
+    check(changed == expected, f"the conflict's diff {diff}")
+    check(playground.policy_text("team-workspace.json") == first, "the stale save replaced the first edit")
+    testid("conflict-overwrite").click()
+    wait_for("the overwrite", lambda: testid("save-status").text.startswith("saved team-workspace.json"))
+    check(not testid("conflict").is_displayed(), "the conflict is still shown after overwriting")
+    check(playground.policy_text("team-workspace.json") == second, "overwriting on purpose did not write the edit")
+    # The one console error of this tab is the browser's note of the 409 itself.
+    errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    check(len(errors) == 1 and "api/save" in errors[0] and "409" in errors[0], f"the second tab's console: {errors}")
+    driver.close()
+    driver.switch_to.window(first_tab)
+
+
 def run(binary, screenshot):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -289,6 +345,11 @@ def run(binary, screenshot):
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         check(errors == [], f"errors in the browser console: {errors}")
         print("ok: no error in the browser console")
+
+        # 8. Two tabs: the second, loaded before the first saved again, gets 409 and the diff; the
+        # first edit stays on disk until the author overwrites on purpose.
+        stale_save_in_two_tabs(driver, wait_for, testid, playground)
+        print("ok: a stale tab's save gets 409 with what changed, then overwrites on purpose")
 
         # 8. Refusals: a POST from another origin, in the browser and over HTTP, and a foreign Host.
         before = playground.policy_text("team-workspace.json")

@@ -8,7 +8,7 @@ extension PlaygroundApp {
     // MARK: Inputs
 
     /// The directory with the request's edits.
-    private func workbench(_ edits: [String: [UInt8]]) throws(PlaygroundFailure) -> PolicyWorkbench {
+    func workbench(_ edits: [String: [UInt8]]) throws(PlaygroundFailure) -> PolicyWorkbench {
         do {
             return try PolicyWorkbench(
                 directory: directory,
@@ -82,7 +82,8 @@ extension PlaygroundApp {
 
     // MARK: Answers
 
-    /// `GET /api/files`: the directory's policy files and the responses to choose from.
+    /// `GET /api/files`: the engine's version, the directory's policy files (each with its text and
+    /// its ``FileVersion``, which a save names) and the responses to choose from.
     func files() throws(PlaygroundFailure) -> HTTPResponse {
         let workbench = try workbench([:])
         var policyFiles: [String] = []
@@ -97,6 +98,7 @@ extension PlaygroundApp {
                 PlaygroundJSON.object([
                     "name": PlaygroundJSON.string(PolicyWorkbench.fileName(of: path)),
                     "text": PlaygroundJSON.string(String(decoding: bytes, as: UTF8.self)),
+                    "version": PlaygroundJSON.string(FileVersion(of: bytes).description),
                 ])
             )
         }
@@ -219,42 +221,5 @@ extension PlaygroundApp {
                 throw Unanswerable(message: error.message)
             }
         }
-    }
-
-    /// `POST /api/save`: writes one edited file, when the directory with that edit (and no other)
-    /// checks without errors (see ``PolicyFileSaver``); one save at a time.
-    func save(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
-        guard let name = request.file else {
-            throw PlaygroundFailure(.badRequest, "the request names no 'file' to save")
-        }
-        let saver = PolicyFileSaver(directory: directory)
-        let path = try saver.destination(of: name)
-        guard let text = request.files?[name] else {
-            throw PlaygroundFailure(.badRequest, "the request holds no edit of '\(name)' to save")
-        }
-        let bytes = Array(text.utf8)
-        let edited = try workbench([name: bytes])
-        let saved = saving.withLock { _ in
-            Result { () throws(PlaygroundFailure) in
-                let report: PolicyCheckReport
-                do throws(GroupPolicyError) {
-                    report = try edited.check()
-                } catch {
-                    throw PlaygroundFailure(.unprocessableContent, "not saved: \(error.message)")
-                }
-                guard report.summary.errors == 0 else {
-                    throw PlaygroundFailure(
-                        .unprocessableContent,
-                        "not saved: with this edit the directory checks with \(report.summary.errors) "
-                            + (report.summary.errors == 1 ? "error" : "errors")
-                    )
-                }
-                try saver.write(bytes, to: path)
-            }
-        }
-        try saved.get()
-        return .json(
-            PlaygroundJSON.object(["saved": PlaygroundJSON.string(name), "bytes": String(bytes.count)])
-        )
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicy
 import GroupPolicyBasics
 import GroupPolicyTooling
 
@@ -15,6 +16,12 @@ import Darwin
 /// is a symbolic link leading out of the directory. The bytes go to a new hidden file beside the
 /// file's real path, which is flushed and then renamed over it: a reader sees the old file or the
 /// new one, never part of one, and the directory's other files are never touched.
+///
+/// A file is written only over the version the author was editing: the saver reads it before the
+/// check and again just before the rename, and refuses (409, with both texts) when it is not that
+/// version any more. The playground holds its save lock around the whole, so two of its own saves
+/// never interleave; another program writing the file in the instant between the second reading and
+/// the rename is the one case left, as it is for any editor.
 struct PolicyFileSaver: Sendable {
     var directory: String
 
@@ -46,8 +53,39 @@ struct PolicyFileSaver: Sendable {
         return target
     }
 
-    /// Writes `bytes` to `path` through a temporary file in the same directory, renamed over it.
-    func write(_ bytes: [UInt8], to path: String) throws(PlaygroundFailure) {
+    /// Refuses (409) unless the file at `path` is at `version`; the answer holds the text on disk
+    /// and its version, and the edit.
+    func expect(_ version: FileVersion, of path: String, name: String, edit: String) throws(PlaygroundFailure) {
+        let bytes: [UInt8]?
+        do {
+            bytes = try BoundedFileReader.read(path, maximumBytes: PolicyLimits.default.maximumBytes)
+        } catch {
+            guard error.code == .unreadableFile, !fileExists(path) else {
+                throw PlaygroundFailure(.internalServerError, error.message)
+            }
+            bytes = nil
+        }
+        let current = bytes.map(FileVersion.init(of:)) ?? .absent
+        guard current != version else { return }
+        throw PlaygroundFailure(
+            .conflict,
+            "not saved: \(name) changed on disk since the page loaded it (reload it, or overwrite it on purpose)",
+            details: [
+                "file": PlaygroundJSON.string(name),
+                "disk": bytes.map { PlaygroundJSON.string(String(decoding: $0, as: UTF8.self)) } ?? "null",
+                "diskVersion": PlaygroundJSON.string(current.description),
+                "edit": PlaygroundJSON.string(edit),
+            ]
+        )
+    }
+
+    /// Writes `bytes` to `path` through a temporary file in the same directory, flushed, then
+    /// `beforeRename` (which may refuse), then renamed over it.
+    func write(
+        _ bytes: [UInt8],
+        to path: String,
+        beforeRename: () throws(PlaygroundFailure) -> Void = {}
+    ) throws(PlaygroundFailure) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = "\(folder)/.\(name).playground-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
@@ -73,11 +111,22 @@ struct PolicyFileSaver: Sendable {
             unlink(temporary)
             throw error
         }
+        do {
+            try beforeRename()
+        } catch {
+            unlink(temporary)
+            throw error
+        }
         guard rename(temporary, path) == 0 else {
             let error = failure("cannot replace \(path)")
             unlink(temporary)
             throw error
         }
+    }
+
+    private func fileExists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
     }
 
     private func failure(_ message: String) -> PlaygroundFailure {

@@ -48,7 +48,7 @@ struct PlaygroundApp: Sendable {
                 let line = "playground: \(request.method) \(request.path): \(error.message)".escapingControlCharacters
                 FileHandle.standardError.write(Data((line + "\n").utf8))
             }
-            return .error(error.message, status: error.status)
+            return .error(error.message, status: error.status, details: error.details)
         }
     }
 

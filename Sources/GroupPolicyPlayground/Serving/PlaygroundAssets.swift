@@ -26,5 +26,6 @@ enum PlaygroundAssets {
         "/js/editor.js": Asset(contentType: javaScript, body: PackageResources.editor_js),
         "/js/answers.js": Asset(contentType: javaScript, body: PackageResources.answers_js),
         "/js/matrix.js": Asset(contentType: javaScript, body: PackageResources.matrix_js),
+        "/js/conflict.js": Asset(contentType: javaScript, body: PackageResources.conflict_js),
     ]
 }

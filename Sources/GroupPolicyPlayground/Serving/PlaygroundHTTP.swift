@@ -88,8 +88,15 @@ extension HTTPResponse {
         HTTPResponse(status: status, contentType: "application/json; charset=utf-8", body: text)
     }
 
-    /// `{"error": "…"}`: one line, as the CLI prints it after `Error: `.
-    static func error(_ message: String, status: HTTPStatus) -> HTTPResponse {
-        json(PlaygroundJSON.object(["error": PlaygroundJSON.string(message.escapingControlCharacters)]), status: status)
+    /// `{"error": "…"}`: one line, as the CLI prints it after `Error: `, then any `details`.
+    static func error(
+        _ message: String,
+        status: HTTPStatus,
+        details: KeyValuePairs<String, String> = [:]
+    ) -> HTTPResponse {
+        let error =
+            "{" + PlaygroundJSON.string("error") + ":" + PlaygroundJSON.string(message.escapingControlCharacters)
+        let rest = details.map { "," + PlaygroundJSON.string($0.key) + ":" + $0.value }.joined()
+        return json(error + rest + "}", status: status)
     }
 }

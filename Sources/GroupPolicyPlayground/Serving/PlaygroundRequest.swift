@@ -23,11 +23,13 @@ struct PlaygroundRequest: Decodable, Sendable {
     var group: String?
     /// The file to save.
     var file: String?
+    /// The version of each file the edits were made from, by file name (a save names its file's).
+    var versions: [String: String]?
     /// The id the page drew when it loaded: one matrix at a time per page (see ``MatrixFlights``).
     var page: String?
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case files, response, responseName, environment, entitlements, capability, group, file, page
+        case files, response, responseName, environment, entitlements, capability, group, file, versions, page
     }
 
     /// Any key of the body, to find those it should not have.
@@ -57,6 +59,7 @@ struct PlaygroundRequest: Decodable, Sendable {
         capability = try container.decodeIfPresent(String.self, forKey: .capability)
         group = try container.decodeIfPresent(String.self, forKey: .group)
         file = try container.decodeIfPresent(String.self, forKey: .file)
+        versions = try container.decodeIfPresent([String: String].self, forKey: .versions)
         page = try container.decodeIfPresent(String.self, forKey: .page)
     }
 

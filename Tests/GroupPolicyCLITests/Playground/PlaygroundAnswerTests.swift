@@ -19,6 +19,13 @@ import Testing
         new: #""capabilities": ["workspace.manage-settings", "workspace.export"]"#
     )
 
+    /// An edit of a rule's description only: it checks clean and changes no decision.
+    static let descriptionReworded = Edit(
+        file: "team-workspace.json",
+        old: #""description": "The Pro template library""#,
+        new: #""description": "The template library of the Pro plan""#
+    )
+
     /// An edit that drops the comma after the first rule's id: invalid JSON on line 16.
     static let commaDropped = Edit(
         file: "team-workspace.json",
@@ -56,8 +63,10 @@ import Testing
             #expect(page.contains("data-testid=\"\(hook)\""), "missing data-testid \(hook)")
         }
         var texts = [page, try await playground.get("/playground.css").text]
-        for script in ["main", "dom", "state", "api", "editor", "answers", "matrix"] {
-            texts.append(try await playground.get("/js/\(script).js").text)
+        for path in PlaygroundProcess.scriptPaths {
+            let answer = try await playground.get(path)
+            #expect(answer.status == 200, "\(path)")
+            texts.append(answer.text)
         }
         for text in texts {
             #expect(!text.contains("http://"))

@@ -38,6 +38,7 @@ struct PlaygroundBrowserTests {
                 "screenshot ",
                 "save wrote the edit to disk",
                 "no error in the browser console",
+                "a stale tab's save gets 409 with what changed, then overwrites on purpose",
                 "a cross-origin POST and a foreign Host are refused",
             ],
             "\(output.stdout)\(output.stderr)"

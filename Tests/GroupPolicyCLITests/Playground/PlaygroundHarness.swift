@@ -82,6 +82,13 @@ final class PlaygroundProcess: @unchecked Sendable {
     /// The page's own origin.
     var origin: String { "http://127.0.0.1:\(port)" }
 
+    /// The paths the page's scripts are served at: one per file of the playground's `Web/js`.
+    static let scriptPaths: [String] = {
+        let folder = CLIRunner.packageRoot + "/Sources/GroupPolicyPlayground/Web/js"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { $0.hasSuffix(".js") }.sorted().map { "/js/" + $0 }
+    }()
+
     /// The lines on standard error so far.
     var standardErrorLines: [String] { errorLines.lines }
 
@@ -128,6 +135,14 @@ final class PlaygroundProcess: @unchecked Sendable {
         ]
         body["environment"] = environment
         return body
+    }
+
+    /// Each policy file's version as `GET /api/files` gives it to a page that loads now.
+    func versions() async throws -> [String: String] {
+        let files = try #require(try await get("/api/files").json()["files"] as? [[String: String]])
+        return Dictionary(
+            uniqueKeysWithValues: files.compactMap { file in file["name"].map { ($0, file["version"] ?? "") } }
+        )
     }
 
     /// The text of a policy file on disk.

@@ -3,16 +3,25 @@ import ServingTestSupport
 import Testing
 
 /// Saving from the playground: only a policy file of the directory, only when the directory with
-/// the edit checks without errors, atomically.
+/// the edit checks without errors, only over the version the edit was made from, atomically.
 @Suite struct PlaygroundSaveTests {
     @Test func aCleanEditIsWrittenAndNothingElse() async throws {
         let playground = try await PlaygroundProcess.start()
         let edit = PlaygroundAnswerTests.plusAdminsExport
         let text = try edit.text(in: playground)
+        let versions = try await playground.versions()
         let before = try Self.listing(playground.root, sizes: false)
-        let answer = try await playground.post("/api/save", ["file": edit.file, "files": [edit.file: text]])
+        let answer = try await playground.post(
+            "/api/save",
+            ["file": edit.file, "files": [edit.file: text], "versions": versions]
+        )
         #expect(answer.status == 200)
-        #expect(try answer.json() as NSDictionary == ["saved": "team-workspace.json", "bytes": text.utf8.count])
+        let written = try await playground.versions()[edit.file]
+        #expect(
+            try answer.json() as NSDictionary
+                == ["saved": "team-workspace.json", "bytes": text.utf8.count, "version": written ?? ""]
+        )
+        #expect(written != versions[edit.file])
         #expect(try playground.policyText(edit.file) == text)
         // No temporary file left behind, no other file touched.
         #expect(try Self.listing(playground.root, sizes: false) == before)
@@ -28,7 +37,7 @@ import Testing
         let before = try playground.policyText(edit.file)
         let answer = try await playground.post(
             "/api/save",
-            ["file": edit.file, "files": try edit.files(in: playground)]
+            ["file": edit.file, "files": try edit.files(in: playground), "versions": try await playground.versions()]
         )
         #expect(answer.status == 422)
         let expected = edit.old == PlaygroundAnswerTests.commaDropped.old ? "2 errors" : "1 error"
@@ -80,6 +89,93 @@ import Testing
                 == "refused: 'linked.json' is a link leading out of the policy directory"
         )
         #expect(try String(contentsOfFile: outside, encoding: .utf8) == original)
+    }
+
+    @Test func aSaveThatNamesNoVersionIsRefused() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let edit = PlaygroundAnswerTests.plusAdminsExport
+        let before = try playground.policyText(edit.file)
+        let answer = try await playground.post(
+            "/api/save",
+            ["file": edit.file, "files": try edit.files(in: playground)]
+        )
+        #expect(answer.status == 400)
+        #expect(
+            try answer.error()
+                == "the request names no version of 'team-workspace.json' in 'versions' (the version the edit was "
+                + "made from)"
+        )
+        #expect(try playground.policyText(edit.file) == before)
+    }
+
+    /// Two tabs load the file; the first saves its edit; the second, whose page still holds the old
+    /// version, saves another edit: 409 with both texts, and the first edit stays on disk.
+    @Test func aSecondSaveFromAStalePageGets409AndTheFirstEditStaysOnDisk() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let loaded = try await playground.versions()
+        let first = try PlaygroundAnswerTests.plusAdminsExport.text(in: playground)
+        let second = try PlaygroundAnswerTests.descriptionReworded.text(in: playground)
+        let file = "team-workspace.json"
+        let saved = try await playground.post("/api/save", ["file": file, "files": [file: first], "versions": loaded])
+        #expect(saved.status == 200)
+        let stale = try await playground.post("/api/save", ["file": file, "files": [file: second], "versions": loaded])
+        #expect(stale.status == 409)
+        #expect(
+            try stale.json() as NSDictionary == [
+                "error": "not saved: team-workspace.json changed on disk since the page loaded it (reload it, or "
+                    + "overwrite it on purpose)",
+                "file": file, "disk": first, "diskVersion": try await playground.versions()[file] ?? "", "edit": second,
+            ]
+        )
+        #expect(try playground.policyText(file) == first)
+    }
+
+    /// An editor writes the file after the page loaded it: the page's save gets 409, and the
+    /// editor's text stays on disk.
+    @Test func anEditorsWriteBetweenLoadAndSaveGets409() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let loaded = try await playground.versions()
+        let file = "team-workspace.json"
+        let editors = try PlaygroundAnswerTests.descriptionReworded.text(in: playground)
+        try editors.write(toFile: playground.policies + "/" + file, atomically: false, encoding: .utf8)
+        let edit = try playground.policyText(file).replacingOccurrences(
+            of: PlaygroundAnswerTests.plusAdminsExport.old,
+            with: PlaygroundAnswerTests.plusAdminsExport.new
+        )
+        let answer = try await playground.post("/api/save", ["file": file, "files": [file: edit], "versions": loaded])
+        #expect(answer.status == 409)
+        #expect(try answer.json()["disk"] as? String == editors)
+        #expect(try playground.policyText(file) == editors)
+    }
+
+    /// After a conflict, saving with the version the conflict showed writes the edit.
+    ///
+    /// That is how the author overwrites on purpose; a file changed again since is still refused.
+    @Test func overwritingOnPurposeWithTheVersionShownSucceeds() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let loaded = try await playground.versions()
+        let file = "team-workspace.json"
+        let editors = try PlaygroundAnswerTests.descriptionReworded.text(in: playground)
+        try editors.write(toFile: playground.policies + "/" + file, atomically: false, encoding: .utf8)
+        let edit = try PlaygroundAnswerTests.plusAdminsExport.text(in: playground)
+        let conflict = try await playground.post(
+            "/api/save",
+            ["file": file, "files": [file: edit], "versions": loaded]
+        )
+        let shown = try #require(try conflict.json()["diskVersion"] as? String)
+        let overwrite = try await playground.post(
+            "/api/save",
+            ["file": file, "files": [file: edit], "versions": [file: shown]]
+        )
+        #expect(overwrite.status == 200)
+        #expect(try playground.policyText(file) == edit)
+        // The version shown is now itself stale.
+        let again = try await playground.post(
+            "/api/save",
+            ["file": file, "files": [file: editors], "versions": [file: shown]]
+        )
+        #expect(again.status == 409)
+        #expect(try playground.policyText(file) == edit)
     }
 
     /// Every file under a folder, with its size unless told not to, sorted, hidden files too.

@@ -2,7 +2,16 @@
 
 import { payload } from "./state.js";
 
-/** Posts the page's state (and `extra`) to a route; an answer that is not 2xx throws its line. */
+/** An answer that is not 2xx: its line, its status, and the rest of its JSON. */
+export class Refusal extends Error {
+  constructor(status, json) {
+    super(json.error || `status ${status}`);
+    this.status = status;
+    this.answer = json;
+  }
+}
+
+/** Posts the page's state (and `extra`) to a route; an answer that is not 2xx throws a Refusal. */
 export async function post(path, extra) {
   const answer = await fetch(path, {
     method: "POST",
@@ -10,7 +19,7 @@ export async function post(path, extra) {
     body: JSON.stringify(payload(extra)),
   });
   const json = await answer.json();
-  if (!answer.ok) throw new Error(json.error || answer.statusText);
+  if (!answer.ok) throw new Refusal(answer.status, json);
   return json;
 }
 

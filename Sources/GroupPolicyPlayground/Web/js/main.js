@@ -6,6 +6,7 @@ import { get, post } from "./api.js";
 import {
   explanationRequest, renderDecision, renderDiagnostics, renderExplanation, renderTests,
 } from "./answers.js";
+import { hideConflict, showConflict } from "./conflict.js";
 import { $, element, setStatus } from "./dom.js";
 import { renderFileMenu, renderGutter, showFile, updateSave } from "./editor.js";
 import { renderMatrix } from "./matrix.js";
@@ -82,21 +83,49 @@ function explain(capability, groupId) {
   ask(routes.explain);
 }
 
-async function save() {
+/**
+ * Saves the file in the editor over the version it was edited from (`version`: the loaded one, or
+ * the one a conflict showed when the author overwrites on purpose). A file that changed on disk
+ * since is not written: the page shows what changed and lets the author choose.
+ */
+async function save(version) {
   const name = state.current;
   // What is sent is what is saved, whatever the author types while the save is on its way.
   const text = state.edited[name];
   $("save").disabled = true;
   try {
-    const answer = await post("/api/save", { file: name, files: { [name]: text } });
+    const answer = await post("/api/save", {
+      file: name, files: { [name]: text }, versions: { [name]: version || state.versions[name] },
+    });
     state.saved[name] = text;
+    state.versions[name] = answer.version;
+    hideConflict();
     renderFileMenu();
     $("save-status").textContent = `saved ${answer.saved} (${answer.bytes} bytes)`;
     refresh();
   } catch (error) {
     $("save-status").textContent = error.message;
+    if (error.status === 409) showConflict(error.answer, (choice) => resolve(choice, error.answer));
     updateSave();
   }
+}
+
+/** The author's choice after a conflict: take the file on disk, or save the edit over it. */
+function resolve(choice, conflict) {
+  hideConflict();
+  const name = conflict.file;
+  if (choice === "overwrite") {
+    if (state.current !== name) showFile(name);
+    save(conflict.diskVersion);
+    return;
+  }
+  state.saved[name] = conflict.disk;
+  state.edited[name] = conflict.disk;
+  state.versions[name] = conflict.diskVersion;
+  $("save-status").textContent = `reloaded ${name} from disk`;
+  showFile(name);
+  renderFileMenu();
+  refresh();
 }
 
 async function start() {
@@ -107,6 +136,7 @@ async function start() {
     state.files.push(file.name);
     state.saved[file.name] = file.text;
     state.edited[file.name] = file.text;
+    state.versions[file.name] = file.version;
     const option = element("option", "", file.name);
     option.value = file.name;
     $("file").append(option);
@@ -145,7 +175,7 @@ async function start() {
   $("entitlements").addEventListener("input", scheduleRefresh);
   $("why-not").addEventListener("click", () => explain($("why-not-capability").value, null));
   $("decision").addEventListener("explain", (event) => explain(event.detail.capability, event.detail.groupId));
-  $("save").addEventListener("click", save);
+  $("save").addEventListener("click", () => save());
   refresh();
 }
 

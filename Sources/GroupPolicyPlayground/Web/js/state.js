@@ -6,8 +6,10 @@ import { $ } from "./dom.js";
 export const state = {
   // The policy files' names, in the directory's order.
   files: [],
-  // Each file's text as the page loaded (or last saved) it, and as edited.
+  // Each file's text as the page loaded (or last saved) it, its version (what a save names), and
+  // its text as edited.
   saved: {},
+  versions: {},
   edited: {},
   // The file in the editor.
   current: null,
