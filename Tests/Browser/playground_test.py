@@ -40,6 +40,18 @@ BROKEN = (
 )
 RULE_BEFORE = '"capabilities": ["workspace.manage-settings"]'
 RULE_AFTER = '"capabilities": ["workspace.manage-settings", "workspace.export"]'
+MEMBERS_BEFORE = '"capabilities": ["workspace.view", "workspace.members"]'
+MEMBERS_AFTER = '"capabilities": ["workspace.view"]'
+REDUNDANT_RULE = """    {
+      "id": "pro-admins-view",
+      "match": { "groupType": "ORGANIZATION", "productId": "com.example.teams.pro", "role": "ADMIN" },
+      "capabilities": ["workspace.view"]
+    },
+"""
+REDUNDANT = (
+    "Policies/team-workspace.json:24:5: warning: rules[1]: rule 'pro-admins-view' is redundant: removing it changes "
+    "no decision in any scenario (wherever it matches, each capability it grants is granted by another rule or denied)"
+)
 
 
 def missing_components():
@@ -176,6 +188,7 @@ def stale_save_in_two_tabs(driver, wait_for, testid, playground):
             "editor.dispatchEvent(new Event('input'));",
             testid("policy-editor"), text.replace(old, new, 1))
         wait_for("save enabled", lambda: testid("save").is_enabled())
+        driver.execute_script("arguments[0].textContent = '';", testid("save-status"))
         testid("save").click()
         return text.replace(old, new, 1)
 
@@ -215,12 +228,14 @@ def stale_save_in_two_tabs(driver, wait_for, testid, playground):
 def run(binary, screenshot):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     playground = Playground(binary)
     other = OtherOrigin()
     driver = browser()
-    wait = WebDriverWait(driver, WAIT_SECONDS)
+    # The page redraws each part when its answer comes: an element read as it is replaced is read again.
+    wait = WebDriverWait(driver, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException,))
 
     def testid(name):
         return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]')
@@ -234,16 +249,28 @@ def run(binary, screenshot):
         except Exception as error:
             raise Failure(f"{description}: not seen within {WAIT_SECONDS} s ({type(error).__name__})")
 
+    def texts(selector):
+        """The text of each element a selector finds, read at once (the page may redraw it any time)."""
+        return driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map((node) => node.innerText);", selector)
+
     def diagnostics():
-        return [item.text for item in testid("diagnostics").find_elements(By.TAG_NAME, "li")]
+        return texts('[data-testid="diagnostics"] li')
 
     def changed_cells():
-        cells = testid("scenario-matrix").find_elements(By.CSS_SELECTOR, 'td[data-changed="true"]')
-        return sorted(
-            " ".join(td.text for td in cell.find_elements(By.XPATH, "../td[contains(@class, 'scenario')]"))
-            + " " + cell.get_attribute("data-capability")
-            for cell in cells
-        )
+        return sorted(driver.execute_script(
+            "return [...document.querySelectorAll('[data-testid=\"scenario-matrix\"] td[data-changed=\"true\"]')]"
+            ".map((cell) => [...cell.parentNode.querySelectorAll('td.scenario')].map((td) => td.innerText)"
+            ".concat([cell.dataset.capability]).join(' '));"))
+
+    def verdicts():
+        return texts('[data-testid="verdict"]')[0], texts('[data-testid="capability-verdicts"] li')
+
+    def set_editor(text):
+        """Replaces the editor's text, as a paste would, and waits for the answers to it."""
+        driver.execute_script(
+            "const editor = arguments[0]; editor.value = arguments[1]; editor.dispatchEvent(new Event('input'));",
+            testid("policy-editor"), text)
 
     def place_caret(text, after):
         """Puts the editor's caret just after the first `after` in the file, as a click there would."""
@@ -303,7 +330,8 @@ def run(binary, screenshot):
               f"matrix summary {testid('matrix-summary').text!r}")
         check("+       workspace.export  Production   ORGANIZATION" in testid("diff").text,
               f"diff {testid('diff').text!r}")
-        print("ok: the edited rule marks its one changed cell, and the diff names it")
+        check(verdicts() == ("widens", ["workspace.export: widens"]), f"verdict {verdicts()}")
+        print("ok: the edited rule marks its one changed cell, the diff names it, and the verdict widens")
 
         # 5. Explanations: click a granted capability; ask why not for another.
         Select(testid("response-choice")).select_by_value("Examples/organization-admin.json")
@@ -339,7 +367,35 @@ def run(binary, screenshot):
         wait_for("the save", lambda: testid("save-status").text.startswith("saved team-workspace.json"))
         check(playground.policy_text("team-workspace.json") == edited, "the file on disk is not the edit")
         wait_for("no changed cells after saving", lambda: changed_cells() == [])
+        wait_for("the verdict against the saved edit", lambda: verdicts() == ("equivalent", []))
         print("ok: save wrote the edit to disk")
+
+        # 6b. Narrowing a rule: the verdict narrows; pinned, the version is the baseline, and going
+        # back to the file on disk widens against it.
+        set_editor(edited.replace(MEMBERS_BEFORE, MEMBERS_AFTER, 1))
+        wait_for("the narrowing verdict", lambda: verdicts() == ("narrows", ["workspace.members: narrows"]))
+        check(testid("verdict-baseline").text == "against the files on disk", testid("verdict-baseline").text)
+        testid("pin-baseline").click()
+        wait_for("the verdict against the pinned version", lambda: verdicts() == ("equivalent", []))
+        check(testid("verdict-baseline").text.startswith("against the version pinned at "),
+              testid("verdict-baseline").text)
+        set_editor(edited)
+        wait_for("the verdict against the pinned version", lambda: verdicts() == ("widens", ["workspace.members: widens"]))
+        testid("unpin-baseline").click()
+        wait_for("the verdict against the files on disk again", lambda: verdicts() == ("equivalent", []))
+        print("ok: narrowing a rule narrows; against a pinned version, undoing it widens")
+
+        # 6c. A rule that can never matter: check's warning, in place, its line marked.
+        set_editor(edited.replace('    {\n      "id": "pro-admins-manage",', REDUNDANT_RULE + '    {\n      "id": "pro-admins-manage",', 1))
+        wait_for("the redundant rule's warning", lambda: diagnostics() == [REDUNDANT])
+        item = testid("diagnostics").find_element(By.CSS_SELECTOR, 'li[data-kind="redundant-rule"]')
+        check(item.get_attribute("data-line") == "24", f"the warning's line {item.get_attribute('data-line')}")
+        marks = driver.execute_script(
+            "return [...document.querySelectorAll('#gutter .mark.warning')].map((mark) => mark.textContent);")
+        check(marks == ["24"], f"marked lines {marks}")
+        set_editor(edited)
+        wait_for("the policies clean again", lambda: diagnostics() == [CLEAN])
+        print("ok: a redundant rule is warned about at its line")
 
         # 7. The page's console: no error (read before leaving it).
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

@@ -196,26 +196,45 @@ extension PlaygroundApp {
     }
 
     /// `POST /api/matrix`: every scenario against every capability, a window of the cells with
-    /// those that changed against the saved files first, the verdict, and `diff SAVED EDITED` as
-    /// JSON and as the CLI's table (see ``PolicyComparison``).
+    /// those that changed first, the verdict, and `diff BASELINE EDITED` as JSON and as the CLI's
+    /// table (see ``PolicyComparison``).
+    ///
+    /// The baseline is the files on disk, or the version the author pinned (`baseline`: the
+    /// pinned text of each file that differs from disk).
     func matrix(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
         let workbench = try workbench(request.edits)
+        let pinned = try request.baseline.map { files throws(PlaygroundFailure) in
+            try self.workbench(files.mapValues { Array($0.utf8) })
+        }
         return Self.answer { () throws(Unanswerable) in
             let policy = try policy(workbench)
             let context = try context(request)
-            do throws(GroupPolicyError) {
+            let baseline: Policy?
+            var refusal: String?
+            if let pinned {
+                do throws(GroupPolicyError) {
+                    baseline = try pinned.policy()
+                } catch {
+                    // Compared with nothing, as a saved set that does not load is: no verdict.
+                    baseline = nil
+                    let first = error.diagnostics.first { $0.severity == .error }?.description ?? error.message
+                    refusal = "the pinned baseline does not load: \(first)"
+                }
+            } else {
                 // A saved set that does not load marks nothing: every cell is compared with itself.
-                let comparison = try PolicyComparison(
-                    policy: policy,
-                    baseline: try? workbench.savedPolicy(),
-                    context: context
-                )
+                baseline = try? workbench.savedPolicy()
+                if baseline == nil { refusal = "the files on disk do not load: nothing to compare with" }
+            }
+            do throws(GroupPolicyError) {
+                let comparison = try PolicyComparison(policy: policy, baseline: baseline, context: context)
+                refusal = refusal ?? comparison.diffRefusal
                 return PlaygroundJSON.object([
                     "matrix": comparison.matrix.jsonString(),
+                    "baseline": PlaygroundJSON.string(pinned == nil ? "disk" : "pinned"),
                     "verdict": comparison.verdict.map { PlaygroundJSON.string($0.description) } ?? "null",
                     "diff": comparison.diff?.jsonString(pretty: false) ?? "null",
-                    "diffTable": (comparison.diff?.table ?? comparison.diffRefusal).map(PlaygroundJSON.string)
-                        ?? "null",
+                    "diffTable": comparison.diff.map { PlaygroundJSON.string($0.table) } ?? "null",
+                    "diffRefusal": refusal.map(PlaygroundJSON.string) ?? "null",
                 ])
             } catch {
                 throw Unanswerable(message: error.message)

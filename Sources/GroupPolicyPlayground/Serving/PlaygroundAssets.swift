@@ -27,5 +27,6 @@ enum PlaygroundAssets {
         "/js/answers.js": Asset(contentType: javaScript, body: PackageResources.answers_js),
         "/js/matrix.js": Asset(contentType: javaScript, body: PackageResources.matrix_js),
         "/js/conflict.js": Asset(contentType: javaScript, body: PackageResources.conflict_js),
+        "/js/verdict.js": Asset(contentType: javaScript, body: PackageResources.verdict_js),
     ]
 }

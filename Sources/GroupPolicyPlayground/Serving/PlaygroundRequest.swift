@@ -23,13 +23,17 @@ struct PlaygroundRequest: Decodable, Sendable {
     var group: String?
     /// The file to save.
     var file: String?
+    /// The version to compare with instead of the files on disk: the pinned text of each file that
+    /// differs from disk, by file name.
+    var baseline: [String: String]?
     /// The version of each file the edits were made from, by file name (a save names its file's).
     var versions: [String: String]?
     /// The id the page drew when it loaded: one matrix at a time per page (see ``MatrixFlights``).
     var page: String?
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case files, response, responseName, environment, entitlements, capability, group, file, versions, page
+        case files, response, responseName, environment, entitlements, capability, group, file, versions, baseline
+        case page
     }
 
     /// Any key of the body, to find those it should not have.
@@ -60,6 +64,7 @@ struct PlaygroundRequest: Decodable, Sendable {
         group = try container.decodeIfPresent(String.self, forKey: .group)
         file = try container.decodeIfPresent(String.self, forKey: .file)
         versions = try container.decodeIfPresent([String: String].self, forKey: .versions)
+        baseline = try container.decodeIfPresent([String: String].self, forKey: .baseline)
         page = try container.decodeIfPresent(String.self, forKey: .page)
     }
 

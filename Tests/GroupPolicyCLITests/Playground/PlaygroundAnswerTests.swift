@@ -248,6 +248,45 @@ import Testing
         #expect(table.contains("2 changes (0 added, 2 removed)"))
     }
 
+    /// Against a pinned baseline, the verdict is of the edit against that version, not the files
+    /// on disk; a baseline that does not load gives no verdict and the line saying why.
+    @Test func theVerdictIsAgainstThePinnedBaseline() async throws {
+        let playground = try await PlaygroundProcess.start()
+        let file = "team-workspace.json"
+        let widened = try Self.plusAdminsExport.text(in: playground)
+        let narrowed = try Self.membersDropped.text(in: playground)
+        func verdict(edit: String?, baseline: String?) async throws -> (String?, String?, String?) {
+            var body: [String: Any] = [:]
+            if let edit { body["files"] = [file: edit] }
+            if let baseline { body["baseline"] = [file: baseline] }
+            let answer = try await playground.post("/api/matrix", body).json()
+            let diff = answer["diff"] as? [String: Any]
+            let verdicts = (diff?["capabilityVerdicts"] as? [String: String])?.map { "\($0.key) \($0.value)" }
+            return (
+                answer["verdict"] as? String, verdicts?.sorted().joined(separator: ", "), answer["baseline"] as? String
+            )
+        }
+        #expect(try await verdict(edit: widened, baseline: nil) == ("widens", "workspace.export widens", "disk"))
+        #expect(try await verdict(edit: widened, baseline: widened) == ("equivalent", "", "pinned"))
+        #expect(
+            try await verdict(edit: widened, baseline: narrowed)
+                == ("widens", "workspace.export widens, workspace.members widens", "pinned")
+        )
+        #expect(
+            try await verdict(edit: narrowed, baseline: widened)
+                == ("narrows", "workspace.export narrows, workspace.members narrows", "pinned")
+        )
+        let broken = try Self.commaDropped.text(in: playground)
+        let answer = try await playground.post("/api/matrix", ["files": [file: widened], "baseline": [file: broken]])
+            .json()
+        #expect(answer["verdict"] is NSNull)
+        #expect(
+            answer["diffRefusal"] as? String
+                == "the pinned baseline does not load: Policies/team-workspace.json:16:7: error: "
+                + "rules[0]: invalid JSON: expected ',' or '}', found '\"'"
+        )
+    }
+
     /// Every diagnostic line of a check answer, as `check` prints them.
     static func descriptions(_ check: [String: Any]) throws -> [String] {
         let files = try #require(check["files"] as? [[String: Any]])

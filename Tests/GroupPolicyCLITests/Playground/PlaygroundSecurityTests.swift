@@ -157,7 +157,7 @@ import Testing
         (
             #"{"files": {}, "polcy": "x"}"#,
             "the request body has an unknown key 'polcy' (known: files, response, "
-                + "responseName, environment, entitlements, capability, group, file, versions, page)"
+                + "responseName, environment, entitlements, capability, group, file, versions, baseline, page)"
         ),
         (#"{"files": ["a"]}"#, "the request body's 'files' has the wrong type"),
         (#"[1]"#, "the request body is not a JSON object"),

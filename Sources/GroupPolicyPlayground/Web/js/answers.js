@@ -24,6 +24,7 @@ export function renderDiagnostics(answer, generation) {
   for (const file of check.files) {
     for (const diagnostic of file.diagnostics) {
       const item = element("li", diagnostic.severity, diagnostic.description);
+      item.dataset.kind = diagnostic.kind;
       item.dataset.file = diagnostic.file || file.path;
       const name = (diagnostic.file || "").split("/").pop();
       if (diagnostic.line !== null) {
@@ -44,6 +45,10 @@ export function renderDiagnostics(answer, generation) {
     list.append(element("li", "ok",
       `No errors or warnings in ${summary.policies} policies and ${summary.testFiles} test files; ` +
       `${summary.invariantsHolding} of ${summary.invariants} invariants hold.`));
+  }
+  // Why a policy's rules were not looked at for rules that never matter: a note, not a finding.
+  for (const file of check.files.filter((each) => each.ruleAnalysisSkipped)) {
+    list.append(element("li", "note", `${file.path}: rules not analysed: ${file.ruleAnalysisSkipped}`));
   }
   renderGutter();
 }

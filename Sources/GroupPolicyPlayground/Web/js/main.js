@@ -10,6 +10,7 @@ import { hideConflict, showConflict } from "./conflict.js";
 import { $, element, setStatus } from "./dom.js";
 import { renderFileMenu, renderGutter, showFile, updateSave } from "./editor.js";
 import { renderMatrix } from "./matrix.js";
+import { baselineRequest, pinBaseline, unpinBaseline } from "./verdict.js";
 import { state } from "./state.js";
 
 // The answers an edit asks for. Each route has at most one request on its way: an edit made while
@@ -20,7 +21,7 @@ const routes = {
   check: { path: "/api/check", render: renderDiagnostics },
   decision: { path: "/api/decision", render: renderDecision },
   tests: { path: "/api/tests", render: renderTests },
-  matrix: { path: "/api/matrix", render: renderMatrix },
+  matrix: { path: "/api/matrix", render: renderMatrix, extra: baselineRequest },
   explain: { path: "/api/explain", render: renderExplanation, extra: explanationRequest },
 };
 for (const route of Object.values(routes)) Object.assign(route, { pending: false, again: false, drawn: 0 });
@@ -176,6 +177,14 @@ async function start() {
   $("why-not").addEventListener("click", () => explain($("why-not-capability").value, null));
   $("decision").addEventListener("explain", (event) => explain(event.detail.capability, event.detail.groupId));
   $("save").addEventListener("click", () => save());
+  $("pin-baseline").addEventListener("click", () => {
+    pinBaseline();
+    refresh();
+  });
+  $("unpin-baseline").addEventListener("click", () => {
+    unpinBaseline();
+    refresh();
+  });
   refresh();
 }
 

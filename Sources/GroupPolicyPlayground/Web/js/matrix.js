@@ -2,8 +2,10 @@
 // against the saved files marked, and the diff's table.
 
 import { $, element } from "./dom.js";
+import { renderVerdict } from "./verdict.js";
 
 export function renderMatrix(answer) {
+  renderVerdict(answer);
   const box = $("scenario-matrix");
   box.replaceChildren();
   $("diff").textContent = "";
@@ -47,7 +49,8 @@ export function renderMatrix(answer) {
   const entitlementText = matrix.entitlements.length ? matrix.entitlements.join(", ") : "none";
   $("matrix-summary").textContent =
     `${matrix.rows.length} scenarios × ${matrix.capabilities.length} capabilities in ${matrix.environment}, ` +
-    `entitlements: ${entitlementText}; ${changed} ${changed === 1 ? "cell" : "cells"} changed against the saved files ` +
+    `entitlements: ${entitlementText}; ${changed} ${changed === 1 ? "cell" : "cells"} changed against the ` +
+    `${answer.baseline === "pinned" ? "pinned version" : "saved files"} ` +
     "(✓ granted; outlined: changed, − lost).";
-  if (answer.diffTable !== null) $("diff").textContent = answer.diffTable;
+  $("diff").textContent = answer.diffTable !== null ? answer.diffTable : answer.diffRefusal || "";
 }

@@ -20,6 +20,8 @@ export const state = {
   // The capability last clicked, and the one the explanation on its way is of: { capability, groupId }.
   explained: null,
   explaining: null,
+  // The version the verdict compares with: null for the files on disk, or { files, at } pinned.
+  baseline: null,
   // A random id for this page: the server computes one matrix at a time per page.
   page: Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, "0")).join(""),
   // Bumped by every edit, so an answer to an older one is not drawn.
