@@ -6,11 +6,7 @@ import GroupPolicy
 /// then in this process's cache stamped with the flight's invalidation count, each only while the
 /// flight's ``ServingPermit`` clears the answer.
 struct AnswerKeeper: Sendable {
-    let shared: SharedCacheGuard?
-    let local: LocalGroupsCache
-    let windows: FreshnessWindows
-
-    private var configuration: GroupDecisionService.Configuration { windows.configuration }
+    let context: ServingContext
 
     /// Keeps an answer in this process's cache, stamped with the invalidation count read before
     /// the read or fetch that produced it began, unless the permit no longer clears it.
@@ -21,20 +17,21 @@ struct AnswerKeeper: Sendable {
         now: Date,
         permit: ServingPermit
     ) {
-        var left = answer.fetchedAt.addingTimeInterval(windows.lifetime(of: answer).seconds).timeIntervalSince(now)
+        let lifetime = context.windows.lifetime(of: answer)
+        var left = answer.fetchedAt.addingTimeInterval(lifetime.seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
-        if shared != nil { left = min(left, configuration.localCache.timeToLive.seconds) }
+        if context.shared != nil { left = min(left, context.localCacheSettings.timeToLive.seconds) }
         guard left > 0, permit.clears(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
-        local.set(
+        context.local.set(
             LocalGroupsCache.Entry(answer: answer, decoded: decoded, invalidationCount: permit.stamp),
             for: key,
             expires: expires
         )
         // Set, then looked at again: an invalidation between the two has either removed the answer
         // itself or is seen here.
-        if !permit.clears(answer, decoded: decoded) { local.remove(key) }
+        if !permit.clears(answer, decoded: decoded) { context.local.remove(key) }
     }
 
     /// Keeps a fetched answer in the shared cache, then here.
@@ -51,8 +48,10 @@ struct AnswerKeeper: Sendable {
         permit: ServingPermit,
         lock: HeldFetchLock? = nil
     ) async {
-        let life = windows.lifetime(of: answer)
-        if let shared, let generation = permit.generation, life > .zero, permit.clears(answer, decoded: decoded) {
+        let life = context.windows.lifetime(of: answer)
+        if let shared = context.shared, let generation = permit.generation, life > .zero,
+            permit.clears(answer, decoded: decoded)
+        {
             let outcome = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
                 let write = AnswerWrite(
                     answer,
@@ -79,7 +78,7 @@ struct AnswerKeeper: Sendable {
             // Refused: it predates an invalidation. A cache that failed keeps nothing either, and
             // this process keeps the answer as without a shared cache.
             if case .refused = outcome {
-                local.remove(key)
+                context.local.remove(key)
                 return
             }
         }

@@ -8,16 +8,13 @@ import GroupPolicy
 struct Fetcher: Sendable {
     typealias Loaded = GroupDecisionService.Loaded
 
+    let context: ServingContext
     let source: any GroupsSource
     let rateLimitGate: RateLimitGate
     let keeper: AnswerKeeper
-    let windows: FreshnessWindows
-    let timeSource: TimeSource
-    let observer: any GroupDecisionObserver
 
-    private var configuration: GroupDecisionService.Configuration { windows.configuration }
-    private var timeToLiveSeconds: Double { windows.timeToLiveSeconds }
-    private var maximumAgeSeconds: Double { windows.maximumAgeSeconds }
+    private var windows: FreshnessWindows { context.windows }
+    private var timeSource: TimeSource { context.timeSource }
 
     /// Asks the source through the rate-limit gate and keeps the answer.
     ///
@@ -36,7 +33,9 @@ struct Fetcher: Sendable {
     ) async throws(AppStoreGroupsError) -> Loaded {
         // Judged against the hard cap when the fetch begins (whether it is a refresh) and again when
         // it is served: the budget's wait or Apple's answer may take the answer past the cap.
-        let stale = { fallback.flatMap { windows.staleAnswer($0, now: timeSource.now(), within: maximumAgeSeconds) } }
+        let stale = {
+            fallback.flatMap { windows.staleAnswer($0, now: timeSource.now(), within: windows.maximumAgeSeconds) }
+        }
         let isRefresh = stale() != nil
         do throws(AppStoreGroupsError) {
             if isRefresh {
@@ -54,7 +53,7 @@ struct Fetcher: Sendable {
             if isRefresh, error.code == .rateLimitExceeded, error.httpStatus == 429, let stale = stale() {
                 return served(stale, reason: .budget, error: error, environment: key.environment)
             }
-            let window = min(timeToLiveSeconds + configuration.freshness.staleIfError.seconds, maximumAgeSeconds)
+            let window = min(windows.timeToLiveSeconds + windows.policy.staleIfError.seconds, windows.maximumAgeSeconds)
             if error.code != .invalidArgument, error.code != .invalidTransactionID,
                 error.code != .transactionIDNotFound,
                 let fallback, let loaded = windows.staleAnswer(fallback, now: timeSource.now(), within: window)
@@ -120,7 +119,7 @@ struct Fetcher: Sendable {
         let age = Duration.roundedUp(from: loaded.answer.fetchedAt, to: timeSource.now())
         loaded.staleReason = reason
         loaded.staleAge = age
-        observer.staleServed(
+        context.observer.staleServed(
             GroupDecisionEvent.StaleServed(
                 environment: environment,
                 fetchedAt: loaded.answer.fetchedAt,

@@ -9,7 +9,7 @@ import GroupPolicy
 /// costs more than the rest of the check. The policy owns every window; this is its arithmetic in
 /// seconds for the hot path, and asks the policy itself only past the earliest refresh point.
 struct FreshnessWindows: Sendable {
-    let configuration: GroupDecisionService.Configuration
+    let policy: FreshnessPolicy
     /// ``FreshnessPolicy/timeToLive`` and ``FreshnessPolicy/negativeTimeToLive`` in seconds.
     let timeToLiveSeconds: Double
     let negativeTimeToLiveSeconds: Double
@@ -19,9 +19,8 @@ struct FreshnessWindows: Sendable {
     let maximumAgeSeconds: Double
     let refreshAheadSeconds: Double
 
-    init(_ configuration: GroupDecisionService.Configuration) {
-        self.configuration = configuration
-        let freshness = configuration.freshness
+    init(_ freshness: FreshnessPolicy) {
+        self.policy = freshness
         self.timeToLiveSeconds = freshness.timeToLive.seconds
         self.negativeTimeToLiveSeconds = freshness.negativeTimeToLive.seconds
         self.maximumAgeSeconds = freshness.lifetime(of: .groups).seconds
@@ -65,13 +64,13 @@ struct FreshnessWindows: Sendable {
         let age = now.timeIntervalSince(answer.fetchedAt)
         guard answer.kind == .groups, age >= refreshAheadSeconds else { return false }
         let draw = FreshnessPolicy.draw(customerID: customerID, fetchedAt: answer.fetchedAt)
-        guard let point = configuration.freshness.refreshPoint(draw: draw) else { return false }
+        guard let point = policy.refreshPoint(draw: draw) else { return false }
         return age >= point.seconds
     }
 
     /// How long an answer is kept: as long as the freshness policy lets it be served at all.
     func lifetime(of answer: CachedGroupsAnswer) -> Duration {
-        configuration.freshness.lifetime(of: answer.kind)
+        policy.lifetime(of: answer.kind)
     }
 
     private static func decode(_ answer: CachedGroupsAnswer) -> GetCustomerGroupsResponse? {

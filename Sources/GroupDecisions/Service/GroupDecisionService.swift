@@ -50,23 +50,24 @@ public final class GroupDecisionService: Sendable {
     /// Apple's groups endpoints (Get Group Members) through it too.
     public let rateLimitGate: RateLimitGate
 
-    let shared: SharedCacheGuard?
-    let local: LocalGroupsCache
-    /// With a shared cache: its invalidation count as this process read it, which decides whether
-    /// a copy kept here may be served.
-    let invalidations: InvalidationWatch?
+    /// What every step of a decision shares: the clock, the observer, the caches, the windows.
+    let context: ServingContext
     let flights: SingleFlight<FlightOutcome>
     /// The jobs a decision's groups go through, each a type of its own.
     let copies: LocalCopies
     let sharedFlight: SharedFlight
     let refresher: Refresher
-    let timeSource: TimeSource
-    let observer: any GroupDecisionObserver
     private let decisionLog: DecisionLog?
     let shadow: PolicyShadow
     private let reloadHandler: PolicyStore.ReloadHandlerID
     /// The customers due a refresh ahead, for the workers ``run()`` runs.
     let refreshes: RefreshQueue
+
+    var local: LocalGroupsCache { context.local }
+    var shared: SharedCacheGuard? { context.shared }
+    var invalidations: InvalidationWatch? { context.invalidations }
+    var timeSource: TimeSource { context.timeSource }
+    var observer: any GroupDecisionObserver { context.observer }
 
     /// Creates a service.
     ///
@@ -93,85 +94,41 @@ public final class GroupDecisionService: Sendable {
         decisionLog: DecisionLog? = nil,
         candidatePolicies: PolicyStore? = nil
     ) throws(AppStoreGroupsError) {
-        if let problem = configuration.problem {
-            throw AppStoreGroupsError(code: .invalidConfiguration, message: problem)
-        }
-        let observer = observer ?? SilentObserver()
-        let shared = sharedCache.map {
-            SharedCacheGuard($0, configuration: configuration, timeSource: timeSource, observer: observer)
-        }
-        self.policies = policies
-        self.shared = shared
-        self.configuration = configuration
-        self.timeSource = timeSource
-        self.flights = SingleFlight(now: timeSource.now)
-        self.observer = observer
-        self.decisionLog = decisionLog
-        self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
+        let context = try ServingContext(
+            configuration: configuration,
+            sharedCache: sharedCache,
+            timeSource: timeSource,
+            observer: observer
+        )
         let rateLimitGate = RateLimitGate(
             configuration: configuration.rateLimits,
-            shared: shared,
+            shared: context.shared,
             timeSource: timeSource,
-            observer: observer
+            observer: context.observer
         )
-        self.rateLimitGate = rateLimitGate
-        let trims = configuration.localCache.returnsFreedMemoryToSystem
-        let local = LocalGroupsCache(capacityBytes: configuration.localCache.capacityBytes) {
-            if trims { LocalGroupsCache.trimHeap() }
-        }
-        self.local = local
-        let invalidations =
-            shared == nil
-            ? nil
-            : InvalidationWatch(
-                interval: configuration.sharedCache.invalidationCheckInterval,
-                local: local,
-                now: timeSource.now
-            )
-        self.invalidations = invalidations
         let refreshes = RefreshQueue(capacity: GroupDecisionService.maximumQueuedRefreshes)
+        let keeper = AnswerKeeper(context: context)
+        let fetcher = Fetcher(context: context, source: source, rateLimitGate: rateLimitGate, keeper: keeper)
+        let sharedFlight = SharedFlight(context: context, fetcher: fetcher, keeper: keeper)
+        self.context = context
+        self.policies = policies
+        self.configuration = configuration
+        self.rateLimitGate = rateLimitGate
         self.refreshes = refreshes
-        let windows = FreshnessWindows(configuration)
-        let keeper = AnswerKeeper(shared: shared, local: local, windows: windows)
-        let fetcher = Fetcher(
-            source: source,
-            rateLimitGate: rateLimitGate,
-            keeper: keeper,
-            windows: windows,
-            timeSource: timeSource,
-            observer: observer
-        )
-        let sharedFlight = SharedFlight(
-            shared: shared,
-            invalidations: invalidations,
-            local: local,
-            fetcher: fetcher,
-            keeper: keeper,
-            windows: windows,
-            timeSource: timeSource,
-            observer: observer
-        )
+        self.flights = SingleFlight(now: timeSource.now)
+        self.decisionLog = decisionLog
+        self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
         self.sharedFlight = sharedFlight
-        self.copies = LocalCopies(
-            local: local,
-            shared: shared,
-            invalidations: invalidations,
-            sharedFlight: sharedFlight,
-            windows: windows,
-            refreshes: refreshes,
-            timeSource: timeSource,
-            observer: observer
-        )
-        self.refresher = Refresher(
-            shared: shared,
-            invalidations: invalidations,
-            local: local,
-            fetcher: fetcher,
-            keeper: keeper,
-            windows: windows,
-            timeSource: timeSource
-        )
-        self.reloadHandler = policies.addReloadHandler { outcome, revision in
+        self.copies = LocalCopies(context: context, sharedFlight: sharedFlight, refreshes: refreshes)
+        self.refresher = Refresher(context: context, fetcher: fetcher, keeper: keeper)
+        self.reloadHandler = policies.addReloadHandler(Self.reportingReloads(to: context.observer))
+    }
+
+    /// A reload handler that tells `observer` of each reload of the policies.
+    private static func reportingReloads(
+        to observer: any GroupDecisionObserver
+    ) -> PolicyStore.ReloadHandler {
+        { outcome, revision in
             switch outcome {
             case .reloaded(let generation):
                 observer.policyReloaded(GroupDecisionEvent.PolicyReload(revision: revision, generation: generation))

@@ -7,14 +7,9 @@ import GroupPolicy
 struct LocalCopies: Sendable {
     typealias Loaded = GroupDecisionService.Loaded
 
-    let local: LocalGroupsCache
-    let shared: SharedCacheGuard?
-    let invalidations: InvalidationWatch?
+    let context: ServingContext
     let sharedFlight: SharedFlight
-    let windows: FreshnessWindows
     let refreshes: RefreshQueue
-    let timeSource: TimeSource
-    let observer: any GroupDecisionObserver
 
     /// What this process's cache holds for a customer.
     enum LocalLookup {
@@ -35,24 +30,24 @@ struct LocalCopies: Sendable {
         _ customerID: String,
         in environment: StoreEnvironment
     ) throws(AppStoreGroupsError) -> LocalLookup {
-        let now = timeSource.now()
+        let now = context.timeSource.now()
         let key = CustomerKey(environment: environment, customerID: customerID)
-        guard let entry = local.entry(key, now: now) else {
+        guard let entry = context.local.entry(key, now: now) else {
             return .miss
         }
-        if let invalidations, !invalidations.confirms(entry.invalidationCount, now: now) {
+        if let invalidations = context.invalidations, !invalidations.confirms(entry.invalidationCount, now: now) {
             return .unconfirmed
         }
         let loaded: Loaded?
         do {
-            loaded = try windows.fresh(entry.answer, decoded: entry.decoded, now: now)
+            loaded = try context.windows.fresh(entry.answer, decoded: entry.decoded, now: now)
         } catch {
             // A fresh negative answer is a hit too.
-            observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
+            context.observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
             throw error
         }
         guard let loaded else { return .miss }
-        observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
+        context.observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
         refreshIfDue(entry.answer, key: key, now: now)
         return .hit(loaded)
     }
@@ -67,7 +62,7 @@ struct LocalCopies: Sendable {
         _ customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> Loaded? {
-        guard let shared, let invalidations else { return nil }
+        guard let shared = context.shared, let invalidations = context.invalidations else { return nil }
         switch await invalidations.read(shared) {
         case .read:
             // The same rule, with the reading joined (or a later one): a reading that began too
@@ -77,7 +72,7 @@ struct LocalCopies: Sendable {
         case .failed:
             let key = CustomerKey(environment: environment, customerID: customerID)
             // Read outside any flight: a permit of this caller's own, which no invalidation overtakes.
-            let permit = ServingPermit(began: timeSource.now(), stamp: invalidations.stamp)
+            let permit = ServingPermit(began: context.timeSource.now(), stamp: invalidations.stamp)
             if let answer = await shared.read(
                 customerID: customerID,
                 { cache throws(AppStoreGroupsError) in
@@ -93,7 +88,7 @@ struct LocalCopies: Sendable {
 
     /// Asks for a refresh ahead of a fresh answer when it is old enough; one comparison otherwise.
     func refreshIfDue(_ answer: CachedGroupsAnswer, key: CustomerKey, now: Date) {
-        guard windows.refreshIsDue(answer, customerID: key.customerID, now: now) else { return }
+        guard context.windows.refreshIsDue(answer, customerID: key.customerID, now: now) else { return }
         refreshes.offer(key)
     }
 }

@@ -5,15 +5,11 @@ import GroupPolicy
 /// Refreshes ahead: one customer's answer fetched again before it expires, as that customer's
 /// flight (see ``GroupDecisionService/run()``).
 struct Refresher: Sendable {
-    let shared: SharedCacheGuard?
-    let invalidations: InvalidationWatch?
-    let local: LocalGroupsCache
+    let context: ServingContext
     let fetcher: Fetcher
     let keeper: AnswerKeeper
-    let windows: FreshnessWindows
-    let timeSource: TimeSource
 
-    private var configuration: GroupDecisionService.Configuration { windows.configuration }
+    private var windows: FreshnessWindows { context.windows }
 
     /// A refresh ahead, one for the fleet: the shared fetch lock taken without waiting, or none.
     ///
@@ -21,10 +17,12 @@ struct Refresher: Sendable {
     /// under the invalidation generation read before asking Apple. Never throws: a refresh that
     /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
     func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
-        guard let shared else {
+        guard let shared = context.shared else {
             // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
-            let now = timeSource.now()
-            guard let entry = local.entry(key, now: now), entry.answer.kind == .groups else { return .fetchedNothing }
+            let now = context.timeSource.now()
+            guard let entry = context.local.entry(key, now: now), entry.answer.kind == .groups else {
+                return .fetchedNothing
+            }
             // Nor one that is no longer due: a caller fetched it anew while the refresh waited.
             if !windows.refreshIsDue(entry.answer, customerID: key.customerID, now: now),
                 let loaded = try? windows.fresh(entry.answer, decoded: entry.decoded, now: now)
@@ -34,7 +32,7 @@ struct Refresher: Sendable {
             return await fetcher.refresh(key, permit: permit)
         }
         // What it keeps here is stamped with the invalidation count read before it began.
-        permit.stamp(invalidations?.stamp)
+        permit.stamp(context.invalidations?.stamp)
         let owner = UUID().uuidString
         // The lock, the answer and the generation in one call: another process may have refreshed
         // the customer since this one read its answer.
@@ -43,7 +41,7 @@ struct Refresher: Sendable {
                 anyTransactionID: key.customerID,
                 in: key.environment,
                 owner: owner,
-                timeToLive: configuration.sharedCache.fetchLockTimeToLive
+                timeToLive: context.sharedCacheSettings.fetchLockTimeToLive
             )
         }
         guard let attempt else {
@@ -53,7 +51,7 @@ struct Refresher: Sendable {
         // Another process fetches or refreshes the customer: its answer will do.
         guard attempt.acquired else { return .fetchedNothing }
         var outcome = GroupDecisionService.FlightOutcome.fetchedNothing
-        let now = timeSource.now()
+        let now = context.timeSource.now()
         if let answer = attempt.answer, answer.kind == .groups {
             if !windows.refreshIsDue(answer, customerID: key.customerID, now: now),
                 let loaded = try? windows.fresh(answer, decoded: nil, now: now)

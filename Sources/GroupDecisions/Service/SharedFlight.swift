@@ -12,16 +12,11 @@ import GroupPolicyBasics
 struct SharedFlight: Sendable {
     typealias Loaded = GroupDecisionService.Loaded
 
-    let shared: SharedCacheGuard?
-    let invalidations: InvalidationWatch?
-    let local: LocalGroupsCache
+    let context: ServingContext
     let fetcher: Fetcher
     let keeper: AnswerKeeper
-    let windows: FreshnessWindows
-    let timeSource: TimeSource
-    let observer: any GroupDecisionObserver
 
-    private var configuration: GroupDecisionService.Configuration { windows.configuration }
+    private var timeSource: TimeSource { context.timeSource }
 
     /// One flight: the shared cache's answer, or a fetch under the shared lock.
     func load(
@@ -30,8 +25,8 @@ struct SharedFlight: Sendable {
         permit: ServingPermit
     ) async throws(AppStoreGroupsError) -> Loaded {
         let key = CustomerKey(environment: environment, customerID: customerID)
-        var fallback = local.entry(key, now: timeSource.now())
-        guard let shared, let invalidations else {
+        var fallback = context.local.entry(key, now: timeSource.now())
+        guard let shared = context.shared, let invalidations = context.invalidations else {
             return try await fetcher.fetch(key, fallback: fallback, permit: permit)
         }
         // What this flight keeps here is stamped with the invalidation count read before it began:
@@ -75,7 +70,7 @@ struct SharedFlight: Sendable {
                         anyTransactionID: customerID,
                         in: environment,
                         owner: owner,
-                        timeToLive: configuration.sharedCache.fetchLockTimeToLive
+                        timeToLive: context.sharedCacheSettings.fetchLockTimeToLive
                     )
                 }
             )
@@ -147,15 +142,15 @@ struct SharedFlight: Sendable {
     ) throws(AppStoreGroupsError) -> Loaded? {
         let now = timeSource.now()
         do {
-            guard let loaded = try windows.fresh(answer, decoded: nil, now: now) else {
+            guard let loaded = try context.windows.fresh(answer, decoded: nil, now: now) else {
                 return nil
             }
             keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit)
-            observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
+            context.observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             return loaded
         } catch {
             keeper.keepLocally(answer, decoded: nil, key: key, now: now, permit: permit)
-            observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
+            context.observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             throw error
         }
     }
@@ -169,10 +164,11 @@ struct SharedFlight: Sendable {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
         // slack absorbs the floating-point error of adding up poll intervals.
-        let deadline = timeSource.now().addingTimeInterval(configuration.sharedCache.fetchLockWait.seconds)
+        let settings = context.sharedCacheSettings
+        let deadline = timeSource.now().addingTimeInterval(settings.fetchLockWait.seconds)
         while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
             do {
-                try await timeSource.sleep(configuration.sharedCache.fetchLockPollInterval)
+                try await timeSource.sleep(settings.fetchLockPollInterval)
             } catch {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }

@@ -29,14 +29,14 @@ struct RefreshSpreadTests {
             let (seconds, attoseconds) = point.components
             let due = fetchedAt.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
             #expect(
-                !FreshnessWindows(service.configuration).refreshIsDue(
+                !FreshnessWindows(service.configuration.freshness).refreshIsDue(
                     answer,
                     customerID: customerID,
                     now: due.addingTimeInterval(-0.0005)
                 )
             )
             #expect(
-                FreshnessWindows(service.configuration).refreshIsDue(
+                FreshnessWindows(service.configuration.freshness).refreshIsDue(
                     answer,
                     customerID: customerID,
                     now: due.addingTimeInterval(0.0005)
@@ -61,14 +61,14 @@ struct RefreshSpreadTests {
         let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: fetchedAt)
         for index in 0..<20 {
             #expect(
-                !FreshnessWindows(service.configuration).refreshIsDue(
+                !FreshnessWindows(service.configuration.freshness).refreshIsDue(
                     answer,
                     customerID: "c\(index)",
                     now: fetchedAt.addingTimeInterval(224.999)
                 )
             )
             #expect(
-                FreshnessWindows(service.configuration).refreshIsDue(
+                FreshnessWindows(service.configuration.freshness).refreshIsDue(
                     answer,
                     customerID: "c\(index)",
                     now: fetchedAt.addingTimeInterval(225)
