@@ -3,8 +3,8 @@ import Foundation
 import GroupPolicy
 
 /// Keeps answers: in the shared cache under the generation the flight read (a conditional write),
-/// then in this process's cache stamped with the flight's invalidation count, each only while the
-/// flight's ``ServingPermit`` clears the answer.
+/// then in this process's cache stamped with the invalidation count the flight read (both handed
+/// in as a ``FlightRead``), each only while the flight's ``ServingPermit`` clears the answer.
 struct AnswerKeeper: Sendable {
     let context: ServingContext
 
@@ -15,7 +15,8 @@ struct AnswerKeeper: Sendable {
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,
         now: Date,
-        permit: ServingPermit
+        permit: ServingPermit,
+        stamp: UInt64?
     ) {
         let lifetime = context.windows.lifetime(of: answer)
         var left = answer.fetchedAt.addingTimeInterval(lifetime.seconds).timeIntervalSince(now)
@@ -25,7 +26,7 @@ struct AnswerKeeper: Sendable {
         guard left > 0, permit.clears(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
         context.local.set(
-            LocalGroupsCache.Entry(answer: answer, decoded: decoded, invalidationCount: permit.stamp),
+            LocalGroupsCache.Entry(answer: answer, decoded: decoded, invalidationCount: stamp),
             for: key,
             expires: expires
         )
@@ -36,20 +37,24 @@ struct AnswerKeeper: Sendable {
 
     /// Keeps a fetched answer in the shared cache, then here.
     ///
-    /// The shared cache keeps it only if no process invalidated the customer since the permit's
+    /// The shared cache keeps it only if no process invalidated the customer since `read`'s
     /// generation was read. An answer it refused predates an invalidation: it answers the callers
     /// already waiting and is kept nowhere, and this process's older answer goes too. The same call
-    /// releases `lock` when one is given.
+    /// releases the fetch lock taken as `lock` when one is given.
+    ///
+    /// - Returns: Whether the write released the fetch lock (the flight releases it otherwise).
     func keep(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
         key: CustomerKey,
         now: Date,
         permit: ServingPermit,
-        lock: HeldFetchLock? = nil
-    ) async {
+        read: FlightRead,
+        lock: String? = nil
+    ) async -> Bool {
         let life = context.windows.lifetime(of: answer)
-        if let shared = context.shared, let generation = permit.generation, life > .zero,
+        var releasedLock = false
+        if let shared = context.shared, let generation = read.generation, life > .zero,
             permit.clears(answer, decoded: decoded)
         {
             let outcome = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
@@ -63,8 +68,8 @@ struct AnswerKeeper: Sendable {
                 )
                 let kept: Bool
                 if let lock {
-                    kept = try await cache.setAnswer(write, releasingFetchLock: lock.owner)
-                    lock.markReleased()
+                    kept = try await cache.setAnswer(write, releasingFetchLock: lock)
+                    releasedLock = true
                 } else {
                     kept = try await cache.setAnswer(write)
                 }
@@ -79,10 +84,11 @@ struct AnswerKeeper: Sendable {
             // this process keeps the answer as without a shared cache.
             if case .refused = outcome {
                 context.local.remove(key)
-                return
+                return releasedLock
             }
         }
-        keepLocally(answer, decoded: decoded, key: key, now: now, permit: permit)
+        keepLocally(answer, decoded: decoded, key: key, now: now, permit: permit, stamp: read.stamp)
+        return releasedLock
     }
 }
 

@@ -16,6 +16,23 @@ struct Fetcher: Sendable {
     private var windows: FreshnessWindows { context.windows }
     private var timeSource: TimeSource { context.timeSource }
 
+    /// What a fetch came to, and whether the write that kept its answer released the fetch lock.
+    struct Fetched: Sendable {
+        var result: Result<Loaded, AppStoreGroupsError>
+        var releasedLock = false
+    }
+
+    /// Asks the source through the rate-limit gate and keeps the answer (see
+    /// ``fetch(_:fallback:permit:read:lock:)``), with no fetch lock held.
+    func fetch(
+        _ key: CustomerKey,
+        fallback: LocalGroupsCache.Entry?,
+        permit: ServingPermit,
+        read: FlightRead
+    ) async throws(AppStoreGroupsError) -> Loaded {
+        try await fetch(key, fallback: fallback, permit: permit, read: read, lock: nil).result.get()
+    }
+
     /// Asks the source through the rate-limit gate and keeps the answer.
     ///
     /// With an answer past its time to live but within the maximum age, the request is a refresh:
@@ -24,54 +41,61 @@ struct Fetcher: Sendable {
     /// answer within the stale-if-error window (never past the maximum age) is served stale (reason
     /// `error`); otherwise the call fails closed.
     ///
-    /// The write that keeps the answer in the shared cache releases `lock` when one is given.
+    /// The write that keeps the answer in the shared cache releases the fetch lock taken as `lock`
+    /// when one is given; the result says whether it did.
     func fetch(
         _ key: CustomerKey,
         fallback: LocalGroupsCache.Entry?,
         permit: ServingPermit,
-        lock: HeldFetchLock? = nil
-    ) async throws(AppStoreGroupsError) -> Loaded {
+        read: FlightRead,
+        lock: String?
+    ) async -> Fetched {
         // Judged against the hard cap when the fetch begins (whether it is a refresh) and again when
         // it is served: the budget's wait or Apple's answer may take the answer past the cap.
         let stale = {
             fallback.flatMap { windows.staleAnswer($0, now: timeSource.now(), within: windows.maximumAgeSeconds) }
         }
         let isRefresh = stale() != nil
-        do throws(AppStoreGroupsError) {
-            if isRefresh {
-                do {
-                    try await rateLimitGate.admitRefresh(
-                        EndpointKey(environment: key.environment, endpoint: .customerGroups)
-                    )
-                } catch {
-                    guard let stale = stale() else { throw error }
-                    return served(stale, reason: .budget, error: error, environment: key.environment)
-                }
+        var fetched: Fetched
+        if isRefresh {
+            do {
+                try await rateLimitGate.admitRefresh(
+                    EndpointKey(environment: key.environment, endpoint: .customerGroups)
+                )
+                fetched = await fetchAndKeep(key, permit: permit, read: read, admitted: true, lock: lock)
+            } catch {
+                guard let stale = stale() else { return Fetched(result: .failure(error)) }
+                return Fetched(
+                    result: .success(served(stale, reason: .budget, error: error, environment: key.environment))
+                )
             }
-            return try await fetchAndKeep(key, permit: permit, admitted: isRefresh, lock: lock)
-        } catch {
-            if isRefresh, error.code == .rateLimitExceeded, error.httpStatus == 429, let stale = stale() {
-                return served(stale, reason: .budget, error: error, environment: key.environment)
-            }
-            let window = min(windows.timeToLiveSeconds + windows.policy.staleIfError.seconds, windows.maximumAgeSeconds)
-            if error.code != .invalidArgument, error.code != .invalidTransactionID,
-                error.code != .transactionIDNotFound,
-                let fallback, let loaded = windows.staleAnswer(fallback, now: timeSource.now(), within: window)
-            {
-                return served(loaded, reason: .error, error: error, environment: key.environment)
-            }
-            throw error
+        } else {
+            fetched = await fetchAndKeep(key, permit: permit, read: read, admitted: false, lock: lock)
         }
+        guard case .failure(let error) = fetched.result else { return fetched }
+        if isRefresh, error.code == .rateLimitExceeded, error.httpStatus == 429, let stale = stale() {
+            fetched.result = .success(served(stale, reason: .budget, error: error, environment: key.environment))
+            return fetched
+        }
+        let window = min(windows.timeToLiveSeconds + windows.policy.staleIfError.seconds, windows.maximumAgeSeconds)
+        if error.code != .invalidArgument, error.code != .invalidTransactionID,
+            error.code != .transactionIDNotFound,
+            let fallback, let loaded = windows.staleAnswer(fallback, now: timeSource.now(), within: window)
+        {
+            fetched.result = .success(served(loaded, reason: .error, error: error, environment: key.environment))
+        }
+        return fetched
     }
 
     /// Sends the request (through the gate, or as admitted already) and keeps the answer; a
-    /// `TransactionIdNotFoundError` is kept as a negative answer and thrown.
+    /// `TransactionIdNotFoundError` is kept as a negative answer and its error returned.
     private func fetchAndKeep(
         _ key: CustomerKey,
         permit: ServingPermit,
+        read: FlightRead,
         admitted: Bool,
-        lock: HeldFetchLock? = nil
-    ) async throws(AppStoreGroupsError) -> Loaded {
+        lock: String? = nil
+    ) async -> Fetched {
         let request = { () async throws(AppStoreGroupsError) -> ([UInt8], GetCustomerGroupsResponse) in
             try await self.source.customerGroupsAnswer(anyTransactionID: key.customerID, environment: key.environment)
         }
@@ -85,27 +109,55 @@ struct Fetcher: Sendable {
                 : try await rateLimitGate.send(.customerGroups, in: key.environment, request)
             let now = Self.wholeMilliseconds(timeSource.now())
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
-            await keeper.keep(answer, decoded: response, key: key, now: now, permit: permit, lock: lock)
-            return Loaded(answer: answer, decoded: response, source: .live)
+            let released = await keeper.keep(
+                answer,
+                decoded: response,
+                key: key,
+                now: now,
+                permit: permit,
+                read: read,
+                lock: lock
+            )
+            return Fetched(
+                result: .success(Loaded(answer: answer, decoded: response, source: .live)),
+                releasedLock: released
+            )
         } catch {
+            var released = false
             if error.code == .transactionIDNotFound {
                 let now = Self.wholeMilliseconds(timeSource.now())
                 let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
-                await keeper.keep(answer, decoded: nil, key: key, now: now, permit: permit, lock: lock)
+                released = await keeper.keep(
+                    answer,
+                    decoded: nil,
+                    key: key,
+                    now: now,
+                    permit: permit,
+                    read: read,
+                    lock: lock
+                )
             }
-            throw error
+            return Fetched(result: .failure(error), releasedLock: released)
         }
     }
 
     /// A refresh ahead's request, if the budget spares a token, and its answer kept; nothing
     /// fetched when the budget spares none or the fetch fails.
-    func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
+    func refresh(
+        _ key: CustomerKey,
+        permit: ServingPermit,
+        read: FlightRead
+    ) async -> GroupDecisionService.FlightOutcome {
         do {
             try await rateLimitGate.admitRefresh(EndpointKey(environment: key.environment, endpoint: .customerGroups))
-            return .answered(try await fetchAndKeep(key, permit: permit, admitted: true))
         } catch {
             return .fetchedNothing
         }
+        guard case .success(let loaded) = await fetchAndKeep(key, permit: permit, read: read, admitted: true).result
+        else {
+            return .fetchedNothing
+        }
+        return .answered(loaded)
     }
 
     /// A stale answer served: its reason and age set, the observer told.

@@ -49,7 +49,7 @@ extension GroupDecisionService {
         while let key = await refreshes.next() {
             // As the customer's flight, so that callers for them join it, unless one is under way.
             let body = { @Sendable (permit: ServingPermit) async throws(AppStoreGroupsError) -> FlightOutcome in
-                await self.refresher.refresh(key, permit: permit)
+                await self.sharedFlight.refresh(key, permit: permit)
             }
             if let flight = flights.startIfIdle(key, body) {
                 _ = await withTaskCancellationHandler {

@@ -56,7 +56,6 @@ public final class GroupDecisionService: Sendable {
     /// The jobs a decision's groups go through, each a type of its own.
     let copies: LocalCopies
     let sharedFlight: SharedFlight
-    let refresher: Refresher
     private let decisionLog: DecisionLog?
     let shadow: PolicyShadow
     private let reloadHandler: PolicyStore.ReloadHandlerID
@@ -120,7 +119,6 @@ public final class GroupDecisionService: Sendable {
         self.shadow = PolicyShadow(live: policies, candidate: candidatePolicies, timeSource: timeSource)
         self.sharedFlight = sharedFlight
         self.copies = LocalCopies(context: context, sharedFlight: sharedFlight, refreshes: refreshes)
-        self.refresher = Refresher(context: context, fetcher: fetcher, keeper: keeper)
         self.reloadHandler = policies.addReloadHandler(Self.reportingReloads(to: context.observer))
     }
 

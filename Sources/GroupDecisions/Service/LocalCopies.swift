@@ -72,7 +72,8 @@ struct LocalCopies: Sendable {
         case .failed:
             let key = CustomerKey(environment: environment, customerID: customerID)
             // Read outside any flight: a permit of this caller's own, which no invalidation overtakes.
-            let permit = ServingPermit(began: context.timeSource.now(), stamp: invalidations.stamp)
+            let permit = ServingPermit(began: context.timeSource.now())
+            let stamp = invalidations.stamp
             if let answer = await shared.read(
                 customerID: customerID,
                 { cache throws(AppStoreGroupsError) in
@@ -80,7 +81,7 @@ struct LocalCopies: Sendable {
                 }
             ) {
                 guard let answer else { return nil }
-                return try sharedFlight.adopt(answer, key: key, permit: permit)
+                return try sharedFlight.adopt(answer, key: key, permit: permit, stamp: stamp)
             }
             return nil
         }

@@ -5,7 +5,7 @@ import GroupPolicy
 /// What every step of a decision shares, built once by the service: the clock, the observer, the
 /// caches, the freshness windows and the settings of the caches.
 ///
-/// Each step (``LocalCopies``, ``SharedFlight``, ``Fetcher``, ``AnswerKeeper``, ``Refresher``) holds
+/// Each step (``LocalCopies``, ``SharedFlight``, ``Fetcher``, ``AnswerKeeper``) holds
 /// this plus its own collaborators, so a collaborator every step needs is added here once.
 struct ServingContext: Sendable {
     /// The wall clock and sleep.

@@ -16,12 +16,10 @@ import GroupPolicyBasics
 ///   or a group's, which concerns only an answer holding the group): its answer then answers the
 ///   callers already waiting and is kept nowhere;
 /// - the instant it began, against which a caller who began later decides whether an invalidation
-///   made through another process may have returned before it (``answers(callerBegunAt:countCheckInterval:)``);
-/// - the fleet's invalidation count as this process had read it when the flight began, or read with
-///   the shared cache's answer: the stamp every copy it keeps here carries (see
-///   ``InvalidationWatch``);
-/// - the customer's ``InvalidationGeneration`` read before asking the source: the shared cache keeps
-///   the answer only if no process invalidated the customer (or a group the answer holds) since.
+///   made through another process may have returned before it (``answers(callerBegunAt:countCheckInterval:)``).
+///
+/// What the flight reads from the shared cache (the stamp of its copies, the generation of its
+/// write) it hands to the keeper as a ``FlightRead``, not through the permit.
 final class ServingPermit: Sendable {
     /// When the flight (or the caller) began.
     let began: Date
@@ -31,15 +29,12 @@ final class ServingPermit: Sendable {
         var entirely = false
         /// Overtaken by invalidations of these groups: an answer holding one of them.
         var groupIDs: [String] = []
-        var stamp: UInt64?
-        var generation: InvalidationGeneration?
     }
 
-    private let state: Locked<State>
+    private let state = Locked(State())
 
-    init(began: Date, stamp: UInt64? = nil) {
+    init(began: Date) {
         self.began = began
-        self.state = Locked(State(stamp: stamp))
     }
 
     /// Whether `answer` may still be served and kept: no invalidation of this process overtook the
@@ -68,19 +63,6 @@ final class ServingPermit: Sendable {
         guard let countCheckInterval else { return true }
         return callerBegunAt.timeIntervalSince(began) < countCheckInterval
     }
-
-    /// The invalidation count the copies this flight keeps here are stamped with.
-    var stamp: UInt64? { state.withLock { $0.stamp } }
-
-    /// Records the count read when the flight began, or with the shared cache's answer: the
-    /// flight's copies carry it.
-    func stamp(_ count: UInt64?) { state.withLock { $0.stamp = count } }
-
-    /// The generation the shared cache keeps the flight's answer under; `nil`: written nowhere there.
-    var generation: InvalidationGeneration? { state.withLock { $0.generation } }
-
-    /// Records the generation read before asking the source.
-    func write(under generation: InvalidationGeneration?) { state.withLock { $0.generation = generation } }
 
     /// Marks the flight overtaken by an invalidation of its customer or of everyone.
     func invalidate() { state.withLock { $0.entirely = true } }

@@ -4,11 +4,13 @@ import GroupPolicy
 import GroupPolicyBasics
 
 /// One flight per customer through the shared cache: its answer, or a fetch under its lock while
-/// the other processes wait for the holder's answer.
+/// the other processes wait for the holder's answer; and a refresh ahead, under the same lock (see
+/// `SharedFlight+Refresh.swift`).
 ///
-/// Everything it reads or keeps goes by the flight's ``ServingPermit``: the invalidation count it
-/// read with the answer stamps the copies kept here, and the generation it read before asking the
-/// source is the condition of the shared cache's write.
+/// What it reads from the shared cache it hands on as a value, ``FlightRead``: the invalidation
+/// count read with the answer stamps the copies kept here, and the generation read before asking
+/// the source is the condition of the shared cache's write. The flight's ``ServingPermit`` says
+/// whether an invalidation of this process overtook it.
 struct SharedFlight: Sendable {
     typealias Loaded = GroupDecisionService.Loaded
 
@@ -27,14 +29,14 @@ struct SharedFlight: Sendable {
         let key = CustomerKey(environment: environment, customerID: customerID)
         var fallback = context.local.entry(key, now: timeSource.now())
         guard let shared = context.shared, let invalidations = context.invalidations else {
-            return try await fetcher.fetch(key, fallback: fallback, permit: permit)
+            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: FlightRead())
         }
-        // What this flight keeps here is stamped with the invalidation count read before it began:
-        // the one read with the answer below, or the one read last when that read fails.
-        permit.stamp(invalidations.stamp)
         // Read even while the cache is skipped as slow: a slow read costs less than a first fetch,
         // which the budget may refuse (a customer who had an answer would get a 503), and this
         // process's copy stands in for a fetch only under the count it reads.
+        // What this flight keeps here is stamped with the invalidation count read before it began:
+        // the one read with the answer below, or the one read last when that read fails.
+        var stamp = invalidations.stamp
         let started = timeSource.now()
         let read = await shared.read(
             customerID: customerID,
@@ -45,7 +47,7 @@ struct SharedFlight: Sendable {
         )
         if let read {
             invalidations.record(read.invalidationCount, started: started)
-            permit.stamp(read.invalidationCount)
+            stamp = read.invalidationCount
         }
         // This process's copy stands in for a fetch that cannot be made (stale serving) only while
         // a reading begun since the flight began confirms it: callers who begin up to an interval
@@ -56,56 +58,81 @@ struct SharedFlight: Sendable {
             fallback = nil
         }
         if let answer = read?.answer {
-            if let loaded = try adopt(answer, key: key, permit: permit) { return loaded }
+            if let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) { return loaded }
             fallback = newer(answer, than: fallback)
         }
         // The lock, the answer another process may have stored since the read above, and the
         // generation to write with: one call (the write then releases the lock in one more).
-        let owner = UUID().uuidString
-        guard
-            let attempt = await shared.read(
-                customerID: customerID,
-                { cache throws(AppStoreGroupsError) in
-                    try await cache.acquireFetchLockAndRead(
-                        anyTransactionID: customerID,
-                        in: environment,
-                        owner: owner,
-                        timeToLive: context.sharedCacheSettings.fetchLockTimeToLive
-                    )
+        let locked = await underFetchLock(key, shared: shared) {
+            attempt,
+            owner -> (Result<Loaded, AppStoreGroupsError>, releasedLock: Bool) in
+            do throws(AppStoreGroupsError) {
+                if let answer = attempt.answer {
+                    if let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) {
+                        return (.success(loaded), releasedLock: false)
+                    }
+                    fallback = newer(answer, than: fallback)
                 }
-            )
-        else { return try await fetcher.fetch(key, fallback: fallback, permit: permit) }
-        if attempt.acquired {
-            let lock = HeldFetchLock(owner: owner)
-            let result: Result<Loaded, AppStoreGroupsError>
-            do {
-                if let answer = attempt.answer, let loaded = try adopt(answer, key: key, permit: permit) {
-                    result = .success(loaded)
-                } else {
-                    if let answer = attempt.answer { fallback = newer(answer, than: fallback) }
-                    permit.write(under: await generation(attempt, key: key, shared: shared))
-                    result = .success(try await fetcher.fetch(key, fallback: fallback, permit: permit, lock: lock))
-                }
+                let read = FlightRead(stamp: stamp, generation: await generation(attempt, key: key, shared: shared))
+                let fetched = await fetcher.fetch(key, fallback: fallback, permit: permit, read: read, lock: owner)
+                return (fetched.result, releasedLock: fetched.releasedLock)
             } catch {
-                result = .failure(error)
+                return (.failure(error), releasedLock: false)
             }
-            // Unless the write released it: a fetch that failed, a fresh answer adopted, or an
-            // answer kept nowhere.
-            if !lock.isReleased {
-                await shared.read(customerID: customerID) { cache throws(AppStoreGroupsError) in
-                    try await cache.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
-                }
-            }
+        }
+        switch locked {
+        case .unavailable:
+            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: FlightRead(stamp: stamp))
+        case .held(let result):
             return try result.get()
+        case .heldElsewhere(let attempt):
+            if let answer = attempt.answer {
+                // The holder may have stored its answer already.
+                if let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) { return loaded }
+                fallback = newer(answer, than: fallback)
+            }
+            if let loaded = try await awaitHolder(key, shared: shared, permit: permit, stamp: stamp) { return loaded }
+            let read = FlightRead(stamp: stamp, generation: await generation(attempt, key: key, shared: shared))
+            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: read)
         }
-        if let answer = attempt.answer {
-            // The holder may have stored its answer already.
-            if let loaded = try adopt(answer, key: key, permit: permit) { return loaded }
-            fallback = newer(answer, than: fallback)
+    }
+
+    /// What asking for the customer's fetch lock came to.
+    enum LockOutcome<Value: Sendable>: Sendable {
+        /// The shared cache could not be asked: the caller goes on as without one.
+        case unavailable
+        /// Another process holds the lock; what the cache answered with it.
+        case heldElsewhere(FetchLockAttempt)
+        /// Taken, and released after the work done under it: the work's value.
+        case held(Value)
+    }
+
+    /// The customer's fetch lock, asked for together with the answer and the generation, held while
+    /// `work` runs, then released unless the write that kept the answer released it (the first fetch
+    /// and the refresh ahead take the lock alike).
+    func underFetchLock<Value: Sendable>(
+        _ key: CustomerKey,
+        shared: SharedCacheGuard,
+        _ work: (FetchLockAttempt, _ owner: String) async -> (Value, releasedLock: Bool)
+    ) async -> LockOutcome<Value> {
+        let owner = UUID().uuidString
+        let attempt = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            try await cache.acquireFetchLockAndRead(
+                anyTransactionID: key.customerID,
+                in: key.environment,
+                owner: owner,
+                timeToLive: context.sharedCacheSettings.fetchLockTimeToLive
+            )
         }
-        if let loaded = try await awaitHolder(key, shared: shared, permit: permit) { return loaded }
-        permit.write(under: await generation(attempt, key: key, shared: shared))
-        return try await fetcher.fetch(key, fallback: fallback, permit: permit)
+        guard let attempt else { return .unavailable }
+        guard attempt.acquired else { return .heldElsewhere(attempt) }
+        let (value, releasedLock) = await work(attempt, owner)
+        if !releasedLock {
+            await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+                try await cache.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)
+            }
+        }
+        return .held(value)
     }
 
     /// The shared answer as the fallback when it holds groups fetched later than the fallback's.
@@ -133,23 +160,24 @@ struct SharedFlight: Sendable {
         }
     }
 
-    /// A shared answer kept here too when fresh (as the permit clears it), as a flight result;
-    /// throws a fresh negative one.
+    /// A shared answer kept here too when fresh (as the permit clears it, stamped `stamp`), as a
+    /// flight result; throws a fresh negative one.
     func adopt(
         _ answer: CachedGroupsAnswer,
         key: CustomerKey,
-        permit: ServingPermit
+        permit: ServingPermit,
+        stamp: UInt64?
     ) throws(AppStoreGroupsError) -> Loaded? {
         let now = timeSource.now()
         do {
             guard let loaded = try context.windows.fresh(answer, decoded: nil, now: now) else {
                 return nil
             }
-            keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit)
+            keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
             context.observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             return loaded
         } catch {
-            keeper.keepLocally(answer, decoded: nil, key: key, now: now, permit: permit)
+            keeper.keepLocally(answer, decoded: nil, key: key, now: now, permit: permit, stamp: stamp)
             context.observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             throw error
         }
@@ -159,7 +187,8 @@ struct SharedFlight: Sendable {
     private func awaitHolder(
         _ key: CustomerKey,
         shared: SharedCacheGuard,
-        permit: ServingPermit
+        permit: ServingPermit,
+        stamp: UInt64?
     ) async throws(AppStoreGroupsError) -> Loaded? {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
@@ -176,7 +205,7 @@ struct SharedFlight: Sendable {
                 try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
             }
             guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
-            if let answer, let loaded = try adopt(answer, key: key, permit: permit) { return loaded }
+            if let answer, let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) { return loaded }
         }
         return nil
     }

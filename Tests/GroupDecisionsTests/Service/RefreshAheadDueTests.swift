@@ -34,7 +34,7 @@ private final class HeldForOneSource: GroupsSource, Sendable {
 struct RefreshAheadDueTests {
     /// A refresh no longer due sends nothing.
     ///
-    /// Found by a review (fixed): without a shared cache `Refresher.refresh` fetches whenever this process holds an
+    /// Found by a review (fixed): without a shared cache `SharedFlight.refresh` fetches whenever this process holds an
     /// answer of groups for the customer, never asking whether it is still due: a refresh queued for
     /// c0's old answer, run after an invalidation and a caller's new fetch, asks Apple again for an
     /// answer 0 s old (the shared-cache path checks `refreshIsDue`). Observed: 3 requests for c0, not 2.

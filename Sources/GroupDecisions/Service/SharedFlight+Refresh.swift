@@ -4,19 +4,14 @@ import GroupPolicy
 
 /// Refreshes ahead: one customer's answer fetched again before it expires, as that customer's
 /// flight (see ``GroupDecisionService/run()``).
-struct Refresher: Sendable {
-    let context: ServingContext
-    let fetcher: Fetcher
-    let keeper: AnswerKeeper
-
-    private var windows: FreshnessWindows { context.windows }
-
+extension SharedFlight {
     /// A refresh ahead, one for the fleet: the shared fetch lock taken without waiting, or none.
     ///
     /// It takes a token only if the budget spares one beyond its reserve, and keeps the new answer
     /// under the invalidation generation read before asking Apple. Never throws: a refresh that
     /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
     func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
+        let windows = context.windows
         guard let shared = context.shared else {
             // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
             let now = context.timeSource.now()
@@ -29,44 +24,38 @@ struct Refresher: Sendable {
             {
                 return .answered(loaded)
             }
-            return await fetcher.refresh(key, permit: permit)
+            return await fetcher.refresh(key, permit: permit, read: FlightRead())
         }
         // What it keeps here is stamped with the invalidation count read before it began.
-        permit.stamp(context.invalidations?.stamp)
-        let owner = UUID().uuidString
+        let stamp = context.invalidations?.stamp
         // The lock, the answer and the generation in one call: another process may have refreshed
         // the customer since this one read its answer.
-        let attempt = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.acquireFetchLockAndRead(
-                anyTransactionID: key.customerID,
-                in: key.environment,
-                owner: owner,
-                timeToLive: context.sharedCacheSettings.fetchLockTimeToLive
-            )
-        }
-        guard let attempt else {
-            // The shared cache is unavailable: refreshed for this process alone, kept here only.
-            return await fetcher.refresh(key, permit: permit)
-        }
-        // Another process fetches or refreshes the customer: its answer will do.
-        guard attempt.acquired else { return .fetchedNothing }
-        var outcome = GroupDecisionService.FlightOutcome.fetchedNothing
-        let now = context.timeSource.now()
-        if let answer = attempt.answer, answer.kind == .groups {
+        let locked = await underFetchLock(key, shared: shared) {
+            attempt,
+            _ -> (GroupDecisionService.FlightOutcome, releasedLock: Bool) in
+            // The answer has gone (invalidated, expired) or is negative: the next caller fetches.
+            guard let answer = attempt.answer, answer.kind == .groups else {
+                return (.fetchedNothing, releasedLock: false)
+            }
+            let now = context.timeSource.now()
             if !windows.refreshIsDue(answer, customerID: key.customerID, now: now),
                 let loaded = try? windows.fresh(answer, decoded: nil, now: now)
             {
-                keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit)
-                outcome = .answered(loaded)
-            } else {
-                permit.write(under: attempt.generation)
-                outcome = await fetcher.refresh(key, permit: permit)
+                keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
+                return (.answered(loaded), releasedLock: false)
             }
+            let read = FlightRead(stamp: stamp, generation: attempt.generation)
+            return (await fetcher.refresh(key, permit: permit, read: read), releasedLock: false)
         }
-        // Otherwise the answer has gone (invalidated, expired) or is negative: the next caller fetches.
-        await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)
+        switch locked {
+        case .unavailable:
+            // The shared cache is unavailable: refreshed for this process alone, kept here only.
+            return await fetcher.refresh(key, permit: permit, read: FlightRead(stamp: stamp))
+        case .heldElsewhere:
+            // Another process fetches or refreshes the customer: its answer will do.
+            return .fetchedNothing
+        case .held(let outcome):
+            return outcome
         }
-        return outcome
     }
 }
