@@ -19,6 +19,23 @@ import Testing
 
         var stopped: Bool { returned.value.withLock { $0 } }
 
+        #if os(Linux)
+        /// The CPU clock of the thread that runs loop 0, once it runs.
+        final class LoopClock: Sendable {
+            let value = Mutex<clockid_t?>(nil)
+        }
+
+        private let loopClock = LoopClock()
+
+        /// The CPU time loop 0's thread has used so far (`nil` before it runs).
+        var loopCPUTime: Duration? {
+            guard let clock = loopClock.value.withLock({ $0 }) else { return nil }
+            var time = timespec()
+            guard clock_gettime(clock, &time) == 0 else { return nil }
+            return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+        }
+        #endif
+
         init(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, slow: Duration = .zero) throws {
             var configuration = HTTPServer.Configuration()
             configure(&configuration)
@@ -45,7 +62,14 @@ import Testing
                 }
             )
             let server = server
+            #if os(Linux)
+            let loopClock = loopClock
+            #endif
             Thread.detachNewThread { [returned] in
+                #if os(Linux)
+                var clock = clockid_t()
+                if pthread_getcpuclockid(pthread_self(), &clock) == 0 { loopClock.value.withLock { $0 = clock } }
+                #endif
                 server.run(handler)
                 returned.value.withLock { $0 = true }
             }
@@ -178,4 +202,86 @@ import Testing
         for _ in 0..<100 where !running.stopped { try await Task.sleep(for: .milliseconds(50)) }
         #expect(running.stopped)
     }
+
+    /// A `HEAD` answer is its head alone (RFC 9110, section 9.3.2): a body after it was read by a
+    /// kept-alive client as the start of the next answer (Node's http module failed its next
+    /// request with a parse error).
+    @Test(arguments: [false, true])
+    func anAnswerToHEADHasNoBody(usesPoll: Bool) async throws {
+        let running = try Running { $0.usesPoll = usesPoll }
+        let client = try await TestClient.connect(running)
+        client.send("HEAD /now HTTP/1.1\r\n\r\nHEAD /echo?a=1 HTTP/1.1\r\n\r\nGET /now HTTP/1.1\r\n\r\n")
+        let atOnce = try await client.answer(headOnly: true)
+        #expect(atOnce.statusLine == "HTTP/1.1 200 OK")
+        #expect(atOnce.headers["content-length"] == "3")
+        let fromTask = try await client.answer(headOnly: true)
+        #expect(fromTask.statusLine == "HTTP/1.1 200 OK")
+        #expect(fromTask.headers["x-method"] == "HEAD")
+        let get = try await client.answer()
+        #expect(get.statusLine == "HTTP/1.1 200 OK")
+        #expect(get.body == "now")
+    }
+
+    /// Once stopped, the server takes no new connection: one made while the requests in flight
+    /// finish is refused at once (or answered 503), never left waiting for the grace period and
+    /// then reset.
+    @Test func aConnectionMadeWhileAStopFinishesIsRefusedNotReset() async throws {
+        let running = try Running({ $0.eventLoops = 1 }, slow: .seconds(3))
+        let idle = try await TestClient.connect(running)
+        idle.send("GET /now HTTP/1.1\r\n\r\n")
+        #expect(try await idle.answer().status == 200)
+        let busy = try await TestClient.connect(running)
+        busy.send("GET /slow HTTP/1.1\r\n\r\n")
+        for _ in 0..<200 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        running.server.stop(within: .seconds(30))
+        // The loop has seen the stop once it closes the idle connection.
+        #expect(await idle.isClosedByServer())
+        if let late = try? await TestClient.connect(running) {
+            late.send("GET /now HTTP/1.1\r\n\r\n")
+            let answer = try await late.answer()
+            #expect(answer.status == 503)
+            #expect(answer.body == "tooManyConnections 1024")
+        }
+        #expect(try await busy.answer().status == 200)
+    }
+
+    /// A second stop may bring the deadline closer, never put it later: an operator's second
+    /// SIGTERM would otherwise hold the process past the grace it was given.
+    @Test func aSecondStopNeverPutsTheDeadlineLater() async throws {
+        let running = try Running({ $0.limits.handlerTimeout = nil }, slow: .seconds(120))
+        let busy = try await TestClient.connect(running)
+        busy.send("GET /slow HTTP/1.1\r\n\r\n")
+        for _ in 0..<200 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        running.server.stop(within: .milliseconds(100))
+        running.server.stop(within: .seconds(120))
+        for _ in 0..<600 where !running.stopped { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(running.stopped)
+        #expect(await busy.isClosedByServer())
+    }
+
+    #if os(Linux)
+    /// With `poll(2)`, a connection whose client reset it while its handler runs reports a hang-up
+    /// whatever it is watched for: the loop must not wake for it again and again until the answer
+    /// comes (it spun at a whole core).
+    @Test func aResetWhileTheHandlerRunsCostsThePollLoopNothing() async throws {
+        let running = try Running(
+            {
+                $0.usesPoll = true
+                $0.eventLoops = 1
+            },
+            slow: .seconds(4)
+        )
+        let client = try await TestClient.connect(running)
+        client.send("GET /slow HTTP/1.1\r\n\r\n")
+        for _ in 0..<200 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        client.reset()
+        try await Task.sleep(for: .milliseconds(200))
+        let before = try #require(running.loopCPUTime)
+        try await Task.sleep(for: .seconds(2))
+        let used = try #require(running.loopCPUTime) - before
+        // Waiting costs the loop microseconds; spinning took a whole core, or on a machine loaded
+        // with other work its share of one (over 100 ms of these two seconds).
+        #expect(used < .milliseconds(50), "the loop used \(used) of CPU while it had nothing to do")
+    }
+    #endif
 }

@@ -10,7 +10,8 @@ import Darwin
 ///
 /// A test sees what a kept-alive connection does. Each read is bounded by ten seconds.
 final class TestClient: @unchecked Sendable {
-    let descriptor: Int32
+    /// -1 once ``reset()`` has closed it.
+    private(set) var descriptor: Int32
     private var buffered: [UInt8] = []
     /// The server, kept running while a client of it lives (its release stops it).
     private let server: HTTPServerTests.Running
@@ -20,6 +21,8 @@ final class TestClient: @unchecked Sendable {
     }
 
     struct Answer {
+        /// The status line as it came.
+        var statusLine: String
         var status: Int
         var headers: [String: String]
         var body: String
@@ -60,7 +63,7 @@ final class TestClient: @unchecked Sendable {
     }
 
     deinit {
-        close(descriptor)
+        if descriptor >= 0 { close(descriptor) }
     }
 
     func send(_ text: String) {
@@ -72,9 +75,22 @@ final class TestClient: @unchecked Sendable {
         #endif
     }
 
-    /// The next answer; throws when the server closes first.
-    func answer() async throws -> Answer {
-        try await offCooperativePool { try self.nextAnswer() }
+    /// The next answer.
+    ///
+    /// - Parameter headOnly: Whether the answer is one to `HEAD`: its head alone, whatever its
+    ///   `Content-Length` says (RFC 9112, section 6.3).
+    /// - Returns: The answer's status line, fields and body.
+    /// - Throws: When the server closes first, or nothing comes within ten seconds.
+    func answer(headOnly: Bool = false) async throws -> Answer {
+        try await offCooperativePool { try self.nextAnswer(headOnly: headOnly) }
+    }
+
+    /// Closes the connection with a reset (`SO_LINGER` of zero), as a client that crashed does.
+    func reset() {
+        var abort = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
+        close(descriptor)
+        descriptor = -1
     }
 
     /// Whether the server closed the connection (reading returns end of file) within ten seconds.
@@ -82,7 +98,7 @@ final class TestClient: @unchecked Sendable {
         (try? await offCooperativePool { self.readsEndOfFile() }) ?? false
     }
 
-    private func nextAnswer() throws -> Answer {
+    private func nextAnswer(headOnly: Bool) throws -> Answer {
         while true {
             if let end = buffered.indices.first(where: { buffered[$0...].starts(with: [13, 10, 13, 10]) }) {
                 let head = String(decoding: buffered[..<end], as: UTF8.self).components(separatedBy: "\r\n")
@@ -92,12 +108,12 @@ final class TestClient: @unchecked Sendable {
                     headers[line[..<colon].lowercased()] = line[line.index(after: colon)...]
                         .trimmingCharacters(in: .whitespaces)
                 }
-                let length = Int(headers["content-length"] ?? "0") ?? 0
+                let length = headOnly ? 0 : Int(headers["content-length"] ?? "0") ?? 0
                 if buffered.count >= end + 4 + length {
                     let body = String(decoding: buffered[(end + 4)..<(end + 4 + length)], as: UTF8.self)
                     buffered.removeSubrange(..<(end + 4 + length))
                     let status = Int(head[0].split(separator: " ")[1]) ?? 0
-                    return Answer(status: status, headers: headers, body: body)
+                    return Answer(statusLine: head[0], status: status, headers: headers, body: body)
                 }
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
