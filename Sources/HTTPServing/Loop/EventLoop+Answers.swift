@@ -8,7 +8,8 @@ import Darwin
 extension EventLoop {
     // MARK: Writing
 
-    /// Writes an answer: its head and body in one `writev`, the rest when the socket takes it.
+    /// Writes an answer: its head and body (none for `HEAD`) in one `writev`, the rest when the
+    /// socket takes it.
     func answer(_ slot: Int32, _ response: HTTPResponse) {
         let index = Int(slot)
         let keepAlive = connections[index].keepAlive && !core.isStopping
@@ -24,7 +25,9 @@ extension EventLoop {
             into: &head
         )
         connections[index].outHead = head
-        connections[index].outBody = response.body
+        // An answer to HEAD is its head alone, `Content-Length` the one GET would have (RFC 9110,
+        // section 9.3.2): bytes after it would be read as the start of the next answer.
+        connections[index].outBody = connections[index].request?.method == "HEAD" ? [] : response.body
         connections[index].sent = 0
         connections[index].status = response.status.code
         writeAnswer(slot)
