@@ -113,8 +113,14 @@ final class Poller {
     }
 
     /// What a `poll(2)` descriptor is watched for; edge-triggered epoll watches both always.
+    ///
+    /// Watched for neither, the descriptor is left out of `poll(2)` (its number negated, which
+    /// `poll(2)` skips): it reports a hang-up or an error whatever it is watched for, and a
+    /// connection reset while its handler runs would wake the loop again and again until the
+    /// answer came.
     func setInterest(_ descriptor: Int32, read: Bool, write: Bool) {
         guard kind == .poll, let place = places[descriptor] else { return }
+        polled[place].fd = read || write ? descriptor : ~descriptor
         polled[place].events = (read ? Int16(POLLIN) : 0) | (write ? Int16(POLLOUT) : 0)
     }
 
@@ -132,7 +138,8 @@ final class Poller {
             if place != last {
                 polled[place] = polled[last]
                 polledTokens[place] = polledTokens[last]
-                places[polled[place].fd] = place
+                let moved = polled[place].fd
+                places[moved < 0 ? ~moved : moved] = place
             }
             polled.removeLast()
             polledTokens.removeLast()
