@@ -92,7 +92,8 @@ package final class HTTPServer: Sendable {
     ///
     /// Requests being read or answered are finished (each answer closing its connection) for up
     /// to `gracePeriod`, and connections idle between requests are closed. Callable from any
-    /// thread; ``run(_:)`` returns once it is done.
+    /// thread, more than once: a later call may bring the deadline closer, never put it later.
+    /// ``run(_:)`` returns once it is done.
     package func stop(within gracePeriod: Duration) {
         core.stop(within: gracePeriod)
     }

@@ -39,9 +39,24 @@ final class ServerCore: @unchecked Sendable {
         epoch + .nanoseconds(stopDeadlineNanoseconds.load(ordering: .relaxed))
     }
 
+    /// Stops with a deadline `gracePeriod` from now, or keeps an earlier stop's when that is
+    /// sooner: a second stop may hurry the first, never give it longer.
     func stop(within gracePeriod: Duration) {
-        let (seconds, attoseconds) = (ContinuousClock.now + gracePeriod - epoch).components
-        stopDeadlineNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .relaxed)
+        let (seconds, attoseconds) = (ContinuousClock.now - epoch + gracePeriod).components
+        // A grace period of centuries is no deadline, not an overflow.
+        let (scaled, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowedAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let deadline = overflowed || overflowedAgain ? Int64.max : sum
+        var current = stopDeadlineNanoseconds.load(ordering: .relaxed)
+        while deadline < current {
+            let (exchanged, original) = stopDeadlineNanoseconds.compareExchange(
+                expected: current,
+                desired: deadline,
+                ordering: .relaxed
+            )
+            if exchanged { break }
+            current = original
+        }
         stopping.store(true, ordering: .sequentiallyConsistent)
         for loop in loops { loop.wake() }
     }
