@@ -20,7 +20,13 @@ final class EventLoop: @unchecked Sendable {
     private let wakeReader: Int32
     private let wakeWriter: Int32
     private let wakePending = Atomic<Bool>(false)
-    private let messages = Mutex<[LoopMessage]>([])
+    private let messages = Mutex(Messages())
+
+    /// The loop's inbox, closed once the loop is done.
+    private struct Messages {
+        var list: [LoopMessage] = []
+        var closed = false
+    }
 
     var connections: [Connection] = []
     var freeSlots: [Int32] = []
@@ -106,16 +112,26 @@ final class EventLoop: @unchecked Sendable {
             lookAtReady()
             sweep()
             if stopNoticed, isDone || now >= core.stopDeadline {
+                // A connection dealt to this loop as it finished is refused, then the loop goes on
+                // until that answer is written.
+                if takeLastConnections() { continue }
                 closeEverything()
                 return
             }
         }
     }
 
-    /// Hands this loop a message from any thread, waking it when it may be waiting.
-    func post(_ message: LoopMessage) {
-        messages.withLock { $0.append(message) }
-        wake()
+    /// Hands this loop a message from any thread, waking it when it may be waiting; `false` when
+    /// the loop is done and takes no more (an answer then has no connection left to go to).
+    @discardableResult
+    func post(_ message: LoopMessage) -> Bool {
+        let taken = messages.withLock { inbox in
+            guard !inbox.closed else { return false }
+            inbox.list.append(message)
+            return true
+        }
+        if taken { wake() }
+        return taken
     }
 
     /// Wakes the loop (at most one byte in the pipe at a time).
@@ -150,9 +166,9 @@ final class EventLoop: @unchecked Sendable {
         var sink = [UInt8](repeating: 0, count: 64)
         while sink.withUnsafeMutableBytes({ read(wakeReader, $0.baseAddress, $0.count) }) > 0 {}
         wakePending.store(false, ordering: .sequentiallyConsistent)
-        let taken = messages.withLock { list in
-            let taken = list
-            list.removeAll(keepingCapacity: true)
+        let taken = messages.withLock { inbox in
+            let taken = inbox.list
+            inbox.list.removeAll(keepingCapacity: true)
             return taken
         }
         for message in taken {
@@ -178,10 +194,9 @@ final class EventLoop: @unchecked Sendable {
             case .success(let descriptor):
                 let target = nextLoop
                 nextLoop = (nextLoop + 1) % core.loops.count
-                if target == index {
+                // A loop done with its stop takes none: this one refuses it instead.
+                if target == index || !core.loops[target].post(.connection(descriptor)) {
                     admit(descriptor)
-                } else {
-                    core.loops[target].post(.connection(descriptor))
                 }
             case .failure(let error):
                 if error.wouldBlock { return }
@@ -493,6 +508,7 @@ final class EventLoop: @unchecked Sendable {
             listening = false
         }
         acceptingAgainAt = nil
+        if index == 0 { closeListener() }
         var slot = lists[State.waiting].first
         while slot >= 0 {
             let next = connections[Int(slot)].next
@@ -505,6 +521,38 @@ final class EventLoop: @unchecked Sendable {
             }
             slot = next
         }
+    }
+
+    /// Refuses the connections the system took and nobody accepted yet (closing the listener would
+    /// reset them), then closes it: from then on a new connection is refused by the system at once,
+    /// not queued to wait for the grace period and be reset at its end.
+    private func closeListener() {
+        while true {
+            switch Sockets.accept(core.listener) {
+            case .success(let descriptor):
+                admit(descriptor)
+            case .failure(let error):
+                if error.code == EINTR || error.code == ECONNABORTED { continue }
+                core.closeListener()
+                return
+            }
+        }
+    }
+
+    /// Closes the inbox and refuses the connections still in it; whether there were any.
+    private func takeLastConnections() -> Bool {
+        let taken = messages.withLock { inbox in
+            inbox.closed = true
+            let taken = inbox.list
+            inbox.list.removeAll()
+            return taken
+        }
+        var refused = false
+        for case .connection(let descriptor) in taken {
+            admit(descriptor)
+            refused = true
+        }
+        return refused
     }
 
     private var isDone: Bool {

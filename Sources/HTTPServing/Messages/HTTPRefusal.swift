@@ -4,7 +4,7 @@ package struct HTTPRefusal: Error, Sendable, Hashable {
     /// What was wrong.
     package enum Kind: Sendable, Hashable {
         /// A new connection while ``HTTPServer/Limits/maximumWaiting`` wait for their heads and none
-        /// may be evicted: answered at once.
+        /// may be evicted, or one the system took as the server stopped: answered at once.
         case tooManyConnections
         /// A request whose head arrived while ``HTTPServer/Limits/maximumRequests`` are being
         /// answered.

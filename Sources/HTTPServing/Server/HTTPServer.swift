@@ -85,15 +85,17 @@ package final class HTTPServer: Sendable {
         }
         core.loops[0].run()
         while running.load(ordering: .sequentiallyConsistent) > 0 { usleep(1000) }
-        close(core.listener)
+        core.closeListener()
     }
 
     /// Stops accepting at once, and finishes the requests begun within `gracePeriod`.
     ///
-    /// Requests being read or answered are finished (each answer closing its connection) for up
-    /// to `gracePeriod`, and connections idle between requests are closed. Callable from any
-    /// thread, more than once: a later call may bring the deadline closer, never put it later.
-    /// ``run(_:)`` returns once it is done.
+    /// The listening socket closes: the system refuses new connections, and those it had already
+    /// taken but the server had not are answered 503 (``HTTPRefusal/Kind/tooManyConnections``),
+    /// never left waiting. Requests being read or answered are finished (each answer closing its
+    /// connection) for up to `gracePeriod`, and connections idle between requests are closed.
+    /// Callable from any thread, more than once: a later call may bring the deadline closer, never
+    /// put it later. ``run(_:)`` returns once it is done.
     package func stop(within gracePeriod: Duration) {
         core.stop(within: gracePeriod)
     }

@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What the loops of one server share: its settings, its handler, the listening socket, the
 /// bounded counts, the stop, and one another.
 final class ServerCore: @unchecked Sendable {
@@ -20,6 +26,7 @@ final class ServerCore: @unchecked Sendable {
     /// The stop's deadline in nanoseconds from `epoch`.
     private let stopDeadlineNanoseconds = Atomic<Int64>(Int64.max)
     private let epoch = ContinuousClock.now
+    private let listenerClosed = Atomic<Bool>(false)
 
     init(configuration: HTTPServer.Configuration, listener: Int32, loopCount: Int) {
         self.limits = configuration.limits
@@ -59,5 +66,11 @@ final class ServerCore: @unchecked Sendable {
         }
         stopping.store(true, ordering: .sequentiallyConsistent)
         for loop in loops { loop.wake() }
+    }
+
+    /// Closes the listening socket, once: from then on the system refuses new connections.
+    func closeListener() {
+        guard !listenerClosed.exchange(true, ordering: .relaxed) else { return }
+        close(listener)
     }
 }
