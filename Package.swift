@@ -194,7 +194,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GroupPolicyCLITests",
-            dependencies: ["group-policy", "AppStoreGroups", "GroupPolicy", "ServingTestSupport"],
+            dependencies: [
+                "group-policy", "AppStoreGroups", "GroupDecisions", "GroupPolicy", "GroupPolicyTestSupport",
+                "ServingTestSupport",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
@@ -218,8 +221,8 @@ let package = Package(
         .target(
             name: "ServingTestSupport",
             dependencies: [
-                "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis", "GroupDecisionsTesting", "GroupPolicy",
-                "GroupPolicyTestSupport",
+                "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis", "GroupDecisionsTesting", "GroupPolicyBasics",
+                "GroupPolicy", "GroupPolicyTestSupport",
             ],
             path: "Tests/ServingTestSupport",
             exclude: ["Fixtures", "Server"],

@@ -40,7 +40,7 @@ struct DecisionServerShadowTests {
     static func report(_ answer: DecisionServerProcess.Answer) throws -> ShadowReport {
         #expect(answer.status == 200)
         #expect(answer.contentType == "application/json; charset=utf-8")
-        return try ShadowReport(jsonBytes: Array(answer.text.utf8))
+        return try TreeShadowReportReader.read(Array(answer.text.utf8))
     }
 
     @Test(

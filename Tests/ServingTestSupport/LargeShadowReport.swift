@@ -1,4 +1,4 @@
-/// Shadow report JSON near `ShadowReport.maximumJSONBytes` (64 MiB), for the reader's and the
+/// Shadow report JSON near the 64 MiB `group-policy shadow` reads, for the reader's and the
 /// CLI's bounds: written byte by byte, so a debug build makes 62 MiB in about a second.
 ///
 /// Every row has the same length (fixed-width names), so a test can say where row `n` starts.

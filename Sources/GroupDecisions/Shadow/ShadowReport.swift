@@ -8,9 +8,9 @@ public import Foundation
 /// A service given `candidatePolicies` evaluates every decision it serves under the candidate too,
 /// compares the two group by group, and counts each difference in a row of ``changes``; the answer
 /// it serves is the live policy's, unchanged. Read it with
-/// ``GroupDecisionService/shadowReport``; its JSON (``jsonBytes(pretty:)``) is what the example
-/// server's `GET /shadow` answers and `group-policy shadow` reads. See the DocC article "Rolling out
-/// a policy change".
+/// ``GroupDecisionService/shadowReport``; its JSON (``jsonBytes(pretty:)``) is what the decision
+/// server's `GET /shadow` answers and `group-policy shadow` reads back. See the DocC article
+/// "Rolling out a policy change".
 public struct ShadowReport: Sendable, Hashable {
     /// The most rows a report holds: a change that would need another row is counted in
     /// ``dropped`` instead.
@@ -19,7 +19,7 @@ public struct ShadowReport: Sendable, Hashable {
     public static let maximumExamples = 5
     /// The most bytes of JSON a service's report takes, pretty printed: a row or an example that
     /// would take it further is counted in ``dropped`` (an example is left out), so every report a
-    /// service makes is a quarter of what ``init(jsonBytes:fileName:)`` reads at most.
+    /// service makes is a quarter of what `group-policy shadow` reads at most (64 MiB).
     public static let maximumReportBytes = 16 << 20
     /// The most group-level changes one decision's comparison looks at: the rest are counted in
     /// ``dropped`` without their rules being looked up, which bounds the work of one decision.
@@ -190,7 +190,7 @@ public struct ShadowReport: Sendable, Hashable {
 extension ShadowReport.Change {
     /// The report's order: more decisions first, then by capability, gained before lost, group type,
     /// live rules, candidate rules (names compared by their bytes, lists element by element).
-    static func precedes(_ left: Self, _ right: Self) -> Bool {
+    package static func precedes(_ left: Self, _ right: Self) -> Bool {
         if left.decisions != right.decisions { return left.decisions > right.decisions }
         if let order = byteOrder(left.capability, right.capability) { return order }
         if left.direction != right.direction { return left.direction == .gained }
@@ -200,7 +200,7 @@ extension ShadowReport.Change {
     }
 
     /// Whether `left` comes first by its bytes, or `nil` when both have the same bytes.
-    static func byteOrder(_ left: String, _ right: String) -> Bool? {
+    package static func byteOrder(_ left: String, _ right: String) -> Bool? {
         var leftBytes = left.utf8.makeIterator()
         var rightBytes = right.utf8.makeIterator()
         while true {
@@ -215,7 +215,7 @@ extension ShadowReport.Change {
     }
 
     /// ``byteOrder(_:_:)`` for lists, element by element, a prefix first.
-    static func byteOrder(_ left: [String], _ right: [String]) -> Bool? {
+    package static func byteOrder(_ left: [String], _ right: [String]) -> Bool? {
         for (leftName, rightName) in zip(left, right) {
             if let order = byteOrder(leftName, rightName) { return order }
         }

@@ -2,8 +2,9 @@
 /// behind it under each policy (at most ``ShadowReport/maximumRulesPerList`` each, with how many
 /// more there were), names compared by their bytes, as evaluation compares them.
 ///
-/// The hash is computed once, before any lock is taken.
-struct ShadowRowKey: Hashable {
+/// The hash is computed once, before any lock is taken. The CLI's report reader refuses a report
+/// with two rows of one key.
+package struct ShadowRowKey: Hashable {
     var capability: String
     var gained: Bool
     var groupType: String
@@ -14,7 +15,7 @@ struct ShadowRowKey: Hashable {
     private let byteHash: Int
 
     /// A key whose rule lists are kept whole: the caller has capped them.
-    init(
+    package init(
         capability: String,
         gained: Bool,
         groupType: String,
@@ -58,7 +59,7 @@ struct ShadowRowKey: Hashable {
         )
     }
 
-    static func == (left: ShadowRowKey, right: ShadowRowKey) -> Bool {
+    package static func == (left: ShadowRowKey, right: ShadowRowKey) -> Bool {
         left.byteHash == right.byteHash && left.gained == right.gained
             && left.liveRulesOmitted == right.liveRulesOmitted
             && left.candidateRulesOmitted == right.candidateRulesOmitted
@@ -67,7 +68,7 @@ struct ShadowRowKey: Hashable {
             && sameBytes(left.liveRules, right.liveRules) && sameBytes(left.candidateRules, right.candidateRules)
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(byteHash)
     }
 

@@ -1,4 +1,5 @@
 import GroupPolicy
+import GroupPolicyBasics
 
 extension ShadowReportReader {
     /// The keys of one open object, to refuse a key it already has: a hash table of where each

@@ -1,32 +1,39 @@
-import AppStoreGroups
 import Foundation
+package import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
-
-@testable import GroupDecisions
 
 /// The shadow report reader as it was before it streamed, kept as an oracle.
 ///
 /// It reads the document into a JSON tree with the policy loader's reader, then its values from
-/// the tree, collecting every problem and reporting the first in the file; the streaming reader
-/// is compared with it (ShadowReaderDifferentialTests).
-enum TreeShadowReportReader {
-    /// What ``ShadowReport/init(jsonBytes:fileName:)`` answers, read through a tree.
-    static func read(_ jsonBytes: [UInt8], fileName: String? = nil) throws(AppStoreGroupsError) -> ShadowReport {
+/// the tree, collecting every problem and reporting the first in the file. The CLI's streaming
+/// reader is compared with it, and the serving tests read the reports they write back with it.
+package enum TreeShadowReportReader {
+    /// Why a report was refused: the first problem in the file, on one line.
+    package struct Refusal: Error, CustomStringConvertible {
+        /// `file:line:column: json.path: what is wrong`.
+        package var message: String
+        /// The JSON path of the offending value, when there is one.
+        package var jsonPath: String?
+
+        package var description: String { message }
+    }
+
+    /// What `group-policy shadow` reads from `jsonBytes`, read through a tree.
+    package static func read(_ jsonBytes: [UInt8], fileName: String? = nil) throws(Refusal) -> ShadowReport {
         var limits = PolicyLimits.default
-        limits.maximumBytes = ShadowReport.maximumJSONBytes
+        limits.maximumBytes = 64 << 20
         let collector = DiagnosticCollector(source: SourceText(fileName: fileName, bytes: jsonBytes))
         let report = readJSON(collector, limits: limits).flatMap { TreeReportReader(collector: collector).report($0) }
         if let problem = collector.sortedDiagnostics.first(where: { $0.severity == .error }) {
             let place = problem.location.map { "\($0): " } ?? ""
-            throw AppStoreGroupsError(
-                code: .invalidReport,
+            throw Refusal(
                 message: "\(place)\(problem.jsonPath): \(problem.message)".escapingControlCharacters,
                 jsonPath: problem.jsonPath
             )
         }
         guard var report else {
-            throw AppStoreGroupsError(code: .invalidReport, message: "\(fileName ?? "<input>"): not a shadow report")
+            throw Refusal(message: "\(fileName ?? "<input>"): not a shadow report")
         }
         report.changes.sort(by: ShadowReport.Change.precedes)
         return report

@@ -1,4 +1,5 @@
 import Foundation
+import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
 

@@ -1,8 +1,9 @@
+import GroupDecisions
 import GroupPolicyTestSupport
+import ServingTestSupport
 import Testing
 
-@testable import AppStoreGroups
-@testable import GroupDecisions
+@testable import group_policy
 
 /// The streaming reader answers every input as reading it through a JSON tree did: the same report,
 /// or the same one-line refusal, on thousands of seeded mutations of a valid report (bytes dropped,
@@ -25,7 +26,7 @@ struct ShadowReaderDifferentialTests {
 
     @Test(arguments: [false, true])
     func seededMutations(pretty: Bool) {
-        var report = ShadowReportJSONTests.report
+        var report = SampleShadowReport.report
         report.changes[1].examples = [ShadowReport.Example(decisionID: "x", customerHash: nil, groupID: "g")]
         let original = report.jsonBytes(pretty: pretty)
         var generator = SeededGenerator(seed: pretty ? 2 : 1)
@@ -36,10 +37,10 @@ struct ShadowReaderDifferentialTests {
             for _ in 0..<Int.random(in: 1...3, using: &generator) {
                 Self.mutate(&bytes, using: &generator)
             }
-            let tree = Self.outcome { () throws(AppStoreGroupsError) in
+            let tree = Self.outcome { () throws(TreeShadowReportReader.Refusal) in
                 try TreeShadowReportReader.read(bytes, fileName: "r.json")
             }
-            let streamed = Self.outcome { () throws(AppStoreGroupsError) in
+            let streamed = Self.outcome { () throws(ShadowReportRefusal) in
                 try ShadowReport(jsonBytes: bytes, fileName: "r.json")
             }
             if tree.hasPrefix("refused") { refusals += 1 }
@@ -54,11 +55,15 @@ struct ShadowReaderDifferentialTests {
         #expect(refusals > 2_000 && refusals < 2_500)
     }
 
-    static func outcome(_ read: () throws(AppStoreGroupsError) -> ShadowReport) -> String {
+    static func outcome<Refusal: Error>(_ read: () throws(Refusal) -> ShadowReport) -> String {
         do {
             return "read \(try read())"
+        } catch let refusal as TreeShadowReportReader.Refusal {
+            return "refused: \(refusal.message) at \(refusal.jsonPath ?? "-")"
+        } catch let refusal as ShadowReportRefusal {
+            return "refused: \(refusal.message) at \(refusal.jsonPath ?? "-")"
         } catch {
-            return "refused \(error.code): \(error.message)"
+            return "refused: \(error)"
         }
     }
 

@@ -1,11 +1,20 @@
-public import AppStoreGroups
+import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
 
+/// Why a shadow report's JSON was refused: not the format `ShadowReport.jsonBytes(pretty:)`
+/// writes.
+struct ShadowReportRefusal: Error {
+    /// One line starting with the file, line and column, then the JSON path: what is wrong.
+    var message: String
+    /// The JSON path of the offending value, when the refusal names one.
+    var jsonPath: String?
+}
+
 extension ShadowReport {
-    /// The most bytes of report JSON ``init(jsonBytes:fileName:)`` reads: 64 MiB, several times
-    /// what a report of ``maximumChanges`` rows with long rule lists takes.
-    public static let maximumJSONBytes = 64 << 20
+    /// The most bytes of report JSON ``init(jsonBytes:fileName:)`` reads: 64 MiB, four times what
+    /// a service's report takes at most (``maximumReportBytes``).
+    static let maximumJSONBytes = 64 << 20
 
     /// Reads a report from its JSON (``jsonBytes(pretty:)``'s format), strictly: every key
     /// required, no other key, each value of its type, and the counts consistent with each other.
@@ -18,10 +27,10 @@ extension ShadowReport {
     /// - Parameters:
     ///   - jsonBytes: The report's JSON, at most ``maximumJSONBytes``.
     ///   - fileName: The file's name for the error's location; `nil` for bytes from memory.
-    /// - Throws: `AppStoreGroupsError.Code.invalidReport` for the file's syntax error if it is not
-    ///   JSON, otherwise for the first problem in the file, its message on one line starting with
+    /// - Throws: ``ShadowReportRefusal`` for the file's syntax error if it is not JSON, otherwise
+    ///   for the first problem in the file, its message on one line starting with
     ///   `file:line:column: json.path: `.
-    public init(jsonBytes: [UInt8], fileName: String? = nil) throws(AppStoreGroupsError) {
+    init(jsonBytes: [UInt8], fileName: String? = nil) throws(ShadowReportRefusal) {
         let read: Result<ShadowReport?, ShadowReportReader.Problem> = jsonBytes.withUnsafeBufferPointer { bytes in
             guard bytes.count <= Self.maximumJSONBytes else {
                 return .failure(
@@ -52,12 +61,11 @@ extension ShadowReport {
             report.changes.sort(by: ShadowReport.Change.precedes)
             self = report
         case .success(nil):
-            throw AppStoreGroupsError(code: .invalidReport, message: "\(fileName ?? "<input>"): not a shadow report")
+            throw ShadowReportRefusal(message: "\(fileName ?? "<input>"): not a shadow report")
         case .failure(let problem):
             let (line, column) = Self.lineAndColumn(of: problem.offset, in: jsonBytes)
             let place = SourcePosition(file: fileName, line: line, column: column)
-            throw AppStoreGroupsError(
-                code: .invalidReport,
+            throw ShadowReportRefusal(
                 message: "\(place): \(problem.path): \(problem.message)".escapingControlCharacters,
                 jsonPath: problem.path.description
             )
