@@ -121,7 +121,7 @@ public struct Policy: Sendable {
 
     /// Loads a policy set from the given files, taking each file's bytes from `read` (see
     /// ``init(contentsOf:limits:reading:)``).
-    package init(
+    init(
         contentsOfFiles paths: [String],
         limits: PolicyLimits,
         reading read: (String) throws(GroupPolicyError) -> [UInt8]

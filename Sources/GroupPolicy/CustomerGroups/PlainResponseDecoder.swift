@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// Decodes the plain form of Apple's two group documents in one pass over the bytes: the form
 /// Apple sends (ASCII strings without escapes, Apple's keys once each, within the limits).
 ///

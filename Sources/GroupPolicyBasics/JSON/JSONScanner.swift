@@ -1,8 +1,8 @@
-package import GroupPolicyBasics
-
-/// A strict RFC 8259 lexer over UTF-8 bytes, shared by the tree reader (policies, test files), the
-/// direct response decoder and, through `package` access, GroupDecisions' streaming shadow-report
-/// reader.
+/// A strict RFC 8259 lexer over UTF-8 bytes, shared by the runtime's tree reader (policies, test
+/// files) and direct response decoder, and by the CLI's streaming shadow-report reader.
+///
+/// Every member is `@inlinable`: the response decoder's loops call it byte by byte from another
+/// module, as they did when the lexer was the runtime's own.
 ///
 /// It is a plain cursor over a buffer the caller keeps alive for the scanner's lifetime. It never
 /// recurses on its own (``skipValue(depth:maximumDepth:)`` counts depth and stops at the limit), so
@@ -11,6 +11,7 @@ package struct JSONScanner {
     package let bytes: UnsafeBufferPointer<UInt8>
     package var position: Int
 
+    @inlinable
     package init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
         self.position = 0
@@ -20,9 +21,11 @@ package struct JSONScanner {
         }
     }
 
+    @inlinable
     package var isAtEnd: Bool { position >= bytes.count }
 
     @inline(__always)
+    @inlinable
     package mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
@@ -34,16 +37,19 @@ package struct JSONScanner {
 
     /// The next byte after whitespace, without consuming it; `nil` at the end of input.
     @inline(__always)
+    @inlinable
     package mutating func peekByte() -> UInt8? {
         skipWhitespace()
         return position < bytes.count ? bytes[position] : nil
     }
 
+    @inlinable
     package func error(_ message: String, at offset: Int? = nil) -> JSONSyntaxError {
         JSONSyntaxError(offset: offset ?? position, message: message)
     }
 
     /// Describes what stands at the cursor, for "expected X, found Y" messages.
+    @inlinable
     package func describeCurrent() -> String {
         guard position < bytes.count else { return "end of input" }
         let byte = bytes[position]
@@ -53,6 +59,7 @@ package struct JSONScanner {
 
     /// Consumes `byte` after optional whitespace or throws "expected `what`".
     @inline(__always)
+    @inlinable
     package mutating func expect(_ byte: UInt8, _ what: String) throws(JSONSyntaxError) {
         skipWhitespace()
         guard position < bytes.count, bytes[position] == byte else {
@@ -63,6 +70,7 @@ package struct JSONScanner {
 
     /// After a member or element: consumes `,` and returns true, or consumes `close` and returns false.
     @inline(__always)
+    @inlinable
     package mutating func commaOrClose(_ close: UInt8, _ what: String) throws(JSONSyntaxError) -> Bool {
         skipWhitespace()
         guard position < bytes.count else { throw error("expected ',' or '\(what)', found end of input") }
@@ -81,6 +89,7 @@ package struct JSONScanner {
     // MARK: Strings
 
     /// Reads a string token (the cursor at its opening quote) and returns its decoded value.
+    @inlinable
     package mutating func readString() throws(JSONSyntaxError) -> String {
         let start = position
         let (contentEnd, hasEscapes) = try scanString()
@@ -92,6 +101,7 @@ package struct JSONScanner {
 
     /// Reads a string token and returns the raw byte range of its content and whether it holds
     /// escape sequences (without them the raw bytes can be compared without building a `String`).
+    @inlinable
     package mutating func readRawString() throws(JSONSyntaxError) -> (range: Range<Int>, hasEscapes: Bool) {
         let start = position
         let (contentEnd, hasEscapes) = try scanString()
@@ -99,6 +109,7 @@ package struct JSONScanner {
     }
 
     /// Decodes the content of a string whose raw range is already validated.
+    @inlinable
     package func decodeString(from start: Int, to end: Int) throws(JSONSyntaxError) -> String {
         var utf8: [UInt8] = []
         utf8.reserveCapacity(end - start)
@@ -139,7 +150,8 @@ package struct JSONScanner {
         return String(decoding: utf8, as: UTF8.self)
     }
 
-    private func hexValue(at index: Int) -> UInt32 {
+    @inlinable
+    func hexValue(at index: Int) -> UInt32 {
         var value: UInt32 = 0
         for offset in 0..<4 {
             value = value << 4 | UInt32(hexDigit(bytes[index + offset]) ?? 0)
@@ -147,7 +159,8 @@ package struct JSONScanner {
         return value
     }
 
-    private func hexDigit(_ byte: UInt8) -> UInt8? {
+    @inlinable
+    func hexDigit(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
@@ -160,7 +173,8 @@ package struct JSONScanner {
     ///
     /// Leaves the cursor after the closing quote and returns the offset of that quote and whether
     /// the content has escapes (without escapes the raw bytes are the value).
-    private mutating func scanString() throws(JSONSyntaxError) -> (contentEnd: Int, hasEscapes: Bool) {
+    @inlinable
+    mutating func scanString() throws(JSONSyntaxError) -> (contentEnd: Int, hasEscapes: Bool) {
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
             throw error("expected a string, found \(describeCurrent())")
         }
@@ -199,7 +213,8 @@ package struct JSONScanner {
     }
 
     /// Validates one escape sequence starting at the backslash; returns the index after it.
-    private func scanEscape(at backslash: Int) throws(JSONSyntaxError) -> Int {
+    @inlinable
+    func scanEscape(at backslash: Int) throws(JSONSyntaxError) -> Int {
         let index = backslash + 1
         guard index < bytes.count else { throw error("unterminated string", at: backslash) }
         switch bytes[index] {
@@ -235,11 +250,13 @@ package struct JSONScanner {
         }
     }
 
-    private func describeByte(_ byte: UInt8) -> String {
+    @inlinable
+    func describeByte(_ byte: UInt8) -> String {
         byte >= 0x21 && byte < 0x7F ? String(Character(Unicode.Scalar(byte))) : "0x\(String(byte, radix: 16))"
     }
 
-    private func readHex4(at index: Int, escapeStart: Int) throws(JSONSyntaxError) -> UInt32 {
+    @inlinable
+    func readHex4(at index: Int, escapeStart: Int) throws(JSONSyntaxError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw error("incomplete \\u escape", at: escapeStart) }
         var value: UInt32 = 0
         for offset in 0..<4 {
@@ -253,7 +270,8 @@ package struct JSONScanner {
 
     /// Validates one multi-byte UTF-8 sequence (RFC 3629: no overlongs, no surrogates, at most
     /// U+10FFFF); returns the index after it.
-    private func scanUTF8Sequence(at index: Int) throws(JSONSyntaxError) -> Int {
+    @inlinable
+    func scanUTF8Sequence(at index: Int) throws(JSONSyntaxError) -> Int {
         let lead = bytes[index]
         let length: Int
         var lowerBound: UInt8 = 0x80
@@ -294,6 +312,7 @@ package struct JSONScanner {
 
     /// Reads a number token per the JSON grammar and returns its text (kept as text: the formats
     /// here use no numbers, and huge values must not overflow anything).
+    @inlinable
     package mutating func readNumber() throws(JSONSyntaxError) -> String {
         let start = position
         var index = position
@@ -326,6 +345,7 @@ package struct JSONScanner {
     }
 
     /// Reads `true`, `false` or `null` (the cursor at its first letter).
+    @inlinable
     package mutating func readLiteral() throws(JSONSyntaxError) -> JSONValue {
         for (text, value) in [("true", JSONValue.bool(true)), ("false", .bool(false)), ("null", .null)]
         where matches(text) {
@@ -335,7 +355,8 @@ package struct JSONScanner {
         throw error("invalid literal (expected true, false or null)")
     }
 
-    private func matches(_ literal: String) -> Bool {
+    @inlinable
+    func matches(_ literal: String) -> Bool {
         var index = position
         for byte in literal.utf8 {
             guard index < bytes.count, bytes[index] == byte else { return false }
@@ -358,7 +379,8 @@ package struct JSONScanner {
 
     /// Validates and skips one value of any kind, iteratively; `depth` is the nesting depth of the
     /// value's container, so the total nesting never exceeds `maximumDepth`.
-    mutating func skipValue(depth: Int, maximumDepth: Int) throws(JSONSyntaxError) {
+    @inlinable
+    package mutating func skipValue(depth: Int, maximumDepth: Int) throws(JSONSyntaxError) {
         // Each entry records whether the open container is an object (true) or an array.
         var open: [Bool] = []
         while true {
@@ -402,6 +424,7 @@ package struct JSONScanner {
     }
 
     /// Requires that nothing but whitespace follows the top-level value.
+    @inlinable
     package mutating func expectEnd() throws(JSONSyntaxError) {
         skipWhitespace()
         guard position == bytes.count else {
@@ -410,8 +433,8 @@ package struct JSONScanner {
     }
 
     /// Whether the raw bytes in `range` equal `literal` (ASCII keys of a known schema).
-    @inline(__always)
-    func rawEquals(_ range: Range<Int>, _ literal: StaticString) -> Bool {
+    @inlinable @inline(__always)
+    package func rawEquals(_ range: Range<Int>, _ literal: StaticString) -> Bool {
         guard range.count == literal.utf8CodeUnitCount else { return false }
         let pointer = literal.utf8Start
         var index = 0
