@@ -4,9 +4,8 @@ import Dispatch
 /// buffer bounded by bytes and are written by the writer's own serial queue; a line that does not
 /// fit is dropped and counted.
 ///
-/// The decision log writes through one; so can an app for its own logs (the example server writes
-/// its standard error through one). A
-/// reader that stops reading (a full pipe, a stopped terminal) or a file that cannot be written
+/// The decision log writes through one, and the decision server its standard error (package
+/// access: a general-purpose writer is no part of the serving API). A reader that stops reading (a full pipe, a stopped terminal) or a file that cannot be written
 /// (`/dev/full`, a full disk) only costs the lines that do not fit or fail: they are counted and
 /// reported to `onLoss`, the first loss at once and then at most once per report interval, and at
 /// close.
@@ -15,9 +14,9 @@ import Dispatch
 /// names another file or none (a log shipper renamed or deleted it), the path is opened again,
 /// created when missing, and later lines go there. A FIFO is opened without waiting for a reader:
 /// with none, opening fails at once (`init` throws) instead of hanging.
-public final class LineWriter: Sendable {
+package final class LineWriter: Sendable {
     /// Where the lines go.
-    public enum Destination: Sendable {
+    package enum Destination: Sendable {
         /// A file, appended to, created (mode 0600) when missing, reopened after a rotation.
         case path(String)
         /// A descriptor already open, such as standard output; closed at the end when `owned`.
@@ -25,16 +24,16 @@ public final class LineWriter: Sendable {
     }
 
     /// What was lost since the previous report.
-    public struct Loss: Sendable, Hashable {
+    package struct Loss: Sendable, Hashable {
         /// Lines dropped because the buffer was full: the reader did not keep up.
-        public var dropped = 0
+        package var dropped = 0
         /// Lines a write failed for (a full disk, a closed pipe).
-        public var failed = 0
+        package var failed = 0
         /// The last failure, such as `No space left on device`, when `failed` is not zero.
-        public var lastError: String?
+        package var lastError: String?
 
         /// A loss of `dropped` lines to a full buffer and `failed` to failed writes.
-        public init(dropped: Int = 0, failed: Int = 0, lastError: String? = nil) {
+        package init(dropped: Int = 0, failed: Int = 0, lastError: String? = nil) {
             self.dropped = dropped
             self.failed = failed
             self.lastError = lastError
@@ -42,11 +41,11 @@ public final class LineWriter: Sendable {
     }
 
     /// Why a destination cannot be opened.
-    public struct OpenError: Error, Sendable {
+    package struct OpenError: Error, Sendable {
         /// The path that did not open.
-        public var path: String
+        package var path: String
         /// Why, such as `No such file or directory`.
-        public var reason: String
+        package var reason: String
     }
 
     private let core: LineWriterCore
@@ -61,7 +60,7 @@ public final class LineWriter: Sendable {
     ///   - label: The writer queue's label.
     ///   - onLoss: Receives the losses, on the writer's queue.
     /// - Throws: ``OpenError`` when the path cannot be opened.
-    public init(
+    package init(
         _ destination: Destination,
         capacityBytes: Int,
         reportInterval: Duration = .seconds(60),
@@ -84,7 +83,7 @@ public final class LineWriter: Sendable {
     }
 
     /// The most bytes of lines that may wait; changing it never drops a line already waiting.
-    public var capacityBytes: Int {
+    package var capacityBytes: Int {
         get { core.state.withLock { $0.capacity } }
         set { core.state.withLock { $0.capacity = newValue } }
     }
@@ -97,7 +96,7 @@ public final class LineWriter: Sendable {
     ///   - line: The line, without its newline.
     ///   - evenWhenFull: Queues the line beyond the capacity (for a rare line such as a report of
     ///     this writer's own losses, which must not be lost to them).
-    public func write(_ line: String, evenWhenFull: Bool = false) {
+    package func write(_ line: String, evenWhenFull: Bool = false) {
         core.enqueue(Array(line.utf8) + [10], evenWhenFull: evenWhenFull)
     }
 
@@ -105,7 +104,7 @@ public final class LineWriter: Sendable {
     /// passes, blocking the calling thread.
     ///
     /// - Returns: Whether the lines were all handled in time.
-    public func flush(within timeout: Duration) -> Bool {
+    package func flush(within timeout: Duration) -> Bool {
         core.flush(within: timeout)
     }
 }
