@@ -38,12 +38,14 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
             case timeout
             case transportFailure = "transport-failure"
             case cancelled
-            case sharedCacheFailure = "store-failure"
-            case invalidReport = "invalid-report"
         }
 
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
+        private let identifier: String
+        private init(_ base: Base) { identifier = base.rawValue }
+
+        /// A code another module of this package defines for its own failures (the serving
+        /// layer's shared-cache failure), so this module names none of them.
+        package init(identifier: String) { self.identifier = identifier }
 
         /// An id, limit or pagination token the client refused before sending anything.
         public static let invalidArgument = Code(.invalidArgument)
@@ -98,19 +100,9 @@ public struct AppStoreGroupsError: Error, Sendable, CustomStringConvertible {
         public static let transportFailure = Code(.transportFailure)
         /// The calling task was cancelled.
         public static let cancelled = Code(.cancelled)
-        /// A shared cache (such as `RedisGroupsCache`) failed.
-        ///
-        /// It could not be reached, timed out, or answered something other than what was asked
-        /// for. Its description is `store-failure`, the name it had before, so logs and served
-        /// error JSON keep their bytes.
-        public static let sharedCacheFailure = Code(.sharedCacheFailure)
-        /// A shadow report's JSON that is not the format `ShadowReport.jsonBytes(pretty:)` writes:
-        /// the message starts with the file, line and column, and ``AppStoreGroupsError/jsonPath``
-        /// names the offending value.
-        public static let invalidReport = Code(.invalidReport)
 
         /// The code's identifier, such as `group-not-found`.
-        public var description: String { base.rawValue }
+        public var description: String { identifier }
 
         /// The kind matching one of Apple's documented `errorCode` values, or `nil` for a code this
         /// version does not know.
