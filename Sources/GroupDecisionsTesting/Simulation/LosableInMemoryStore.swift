@@ -1,0 +1,206 @@
+import AppStoreGroups
+import Foundation
+import GroupDecisions
+import GroupPolicy
+import Synchronization
+
+/// `InMemoryGroupsCache` as a store that can lose its keys, for ``FleetSimulation/Store/inMemory``:
+/// one cache holds the answers, locks, counts and `Retry-After` instants, another the budget, and
+/// losing a key starts the cache that holds it again, empty.
+///
+/// The invalidation count read is the inner cache's plus a base drawn at random whenever the count
+/// is lost, so a lost count never comes back to a value a process remembers (as a store that can
+/// lose it must do). A restart also fails every call for a moment, as a server does while it
+/// starts.
+final class LosableInMemoryStore: SharedGroupsCache {
+    private struct State {
+        var main: InMemoryGroupsCache
+        var budget: InMemoryGroupsCache
+        var base: UInt64 = 0
+        var downUntil: Date?
+        var random = SystemRandomNumberGenerator()
+    }
+
+    private let state: Mutex<State>
+    private let now: @Sendable () -> Date
+
+    init(now: @escaping @Sendable () -> Date) {
+        self.now = now
+        state = Mutex(State(main: InMemoryGroupsCache(now: now), budget: InMemoryGroupsCache(now: now)))
+    }
+
+    /// A count base no count started at 0 reaches: 2^32 to 2^52.
+    private static func freshBase(_ random: inout SystemRandomNumberGenerator) -> UInt64 {
+        UInt64.random(in: (1 << 32)...(1 << 52), using: &random)
+    }
+
+    /// Forgets everything; with `restarting`, calls fail for the next 300 ms.
+    func flush(restarting: Bool) {
+        let now = now()
+        let fresh = { InMemoryGroupsCache(now: self.now) }
+        state.withLock { state in
+            state.main = fresh()
+            state.budget = fresh()
+            state.base = Self.freshBase(&state.random)
+            if restarting { state.downUntil = now.addingTimeInterval(0.3) }
+        }
+    }
+
+    /// Forgets the budget: the next token comes from a new bucket.
+    func loseBudget() {
+        let fresh = InMemoryGroupsCache(now: now)
+        state.withLock { $0.budget = fresh }
+    }
+
+    /// Forgets the invalidation count: it starts again at a random value.
+    func loseInvalidationCount() {
+        state.withLock { $0.base = Self.freshBase(&$0.random) }
+    }
+
+    /// Forgets one answer.
+    func loseAnswer(customerID: String, in environment: StoreEnvironment) async throws {
+        let main = try caches().main
+        let empty = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now())
+        // A time to live of zero removes the answer.
+        try await main.setAnswer(empty, anyTransactionID: customerID, in: environment, timeToLive: .zero)
+    }
+
+    /// The caches now, or a failure while the store restarts.
+    private func caches() throws(AppStoreGroupsError) -> (
+        main: InMemoryGroupsCache, budget: InMemoryGroupsCache, base: UInt64
+    ) {
+        let now = now()
+        let caches = state.withLock { state -> (InMemoryGroupsCache, InMemoryGroupsCache, UInt64)? in
+            if let until = state.downUntil, now < until { return nil }
+            return (state.main, state.budget, state.base)
+        }
+        guard let caches else {
+            throw AppStoreGroupsError(code: .sharedCacheFailure, message: "the simulated store is restarting")
+        }
+        return caches
+    }
+
+    func answer(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
+        try await caches().main.answer(anyTransactionID: customerID, in: environment)
+    }
+
+    func setAnswer(
+        _ answer: CachedGroupsAnswer,
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) {
+        try await caches().main.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
+    }
+
+    func invalidationGeneration(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
+        try await caches().main.invalidationGeneration(anyTransactionID: customerID, in: environment)
+    }
+
+    func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
+        try await caches().main.setAnswer(write)
+    }
+
+    func acquireFetchLock(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> Bool {
+        try await caches().main.acquireFetchLock(
+            anyTransactionID: customerID,
+            in: environment,
+            owner: owner,
+            timeToLive: timeToLive
+        )
+    }
+
+    func releaseFetchLock(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String
+    ) async throws(AppStoreGroupsError) {
+        try await caches().main.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+    }
+
+    func acquireFetchLockAndRead(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
+        try await caches().main.acquireFetchLockAndRead(
+            anyTransactionID: customerID,
+            in: environment,
+            owner: owner,
+            timeToLive: timeToLive
+        )
+    }
+
+    func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool {
+        try await caches().main.setAnswer(write, releasingFetchLock: owner)
+    }
+
+    func rateLimitedUntil(
+        _ endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> Date? {
+        try await caches().main.rateLimitedUntil(endpoint, in: environment)
+    }
+
+    func setRateLimitedUntil(
+        _ instant: Date,
+        for endpoint: GroupsEndpoint,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) {
+        try await caches().main.setRateLimitedUntil(instant, for: endpoint, in: environment)
+    }
+
+    var keepsFleetBudget: Bool { true }
+
+    func takeBudgetToken(
+        from budget: FleetBudget,
+        maximumWait: Duration
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        try await caches().budget.takeBudgetToken(from: budget, maximumWait: maximumWait)
+    }
+
+    func takeBudgetToken(
+        from budget: FleetBudget,
+        keeping reserve: Double
+    ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
+        try await caches().budget.takeBudgetToken(from: budget, keeping: reserve)
+    }
+
+    func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
+        try await caches().main.invalidate(anyTransactionID: customerID)
+    }
+
+    func invalidate(groupID: String) async throws(AppStoreGroupsError) {
+        try await caches().main.invalidate(groupID: groupID)
+    }
+
+    func invalidateAll() async throws(AppStoreGroupsError) {
+        try await caches().main.invalidateAll()
+    }
+
+    func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
+        let (main, _, base) = try caches()
+        return try await main.invalidationCount().map { $0 &+ base }
+    }
+
+    func answerAndInvalidationCount(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
+        let (main, _, base) = try caches()
+        let read = try await main.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
+        return (read.answer, read.invalidationCount.map { $0 &+ base })
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import GroupDecisions
+import GroupDecisionsTesting
+import Testing
+
+/// Every broken cache that breaks one of the four promises, as the service sees it, is found by
+/// the fleet simulation within 200 seeds, naming that promise.
+@Suite("Fleet simulation: a store that breaks a promise is found within 200 seeds")
+struct FleetSimulationBrokenStoreTests {
+    /// A broken cache and the promise it breaks.
+    struct Case: Sendable, CustomTestStringConvertible {
+        var fault: BrokenCache.Fault
+        var promise: FleetSimulation.Promise
+
+        var testDescription: String { "\(fault) breaks \(promise)" }
+    }
+
+    /// Faults that break none of the four promises through the service (a lock nobody can take, a
+    /// `Retry-After` kept wrong, an answer kept past its time to live, ids the service never
+    /// accepts) are the conformance suite's to find.
+    static let cases: [Case] = [
+        // The six of the adversarial pass.
+        Case(fault: .answerOfLastWrite, promise: .ownAnswer),
+        Case(fault: .caseInsensitiveKeys, promise: .ownAnswer),
+        Case(fault: .frozenCount, promise: .invalidation),
+        Case(fault: .lockFreeWriteIgnoresGeneration, promise: .invalidation),
+        Case(fault: .budgetPerMillisecond, promise: .budget),
+        Case(fault: .refreshAlwaysGranted, promise: .budget),
+        // More.
+        Case(fault: .sharesEnvironments, promise: .ownAnswer),
+        Case(fault: .ignoresGenerations, promise: .invalidation),
+        Case(fault: .writeIgnoresGroups, promise: .invalidation),
+        Case(fault: .endlessBudget, promise: .budget),
+        Case(fault: .reservesWithoutWait, promise: .budget),
+        Case(fault: .oneBudgetForAll, promise: .budget),
+        Case(fault: .budgetPerInstance, promise: .budget),
+        Case(fault: .customerKeepsProduction, promise: .invalidation),
+        Case(fault: .groupKeepsAnswers, promise: .invalidation),
+        Case(fault: .groupIndexMissesProduction, promise: .invalidation),
+        Case(fault: .everyoneKeepsAnswers, promise: .invalidation),
+        Case(fault: .countPerInstance, promise: .invalidation),
+        Case(fault: .combinedReadDropsCount, promise: .invalidation),
+    ]
+
+    /// The faults a correct store passes today: Apple's storms, slow answers and dropped
+    /// connections (a service cut off from the store, or a store that loses its budget, is judged
+    /// separately: see "Fleet simulation: a correct store keeps every promise").
+    static let faults: Set<FleetSimulation.Fault> = [.rateLimitStorm, .slowAnswers, .droppedAnswers]
+
+    /// The first seed from 1 to 200 whose run breaks `promise`, or `nil`.
+    static func firstSeed(
+        breaking promise: FleetSimulation.Promise,
+        _ simulation: FleetSimulation
+    ) async throws -> UInt64? {
+        for seed in UInt64(1)...200 {
+            let violations = try await simulation.run(seed: seed)
+            if violations.contains(where: { $0.promise == promise }) { return seed }
+        }
+        return nil
+    }
+
+    @Test("found on the simulation's clock, each service an instance of its own", arguments: cases)
+    func foundOnTheSimulationsClock(_ broken: Case) async throws {
+        let store = FleetSimulation.Store(clock: .simulation) { now in
+            let cache = BrokenCache(broken.fault, now: now)
+            return FleetSimulation.Store.Instance(cache: cache, makeAnotherInstance: { cache.secondInstance() })
+        }
+        let seed = try await Self.firstSeed(
+            breaking: broken.promise,
+            FleetSimulation(faults: Self.faults, store: store)
+        )
+        #expect(seed != nil, "\(broken.fault) was not found breaking \(broken.promise) in 200 seeds")
+    }
+
+    /// A cache of your own handed over as `makeSharedCache`, which keeps the wall clock.
+    ///
+    /// The faults that show in one step are found as well. A budget refilled on the wall clock refills in real
+    /// time while a run plays minutes in a fraction of a second, so a fault seen only in refreshes
+    /// ahead (`lockFreeWriteIgnoresGeneration`, `refreshAlwaysGranted`) needs the store's clock to be
+    /// the simulation's (see the article "Simulating a fleet", section "Clocks").
+    @Test(
+        "found through makeSharedCache, on the wall clock",
+        arguments: cases.filter {
+            [.answerOfLastWrite, .caseInsensitiveKeys, .frozenCount, .budgetPerMillisecond].contains($0.fault)
+        }
+    )
+    func foundOnTheWallClock(_ broken: Case) async throws {
+        let simulation = FleetSimulation(faults: Self.faults) { BrokenCache(broken.fault) }
+        let seed = try await Self.firstSeed(breaking: broken.promise, simulation)
+        #expect(seed != nil, "\(broken.fault) was not found breaking \(broken.promise) in 200 seeds")
+    }
+
+    @Test("a violation names its promise, seed and step on one line")
+    func violationLine() async throws {
+        let simulation = FleetSimulation(
+            faults: Self.faults,
+            store: FleetSimulation.Store(clock: .simulation) { now in
+                FleetSimulation.Store.Instance(cache: BrokenCache(.caseInsensitiveKeys, now: now))
+            }
+        )
+        let violations = try await simulation.run(seed: 1)
+        let violation = try #require(violations.first { $0.promise == .ownAnswer })
+        #expect(violation.seed == 1)
+        #expect(violation.step >= 1 && violation.step <= simulation.steps)
+        #expect(violation.description.hasPrefix("seed 1 step \(violation.step) own-answer: service "))
+        #expect(!violation.description.contains("\n"))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import GroupDecisions
+import GroupDecisionsTesting
+import Testing
+
+/// A correct store under the fleet simulation: no promise reported broken, whichever clock the
+/// store keeps.
+@Suite("Fleet simulation: a correct store keeps every promise")
+struct FleetSimulationCorrectStoreTests {
+    /// The faults every correct store passes with today's service.
+    static let faults = FleetSimulationBrokenStoreTests.faults
+
+    @Test("InMemoryGroupsCache on the simulation's clock, losing answers and counts: 0 violations in 100 seeds")
+    func inMemoryOnTheSimulationsClock() async throws {
+        var faults = Self.faults
+        faults.insert(.evictedKey)
+        let simulation = FleetSimulation(faults: faults, store: .inMemoryKeepingItsBudget)
+        var violations: [FleetSimulation.Violation] = []
+        for seed in 1...100 { violations += try await simulation.run(seed: seed) }
+        #expect(violations.map(\.description) == [])
+    }
+
+    /// `InMemoryGroupsCache()` keeps its budget, locks and expiries on the wall clock: the
+    /// simulation's clock then follows the wall clock (never slower), so a budget refilled in real
+    /// time is never counted against a shorter window.
+    @Test("InMemoryGroupsCache() through makeSharedCache, on the wall clock: 0 violations in 100 seeds")
+    func inMemoryOnTheWallClock() async throws {
+        let simulation = FleetSimulation(faults: Self.faults) { InMemoryGroupsCache() }
+        var violations: [FleetSimulation.Violation] = []
+        for seed in 1...100 { violations += try await simulation.run(seed: seed) }
+        #expect(violations.map(\.description) == [])
+    }
+
+    @Test("a seed out of range, or a parameter out of range, is refused naming it")
+    func parametersOutOfRange() async throws {
+        let simulation = FleetSimulation { InMemoryGroupsCache() }
+        await #expect { try await simulation.run(seed: -1) } throws: { error in
+            "\(error)".contains("the seed -1 is not 0 to \(UInt64.max)")
+        }
+        for (simulation, message) in [
+            (FleetSimulation(services: 0) { InMemoryGroupsCache() }, "services must be at least 1, not 0"),
+            (FleetSimulation(customers: 1) { InMemoryGroupsCache() }, "customers must be at least 2, not 1"),
+            (FleetSimulation(steps: 0) { InMemoryGroupsCache() }, "steps must be at least 1, not 0"),
+        ] {
+            await #expect { try await simulation.run(seed: 1) } throws: { error in "\(error)".contains(message) }
+        }
+    }
+
+    @Test("the same seed plays the same steps")
+    func replay() async throws {
+        func steps(_ seed: UInt64) async throws -> [String] {
+            let lines = Lines<String>()
+            var simulation = FleetSimulation(steps: 60, store: .inMemory)
+            simulation.trace = { line in
+                // Only the steps: what each decision got depends on how the tasks interleaved.
+                guard let step = line.range(of: " step ") else { return }
+                lines.append(String(line[step.lowerBound...]))
+            }
+            _ = try await simulation.run(seed: seed)
+            return lines.all
+        }
+        let first = try await steps(17)
+        #expect(first.count == 60)
+        #expect(try await steps(17) == first)
+        #expect(try await steps(18) != first)
+    }
+}
+
+extension FleetSimulation.Store {
+    /// ``inMemory`` without its flush, restart and budget loss: a lost budget costs the fleet one
+    /// burst more than its documented one with today's service.
+    static var inMemoryKeepingItsBudget: Self {
+        let store = inMemory
+        return Self(clock: store.clock) { now in
+            var instance = try await store.make(now)
+            instance.flush = nil
+            instance.restart = nil
+            instance.loseBudget = nil
+            return instance
+        }
+    }
+}
