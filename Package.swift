@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "GroupDecisionsTesting", targets: ["GroupDecisionsTesting"]),
         .executable(name: "group-policy", targets: ["group-policy"]),
         .executable(name: "group-decision-server", targets: ["group-decision-server"]),
+        .executable(name: "group-decisions-simulation", targets: ["group-decisions-simulation"]),
         .plugin(name: "TypedCapabilities", targets: ["TypedCapabilities"]),
         .plugin(name: "GroupPolicyCommand", targets: ["GroupPolicyCommand"]),
     ],
@@ -125,6 +126,15 @@ let package = Package(
             dependencies: [
                 "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupDecisions",
                 "GroupPolicyCodegen", "ArgumentParsing", "GroupPolicyPlayground",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The fleet simulation's command: seeds in, one line per promise broken out, over the
+        // in-memory store or a Redis of the user's.
+        .executableTarget(
+            name: "group-decisions-simulation",
+            dependencies: [
+                "GroupPolicy", "GroupDecisions", "GroupDecisionsRedis", "GroupDecisionsTesting", "ArgumentParsing",
             ],
             swiftSettings: strictSettings
         ),
@@ -258,6 +268,8 @@ let package = Package(
             name: "GroupDecisionsTestingTests",
             dependencies: [
                 "GroupDecisionsTesting", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "ServingTestSupport",
+                // The fleet simulation's command, run as a process.
+                "group-decisions-simulation",
             ],
             swiftSettings: strictSettings
         ),

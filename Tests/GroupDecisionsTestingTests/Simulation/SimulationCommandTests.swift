@@ -1,0 +1,90 @@
+import Foundation
+import ServingTestSupport
+import Testing
+
+/// `group-decisions-simulation`: a line per violation, then `N seeds, V violations`, and an exit
+/// status for each way it ends.
+@Suite("group-decisions-simulation: output and exit statuses")
+struct SimulationCommandTests {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The binary next to the test bundle (both live in the build products directory).
+    static let binary: String = {
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [
+            products.appendingPathComponent("group-decisions-simulation").path,
+            products.deletingLastPathComponent().appendingPathComponent("group-decisions-simulation").path,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }()
+
+    /// Runs the command on a thread of its own, off Swift's cooperative pool.
+    static func run(_ arguments: [String]) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result {
+                        let process = Process()
+                        process.executableURL = URL(fileURLWithPath: binary)
+                        process.arguments = arguments
+                        let out = Pipe()
+                        let err = Pipe()
+                        process.standardOutput = out
+                        process.standardError = err
+                        try process.run()
+                        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                        process.waitUntilExit()
+                        return Output(
+                            status: process.terminationStatus,
+                            stdout: String(decoding: stdout, as: UTF8.self),
+                            stderr: String(decoding: stderr, as: UTF8.self)
+                        )
+                    }
+                )
+            }
+            .start()
+        }
+    }
+
+    @Test("seeds with no violation: the last line counts them, exit 0")
+    func noViolation() async throws {
+        let output = try await Self.run(["--seeds", "3", "--seed", "5", "--steps", "30", "--faults", "slow-answers"])
+        #expect(output.stdout == "3 seeds, 0 violations\n")
+        #expect(output.stderr == "")
+        #expect(output.status == 0)
+    }
+
+    @Test(
+        "bad arguments: an Error: line and the usage on standard error, exit 2",
+        arguments: [
+            (["--seeds", "0"], "Error: --seeds needs a whole number from 1 to 100000000, not '0'"),
+            (["--services", "x"], "Error: --services needs a whole number from 1 to 64, not 'x'"),
+            (["--cache", "disk"], "Error: --cache takes in-memory or wall-clock, not 'disk'"),
+            (["--redis", "localhost"], "Error: --redis needs host:port with a port from 1 to 65535, not 'localhost'"),
+            (["--faults", "cut-off,fire"], "Error: --faults takes none or names from "),
+            (["--seed", "-1"], "Error: --seed needs a whole number from 0 to 18446744073709551615, not '-1'"),
+            (["--sedes", "3"], "Error: unknown option '--sedes' (did you mean '--seeds'?)"),
+        ]
+    )
+    func badArguments(_ arguments: [String], _ error: String) async throws {
+        let output = try await Self.run(arguments)
+        #expect(output.stderr.hasPrefix(error))
+        #expect(output.stderr.contains("\nUsage: group-decisions-simulation [options]\n"))
+        #expect(output.stdout == "")
+        #expect(output.status == 2)
+    }
+
+    @Test("a store that cannot be reached: an Error: line, the seeds that ran, exit 3")
+    func unreachableStore() async throws {
+        let refusing = try LoopbackSocket(refusing: ())
+        let output = try await Self.run(["--seeds", "2", "--redis", "127.0.0.1:\(refusing.port)"])
+        #expect(output.stderr.hasPrefix("Error: seed 1: "))
+        #expect(output.stdout == "0 seeds, 0 violations\n")
+        #expect(output.status == 3)
+    }
+}
