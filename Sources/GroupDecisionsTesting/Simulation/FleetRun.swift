@@ -107,7 +107,11 @@ package final class FleetRun: Sendable {
             for index in 0..<simulation.services {
                 let instance = index == 0 ? store.cache : try await store.makeAnotherInstance?() ?? store.cache
                 caches.append(
-                    FaultyCache(instance, clock: clock, random: SimulationRandom(seed: seed, stream: 10 + UInt64(index)))
+                    FaultyCache(
+                        instance,
+                        clock: clock,
+                        random: SimulationRandom(seed: seed, stream: 10 + UInt64(index))
+                    )
                 )
             }
             let policies = try SimulationPolicy.store()
@@ -200,8 +204,15 @@ package final class FleetRun: Sendable {
         case .requests(let requests):
             try await perform(step: index, requests.map { request in { await self.decide(request) } })
         case .change(let change, let invalidation, let service, let during, let after):
-            _ = appStore.apply(change)
+            let random = SimulationRandom(seed: seed, stream: 3 &+ UInt64(index))
             let invalidating: @Sendable () async -> Void = {
+                // The change comes while the decisions during it are under way: a request that
+                // reached Apple before it may answer after the invalidation.
+                if !during.isEmpty {
+                    var random = random
+                    try? await self.clock.sleep(for: random.duration(0.001...0.2))
+                }
+                _ = self.appStore.apply(change)
                 await self.invalidate(invalidation, through: service)
                 // Decisions begun once it returned: no service may serve them the answers it removed.
                 await self.concurrently(after.map { request in { await self.decide(request) } })

@@ -222,10 +222,10 @@ extension FleetSimulation {
         public var droppedShare: Double = 0
         /// The share of requests answered slowly (up to three seconds) at any time.
         ///
-        /// Default 0.05.
-        public var slowShare: Double = 0.05
+        /// Default 0.1.
+        public var slowShare: Double = 0.1
 
-        /// Apple's budget is the services', and answers are slow now and then.
+        /// Apple's budget twice the services', and one answer in ten slow.
         public init() {}
     }
 }

@@ -17,7 +17,9 @@ struct FleetSimulationBrokenStoreTests {
 
     /// Faults that break none of the four promises through the service (a lock nobody can take, a
     /// `Retry-After` kept wrong, an answer kept past its time to live, ids the service never
-    /// accepts) are the conformance suite's to find.
+    /// accepts, one budget for every endpoint and environment, which starts again at each switch
+    /// with the budget's initial tokens and so refuses more but never sends more) are the
+    /// conformance suite's to find.
     static let cases: [Case] = [
         // The six of the adversarial pass.
         Case(fault: .answerOfLastWrite, promise: .ownAnswer),
@@ -32,7 +34,6 @@ struct FleetSimulationBrokenStoreTests {
         Case(fault: .writeIgnoresGroups, promise: .invalidation),
         Case(fault: .endlessBudget, promise: .budget),
         Case(fault: .reservesWithoutWait, promise: .budget),
-        Case(fault: .oneBudgetForAll, promise: .budget),
         Case(fault: .budgetPerInstance, promise: .budget),
         Case(fault: .customerKeepsProduction, promise: .invalidation),
         Case(fault: .groupKeepsAnswers, promise: .invalidation),
@@ -41,11 +42,6 @@ struct FleetSimulationBrokenStoreTests {
         Case(fault: .countPerInstance, promise: .invalidation),
         Case(fault: .combinedReadDropsCount, promise: .invalidation),
     ]
-
-    /// The faults a correct store passes today: Apple's storms, slow answers and dropped
-    /// connections (a service cut off from the store, or a store that loses its budget, is judged
-    /// separately: see "Fleet simulation: a correct store keeps every promise").
-    static let faults: Set<FleetSimulation.Fault> = [.rateLimitStorm, .slowAnswers, .droppedAnswers]
 
     /// The first seed from 1 to 200 whose run breaks `promise`, or `nil`.
     static func firstSeed(
@@ -65,19 +61,17 @@ struct FleetSimulationBrokenStoreTests {
             let cache = BrokenCache(broken.fault, now: now)
             return FleetSimulation.Store.Instance(cache: cache, makeAnotherInstance: { cache.secondInstance() })
         }
-        let seed = try await Self.firstSeed(
-            breaking: broken.promise,
-            FleetSimulation(faults: Self.faults, store: store)
-        )
+        let seed = try await Self.firstSeed(breaking: broken.promise, FleetSimulation(store: store))
         #expect(seed != nil, "\(broken.fault) was not found breaking \(broken.promise) in 200 seeds")
     }
 
     /// A cache of your own handed over as `makeSharedCache`, which keeps the wall clock.
     ///
-    /// The faults that show in one step are found as well. A budget refilled on the wall clock refills in real
-    /// time while a run plays minutes in a fraction of a second, so a fault seen only in refreshes
-    /// ahead (`lockFreeWriteIgnoresGeneration`, `refreshAlwaysGranted`) needs the store's clock to be
-    /// the simulation's (see the article "Simulating a fleet", section "Clocks").
+    /// The faults that show in one step are found as well. A budget refilled on the wall clock
+    /// refills in real time while a run plays minutes in a fraction of a second, so a fault seen
+    /// only in refreshes ahead (`lockFreeWriteIgnoresGeneration`, `refreshAlwaysGranted`) needs the
+    /// store's clock to be the simulation's (see the article "Simulating a fleet", section
+    /// "Clocks").
     @Test(
         "found through makeSharedCache, on the wall clock",
         arguments: cases.filter {
@@ -85,7 +79,7 @@ struct FleetSimulationBrokenStoreTests {
         }
     )
     func foundOnTheWallClock(_ broken: Case) async throws {
-        let simulation = FleetSimulation(faults: Self.faults) { BrokenCache(broken.fault) }
+        let simulation = FleetSimulation { BrokenCache(broken.fault) }
         let seed = try await Self.firstSeed(breaking: broken.promise, simulation)
         #expect(seed != nil, "\(broken.fault) was not found breaking \(broken.promise) in 200 seeds")
     }
@@ -93,7 +87,6 @@ struct FleetSimulationBrokenStoreTests {
     @Test("a violation names its promise, seed and step on one line")
     func violationLine() async throws {
         let simulation = FleetSimulation(
-            faults: Self.faults,
             store: FleetSimulation.Store(clock: .simulation) { now in
                 FleetSimulation.Store.Instance(cache: BrokenCache(.caseInsensitiveKeys, now: now))
             }

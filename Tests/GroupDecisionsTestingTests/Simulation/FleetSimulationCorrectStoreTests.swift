@@ -7,14 +7,9 @@ import Testing
 /// store keeps.
 @Suite("Fleet simulation: a correct store keeps every promise")
 struct FleetSimulationCorrectStoreTests {
-    /// The faults every correct store passes with today's service.
-    static let faults = FleetSimulationBrokenStoreTests.faults
-
-    @Test("InMemoryGroupsCache on the simulation's clock, losing answers and counts: 0 violations in 100 seeds")
+    @Test("InMemoryGroupsCache on the simulation's clock, with every fault: 0 violations in 100 seeds")
     func inMemoryOnTheSimulationsClock() async throws {
-        var faults = Self.faults
-        faults.insert(.evictedKey)
-        let simulation = FleetSimulation(faults: faults, store: .inMemoryKeepingItsBudget)
+        let simulation = FleetSimulation(store: .inMemory)
         var violations: [FleetSimulation.Violation] = []
         for seed in 1...100 { violations += try await simulation.run(seed: seed) }
         #expect(violations.map(\.description) == [])
@@ -25,7 +20,7 @@ struct FleetSimulationCorrectStoreTests {
     /// time is never counted against a shorter window.
     @Test("InMemoryGroupsCache() through makeSharedCache, on the wall clock: 0 violations in 100 seeds")
     func inMemoryOnTheWallClock() async throws {
-        let simulation = FleetSimulation(faults: Self.faults) { InMemoryGroupsCache() }
+        let simulation = FleetSimulation { InMemoryGroupsCache() }
         var violations: [FleetSimulation.Violation] = []
         for seed in 1...100 { violations += try await simulation.run(seed: seed) }
         #expect(violations.map(\.description) == [])
@@ -63,20 +58,5 @@ struct FleetSimulationCorrectStoreTests {
         #expect(first.count == 60)
         #expect(try await steps(17) == first)
         #expect(try await steps(18) != first)
-    }
-}
-
-extension FleetSimulation.Store {
-    /// ``inMemory`` without its flush, restart and budget loss: a lost budget costs the fleet one
-    /// burst more than its documented one with today's service.
-    static var inMemoryKeepingItsBudget: Self {
-        let store = inMemory
-        return Self(clock: store.clock) { now in
-            var instance = try await store.make(now)
-            instance.flush = nil
-            instance.restart = nil
-            instance.loseBudget = nil
-            return instance
-        }
     }
 }
