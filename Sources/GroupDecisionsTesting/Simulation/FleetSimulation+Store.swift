@@ -143,10 +143,18 @@ extension FleetSimulation {
         /// An in-memory cache cannot lose a key by itself; this store holds one for the answers,
         /// locks and counts and one for the budget, and loses a key by starting one of them again,
         /// empty. A count it loses starts again at a random value, as the contract asks of a store
-        /// that can lose it (see `SharedInvalidations.invalidationCount()`).
-        public static var inMemory: Store {
+        /// that can lose it (see `SharedInvalidations.invalidationCount()`), and so does the
+        /// generation's count of everyone's invalidations when a flush or a restart loses the
+        /// generations: a write whose generation was read before the loss is refused after it.
+        public static var inMemory: Store { inMemory(nil) }
+
+        /// ``inMemory`` whose parts are started by `make` (the package's tests: a broken
+        /// in-memory cache that mishandles a lost key), or `InMemoryGroupsCache` for `nil`.
+        package static func inMemory(
+            _ make: (@Sendable (_ now: @escaping @Sendable () -> Date) -> any SharedGroupsCache)?
+        ) -> Store {
             Store(clock: .simulation) { now in
-                let store = LosableInMemoryStore(now: now)
+                let store = LosableInMemoryStore(now: now, make: make)
                 return Instance(
                     cache: store,
                     flush: { store.flush(restarting: false) },

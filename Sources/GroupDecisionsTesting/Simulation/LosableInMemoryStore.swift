@@ -8,25 +8,41 @@ import Synchronization
 /// one cache holds the answers, locks, counts and `Retry-After` instants, another the budget, and
 /// losing a key starts the cache that holds it again, empty.
 ///
+/// The package's tests give it another in-memory cache to start (a broken one), so that a cache
+/// that mishandles a lost key shows.
+///
 /// The invalidation count read is the inner cache's plus a base drawn at random whenever the count
 /// is lost, so a lost count never comes back to a value a process remembers (as a store that can
-/// lose it must do). A restart also fails every call for a moment, as a server does while it
+/// lose it must do). So is the generation's count of everyone's invalidations, whenever the
+/// generations are lost (a flush, a restart): a write whose generation was read before the loss is
+/// refused after it, as it would be had the store kept its counts, rather than kept because every
+/// count reads 0 again. A restart also fails every call for a moment, as a server does while it
 /// starts.
 final class LosableInMemoryStore: SharedGroupsCache {
     private struct State {
-        var main: InMemoryGroupsCache
-        var budget: InMemoryGroupsCache
+        var main: any SharedGroupsCache
+        var budget: any SharedGroupsCache
         var base: UInt64 = 0
+        /// Added to the generation's count of everyone's invalidations: drawn again when the
+        /// generations are lost.
+        var generationBase: UInt64 = 0
         var downUntil: Date?
         var random = SystemRandomNumberGenerator()
     }
 
     private let state: Mutex<State>
     private let now: @Sendable () -> Date
+    private let make: @Sendable () -> any SharedGroupsCache
 
-    init(now: @escaping @Sendable () -> Date) {
+    /// A store on the clock `now` whose parts `make` starts, empty (default `InMemoryGroupsCache`).
+    init(
+        now: @escaping @Sendable () -> Date,
+        make: (@Sendable (_ now: @escaping @Sendable () -> Date) -> any SharedGroupsCache)? = nil
+    ) {
         self.now = now
-        state = Mutex(State(main: InMemoryGroupsCache(now: now), budget: InMemoryGroupsCache(now: now)))
+        let start: @Sendable () -> any SharedGroupsCache = { make?(now) ?? InMemoryGroupsCache(now: now) }
+        self.make = start
+        state = Mutex(State(main: start(), budget: start()))
     }
 
     /// A count base no count started at 0 reaches: 2^32 to 2^52.
@@ -37,18 +53,19 @@ final class LosableInMemoryStore: SharedGroupsCache {
     /// Forgets everything; with `restarting`, calls fail for the next 300 ms.
     func flush(restarting: Bool) {
         let now = now()
-        let fresh = { InMemoryGroupsCache(now: self.now) }
+        let fresh = make
         state.withLock { state in
             state.main = fresh()
             state.budget = fresh()
             state.base = Self.freshBase(&state.random)
+            state.generationBase = Self.freshBase(&state.random)
             if restarting { state.downUntil = now.addingTimeInterval(0.3) }
         }
     }
 
     /// Forgets the budget: the next token comes from a new bucket.
     func loseBudget() {
-        let fresh = InMemoryGroupsCache(now: now)
+        let fresh = make()
         state.withLock { $0.budget = fresh }
     }
 
@@ -67,12 +84,13 @@ final class LosableInMemoryStore: SharedGroupsCache {
 
     /// The caches now, or a failure while the store restarts.
     private func caches() throws(AppStoreGroupsError) -> (
-        main: InMemoryGroupsCache, budget: InMemoryGroupsCache, base: UInt64
+        main: any SharedGroupsCache, budget: any SharedGroupsCache, base: UInt64, generationBase: UInt64
     ) {
         let now = now()
-        let caches = state.withLock { state -> (InMemoryGroupsCache, InMemoryGroupsCache, UInt64)? in
+        let caches = state.withLock {
+            state -> (any SharedGroupsCache, any SharedGroupsCache, UInt64, UInt64)? in
             if let until = state.downUntil, now < until { return nil }
-            return (state.main, state.budget, state.base)
+            return (state.main, state.budget, state.base, state.generationBase)
         }
         guard let caches else {
             throw AppStoreGroupsError(code: .sharedCacheFailure, message: "the simulated store is restarting")
@@ -100,11 +118,29 @@ final class LosableInMemoryStore: SharedGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
-        try await caches().main.invalidationGeneration(anyTransactionID: customerID, in: environment)
+        let (main, _, _, generationBase) = try caches()
+        let generation = try await main.invalidationGeneration(anyTransactionID: customerID, in: environment)
+        return Self.shown(generation, generationBase)
     }
 
     func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
-        try await caches().main.setAnswer(write)
+        let (main, _, _, generationBase) = try caches()
+        return try await main.setAnswer(Self.kept(write, generationBase))
+    }
+
+    /// A generation as this store shows it: everyone's count plus the base.
+    private static func shown(_ generation: InvalidationGeneration, _ base: UInt64) -> InvalidationGeneration {
+        var shown = generation
+        shown.all = generation.all &+ base
+        return shown
+    }
+
+    /// A write as the inner cache judges it: read under another base (before the generations were
+    /// lost), its count of everyone's invalidations matches none the inner cache has.
+    private static func kept(_ write: AnswerWrite, _ base: UInt64) -> AnswerWrite {
+        var kept = write
+        kept.generation.all = write.generation.all &- base
+        return kept
     }
 
     func acquireFetchLock(
@@ -135,16 +171,20 @@ final class LosableInMemoryStore: SharedGroupsCache {
         owner: String,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
-        try await caches().main.acquireFetchLockAndRead(
+        let (main, _, _, generationBase) = try caches()
+        var attempt = try await main.acquireFetchLockAndRead(
             anyTransactionID: customerID,
             in: environment,
             owner: owner,
             timeToLive: timeToLive
         )
+        attempt.generation = attempt.generation.map { Self.shown($0, generationBase) }
+        return attempt
     }
 
     func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool {
-        try await caches().main.setAnswer(write, releasingFetchLock: owner)
+        let (main, _, _, generationBase) = try caches()
+        return try await main.setAnswer(Self.kept(write, generationBase), releasingFetchLock: owner)
     }
 
     func rateLimitedUntil(
@@ -191,7 +231,7 @@ final class LosableInMemoryStore: SharedGroupsCache {
     }
 
     func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
-        let (main, _, base) = try caches()
+        let (main, _, base, _) = try caches()
         return try await main.invalidationCount().map { $0 &+ base }
     }
 
@@ -199,7 +239,7 @@ final class LosableInMemoryStore: SharedGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
-        let (main, _, base) = try caches()
+        let (main, _, base, _) = try caches()
         let read = try await main.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
         return (read.answer, read.invalidationCount.map { $0 &+ base })
     }

@@ -1,0 +1,88 @@
+import Foundation
+import GroupDecisions
+import GroupDecisionsTesting
+import Testing
+
+/// The simulation's in-memory store loses its keys as a correct store must: nothing it read back
+/// after a loss lets through what the counts it lost would have refused.
+@Suite("Fleet simulation: the in-memory store loses its keys as a correct store does")
+struct SimulationStoreTests {
+    static let answer = CachedGroupsAnswer(
+        kind: .groups,
+        body: Array(#"{"groups":[]}"#.utf8),
+        fetchedAt: Date(timeIntervalSince1970: 1_800_000_000)
+    )
+
+    static func write(_ generation: InvalidationGeneration) -> AnswerWrite {
+        AnswerWrite(
+            answer,
+            anyTransactionID: "admin1",
+            in: .production,
+            timeToLive: .seconds(60),
+            groupIDs: ["team1"],
+            ifGeneration: generation
+        )
+    }
+
+    /// A write read before a loss of the generations is refused after it.
+    ///
+    /// A fetch began, a group it holds was invalidated, the store was flushed, and the fetch's write
+    /// came after: every count read 0 again, so the in-memory counts admitted the write of an answer
+    /// the invalidation had removed, and every service then served it (the simulation's seed 2675,
+    /// once in 8,000 seeds). Had the store kept its counts, the group's invalidation would have
+    /// refused it; after the loss, the generation read before it matches nothing.
+    @Test(
+        "a write whose generation was read before a flush or a restart is refused after it",
+        arguments: ["flush", "restart"]
+    )
+    func writeFromBeforeALoss(_ loss: String) async throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let clock = Clock(now)
+        let store = try await FleetSimulation.Store.inMemory.make { clock.now }
+        let cache = store.cache
+        let before = try await cache.invalidationGeneration(anyTransactionID: "admin1", in: .production)
+        try await cache.invalidate(groupID: "team1")
+        let lose = try #require(loss == "flush" ? store.flush : store.restart)
+        try await lose()
+        clock.now = now.addingTimeInterval(1)
+        #expect(try await cache.setAnswer(Self.write(before)) == false)
+        #expect(try await cache.answer(anyTransactionID: "admin1", in: .production) == nil)
+        let lock = try await cache.acquireFetchLockAndRead(
+            anyTransactionID: "admin1",
+            in: .production,
+            owner: "fetch",
+            timeToLive: .seconds(3)
+        )
+        #expect(lock.acquired)
+        let generation = try #require(lock.generation)
+        #expect(generation != before)
+        #expect(try await cache.setAnswer(Self.write(generation), releasingFetchLock: "fetch") == true)
+    }
+
+    @Test("a write whose generation nothing moved since is kept, before and after a flush")
+    func writeWithinOneLife() async throws {
+        let store = try await FleetSimulation.Store.inMemory.make { Date(timeIntervalSince1970: 1_800_000_000) }
+        let cache = store.cache
+        let first = try await cache.invalidationGeneration(anyTransactionID: "admin1", in: .production)
+        #expect(try await cache.setAnswer(Self.write(first)) == true)
+        try await store.flush?()
+        let second = try await cache.invalidationGeneration(anyTransactionID: "admin1", in: .production)
+        #expect(try await cache.setAnswer(Self.write(second)) == true)
+        #expect(try await cache.answer(anyTransactionID: "admin1", in: .production)?.body == Self.answer.body)
+    }
+
+    /// A time that moves when told.
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Date
+
+        init(_ value: Date) {
+            self.value = value
+        }
+
+        var now: Date {
+            get { lock.withLock { value } }
+            set { lock.withLock { value = newValue } }
+        }
+    }
+}
