@@ -44,7 +44,7 @@ let package = Package(
             dependencies: ["GroupPolicyBasics", "GroupPolicy"],
             swiftSettings: strictSettings
         ),
-        // The command-line parser shared by the tools and the example server (not a product). It
+        // The command-line parser shared by the tools and the decision server (not a product). It
         // uses the package's edit distance for its did-you-mean suggestions.
         .target(
             name: "ArgumentParsing",
@@ -275,7 +275,7 @@ let package = Package(
         ),
         // The decision server, run as a process against the fake App Store and a real redis-server.
         .testTarget(
-            name: "DecisionServerTests",
+            name: "GroupDecisionServerTests",
             dependencies: [
                 "group-decision-server", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
                 "ServingTestSupport",

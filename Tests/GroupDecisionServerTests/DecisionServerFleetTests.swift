@@ -10,9 +10,9 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The example server on the library's decision service: a shared Redis, the decision log,
+/// The decision server on the library's decision service: a shared Redis, the decision log,
 /// freshness in the JSON, and invalidation, all over HTTP on 127.0.0.1.
-@Suite("Example: DecisionServer at fleet scale")
+@Suite("Decision server at fleet scale")
 struct DecisionServerFleetTests {
     @Test(
         "two servers sharing Redis fetch a customer once; the second serves it from the cache",

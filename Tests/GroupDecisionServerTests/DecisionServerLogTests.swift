@@ -192,7 +192,7 @@ struct DecisionServerLogTests {
     }
 }
 
-/// A DecisionServer whose standard output and standard error are pipes of 4 KiB (on Linux), each
+/// A group-decision-server whose standard output and standard error are pipes of 4 KiB (on Linux), each
 /// either read all along or not read at all (until the test says so).
 final class StalledLogServer: @unchecked Sendable {
     enum Stream {

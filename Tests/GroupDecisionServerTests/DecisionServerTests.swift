@@ -264,7 +264,7 @@ struct DecisionServerTests {
     }
 }
 
-/// A running DecisionServer, stopped when released.
+/// A running group-decision-server, stopped when released.
 final class DecisionServerProcess: @unchecked Sendable {
     let port: Int
     private let process: Process

@@ -2,7 +2,7 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-/// The measurement scripts in `Scripts/` start the example server with the test key and read
+/// The measurement scripts in `Scripts/` start the decision server with the test key and read
 /// other files of the repository by path; a path that moved breaks them only when someone runs
 /// them, long after. (Splitting the test targets moved the key to `Tests/ServingTestSupport`, and
 /// all five scripts naming it then failed to start a server.)
