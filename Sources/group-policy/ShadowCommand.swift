@@ -5,7 +5,7 @@ import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
 
-/// `group-policy shadow REPORT.json`: a decision service's shadow report (the example server's
+/// `group-policy shadow REPORT.json`: a decision service's shadow report (the decision server's
 /// `GET /shadow`) as a table for people, or passed through validated.
 enum ShadowCommand {
     static let spec = CommandSpec(
@@ -17,7 +17,7 @@ enum ShadowCommand {
         ],
         arguments: .init(["report"], minimum: 1, maximum: 1, missingMessage: "give one report file (or - for stdin)"),
         details: """
-            REPORT is the JSON a decision service's shadow report writes (the example server's GET /shadow),
+            REPORT is the JSON a decision service's shadow report writes (the decision server's GET /shadow),
             at most \(ShadowReport.maximumJSONBytes >> 20) MiB; '-' reads standard input. The table lists the changes
             most decisions had first: the capability gained or lost, the type of group, and the rules behind
             it under the live policy and under the candidate, the rules to look at. Names longer than \(cellWidth)

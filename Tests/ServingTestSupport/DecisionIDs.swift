@@ -1,4 +1,4 @@
-/// Checks on the decision ids the service and the example server write.
+/// Checks on the decision ids the service and the decision server write.
 package enum DecisionIDs {
     /// Whether `id` is 8-4-4-4-12 lowercase hex with version 7 and the RFC 9562 variant.
     package static func isVersion7(_ id: String) -> Bool {

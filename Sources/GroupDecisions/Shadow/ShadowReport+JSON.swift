@@ -3,7 +3,7 @@ import GroupPolicy
 import GroupPolicyBasics
 
 extension ShadowReport {
-    /// The report as JSON: what the example server's `GET /shadow` answers and
+    /// The report as JSON: what the decision server's `GET /shadow` answers and
     /// `group-policy shadow` reads.
     ///
     /// The keys, in this order: `liveRevision`, `candidateRevision` (`null` without a candidate),

@@ -6,7 +6,7 @@ extension PolicyDiff {
     /// The group forms the workspace in one version and not in the other, or as an administrator
     /// in one and as a member in the other. `nil` stands for any value of a dimension.
     ///
-    /// Memberships are what decisions list in `workspaces` (the example server's
+    /// Memberships are what decisions list in `workspaces` (the decision server's
     /// `/workspace/members` authorizes on them), so a diff that left them out would call a
     /// policy moving a workspace from one group type to another unchanged.
     public struct WorkspaceRow: Sendable, Hashable {
