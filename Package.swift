@@ -153,7 +153,10 @@ let package = Package(
         // health, metrics; its contract (openapi.json) is compiled in.
         .executableTarget(
             name: "group-decision-server",
-            dependencies: ["GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis", "HTTPServing"],
+            dependencies: [
+                "GroupPolicyBasics", "GroupPolicy", "AppStoreGroups", "GroupDecisions", "GroupDecisionsRedis",
+                "HTTPServing",
+            ],
             resources: [.embedInCode("openapi.json")],
             swiftSettings: strictSettings
         ),

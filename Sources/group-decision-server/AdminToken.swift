@@ -1,4 +1,6 @@
 import Foundation
+import GroupPolicy
+import GroupPolicyBasics
 import HTTPServing
 
 /// The token administrative requests must present (`--admin-token-file`): `POST /invalidate` and
@@ -12,17 +14,20 @@ struct AdminToken: Sendable {
 
     /// The shortest token accepted: 32 characters (128 bits of a random hex or base64 string).
     static let minimumLength = 32
+    /// The largest token file read: a token and its line end, with room to spare.
+    static let maximumFileBytes = 4096
 
     struct Failure: Error {
         var message: String
     }
 
     /// Reads the token from a file: its first line, without the line end.
+    ///
+    /// The file must be a regular file (symbolic links followed, as a mounted secret is) of at most
+    /// ``maximumFileBytes``: a FIFO, a device or a directory is refused without being opened, and
+    /// a huge file by its size, so a wrong path fails at once with one line.
     init(file path: String) throws(Failure) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Failure(message: "cannot read the admin token file \(path)")
-        }
-        let text = String(decoding: data, as: UTF8.self)
+        let text = String(decoding: try Self.readSecretFile(path, maximumBytes: Self.maximumFileBytes), as: UTF8.self)
         let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let token = Array(line.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
         guard token.count >= Self.minimumLength else {
@@ -35,6 +40,16 @@ struct AdminToken: Sendable {
             throw Failure(message: "the admin token in \(path) must be printable ASCII without spaces")
         }
         self.token = token
+    }
+
+    /// The bytes of a file holding a secret (the admin token, the App Store key): a regular file,
+    /// its symbolic links followed, read with a cap; the one line why not otherwise.
+    static func readSecretFile(_ path: String, maximumBytes: Int) throws(Failure) -> [UInt8] {
+        do {
+            return try BoundedFileReader.readRegularFile(realPath(path) ?? path, name: path, maximumBytes: maximumBytes)
+        } catch {
+            throw Failure(message: error.message)
+        }
     }
 
     /// Refuses a request without this token (401, naming the header, never the token).

@@ -172,6 +172,9 @@ struct Configuration {
         var message: String
     }
 
+    /// The largest private key file read: a `.p8` key is about 250 bytes.
+    static let maximumPrivateKeyBytes = 64 << 10
+
     /// The environment variable of an option: `cache-ttl` is `GROUP_DECISION_SERVER_CACHE_TTL`.
     static func variable(_ option: String) -> String {
         "GROUP_DECISION_SERVER_" + option.uppercased().replacingOccurrences(of: "-", with: "_")
@@ -331,8 +334,11 @@ struct Configuration {
             return value
         }
         let keyPath = try setting("APP_STORE_PRIVATE_KEY_PATH")
-        guard let pem = FileManager.default.contents(atPath: keyPath) else {
-            throw Failure(message: "cannot read the private key \(keyPath)")
+        let pem: [UInt8]
+        do {
+            pem = try AdminToken.readSecretFile(keyPath, maximumBytes: Self.maximumPrivateKeyBytes)
+        } catch {
+            throw Failure(message: "APP_STORE_PRIVATE_KEY_PATH: \(error.message)")
         }
         configuration.credentials = AppStoreCredentials(
             keyID: try setting("APP_STORE_KEY_ID"),

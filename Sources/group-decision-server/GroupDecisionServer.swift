@@ -60,14 +60,16 @@ enum GroupDecisionServer {
                     environment == .production ? .production : .sandbox
                 }
             do {
-                // A decision waits for this fetch: fail within seconds rather than Apple's 30. A 429
-                // is not waited out inside a request: the service's gate answers every caller 503
-                // until the instant Apple named, and nothing goes to that endpoint before it.
+                // A decision waits for this fetch: fail within seconds rather than Apple's 30, and
+                // within 10 seconds in all, retries included (three attempts of 10 seconds each at
+                // an App Store that does not answer outlasted the HTTP layer's 30-second limit). A
+                // 429 is not waited out inside a request: the service's gate answers every caller
+                // 503 until the instant Apple named, and nothing goes to that endpoint before it.
                 clients[environment] = try AppStoreGroupsClient(
                     server: target,
                     credentials: configuration.credentials,
-                    retryPolicy: RetryPolicy(maximumRateLimitWait: .zero),
-                    timeout: .seconds(10)
+                    retryPolicy: RetryPolicy(maximumRateLimitWait: .zero, maximumCallDuration: Self.fetchTimeout),
+                    timeout: Self.fetchTimeout
                 )
             } catch {
                 fail("\(error)", status: 2)
@@ -197,6 +199,9 @@ enum GroupDecisionServer {
         ServerLog.flush()
         exit(0)
     }
+
+    /// The longest one fetch from the App Store may take, every attempt together.
+    static let fetchTimeout = Duration.seconds(10)
 
     /// The HTTP layer's handler: decisions held here and every answer that needs no waiting on
     /// the event loop, the rest in a task; the server's refusals in its words; one access-log line

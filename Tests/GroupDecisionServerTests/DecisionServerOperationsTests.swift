@@ -166,6 +166,50 @@ struct DecisionServerOperationsTests {
         #expect(!result.standardOutput.contains("listening"))
     }
 
+    /// A secret's file given by mistake (a huge file, a FIFO nobody writes, a directory, a symbolic
+    /// link loop) is refused at start with one line naming the flag or variable, at once and without
+    /// reading it whole; a symbolic link to a regular file (a mounted secret) is read.
+    @Test("the admin token and private key files: anything but a small regular file is refused at once")
+    func secretFilesAreReadBounded() async throws {
+        let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "secret-files-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let huge = directory.appending(path: "huge").path
+        #expect(FileManager.default.createFile(atPath: huge, contents: nil))
+        #expect(truncate(huge, 1 << 30) == 0)
+        let fifo = directory.appending(path: "fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let loop = directory.appending(path: "loop").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
+        let token = directory.appending(path: "token").path
+        try "0123456789abcdef0123456789abcdef\n".write(toFile: token, atomically: true, encoding: .utf8)
+        let linked = directory.appending(path: "linked").path
+        try FileManager.default.createSymbolicLink(atPath: linked, withDestinationPath: token)
+        let binary = try DecisionServerProcess.binary().path
+        // The token's file, the key's file ("" for the test key) and the first line of standard error.
+        let cases: [(file: String, key: String, line: String)] = [
+            (huge, "", "Error: --admin-token-file: \(huge): file of 1073741824 bytes is over the limit of 4096 bytes"),
+            (fifo, "", "Error: --admin-token-file: \(fifo) is a FIFO, not a regular file"),
+            (directory.path, "", "Error: --admin-token-file: \(directory.path) is a directory, not a regular file"),
+            (loop, "", "Error: --admin-token-file: cannot read \(loop): too many levels of symbolic links"),
+            (
+                linked, huge,
+                "Error: APP_STORE_PRIVATE_KEY_PATH: \(huge): file of 1073741824 bytes is over the limit of 65536 bytes"
+            ),
+            (linked, fifo, "Error: APP_STORE_PRIVATE_KEY_PATH: \(fifo) is a FIFO, not a regular file"),
+        ]
+        for (file, key, line) in cases {
+            let result = try await runProcess(
+                URL(filePath: "/usr/bin/timeout"),
+                ["10", binary, "--port", "0", "--host", "0.0.0.0", "--admin-token-file", file],
+                environment: Self.credentials.merging(key.isEmpty ? [:] : ["APP_STORE_PRIVATE_KEY_PATH": key]) { $1 }
+            )
+            #expect(result.status == 2, "\(line)")
+            #expect(result.standardError.split(separator: "\n").first.map(String.init) == line)
+            #expect(!result.standardOutput.contains("listening"))
+        }
+    }
+
     @Test("every option can come from its environment variable; a bad one is named, a flag wins")
     func optionsFromTheEnvironment() async throws {
         let binary = try DecisionServerProcess.binary().path

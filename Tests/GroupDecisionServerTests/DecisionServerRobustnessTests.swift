@@ -253,6 +253,23 @@ struct DecisionServerRobustnessTests {
         _ = try await reader.value
     }
 
+    /// A fetch the App Store never answers ends within the server's own 10 seconds, in one
+    /// attempt: the 504 is the fetch's timeout, not the HTTP layer's 30-second limit reached after
+    /// three attempts of 10 seconds each (which also held a request's place three times as long).
+    @Test(
+        "a fetch the App Store never answers fails as a fetch timeout, in one attempt",
+        .requires(.pythonCryptography)
+    )
+    func unansweredFetchTimesOutOnce() async throws {
+        let store = try await FakeAppStore()
+        let server = try await DecisionServerProcess.start(appStore: store)
+        let answer = try await server.get("/decision?transactionId=slow_60000_unanswered")
+        #expect(answer.status == 504)
+        #expect(answer.text.hasPrefix(#"{"error":{"code":"timeout","message":""#))
+        #expect(!answer.text.contains("the server's time limit"), "\(answer.text)")
+        #expect(try await store.log().count == 1)
+    }
+
     @Test(
         "a client beyond capacity gets a whole 503, never a reset",
         .requires(.pythonCryptography)
