@@ -51,4 +51,22 @@ import Testing
         #expect(try await running.post("/api/check", [:]).status == 200)
         running.app.gate.leave()
     }
+
+    @Test func theFilesAPageLoadsTakeAPlaceAsAnAnswerDoes() async throws {
+        let running = try RunningPlayground { $0.computationWait = .milliseconds(200) }
+        let port = running.port
+        let load = RawHTTP.request(method: "GET", path: "/api/files", headers: ["Host": "127.0.0.1:\(port)"], body: [])
+        #expect(running.app.gate.enter())
+        #expect(running.app.gate.enter())
+        let refused = try await offCooperativePool { try RawHTTP.exchange(port: port, load) }
+        #expect(refused.status == 503)
+        #expect(
+            try refused.error()
+                == "busy: the playground computes at most 2 answers at once, and none finished within 0.2 seconds; "
+                + "try again"
+        )
+        running.app.gate.leave()
+        #expect(try await offCooperativePool { try RawHTTP.exchange(port: port, load) }.status == 200)
+        running.app.gate.leave()
+    }
 }
