@@ -1,6 +1,7 @@
 import AppStoreGroups
 import Foundation
 import GroupDecisions
+import GroupPolicyBasics
 import HTTPServing
 
 /// The server's settings: each flag, or its environment variable (`--cache-ttl` is
@@ -225,6 +226,18 @@ struct Configuration {
         configuration.port = try count("port", in: 0...65535) ?? configuration.port
         configuration.policies = values["policies"] ?? configuration.policies
         configuration.candidatePolicies = values["candidate-policies"]
+        // Read again every --reload-interval: a FIFO held the start (and would hold every reload)
+        // until something wrote to it, without a word.
+        for (name, path) in [
+            ("policies", configuration.policies), ("candidate-policies", configuration.candidatePolicies),
+        ] {
+            if let path, (try? FileStatus(path: path))?.kind == .fifo {
+                throw Failure(
+                    message: "\(flag(name)) \(path) is a FIFO: give a policy file or directory (it is read again "
+                        + "every \(flag("reload-interval")))"
+                )
+            }
+        }
         configuration.cacheTTL = try seconds("cache-ttl") ?? configuration.cacheTTL
         configuration.maxAge = try seconds("max-age")
         // Bounded as the service's durations are, and checked here so that the message names the

@@ -210,6 +210,34 @@ struct DecisionServerOperationsTests {
         }
     }
 
+    /// The policies are read again every reload interval: a FIFO given for them held the start
+    /// until something wrote to it, without a line; it is refused at once.
+    @Test("a FIFO given as the policies or the candidate policies is refused at start with one line")
+    func policiesThatAreAFIFOAreRefused() async throws {
+        let fifo = NSTemporaryDirectory() + "policies-fifo-\(UUID().uuidString)"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let binary = try DecisionServerProcess.binary().path
+        for (flag, line) in [
+            (
+                "--policies",
+                "Error: --policies \(fifo) is a FIFO: give a policy file or directory (it is read again every --reload-interval)"
+            ),
+            (
+                "--candidate-policies",
+                "Error: --candidate-policies \(fifo) is a FIFO: give a policy file or directory (it is read again every --reload-interval)"
+            ),
+        ] {
+            let result = try await runProcess(
+                URL(filePath: "/usr/bin/timeout"),
+                ["10", binary, "--port", "0", flag, fifo],
+                environment: Self.credentials
+            )
+            #expect(result.status == 2)
+            #expect(result.standardError.split(separator: "\n").first.map(String.init) == line)
+        }
+    }
+
     @Test("every option can come from its environment variable; a bad one is named, a flag wins")
     func optionsFromTheEnvironment() async throws {
         let binary = try DecisionServerProcess.binary().path
