@@ -5,7 +5,11 @@ public import GroupPolicy
 
 /// A `SharedGroupsCache` on a Redis server, shared by every process of a fleet.
 ///
-/// It speaks RESP2 over plain TCP with the few commands it needs (`GET`, `MGET`, `SET` with `PX`,
+/// It sends its commands through any ``RedisCommandSending`` client: its own connection pool when
+/// made with a host and a port, or an app's Redis client
+/// (``init(client:keyPrefix:maximumClockSkew:now:)``), with the same keys, scripts and values.
+///
+/// Its own pool speaks RESP2 over plain TCP with the few commands it needs (`GET`, `MGET`, `SET` with `PX`,
 /// `INCR`, `SCAN`, `UNLINK`, `ECHO`, and `EVAL` for the lock, the 429 gate's compare-and-set steps,
 /// the fleet's budget, the invalidation count, invalidations and the writes they must win over),
 /// and no dependency. Every call, waiting for a connection and connecting included, finishes
@@ -47,15 +51,17 @@ public import GroupPolicy
 ///
 /// No authentication or TLS: run Redis on a private network, as its documentation advises.
 public final class RedisGroupsCache: SharedGroupsCache {
-    /// The server's host name or address.
+    /// The server's host name or address; empty for a store over an app's client.
     public let host: String
-    /// The server's TCP port.
+    /// The server's TCP port; 0 for a store over an app's client.
     public let port: Int
     /// What every key starts with, followed by `:`.
     public let keyPrefix: String
-    /// The longest one call may take, waiting for a connection and connecting included.
+    /// The longest one call may take, waiting for a connection and connecting included; zero for a
+    /// store over an app's client, whose calls end when the client says.
     public let timeout: Duration
-    /// The most connections open at once: the most calls on the wire at once.
+    /// The most connections open at once: the most calls on the wire at once; 0 for a store over
+    /// an app's client.
     public let maximumConnections: Int
     /// How far in the future an answer's fetch time may be and still be served: the clock
     /// difference tolerated between the processes of a fleet.
@@ -66,7 +72,19 @@ public final class RedisGroupsCache: SharedGroupsCache {
     let maximumValueBytes: Int
     private let maximumClockSkewSeconds: Double
     let now: @Sendable () -> Date
-    let pool: RedisConnectionPool
+    /// What sends the commands: the store's own pool, or an app's client.
+    let client: any RedisCommandSending
+    /// The pool the store made and closes, when it sends through one of its own.
+    private let ownPool: RedisConnectionPool?
+    /// How errors name the server: `Redis at host:port`, or `Redis` behind an app's client.
+    private let server: String
+
+    /// The store's own pool, for the tests that count its connections: only a store made with a
+    /// host and a port has one.
+    var pool: RedisConnectionPool {
+        guard let ownPool else { preconditionFailure("a store over an app's client has no pool of its own") }
+        return ownPool
+    }
 
     /// The default of ``maximumConnections``.
     ///
@@ -125,7 +143,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     /// Creates a store whose idle connections close after `idleLifetime` (tests that count
     /// connections keep them for as long as a busy machine may pause between two calls).
-    package init(
+    package convenience init(
         host: String,
         port: Int,
         keyPrefix: String,
@@ -136,36 +154,17 @@ public final class RedisGroupsCache: SharedGroupsCache {
         now: @escaping @Sendable () -> Date,
         idleLifetime: Duration
     ) throws(AppStoreGroupsError) {
-        func invalid(_ why: String) -> AppStoreGroupsError {
-            AppStoreGroupsError(code: .invalidConfiguration, message: "invalid Redis store: \(why)")
-        }
+        let invalid = Self.invalid
         guard !host.isEmpty else { throw invalid("the host is empty") }
         guard (1...65_535).contains(port) else { throw invalid("port \(port) is not 1 to 65535") }
-        guard !keyPrefix.isEmpty else { throw invalid("the key prefix is empty") }
-        // `<p>:Sandbox:groups` as a prefix would put its own counters (`<p>:Sandbox:groups:invalidations`)
-        // where prefix `<p>` keeps its answers, and `<p>`'s invalidateAll() would remove them.
-        if let environment = StoreEnvironment.allCases.first(where: { keyPrefix.hasSuffix(":\($0.rawValue):groups") }) {
-            throw invalid(
-                "the key prefix '\(keyPrefix)' ends in ':\(environment.rawValue):groups', where a shorter prefix "
-                    + "keeps its answers"
-            )
-        }
+        try Self.checkKeyPrefix(keyPrefix)
         guard timeout > .zero else { throw invalid("the timeout must be positive") }
         guard (1...1_024).contains(maximumConnections) else {
             throw invalid("the connection count \(maximumConnections) is not 1 to 1024")
         }
         guard maximumValueBytes > 0 else { throw invalid("the value size limit must be positive") }
         guard maximumClockSkew >= .zero else { throw invalid("the clock skew must not be negative") }
-        self.host = host
-        self.port = port
-        self.keyPrefix = keyPrefix
-        self.timeout = timeout
-        self.maximumConnections = maximumConnections
-        self.maximumValueBytes = maximumValueBytes
-        self.maximumClockSkew = maximumClockSkew
-        maximumClockSkewSeconds = Self.seconds(maximumClockSkew)
-        self.now = now
-        pool = RedisConnectionPool(
+        let pool = RedisConnectionPool(
             settings: RedisConnectionPool.Settings(
                 host: host,
                 port: port,
@@ -175,18 +174,114 @@ public final class RedisGroupsCache: SharedGroupsCache {
                 idleLifetime: idleLifetime
             )
         )
+        try self.init(
+            client: pool,
+            ownPool: pool,
+            server: "Redis at \(host):\(port)",
+            host: host,
+            port: port,
+            keyPrefix: keyPrefix,
+            timeout: timeout,
+            maximumConnections: maximumConnections,
+            maximumValueBytes: maximumValueBytes,
+            maximumClockSkew: maximumClockSkew,
+            now: now
+        )
+    }
+
+    /// Creates a store that sends its commands through an app's own Redis client, with the keys,
+    /// scripts and values of a store made with a host and a port (the two share a server's data).
+    ///
+    /// The client bounds each call (its timeout) and the size of what it reads; the store makes no
+    /// connection and no thread of its own, and ``close()`` leaves the client open. See the DocC
+    /// article "Implementing a shared cache" for an adapter.
+    ///
+    /// - Parameters:
+    ///   - client: What sends each command to the server and returns its reply.
+    ///   - keyPrefix: What every key starts with (see ``init(host:port:keyPrefix:timeout:maximumConnections:maximumValueBytes:maximumClockSkew:now:)``).
+    ///   - maximumClockSkew: How far in the future an answer's fetch time may be and still be
+    ///     served. Default 5 seconds.
+    ///   - now: The wall clock. Default: the system clock.
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for an empty prefix, a prefix
+    ///   ending in an environment's `:<Environment>:groups`, or a negative skew.
+    public convenience init(
+        client: some RedisCommandSending,
+        keyPrefix: String,
+        maximumClockSkew: Duration = .seconds(5),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(AppStoreGroupsError) {
+        try self.init(
+            client: client,
+            ownPool: nil,
+            server: "Redis",
+            host: "",
+            port: 0,
+            keyPrefix: keyPrefix,
+            timeout: .zero,
+            maximumConnections: 0,
+            maximumValueBytes: 2 << 20,
+            maximumClockSkew: maximumClockSkew,
+            now: now
+        )
+    }
+
+    private init(
+        client: any RedisCommandSending,
+        ownPool: RedisConnectionPool?,
+        server: String,
+        host: String,
+        port: Int,
+        keyPrefix: String,
+        timeout: Duration,
+        maximumConnections: Int,
+        maximumValueBytes: Int,
+        maximumClockSkew: Duration,
+        now: @escaping @Sendable () -> Date
+    ) throws(AppStoreGroupsError) {
+        try Self.checkKeyPrefix(keyPrefix)
+        guard maximumClockSkew >= .zero else { throw Self.invalid("the clock skew must not be negative") }
+        self.client = client
+        self.ownPool = ownPool
+        self.server = server
+        self.host = host
+        self.port = port
+        self.keyPrefix = keyPrefix
+        self.timeout = timeout
+        self.maximumConnections = maximumConnections
+        self.maximumValueBytes = maximumValueBytes
+        self.maximumClockSkew = maximumClockSkew
+        maximumClockSkewSeconds = Self.seconds(maximumClockSkew)
+        self.now = now
+    }
+
+    private static func invalid(_ why: String) -> AppStoreGroupsError {
+        AppStoreGroupsError(code: .invalidConfiguration, message: "invalid Redis store: \(why)")
+    }
+
+    /// Refuses an empty prefix, and one ending where a shorter prefix keeps its answers.
+    private static func checkKeyPrefix(_ keyPrefix: String) throws(AppStoreGroupsError) {
+        guard !keyPrefix.isEmpty else { throw invalid("the key prefix is empty") }
+        // `<p>:Sandbox:groups` as a prefix would put its own counters (`<p>:Sandbox:groups:invalidations`)
+        // where prefix `<p>` keeps its answers, and `<p>`'s invalidateAll() would remove them.
+        if let environment = StoreEnvironment.allCases.first(where: { keyPrefix.hasSuffix(":\($0.rawValue):groups") }) {
+            throw invalid(
+                "the key prefix '\(keyPrefix)' ends in ':\(environment.rawValue):groups', where a shorter prefix "
+                    + "keeps its answers"
+            )
+        }
     }
 
     deinit {
-        pool.close()
+        ownPool?.close()
     }
 
     /// Closes every connection and stops the store's thread; calls in flight end at once, and
     /// every later call fails with `AppStoreGroupsError.Code.sharedCacheFailure` without waiting.
     ///
-    /// Calling it again does nothing. A store that goes away closes itself.
+    /// Calling it again does nothing. A store that goes away closes itself. A store over an app's
+    /// client leaves the client open: the app closes it.
     public func close() {
-        pool.close()
+        ownPool?.close()
     }
 
     static func seconds(_ duration: Duration) -> Double {
@@ -476,9 +571,6 @@ public final class RedisGroupsCache: SharedGroupsCache {
 
     // MARK: Calls
 
-    /// How errors name the server.
-    private var server: String { "Redis at \(host):\(port)" }
-
     /// A store failure for a reply of the wrong kind, naming the command and the kind of reply:
     /// never its text, which may quote a key (an unknown-command error quotes the arguments).
     func unexpected(_ reply: RESPReply, _ label: String) -> AppStoreGroupsError {
@@ -502,60 +594,33 @@ public final class RedisGroupsCache: SharedGroupsCache {
         return String(decoding: word, as: UTF8.self)
     }
 
-    /// Sends one command and returns its reply, within ``timeout``.
+    /// Sends one command through the client and returns its reply.
     ///
     /// - Parameters:
     ///   - arguments: The command and its arguments.
     ///   - label: What errors call it: the command and its purpose, never a key.
     ///   - isIdempotent: Whether running it twice has the effect of running it once (every command
-    ///     this store sends so far): only then is it sent again after a pooled connection died
-    ///     with it possibly delivered.
+    ///     this store sends but the budget's): only then may the client send it again after a
+    ///     connection died with it possibly delivered.
     /// - Returns: The reply.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, or `AppStoreGroupsError.Code.cancelled`.
+    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`, or `AppStoreGroupsError.Code.cancelled`:
+    ///   the client's own `AppStoreGroupsError` as it is, any other error named by its type only.
     func call(
         _ arguments: [[UInt8]],
         _ label: String,
         isIdempotent: Bool = true
     ) async throws(AppStoreGroupsError) -> RESPReply {
-        let replies = try await pipeline([arguments], label, isIdempotent: isIdempotent)
-        guard let reply = replies.first else {
-            throw AppStoreGroupsError(code: .sharedCacheFailure, message: "\(server): \(label): no reply")
-        }
-        return reply
-    }
-
-    /// Sends several commands in one write on one connection and returns their replies in order,
-    /// within ``timeout``: for steps that must travel together (`MULTI` … `EXEC`, say) or that
-    /// save round trips.
-    func pipeline(
-        _ commands: [[[UInt8]]],
-        _ label: String,
-        isIdempotent: Bool
-    ) async throws(AppStoreGroupsError) -> [RESPReply] {
-        let request = RedisRequest(
-            commands: commands,
-            label: label,
-            deadline: .now + timeout,
-            isIdempotent: isIdempotent
-        )
-        let pool = pool
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                request.install(continuation)
-                if !request.isFinished { pool.submit(request) }
-            }
-        } onCancel: {
-            pool.cancel(request)
-        }
-        switch result {
-        case .success(let replies) where replies.count == commands.count:
-            return replies
-        case .success:
-            throw AppStoreGroupsError(code: .sharedCacheFailure, message: "\(server): \(label): replies missing")
-        case .failure(let failure):
+        do {
+            return try await client.send(RedisCommand(arguments, label: label, isIdempotent: isIdempotent))
+        } catch let error as AppStoreGroupsError {
+            throw error
+        } catch is CancellationError {
+            throw AppStoreGroupsError(code: .cancelled, message: "\(server): \(label): cancelled")
+        } catch {
+            // Only the type: a client's error text may quote the command, and so a key.
             throw AppStoreGroupsError(
-                code: failure.kind == .cancelled ? .cancelled : .sharedCacheFailure,
-                message: "\(server): \(label): \(failure.message)"
+                code: .sharedCacheFailure,
+                message: "\(server): \(label): the client failed (\(type(of: error)))"
             )
         }
     }

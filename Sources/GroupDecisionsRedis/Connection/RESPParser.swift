@@ -1,16 +1,7 @@
 import AppStoreGroups
 import GroupDecisions
 
-/// One RESP2 reply from Redis.
-enum RESPReply: Sendable, Equatable {
-    case simple(String)
-    case error(String)
-    case integer(Int64)
-    /// A bulk string; `nil` for the null bulk string.
-    case bulk([UInt8]?)
-    /// An array; `nil` for the null array.
-    case array([RESPReply]?)
-
+extension RESPReply {
     /// A command as RESP2 sends it: an array of bulk strings.
     static func command(_ arguments: [[UInt8]]) -> [UInt8] {
         var bytes: [UInt8] = Array("*\(arguments.count)\r\n".utf8)

@@ -1,0 +1,103 @@
+import AppStoreGroups
+import Foundation
+import GroupDecisions
+import GroupDecisionsTesting
+import ServingTestSupport
+import Synchronization
+import Testing
+
+@testable import GroupDecisionsRedis
+
+/// A store over an app's own client: every command goes through ``RedisCommandSending``, with
+/// the keys, scripts and values of a store with its own pool, and a client's failure is a store
+/// failure that names the command and the error's type, never its text.
+@Suite("Redis cache: over an app's own client")
+struct RedisClientSeamTests {
+    /// An app's client: it forwards each command to a pool of its own, and counts them.
+    final class ForwardingClient: RedisCommandSending {
+        let pool: RedisConnectionPool
+        let labels = Mutex<[String]>([])
+
+        init(port: Int) {
+            pool = RedisConnectionPool(
+                settings: RedisConnectionPool.Settings(
+                    host: "127.0.0.1",
+                    port: port,
+                    maximumConnections: 8,
+                    maximumReplyBytes: 4 << 20,
+                    connectTimeout: .seconds(10),
+                    idleLifetime: .seconds(60)
+                )
+            )
+        }
+
+        deinit { pool.close() }
+
+        func send(_ command: RedisCommand) async throws -> RESPReply {
+            labels.withLock { $0.append(command.label) }
+            return try await pool.send(command)
+        }
+    }
+
+    /// A client whose every call fails with a message that quotes a key.
+    struct FailingClient: RedisCommandSending {
+        struct Refusal: Error, CustomStringConvertible {
+            var description: String { "no connection for GET app:Sandbox:groups:customer-42" }
+        }
+
+        func send(_ command: RedisCommand) async throws -> RESPReply { throw Refusal() }
+    }
+
+    @Test("the conformance suite passes over an app's client", .requires(.redisServer))
+    func conforms() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let client = ForwardingClient(port: server.port)
+        let prefixes = PrefixCounter()
+        let openSecondInstance: @Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache = { cache in
+            guard let cache = cache as? RedisGroupsCache else { return cache }
+            return try server.store(prefix: cache.keyPrefix)
+        }
+        let conformance = SharedGroupsCacheConformance(makeSecondInstance: openSecondInstance) {
+            try RedisGroupsCache(client: client, keyPrefix: "client-\(prefixes.next())")
+        }
+        try await conformance.run()
+        #expect(client.labels.withLock { $0.contains("EVAL take-budget-token") })
+    }
+
+    @Test("an answer written through the app's client reads back through the store's own pool", .requires(.redisServer))
+    func sameKeysAndValues() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let overClient = try RedisGroupsCache(client: ForwardingClient(port: server.port), keyPrefix: "shared")
+        let ownPool = try server.store(prefix: "shared")
+        let answer = CachedGroupsAnswer(
+            kind: .groups,
+            body: Array(#"{"groups":[]}"#.utf8),
+            fetchedAt: Date(timeIntervalSince1970: 1_700_000_000)
+        )
+        try await overClient.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await ownPool.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        #expect(overClient.host == "" && overClient.port == 0 && overClient.maximumConnections == 0)
+    }
+
+    @Test("a client's error is a store failure naming the command and the error's type, not its text")
+    func clientErrors() async throws {
+        let store = try RedisGroupsCache(client: FailingClient(), keyPrefix: "app")
+        do {
+            _ = try await store.answer(anyTransactionID: "customer-42", in: .sandbox)
+            Issue.record("answered without a client")
+        } catch {
+            #expect(error.code == .sharedCacheFailure)
+            #expect(error.message == "Redis: GET answer: the client failed (Refusal)")
+        }
+    }
+
+    @Test("a store over an app's client refuses the prefixes a store with a pool refuses")
+    func configuration() {
+        #expect(throws: AppStoreGroupsError.self) { try RedisGroupsCache(client: FailingClient(), keyPrefix: "") }
+        #expect(throws: AppStoreGroupsError.self) {
+            try RedisGroupsCache(client: FailingClient(), keyPrefix: "app:Sandbox:groups")
+        }
+    }
+}
