@@ -91,8 +91,19 @@ struct DecisionRoutes: Sendable {
         }
     }
 
-    /// Refuses an administrative request without the admin token, when one is set.
+    /// Refuses an administrative request a browser sends for a page of another site, and one
+    /// without the admin token, when one is set.
     private func checkAdmin(_ request: HTTPServing.HTTPRequest) throws(ServerResponse) {
+        // A POST without a body needs no preflight: any page open in a browser on this machine
+        // could drop every answer (on loopback no token is required). Browsers mark such requests;
+        // the server's callers, app servers, never send the field.
+        if let site = request.header("sec-fetch-site")?.lowercased(), site == "cross-site" || site == "same-site" {
+            throw .error(
+                403,
+                "cross-site",
+                "\(request.method) \(request.path) is refused from a web page of another site (Sec-Fetch-Site: \(site))"
+            )
+        }
         guard let adminToken else { return }
         try adminToken.check(request)
     }

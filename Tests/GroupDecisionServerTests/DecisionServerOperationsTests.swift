@@ -150,6 +150,36 @@ struct DecisionServerOperationsTests {
         scan.check(server.logLines().joined(separator: "\n"), "the log")
     }
 
+    /// A page of another site open in a browser on the server's machine can send `POST /invalidate`
+    /// without a preflight; browsers mark it, and it is refused, with or without a token set.
+    @Test(
+        "an administrative request a browser sends for another site is refused",
+        .requires(.pythonCryptography)
+    )
+    func crossSiteAdministrativeRequestsAreRefused() async throws {
+        let server = try await DecisionServerProcess.start(appStore: try await FakeAppStore())
+        for site in ["cross-site", "same-site"] {
+            for path in ["/invalidate?all=true", "/shadow/reset"] {
+                let answer = try await server.exchange(
+                    "POST \(path) HTTP/1.1\r\nHost: x\r\nSec-Fetch-Site: \(site)\r\nConnection: close\r\n\r\n"
+                )
+                let route = path.split(separator: "?")[0]
+                #expect(answer.hasPrefix("HTTP/1.1 403 "), "\(path) from \(site): \(answer.prefix(60))")
+                #expect(
+                    answer.hasSuffix(
+                        #"{"error":{"code":"cross-site","message":"POST \#(route) is refused from a web page of another site (Sec-Fetch-Site: \#(site))"}}"#
+                    )
+                )
+            }
+        }
+        // The page's own origin (a same-origin request) and the server's callers are served.
+        let own = try await server.exchange(
+            "POST /invalidate?all=true HTTP/1.1\r\nHost: x\r\nSec-Fetch-Site: same-origin\r\nConnection: close\r\n\r\n"
+        )
+        #expect(own.hasPrefix("HTTP/1.1 200 "))
+        #expect(try await server.post("/invalidate?all=true").status == 200)
+    }
+
     @Test("listening off loopback without an admin token is refused at start", .requires(.pythonCryptography))
     func offLoopbackNeedsAToken() async throws {
         let result = try await runProcess(
