@@ -37,7 +37,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
     ///
     /// Default 5 minutes. Apple sends no notification when a group or a role changes, so this is
     /// how stale a decision may be at worst while the budget lasts.
-    public var timeToLive: Duration
+    public var timeToLive: Duration { didSet { updateSeconds() } }
     /// How far into its time to live an answer becomes due for a refresh ahead, or `nil` for
     /// never; less than ``timeToLive``.
     ///
@@ -73,7 +73,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// Default zero: off. Serving an answer Apple can no longer confirm is a grant from data the
     /// library cannot vouch for; turn it on (a minute, say) to ride out short outages when that
     /// trade is yours to make. Never past ``maximumStaleness``.
-    public var staleIfError: Duration
+    public var staleIfError: Duration { didSet { updateSeconds() } }
     /// The hard cap: how long past ``timeToLive`` anything of an answer may be served, whatever
     /// the reason (the budget has no token to spare, or a fetch failed).
     ///
@@ -97,7 +97,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// Default 30 seconds: short, because a purchase that has just happened may not be known to
     /// the groups endpoints yet; long enough that a client retrying in a loop costs one request per
     /// period.
-    public var negativeTimeToLive: Duration
+    public var negativeTimeToLive: Duration { didSet { updateSeconds() } }
 
     /// A policy for answers fresh for `timeToLive`: due for a refresh after three quarters of it,
     /// spread over a tenth of it, never stale on error, and never served past an hour (or past
@@ -108,6 +108,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
         self.timeToLive = timeToLive
         self.staleIfError = .zero
         self.negativeTimeToLive = .seconds(30)
+        updateSeconds()
     }
 
     /// A window derived from the time to live until the caller assigns it.
@@ -119,9 +120,42 @@ public struct FreshnessPolicy: Sendable, Hashable {
         case assigned(Value)
     }
 
-    private var refreshAfterWindow = Window<Duration?>.followsTimeToLive
-    private var refreshSpreadWindow = Window<Duration>.followsTimeToLive
-    private var maximumStalenessWindow = Window<Duration>.followsTimeToLive
+    private var refreshAfterWindow = Window<Duration?>.followsTimeToLive { didSet { updateSeconds() } }
+    private var refreshSpreadWindow = Window<Duration>.followsTimeToLive { didSet { updateSeconds() } }
+    private var maximumStalenessWindow = Window<Duration>.followsTimeToLive { didSet { updateSeconds() } }
+
+    /// The windows in seconds, computed whenever one changes: a decision compares dates with them
+    /// on every hit, and `Duration` arithmetic would cost more than the rest of the check.
+    private struct Seconds: Hashable, Sendable {
+        var timeToLive = 0.0
+        var negativeTimeToLive = 0.0
+        /// The earliest refresh point (``refreshAfter`` itself); infinity for never.
+        var refreshAfter = Double.infinity
+        /// How old a groups answer may be when served stale by budget (its lifetime), or on error.
+        var budgetEnd = 0.0
+        var errorEnd = 0.0
+    }
+
+    private var inSeconds = Seconds()
+
+    private mutating func updateSeconds() {
+        inSeconds = Seconds(
+            timeToLive: Self.clampedSeconds(timeToLive),
+            negativeTimeToLive: Self.clampedSeconds(negativeTimeToLive),
+            refreshAfter: refreshAfter.map(Self.clampedSeconds) ?? .infinity,
+            budgetEnd: Self.clampedSeconds(timeToLive + maximumStaleness),
+            errorEnd: Self.clampedSeconds(timeToLive + min(staleIfError, maximumStaleness))
+        )
+    }
+
+    /// ``seconds(_:)``, or an infinity for a duration too long to count in `Duration`'s components
+    /// (only a sum of windows a policy refuses can be): computed on every assignment, it must not
+    /// trap on a policy ``problem`` has not yet refused.
+    private static func clampedSeconds(_ duration: Duration) -> Double {
+        if duration > .seconds(Int64.max) { return .infinity }
+        if duration < .seconds(Int64.min) { return -.infinity }
+        return seconds(duration)
+    }
 
     /// What the service is in when it asks about an answer.
     public enum Circumstance: Sendable, Hashable {
@@ -164,24 +198,49 @@ public struct FreshnessPolicy: Sendable, Hashable {
         circumstance: Circumstance = .normal,
         draw: Double = 0
     ) -> Verdict {
-        let age = now.timeIntervalSince(fetchedAt)
+        verdict(kind, fetchedAt: fetchedAt, now: now, circumstance: circumstance) { draw }
+    }
+
+    /// ``verdict(_:fetchedAt:now:circumstance:draw:)`` for the customer's answer, whose draw is
+    /// computed only when the answer is past ``refreshAfter``: before it (every hit in the first
+    /// three quarters of the time to live, by default) the verdict is two comparisons.
+    func verdict(
+        _ kind: CachedGroupsAnswer.Kind,
+        fetchedAt: Date,
+        now: Date,
+        circumstance: Circumstance = .normal,
+        customerID: String
+    ) -> Verdict {
+        verdict(kind, fetchedAt: fetchedAt, now: now, circumstance: circumstance) {
+            Self.draw(customerID: customerID, fetchedAt: fetchedAt)
+        }
+    }
+
+    private func verdict(
+        _ kind: CachedGroupsAnswer.Kind,
+        fetchedAt: Date,
+        now: Date,
+        circumstance: Circumstance,
+        draw: () -> Double
+    ) -> Verdict {
+        // A window ends at an instant (the fetch plus the window), and a date is compared with it.
         switch kind {
         case .notFound:
-            return age < Self.seconds(negativeTimeToLive) ? .fresh : .expired
+            return now < fetchedAt.addingTimeInterval(inSeconds.negativeTimeToLive) ? .fresh : .expired
         case .groups:
-            let timeToLive = Self.seconds(timeToLive)
-            if age < timeToLive {
-                guard let point = refreshPoint(draw: draw) else { return .fresh }
+            if now < fetchedAt.addingTimeInterval(inSeconds.timeToLive) {
+                // Every point is at or after `refreshAfter`: the draw is needed only past it.
+                let age = now.timeIntervalSince(fetchedAt)
+                guard age >= inSeconds.refreshAfter, let point = refreshPoint(draw: draw()) else { return .fresh }
                 return age >= Self.seconds(point) ? .refreshDue : .fresh
             }
             switch circumstance {
             case .normal:
                 return .expired
             case .budgetShort:
-                return age < timeToLive + Self.seconds(maximumStaleness) ? .stale(.budget) : .expired
+                return now < fetchedAt.addingTimeInterval(inSeconds.budgetEnd) ? .stale(.budget) : .expired
             case .fetchFailed:
-                let window = Self.seconds(min(staleIfError, maximumStaleness))
-                return age < timeToLive + window ? .stale(.error) : .expired
+                return now < fetchedAt.addingTimeInterval(inSeconds.errorEnd) ? .stale(.error) : .expired
             }
         }
     }
@@ -249,28 +308,35 @@ public struct FreshnessPolicy: Sendable, Hashable {
         return Double(hash >> 11) / Double(UInt64(1) << 53)
     }
 
-    /// Why the policy cannot be used, or `nil` when it can.
-    public var problem: String? {
-        if timeToLive <= .zero { return "the time to live must be positive" }
-        let windows = [
-            timeToLive, refreshAfter ?? .zero, refreshSpread, staleIfError, maximumStaleness, negativeTimeToLive,
+    /// Why the policy cannot be used, or `nil` when it can: one line naming the window.
+    ///
+    /// Every window is at most ten years, and so is the time to live plus the maximum staleness.
+    public var problem: String? { problem(naming: "") }
+
+    /// ``problem``, each window named after `prefix` (a service's configuration names them under
+    /// `freshness.`).
+    func problem(naming prefix: String) -> String? {
+        let windows: [(String, Duration)] = [
+            ("timeToLive", timeToLive), ("refreshAfter", refreshAfter ?? .zero), ("refreshSpread", refreshSpread),
+            ("staleIfError", staleIfError), ("maximumStaleness", maximumStaleness),
+            ("negativeTimeToLive", negativeTimeToLive),
         ]
-        if windows.contains(where: { $0 > Self.longestWindow }) || timeToLive + maximumStaleness > Self.longestWindow {
-            return "every window, and the time to live plus the maximum staleness, must be at most 10 years"
+        if let problem = DurationLimit.firstTooLong(windows.map { (prefix + $0.0, $0.1) }) { return problem }
+        if let problem = DurationLimit.sumTooLong(
+            (prefix + "timeToLive", timeToLive),
+            (prefix + "maximumStaleness", maximumStaleness)
+        ) {
+            return problem
         }
+        if timeToLive <= .zero { return "\(prefix)timeToLive must be positive" }
         if let refreshAfter, !(refreshAfter > .zero && refreshAfter < timeToLive) {
-            return "refreshAfter must be positive and less than the time to live"
+            return "\(prefix)refreshAfter must be positive and less than \(prefix)timeToLive, or nil"
         }
-        if refreshSpread < .zero { return "the refresh spread must not be negative" }
-        if staleIfError < .zero { return "the stale-if-error window must not be negative" }
-        if maximumStaleness < .zero { return "the maximum staleness must not be negative" }
-        if negativeTimeToLive < .zero { return "the negative time to live must not be negative" }
+        for (name, window) in windows.dropFirst(2) where window < .zero {
+            return "\(prefix)\(name) must not be negative"
+        }
         return nil
     }
-
-    /// The longest window a policy may have: ten years, as for every duration of the service's
-    /// configuration.
-    private static let longestWindow = Duration.seconds(10 * 365 * 24 * 3600)
 
     private static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components

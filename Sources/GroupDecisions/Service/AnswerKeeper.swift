@@ -18,7 +18,7 @@ struct AnswerKeeper: Sendable {
         permit: ServingPermit,
         stamp: UInt64?
     ) {
-        let lifetime = context.windows.lifetime(of: answer)
+        let lifetime = context.freshness.lifetime(of: answer.kind)
         var left = answer.fetchedAt.addingTimeInterval(lifetime.seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
@@ -52,7 +52,7 @@ struct AnswerKeeper: Sendable {
         read: FlightRead,
         lock: String? = nil
     ) async -> Bool {
-        let life = context.windows.lifetime(of: answer)
+        let life = context.freshness.lifetime(of: answer.kind)
         var releasedLock = false
         if let shared = context.shared, let generation = read.generation, life > .zero,
             permit.clears(answer, decoded: decoded)

@@ -13,7 +13,6 @@ struct Fetcher: Sendable {
     let rateLimitGate: RateLimitGate
     let keeper: AnswerKeeper
 
-    private var windows: FreshnessWindows { context.windows }
     private var timeSource: TimeSource { context.timeSource }
 
     /// What a fetch came to, and whether the write that kept its answer released the fetch lock.
@@ -52,9 +51,7 @@ struct Fetcher: Sendable {
     ) async -> Fetched {
         // Judged against the hard cap when the fetch begins (whether it is a refresh) and again when
         // it is served: the budget's wait or Apple's answer may take the answer past the cap.
-        let stale = {
-            fallback.flatMap { windows.staleAnswer($0, now: timeSource.now(), within: windows.maximumAgeSeconds) }
-        }
+        let stale = { servable(fallback, when: .budgetShort) }
         let isRefresh = stale() != nil
         var fetched: Fetched
         if isRefresh {
@@ -77,10 +74,9 @@ struct Fetcher: Sendable {
             fetched.result = .success(served(stale, reason: .budget, error: error, environment: key.environment))
             return fetched
         }
-        let window = min(windows.timeToLiveSeconds + windows.policy.staleIfError.seconds, windows.maximumAgeSeconds)
         if error.code != .invalidArgument, error.code != .invalidTransactionID,
             error.code != .transactionIDNotFound,
-            let fallback, let loaded = windows.staleAnswer(fallback, now: timeSource.now(), within: window)
+            let loaded = servable(fallback, when: .fetchFailed)
         {
             fetched.result = .success(served(loaded, reason: .error, error: error, environment: key.environment))
         }
@@ -158,6 +154,25 @@ struct Fetcher: Sendable {
             return .fetchedNothing
         }
         return .answered(loaded)
+    }
+
+    /// The older answer as a stale flight result when the freshness policy lets it be served in
+    /// `circumstance`: it holds groups, and has not expired (fresh too: a copy the invalidation count
+    /// did not confirm in time to be served as a hit).
+    private func servable(
+        _ fallback: LocalGroupsCache.Entry?,
+        when circumstance: FreshnessPolicy.Circumstance
+    ) -> Loaded? {
+        guard let fallback, fallback.answer.kind == .groups else { return nil }
+        let answer = fallback.answer
+        let verdict = context.freshness.verdict(
+            .groups,
+            fetchedAt: answer.fetchedAt,
+            now: timeSource.now(),
+            circumstance: circumstance
+        )
+        guard verdict != .expired else { return nil }
+        return Loaded(answer, decoded: fallback.decoded, source: .stale)
     }
 
     /// A stale answer served: its reason and age set, the observer told.

@@ -72,17 +72,12 @@ extension GroupDecisionService {
         /// Far beyond any sensible setting, and far enough inside the range of the arithmetic done
         /// with it (milliseconds in 64 bits for a shared cache, instants as `Date`) that no sum or
         /// conversion of two of them overflows.
-        public static let longestDuration = RateLimitGate.Configuration.longestDuration
+        public static let longestDuration = DurationLimit.longest
 
         /// What is wrong with the configuration, or `nil`: one line naming the field by its path.
         var problem: String? {
+            if let problem = freshness.problem(naming: "freshness.") { return problem }
             let durations: [(String, Duration)] = [
-                ("freshness.timeToLive", freshness.timeToLive),
-                ("freshness.refreshAfter", freshness.refreshAfter ?? .zero),
-                ("freshness.refreshSpread", freshness.refreshSpread),
-                ("freshness.staleIfError", freshness.staleIfError),
-                ("freshness.maximumStaleness", freshness.maximumStaleness),
-                ("freshness.negativeTimeToLive", freshness.negativeTimeToLive),
                 ("sharedCache.fetchLockTimeToLive", sharedCache.fetchLockTimeToLive),
                 ("sharedCache.fetchLockWait", sharedCache.fetchLockWait),
                 ("sharedCache.fetchLockPollInterval", sharedCache.fetchLockPollInterval),
@@ -90,31 +85,13 @@ extension GroupDecisionService {
                 ("localCache.timeToLive", localCache.timeToLive),
                 ("localCache.sweepInterval", localCache.sweepInterval),
             ]
-            if let problem = RateLimitGate.Configuration.tooLong(durations) { return problem }
-            if freshness.timeToLive + freshness.maximumStaleness > Self.longestDuration {
-                return "freshness.timeToLive plus freshness.maximumStaleness must be at most 10 years"
-            }
-            if let problem = freshnessProblem ?? sharedCache.problem ?? localCache.problem { return problem }
+            if let problem = DurationLimit.firstTooLong(durations) { return problem }
+            if let problem = sharedCache.problem ?? localCache.problem { return problem }
             if localCache.timeToLive > .zero, sharedCache.invalidationCheckInterval > localCache.timeToLive {
                 return "sharedCache.invalidationCheckInterval must be at most localCache.timeToLive"
             }
             if maximumRefreshesInFlight < 1 { return "maximumRefreshesInFlight must be at least 1" }
             return rateLimits.problem.map { "rateLimits.\($0)" }
-        }
-
-        /// What is wrong with ``freshness``, or `nil`, naming the field by its path.
-        private var freshnessProblem: String? {
-            if freshness.timeToLive <= .zero { return "freshness.timeToLive must be positive" }
-            if let refreshAfter = freshness.refreshAfter,
-                !(refreshAfter > .zero && refreshAfter < freshness.timeToLive)
-            {
-                return "freshness.refreshAfter must be positive and less than freshness.timeToLive, or nil"
-            }
-            if freshness.refreshSpread < .zero { return "freshness.refreshSpread must not be negative" }
-            if freshness.staleIfError < .zero { return "freshness.staleIfError must not be negative" }
-            if freshness.maximumStaleness < .zero { return "freshness.maximumStaleness must not be negative" }
-            if freshness.negativeTimeToLive < .zero { return "freshness.negativeTimeToLive must not be negative" }
-            return nil
         }
     }
 }

@@ -1,4 +1,5 @@
 import AppStoreGroups
+import Foundation
 import GroupPolicy
 
 /// What a flight delivers.
@@ -11,6 +12,29 @@ extension GroupDecisionService {
         /// Why a stale answer is served, and how old it was then.
         var staleReason: ServedDecision.StaleReason? = nil
         var staleAge: Duration? = nil
+
+        init(answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse, source: ServedDecision.Source) {
+            self.answer = answer
+            self.decoded = decoded
+            self.source = source
+        }
+
+        /// `answer` (groups) as a flight result from `source`, decoded unless `decoded` is given;
+        /// `nil` when its bytes do not decode.
+        init?(_ answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse?, source: ServedDecision.Source) {
+            guard let decoded = decoded ?? (try? GetCustomerGroupsResponse(jsonBytes: answer.body)) else { return nil }
+            self.init(answer: answer, decoded: decoded, source: source)
+        }
+
+        /// What a negative answer kept since `fetchedAt` throws.
+        static func notFound(since fetchedAt: Date) -> AppStoreGroupsError {
+            AppStoreGroupsError(
+                code: .transactionIDNotFound,
+                message: "the App Store knows no such transaction (remembered since \(fetchedAt))",
+                httpStatus: 404,
+                apiErrorCode: 4_040_010
+            )
+        }
     }
 
     /// What a flight came to.

@@ -50,7 +50,7 @@ public final class GroupDecisionService: Sendable {
     /// Apple's groups endpoints (Get Group Members) through it too.
     public let rateLimitGate: RateLimitGate
 
-    /// What every step of a decision shares: the clock, the observer, the caches, the windows.
+    /// What every step of a decision shares: the clock, the observer, the caches, the freshness policy.
     let context: ServingContext
     let flights: SingleFlight<FlightOutcome>
     /// The jobs a decision's groups go through, each a type of its own.

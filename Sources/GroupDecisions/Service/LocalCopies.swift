@@ -38,9 +38,10 @@ struct LocalCopies: Sendable {
         if let invalidations = context.invalidations, !invalidations.confirms(entry.invalidationCount, now: now) {
             return .unconfirmed
         }
+        let verdict = context.verdict(entry.answer, customerID: customerID, now: now)
         let loaded: Loaded?
         do {
-            loaded = try context.windows.fresh(entry.answer, decoded: entry.decoded, now: now)
+            loaded = try context.servedAsItIs(entry.answer, decoded: entry.decoded, verdict: verdict)
         } catch {
             // A fresh negative answer is a hit too.
             context.observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
@@ -48,7 +49,7 @@ struct LocalCopies: Sendable {
         }
         guard let loaded else { return .miss }
         context.observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
-        refreshIfDue(entry.answer, key: key, now: now)
+        if verdict == .refreshDue { refreshes.offer(key) }
         return .hit(loaded)
     }
 
@@ -89,7 +90,7 @@ struct LocalCopies: Sendable {
 
     /// Asks for a refresh ahead of a fresh answer when it is old enough; one comparison otherwise.
     func refreshIfDue(_ answer: CachedGroupsAnswer, key: CustomerKey, now: Date) {
-        guard context.windows.refreshIsDue(answer, customerID: key.customerID, now: now) else { return }
+        guard context.verdict(answer, customerID: key.customerID, now: now) == .refreshDue else { return }
         refreshes.offer(key)
     }
 }

@@ -76,10 +76,6 @@ extension RateLimitGate {
         /// The defaults.
         public init() {}
 
-        /// The longest any duration of a configuration may be: ten years (see
-        /// ``GroupDecisionService/Configuration/longestDuration``).
-        static let longestDuration = Duration.seconds(10 * 365 * 86_400)
-
         /// What is wrong with the configuration, or `nil`: one line naming the field (a service
         /// names it under `rateLimits.`).
         var problem: String? {
@@ -89,7 +85,7 @@ extension RateLimitGate {
                 ("sharedCacheRetryInterval", sharedCacheRetryInterval),
                 ("sharedCacheSlowCallThreshold", sharedCacheSlowCallThreshold),
             ]
-            if let problem = Self.tooLong(durations) { return problem }
+            if let problem = DurationLimit.firstTooLong(durations) { return problem }
             if maximumRateLimitWait < .zero { return "maximumRateLimitWait must not be negative" }
             if maximumRateLimitHold <= .zero { return "maximumRateLimitHold must be positive" }
             if rateLimitHoldWithoutRetryAfter <= .zero {
@@ -111,15 +107,6 @@ extension RateLimitGate {
             }
             if !(fallbackShare >= 0 && fallbackShare <= 1) {
                 return "fallbackShare must be at least 0 and at most 1"
-            }
-            return nil
-        }
-
-        /// The first of `durations` longer than ``longestDuration``, named in the problem, or `nil`.
-        static func tooLong(_ durations: [(String, Duration)]) -> String? {
-            for (name, duration) in durations where duration > longestDuration {
-                return
-                    "\(name) must be at most 10 years (315360000 seconds), not \(duration.components.seconds) seconds"
             }
             return nil
         }

@@ -3,7 +3,7 @@ import Foundation
 import GroupPolicy
 
 /// What every step of a decision shares, built once by the service: the clock, the observer, the
-/// caches, the freshness windows and the settings of the caches.
+/// caches, the freshness policy and the settings of the caches.
 ///
 /// Each step (``LocalCopies``, ``SharedFlight``, ``Fetcher``, ``AnswerKeeper``) holds
 /// this plus its own collaborators, so a collaborator every step needs is added here once.
@@ -19,8 +19,8 @@ struct ServingContext: Sendable {
     /// With a shared cache: its invalidation count as this process read it, which decides whether
     /// a copy kept here may be served.
     let invalidations: InvalidationWatch?
-    /// The windows an answer's age is read against.
-    let windows: FreshnessWindows
+    /// Every window of an answer's life: the one timeline every step asks.
+    let freshness: FreshnessPolicy
     /// The fetch lock's and the invalidation check's settings.
     let sharedCacheSettings: GroupDecisionService.Configuration.SharedCache
     /// This process's cache's settings.
@@ -57,8 +57,28 @@ struct ServingContext: Sendable {
                 local: local,
                 now: timeSource.now
             )
-        self.windows = FreshnessWindows(configuration.freshness)
+        self.freshness = configuration.freshness
         self.sharedCacheSettings = configuration.sharedCache
         self.localCacheSettings = configuration.localCache
+    }
+
+    /// The cached answer as a flight result when the freshness policy's `verdict` serves it as it
+    /// is (fresh, or due a refresh ahead); throws a negative answer so served (a cache hit too);
+    /// `nil` otherwise.
+    func servedAsItIs(
+        _ answer: CachedGroupsAnswer,
+        decoded: GetCustomerGroupsResponse?,
+        verdict: FreshnessPolicy.Verdict
+    ) throws(AppStoreGroupsError) -> GroupDecisionService.Loaded? {
+        guard verdict == .fresh || verdict == .refreshDue else { return nil }
+        switch answer.kind {
+        case .notFound: throw GroupDecisionService.Loaded.notFound(since: answer.fetchedAt)
+        case .groups: return GroupDecisionService.Loaded(answer, decoded: decoded, source: .cache)
+        }
+    }
+
+    /// The freshness policy's verdict on `answer` now, for the customer's draw of the spread.
+    func verdict(_ answer: CachedGroupsAnswer, customerID: String, now: Date) -> FreshnessPolicy.Verdict {
+        freshness.verdict(answer.kind, fetchedAt: answer.fetchedAt, now: now, customerID: customerID)
     }
 }

@@ -11,7 +11,6 @@ extension SharedFlight {
     /// under the invalidation generation read before asking Apple. Never throws: a refresh that
     /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
     func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
-        let windows = context.windows
         guard let shared = context.shared else {
             // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
             let now = context.timeSource.now()
@@ -19,8 +18,8 @@ extension SharedFlight {
                 return .fetchedNothing
             }
             // Nor one that is no longer due: a caller fetched it anew while the refresh waited.
-            if !windows.refreshIsDue(entry.answer, customerID: key.customerID, now: now),
-                let loaded = try? windows.fresh(entry.answer, decoded: entry.decoded, now: now)
+            if context.verdict(entry.answer, customerID: key.customerID, now: now) == .fresh,
+                let loaded = GroupDecisionService.Loaded(entry.answer, decoded: entry.decoded, source: .cache)
             {
                 return .answered(loaded)
             }
@@ -38,8 +37,8 @@ extension SharedFlight {
                 return (.fetchedNothing, releasedLock: false)
             }
             let now = context.timeSource.now()
-            if !windows.refreshIsDue(answer, customerID: key.customerID, now: now),
-                let loaded = try? windows.fresh(answer, decoded: nil, now: now)
+            if context.verdict(answer, customerID: key.customerID, now: now) == .fresh,
+                let loaded = GroupDecisionService.Loaded(answer, decoded: nil, source: .cache)
             {
                 keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
                 return (.answered(loaded), releasedLock: false)

@@ -170,7 +170,8 @@ struct SharedFlight: Sendable {
     ) throws(AppStoreGroupsError) -> Loaded? {
         let now = timeSource.now()
         do {
-            guard let loaded = try context.windows.fresh(answer, decoded: nil, now: now) else {
+            let verdict = context.verdict(answer, customerID: key.customerID, now: now)
+            guard let loaded = try context.servedAsItIs(answer, decoded: nil, verdict: verdict) else {
                 return nil
             }
             keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)

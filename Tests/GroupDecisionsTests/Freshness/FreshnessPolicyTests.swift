@@ -153,12 +153,12 @@ struct FreshnessPolicyTests {
     func problems() {
         var policy = FreshnessPolicy()
         policy.refreshAfter = .seconds(300)
-        #expect(policy.problem == "refreshAfter must be positive and less than the time to live")
+        #expect(policy.problem == "refreshAfter must be positive and less than timeToLive, or nil")
         policy = FreshnessPolicy()
         policy.maximumStaleness = .seconds(-1)
-        #expect(policy.problem == "the maximum staleness must not be negative")
+        #expect(policy.problem == "maximumStaleness must not be negative")
         policy = FreshnessPolicy(timeToLive: .zero)
-        #expect(policy.problem == "the time to live must be positive")
+        #expect(policy.problem == "timeToLive must be positive")
     }
 
     /// Assigning the time to live alone moves the windows it implies.

@@ -18,7 +18,6 @@ struct RefreshSpreadTests {
             configuration: GroupDecisionService.Configuration()
         )
         let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
-        let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: fetchedAt)
         var points: Set<Duration> = []
         for index in 0..<20 {
             let customerID = "c\(index)"
@@ -29,18 +28,20 @@ struct RefreshSpreadTests {
             let (seconds, attoseconds) = point.components
             let due = fetchedAt.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
             #expect(
-                !FreshnessWindows(service.configuration.freshness).refreshIsDue(
-                    answer,
-                    customerID: customerID,
-                    now: due.addingTimeInterval(-0.0005)
-                )
+                service.configuration.freshness.verdict(
+                    .groups,
+                    fetchedAt: fetchedAt,
+                    now: due.addingTimeInterval(-0.0005),
+                    customerID: customerID
+                ) != .refreshDue
             )
             #expect(
-                FreshnessWindows(service.configuration.freshness).refreshIsDue(
-                    answer,
-                    customerID: customerID,
-                    now: due.addingTimeInterval(0.0005)
-                )
+                service.configuration.freshness.verdict(
+                    .groups,
+                    fetchedAt: fetchedAt,
+                    now: due.addingTimeInterval(0.0005),
+                    customerID: customerID
+                ) == .refreshDue
             )
             points.insert(point)
         }
@@ -58,21 +59,22 @@ struct RefreshSpreadTests {
             configuration: configuration
         )
         let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
-        let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: fetchedAt)
         for index in 0..<20 {
             #expect(
-                !FreshnessWindows(service.configuration.freshness).refreshIsDue(
-                    answer,
-                    customerID: "c\(index)",
-                    now: fetchedAt.addingTimeInterval(224.999)
-                )
+                service.configuration.freshness.verdict(
+                    .groups,
+                    fetchedAt: fetchedAt,
+                    now: fetchedAt.addingTimeInterval(224.999),
+                    customerID: "c\(index)"
+                ) != .refreshDue
             )
             #expect(
-                FreshnessWindows(service.configuration.freshness).refreshIsDue(
-                    answer,
-                    customerID: "c\(index)",
-                    now: fetchedAt.addingTimeInterval(225)
-                )
+                service.configuration.freshness.verdict(
+                    .groups,
+                    fetchedAt: fetchedAt,
+                    now: fetchedAt.addingTimeInterval(225),
+                    customerID: "c\(index)"
+                ) == .refreshDue
             )
         }
     }

@@ -1,0 +1,23 @@
+/// The longest any duration of the service's settings may be: ten years, the one bound of every
+/// window of a ``FreshnessPolicy`` and every duration of a configuration.
+///
+/// Far beyond any sensible setting, and far enough inside the range of the arithmetic done with
+/// it (milliseconds in 64 bits for a shared cache, instants as `Date`) that no sum or conversion of
+/// two of them overflows.
+enum DurationLimit {
+    /// Ten years.
+    static let longest = Duration.seconds(10 * 365 * 86_400)
+
+    /// The first of `durations` longer than ``longest``, named in the problem, or `nil`.
+    static func firstTooLong(_ durations: [(String, Duration)]) -> String? {
+        for (name, duration) in durations where duration > longest {
+            return "\(name) must be at most 10 years (315360000 seconds), not \(duration.components.seconds) seconds"
+        }
+        return nil
+    }
+
+    /// The problem when `a` plus `b`, named so, is longer than ``longest``, or `nil`.
+    static func sumTooLong(_ a: (String, Duration), _ b: (String, Duration)) -> String? {
+        a.1 + b.1 > longest ? "\(a.0) plus \(b.0) must be at most 10 years" : nil
+    }
+}
