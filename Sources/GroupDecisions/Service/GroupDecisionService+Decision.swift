@@ -28,7 +28,7 @@ extension GroupDecisionService {
         entitlements: Set<String> = [],
         environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> ServedDecision {
-        let loaded: Loaded
+        let loaded: LoadedGroups
         do {
             loaded = try await groups(anyTransactionID, in: environment)
         } catch {
@@ -42,7 +42,7 @@ extension GroupDecisionService {
     private func groups(
         _ customerID: String,
         in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> Loaded {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups {
         // A hit is served without suspending: one clock read, one lookup under one lock (and,
         // with a shared cache, one look at the invalidation count read last).
         switch try copies.cached(customerID, in: environment) {
@@ -63,7 +63,7 @@ extension GroupDecisionService {
     private func missed(
         _ customerID: String,
         in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> Loaded {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups {
         try RequestValidation.checkIdentifier(customerID, name: "transaction id")
         let key = CustomerKey(environment: environment, customerID: customerID)
         let sharedFlight = self.sharedFlight
@@ -72,7 +72,7 @@ extension GroupDecisionService {
         }
         let begun = timeSource.now()
         let joined = await flights.runReportingPermit(key, flight)
-        var loaded: Loaded
+        var loaded: LoadedGroups
         switch joined.result {
         case .failure(let error):
             // Apple's not-found is about the customer, and may predate an invalidation (a purchase's
@@ -108,7 +108,7 @@ extension GroupDecisionService {
         joiningFlightsSince earliest: Date?,
         after nothing: ServingPermit? = nil,
         _ flight: @escaping @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> FlightOutcome
-    ) async throws(AppStoreGroupsError) -> Loaded {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups {
         var excluded = nothing
         while true {
             let joined = await flights.runReportingPermit(
@@ -136,7 +136,7 @@ extension GroupDecisionService {
     private func confirmedCopy(
         _ customerID: String,
         in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> Loaded? {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups? {
         switch try copies.cached(customerID, in: environment) {
         case .hit(let hit): hit
         case .miss: nil

@@ -185,7 +185,7 @@ public final class GroupDecisionService: Sendable {
     /// The decision made from the customer's groups under the policy serving now: compared with
     /// the candidate policy, if any, and recorded in the decision log.
     func serve(
-        _ loaded: Loaded,
+        _ loaded: LoadedGroups,
         anyTransactionID: String,
         entitlements: Set<String>,
         environment: StoreEnvironment

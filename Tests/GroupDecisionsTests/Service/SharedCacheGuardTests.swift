@@ -74,7 +74,7 @@ struct SharedCacheGuardTests {
         let observer = RecordingObserver()
         let guarded = SharedCacheGuard(
             cache,
-            configuration: GroupDecisionService.Configuration(),
+            settings: RateLimitGate.Configuration(),
             timeSource: clock.timeSource,
             observer: observer
         )
@@ -142,7 +142,7 @@ struct SharedCacheGuardTests {
         #expect(configuration.rateLimits.sharedCacheSlowCallsInARow == 5)
         let guarded = SharedCacheGuard(
             cache,
-            configuration: configuration,
+            settings: configuration.rateLimits,
             timeSource: clock.timeSource,
             observer: observer
         )
@@ -169,7 +169,7 @@ struct SharedCacheGuardTests {
         let observer = RecordingObserver()
         let guarded = SharedCacheGuard(
             cache,
-            configuration: GroupDecisionService.Configuration(),
+            settings: RateLimitGate.Configuration(),
             timeSource: clock.timeSource,
             observer: observer
         )

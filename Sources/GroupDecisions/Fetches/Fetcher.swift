@@ -6,8 +6,6 @@ import GroupPolicy
 /// ``AnswerKeeper``); serves an older answer marked stale when the budget or the fetch fails
 /// within the windows that allow it.
 struct Fetcher: Sendable {
-    typealias Loaded = GroupDecisionService.Loaded
-
     let context: ServingContext
     let source: any GroupsSource
     let rateLimitGate: RateLimitGate
@@ -17,7 +15,7 @@ struct Fetcher: Sendable {
 
     /// What a fetch came to, and whether the write that kept its answer released the fetch lock.
     struct Fetched: Sendable {
-        var result: Result<Loaded, AppStoreGroupsError>
+        var result: Result<LoadedGroups, AppStoreGroupsError>
         var releasedLock = false
     }
 
@@ -28,7 +26,7 @@ struct Fetcher: Sendable {
         fallback: LocalGroupsCache.Entry?,
         permit: ServingPermit,
         read: FlightRead
-    ) async throws(AppStoreGroupsError) -> Loaded {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups {
         try await fetch(key, fallback: fallback, permit: permit, read: read, lock: nil).result.get()
     }
 
@@ -115,7 +113,7 @@ struct Fetcher: Sendable {
                 lock: lock
             )
             return Fetched(
-                result: .success(Loaded(answer: answer, decoded: response, source: .live)),
+                result: .success(LoadedGroups(answer: answer, decoded: response, source: .live)),
                 releasedLock: released
             )
         } catch {
@@ -143,7 +141,7 @@ struct Fetcher: Sendable {
         _ key: CustomerKey,
         permit: ServingPermit,
         read: FlightRead
-    ) async -> GroupDecisionService.FlightOutcome {
+    ) async -> FlightOutcome {
         do {
             try await rateLimitGate.admitRefresh(EndpointKey(environment: key.environment, endpoint: .customerGroups))
         } catch {
@@ -162,7 +160,7 @@ struct Fetcher: Sendable {
     private func servable(
         _ fallback: LocalGroupsCache.Entry?,
         when circumstance: FreshnessPolicy.Circumstance
-    ) -> Loaded? {
+    ) -> LoadedGroups? {
         guard let fallback, fallback.answer.kind == .groups else { return nil }
         let answer = fallback.answer
         let verdict = context.freshness.verdict(
@@ -172,16 +170,16 @@ struct Fetcher: Sendable {
             circumstance: circumstance
         )
         guard verdict != .expired else { return nil }
-        return Loaded(answer, decoded: fallback.decoded, source: .stale)
+        return LoadedGroups(answer, decoded: fallback.decoded, source: .stale)
     }
 
     /// A stale answer served: its reason and age set, the observer told.
     private func served(
-        _ loaded: Loaded,
+        _ loaded: LoadedGroups,
         reason: ServedDecision.StaleReason,
         error: AppStoreGroupsError,
         environment: StoreEnvironment
-    ) -> Loaded {
+    ) -> LoadedGroups {
         var loaded = loaded
         let age = Duration.roundedUp(from: loaded.answer.fetchedAt, to: timeSource.now())
         loaded.staleReason = reason

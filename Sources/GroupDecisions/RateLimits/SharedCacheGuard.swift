@@ -69,18 +69,18 @@ final class SharedCacheGuard: Sendable {
         self.observer = observer
     }
 
-    /// Guards `cache` with the service's settings.
+    /// Guards `cache` with a gate's settings (which a service's configuration holds).
     convenience init(
         _ cache: any SharedGroupsCache,
-        configuration: GroupDecisionService.Configuration,
+        settings: RateLimitGate.Configuration,
         timeSource: TimeSource,
         observer: any GroupDecisionObserver
     ) {
         self.init(
             cache,
-            retryInterval: configuration.rateLimits.sharedCacheRetryInterval,
-            slowCallThreshold: configuration.rateLimits.sharedCacheSlowCallThreshold,
-            slowCallsInARow: configuration.rateLimits.sharedCacheSlowCallsInARow,
+            retryInterval: settings.sharedCacheRetryInterval,
+            slowCallThreshold: settings.sharedCacheSlowCallThreshold,
+            slowCallsInARow: settings.sharedCacheSlowCallsInARow,
             timeSource: timeSource,
             observer: observer
         )

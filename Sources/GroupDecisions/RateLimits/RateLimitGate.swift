@@ -73,14 +73,7 @@ public final class RateLimitGate: Sendable {
         self.init(
             configuration: configuration,
             shared: sharedCache.map {
-                SharedCacheGuard(
-                    $0,
-                    retryInterval: configuration.sharedCacheRetryInterval,
-                    slowCallThreshold: configuration.sharedCacheSlowCallThreshold,
-                    slowCallsInARow: configuration.sharedCacheSlowCallsInARow,
-                    timeSource: timeSource,
-                    observer: observer
-                )
+                SharedCacheGuard($0, settings: configuration, timeSource: timeSource, observer: observer)
             },
             timeSource: timeSource,
             observer: observer

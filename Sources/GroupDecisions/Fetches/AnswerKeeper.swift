@@ -22,7 +22,7 @@ struct AnswerKeeper: Sendable {
         var left = answer.fetchedAt.addingTimeInterval(lifetime.seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
-        if context.shared != nil { left = min(left, context.localCacheSettings.timeToLive.seconds) }
+        if context.shared != nil { left = min(left, context.localCopyTimeToLive.seconds) }
         guard left > 0, permit.clears(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
         context.local.set(

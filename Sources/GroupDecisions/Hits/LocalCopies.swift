@@ -5,8 +5,6 @@ import GroupPolicy
 /// This process's copies of answers: a hit served without suspending, or, with a shared cache,
 /// once the invalidation count confirms the copy (see ``InvalidationWatch``).
 struct LocalCopies: Sendable {
-    typealias Loaded = GroupDecisionService.Loaded
-
     let context: ServingContext
     let sharedFlight: SharedFlight
     let refreshes: RefreshQueue
@@ -14,7 +12,7 @@ struct LocalCopies: Sendable {
     /// What this process's cache holds for a customer.
     enum LocalLookup {
         /// A fresh answer, confirmed by the invalidation count when there is a shared cache.
-        case hit(Loaded)
+        case hit(LoadedGroups)
         /// Nothing fresh.
         case miss
         /// A copy whose stamp the invalidation count read last does not confirm (see
@@ -39,7 +37,7 @@ struct LocalCopies: Sendable {
             return .unconfirmed
         }
         let verdict = context.verdict(entry.answer, customerID: customerID, now: now)
-        let loaded: Loaded?
+        let loaded: LoadedGroups?
         do {
             loaded = try context.servedAsItIs(entry.answer, decoded: entry.decoded, verdict: verdict)
         } catch {
@@ -62,7 +60,7 @@ struct LocalCopies: Sendable {
     func confirmedHit(
         _ customerID: String,
         in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> Loaded? {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups? {
         guard let shared = context.shared, let invalidations = context.invalidations else { return nil }
         switch await invalidations.read(shared) {
         case .read:

@@ -12,8 +12,6 @@ import GroupPolicyBasics
 /// the source is the condition of the shared cache's write. The flight's ``ServingPermit`` says
 /// whether an invalidation of this process overtook it.
 struct SharedFlight: Sendable {
-    typealias Loaded = GroupDecisionService.Loaded
-
     let context: ServingContext
     let fetcher: Fetcher
     let keeper: AnswerKeeper
@@ -25,7 +23,7 @@ struct SharedFlight: Sendable {
         customerID: String,
         environment: StoreEnvironment,
         permit: ServingPermit
-    ) async throws(AppStoreGroupsError) -> Loaded {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups {
         let key = CustomerKey(environment: environment, customerID: customerID)
         var fallback = context.local.entry(key, now: timeSource.now())
         guard let shared = context.shared, let invalidations = context.invalidations else {
@@ -65,7 +63,7 @@ struct SharedFlight: Sendable {
         // generation to write with: one call (the write then releases the lock in one more).
         let locked = await underFetchLock(key, shared: shared) {
             attempt,
-            owner -> (Result<Loaded, AppStoreGroupsError>, releasedLock: Bool) in
+            owner -> (Result<LoadedGroups, AppStoreGroupsError>, releasedLock: Bool) in
             do throws(AppStoreGroupsError) {
                 if let answer = attempt.answer {
                     if let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) {
@@ -121,7 +119,7 @@ struct SharedFlight: Sendable {
                 anyTransactionID: key.customerID,
                 in: key.environment,
                 owner: owner,
-                timeToLive: context.sharedCacheSettings.fetchLockTimeToLive
+                timeToLive: context.fetchLockTimeToLive
             )
         }
         guard let attempt else { return .unavailable }
@@ -167,7 +165,7 @@ struct SharedFlight: Sendable {
         key: CustomerKey,
         permit: ServingPermit,
         stamp: UInt64?
-    ) throws(AppStoreGroupsError) -> Loaded? {
+    ) throws(AppStoreGroupsError) -> LoadedGroups? {
         let now = timeSource.now()
         do {
             let verdict = context.verdict(answer, customerID: key.customerID, now: now)
@@ -190,15 +188,14 @@ struct SharedFlight: Sendable {
         shared: SharedCacheGuard,
         permit: ServingPermit,
         stamp: UInt64?
-    ) async throws(AppStoreGroupsError) -> Loaded? {
+    ) async throws(AppStoreGroupsError) -> LoadedGroups? {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
         // slack absorbs the floating-point error of adding up poll intervals.
-        let settings = context.sharedCacheSettings
-        let deadline = timeSource.now().addingTimeInterval(settings.fetchLockWait.seconds)
+        let deadline = timeSource.now().addingTimeInterval(context.fetchLockWait.seconds)
         while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
             do {
-                try await timeSource.sleep(settings.fetchLockPollInterval)
+                try await timeSource.sleep(context.fetchLockPollInterval)
             } catch {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }

@@ -10,7 +10,7 @@ extension SharedFlight {
     /// It takes a token only if the budget spares one beyond its reserve, and keeps the new answer
     /// under the invalidation generation read before asking Apple. Never throws: a refresh that
     /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
-    func refresh(_ key: CustomerKey, permit: ServingPermit) async -> GroupDecisionService.FlightOutcome {
+    func refresh(_ key: CustomerKey, permit: ServingPermit) async -> FlightOutcome {
         guard let shared = context.shared else {
             // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
             let now = context.timeSource.now()
@@ -19,7 +19,7 @@ extension SharedFlight {
             }
             // Nor one that is no longer due: a caller fetched it anew while the refresh waited.
             if context.verdict(entry.answer, customerID: key.customerID, now: now) == .fresh,
-                let loaded = GroupDecisionService.Loaded(entry.answer, decoded: entry.decoded, source: .cache)
+                let loaded = LoadedGroups(entry.answer, decoded: entry.decoded, source: .cache)
             {
                 return .answered(loaded)
             }
@@ -31,14 +31,14 @@ extension SharedFlight {
         // the customer since this one read its answer.
         let locked = await underFetchLock(key, shared: shared) {
             attempt,
-            _ -> (GroupDecisionService.FlightOutcome, releasedLock: Bool) in
+            _ -> (FlightOutcome, releasedLock: Bool) in
             // The answer has gone (invalidated, expired) or is negative: the next caller fetches.
             guard let answer = attempt.answer, answer.kind == .groups else {
                 return (.fetchedNothing, releasedLock: false)
             }
             let now = context.timeSource.now()
             if context.verdict(answer, customerID: key.customerID, now: now) == .fresh,
-                let loaded = GroupDecisionService.Loaded(answer, decoded: nil, source: .cache)
+                let loaded = LoadedGroups(answer, decoded: nil, source: .cache)
             {
                 keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
                 return (.answered(loaded), releasedLock: false)

@@ -1,0 +1,52 @@
+import AppStoreGroups
+import Foundation
+import GroupPolicy
+
+/// What every step of a decision shares, built once by the service: the clock, the observer, the
+/// caches, the freshness policy and the settings of the caches.
+///
+/// Each step (``LocalCopies``, ``SharedFlight``, ``Fetcher``, ``AnswerKeeper``) holds
+/// this plus its own collaborators, so a collaborator every step needs is added here once.
+struct ServingContext: Sendable {
+    /// The wall clock and sleep.
+    let timeSource: TimeSource
+    /// Told what the service does.
+    let observer: any GroupDecisionObserver
+    /// This process's cache of answers.
+    let local: LocalGroupsCache
+    /// The shared cache, through its guard, or `nil` for this process alone.
+    let shared: SharedCacheGuard?
+    /// With a shared cache: its invalidation count as this process read it, which decides whether
+    /// a copy kept here may be served.
+    let invalidations: InvalidationWatch?
+    /// Every window of an answer's life: the one timeline every step asks.
+    let freshness: FreshnessPolicy
+    /// When the shared cache's fetch lock lapses if its holder never releases it.
+    let fetchLockTimeToLive: Duration
+    /// How long a flight that finds the fetch lock taken polls for the holder's answer, and how
+    /// often.
+    let fetchLockWait: Duration
+    let fetchLockPollInterval: Duration
+    /// With a shared cache, the longest a copy is kept here.
+    let localCopyTimeToLive: Duration
+
+    /// The cached answer as a flight result when the freshness policy's `verdict` serves it as it
+    /// is (fresh, or due a refresh ahead); throws a negative answer so served (a cache hit too);
+    /// `nil` otherwise.
+    func servedAsItIs(
+        _ answer: CachedGroupsAnswer,
+        decoded: GetCustomerGroupsResponse?,
+        verdict: FreshnessPolicy.Verdict
+    ) throws(AppStoreGroupsError) -> LoadedGroups? {
+        guard verdict == .fresh || verdict == .refreshDue else { return nil }
+        switch answer.kind {
+        case .notFound: throw LoadedGroups.notFound(since: answer.fetchedAt)
+        case .groups: return LoadedGroups(answer, decoded: decoded, source: .cache)
+        }
+    }
+
+    /// The freshness policy's verdict on `answer` now, for the customer's draw of the spread.
+    func verdict(_ answer: CachedGroupsAnswer, customerID: String, now: Date) -> FreshnessPolicy.Verdict {
+        freshness.verdict(answer.kind, fetchedAt: answer.fetchedAt, now: now, customerID: customerID)
+    }
+}
