@@ -1,0 +1,6 @@
+import Foundation
+
+/// What the app throws when groups are unavailable.
+struct Unavailable: Error {
+    var retryAfter: Date?
+}

@@ -1,0 +1,2 @@
+func showSeatControls() {}
+func join<Role>(_ groupID: String, as role: Role) {}
