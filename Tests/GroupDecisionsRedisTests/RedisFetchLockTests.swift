@@ -73,9 +73,10 @@ struct RedisFetchLockTests {
         #expect(copied.answer == nil)
         let future = RedisStoreProofTests.answer("f", at: now.addingTimeInterval(5.001))
         try await store.setAnswer(future, anyTransactionID: "f", in: .production, timeToLive: .seconds(60))
+        let all = try await store.invalidationGeneration(anyTransactionID: "f", in: .production).all
         #expect(
             try await attempt("f")
-                == FetchLockAttempt(acquired: true, answer: nil, generation: .init(customer: 0, all: 0))
+                == FetchLockAttempt(acquired: true, answer: nil, generation: .init(customer: 0, all: all))
         )
     }
 

@@ -26,7 +26,8 @@ struct RedisGroupOverflowFlagTests {
         let cache = try server.store(prefix: "full", timeout: .seconds(10))
         defer { cache.close() }
         let answer = SharedGroupsCacheConformance.answer("G")
-        let none = InvalidationGeneration(customer: 0, all: 0, groups: 0)
+        // No customer or group was invalidated: one generation serves every customer's write.
+        let none = try await cache.invalidationGeneration(anyTransactionID: "m0", in: .sandbox)
         func write(_ customer: String, life: Duration) async throws -> Bool {
             try await cache.setAnswer(
                 AnswerWrite(

@@ -44,7 +44,7 @@ struct RedisLongDurationTests {
             in: .sandbox,
             timeToLive: forever,
             groupIDs: ["g1"],
-            ifGeneration: InvalidationGeneration(customer: 0, all: 0, groups: 0)
+            ifGeneration: try await cache.invalidationGeneration(anyTransactionID: "c2", in: .sandbox)
         )
         #expect(try await cache.setAnswer(write))
         #expect(try await cache.acquireFetchLock(anyTransactionID: "c3", in: .sandbox, owner: "o", timeToLive: forever))

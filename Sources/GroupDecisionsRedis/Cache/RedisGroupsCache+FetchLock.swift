@@ -74,11 +74,15 @@ extension RedisGroupsCache {
     /// `ARGV[1]` and `ARGV[2]` milliseconds, or finds it already held by that owner: answers
     /// `{taken, answer, customer, all, groups}`, a missing value as null.
     ///
+    /// Everyone's count is created at the fresh value `ARGV[3]` when it is missing (see
+    /// ``readGenerationScript``).
+    ///
     /// The reads come first, so a step that fails (a key of the wrong type) fails before the lock is
     /// taken. Sent twice (after a lost connection), it answers as it did the first time.
     static let acquireAndReadScript = Array(
         """
         local answer = redis.call('GET', KEYS[2])
+        if not redis.call('GET', KEYS[4]) then redis.call('SET', KEYS[4], ARGV[3]) end
         local counts = redis.call('MGET', KEYS[3], KEYS[4], KEYS[5])
         local taken = 0
         if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -113,7 +117,7 @@ extension RedisGroupsCache {
         let arguments = [
             Array("EVAL".utf8), Self.acquireAndReadScript, Array("5".utf8), lockKey(customerID, environment), key,
             generationKey(customerID, environment), allGenerationKey, groupCountKey, Array(owner.utf8),
-            Array(String(Self.milliseconds(timeToLive)).utf8),
+            Array(String(Self.milliseconds(timeToLive)).utf8), Self.freshInvalidationCount(),
         ]
         let reply = try await call(arguments, label)
         guard case .array(let parts?) = reply, parts.count == 5, case .integer(let taken) = parts[0],

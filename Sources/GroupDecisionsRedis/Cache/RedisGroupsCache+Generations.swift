@@ -62,6 +62,19 @@ extension RedisGroupsCache {
         """.utf8
     )
 
+    /// Reads the customer's invalidation count `KEYS[1]`, everyone's `KEYS[2]` and the groups'
+    /// `KEYS[3]`, creating everyone's at the fresh value `ARGV[1]` when it is missing, in one atomic
+    /// step: answers `{customer, all, groups}`, a missing customer or group count as null (zero).
+    ///
+    /// Everyone's count is never missing when a write compares it, so a write read before the store
+    /// lost its keys is refused (see ``conditionalSetScript``). Sent twice, it answers the same.
+    static let readGenerationScript = Array(
+        """
+        if not redis.call('GET', KEYS[2]) then redis.call('SET', KEYS[2], ARGV[1]) end
+        return redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])
+        """.utf8
+    )
+
     /// Sets the store-wide invalidation count `KEYS[1]` to the fresh value `ARGV[1]`.
     ///
     /// What ``invalidateAll()`` does once every answer has gone. Sent twice, it sets the same value.
@@ -99,7 +112,8 @@ extension RedisGroupsCache {
     /// Sets an answer unless an invalidation came since its generation, and lists it under its groups.
     ///
     /// The answer is `KEYS[1]`, value `ARGV[1]`, for `ARGV[2]` milliseconds, set only when the
-    /// customer's count (`KEYS[2]`) and everyone's (`KEYS[3]`) are still `ARGV[3]` and `ARGV[4]`,
+    /// customer's count (`KEYS[2]`) and everyone's (`KEYS[3]`, which must exist: a store that lost it
+    /// lost the invalidations it counted) are still `ARGV[3]` and `ARGV[4]`,
     /// and no group of the answer (`ARGV[9]` on) was invalidated after the group count `ARGV[5]`;
     /// then lists the customer (`ARGV[8]`) under each group until the answer expires, at most
     /// `ARGV[6]` customers a group, beyond which the group is marked as overflowing for at least as
@@ -124,7 +138,7 @@ extension RedisGroupsCache {
             (release
                 + """
                 if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
-                if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[4] then return 0 end
+                if redis.call('GET', KEYS[3]) ~= ARGV[4] then return 0 end
                 local prefix = string.match(ARGV[7], '^(.*):[^:]*$')
                 for i = \(firstGroup), #ARGV do
                   local invalidated = tonumber(redis.call('GET', prefix .. ':group-generation:' .. ARGV[i]) or '0')
@@ -179,7 +193,12 @@ extension RedisGroupsCache {
     )
 
     /// How many invalidations the customer (in the environment), every customer and the groups have
-    /// seen (`MGET` of the three counts; a missing count is zero).
+    /// seen, in one script.
+    ///
+    /// A missing customer or group count is zero. Everyone's count (`<prefix>:generation-all`)
+    /// never reads as a value the store did not hold: a read that finds it missing (a flushed,
+    /// restarted or evicting store) creates it at a fresh random value in the same step, so a write
+    /// whose generation was read before the loss no longer matches and is refused.
     ///
     /// - Parameters:
     ///   - customerID: The customer about to be fetched.
@@ -190,9 +209,12 @@ extension RedisGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
-        let label = "MGET generation"
+        let label = "EVAL read-generation"
         let reply = try await call(
-            [Array("MGET".utf8), generationKey(customerID, environment), allGenerationKey, groupCountKey],
+            [
+                Array("EVAL".utf8), Self.readGenerationScript, Array("3".utf8), generationKey(customerID, environment),
+                allGenerationKey, groupCountKey, Self.freshInvalidationCount(),
+            ],
             label
         )
         guard case .array(let parts?) = reply, parts.count == 3,

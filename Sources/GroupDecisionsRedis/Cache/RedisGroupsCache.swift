@@ -508,7 +508,8 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// call, far more than a store of answers holds.
     static let maximumScanCalls = 100_000
 
-    /// Counts an invalidation of every customer (`INCR`), then forgets every answer under the prefix
+    /// Counts an invalidation of every customer (everyone's count set to a fresh random value, never
+    /// one a write could have read), then forgets every answer under the prefix
     /// (`SCAN` then `UNLINK`, a batch at a time), then sets the invalidation count
     /// (``invalidationCount()``) to a fresh random value.
     ///
@@ -519,9 +520,10 @@ public final class RedisGroupsCache: SharedGroupsCache {
     public func invalidateAll() async throws(AppStoreGroupsError) {
         // Counted first: a write that began before it is refused from here on, and whatever the walk
         // below misses was fetched after it.
-        switch try await call([Array("INCR".utf8), allGenerationKey], "INCR generation-all") {
-        case .integer: break
-        case let other: throw unexpected(other, "INCR generation-all")
+        let fresh = Self.freshInvalidationCount()
+        switch try await call([Array("SET".utf8), allGenerationKey, fresh], "SET generation-all") {
+        case .simple: break
+        case let other: throw unexpected(other, "SET generation-all")
         }
         var cursor: [UInt8] = Array("0".utf8)
         var calls = 0

@@ -28,6 +28,50 @@ struct InvalidationCountValueTests {
         _ = try await store.call([Array("FLUSHALL".utf8)], "FLUSHALL")
     }
 
+    /// A refresh that read its generation before a group's invalidation, whose answer comes after
+    /// the store lost its keys: every count read as zero again, so the old answer matched and was
+    /// kept in the emptied store, served by every process (the fleet simulation's seed 2675 found it
+    /// in its model store, which counted as Redis did).
+    @Test(
+        "a write read before an invalidation and a flush is refused, with or without the lock (real redis-server)",
+        .requires(.redisServer)
+    )
+    func writeReadBeforeAFlushIsRefused() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let store = try server.store(prefix: "flushed")
+        defer { store.close() }
+        func write(_ customer: String, _ generation: InvalidationGeneration) -> AnswerWrite {
+            AnswerWrite(
+                SharedGroupsCacheConformance.answer("g1"),
+                anyTransactionID: customer,
+                in: .production,
+                timeToLive: .seconds(60),
+                groupIDs: ["g1"],
+                ifGeneration: generation
+            )
+        }
+        let lockFree = try await store.invalidationGeneration(anyTransactionID: "c1", in: .production)
+        let locked = try await store.acquireFetchLockAndRead(
+            anyTransactionID: "c2",
+            in: .production,
+            owner: "o",
+            timeToLive: .seconds(60)
+        )
+        #expect(locked.acquired)
+        try await store.invalidate(groupID: "g1")
+        try await Self.flush(store)
+        #expect(try await store.setAnswer(write("c1", lockFree)) == false)
+        let lockedGeneration = try #require(locked.generation)
+        #expect(try await store.setAnswer(write("c2", lockedGeneration), releasingFetchLock: "o") == false)
+        #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "c2", in: .production) == nil)
+        // Read after the loss, a generation is new and its writes are kept.
+        let after = try await store.invalidationGeneration(anyTransactionID: "c1", in: .production)
+        #expect(after.all != lockFree.all)
+        #expect(try await store.setAnswer(write("c1", after)))
+    }
+
     @Test(
         "a process that read a count before any invalidation, then one it did not read, then a store that lost its keys (real redis-server)",
         .requires(.redisServer)
