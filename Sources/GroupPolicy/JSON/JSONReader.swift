@@ -1,10 +1,10 @@
-import GroupPolicyBasics
+package import GroupPolicyBasics
 
 /// Parses a whole JSON document into a ``JSONNode`` tree, strictly: RFC 8259 grammar, valid UTF-8,
 /// no duplicate keys in an object, nesting bounded by `maximumDepth`.
 ///
 /// Recursion depth is bounded by `maximumDepth`, so hostile input cannot exhaust the stack.
-struct JSONReader {
+package struct JSONReader {
     /// The nesting limit applied when a caller gives none: deep enough for any policy or response
     /// (they nest at most six levels) and far below what the stack could take.
     static let defaultMaximumDepth = 64
@@ -15,7 +15,7 @@ struct JSONReader {
     /// is without building a path for every value.
     private var pathStack: [JSONPath.Component] = []
 
-    init(maximumDepth: Int = JSONReader.defaultMaximumDepth) {
+    package init(maximumDepth: Int = JSONReader.defaultMaximumDepth) {
         self.maximumDepth = maximumDepth
     }
 
@@ -35,7 +35,7 @@ struct JSONReader {
         }
     }
 
-    mutating func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
+    package mutating func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONNode {
         var result: Result<JSONNode, JSONSyntaxError> = .failure(JSONSyntaxError(offset: 0, message: "unreachable"))
         bytes.withUnsafeBufferPointer { buffer in
             do throws(JSONSyntaxError) {

@@ -4,7 +4,9 @@ import GroupPolicyBasics
 extension PolicyTestReport {
     /// The report as JSON: `passed`, `failed` and `testFiles` (the counts `test` ends with);
     /// `files`, each with `path`, `diagnostics` (why it does not load, else empty) and `cases`
-    /// (`name`, `passed`, `line`, and `failures`, each as `test` prints it); and `coverage`, per
+    /// (`name`, `passed`, `line`, `failures`, each as `test` prints it, and `explanations`, why
+    /// the decision holds or lacks each capability a failure names, when the playground asked for
+    /// them); and `coverage`, per
     /// tested policy its `policy` path, the `rules` and `workspaces` with the ids of those no case
     /// exercised (`unexercisedRules`, `unexercisedWorkspaces`).
     ///
@@ -28,6 +30,7 @@ extension PolicyTestReport {
                 writer.key("line")
                 if let line = result.location?.line { writer.number(Int64(line)) } else { writer.null() }
                 writer.member("failures", strings: result.failures)
+                writer.member("explanations", strings: result.explanations)
             }
         }
         writer.member("coverage", objects: coverage) { writer, coverage in

@@ -13,6 +13,9 @@ public struct PolicyTestResult: Sendable {
     /// Which of its run's distinct decisions ``decision`` is (cases sharing a response and a
     /// context share one), so coverage records each once; `nil` for a case run on its own.
     var sharedDecision: Int? = nil
+    /// Why the decision holds or lacks each capability the failed expectation names, as
+    /// `explain` prints it (the playground shows them; the runner leaves them empty).
+    var explanations: [String] = []
 
     /// Whether every part of the expectation held.
     public var passed: Bool { failures.isEmpty }

@@ -72,7 +72,7 @@ public struct PolicyTestRunner: Sendable {
         forEachFile body: (PolicyTestReport.File) -> Void
     ) throws(GroupPolicyError) -> PolicyTestReport {
         // Bounds what the whole run reads, and keeps the policy consecutive test files name.
-        try run(paths: paths, loader: PolicyLoader(responseFileAccess: responseFileAccess), forEachFile: body)
+        try run(paths: paths, loader: PolicyLoader(responseFileAccess: responseFileAccess)) { file, _ in body(file) }
     }
 
     /// Which response files the runner's test files may read.
@@ -81,27 +81,29 @@ public struct PolicyTestRunner: Sendable {
     }
 
     /// ``run(paths:forEachFile:)``, loading the policies through `loader` (which may hold edits of
-    /// some).
+    /// some); `body` also gets the suite the file loaded, `nil` when it did not load.
     func run(
         paths: [String],
         loader: PolicyLoader,
-        forEachFile body: (PolicyTestReport.File) -> Void
+        forEachFile body: (PolicyTestReport.File, PolicyTestSuite?) -> Void
     ) throws(GroupPolicyError) -> PolicyTestReport {
         let files = try PolicyTestSuite.testFiles(under: paths)
         try loader.charge(files)
         var report = PolicyTestReport(testFileCount: files.count)
         for path in files {
             let file: PolicyTestReport.File
+            var loaded: PolicyTestSuite?
             do {
                 let suite = try PolicyTestSuite(contentsOfFile: path, loader: loader)
                 file = PolicyTestReport.File(path: path, results: suite.run())
                 if measuresCoverage { PolicyCoverage.merge(file.results, of: suite, into: &report.coverage) }
+                loaded = suite
             } catch {
                 file = PolicyTestReport.File(path: path, error: error)
             }
             report.passed += file.passed
             report.failed += file.failed
-            body(file)
+            body(file, loaded)
         }
         return report
     }

@@ -53,10 +53,11 @@ public struct PolicyTestSuite: Sendable {
         )
     }
 
-    /// Loads a test file for a command that reads many: its policy comes through `loader`, which
-    /// bounds what the command reads and keeps the policy consecutive test files name.
+    /// Loads a test file for a command that reads many: the file and its policy come through
+    /// `loader`, which bounds what the command reads, keeps the policy consecutive test files name,
+    /// and reads an author's unsaved edit of either in place of the file.
     init(contentsOfFile path: String, loader: PolicyLoader) throws(GroupPolicyError) {
-        let source = SourceText(fileName: path, bytes: try readFile(path, limits: .default))
+        let source = SourceText(fileName: path, bytes: try loader.read(path))
         try self.init(source: source, parsed: PolicyTestParser.parse(source, limits: .default, loader: loader))
     }
 

@@ -60,8 +60,31 @@ public struct Scenario: Sendable, Hashable, CustomStringConvertible {
     ///   - excludes: Capabilities the case expects the customer not to have.
     /// - Returns: The case's JSON object on a few lines, without a trailing newline.
     public func testCaseJSON(name: String, includes: [String] = [], excludes: [String] = []) -> String {
+        Self.testCaseJSON(
+            name: name,
+            response: response,
+            environment: environment,
+            entitlements: entitlements,
+            includes: includes,
+            excludes: excludes
+        )
+    }
+
+    /// A test case of any response (several groups, or a group with several entries), written as
+    /// ``testCaseJSON(name:includes:excludes:)`` writes a scenario's.
+    static func testCaseJSON(
+        name: String,
+        response: GetCustomerGroupsResponse,
+        environment: StoreEnvironment,
+        entitlements: [String],
+        includes: [String],
+        excludes: [String]
+    ) -> String {
         var context = JSONWriter(pretty: false)
-        writeContext(to: &context)
+        context.beginObject()
+        context.member("environment", environment.rawValue)
+        context.member("entitlements", strings: entitlements)
+        context.endObject()
         var expect = JSONWriter(pretty: false)
         expect.beginObject()
         if !includes.isEmpty { expect.member("includes", strings: includes) }

@@ -118,11 +118,11 @@ import Foundation
     @Test func anEditOfAFileOutsideThePolicySetIsRefused() throws {
         let policies = try Self.scratchPolicies()
         defer { Self.remove(policies) }
-        for name in ["team-workspace.tests.json", "../Examples/seat-holder.json", "new.json"] {
+        for name in ["schema/group-policy.schema.json", "../Examples/seat-holder.json", "new.json"] {
             #expect {
                 try PolicyWorkbench(directory: policies, edits: [name: []])
             } throws: { error in
-                (error as? GroupPolicyError)?.message == "'\(name)' is not a policy file of \(policies)"
+                (error as? GroupPolicyError)?.message == "'\(name)' is not a policy or test file of \(policies)"
             }
         }
         #expect {
