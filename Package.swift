@@ -117,7 +117,7 @@ let package = Package(
                 .embedInCode("Web/js/main.js"), .embedInCode("Web/js/dom.js"), .embedInCode("Web/js/state.js"),
                 .embedInCode("Web/js/api.js"), .embedInCode("Web/js/editor.js"), .embedInCode("Web/js/answers.js"),
                 .embedInCode("Web/js/matrix.js"), .embedInCode("Web/js/conflict.js"),
-                .embedInCode("Web/js/verdict.js"),
+                .embedInCode("Web/js/verdict.js"), .embedInCode("Web/js/share.js"), .embedInCode("Web/js/pin.js"),
             ],
             swiftSettings: strictSettings
         ),

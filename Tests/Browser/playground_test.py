@@ -42,6 +42,16 @@ RULE_BEFORE = '"capabilities": ["workspace.manage-settings"]'
 RULE_AFTER = '"capabilities": ["workspace.manage-settings", "workspace.export"]'
 MEMBERS_BEFORE = '"capabilities": ["workspace.view", "workspace.members"]'
 MEMBERS_AFTER = '"capabilities": ["workspace.view"]'
+PINNED_NAME = ("'workspace.export' is granted in Production, ORGANIZATION group 'unnamed-group', roles "
+               "[com.example.teams.plus: ADMIN], entitlements []")
+PINNED_SUBJECT = "workspace.export for ORGANIZATION com.example.teams.plus ADMIN in Production (matrix cell)"
+PINNED_TEST = f"the added test at line 98: {PINNED_NAME}"
+PINNED_EXPLANATION = (
+    "capability workspace.export: granted in 0 of 1 group\n\ngroup unnamed-group (ORGANIZATION): not granted: rule "
+    "'pro-admins-manage' needs role ADMIN for com.example.teams.pro; this group has no role for com.example.teams.pro"
+)
+SHARED_RESPONSE = """{ "groups": [ { "groupId": "42", "groupType": "ORGANIZATION",
+  "roles": [ { "productId": "com.example.teams.pro", "role": "MEMBER" } ] } ] }"""
 REDUNDANT_RULE = """    {
       "id": "pro-admins-view",
       "match": { "groupType": "ORGANIZATION", "productId": "com.example.teams.pro", "role": "ADMIN" },
@@ -225,6 +235,80 @@ def stale_save_in_two_tabs(driver, wait_for, testid, playground):
     driver.switch_to.window(first_tab)
 
 
+def share_link_in_a_new_browser(driver, wait_for, testid, playground):
+    """Edits the customer, shares, and opens the link in a second browser (a new profile)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    driver.execute_script(
+        "const box = arguments[0]; box.value = arguments[1]; box.dispatchEvent(new Event('input'));",
+        testid("response-editor"), SHARED_RESPONSE)
+    Select(testid("environment")).select_by_value("sandbox")
+    testid("entitlements").send_keys("com.example.teams.pro")
+    wait_for("the answers to the customer", lambda: testid("status").text == "up to date")
+
+    def snapshot(browser, find):
+        """Every file's text in the editor, the customer, the verdict and the tests' summary."""
+        menu = Select(find("policy-file"))
+        current = menu.first_selected_option.get_attribute("value")
+        files = {}
+        for name in [option.get_attribute("value") for option in menu.options]:
+            menu.select_by_value(name)
+            files[name] = find("policy-editor").get_attribute("value")
+        menu.select_by_value(current)
+        return {
+            "current": current, "files": files,
+            "response": find("response-editor").get_attribute("value"),
+            "response choice": Select(find("response-choice")).first_selected_option.get_attribute("value"),
+            "environment": Select(find("environment")).first_selected_option.get_attribute("value"),
+            "entitlements": find("entitlements").get_attribute("value"),
+            "verdict": find("verdict").text, "decision": find("decision").text,
+            # The tests' results, without the line about the test this session added.
+            "tests": [line for line in find("tests").text.split("\n") if not line.startswith(("passes: ", "fails: "))],
+        }
+
+    shared = snapshot(driver, testid)
+    check(shared["files"]["team-workspace.tests.json"] != playground.policy_text("team-workspace.tests.json"),
+          "the added test is not in the shared state")
+    testid("share").click()
+    wait_for("the share link", lambda: testid("share-link").get_attribute("value").startswith(
+        playground.url + "#share-v1="))
+    link = testid("share-link").get_attribute("value")
+    check(driver.current_url == link, f"the page's URL {driver.current_url!r} is not its link")
+    engine = testid("engine").text[len("engine "):]
+
+    second = browser()
+    try:
+        wait = WebDriverWait(second, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException,))
+
+        def find(name):
+            return second.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]')
+
+        second.get(link)
+        wait.until(lambda _: find("status").text == "up to date")
+        check(find("share-status").text == f"restored the shared state (engine {engine})",
+              f"the new browser says {find('share-status').text!r}")
+        restored = snapshot(second, find)
+        differing = [key for key in shared if restored[key] != shared[key]]
+        check(differing == [], f"restored differently: {[(key, restored[key], shared[key]) for key in differing]}")
+
+        second.get("about:blank")
+        second.get(playground.url + "#share-v9=H4sIAAAAAAAAA6uuBQBDv6ajAgAAAA")
+        wait.until(lambda _: find("status").text == "up to date")
+        refusal = (f"share link not loaded: it is share format v9, and this page reads v1 (engine {engine}); "
+                   "nothing of it was loaded")
+        check(find("share-status").text == refusal, f"another format: {find('share-status').text!r}")
+        check(find("policy-editor").get_attribute("value") == playground.policy_text("family-sharing.json"),
+              "a refused link changed the editor")
+        menu = [option.text for option in Select(find("policy-file")).options]
+        check(not any(name.endswith("(edited)") for name in menu), f"a refused link left edits: {menu}")
+        errors = [entry for entry in second.get_log("browser") if entry["level"] == "SEVERE"]
+        check(errors == [], f"errors in the new browser's console: {errors}")
+    finally:
+        second.quit()
+
+
 def run(binary, screenshot):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -286,7 +370,8 @@ def run(binary, screenshot):
         driver.get(playground.url)
         wait_for("the first answers", lambda: testid("status").text == "up to date")
         files = [option.get_attribute("value") for option in Select(testid("policy-file")).options]
-        check(files == ["family-sharing.json", "team-workspace.json"], f"policy files {files}")
+        check(files == ["family-sharing.json", "team-workspace.json", "family-sharing.tests.json",
+                        "team-workspace.tests.json"], f"policy and test files {files}")
         check(testid("policy-editor").get_attribute("value") == playground.policy_text("family-sharing.json"),
               "the editor does not hold family-sharing.json as on disk")
         check(diagnostics() == [CLEAN], f"diagnostics {diagnostics()}")
@@ -396,6 +481,38 @@ def run(binary, screenshot):
         set_editor(edited)
         wait_for("the policies clean again", lambda: diagnostics() == [CLEAN])
         print("ok: a redundant rule is warned about at its line")
+
+        # 6d. Tests from a click: a matrix cell pinned in a test, added to the tests file unsaved; the
+        # tests run it and it passes; narrowing the rule back makes it fail, with its explanation.
+        up_to_date()
+        before = texts('[data-testid="tests"] > div')[0]
+        check(before == "17 passed, 2 failed", f"tests of the saved edit {testid('tests').text!r}")
+        driver.execute_script(
+            "const row = [...document.querySelectorAll('[data-testid=\"scenario-matrix\"] tr')].find((tr) =>"
+            " [...tr.querySelectorAll('td.scenario')].map((td) => td.innerText).join(' ') ==="
+            " 'ORGANIZATION com.example.teams.plus ADMIN');"
+            "row.querySelector('td[data-capability=\"workspace.export\"]').click();")
+        check(testid("add-test-subject").text == PINNED_SUBJECT, f"add test pins {testid('add-test-subject').text!r}")
+        testid("add-test").click()
+        wait_for("the added test's run", lambda: texts('[data-testid="pinned-test"]'))
+        check(texts('[data-testid="pinned-test"]') == [f"passes: {PINNED_TEST}"], texts('[data-testid="pinned-test"]'))
+        check(texts('[data-testid="tests"] > div')[0] == "18 passed, 2 failed", f"tests {testid('tests').text!r}")
+        check(testid("add-test-status").text == f"added the test '{PINNED_NAME}' to team-workspace.tests.json "
+              "(unsaved: save that file to keep it)", f"add test status {testid('add-test-status').text!r}")
+        menu = [option.text for option in Select(testid("policy-file")).options]
+        check(menu[3] == "team-workspace.tests.json (edited)", f"file menu {menu}")
+        set_editor(saved)
+        wait_for("the added test failing", lambda: texts('[data-testid="pinned-test"]') == [f"fails: {PINNED_TEST}"])
+        explanations = texts('[data-testid="test-explanation"]')
+        check(PINNED_EXPLANATION in explanations, f"the failing test's explanations {explanations}")
+        set_editor(edited)
+        wait_for("the added test passing again", lambda: texts('[data-testid="pinned-test"]') == [f"passes: {PINNED_TEST}"])
+        print("ok: a matrix cell's add test adds a passing test; failing, it shows its explanation")
+
+        # 6e. A share link: the whole state, opened in a new browser, is restored exactly; a link of
+        # another format is refused with one line and nothing of it is loaded.
+        share_link_in_a_new_browser(driver, wait_for, testid, playground)
+        print("ok: a share link restores the whole state in a new browser; another format is refused")
 
         # 7. The page's console: no error (read before leaving it).
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

@@ -82,12 +82,13 @@ extension PlaygroundApp {
 
     // MARK: Answers
 
-    /// `GET /api/files`: the engine's version, the directory's policy files (each with its text and
-    /// its ``FileVersion``, which a save names) and the responses to choose from.
+    /// `GET /api/files`: the engine's version, the directory's policy files and then its test files
+    /// (each with its text, its ``FileVersion``, which a save names, and its `kind`, `policy` or
+    /// `tests`) and the responses to choose from.
     func files() throws(PlaygroundFailure) -> HTTPResponse {
         let workbench = try workbench([:])
         var policyFiles: [String] = []
-        for path in workbench.policyFiles {
+        for path in workbench.policyFiles + workbench.testFiles {
             let bytes: [UInt8]
             do {
                 bytes = try BoundedFileReader.read(path, maximumBytes: PolicyLimits.default.maximumBytes)
@@ -99,6 +100,7 @@ extension PlaygroundApp {
                     "name": PlaygroundJSON.string(PolicyWorkbench.fileName(of: path)),
                     "text": PlaygroundJSON.string(String(decoding: bytes, as: UTF8.self)),
                     "version": PlaygroundJSON.string(FileVersion(of: bytes).description),
+                    "kind": PlaygroundJSON.string(workbench.testFiles.contains(path) ? "tests" : "policy"),
                 ])
             )
         }
@@ -235,6 +237,39 @@ extension PlaygroundApp {
                     "diff": comparison.diff?.jsonString(pretty: false) ?? "null",
                     "diffTable": comparison.diff.map { PlaygroundJSON.string($0.table) } ?? "null",
                     "diffRefusal": refusal.map(PlaygroundJSON.string) ?? "null",
+                ])
+            } catch {
+                throw Unanswerable(message: error.message)
+            }
+        }
+    }
+
+    /// `POST /api/add-test`: the test case that pins what the author sees of `capability` (in
+    /// `group`, or for the whole customer: a why-not) with the edits and the customer, and the text
+    /// of the test file with it added, for the page to hold as an unsaved edit (see
+    /// ``PolicyWorkbench/pinTestCase(capability:group:response:responseName:context:)``).
+    func addTest(_ request: PlaygroundRequest) throws(PlaygroundFailure) -> HTTPResponse {
+        guard let capability = request.capability else {
+            throw PlaygroundFailure(.badRequest, "the request names no 'capability' to pin in a test")
+        }
+        let workbench = try workbench(request.edits)
+        return Self.answer { () throws(Unanswerable) in
+            _ = try policy(workbench)
+            let (response, context) = try customer(request)
+            do throws(GroupPolicyError) {
+                let pinned = try workbench.pinTestCase(
+                    capability: capability,
+                    group: request.group,
+                    response: response,
+                    responseName: request.responseName ?? "the response",
+                    context: context
+                )
+                return PlaygroundJSON.object([
+                    "file": PlaygroundJSON.string(pinned.file),
+                    "name": PlaygroundJSON.string(pinned.name),
+                    "granted": pinned.granted ? "true" : "false",
+                    "case": PlaygroundJSON.string(pinned.caseJSON),
+                    "text": PlaygroundJSON.string(pinned.text),
                 ])
             } catch {
                 throw Unanswerable(message: error.message)

@@ -9,10 +9,10 @@ import Glibc
 import Darwin
 #endif
 
-/// Writes an edited policy file of the playground's directory, and nothing else.
+/// Writes an edited policy or test file of the playground's directory, and nothing else.
 ///
-/// The name must be one of the directory's policy files, given by its name alone: an absolute
-/// path, a `..`, a `/`, or a file that is not a policy of the set is refused, and so is a file that
+/// The name must be one of the directory's policy or test files, given by its name alone: an absolute
+/// path, a `..`, a `/`, or a file that is not one of those is refused, and so is a file that
 /// is a symbolic link leading out of the directory. The bytes go to a new hidden file beside the
 /// file's real path, which is flushed and then renamed over it: a reader sees the old file or the
 /// new one, never part of one, and the directory's other files are never touched.
@@ -38,12 +38,13 @@ struct PolicyFileSaver: Sendable {
         }
         let files: [String]
         do {
-            files = try PolicyWorkbench(directory: directory).policyFiles.map(PolicyWorkbench.fileName)
+            let workbench = try PolicyWorkbench(directory: directory)
+            files = (workbench.policyFiles + workbench.testFiles).map(PolicyWorkbench.fileName)
         } catch {
             throw PlaygroundFailure(.internalServerError, error.message)
         }
         guard files.contains(name) else {
-            throw PlaygroundFailure(.badRequest, "refused: '\(name)' is not a policy file of \(directory)")
+            throw PlaygroundFailure(.badRequest, "refused: '\(name)' is not a policy or test file of \(directory)")
         }
         guard let root = realPath(directory), let target = realPath(directory + "/" + name),
             target.hasPrefix(root.hasSuffix("/") ? root : root + "/")

@@ -106,6 +106,7 @@ struct PlaygroundApp: Sendable {
             "/api/tests": { app in { request throws(PlaygroundFailure) in try app.tests(request) } },
             "/api/matrix": { app in { request throws(PlaygroundFailure) in try app.matrix(request) } },
             "/api/save": { app in { request throws(PlaygroundFailure) in try app.save(request) } },
+            "/api/add-test": { app in { request throws(PlaygroundFailure) in try app.addTest(request) } },
         ]
 
     // MARK: Refusals

@@ -28,5 +28,7 @@ enum PlaygroundAssets {
         "/js/matrix.js": Asset(contentType: javaScript, body: PackageResources.matrix_js),
         "/js/conflict.js": Asset(contentType: javaScript, body: PackageResources.conflict_js),
         "/js/verdict.js": Asset(contentType: javaScript, body: PackageResources.verdict_js),
+        "/js/share.js": Asset(contentType: javaScript, body: PackageResources.share_js),
+        "/js/pin.js": Asset(contentType: javaScript, body: PackageResources.pin_js),
     ]
 }

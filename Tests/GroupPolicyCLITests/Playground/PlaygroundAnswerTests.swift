@@ -58,7 +58,7 @@ import Testing
         let page = try await playground.get("/").text
         for hook in [
             "policy-editor", "response-editor", "diagnostics", "decision", "explanation", "tests", "scenario-matrix",
-            "save",
+            "save", "verdict", "pin-baseline", "add-test", "share", "share-link", "share-status",
         ] {
             #expect(page.contains("data-testid=\"\(hook)\""), "missing data-testid \(hook)")
         }
@@ -76,11 +76,15 @@ import Testing
         #expect(!page.contains("style=\""))
     }
 
-    @Test func filesListsThePolicySetAndTheResponsesTheTestsName() async throws {
+    @Test func filesListsThePolicySetItsTestFilesAndTheResponsesTheTestsName() async throws {
         let playground = try await PlaygroundProcess.start()
         let answer = try await playground.get("/api/files").json()
         let files = try #require(answer["files"] as? [[String: String]])
-        #expect(files.map { $0["name"] } == ["family-sharing.json", "team-workspace.json"])
+        #expect(
+            files.map { $0["name"] } == [
+                "family-sharing.json", "team-workspace.json", "family-sharing.tests.json", "team-workspace.tests.json",
+            ]
+        )
         #expect(files[1]["text"] == (try playground.policyText("team-workspace.json")))
         let responses = try #require(answer["responses"] as? [[String: String]])
         #expect(

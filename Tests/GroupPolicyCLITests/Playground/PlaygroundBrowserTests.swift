@@ -6,8 +6,9 @@ import Testing
 /// Chromium through Selenium and Debian's `chromedriver` against the built `group-policy`.
 ///
 /// The script loads the bundled policies, breaks and fixes the JSON, edits a rule and reads the
-/// matrix, explains a capability, saves, checks the console, and sends a cross-origin POST and a
-/// foreign `Host`; it prints one `ok:` line per step. The test asserts every step's line, so a
+/// matrix and the verdict, explains a capability, saves, narrows a rule, adds a test from a matrix
+/// cell, opens a share link in a second browser, checks the console, saves from a stale tab, and
+/// sends a cross-origin POST and a foreign `Host`; it prints one `ok:` line per step. The test asserts every step's line, so a
 /// step the script stopped taking fails here too. The screenshot goes to `.build/playground.png`.
 @Suite("Playground: the page in headless Chromium", .requires(.browser), .heavy)
 struct PlaygroundBrowserTests {
@@ -39,6 +40,8 @@ struct PlaygroundBrowserTests {
                 "save wrote the edit to disk",
                 "narrowing a rule narrows; against a pinned version, undoing it widens",
                 "a redundant rule is warned about at its line",
+                "a matrix cell's add test adds a passing test; failing, it shows its explanation",
+                "a share link restores the whole state in a new browser; another format is refused",
                 "no error in the browser console",
                 "a stale tab's save gets 409 with what changed, then overwrites on purpose",
                 "a cross-origin POST and a foreign Host are refused",

@@ -54,8 +54,7 @@ import Testing
             "schema/group-policy.schema.json", 400,
             "refused: 'schema/group-policy.schema.json' is not a file name in the policy directory"
         ),
-        ("new.json", 400, "refused: 'new.json' is not a policy file of Policies"),
-        ("team-workspace.tests.json", 400, "refused: 'team-workspace.tests.json' is not a policy file of Policies"),
+        ("new.json", 400, "refused: 'new.json' is not a policy or test file of Policies"),
     ])
     func aNameOutsideThePolicySetIsRefused(name: String, status: Int, message: String) async throws {
         let playground = try await PlaygroundProcess.start()

@@ -134,11 +134,30 @@ export function renderTests(answer) {
   }
   const tests = answer.tests;
   box.append(element("div", tests.failed === 0 ? "pass" : "fail", `${tests.passed} passed, ${tests.failed} failed`));
+  // The test "add test" added last, as the run found it.
+  const pinned = state.pinned && tests.files
+    .filter((file) => file.path.split("/").pop() === state.pinned.file)
+    .flatMap((file) => file.cases)
+    .find((testCase) => testCase.name === state.pinned.name);
+  if (pinned) {
+    const line = element("div", pinned.passed ? "pass" : "fail",
+      `${pinned.passed ? "passes" : "fails"}: the added test at line ${pinned.line}: ${pinned.name}`);
+    line.dataset.testid = "pinned-test";
+    box.append(line);
+  }
   for (const file of tests.files) {
     for (const diagnostic of file.diagnostics) box.append(element("div", "fail", diagnostic.description));
     for (const testCase of file.cases.filter((each) => !each.passed)) {
-      box.append(element("div", "fail", `FAIL ${file.path}:${testCase.line}: ${testCase.name}`));
+      const line = element("div", "fail", `FAIL ${file.path}:${testCase.line}: ${testCase.name}`);
+      line.dataset.testid = "failed-test";
+      box.append(line);
       for (const failure of testCase.failures) box.append(element("div", "muted", `  ${failure}`));
+      // Why the decision falls short, as `explain` says it.
+      for (const explanation of testCase.explanations) {
+        const why = element("pre", "test-explanation", explanation);
+        why.dataset.testid = "test-explanation";
+        box.append(why);
+      }
     }
   }
   for (const coverage of tests.coverage) {

@@ -10,6 +10,8 @@ import { hideConflict, showConflict } from "./conflict.js";
 import { $, element, setStatus } from "./dom.js";
 import { renderFileMenu, renderGutter, showFile, updateSave } from "./editor.js";
 import { renderMatrix } from "./matrix.js";
+import { addTest, choosePin, pinOfCustomer } from "./pin.js";
+import { restoreFromFragment, shareFragment } from "./share.js";
 import { baselineRequest, pinBaseline, unpinBaseline } from "./verdict.js";
 import { state } from "./state.js";
 
@@ -81,7 +83,37 @@ function scheduleRefresh() {
 /** Explains a capability (in one group, or in all of them for a why-not). */
 function explain(capability, groupId) {
   state.explained = { capability, groupId };
+  choosePin(pinOfCustomer(capability, groupId));
   ask(routes.explain);
+}
+
+/** A file's text changed other than by typing (a test added, a share link opened): show it, ask again. */
+function edited(name) {
+  if (state.current === name) showFile(name);
+  renderFileMenu();
+  refresh();
+}
+
+/** Makes a share link of the page's state: the URL's fragment, which no server sees. */
+async function share() {
+  try {
+    const fragment = await shareFragment();
+    // Replaced, not navigated to: the page stays as it is, and no hashchange restores it again.
+    history.replaceState(null, "", `#${fragment}`);
+    $("share-link").value = location.href;
+    $("share-link").select();
+    $("share-status").textContent = `link made (${location.href.length} characters): copy it from the box`;
+  } catch (error) {
+    $("share-status").textContent = error.message;
+  }
+}
+
+/** Opens the state of a share link the page was navigated to; refused, nothing changes. */
+async function restore() {
+  if (!(await restoreFromFragment())) return;
+  showFile(state.current);
+  renderFileMenu();
+  refresh();
 }
 
 /**
@@ -131,10 +163,12 @@ function resolve(choice, conflict) {
 
 async function start() {
   const files = await get("/api/files");
+  state.engine = files.engine;
   $("engine").textContent = `engine ${files.engine}`;
   $("directory").textContent = files.directory;
   for (const file of files.files) {
     state.files.push(file.name);
+    if (file.kind === "tests") state.testFiles[file.name] = true;
     state.saved[file.name] = file.text;
     state.edited[file.name] = file.text;
     state.versions[file.name] = file.version;
@@ -148,15 +182,21 @@ async function start() {
     option.value = response.name;
     $("response-choice").append(option);
   }
-  const edited = element("option", "", "edited");
-  edited.value = "";
-  $("response-choice").append(edited);
+  const editedResponse = element("option", "", "edited");
+  editedResponse.value = "";
+  $("response-choice").append(editedResponse);
   if (files.responses.length > 0) $("response").value = files.responses[0].text;
-  showFile(state.files[0]);
+  // A share link's state, checked whole before any of it is taken; else the files as on disk.
+  const restored = await restoreFromFragment();
+  showFile(restored ? state.current : state.files[0]);
+  renderFileMenu();
 
   $("file").addEventListener("change", () => showFile($("file").value));
   $("policy").addEventListener("input", () => {
     state.edited[state.current] = $("policy").value;
+    // Not checked yet: save waits for this edit's check, not the last one's (which would let a
+    // click land in the instant before the refresh disables it, and do nothing).
+    state.checked = false;
     renderGutter();
     renderFileMenu();
     updateSave();
@@ -185,6 +225,9 @@ async function start() {
     unpinBaseline();
     refresh();
   });
+  $("add-test").addEventListener("click", () => addTest(edited));
+  $("share").addEventListener("click", () => share());
+  window.addEventListener("hashchange", () => restore());
   refresh();
 }
 

@@ -2,6 +2,7 @@
 // against the saved files marked, and the diff's table.
 
 import { $, element } from "./dom.js";
+import { choosePin, pinOfCell } from "./pin.js";
 import { renderVerdict } from "./verdict.js";
 
 export function renderMatrix(answer) {
@@ -39,7 +40,12 @@ export function renderMatrix(answer) {
       cell.dataset.granted = String(granted);
       cell.dataset.changed = String(isChanged);
       const change = isChanged ? (granted ? " (gained against the saved files)" : " (lost against the saved files)") : "";
-      cell.title = `${capability}: ${granted ? "granted" : "not granted"}${change}`;
+      cell.title = `${capability}: ${granted ? "granted" : "not granted"}${change}; click to pin it in a test`;
+      cell.addEventListener("click", () => {
+        for (const chosen of box.querySelectorAll("td.chosen")) chosen.classList.remove("chosen");
+        cell.classList.add("chosen");
+        choosePin(pinOfCell(matrix, row, capability));
+      });
       if (isChanged) changed += 1;
       tr.append(cell);
     }

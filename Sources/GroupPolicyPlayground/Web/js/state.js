@@ -4,8 +4,12 @@
 import { $ } from "./dom.js";
 
 export const state = {
-  // The policy files' names, in the directory's order.
+  // The engine's version, as the server names it.
+  engine: "",
+  // The files' names: the policy files, then the test files, in the directory's order.
   files: [],
+  // Which files are test files: { name: true }.
+  testFiles: {},
   // Each file's text as the page loaded (or last saved) it, its version (what a save names), and
   // its text as edited.
   saved: {},
@@ -22,6 +26,9 @@ export const state = {
   explaining: null,
   // The version the verdict compares with: null for the files on disk, or { files, at } pinned.
   baseline: null,
+  // What "add test" would pin ({ request, label }), and the test it added last ({ file, name }).
+  pin: null,
+  pinned: null,
   // A random id for this page: the server computes one matrix at a time per page.
   page: Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, "0")).join(""),
   // Bumped by every edit, so an answer to an older one is not drawn.
