@@ -4,13 +4,14 @@
 Starts `group-policy playground` (the release build by default) on a scratch copy of Policies/ and
 Examples/, sends each route the body the page sends while an author edits team-workspace.json
 (one edited file, the bundled organization-admin response, one entitlement), one round to warm
-up and then N rounds, and prints each route's median, minimum and maximum in milliseconds,
+up and then N rounds, and prints each route's median, minimum, 90th percentile and maximum in
+milliseconds,
 measured at the client over HTTP on 127.0.0.1 (connection included: the page opens one per
 request); and the five requests the page sends after an edit, sent at once, until the last
 answer.
 
     swift build -c release --product group-policy
-    Scripts/measure-playground.py [--binary .build/release/group-policy] [--rounds 30]
+    Scripts/measure-playground.py [--binary .build/release/group-policy] [--rounds 20]
 """
 
 import argparse
@@ -31,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "group-policy"))
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=20)
     arguments = parser.parse_args()
 
     scratch = tempfile.mkdtemp(prefix="playground-measure-")
@@ -50,6 +51,11 @@ def main():
         customer = {"files": {"team-workspace.json": edited}, "response": response,
                     "responseName": "Examples/organization-admin.json", "environment": "production",
                     "entitlements": ["com.example.teams.pro"]}
+        # The versions a page loaded: a save names the one its edit was made from.
+        with urllib.request.urlopen(url + "/api/files") as answer:
+            versions = {file["name"]: file["version"] for file in json.load(answer)["files"]}
+        pinned = dict(customer, baseline={"team-workspace.json": saved.replace(
+            '"capabilities": ["workspace.view", "workspace.members"]', '"capabilities": ["workspace.view"]', 1)})
         routes = [
             ("GET /api/files", "GET", "/api/files", None),
             ("POST /api/check", "POST", "/api/check", customer),
@@ -57,9 +63,14 @@ def main():
             ("POST /api/explain", "POST", "/api/explain", dict(customer, capability="workspace.export")),
             ("POST /api/tests", "POST", "/api/tests", customer),
             ("POST /api/matrix", "POST", "/api/matrix", customer),
+            # The verdict against a baseline the author pinned (one more policy set to compile).
+            ("POST /api/matrix pinned", "POST", "/api/matrix", pinned),
+            # Add test from the Decision: the case, and the test file's text with it.
+            ("POST /api/add-test", "POST", "/api/add-test",
+             dict(customer, capability="workspace.export", group="281474976710656")),
             # Saving the saved text: a check of the directory, then an atomic write.
             ("POST /api/save", "POST", "/api/save",
-             {"file": "team-workspace.json", "files": {"team-workspace.json": saved}}),
+             {"file": "team-workspace.json", "files": {"team-workspace.json": saved}, "versions": versions}),
         ]
 
         def ask(method, path, body):
@@ -92,9 +103,10 @@ def main():
                 if round_ > 0:
                     times["one edit: 5 at once"].append((time.perf_counter() - start) * 1000)
         print(f"{arguments.rounds} requests per route, after one to warm up; milliseconds at the client")
-        print(f"{'route':<22}{'median':>8}{'min':>8}{'max':>8}")
+        print(f"{'route':<26}{'median':>8}{'min':>8}{'p90':>8}{'max':>8}")
         for name, values in times.items():
-            print(f"{name:<22}{statistics.median(values):8.1f}{min(values):8.1f}{max(values):8.1f}")
+            p90 = statistics.quantiles(values, n=10)[-1]
+            print(f"{name:<26}{statistics.median(values):8.1f}{min(values):8.1f}{p90:8.1f}{max(values):8.1f}")
     finally:
         process.terminate()
         process.wait()
