@@ -4,7 +4,7 @@
 /// The store keeps its keys, its Lua scripts and its value encoding whatever sends them, so an app
 /// that already has a Redis client (RediStack, valkey-swift, its own) runs no second connection
 /// pool: it wraps its client in a conformance of a few lines and passes it to
-/// ``RedisGroupsCache/init(client:keyPrefix:maximumValueBytes:maximumClockSkew:now:)``. The DocC
+/// ``RedisGroupsCache/init(client:keyPrefix:maximumClockSkew:now:)``. The DocC
 /// article "Implementing a shared cache" shows one. A store made with a host and a port sends
 /// through a connection pool of its own.
 ///

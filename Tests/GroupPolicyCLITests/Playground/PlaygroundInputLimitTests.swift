@@ -73,7 +73,10 @@ import Testing
     }
 
     /// A policy edit over the size limit gets the diagnostic `check` prints for a file of that size.
-    @Test func aPolicyEditOverTheLimit() async throws {
+    ///
+    /// Heavy: the 32 MiB body is read, decoded and weighed within the playground's 10 s deadline,
+    /// which a debug build beside two other heavy tests on a busy machine could miss.
+    @Test(.heavy) func aPolicyEditOverTheLimit() async throws {
         let playground = try await PlaygroundProcess.start()
         let saved = try playground.policyText("team-workspace.json")
         let large = saved + String(repeating: " ", count: 32 << 20)
