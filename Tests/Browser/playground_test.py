@@ -17,6 +17,8 @@ skipped; with GROUP_POLICY_REQUIRE_ALL_TESTS=1 (as in CI) it fails instead.
 """
 
 import argparse
+import base64
+import gzip
 import http.server
 import json
 import os
@@ -303,6 +305,22 @@ def share_link_in_a_new_browser(driver, wait_for, testid, playground):
               "a refused link changed the editor")
         menu = [option.text for option in Select(find("policy-file")).options]
         check(not any(name.endswith("(edited)") for name in menu), f"a refused link left edits: {menu}")
+
+        # A link cut inside an escape, and one whose 100 KB decompress to 100 MB: each refused with
+        # its line, the page started whole (its answers come), nothing of the link loaded.
+        bomb = base64.urlsafe_b64encode(gzip.compress(b" " * 100_000_000)).decode().rstrip("=")
+        for fragment, reason in [
+            ("share-v1=H4sI%E0%A4%A", "its fragment holds a '%' that is not a well-formed escape "
+                                      "(cut short when copied?)"),
+            ("share-v1=" + bomb, f"its state is over {64 * 1024 * 1024} bytes uncompressed"),
+        ]:
+            second.get("about:blank")
+            second.get(playground.url + "#" + fragment)
+            wait.until(lambda _: find("status").text == "up to date")
+            line = f"share link not loaded: {reason}; nothing of it was loaded"
+            check(find("share-status").text == line, f"{fragment[:30]}...: {find('share-status').text!r}")
+            check(find("policy-editor").get_attribute("value") == playground.policy_text("family-sharing.json"),
+                  "a refused link changed the editor")
         errors = [entry for entry in second.get_log("browser") if entry["level"] == "SEVERE"]
         check(errors == [], f"errors in the new browser's console: {errors}")
     finally:

@@ -15,6 +15,11 @@ import { state } from "./state.js";
 export const SHARE_FORMAT = 1;
 /** The most characters of a link's fragment: Chromium's limit on a URL is 2 MB. */
 const MAXIMUM_FRAGMENT = 2000000;
+/**
+ * The most bytes a link's state may decompress to: twice the CLI's limit on one policy file. A
+ * link of 2 MB could otherwise hold gigabytes of compressed spaces.
+ */
+const MAXIMUM_STATE_BYTES = 64 * 1024 * 1024;
 const KEYS = ["format", "engine", "files", "response", "responseName", "environment", "entitlements",
   "baseline", "current"];
 const ENVIRONMENTS = ["production", "sandbox"];
@@ -35,9 +40,28 @@ function fromBase64url(text) {
   return Uint8Array.from(binary, (character) => character.charCodeAt(0));
 }
 
-async function transform(bytes, stream) {
-  const piped = new Blob([bytes]).stream().pipeThrough(stream);
-  return new Uint8Array(await new Response(piped).arrayBuffer());
+/** The bytes `stream` makes of `bytes`; past `limit` bytes, a ShareRefusal (and the rest unread). */
+async function transform(bytes, stream, limit = Infinity) {
+  const reader = new Blob([bytes]).stream().pipeThrough(stream).getReader();
+  const chunks = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.length;
+    if (length > limit) {
+      await reader.cancel();
+      throw new ShareRefusal(`its state is over ${limit} bytes uncompressed`);
+    }
+    chunks.push(value);
+  }
+  const joined = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return joined;
 }
 
 /** The page's state as a share link's fragment (without `#`). */
@@ -69,6 +93,9 @@ function isStringMap(value) {
 
 /** The state a fragment holds, checked whole; throws a ShareRefusal naming the first problem. */
 async function readFragment(fragment) {
+  if (fragment.length > MAXIMUM_FRAGMENT) {
+    throw new ShareRefusal(`it is ${fragment.length} characters, over the ${MAXIMUM_FRAGMENT} a link may hold`);
+  }
   const match = /^share-v(\d+)=(.*)$/s.exec(fragment);
   if (!match) throw new ShareRefusal("it is not a share link of this playground");
   if (Number(match[1]) !== SHARE_FORMAT) {
@@ -78,7 +105,7 @@ async function readFragment(fragment) {
   let snapshot;
   try {
     const text = new TextDecoder("utf-8", { fatal: true })
-      .decode(await transform(fromBase64url(match[2]), new DecompressionStream("gzip")));
+      .decode(await transform(fromBase64url(match[2]), new DecompressionStream("gzip"), MAXIMUM_STATE_BYTES));
     snapshot = JSON.parse(text);
   } catch (error) {
     if (error instanceof ShareRefusal) throw error;
@@ -119,10 +146,16 @@ async function readFragment(fragment) {
  * one: all of it, or, refused, none of it. Returns whether anything was restored.
  */
 export async function restoreFromFragment() {
-  const fragment = decodeURIComponent(location.hash.replace(/^#/, ""));
-  if (!fragment.startsWith("share")) return false;
+  const raw = location.hash.replace(/^#/, "");
+  if (!raw.startsWith("share")) return false;
   let snapshot;
   try {
+    let fragment;
+    try {
+      fragment = decodeURIComponent(raw);
+    } catch {
+      throw new ShareRefusal("its fragment holds a '%' that is not a well-formed escape (cut short when copied?)");
+    }
     snapshot = await readFragment(fragment);
   } catch (error) {
     const reason = error instanceof ShareRefusal ? error.message : `it could not be read (${error.message})`;
