@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 import GroupDecisionsRedis
 
 /// A server of the store, started by the test.

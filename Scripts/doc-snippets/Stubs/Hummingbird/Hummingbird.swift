@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // A stub of Hummingbird 2 for Scripts/check-doc-snippets: only what the DocC snippets use, with
 // Hummingbird's signatures. Nothing here runs.
 public import Logging

@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // A stub of swift-log for Scripts/check-doc-snippets: only what the DocC snippets use, with
 // swift-log's signatures. Nothing here runs.
 

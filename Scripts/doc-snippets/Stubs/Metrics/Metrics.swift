@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // A stub of swift-metrics for Scripts/check-doc-snippets: only what the DocC snippets use, with
 // swift-metrics' signatures. Nothing here runs.
 

@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // A stub of swift-nio's NIOCore for Scripts/check-doc-snippets: only what the DocC snippets use,
 // with NIOCore's signatures. Nothing here runs.
 

@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // A stub of RediStack 1.x for Scripts/check-doc-snippets: only what the DocC snippets use, with
 // RediStack's signatures. Nothing here runs.
 public import NIOCore

@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // A stub of swift-service-lifecycle for Scripts/check-doc-snippets: only what the DocC snippets
 // use, with its signatures. Nothing here runs.
 public import Logging

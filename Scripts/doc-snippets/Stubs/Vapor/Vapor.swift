@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // A stub of Vapor 4 for Scripts/check-doc-snippets: only what the DocC snippets use, with Vapor's
 // signatures. Nothing here runs.
 public import Foundation
