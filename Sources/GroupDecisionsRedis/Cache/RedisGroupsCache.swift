@@ -73,7 +73,11 @@ public final class RedisGroupsCache: SharedGroupsCache {
     private let maximumClockSkewSeconds: Double
     let now: @Sendable () -> Date
     /// What sends the commands: the store's own pool, or an app's client.
-    let client: any RedisCommandSending
+    ///
+    /// A tool or a test that needs a command the store does not send (`DEL` of a key to simulate
+    /// an eviction, `FLUSHALL`) sends it here, on the store's own connections, rather than opening
+    /// a client of its own.
+    public let client: any RedisCommandSending
     /// The pool the store made and closes, when it sends through one of its own.
     private let ownPool: RedisConnectionPool?
     /// How errors name the server: `Redis at host:port`, or `Redis` behind an app's client.
