@@ -121,11 +121,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Reading a shadow report back, strictly, streaming and bounded, for `group-policy shadow`
+        // alone (not a product): a service writes its reports and never reads one.
+        .target(
+            name: "ShadowReportReading",
+            dependencies: ["GroupPolicyBasics", "GroupPolicy", "GroupDecisions"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "group-policy",
             dependencies: [
                 "GroupPolicyBasics", "GroupPolicy", "GroupPolicyTooling", "AppStoreGroups", "GroupDecisions",
-                "GroupPolicyCodegen", "ArgumentParsing", "GroupPolicyPlayground",
+                "GroupPolicyCodegen", "ArgumentParsing", "GroupPolicyPlayground", "ShadowReportReading",
             ],
             swiftSettings: strictSettings
         ),
@@ -209,7 +216,7 @@ let package = Package(
             name: "GroupPolicyCLITests",
             dependencies: [
                 "group-policy", "AppStoreGroups", "GroupDecisions", "GroupPolicy", "GroupPolicyTestSupport",
-                "ServingTestSupport",
+                "ServingTestSupport", "ShadowReportReading",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

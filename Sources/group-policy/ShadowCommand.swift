@@ -4,6 +4,7 @@ import Foundation
 import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
+import ShadowReportReading
 
 /// `group-policy shadow REPORT.json`: a decision service's shadow report (the decision server's
 /// `GET /shadow`) as a table for people, or passed through validated.

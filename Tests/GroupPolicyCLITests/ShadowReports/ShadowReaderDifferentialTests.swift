@@ -3,6 +3,7 @@ import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
+@testable import ShadowReportReading
 @testable import group_policy
 
 /// The streaming reader answers every input as reading it through a JSON tree did: the same report,

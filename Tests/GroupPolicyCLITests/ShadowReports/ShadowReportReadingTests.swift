@@ -3,6 +3,7 @@ import GroupDecisions
 import ServingTestSupport
 import Testing
 
+@testable import ShadowReportReading
 @testable import group_policy
 
 /// `group-policy shadow`'s reader: a report read back strictly, every problem one located line.

@@ -3,6 +3,7 @@ import GroupDecisions
 import ServingTestSupport
 import Testing
 
+@testable import ShadowReportReading
 @testable import group_policy
 
 /// Reports near the 64 MiB the reader takes: a valid one is read whole, an invalid one refused.

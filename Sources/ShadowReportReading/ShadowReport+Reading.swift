@@ -4,17 +4,17 @@ import GroupPolicyBasics
 
 /// Why a shadow report's JSON was refused: not the format `ShadowReport.jsonBytes(pretty:)`
 /// writes.
-struct ShadowReportRefusal: Error {
+package struct ShadowReportRefusal: Error {
     /// One line starting with the file, line and column, then the JSON path: what is wrong.
-    var message: String
+    package var message: String
     /// The JSON path of the offending value, when the refusal names one.
-    var jsonPath: String?
+    package var jsonPath: String?
 }
 
 extension ShadowReport {
     /// The most bytes of report JSON ``init(jsonBytes:fileName:)`` reads: 64 MiB, four times what
     /// a service's report takes at most (``maximumReportBytes``).
-    static let maximumJSONBytes = 64 << 20
+    package static let maximumJSONBytes = 64 << 20
 
     /// Reads a report from its JSON (``jsonBytes(pretty:)``'s format), strictly: every key
     /// required, no other key, each value of its type, and the counts consistent with each other.
@@ -30,7 +30,7 @@ extension ShadowReport {
     /// - Throws: ``ShadowReportRefusal`` for the file's syntax error if it is not JSON, otherwise
     ///   for the first problem in the file, its message on one line starting with
     ///   `file:line:column: json.path: `.
-    init(jsonBytes: [UInt8], fileName: String? = nil) throws(ShadowReportRefusal) {
+    package init(jsonBytes: [UInt8], fileName: String? = nil) throws(ShadowReportRefusal) {
         let read: Result<ShadowReport?, ShadowReportReader.Problem> = jsonBytes.withUnsafeBufferPointer { bytes in
             guard bytes.count <= Self.maximumJSONBytes else {
                 return .failure(
