@@ -13,10 +13,9 @@ import Testing
 struct EndlessScanTests {
     @Test("invalidateAll stops after its most SCAN calls with a store failure")
     func endlessCursor() async throws {
-        // Every SCAN is answered with cursor 7 and no keys (after the count of invalidations that
-        // comes first).
+        // Every SCAN is answered with cursor 7 and no keys (after everyone's generation, set first).
         let fake = try RedisFakeServer { _, _, arguments in
-            arguments.first == "INCR" ? .reply(Array(":1\r\n".utf8)) : .reply(Array("*2\r\n$1\r\n7\r\n*0\r\n".utf8))
+            arguments.first == "SET" ? .reply(Array("+OK\r\n".utf8)) : .reply(Array("*2\r\n$1\r\n7\r\n*0\r\n".utf8))
         }
         defer { fake.stop() }
         // A generous timeout per call: the bound under test is the number of calls, and on a

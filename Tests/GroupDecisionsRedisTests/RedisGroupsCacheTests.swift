@@ -161,10 +161,10 @@ struct RedisGroupsCacheTests {
         let neighbour = try server.store(prefix: "app")
         let answer = Self.answer("{}")
         for index in 0..<2_500 {
-            try await store.setAnswer(answer, anyTransactionID: "c\(index)", in: .sandbox, timeToLive: .seconds(60))
+            try await store.setAnswer(answer, anyTransactionID: "c\(index)", in: .sandbox, timeToLive: .seconds(3600))
         }
-        try await store.setAnswer(answer, anyTransactionID: "c0", in: .production, timeToLive: .seconds(60))
-        try await neighbour.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
+        try await store.setAnswer(answer, anyTransactionID: "c0", in: .production, timeToLive: .seconds(3600))
+        try await neighbour.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
         try await store.setRateLimitedUntil(Date().addingTimeInterval(60), for: .customerGroups, in: .sandbox)
         try await store.invalidate(anyTransactionID: "c0")
         #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)

@@ -173,6 +173,9 @@ package final class FleetRun: Sendable {
         }
         defer { background.cancel() }
         for step in 1...simulation.steps {
+            // A step's turn on the cooperative threads ends here: a process that runs simulations
+            // beside other work (a test suite) keeps answering it.
+            await Task.yield()
             let planned = script.withLock { $0.next(appStore.world) }
             oracle.begin(step: step, description: planned.description(names))
             trace("step \(step): \(planned.description(names))")

@@ -1,6 +1,7 @@
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
+import ServingTestSupport
 import Testing
 
 /// Every broken cache that breaks one of the four promises, as the service sees it, is found by
@@ -10,7 +11,7 @@ import Testing
 /// lock-free write that ignores the generation (36 each time): well within the 200 asked, which
 /// leaves room for the interleavings a busy machine brings (see the article "Simulating a
 /// fleet", section "Replay").
-@Suite("Fleet simulation: a store that breaks a promise is found within 200 seeds")
+@Suite("Fleet simulation: a store that breaks a promise is found within 200 seeds", .heavy)
 struct FleetSimulationBrokenStoreTests {
     /// A broken cache and the promise it breaks.
     struct Case: Sendable, CustomTestStringConvertible {

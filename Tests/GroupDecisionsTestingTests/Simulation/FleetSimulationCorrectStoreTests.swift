@@ -1,11 +1,12 @@
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
+import ServingTestSupport
 import Testing
 
 /// A correct store under the fleet simulation: no promise reported broken, whichever clock the
 /// store keeps.
-@Suite("Fleet simulation: a correct store keeps every promise")
+@Suite("Fleet simulation: a correct store keeps every promise", .heavy)
 struct FleetSimulationCorrectStoreTests {
     @Test("InMemoryGroupsCache on the simulation's clock, with every fault: 0 violations in 100 seeds")
     func inMemoryOnTheSimulationsClock() async throws {
