@@ -18,8 +18,8 @@ struct ScriptPathsTests {
         for name in names {
             // A folder (the DocC snippets' package) holds no script to start a server with.
             var isFolder: ObjCBool = false
-            FileManager.default.fileExists(atPath: scripts.appending(path: name).path, isDirectory: &isFolder)
-            if isFolder.boolValue { continue }
+            let path = scripts.appending(path: name).path
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue { continue }
             let text = try String(contentsOf: scripts.appending(path: name), encoding: .utf8)
             for match in text.matches(of: pattern) {
                 let path = String(match.output)

@@ -1,6 +1,7 @@
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
+import ServingTestSupport
 import Testing
 
 /// Every broken cache fails the conformance suite with a named check, on its own clock and on the
@@ -323,7 +324,12 @@ struct BrokenCachesFailConformanceTests {
         #expect(failure?.description.contains("(seed \(seed), step \(failure?.operations.count ?? 0): ") == true)
     }
 
-    @Test("the existing initializer measures a per-millisecond refill against real time, the new one on its clock")
+    /// Heavy: against real time, a refill a thousand times too fast shows only while the calls come
+    /// many to the second; beside the fleet simulation's seeds they came a few a second.
+    @Test(
+        "the existing initializer measures a per-millisecond refill against real time, the new one on its clock",
+        .heavy
+    )
     func perMillisecondRefill() async throws {
         let realTime = await #expect(throws: ConformanceFailure.self) {
             try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { BrokenCache(.budgetPerMillisecond) }
