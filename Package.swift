@@ -228,7 +228,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPServingTests",
-            dependencies: ["HTTPServing"],
+            dependencies: ["HTTPServing", "ServingTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

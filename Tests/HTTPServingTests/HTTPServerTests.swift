@@ -1,11 +1,15 @@
 import Foundation
 import HTTPServing
+import ServingTestSupport
 import Synchronization
 import Testing
 
 /// The HTTP layer on its own: keep-alive, pipelining, answers at once or from a task, refusals in
 /// the application's words, timeouts, the `poll(2)` branch, and a graceful stop.
-@Suite struct HTTPServerTests {
+///
+/// Heavy, so never beside the fleet simulation's seeds: those kept both cooperative threads busy,
+/// and a test's request then came later than any read timeout.
+@Suite(.heavy) struct HTTPServerTests {
     /// A server answering `GET /echo?x` with the query and the loop it came through, running on a
     /// thread of its own until the test ends.
     final class Running: Sendable {
