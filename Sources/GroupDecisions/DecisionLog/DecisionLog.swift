@@ -3,6 +3,9 @@ public import AppStoreGroups
 /// Where a ``GroupDecisionService`` reports every decision it serves or refuses: one
 /// ``DecisionLogRecord`` each, the customer id replaced by a salted SHA-256.
 ///
+/// A record is an observer event: the service tells its observer
+/// (``GroupDecisionObserver/decisionRecorded(_:)``), then hands the record to the log.
+///
 /// A served decision's record carries its ``DecisionLogRecord/decisionID``, the `decisionId` of the
 /// JSON the app answered with, so a support ticket quoting it finds its line (see
 /// <doc:ObservingDecisions>, section "Matching a support ticket to the log").

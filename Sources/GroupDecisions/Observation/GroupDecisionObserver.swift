@@ -73,6 +73,14 @@ public protocol GroupDecisionObserver: Sendable {
     ///
     /// - Parameter event: Why, and the revision still serving.
     func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure)
+
+    /// A decision was served or refused: its record, as the service's decision log receives it.
+    ///
+    /// Told only by a service given a `decisionLog:`, whose salt hashes the customer id the record
+    /// names; the log hears the same record after the observer.
+    ///
+    /// - Parameter record: The decision's record, the customer id replaced by its salted hash.
+    func decisionRecorded(_ record: DecisionLogRecord)
 }
 
 extension GroupDecisionObserver {
@@ -124,6 +132,10 @@ extension GroupDecisionObserver {
     ///
     /// - Parameter event: Ignored.
     public func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure) {}
+    /// Does nothing.
+    ///
+    /// - Parameter record: Ignored.
+    public func decisionRecorded(_ record: DecisionLogRecord) {}
 }
 
 /// The observer a service has when it is given none: it hears everything and says nothing.

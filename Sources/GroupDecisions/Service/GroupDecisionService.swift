@@ -56,6 +56,7 @@ public final class GroupDecisionService: Sendable {
     /// The jobs a decision's groups go through, each a type of its own.
     let copies: LocalCopies
     let sharedFlight: SharedFlight
+    /// Hashes the customer of each decision's record; the record reaches the log through the observer.
     private let decisionLog: DecisionLog?
     let shadow: PolicyShadow
     private let reloadHandler: PolicyStore.ReloadHandlerID
@@ -97,7 +98,7 @@ public final class GroupDecisionService: Sendable {
             configuration: configuration,
             sharedCache: sharedCache,
             timeSource: timeSource,
-            observer: observer
+            observer: DecisionLogObserver.observer(observer, log: decisionLog)
         )
         let rateLimitGate = RateLimitGate(
             configuration: configuration.rateLimits,
@@ -183,7 +184,8 @@ public final class GroupDecisionService: Sendable {
     // MARK: Decisions
 
     /// The decision made from the customer's groups under the policy serving now: compared with
-    /// the candidate policy, if any, and recorded in the decision log.
+    /// the candidate policy, if any, and told to the observer as a record when a decision log
+    /// hashes its customer.
     func serve(
         _ loaded: LoadedGroups,
         anyTransactionID: String,
@@ -212,8 +214,8 @@ public final class GroupDecisionService: Sendable {
                 customerHash: customerHash
             )
         )
-        if let decisionLog, let customerHash {
-            decisionLog.record(
+        if let customerHash {
+            observer.decisionRecorded(
                 DecisionLogRecord(
                     time: timeSource.now(),
                     decisionID: served.decisionID,
@@ -231,10 +233,10 @@ public final class GroupDecisionService: Sendable {
         return served
     }
 
-    /// Records a decision refused with `error` in the decision log, if any.
+    /// Tells the observer of a decision refused with `error`, when a decision log hashes its customer.
     func recordRefusal(_ anyTransactionID: String, in environment: StoreEnvironment, error: AppStoreGroupsError) {
         guard let decisionLog else { return }
-        decisionLog.record(
+        observer.decisionRecorded(
             DecisionLogRecord(
                 time: timeSource.now(),
                 customerHash: decisionLog.customerHash(anyTransactionID),

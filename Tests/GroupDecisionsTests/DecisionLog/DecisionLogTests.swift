@@ -3,6 +3,7 @@ import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyBasics
 import ServingTestSupport
+import Synchronization
 import Testing
 
 @testable import AppStoreGroups
@@ -53,6 +54,43 @@ struct DecisionLogTests {
             ]
         )
         #expect(!text.contains("customer-secret"))
+    }
+
+    @Test("the observer hears each decision's record, the one the log receives; without a log, none")
+    func recordsReachTheObserver() async throws {
+        final class RecordObserver: GroupDecisionObserver {
+            let records = Mutex<[DecisionLogRecord]>([])
+            func decisionRecorded(_ record: DecisionLogRecord) { records.withLock { $0.append(record) } }
+        }
+        let clock = ManualClock()
+        let stub = StubGroupsSource(clock: clock.now)
+        let logged = RecordObserver()
+        let observer = RecordObserver()
+        let service = try GroupDecisionService(
+            policies: GroupDecisionServiceTests.policies(),
+            source: stub,
+            timeSource: clock.timeSource,
+            observer: observer,
+            decisionLog: try DecisionLog(salt: Self.salt) { logged.decisionRecorded($0) }
+        )
+        let unlogged = RecordObserver()
+        let withoutLog = try GroupDecisionService(
+            policies: GroupDecisionServiceTests.policies(),
+            source: stub,
+            timeSource: clock.timeSource,
+            observer: unlogged
+        )
+        let served = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        _ = try await withoutLog.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        stub.answer { _, _ in StubGroupsSource.internalError }
+        _ = await expectError {
+            try await service.decision(anyTransactionID: "customer-secret-2", environment: .sandbox)
+        }
+        let records = observer.records.withLock { $0 }
+        #expect(records == logged.records.withLock { $0 })
+        #expect(records.map(\.decisionID) == [served.decisionID, nil])
+        #expect(records.map(\.errorCode) == [nil, "general-internal-error"])
+        #expect(unlogged.records.withLock { $0 } == [])
     }
 
     @Test("timestamps: UTC with milliseconds, leap days and instants before 1970")
