@@ -2,6 +2,7 @@ import AppStoreGroups
 import Foundation
 import GroupDecisions
 import GroupPolicy
+import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
@@ -339,7 +340,7 @@ final class DecisionServerProcess: @unchecked Sendable {
         try process.run()
         var line: [UInt8] = []
         while !line.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
+            let data = try output.fileHandleForReading.readAvailableBytes()
             if data.isEmpty { break }
             line += data
         }

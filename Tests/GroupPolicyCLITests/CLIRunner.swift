@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyTestSupport
 import Testing
 
 /// Runs the built `group-policy` binary and captures what it prints and how it exits.
@@ -72,8 +73,8 @@ struct CLIRunner {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        let stdoutData = try out.fileHandleForReading.readBytesToEnd()
+        let stderrData = try err.fileHandleForReading.readBytesToEnd()
         process.waitUntilExit()
         return Output(
             status: process.terminationStatus,

@@ -66,7 +66,7 @@ package final class ServerProcess: @unchecked Sendable {
         try process.run()
         var line: [UInt8] = []
         while !line.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
+            let data = try output.fileHandleForReading.readAvailableBytes()
             if data.isEmpty { break }
             line += data
         }
@@ -204,9 +204,9 @@ package func runProcess(
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
         let errorData = LockedData()
-        let errorReader = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+        let errorReader = Thread { errorData.set(Data((try? stderr.fileHandleForReading.readBytesToEnd()) ?? [])) }
         errorReader.start()
-        let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
+        let outputData = try stdout.fileHandleForReading.readBytesToEnd()
         process.waitUntilExit()
         let elapsed = ContinuousClock.now - started
         return ProcessResult(

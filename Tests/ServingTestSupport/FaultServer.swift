@@ -50,7 +50,7 @@ package final class FaultServer: @unchecked Sendable {
         try process.run()
         var received: [UInt8] = []
         while !received.contains(UInt8(ascii: "\n")) {
-            let data = output.fileHandleForReading.availableData
+            let data = try output.fileHandleForReading.readAvailableBytes()
             if data.isEmpty { break }
             received += data
         }
@@ -79,7 +79,7 @@ package final class FaultServer: @unchecked Sendable {
     package func stop() async throws -> [FaultServerEvent] {
         let data = try await offCooperativePool { [self] in
             try input.fileHandleForWriting.close()
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            let rest = try output.fileHandleForReading.readBytesToEnd()
             process.waitUntilExit()
             return Data(pending) + rest
         }

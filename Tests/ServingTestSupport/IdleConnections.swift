@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyTestSupport
 import Synchronization
 
 /// Idle connections to a server on 127.0.0.1 that send nothing and never close, held by a child
@@ -38,7 +39,7 @@ package final class IdleConnections: @unchecked Sendable {
             input.fileHandleForWriting.write(Data("\(count)\n".utf8))
             var line: [UInt8] = []
             while !line.contains(UInt8(ascii: "\n")) {
-                let data = output.fileHandleForReading.availableData
+                let data = try output.fileHandleForReading.readAvailableBytes()
                 if data.isEmpty { break }
                 line += data
             }

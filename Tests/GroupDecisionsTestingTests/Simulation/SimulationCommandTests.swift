@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
@@ -36,8 +37,8 @@ struct SimulationCommandTests {
                         process.standardOutput = out
                         process.standardError = err
                         try process.run()
-                        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                        let stdout = try out.fileHandleForReading.readBytesToEnd()
+                        let stderr = try err.fileHandleForReading.readBytesToEnd()
                         process.waitUntilExit()
                         return Output(
                             status: process.terminationStatus,
