@@ -83,13 +83,14 @@ struct CorruptSharedStoreTests {
         configuration.rateLimits.sharedCacheSlowCallsInARow = 0
         // While the corrupted cache is skipped, the process keeps fetching within a share of its own.
         configuration.rateLimits.fallbackShare = 0.25
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: stub,
             sharedCache: store,
-            configuration: configuration,
-            observer: lines
+            time: .system,
+            observer: lines,
+            configuration: configuration
         )
+        .service
         // The corrupted answer is no answer: the customer is fetched.
         let served = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .live)

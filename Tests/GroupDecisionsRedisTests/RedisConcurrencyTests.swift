@@ -128,7 +128,7 @@ struct RedisConcurrencyTests {
             }
         }
         // Three commands on the wire, seven calls queued behind them, none answered.
-        try await RedisFakeServer.waitUntil { fake.commands.count == 3 && store.pool.statistics.waiting == 7 }
+        try await waitUntil { fake.commands.count == 3 && store.pool.statistics.waiting == 7 }
         #expect(store.pool.statistics.connectionsOpened == 3)
         #expect(fake.connections == 3)
         store.close()
@@ -188,7 +188,7 @@ struct RedisConcurrencyTests {
             }
         }
         // The server holds five commands it will never answer.
-        try await RedisFakeServer.waitUntil { fake.commands.count == 5 }
+        try await waitUntil { fake.commands.count == 5 }
         store.close()
         store.close()
         let errors = await calls.value
@@ -208,12 +208,12 @@ struct RedisConcurrencyTests {
         let store = try fake.store(timeout: .seconds(600))
         defer { store.close() }
         let call = Task { await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) } }
-        try await RedisFakeServer.waitUntil { fake.commands.count == 1 }
+        try await waitUntil { fake.commands.count == 1 }
         call.cancel()
         let error = await call.value
         #expect(error?.code == .cancelled)
         #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: cancelled")
-        try await RedisFakeServer.waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
+        try await waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
         // The next call gets a connection of its own.
         #expect(try await store.answer(anyTransactionID: "c", in: .sandbox) == nil)
         #expect(fake.connections == 2)

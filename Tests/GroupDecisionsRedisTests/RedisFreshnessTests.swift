@@ -64,34 +64,34 @@ struct RedisFreshnessTests {
             firstStore.close()
             secondStore.close()
         }
-        let source = StaticGroupsSource(ServiceFixtures.customers(20))
-        let configuration = ServiceFixtures.configuration()
-        let first = try ServiceFixtures.service(source, clock: clock, shared: firstStore, configuration: configuration)
-        let second = try ServiceFixtures.service(
-            source,
+        let source = StaticGroupsSource(Families.customers(20))
+        let harness = try ServiceHarness(
+            source: source,
+            sharedCache: firstStore,
             clock: clock,
-            shared: secondStore,
-            configuration: configuration
+            configuration: .exactCounts()
         )
+        let first = harness.service
+        let second = try harness.another(sharedCache: secondStore, configuration: .exactCounts()).service
         // Burst 5, reserve 1: the two servers' four first fetches leave the reserve.
         for index in 0..<4 {
             #expect(
-                try await ServiceFixtures.decide(index.isMultiple(of: 2) ? first : second, "c\(index)").source == .live
+                try await (index.isMultiple(of: 2) ? first : second).decide("c\(index)").source == .live
             )
         }
         clock.advance(by: .seconds(400))
         for service in [first, second] {
-            let stale = try await ServiceFixtures.decide(service, "c0")
+            let stale = try await service.decide("c0")
             #expect(stale.source == .stale)
             #expect(stale.staleReason == .budget)
             #expect(stale.age == .seconds(400))
         }
-        #expect(try await ServiceFixtures.decide(second, "c10").source == .live)
-        let refused = await expectError { try await ServiceFixtures.decide(first, "c11") }
+        #expect(try await second.decide("c10").source == .live)
+        let refused = await expectError { try await first.decide("c11") }
         #expect(refused?.code == .rateLimitExceeded)
         // After an invalidation, nothing of the old answer: a first fetch, refused with the budget spent.
         try await first.invalidate(anyTransactionID: "c1")
-        let gone = await expectError { try await ServiceFixtures.decide(second, "c1") }
+        let gone = await expectError { try await second.decide("c1") }
         #expect(gone?.code == .rateLimitExceeded)
         #expect(source.callCount == 5)
     }

@@ -25,19 +25,6 @@ struct RedisGroupsCacheTests {
         return left
     }
 
-    /// Waits until `condition` holds: what Redis drops at a time to live is gone soon after it,
-    /// however late this task runs.
-    static func eventually(_ condition: () async throws -> Bool) async throws {
-        let end = ContinuousClock.now + .seconds(600)
-        while try await !condition() {
-            guard ContinuousClock.now < end else {
-                Issue.record("the condition did not hold within 600 s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test(
         "get and set: Apple's bytes and the fetch time come back; Redis drops them at the TTL",
         .requires(.redisServer)
@@ -59,7 +46,7 @@ struct RedisGroupsCacheTests {
         #expect(try await server.store(prefix: "other").answer(anyTransactionID: "c1", in: .sandbox) == nil)
         // A short time to live lapses in Redis.
         try await store.setAnswer(answer, anyTransactionID: "c3", in: .sandbox, timeToLive: .milliseconds(100))
-        try await Self.eventually { try await store.answer(anyTransactionID: "c3", in: .sandbox) == nil }
+        try await waitUntil { try await store.answer(anyTransactionID: "c3", in: .sandbox) == nil }
         let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
         try await store.setAnswer(notFound, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(60))
         #expect(try await store.answer(anyTransactionID: "c2", in: .sandbox) == notFound)
@@ -106,7 +93,7 @@ struct RedisGroupsCacheTests {
                 timeToLive: .milliseconds(100)
             )
         )
-        try await Self.eventually {
+        try await waitUntil {
             try await other.acquireFetchLock(anyTransactionID: "d", in: .sandbox, owner: "o", timeToLive: .seconds(600))
         }
         // The dead holder's late release does not free the new owner's lock.
@@ -144,7 +131,7 @@ struct RedisGroupsCacheTests {
         try await first.setRateLimitedUntil(Date().addingTimeInterval(-1), for: .groupMembers, in: .production)
         #expect(try await Self.millisecondsToLive(first.rateKey(.groupMembers, .production), in: first) == -2)
         try await first.setRateLimitedUntil(Date().addingTimeInterval(0.2), for: .groupMembers, in: .sandbox)
-        try await Self.eventually {
+        try await waitUntil {
             try await Self.millisecondsToLive(first.rateKey(.groupMembers, .sandbox), in: first) == -2
         }
         #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
@@ -191,12 +178,13 @@ struct RedisGroupsCacheTests {
             configuration.rateLimits.maximumRateLimitWait = .zero
             // A busy machine makes real calls look slow: the cache must not be skipped here.
             configuration.rateLimits.sharedCacheSlowCallsInARow = 0
-            return try GroupDecisionService(
-                policies: ServiceFixtures.policies(),
+            return try ServiceHarness(
                 source: stub,
                 sharedCache: server.store(),
+                time: .system,
                 configuration: configuration
             )
+            .service
         }
         let first = try service()
         let second = try service()
@@ -225,12 +213,13 @@ struct RedisGroupsCacheTests {
         configuration.sharedCache.fetchLockTimeToLive = .seconds(90)
         configuration.rateLimits.sharedCacheSlowCallsInARow = 0
         let services = try (0..<4).map { _ in
-            try GroupDecisionService(
-                policies: ServiceFixtures.policies(),
+            try ServiceHarness(
                 source: stub,
                 sharedCache: server.store(timeout: .seconds(10)),
+                time: .system,
                 configuration: configuration
             )
+            .service
         }
         let sources = try await withThrowingTaskGroup(of: ServedDecision.Source.self) { group in
             for service in services {

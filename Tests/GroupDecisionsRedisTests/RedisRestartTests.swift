@@ -34,7 +34,7 @@ struct RedisRestartTests {
                 return try await group.reduce(into: [RESPReply]()) { $0.append($1) }
             }
         }
-        try await RedisFakeServer.waitUntil {
+        try await waitUntil {
             store.pool.statistics.connectionsOpened >= pooled && store.pool.statistics.peakRunning >= pooled
         }
         var waiting = 0
@@ -49,7 +49,7 @@ struct RedisRestartTests {
         }
         _ = try await store.call([Array("RPUSH".utf8), Array("gate".utf8)] + (0..<pooled).map { _ in [49] }, "RPUSH")
         #expect(try await blocked.value.count == pooled)
-        try await RedisFakeServer.waitUntil { store.pool.statistics.idle >= pooled }
+        try await waitUntil { store.pool.statistics.idle >= pooled }
         let idle = store.pool.statistics.idle
 
         try await server.restart()

@@ -31,7 +31,7 @@ struct RedisRoundTripTests {
         let first = try FleetInvalidationTests.service(source, shared: store)
         let began = ContinuousClock.now
         let served = try await first.decision(anyTransactionID: "c1", environment: .sandbox)
-        #expect(served.decision.capabilities.sorted() == ServiceFixtures.familyCapabilities)
+        #expect(served.decision.capabilities.sorted() == Families.capabilities)
         #expect(proxy.roundTrips == 5)
         // Kept here: no round trip while the invalidation count read with the answer is recent
         // (250 ms). A busy machine that took longer rightly reads the count again (or, past the
@@ -47,7 +47,7 @@ struct RedisRoundTripTests {
         // Another process finds the answer in one, and the lock was released.
         let second = try FleetInvalidationTests.service(source, shared: store)
         let shared = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
-        #expect(shared.decision.capabilities.sorted() == ServiceFixtures.familyCapabilities)
+        #expect(shared.decision.capabilities.sorted() == Families.capabilities)
         #expect(proxy.roundTrips == afterHit + 1)
         #expect(source.callCount == 1)
         #expect(try await store.call([Array("EXISTS".utf8), store.lockKey("c1", .sandbox)], "EXISTS") == .integer(0))

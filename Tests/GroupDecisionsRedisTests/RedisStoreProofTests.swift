@@ -34,8 +34,8 @@ struct RedisStoreProofTests {
         fake.set(keyA, Self.answer("customer-a").encoded(boundTo: keyA))
         #expect(try await store.answer(anyTransactionID: "customer-a", in: .sandbox) == Self.answer("customer-a"))
         // The repeat reaches the idle connection, which is closed rather than kept.
-        try await RedisFakeServer.waitUntil { fake.repeatedReplies == 1 }
-        try await RedisFakeServer.waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
+        try await waitUntil { fake.repeatedReplies == 1 }
+        try await waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
         #expect(try await store.answer(anyTransactionID: "customer-b", in: .sandbox) == nil)
         #expect(fake.connections == 2)
     }

@@ -57,16 +57,8 @@ struct StaticGroupsSourceTests {
     func serviceOverIt() async throws {
         let clock = ManualClock()
         let source = StaticGroupsSource(["c1": Self.family, "c2": Self.family])
-        var configuration = GroupDecisionService.Configuration()
-        configuration.rateLimits.maximumRateLimitWait = .zero
-        let service = try GroupDecisionService(
-            policies: PolicyStore(
-                contentsOf: TestFiles.packageRoot.appending(path: "Policies/family-sharing.json").path
-            ),
-            source: source,
-            configuration: configuration,
-            timeSource: clock.timeSource
-        )
+        let service = try ServiceHarness(source: source, clock: clock) { $0.rateLimits.maximumRateLimitWait = .zero }
+            .service
         let first = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(first.source == .live)
         #expect(first.decision.capabilities.sorted() == ["family.shared-lists", "family.space"])

@@ -4,6 +4,7 @@ import GroupDecisions
 import GroupDecisionsRedis
 package import GroupDecisionsTesting
 package import GroupPolicy
+import Testing
 
 /// A ``StaticGroupsSource`` whose calls can be held: while the gate is closed, a call reads the
 /// answer it will give (the state at the time Apple received the request), records that it
@@ -33,9 +34,9 @@ package final class GatedGroupsSource: GroupsSource, @unchecked Sendable {
     /// How many calls have reached the source.
     package var startedCalls: Int { lock.withLock { started } }
 
-    /// Waits (in small sleeps, bounded) until `count` calls reached the source.
+    /// Waits until `count` calls reached the source.
     package func waitForCalls(_ count: Int) async throws {
-        for _ in 0..<6_000 where startedCalls < count { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { startedCalls >= count }
     }
 
     package func customerGroups(

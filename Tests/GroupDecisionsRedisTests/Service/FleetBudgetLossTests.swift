@@ -40,13 +40,7 @@ struct FleetBudgetLossTests {
         clock: ManualClock
     ) throws -> [GroupDecisionService] {
         try stores.map { store in
-            try GroupDecisionService(
-                policies: ServiceFixtures.policies(),
-                source: apple,
-                sharedCache: store,
-                configuration: configuration,
-                timeSource: clock.timeSource
-            )
+            try ServiceHarness(source: apple, sharedCache: store, clock: clock, configuration: configuration).service
         }
     }
 

@@ -39,12 +39,13 @@ struct FleetBudgetTests {
         burst: Double,
         fallbackShare: Double = 0
     ) throws -> GroupDecisionService {
-        try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        try ServiceHarness(
             source: source,
             sharedCache: shared,
+            time: .system,
             configuration: configuration(burst: burst, fallbackShare: fallbackShare)
         )
+        .service
     }
 
     /// Sends `attempts` requests through each service's gate in turn: how many went, and the
@@ -233,11 +234,7 @@ struct FleetBudgetTests {
             configuration.rateLimits.requestBurst = [.production: burst]
             configuration.rateLimits.fallbackShare = share
             #expect(throws: AppStoreGroupsError.self) {
-                try GroupDecisionService(
-                    policies: ServiceFixtures.policies(),
-                    source: StaticGroupsSource([:]),
-                    configuration: configuration
-                )
+                try ServiceHarness(source: StaticGroupsSource([:]), time: .system, configuration: configuration).service
             }
         }
     }

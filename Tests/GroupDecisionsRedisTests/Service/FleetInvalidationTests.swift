@@ -31,12 +31,7 @@ struct FleetInvalidationTests {
     }
 
     static func service(_ source: some GroupsSource, shared: any SharedGroupsCache) throws -> GroupDecisionService {
-        try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
-            source: source,
-            sharedCache: shared,
-            configuration: configuration
-        )
+        try ServiceHarness(source: source, sharedCache: shared, time: .system, configuration: configuration).service
     }
 
     /// Service 1 fetches while Apple still lists the group; the customer leaves it and service 2
@@ -79,7 +74,7 @@ struct FleetInvalidationTests {
         let result = try await Self.fetchOverrunByInvalidation(first, second)
         // The call in flight answers with what Apple said when it asked (it began before the
         // invalidation); nothing after the invalidation is served from it, on either server.
-        #expect(result.inFlight == ServiceFixtures.familyCapabilities)
+        #expect(result.inFlight == Families.capabilities)
         #expect(result.afterOnFirst == [])
         #expect(result.afterOnSecond == [])
         #expect(result.calls == 2)
@@ -90,7 +85,7 @@ struct FleetInvalidationTests {
     func invalidationWinsOverFetchInFlightInMemory() async throws {
         let shared = InMemoryGroupsCache()
         let result = try await Self.fetchOverrunByInvalidation(shared, shared)
-        #expect(result.inFlight == ServiceFixtures.familyCapabilities)
+        #expect(result.inFlight == Families.capabilities)
         #expect(result.afterOnFirst == [])
         #expect(result.afterOnSecond == [])
         #expect(result.calls == 2)
@@ -179,13 +174,7 @@ struct FleetInvalidationTests {
         shared: (any SharedGroupsCache)?,
         clock: ManualClock
     ) throws -> GroupDecisionService {
-        try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
-            source: source,
-            sharedCache: shared,
-            configuration: configuration,
-            timeSource: clock.timeSource
-        )
+        try ServiceHarness(source: source, sharedCache: shared, clock: clock, configuration: configuration).service
     }
 
     static func sources(
@@ -239,7 +228,7 @@ struct FleetInvalidationTests {
         defer { fleet.stop() }
         let (first, second) = try fleet.pair(prefix: "fleet")
         let result = try await Self.fetchOverrunByInvalidation(first, second) { try await $0.invalidate(groupID: "g1") }
-        #expect(result.inFlight == ServiceFixtures.familyCapabilities)
+        #expect(result.inFlight == Families.capabilities)
         #expect(result.afterOnFirst == [])
         #expect(result.afterOnSecond == [])
         #expect(result.calls == 2)
@@ -491,11 +480,12 @@ struct FleetInvalidationTests {
     ) async throws -> (inFlight: [String], after: ServedDecision, calls: Int) {
         let apple = StaticGroupsSource(["c": Self.onlyG2])
         let gated = GatedGroupsSource(apple)
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: gated,
+            time: .system,
             configuration: FleetInvalidationTests.configuration
         )
+        .service
         gated.close()
         let inFlight = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
         try await gated.waitForCalls(1)
@@ -520,7 +510,7 @@ struct FleetInvalidationTests {
             default: try await service.invalidate(groupID: which)
             }
         }
-        #expect(result.inFlight == ServiceFixtures.familyCapabilities)
+        #expect(result.inFlight == Families.capabilities)
         #expect(result.after.source == .live)
         #expect(result.after.decision.capabilities.sorted() == [])
         #expect(result.calls == 2)

@@ -99,13 +99,13 @@ struct FlightJoinTests {
         let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
         let apple = StaticGroupsSource(["c": Self.family])
         let gated = GatedGroupsSource(apple)
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: gated,
             sharedCache: through,
-            configuration: FleetInvalidationTests.configuration,
-            timeSource: clock.timeSource
+            clock: clock,
+            configuration: FleetInvalidationTests.configuration
         )
+        .service
         gated.close()
         let first = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
         try await gated.waitForCalls(1)
@@ -120,7 +120,7 @@ struct FlightJoinTests {
         // The shared cache fails from then on; the fetches answer (Apple's state when they arrived).
         through.fail(Self.cacheCalls)
         gated.open()
-        #expect(try await first.value.decision.capabilities.sorted() == ServiceFixtures.familyCapabilities)
+        #expect(try await first.value.decision.capabilities.sorted() == Families.capabilities)
         // The fetch was overtaken and kept nowhere: the second decision fetched again.
         let secondServed = try await second.value
         #expect(secondServed.decision.capabilities.sorted() == [])
@@ -148,13 +148,13 @@ struct FlightJoinTests {
     ) async throws -> (calls: Int, capabilities: [[String]]) {
         let apple = StaticGroupsSource(["c": Self.family])
         let gated = GatedGroupsSource(apple)
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: gated,
             sharedCache: shared,
-            configuration: configuration,
-            timeSource: clock.timeSource
+            clock: clock,
+            configuration: configuration
         )
+        .service
         gated.close()
         var decisions: [Task<ServedDecision, any Error>] = []
         decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
@@ -180,7 +180,7 @@ struct FlightJoinTests {
             spacing: .milliseconds(300)
         )
         #expect(result.calls == 1)
-        #expect(result.capabilities == Array(repeating: ServiceFixtures.familyCapabilities, count: 5))
+        #expect(result.capabilities == Array(repeating: Families.capabilities, count: 5))
     }
 
     @Test(
@@ -195,7 +195,7 @@ struct FlightJoinTests {
             count: 5,
             spacing: .milliseconds(300)
         )
-        #expect(result.capabilities == Array(repeating: ServiceFixtures.familyCapabilities, count: 5))
+        #expect(result.capabilities == Array(repeating: Families.capabilities, count: 5))
         #expect(result.calls == 1)
     }
 
@@ -213,7 +213,7 @@ struct FlightJoinTests {
             count: 5,
             spacing: .milliseconds(300)
         )
-        #expect(result.capabilities == Array(repeating: ServiceFixtures.familyCapabilities, count: 5))
+        #expect(result.capabilities == Array(repeating: Families.capabilities, count: 5))
         // The four later decisions began more than an interval after the fetch: another process's
         // invalidation may have returned since, and no reading of the count can say. They share one
         // fetch of their own.
@@ -229,12 +229,13 @@ struct FlightJoinTests {
         configuration.sharedCache.fetchLockWait = .milliseconds(300)
         let apple = StaticGroupsSource(["c": Self.family])
         let gated = GatedGroupsSource(apple)
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: gated,
             sharedCache: InMemoryGroupsCache(),
+            time: .system,
             configuration: configuration
         )
+        .service
         gated.close()
         var decisions: [Task<ServedDecision, any Error>] = []
         decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
@@ -247,7 +248,7 @@ struct FlightJoinTests {
         gated.open()
         for decision in decisions {
             let capabilities = try await decision.value.decision.capabilities.sorted()
-            #expect(capabilities == ServiceFixtures.familyCapabilities)
+            #expect(capabilities == Families.capabilities)
         }
         #expect(apple.callCount == 1)
     }

@@ -153,13 +153,13 @@ struct InvalidationCountTests {
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.sharedCacheRetryInterval = .zero
         let source = StaticGroupsSource(["c": Self.before])
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: source,
             sharedCache: store,
-            configuration: configuration,
-            timeSource: clock.timeSource
+            clock: clock,
+            configuration: configuration
         )
+        .service
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         _ = try await store.call([Array("SET".utf8), Array("bad:invalidations".utf8), Array("x1".utf8)], "SET")
         let error = await expectError { _ = try await store.invalidationCount() }
@@ -205,13 +205,13 @@ struct InvalidationCountTests {
         let source = StaticGroupsSource(["c": Self.before])
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.fallbackShare = 0
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: source,
             sharedCache: store,
-            configuration: configuration,
-            timeSource: clock.timeSource
+            clock: clock,
+            configuration: configuration
         )
+        .service
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
         server.stop()
@@ -242,13 +242,14 @@ struct InvalidationCountTests {
         configuration.localCache.timeToLive = .seconds(600)
         let apple = StaticGroupsSource(["c": Self.before])
         let serviceA = try FleetInvalidationTests.service(apple, shared: storeA)
-        let serviceB = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let serviceB = try ServiceHarness(
             source: apple,
             sharedCache: storeB,
-            configuration: configuration,
-            observer: RecordingObserver()
+            time: .system,
+            observer: RecordingObserver(),
+            configuration: configuration
         )
+        .service
         // B's uncached decision makes five slow calls in a row: B now skips its cache as slow.
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         apple.setAnswer(Self.after, for: "c")
@@ -302,13 +303,13 @@ struct InvalidationCountTests {
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.fallbackShare = 0
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: shared, clock: clock)
-        let serviceB = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let serviceB = try ServiceHarness(
             source: apple,
             sharedCache: throughB,
-            configuration: configuration,
-            timeSource: clock.timeSource
+            clock: clock,
+            configuration: configuration
         )
+        .service
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         // One read of the count fails (a timeout, a connection reset): B skips the cache for the
         // retry interval (5 seconds), and serves no copy the count does not confirm: the customer
@@ -342,19 +343,13 @@ struct InvalidationCountTests {
         let clock = ManualClock()
         let shared = InMemoryGroupsCache(now: clock.now)
         let throughB = ScriptedGroupsCache(shared, countsInvalidations: true)
-        let apple = StaticGroupsSource(["c": ServiceFixtures.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.fallbackShare = 0
         configuration.freshness = FreshnessPolicy(timeToLive: .seconds(1))
         configuration.freshness.refreshAfter = nil
         let make = { (cache: any SharedGroupsCache) in
-            try GroupDecisionService(
-                policies: ServiceFixtures.policies(),
-                source: apple,
-                sharedCache: cache,
-                configuration: configuration,
-                timeSource: clock.timeSource
-            )
+            try ServiceHarness(source: apple, sharedCache: cache, clock: clock, configuration: configuration).service
         }
         let serviceA = try make(shared)
         let serviceB = try make(throughB)
@@ -412,13 +407,7 @@ struct InvalidationCountTests {
         var configuration = FleetInvalidationTests.configuration
         configuration.localCache.timeToLive = .zero
         let make = {
-            try GroupDecisionService(
-                policies: ServiceFixtures.policies(),
-                source: apple,
-                sharedCache: shared,
-                configuration: configuration,
-                timeSource: clock.timeSource
-            )
+            try ServiceHarness(source: apple, sharedCache: shared, clock: clock, configuration: configuration).service
         }
         let serviceA = try make()
         let serviceB = try make()
@@ -460,20 +449,16 @@ struct InvalidationCountTests {
 
     @Test("the check interval is validated: positive, at most the local time to live")
     func configurationValidation() throws {
-        let policies = try ServiceFixtures.policies()
         func problem(_ configure: (inout GroupDecisionService.Configuration) -> Void) -> String? {
-            var configuration = GroupDecisionService.Configuration()
-            configure(&configuration)
             do {
-                _ = try GroupDecisionService(
-                    policies: policies,
-                    source: StaticGroupsSource([:]),
-                    configuration: configuration
-                )
+                _ = try ServiceHarness(source: StaticGroupsSource([:]), configure: configure)
                 return nil
-            } catch {
+            } catch let error as AppStoreGroupsError {
                 #expect(error.code == .invalidConfiguration)
                 return error.message
+            } catch {
+                Issue.record(error)
+                return nil
             }
         }
         #expect(GroupDecisionService.Configuration().sharedCache.invalidationCheckInterval == .milliseconds(250))

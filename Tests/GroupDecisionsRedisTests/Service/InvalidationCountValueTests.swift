@@ -278,13 +278,13 @@ struct InvalidationCountValueTests {
         // A failed read does not make the next call skip the cache: the shared answer is read.
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.sharedCacheRetryInterval = .zero
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: apple,
             sharedCache: store,
-            configuration: configuration,
-            timeSource: clock.timeSource
+            clock: clock,
+            configuration: configuration
         )
+        .service
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         try await Self.set(store, "big:invalidations", value)
         // Read as a count (a move), or a store failure: either way this process's copy goes unserved,

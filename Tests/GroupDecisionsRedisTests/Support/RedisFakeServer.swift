@@ -196,23 +196,6 @@ final class RedisFakeServer: @unchecked Sendable {
         }
     }
 
-    /// Polls `condition` every 10 ms until it holds; fails the test after `atMost`, which is
-    /// generous: on a busy machine a test's tasks may wait a minute and more for a thread.
-    static func waitUntil(
-        atMost: Duration = .seconds(600),
-        sourceLocation: SourceLocation = #_sourceLocation,
-        _ condition: () -> Bool
-    ) async throws {
-        let end = ContinuousClock.now + atMost
-        while !condition() {
-            guard ContinuousClock.now < end else {
-                Issue.record("the condition did not hold within \(atMost)", sourceLocation: sourceLocation)
-                return
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
     static func bulk(_ bytes: [UInt8]) -> [UInt8] {
         Array("$\(bytes.count)\r\n".utf8) + bytes + [13, 10]
     }

@@ -28,12 +28,7 @@ struct DecisionLogTests {
         let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).jsonl"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let log = try DecisionLog.jsonLines(path: path, salt: Self.salt)
-        let service = try GroupDecisionService(
-            policies: GroupDecisionServiceTests.policies(),
-            source: stub,
-            timeSource: clock.timeSource,
-            decisionLog: log
-        )
+        let service = try ServiceHarness(source: stub, clock: clock, decisionLog: log).service
         let live = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
         clock.advance(by: .milliseconds(1_500))
         let cached = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
@@ -66,20 +61,15 @@ struct DecisionLogTests {
         let stub = StubGroupsSource(clock: clock.now)
         let logged = RecordObserver()
         let observer = RecordObserver()
-        let service = try GroupDecisionService(
-            policies: GroupDecisionServiceTests.policies(),
+        let service = try ServiceHarness(
             source: stub,
-            timeSource: clock.timeSource,
-            observer: observer,
+            clock: clock,
+            alsoTelling: observer,
             decisionLog: try DecisionLog(salt: Self.salt) { logged.decisionRecorded($0) }
         )
+        .service
         let unlogged = RecordObserver()
-        let withoutLog = try GroupDecisionService(
-            policies: GroupDecisionServiceTests.policies(),
-            source: stub,
-            timeSource: clock.timeSource,
-            observer: unlogged
-        )
+        let withoutLog = try ServiceHarness(source: stub, clock: clock, alsoTelling: unlogged).service
         let served = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
         _ = try await withoutLog.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
         stub.answer { _, _ in StubGroupsSource.internalError }
@@ -187,16 +177,6 @@ struct DecisionLogTests {
         }
     }
 
-    /// Waits (up to `limit`) until `condition` holds; whether it did.
-    static func eventually(within limit: Duration = .seconds(30), _ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return true
-    }
-
     @Test(
         "a pipe nobody reads: recording never waits, and every record is written or reported dropped, exactly",
         .timeLimit(.minutes(2))
@@ -215,7 +195,7 @@ struct DecisionLogTests {
         // for the pipe (if one did, this loop would never end).
         for index in 0..<3000 { log?.record(Self.record(index)) }
         // The first loss is reported at once, while the pipe is still full.
-        #expect(try await Self.eventually { !reports.withLock(\.isEmpty) })
+        try await waitUntil { !reports.withLock(\.isEmpty) }
         for index in 3000..<4000 { log?.record(Self.record(index)) }
         // Reading starts; the log writes what it buffered, and once released reports the rest of
         // its losses and closes its end of the pipe.
@@ -254,7 +234,7 @@ struct DecisionLogTests {
         for index in 0..<5 { log?.record(Self.record(index)) }
         #expect(log?.flush(within: .seconds(30)) == true)
         log = nil
-        #expect(try await Self.eventually { reports.withLock { $0.map(\.failed).reduce(0, +) } == 5 })
+        try await waitUntil { reports.withLock { $0.map(\.failed).reduce(0, +) } == 5 }
         let lost = reports.withLock { $0 }
         #expect(lost.map(\.dropped).reduce(0, +) == 0)
         #expect(lost.allSatisfy { $0.lastError == "No space left on device" })
@@ -337,7 +317,7 @@ struct DecisionLogTests {
         #expect(log?.flush(within: .seconds(30)) == true)
         #expect(readLine(second) == Self.record(3).jsonLine + "\n")
         log = nil
-        #expect(try await Self.eventually { reports.withLock { $0.map(\.failed).reduce(0, +) } == 1 })
+        try await waitUntil { reports.withLock { $0.map(\.failed).reduce(0, +) } == 1 }
         #expect(reports.withLock { $0.map(\.lastError) } == ["Broken pipe"])
     }
 

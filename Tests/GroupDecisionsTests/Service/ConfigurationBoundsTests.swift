@@ -36,12 +36,13 @@ struct ConfigurationBoundsTests {
         var configuration = GroupDecisionService.Configuration()
         configuration[keyPath: path] = .seconds(Int64.max)
         let error = #expect(throws: AppStoreGroupsError.self) {
-            try GroupDecisionService(
-                policies: ServiceFixtures.policies(),
+            try ServiceHarness(
                 source: StaticGroupsSource([:]),
                 sharedCache: InMemoryGroupsCache(),
+                time: .system,
                 configuration: configuration
             )
+            .service
         }
         #expect(error?.code == .invalidConfiguration)
         #expect(

@@ -28,16 +28,18 @@ final class StaleRecorder: GroupDecisionObserver, @unchecked Sendable {
 /// whatever the manual clock does, so every count is exact.
 @Suite("Freshness: refresh ahead and a time to live that bends with the budget")
 struct FreshnessTests {
-    static let family = ServiceFixtures.family
-    static let other = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g2", groupType: .consumer)])
+    static let family = Families.member
+    static let other = Families.memberOfG2
 
-    static func customers(_ count: Int) -> [String: GetCustomerGroupsResponse] { ServiceFixtures.customers(count) }
+    static func customers(_ count: Int) -> [String: GetCustomerGroupsResponse] { Families.customers(count) }
 
     static func configuration(
         burst: Double = 5,
         _ configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) -> GroupDecisionService.Configuration {
-        ServiceFixtures.configuration(burst: burst, configure)
+        var configuration = GroupDecisionService.Configuration.exactCounts(burst: burst)
+        configure(&configuration)
+        return configuration
     }
 
     static func service(
@@ -48,24 +50,19 @@ struct FreshnessTests {
         configuration: GroupDecisionService.Configuration,
         realSleep: Bool = false
     ) throws -> GroupDecisionService {
-        try ServiceFixtures.service(
-            source,
+        try ServiceHarness(
+            source: source,
+            sharedCache: shared,
             clock: clock,
-            shared: shared,
-            observer: observer,
-            configuration: configuration,
-            realSleep: realSleep
+            time: realSleep ? .manualWithRealSleep : .manual,
+            alsoTelling: observer,
+            configuration: configuration
         )
-    }
-
-    /// Waits, in small real sleeps bounded to a minute, until `condition` holds.
-    static func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<6_000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
+        .service
     }
 
     static func decide(_ service: GroupDecisionService, _ id: String) async throws -> ServedDecision {
-        try await ServiceFixtures.decide(service, id)
+        try await service.decision(anyTransactionID: id, environment: .sandbox)
     }
 
     @Test(
@@ -99,11 +96,7 @@ struct FreshnessTests {
         }
         #expect(configuration.problem == message)
         #expect(throws: AppStoreGroupsError.self) {
-            try GroupDecisionService(
-                policies: GroupDecisionServiceTests.policies(),
-                source: StaticGroupsSource([:]),
-                configuration: configuration
-            )
+            try ServiceHarness(source: StaticGroupsSource([:]), time: .system, configuration: configuration)
         }
     }
 
@@ -299,7 +292,7 @@ struct FreshnessTests {
         #expect(try await Self.decide(first, "c0").source == .live)
         let runs = [Task { try await first.run() }, Task { try await second.run() }]
         defer { for run in runs { run.cancel() } }
-        try await Self.waitUntil { first.refreshes.workerCount == 4 && second.refreshes.workerCount == 4 }
+        try await waitUntil { first.refreshes.workerCount == 4 && second.refreshes.workerCount == 4 }
         gated.close()
         // Not yet due: nothing refreshed.
         clock.advance(by: .seconds(224))
@@ -311,10 +304,10 @@ struct FreshnessTests {
             #expect(try await Self.decide(second, "c0").source == .cache)
         }
         try await gated.waitForCalls(2)
-        try await Self.waitUntil { second.refreshes.count == 0 }
+        try await waitUntil { second.refreshes.count == 0 }
         #expect(gated.startedCalls == 2)
         gated.open()
-        try await Self.waitUntil { first.refreshes.count == 0 }
+        try await waitUntil { first.refreshes.count == 0 }
         // Past the first answer's time to live: both serve the refreshed one from the cache.
         clock.advance(by: .seconds(70))
         for service in [first, second] {
@@ -342,7 +335,7 @@ struct FreshnessTests {
         _ = try await Self.decide(service, "c0")
         let run = Task { try await service.run() }
         defer { run.cancel() }
-        try await Self.waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
+        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
         gated.close()
         clock.advance(by: .seconds(200))
         #expect(try await Self.decide(service, "c0").source == .cache)
@@ -354,7 +347,7 @@ struct FreshnessTests {
             try await service.invalidate(anyTransactionID: "c0")
         }
         gated.open()
-        try await Self.waitUntil { service.refreshes.count == 0 }
+        try await waitUntil { service.refreshes.count == 0 }
         #expect(try await shared.answer(anyTransactionID: "c0", in: .sandbox) == nil)
         let next = try await Self.decide(service, "c0")
         #expect(next.source == .live)
@@ -375,7 +368,7 @@ struct FreshnessTests {
         _ = try await Self.decide(service, "c0")
         let run = Task { try await service.run() }
         defer { run.cancel() }
-        try await Self.waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
+        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
         // Due a refresh ahead: served from the cache while the refresh, which Apple will fail, is held.
         inner.fail("c0", with: AppStoreGroupsError(code: .timeout, message: "slow"))
         gated.close()
@@ -407,7 +400,7 @@ struct FreshnessTests {
         for index in 0..<3 { _ = try await Self.decide(service, "c\(index)") }
         let run = Task { try await service.run() }
         defer { run.cancel() }
-        try await Self.waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
+        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
         gated.close()
         clock.advance(by: .seconds(200))
         for index in 0..<3 { #expect(try await Self.decide(service, "c\(index)").source == .cache) }
@@ -417,7 +410,7 @@ struct FreshnessTests {
         #expect(gated.startedCalls == 4)
         #expect(service.refreshes.count == 3)
         gated.open()
-        try await Self.waitUntil { service.refreshes.count == 0 }
+        try await waitUntil { service.refreshes.count == 0 }
         #expect(gated.startedCalls == 6)
     }
 
@@ -450,7 +443,7 @@ struct FreshnessTests {
         let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
         _ = try await Self.decide(service, "c0")
         let run = Task { try await service.run() }
-        try await Self.waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
+        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
         gated.close()
         clock.advance(by: .seconds(200))
         _ = try await Self.decide(service, "c0")

@@ -12,8 +12,11 @@ import Testing
 /// the negative cache, invalidation, the budget and the 429 gate, and a shared cache.
 @Suite("Decision service")
 struct GroupDecisionServiceTests {
-    static func policies() throws -> PolicyStore { try ServiceFixtures.policies() }
+    static func policies() throws -> PolicyStore { try Families.policies() }
 
+    /// A service over `stub`: on `clock`, or on the system clock with the shared cache never
+    /// skipped as slow (a busy machine makes every call look slow; the guard's own tests run on a
+    /// manual clock).
     static func service(
         _ stub: StubGroupsSource,
         clock: ManualClock? = nil,
@@ -21,22 +24,20 @@ struct GroupDecisionServiceTests {
         observer: RecordingObserver = RecordingObserver(),
         configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) throws -> GroupDecisionService {
-        var configuration = GroupDecisionService.Configuration()
-        // On the system clock a busy machine makes every call look slow, and the service would
-        // skip the shared cache under test; the guard's own tests run on a manual clock.
-        if clock == nil { configuration.rateLimits.sharedCacheSlowCallsInARow = 0 }
-        configure(&configuration)
-        return try GroupDecisionService(
-            policies: policies(),
+        try ServiceHarness(
             source: stub,
             sharedCache: shared,
-            configuration: configuration,
-            timeSource: clock?.timeSource ?? .system,
+            clock: clock ?? ManualClock(),
+            time: clock == nil ? .system : .manual,
             observer: observer
-        )
+        ) {
+            if clock == nil { $0.rateLimits.sharedCacheSlowCallsInARow = 0 }
+            configure(&$0)
+        }
+        .service
     }
 
-    static let familyCapabilities = ServiceFixtures.familyCapabilities
+    static let familyCapabilities = Families.capabilities
 
     /// A client that is never asked anything (its credentials are the fake App Store's).
     static func unusedClient() throws -> AppStoreGroupsClient {

@@ -27,7 +27,7 @@ struct LateJoinerNotFoundTests {
         gated.close()
         let leader = Task { () -> AppStoreGroupsError.Code? in
             do {
-                _ = try await ServiceFixtures.decide(processA, "c0")
+                _ = try await processA.decide("c0")
                 return nil
             } catch { return (error as? AppStoreGroupsError)?.code }
         }
@@ -35,14 +35,14 @@ struct LateJoinerNotFoundTests {
         #expect(gated.startedCalls == 1)
 
         // The purchase completes; its notification invalidates c0 through process B.
-        inner.setAnswer(ServiceFixtures.family, for: "c0")
+        inner.setAnswer(Families.member, for: "c0")
         try await processB.invalidate(anyTransactionID: "c0")
         clock.advance(by: .seconds(1))
 
         // A request that begins after the invalidation returned: it joins A's flight, begun before.
         let late = try await fleet.lateCallerOfA { () -> String in
             do {
-                return "served \(try await ServiceFixtures.decide(processA, "c0").source)"
+                return "served \(try await processA.decide("c0").source)"
             } catch { return "refused \(String(describing: (error as? AppStoreGroupsError)?.code))" }
         }
         gated.open()

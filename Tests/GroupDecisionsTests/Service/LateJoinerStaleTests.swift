@@ -18,19 +18,19 @@ struct LateJoinerStaleTests {
     /// source `.stale`, reason `budget`, fetchedAt 1_800_000_000, the instant of the first fetch).
     @Test("a caller who begins after another process's invalidation returned is not served the old answer stale")
     func joinerAfterRemoteInvalidationGetsNoOldStaleAnswer() async throws {
-        let fleet = try TwoProcessFleet(customers: ServiceFixtures.customers(1))
+        let fleet = try TwoProcessFleet(customers: Families.customers(1))
         let (clock, inner, gated, processA, processB) = (
             fleet.clock, fleet.inner, fleet.gated, fleet.processA, fleet.processB
         )
         let firstFetch = clock.date
-        #expect(try await ServiceFixtures.decide(processA, "c0").source == .live)
+        #expect(try await processA.decide("c0").source == .live)
         #expect(gated.startedCalls == 1)
 
         // Past the time to live: a refresh of c0 in process A reaches Apple and is held there.
         clock.advance(by: .seconds(400))
         inner.fail("c0", with: StaticGroupsSource.tooManyRequests(retryAfter: nil))
         gated.close()
-        let leader = Task { try? await ServiceFixtures.decide(processA, "c0") }
+        let leader = Task { try? await processA.decide("c0") }
         try await gated.waitForCalls(2)
         #expect(gated.startedCalls == 2)
 
@@ -40,7 +40,7 @@ struct LateJoinerStaleTests {
 
         // A request that begins after the invalidation returned: it joins A's flight, begun before.
         let late = try await fleet.lateCallerOfA { () -> ServedDecision? in
-            try? await ServiceFixtures.decide(processA, "c0")
+            try? await processA.decide("c0")
         }
         gated.open()
         _ = await leader.value
@@ -65,22 +65,25 @@ struct TwoProcessFleet {
 
     init(customers: [String: GetCustomerGroupsResponse]) throws {
         let shared = InMemoryGroupsCache(now: clock.now)
-        let configuration = ServiceFixtures.configuration(burst: 100)
         inner = StaticGroupsSource(customers)
         gated = GatedGroupsSource(inner)
-        processA = try ServiceFixtures.service(
-            gated,
-            clock: clock,
-            shared: shared,
-            observer: observerA,
-            configuration: configuration
-        )
-        processB = try ServiceFixtures.service(
-            StaticGroupsSource(customers),
-            clock: clock,
-            shared: shared,
-            configuration: configuration
-        )
+        processA =
+            try ServiceHarness(
+                source: gated,
+                sharedCache: shared,
+                clock: clock,
+                observer: observerA,
+                configuration: .exactCounts(burst: 100)
+            )
+            .service
+        processB =
+            try ServiceHarness(
+                source: StaticGroupsSource(customers),
+                sharedCache: shared,
+                clock: clock,
+                configuration: .exactCounts(burst: 100)
+            )
+            .service
     }
 
     /// Starts a call in process A and returns once it has missed its copy and joined the flight

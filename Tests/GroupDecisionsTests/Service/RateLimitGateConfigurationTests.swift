@@ -43,11 +43,12 @@ struct RateLimitGateConfigurationTests {
         configuration.rateLimits.sharedCacheRetryInterval = .seconds(7)
         configuration.rateLimits.sharedCacheSlowCallThreshold = .milliseconds(300)
         configuration.rateLimits.sharedCacheSlowCallsInARow = 0
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: StaticGroupsSource([:]),
+            time: .system,
             configuration: configuration
         )
+        .service
         let gate = service.rateLimitGate.configuration
         #expect(gate == configuration.rateLimits)
         #expect(gate.fallbackShare == 0.25)
@@ -98,11 +99,7 @@ struct RateLimitGateConfigurationTests {
         #expect(byGate?.code == .invalidConfiguration)
         #expect(byGate?.message == message)
         let byService = #expect(throws: AppStoreGroupsError.self) {
-            try GroupDecisionService(
-                policies: ServiceFixtures.policies(),
-                source: StaticGroupsSource([:]),
-                configuration: service
-            )
+            try ServiceHarness(source: StaticGroupsSource([:]), time: .system, configuration: service).service
         }
         #expect(byService?.code == .invalidConfiguration)
         #expect(byService?.message == "rateLimits.\(message)")

@@ -11,7 +11,7 @@ import Testing
 /// rather than pinned, and a budget and a gate per endpoint.
 @Suite("Rate-limit gate")
 struct RateLimitGateTests {
-    static let family = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
+    static let family = Families.member
     static let tenYears: TimeInterval = 315_360_000
 
     static func service(
@@ -21,17 +21,11 @@ struct RateLimitGateTests {
         observer: RecordingObserver = RecordingObserver(),
         configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) throws -> GroupDecisionService {
-        var configuration = GroupDecisionService.Configuration()
-        configuration.rateLimits.maximumRateLimitWait = .zero
-        configure(&configuration)
-        return try GroupDecisionService(
-            policies: GroupDecisionServiceTests.policies(),
-            source: source,
-            sharedCache: shared,
-            configuration: configuration,
-            timeSource: clock.timeSource,
-            observer: observer
-        )
+        try ServiceHarness(source: source, sharedCache: shared, clock: clock, observer: observer) {
+            $0.rateLimits.maximumRateLimitWait = .zero
+            configure(&$0)
+        }
+        .service
     }
 
     static func source() -> StaticGroupsSource {

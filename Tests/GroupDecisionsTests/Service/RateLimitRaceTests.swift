@@ -33,18 +33,12 @@ struct RateLimitRaceTests {
                 clock.advance(by: duration)
             }
         )
-        var configuration = GroupDecisionService.Configuration()
-        configuration.rateLimits.maximumRateLimitWait = .seconds(1)
-        // A new fleet bucket starts with the burst less a second's reservations: 5 of 10.
-        configuration.rateLimits.requestBurst = [.sandbox: 10]
-        let service = try GroupDecisionService(
-            policies: GroupDecisionServiceTests.policies(),
-            source: stub,
-            sharedCache: shared,
-            configuration: configuration,
-            timeSource: timeSource,
-            observer: RecordingObserver()
-        )
+        let service = try ServiceHarness(source: stub, sharedCache: shared, time: .custom(timeSource)) {
+            $0.rateLimits.maximumRateLimitWait = .seconds(1)
+            // A new fleet bucket starts with the burst less a second's reservations: 5 of 10.
+            $0.rateLimits.requestBurst = [.sandbox: 10]
+        }
+        .service
         for index in 0..<5 {
             #expect(try await service.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
         }

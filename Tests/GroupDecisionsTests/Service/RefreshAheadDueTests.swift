@@ -41,20 +41,21 @@ struct RefreshAheadDueTests {
     @Test("a queued refresh whose answer was replaced by a new fetch asks Apple nothing")
     func queuedRefreshOfReplacedAnswerSendsNothing() async throws {
         let clock = ManualClock()
-        let inner = StaticGroupsSource(ServiceFixtures.customers(2))
+        let inner = StaticGroupsSource(Families.customers(2))
         let source = HeldForOneSource(inner, holding: "c1")
-        let service = try ServiceFixtures.service(
-            source,
+        let service = try ServiceHarness(
+            source: source,
             clock: clock,
-            configuration: ServiceFixtures.configuration(burst: 100) {
-                $0.freshness.refreshAfter = .seconds(225)
-                $0.freshness.refreshSpread = .zero
-                $0.maximumRefreshesInFlight = 1
-            },
-            realSleep: true
-        )
-        #expect(try await ServiceFixtures.decide(service, "c0").source == .live)
-        #expect(try await ServiceFixtures.decide(service, "c1").source == .live)
+            time: .manualWithRealSleep,
+            configuration: .exactCounts(burst: 100)
+        ) {
+            $0.freshness.refreshAfter = .seconds(225)
+            $0.freshness.refreshSpread = .zero
+            $0.maximumRefreshesInFlight = 1
+        }
+        .service
+        #expect(try await service.decide("c0").source == .live)
+        #expect(try await service.decide("c1").source == .live)
         let background = Task { try await service.run() }
         defer { background.cancel() }
         for _ in 0..<500 where service.refreshes.workerCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
@@ -62,15 +63,15 @@ struct RefreshAheadDueTests {
 
         // The one worker is busy refreshing c1, held at Apple.
         source.holding.withLock { $0 = true }
-        #expect(try await ServiceFixtures.decide(service, "c1").source == .cache)
+        #expect(try await service.decide("c1").source == .cache)
         for _ in 0..<500 where inner.callCount(for: "c1") < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(inner.callCount(for: "c1") == 2)
 
         // c0 is due too: its refresh waits in the queue.
-        #expect(try await ServiceFixtures.decide(service, "c0").source == .cache)
+        #expect(try await service.decide("c0").source == .cache)
         // Invalidated, then fetched anew by a caller: the answer kept is 0 s old.
         try await service.invalidate(anyTransactionID: "c0")
-        #expect(try await ServiceFixtures.decide(service, "c0").source == .live)
+        #expect(try await service.decide("c0").source == .live)
         #expect(inner.callCount(for: "c0") == 2)
 
         source.gate.open()

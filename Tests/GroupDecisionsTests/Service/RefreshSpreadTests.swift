@@ -12,11 +12,12 @@ import Testing
 struct RefreshSpreadTests {
     @Test("twenty answers fetched at one instant come due apart, each at its own refresh point")
     func answersFetchedTogetherComeDueApart() throws {
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: StaticGroupsSource([:]),
+            time: .system,
             configuration: GroupDecisionService.Configuration()
         )
+        .service
         let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
         var points: Set<Duration> = []
         for index in 0..<20 {
@@ -53,11 +54,12 @@ struct RefreshSpreadTests {
     func noSpread() throws {
         var configuration = GroupDecisionService.Configuration()
         configuration.freshness.refreshSpread = .zero
-        let service = try GroupDecisionService(
-            policies: ServiceFixtures.policies(),
+        let service = try ServiceHarness(
             source: StaticGroupsSource([:]),
+            time: .system,
             configuration: configuration
         )
+        .service
         let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
         for index in 0..<20 {
             #expect(

@@ -20,12 +20,7 @@ struct ServiceLifecycleTests {
         var configuration = GroupDecisionService.Configuration()
         configuration.freshness = FreshnessPolicy(timeToLive: .seconds(120))
         configuration.localCache.sweepInterval = .seconds(60)
-        let service = try GroupDecisionService(
-            policies: GroupDecisionServiceTests.policies(),
-            source: source,
-            configuration: configuration,
-            timeSource: clock.timeSource
-        )
+        let service = try ServiceHarness(source: source, clock: clock, configuration: configuration).service
         _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(service.cachedBytes > 0)
         let runner = Task { try await service.run() }
@@ -41,11 +36,12 @@ struct ServiceLifecycleTests {
     @Test("the observer hears a miss, the fetch and a hit; and without an observer the service says nothing")
     func observerEvents() async throws {
         let observer = RecordingObserver()
-        let service = try GroupDecisionService(
-            policies: GroupDecisionServiceTests.policies(),
+        let service = try ServiceHarness(
             source: StaticGroupsSource(["c1": Self.family]),
+            time: .system,
             observer: observer
         )
+        .service
         _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         _ = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
@@ -74,11 +70,13 @@ struct ServiceLifecycleTests {
         try policy.write(to: file, atomically: true, encoding: .utf8)
         let store = try PolicyStore(contentsOf: directory.path, reloadInterval: .milliseconds(10))
         let observer = RecordingObserver()
-        var service: GroupDecisionService? = try GroupDecisionService(
-            policies: store,
+        var service: GroupDecisionService? = try ServiceHarness(
             source: StaticGroupsSource([:]),
-            observer: observer
+            time: .system,
+            observer: observer,
+            policies: store
         )
+        .service
         let first = store.revision
         try (policy + "\n").write(to: file, atomically: true, encoding: .utf8)
         let runner = Task { try await store.run() }

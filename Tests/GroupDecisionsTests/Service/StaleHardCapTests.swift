@@ -46,21 +46,20 @@ struct StaleHardCapTests {
     func tooManyRequestsPastTheHardCap() async throws {
         let clock = ManualClock()
         let source = SlowTooManyRequestsSource(
-            inner: StaticGroupsSource(ServiceFixtures.customers(1)),
+            inner: StaticGroupsSource(Families.customers(1)),
             clock: clock,
             takes: .seconds(5)
         )
-        let service = try ServiceFixtures.service(
-            source,
-            clock: clock,
-            configuration: ServiceFixtures.configuration(burst: 100) { $0.freshness.maximumStaleness = .seconds(300) }
-        )
-        #expect(try await ServiceFixtures.decide(service, "c0").source == .live)
+        let service = try ServiceHarness(source: source, clock: clock, configuration: .exactCounts(burst: 100)) {
+            $0.freshness.maximumStaleness = .seconds(300)
+        }
+        .service
+        #expect(try await service.decide("c0").source == .live)
         clock.advance(by: .seconds(599))
         source.slow.withLock { $0 = true }
         let served: ServedDecision?
         do {
-            served = try await ServiceFixtures.decide(service, "c0")
+            served = try await service.decide("c0")
         } catch {
             served = nil
             #expect((error as? AppStoreGroupsError)?.code == .rateLimitExceeded)

@@ -109,12 +109,14 @@ struct ShadowDifferentialTests {
         let candidateStore = try candidate.store()
         var answers: [String: GetCustomerGroupsResponse] = [:]
         for customer in 0..<12 { answers["c\(customer)"] = random.response() }
-        let service = try GroupDecisionService(
-            policies: liveStore,
+        let service = try ServiceHarness(
             source: StaticGroupsSource(answers),
+            time: .system,
+            policies: liveStore,
             decisionLog: try discardingDecisionLog(),
             candidatePolicies: candidateStore
         )
+        .service
         var expected = ExpectedShadowReport()
         for _ in 0..<40 {
             let customer = "c\(random.int(0...11))"

@@ -65,12 +65,12 @@ struct ShadowQueueTests {
     @Test("1,000 groups losing 1,000 capabilities: 1,000 changes looked at, the rest dropped, 16 rules listed")
     func oneDecisionsWorkIsBounded() async throws {
         let (live, candidate) = try Self.wide(rules: 20)
-        let service = try GroupDecisionService(
-            policies: try live.store(),
+        let service = try ServiceHarness(
             source: StaticGroupsSource(["big": Self.groups(1_000)]),
-            timeSource: ManualClock().timeSource,
+            policies: try live.store(),
             candidatePolicies: try candidate.store()
         )
+        .service
         let served = try await service.decision(anyTransactionID: "big", environment: .production)
         #expect(served.decision.groups.count == 1_000)
         let report = await service.settledShadowReport()

@@ -27,12 +27,12 @@ struct ShadowReportBoundTests {
         let candidate = try PolicyDirectory([
             "p.json": policyText(capabilities: ["x"], rules: #"[{ "id": "everyone", "capabilities": ["x"] }]"#)
         ])
-        let service = try GroupDecisionService(
-            policies: try live.store(),
+        let service = try ServiceHarness(
             source: StaticGroupsSource(answers),
-            timeSource: ManualClock().timeSource,
+            policies: try live.store(),
             candidatePolicies: try candidate.store()
         )
+        .service
         for customer in 0..<10 {
             _ = try await service.decision(anyTransactionID: "c\(customer)", environment: .production)
         }

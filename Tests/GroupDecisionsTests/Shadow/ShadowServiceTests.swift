@@ -68,13 +68,14 @@ struct ShadowServiceTests {
         }
 
         func service(candidate: Bool = true, log: Bool = true) throws -> GroupDecisionService {
-            try GroupDecisionService(
-                policies: liveStore,
+            try ServiceHarness(
                 source: source,
-                timeSource: clock.timeSource,
+                clock: clock,
+                policies: liveStore,
                 decisionLog: log ? try discardingDecisionLog() : nil,
                 candidatePolicies: candidate ? candidateStore : nil
             )
+            .service
         }
     }
 

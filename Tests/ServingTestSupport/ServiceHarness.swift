@@ -1,0 +1,180 @@
+package import AppStoreGroups
+package import GroupDecisions
+package import GroupDecisionsTesting
+package import GroupPolicy
+
+/// A decision service under test and what it was built from: the one place a test makes a
+/// service, as HummingbirdTesting's one harness makes an app.
+///
+/// ```swift
+/// let harness = try ServiceHarness(source: StubGroupsSource()) { $0.freshness.timeToLive = .seconds(60) }
+/// #expect(try await harness.decide("c1").source == .live)
+/// harness.clock.advance(by: .seconds(61))
+/// #expect(harness.observer.events("cache miss").count == 1)
+/// ```
+///
+/// A second process of a fleet is ``another(sharedCache:observer:configuration:configure:)``: the
+/// same source, clock and policy file.
+package struct ServiceHarness<Source: GroupsSource>: Sendable {
+    /// How the service tells time.
+    package enum Time: Sendable {
+        /// The manual clock, whose sleeps move it at once.
+        case manual
+        /// The manual clock's time and real sleeps, for `run()`'s sweeps: the clock stays the test's.
+        case manualWithRealSleep
+        /// The system clock and real sleeps, for real servers' timeouts.
+        case system
+        /// A time source of the test's own, such as a sleep that acts when it is reached.
+        case custom(TimeSource)
+    }
+
+    /// The service.
+    package let service: GroupDecisionService
+    /// Where the service's groups come from.
+    package let source: Source
+    /// The clock the service reads, unless built with ``Time/system``.
+    package let clock: ManualClock
+    /// How the service tells time.
+    package let time: Time
+    /// What the service told its observer.
+    package let observer: RecordingObserver
+    /// The cache the service shares with the fleet, if any.
+    package let sharedCache: (any SharedGroupsCache)?
+
+    /// Builds a service over `source` with the family policy (or `policies`).
+    ///
+    /// - Parameters:
+    ///   - source: Where the service's groups come from.
+    ///   - sharedCache: The cache shared with the fleet, if any.
+    ///   - clock: The manual clock. Default: a new one.
+    ///   - time: How the service tells time. Default: by `clock`, its sleeps moving it.
+    ///   - observer: What records the service's events.
+    ///   - other: An observer told every event after `observer`.
+    ///   - policies: The policies decisions are made with. Default: the family policy.
+    ///   - decisionLog: Where decisions are recorded, if anywhere.
+    ///   - candidatePolicies: A candidate evaluated beside `policies`, if any.
+    ///   - configuration: The configuration before `configure`: the service's defaults unless
+    ///     given, such as `.exactCounts(burst:)`.
+    ///   - configure: Changes to `configuration`.
+    /// - Throws: The policy's load error, or the service's for a configuration out of range.
+    package init(
+        source: Source,
+        sharedCache: (any SharedGroupsCache)? = nil,
+        clock: ManualClock = ManualClock(),
+        time: Time = .manual,
+        observer: RecordingObserver = RecordingObserver(),
+        alsoTelling other: (any GroupDecisionObserver)? = nil,
+        policies: PolicyStore? = nil,
+        decisionLog: DecisionLog? = nil,
+        candidatePolicies: PolicyStore? = nil,
+        configuration: GroupDecisionService.Configuration = GroupDecisionService.Configuration(),
+        configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
+    ) throws {
+        var configuration = configuration
+        configure(&configuration)
+        let timeSource: TimeSource
+        switch time {
+        case .manual: timeSource = clock.timeSource
+        case .manualWithRealSleep: timeSource = TimeSource(now: clock.now, sleep: { try await Task.sleep(for: $0) })
+        case .system: timeSource = .system
+        case .custom(let custom): timeSource = custom
+        }
+        self.service = try GroupDecisionService(
+            policies: policies ?? Families.policies(),
+            source: source,
+            sharedCache: sharedCache,
+            configuration: configuration,
+            timeSource: timeSource,
+            observer: other.map { Observers(first: observer, second: $0) } ?? observer,
+            decisionLog: decisionLog,
+            candidatePolicies: candidatePolicies
+        )
+        self.source = source
+        self.clock = clock
+        self.time = time
+        self.observer = observer
+        self.sharedCache = sharedCache
+    }
+
+    /// Another process of the fleet: a service over the same source, on the same clock, with the
+    /// family policy loaded afresh and its own observer.
+    package func another(
+        sharedCache: (any SharedGroupsCache)?,
+        observer: RecordingObserver = RecordingObserver(),
+        configuration: GroupDecisionService.Configuration,
+        configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
+    ) throws -> ServiceHarness {
+        try ServiceHarness(
+            source: source,
+            sharedCache: sharedCache,
+            clock: clock,
+            time: time,
+            observer: observer,
+            configuration: configuration,
+            configure: configure
+        )
+    }
+
+    /// The decision for `id`, in the sandbox unless told.
+    package func decide(
+        _ id: String,
+        environment: StoreEnvironment = .sandbox
+    ) async throws -> ServedDecision {
+        try await service.decide(id, environment: environment)
+    }
+}
+
+/// Two observers, told each event in turn.
+private struct Observers: GroupDecisionObserver {
+    let first: any GroupDecisionObserver
+    let second: any GroupDecisionObserver
+
+    func cacheHit(_ event: GroupDecisionEvent.CacheHit) { tell { $0.cacheHit(event) } }
+    func cacheMiss(_ event: GroupDecisionEvent.CacheMiss) { tell { $0.cacheMiss(event) } }
+    func staleServed(_ event: GroupDecisionEvent.StaleServed) { tell { $0.staleServed(event) } }
+    func fetchStarted(_ event: GroupDecisionEvent.FetchStarted) { tell { $0.fetchStarted(event) } }
+    func fetchFinished(_ event: GroupDecisionEvent.FetchFinished) { tell { $0.fetchFinished(event) } }
+    func rateLimited(_ event: GroupDecisionEvent.RateLimited) { tell { $0.rateLimited(event) } }
+    func budgetExhausted(_ event: GroupDecisionEvent.BudgetExhausted) { tell { $0.budgetExhausted(event) } }
+    func sharedCacheFailed(_ event: GroupDecisionEvent.SharedCacheFailure) { tell { $0.sharedCacheFailed(event) } }
+    func sharedCacheRecovered(_ event: GroupDecisionEvent.SharedCacheRecovery) {
+        tell { $0.sharedCacheRecovered(event) }
+    }
+    func invalidated(_ event: GroupDecisionEvent.Invalidation) { tell { $0.invalidated(event) } }
+    func policyReloaded(_ event: GroupDecisionEvent.PolicyReload) { tell { $0.policyReloaded(event) } }
+    func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure) { tell { $0.policyReloadFailed(event) } }
+    func decisionRecorded(_ record: DecisionLogRecord) { tell { $0.decisionRecorded(record) } }
+
+    private func tell(_ event: (any GroupDecisionObserver) -> Void) {
+        event(first)
+        event(second)
+    }
+}
+
+extension GroupDecisionService.Configuration {
+    /// A sandbox budget of one token in 10,000 seconds with a burst of `burst`, no wait for a
+    /// token, a shared cache never skipped as slow, no refresh ahead unless asked: no token comes
+    /// back during a test, whatever the manual clock does, so every count is exact.
+    package static func exactCounts(burst: Double = 5) -> Self {
+        var configuration = Self()
+        configuration.rateLimits.requestsPerSecond = [.sandbox: 0.0001, .production: 0.0001]
+        configuration.rateLimits.requestBurst = [.sandbox: burst]
+        configuration.rateLimits.maximumRateLimitWait = .zero
+        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.freshness.refreshAfter = nil
+        return configuration
+    }
+}
+
+extension GroupDecisionService {
+    /// The decision for `id`, in the sandbox unless told.
+    package func decide(_ id: String, environment: StoreEnvironment = .sandbox) async throws -> ServedDecision {
+        try await decision(anyTransactionID: id, environment: environment)
+    }
+
+    /// The shadow report once every decision served so far has been compared.
+    package func settledShadowReport() async -> ShadowReport {
+        await waitForShadowComparisons()
+        return shadowReport
+    }
+}
