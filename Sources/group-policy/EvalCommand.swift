@@ -1,5 +1,6 @@
 import ArgumentParsing
 import GroupPolicy
+import GroupPolicyTooling
 
 enum EvalCommand {
     static let spec = CommandSpec(

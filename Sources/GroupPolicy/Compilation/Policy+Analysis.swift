@@ -11,10 +11,6 @@ extension Policy {
     /// qualified as `policy/rule` in a set of several policies.
     package func ruleLabels(ofDocument index: Int) -> [String] { compiled.documents[index].ruleLabels }
 
-    /// The capability names in catalog order: the name of bit `i` of a capability bit set is
-    /// `capabilityNames[i]`.
-    package var capabilityNames: [String] { compiled.catalog.names }
-
     /// Where each capability the document at `index` declares is declared (the key in its
     /// `capabilities`), by name, in declaration order.
     package func capabilityDeclarations(ofDocument index: Int) -> [(name: String, location: SourcePosition?)] {

@@ -107,7 +107,7 @@ public struct Policy: Sendable {
 
     /// Loads the policy set of a directory, taking each file's bytes from `read` (see
     /// ``init(contentsOf:limits:reading:)``).
-    package init(
+    init(
         contentsOfDirectory path: String,
         limits: PolicyLimits,
         reading read: (String) throws(GroupPolicyError) -> [UInt8]
@@ -247,7 +247,8 @@ public struct Policy: Sendable {
     /// The warnings found while loading, errors being impossible in a loaded policy.
     public var warnings: [Diagnostic] { compiled.documents.flatMap(\.warnings) }
 
-    /// Every declared capability, sorted by name.
+    /// Every declared capability, sorted by name: the catalog's order, so the capability of bit `i`
+    /// of a capability bit set is `capabilities[i]`.
     public var capabilities: [Capability] { compiled.catalog.names.map { Capability($0) } }
 
     /// Whether a declared capability is `presentation` or `content`; `nil` when not declared.
@@ -277,27 +278,31 @@ public struct Policy: Sendable {
 /// A file over the limit is an error with one diagnostic at its start
 /// (`path:1:1: error: $: file of N bytes is over the limit of M bytes`), like every other finding
 /// about a policy or test file, so that `check` prints and counts it like them.
-package func readFile(_ path: String, limits: PolicyLimits) throws(GroupPolicyError) -> [UInt8] {
+///
+/// - Parameters:
+///   - path: The file.
+///   - limits: The limits it is held to.
+///   - edited: Bytes that stand for the file's (an author's edit the tooling holds), refused over
+///     the limit as the file would be; `nil` reads the file.
+/// - Returns: The file's bytes, or `edited`.
+/// - Throws: `limitExceeded` with that diagnostic, or the reader's `unreadableFile`.
+package func readFile(
+    _ path: String,
+    limits: PolicyLimits,
+    edited: [UInt8]? = nil
+) throws(GroupPolicyError) -> [UInt8] {
+    if let edited {
+        guard edited.count <= limits.maximumBytes else {
+            let message = "file of \(edited.count) bytes is over the limit of \(limits.maximumBytes) bytes"
+            throw fileOverTheLimit(path, readerMessage: "\(path): \(message)")
+        }
+        return edited
+    }
     do {
         return try BoundedFileReader.read(path, maximumBytes: limits.maximumBytes)
     } catch  where error.code == .limitExceeded && error.diagnostics.isEmpty {
         throw fileOverTheLimit(path, readerMessage: error.message)
     }
-}
-
-/// The error of a policy or test file over the size limit, as ``readFile(_:limits:)`` throws it,
-/// for bytes that did not come from reading the file (an author's edit the tooling holds).
-///
-/// - Parameters:
-///   - path: The file.
-///   - byteCount: The size of its bytes, over `limits.maximumBytes`.
-///   - limits: The limits it is held to.
-/// - Returns: A `limitExceeded` error with one diagnostic at the file's first line and column.
-package func fileOverTheLimit(_ path: String, byteCount: Int, limits: PolicyLimits) -> GroupPolicyError {
-    fileOverTheLimit(
-        path,
-        readerMessage: "\(path): file of \(byteCount) bytes is over the limit of \(limits.maximumBytes) bytes"
-    )
 }
 
 /// A size limit error at the file's start, from the bounded reader's message (which starts with

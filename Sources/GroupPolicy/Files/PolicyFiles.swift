@@ -40,7 +40,7 @@ package enum PolicyFiles {
     }
 
     /// Whether a file name is a policy test file's: `*.tests.json`.
-    package static func isTestFileName(_ name: String) -> Bool {
+    static func isTestFileName(_ name: String) -> Bool {
         name.hasSuffix(".tests.json")
     }
 
@@ -113,13 +113,23 @@ package enum PolicyFiles {
     ///   - matching: Whether a file name found in a directory is wanted.
     /// - Returns: The files, in walk order.
     /// - Throws: A ``GroupPolicyError`` with code `unreadableFile` (see ``find(under:)``).
-    package static func files(
+    static func files(
         under paths: [String],
         matching: (String) -> Bool
     ) throws(GroupPolicyError) -> [String] {
         var walk = Walk()
         try walk.visit(paths) { name, named in named || matching(name) ? .policy : nil }
         return walk.found[.policy] ?? []
+    }
+
+    /// Every test file (`*.tests.json`) under the paths: a file is taken as given, a directory is
+    /// searched recursively; sorted within each directory.
+    ///
+    /// - Parameter paths: Files and directories, as the user gave them.
+    /// - Returns: The test files, in walk order.
+    /// - Throws: A ``GroupPolicyError`` with code `unreadableFile` (see ``find(under:)``).
+    package static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
+        try files(under: paths, matching: isTestFileName)
     }
 
     /// A directory's entries that are not hidden, sorted by name.
@@ -136,7 +146,7 @@ package enum PolicyFiles {
         }
     }
 
-    package static func join(_ directory: String, _ name: String) -> String {
+    static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 

@@ -64,7 +64,7 @@ package final class DiagnosticCollector {
         return false
     }
 
-    package var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 
     package func error(_ kind: Diagnostic.Kind, at offset: Int, _ path: JSONPath, _ message: String) {
         add(.error, kind, at: offset, path, message)

@@ -2,9 +2,9 @@ package import GroupPolicyBasics
 
 /// An object's members by key, after its keys were checked.
 package struct ObjectFields {
-    package let node: JSONNode
+    let node: JSONNode
     let path: JSONPath
-    package let members: [JSONMember]
+    let members: [JSONMember]
     let collector: DiagnosticCollector
 
     package subscript(key: String) -> JSONNode? {

@@ -71,7 +71,7 @@ struct RuleAnalyzer {
         self.policy = policy
         documents = policy.documents
         self.space = space
-        wordCount = max(1, (policy.capabilityNames.count + 63) / 64)
+        wordCount = max(1, (policy.capabilities.count + 63) / 64)
         guard !space.isOverLimit else {
             refusal =
                 "the scenario space has \(space.candidateCount) role entries (products x roles) per environment, "
@@ -169,7 +169,7 @@ struct RuleAnalyzer {
             }
             selections.append((environment, selection, singles))
         }
-        let work = ScenarioWork(documents: documents, capabilityCount: policy.capabilityNames.count)
+        let work = ScenarioWork(documents: documents, capabilityCount: policy.capabilities.count)
         var plans = DiffPlans(entitlementSets: entitlementSets.count, old: work, new: .nothing, perScenario: wordCount)
         for (environment, selection, singles) in selections {
             plans.append(
@@ -300,7 +300,7 @@ struct RuleAnalyzer {
         }
         var unknown = rules.count
         var evaluator = ScenarioEvaluator(policy: policy)
-        let engineWork = ScenarioWork(documents: documents, capabilityCount: policy.capabilityNames.count)
+        let engineWork = ScenarioWork(documents: documents, capabilityCount: policy.capabilities.count)
         var seen = [Int](repeating: -1, count: rules.count)
         var stamp = 0
         // Per entitlement, the set index it was last seen in: it is in the current set when equal.

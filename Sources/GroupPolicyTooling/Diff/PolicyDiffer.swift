@@ -55,11 +55,11 @@ struct PolicyDiffer {
         self.new = new
         let documents = old.documents + new.documents
         space = ScenarioSpace(documents: documents, maximumCandidates: maximumCandidates)
-        names = (old.capabilityNames + new.capabilityNames).sortedUniqueExactly()
+        names = (old.capabilities.map(\.name) + new.capabilities.map(\.name)).sortedUniqueExactly()
         var unionIndex: [ExactName: Int] = [:]
         for (index, name) in names.enumerated() { unionIndex[ExactName(name)] = index }
-        oldToUnion = old.capabilityNames.map { unionIndex[ExactName($0)] ?? 0 }
-        newToUnion = new.capabilityNames.map { unionIndex[ExactName($0)] ?? 0 }
+        oldToUnion = old.capabilities.map(\.name).map { unionIndex[ExactName($0)] ?? 0 }
+        newToUnion = new.capabilities.map(\.name).map { unionIndex[ExactName($0)] ?? 0 }
         catalogsDiffer = oldToUnion != newToUnion || oldToUnion.count != names.count
 
         // Rules by side: (document index in the space, rule).
@@ -165,8 +165,8 @@ struct PolicyDiffer {
 
         let allGrants = (grants[0] + grants[1]).map { ($0.document, $0.rule.match) }
         let allDenies = (denies[0] + denies[1]).map { ($0.document, $0.rule.match) }
-        let oldWork = ScenarioWork(documents: old.documents, capabilityCount: old.capabilityNames.count)
-        let newWork = ScenarioWork(documents: new.documents, capabilityCount: new.capabilityNames.count)
+        let oldWork = ScenarioWork(documents: old.documents, capabilityCount: old.capabilities.count)
+        let newWork = ScenarioWork(documents: new.documents, capabilityCount: new.capabilities.count)
         // Comparing through the union of the catalogs visits each set capability.
         var plans = DiffPlans(
             entitlementSets: entitlementSets.count,

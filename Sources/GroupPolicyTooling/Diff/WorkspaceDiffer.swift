@@ -80,11 +80,11 @@ struct WorkspaceDiffer {
 
         let oldWork = ScenarioWork(
             documents: oldDocuments,
-            capabilityCount: old.capabilityNames.count
+            capabilityCount: old.capabilities.count
         )
         let newWork = ScenarioWork(
             documents: newDocuments,
-            capabilityCount: new.capabilityNames.count
+            capabilityCount: new.capabilities.count
         )
         // A full decision under each version: its overhead, and every workspace definition of both.
         let decisionCost = saturatingSum(

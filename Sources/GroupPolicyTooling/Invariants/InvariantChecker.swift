@@ -47,7 +47,7 @@ struct InvariantChecker {
         // name again).
         self.work =
             self.space.isOverLimit
-            ? .nothing : ScenarioWork(documents: documents, capabilityCount: policy.capabilityNames.count)
+            ? .nothing : ScenarioWork(documents: documents, capabilityCount: policy.capabilities.count)
         var rulesByCapability: [RuleEffect: [ExactName: [(document: Int, rule: Int)]]] = [:]
         for (documentIndex, document) in documents.enumerated() {
             for (ruleIndex, rule) in document.rules.enumerated() {
@@ -225,7 +225,7 @@ struct InvariantChecker {
                                 roles: indices.map { plan.candidates[$0].entry },
                                 entitlements: entitlements
                             )
-                            result.offendingCapabilities = offending.map { policy.capabilityNames[$0] }
+                            result.offendingCapabilities = offending.map { policy.capabilities.map(\.name)[$0] }
                             return false
                         }
                         if result.status == .violated { return result }

@@ -60,14 +60,14 @@ struct MatrixEvaluation {
             )
         }
 
-        var names = Set(policy.capabilityNames.map(ExactName.init))
-        names.formUnion(savedPolicy.capabilityNames.map(ExactName.init))
+        var names = Set(policy.capabilities.map(\.name).map(ExactName.init))
+        names.formUnion(savedPolicy.capabilities.map(\.name).map(ExactName.init))
         let sorted = names.map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         columns = sorted.map {
             Column(name: $0, current: policy.capabilityIndex(of: $0), saved: savedPolicy.capabilityIndex(of: $0))
         }
-        var currentColumns = [Int](repeating: 0, count: policy.capabilityNames.count)
-        var savedColumns = [Int](repeating: 0, count: savedPolicy.capabilityNames.count)
+        var currentColumns = [Int](repeating: 0, count: policy.capabilities.count)
+        var savedColumns = [Int](repeating: 0, count: savedPolicy.capabilities.count)
         for (index, column) in columns.enumerated() {
             if let bit = column.current { currentColumns[bit] = index }
             if let bit = column.saved { savedColumns[bit] = index }
@@ -78,10 +78,10 @@ struct MatrixEvaluation {
 
         // Each row is evaluated under both versions and compared column by column (or word by
         // word): weighed as `diff` weighs its scenarios, before anything is evaluated.
-        let currentWork = ScenarioWork(documents: policy.documents, capabilityCount: policy.capabilityNames.count)
+        let currentWork = ScenarioWork(documents: policy.documents, capabilityCount: policy.capabilities.count)
         let savedWork = ScenarioWork(
             documents: savedPolicy.documents,
-            capabilityCount: savedPolicy.capabilityNames.count
+            capabilityCount: savedPolicy.capabilities.count
         )
         let perID = saturatingSum(
             saturatingSum(currentWork.cost(groupIDs: groupIDs), savedWork.cost(groupIDs: groupIDs)),

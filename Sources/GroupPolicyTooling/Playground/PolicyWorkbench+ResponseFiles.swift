@@ -32,7 +32,7 @@ extension PolicyWorkbench {
     /// - Returns: The response files, read or with the line saying why not.
     public func responseFiles() -> [ResponseFile] {
         let access = ResponseFileAccess(allowsOutside: allowsResponseFilesOutside)
-        let testFiles = (try? PolicyFiles.files(under: [directory], matching: PolicyFiles.isTestFileName)) ?? []
+        let testFiles = (try? PolicyFiles.testFiles(under: [directory])) ?? []
         // By name: the first test file naming it decides whose project it is read in.
         var named: [String: (path: String, project: String)] = [:]
         for testFile in testFiles {

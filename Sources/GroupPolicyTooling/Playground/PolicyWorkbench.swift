@@ -50,8 +50,8 @@ public struct PolicyWorkbench: Sendable {
         }
         self.directory = directory
         policyFiles = try PolicyFiles.policyFiles(at: directory)
-        testFiles = try PolicyTestSuite.testFiles(under: [directory]).filter { path in
-            PolicyFiles.join(directory, Self.fileName(of: path)) == path
+        testFiles = try PolicyFiles.testFiles(under: [directory]).filter { path in
+            path == (directory.hasSuffix("/") ? directory : directory + "/") + Self.fileName(of: path)
         }
         var byRealPath: [String: [UInt8]] = [:]
         for (name, bytes) in edits {
@@ -76,13 +76,13 @@ public struct PolicyWorkbench: Sendable {
         PolicyLoader(edits: edits, responseFileAccess: ResponseFileAccess(allowsOutside: allowsResponseFilesOutside))
     }
 
-    /// The edited policy set, loaded as `Policy(contentsOfDirectory:)` loads the files on disk.
+    /// The edited policy set, loaded as `Policy(contentsOf:)` loads the directory on disk.
     ///
     /// - Throws: The `GroupPolicyError` loading throws: `invalidPolicy` with every diagnostic,
     ///   `unreadableFile` or `limitExceeded`.
     public func policy() throws(GroupPolicyError) -> Policy {
         let loader = PolicyLoader(edits: edits)
-        return try Policy(contentsOfDirectory: directory, limits: .default) { path throws(GroupPolicyError) in
+        return try Policy(contentsOf: directory, limits: .default) { path throws(GroupPolicyError) in
             try loader.read(path)
         }
     }

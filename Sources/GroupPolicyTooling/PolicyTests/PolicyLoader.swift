@@ -48,13 +48,7 @@ final class PolicyLoader {
     /// The bytes of a policy file: its edit, if it has one, or else the file, read within the limits;
     /// an edit over the size limit is refused as the file would be.
     func read(_ path: String) throws(GroupPolicyError) -> [UInt8] {
-        if !edits.isEmpty, let edited = edits[realPath(path) ?? path] {
-            guard edited.count <= limits.maximumBytes else {
-                throw fileOverTheLimit(path, byteCount: edited.count, limits: limits)
-            }
-            return edited
-        }
-        return try readFile(path, limits: limits)
+        try readFile(path, limits: limits, edited: edits.isEmpty ? nil : edits[realPath(path) ?? path])
     }
 
     /// Counts the files at `paths` (a directory: the files of its policy set) against the bound,

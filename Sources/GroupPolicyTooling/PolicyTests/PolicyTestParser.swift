@@ -22,7 +22,7 @@ enum PolicyTestParser {
         let collector = DiagnosticCollector(source: source)
         let suite = parse(collector, limits: limits, loader: loader, access: loader?.responseFileAccess ?? access)
         let diagnostics = collector.sortedDiagnostics
-        return (collector.hasErrors ? nil : suite, diagnostics)
+        return (diagnostics.contains { $0.severity == .error } ? nil : suite, diagnostics)
     }
 
     private static func parse(
@@ -71,7 +71,7 @@ enum PolicyTestParser {
             cases = parseCases(node, policy: policy, collector: collector, responseFiles: &responseFiles)
             checkEvaluationWork(of: cases, at: node, collector: collector)
         }
-        guard let policy, !collector.hasErrors else { return nil }
+        guard let policy else { return nil }
         return Parsed(
             policyPath: policyPath,
             policy: policy,
@@ -126,7 +126,7 @@ enum PolicyTestParser {
             let context =
                 fields["context"].map { parseContext($0, casePath.appending("context"), collector) }
                 ?? EvaluationContext()
-            let response = parseResponse(fields, casePath, collector: collector, responseFiles: &responseFiles)
+            let response = parseResponse(fields, element, casePath, collector: collector, responseFiles: &responseFiles)
             let expectation = fields.required("expect").flatMap {
                 parseExpectation(
                     $0,
@@ -231,6 +231,7 @@ enum PolicyTestParser {
     /// The case's response: inline (`response`) or from a file (`responseFile`), exactly one.
     private static func parseResponse(
         _ fields: ObjectFields,
+        _ caseNode: JSONNode,
         _ casePath: JSONPath,
         collector: DiagnosticCollector,
         responseFiles: inout ResponseFileCache
@@ -267,7 +268,7 @@ enum PolicyTestParser {
         case (nil, nil):
             collector.error(
                 .missingKey,
-                at: fields.node.offset,
+                at: caseNode.offset,
                 casePath.appending("response"),
                 "missing required key 'response' (or 'responseFile')"
             )
@@ -284,7 +285,7 @@ enum PolicyTestParser {
     ) -> PolicyTestExpectation? {
         let keys = Keys.expect
         guard let fields = collector.object(node, path, allowed: keys) else { return nil }
-        guard !fields.members.isEmpty else {
+        guard node.value != .object([]) else {
             collector.error(
                 .invalidValue,
                 at: node.offset,

@@ -87,7 +87,7 @@ public struct PolicyTestRunner: Sendable {
         loader: PolicyLoader,
         forEachFile body: (PolicyTestReport.File, PolicyTestSuite?) -> Void
     ) throws(GroupPolicyError) -> PolicyTestReport {
-        let files = try PolicyTestSuite.testFiles(under: paths)
+        let files = try PolicyFiles.testFiles(under: paths)
         try loader.charge(files)
         var report = PolicyTestReport(testFileCount: files.count)
         for path in files {

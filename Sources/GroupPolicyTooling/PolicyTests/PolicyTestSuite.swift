@@ -155,11 +155,3 @@ public struct PolicyTestSuite: Sendable {
         )
     }
 }
-
-extension PolicyTestSuite {
-    /// Every test file (`*.tests.json`) under the paths: a file is taken as given, a directory is
-    /// searched recursively; sorted within each directory.
-    static func testFiles(under paths: [String]) throws(GroupPolicyError) -> [String] {
-        try PolicyFiles.files(under: paths, matching: PolicyFiles.isTestFileName)
-    }
-}

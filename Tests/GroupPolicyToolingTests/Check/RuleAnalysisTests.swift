@@ -150,7 +150,7 @@ import Testing
             )
         }
         let alwaysDenied = Set(analysis.warnings.filter { $0.kind == .capabilityAlwaysDenied }.map(\.jsonPath))
-        for capability in loaded.capabilityNames {
+        for capability in loaded.capabilities.map(\.name) {
             let granted = document.rules.contains { $0.effect == .grant && $0.capabilities.contains(capability) }
             let denied = try policy(try denying(capability, json), fileName: "p.json")
             let received = try !PolicyDiff(from: loaded, to: denied).rows.isEmpty

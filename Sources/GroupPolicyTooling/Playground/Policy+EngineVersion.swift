@@ -1,3 +1,5 @@
+import GroupPolicy
+
 extension Policy {
     /// The version of the engine that compiles and evaluates policies: the package's version, with
     /// `-dev` between releases.
