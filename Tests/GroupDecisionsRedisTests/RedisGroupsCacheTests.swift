@@ -173,21 +173,22 @@ struct RedisGroupsCacheTests {
         let stub = StubGroupsSource(responder: { id, _ in
             id == "limited" ? StubGroupsSource.tooManyRequests(until: retryAfter) : StubGroupsSource.consumerGroup
         })
-        func service() throws -> GroupDecisionService {
+        func service() throws -> ServiceHarness<StubGroupsSource> {
             var configuration = GroupDecisionService.Configuration()
             configuration.rateLimits.maximumRateLimitWait = .zero
-            // A busy machine makes real calls look slow: the cache must not be skipped here.
+            // A busy machine makes real calls look slow, and under a load of 20 a store call took
+            // more than 10 s: the cache must be neither skipped nor timed out here.
             configuration.rateLimits.sharedCacheSlowCallsInARow = 0
             return try ServiceHarness(
                 source: stub,
-                sharedCache: server.store(),
+                sharedCache: server.store(timeout: .seconds(120)),
                 time: .system,
                 configuration: configuration
             )
-            .service
         }
-        let first = try service()
-        let second = try service()
+        let firstHarness = try service()
+        let secondHarness = try service()
+        let (first, second) = (firstHarness.service, secondHarness.service)
         #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         let shared = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(shared.source == .cache)
@@ -197,7 +198,10 @@ struct RedisGroupsCacheTests {
         let held = await expectError { try await second.decision(anyTransactionID: "c2", environment: .sandbox) }
         #expect(held?.code == .rateLimitExceeded)
         #expect(held?.httpStatus == nil)
-        #expect(stub.requests == ["c1", "limited"])
+        #expect(
+            stub.requests == ["c1", "limited"],
+            "events: \(firstHarness.observer.events + secondHarness.observer.events)"
+        )
     }
 
     @Test("single flight across processes: four services asking at once send one request", .requires(.redisServer))
