@@ -1,20 +1,14 @@
 import AppStoreGroups
 import Foundation
-import GroupPolicy
 import GroupPolicyBasics
 
 /// This process's reading of the shared cache's invalidation count, which decides whether a copy
 /// of an answer kept here may still be served: a lease, renewed through the shared cache.
 ///
-/// Each copy is stamped with the count this process had read when the read or fetch that produced
-/// it began. A copy is served only while its stamp is the count read last and that read began
-/// less than ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago; otherwise the
-/// caller awaits one reading shared by every caller of this process. The count is read even while
-/// the shared cache is skipped after a failure or for slowness; when it cannot be read, no copy is
-/// served. An invalidation moves the count to a value it never had when it forgets the answers,
-/// then waits the interval before it returns, so a request after it returned is served here only
-/// from a reading that saw it (see the DocC article "Serving decisions at fleet scale", section
-/// "Invalidation across the fleet").
+/// A copy is served only while its stamp is the count read last and that read began less than the
+/// check interval ago; otherwise the caller awaits one reading shared by every caller of this
+/// process (see the article "Serving decisions at fleet scale", section "Invalidation across the
+/// fleet").
 final class InvalidationWatch: Sendable {
     /// A count read, and when its read began.
     struct Reading: Sendable {
@@ -26,7 +20,6 @@ final class InvalidationWatch: Sendable {
     enum Outcome: Sendable {
         /// The count was read (or the cache keeps none).
         case read
-        /// The cache could not be read.
         case failed
     }
 
@@ -55,7 +48,6 @@ final class InvalidationWatch: Sendable {
     /// The stamp for a read or fetch beginning now: the count read last, or `nil` before any.
     var stamp: UInt64? { state.withLock { $0.last?.count } }
 
-    /// Whether the cache is known to keep no count.
     var isUnsupported: Bool { state.withLock { $0.unsupported } }
 
     /// Whether a copy stamped `stamp` may be served at `now`.

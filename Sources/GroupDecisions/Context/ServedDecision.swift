@@ -1,4 +1,3 @@
-import AppStoreGroups
 public import Foundation
 public import GroupPolicy
 import GroupPolicyBasics

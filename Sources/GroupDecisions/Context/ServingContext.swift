@@ -31,18 +31,27 @@ struct ServingContext: Sendable {
     let localCopyTimeToLive: Duration
 
     /// The cached answer as a flight result when the freshness policy's `verdict` serves it as it
-    /// is (fresh, or due a refresh ahead); throws a negative answer so served (a cache hit too);
-    /// `nil` otherwise.
+    /// is (fresh, or due a refresh ahead), told to the observer as a cache hit; throws a negative
+    /// answer so served (a hit too); `nil` otherwise.
     func servedAsItIs(
         _ answer: CachedGroupsAnswer,
-        decoded: GetCustomerGroupsResponse?,
-        verdict: FreshnessPolicy.Verdict
+        decoded: GetCustomerGroupsResponse? = nil,
+        verdict: FreshnessPolicy.Verdict,
+        in environment: StoreEnvironment,
+        fromSharedCache: Bool
     ) throws(AppStoreGroupsError) -> LoadedGroups? {
         guard verdict == .fresh || verdict == .refreshDue else { return nil }
-        switch answer.kind {
-        case .notFound: throw LoadedGroups.notFound(since: answer.fetchedAt)
-        case .groups: return LoadedGroups(answer, decoded: decoded, source: .cache)
-        }
+        let loaded = answer.kind == .groups ? LoadedGroups(answer, decoded: decoded, source: .cache) : nil
+        guard loaded != nil || answer.kind == .notFound else { return nil }
+        observer.cacheHit(
+            GroupDecisionEvent.CacheHit(
+                environment: environment,
+                fetchedAt: answer.fetchedAt,
+                fromSharedCache: fromSharedCache
+            )
+        )
+        guard let loaded else { throw LoadedGroups.notFound(since: answer.fetchedAt) }
+        return loaded
     }
 
     /// The freshness policy's verdict on `answer` now, for the customer's draw of the spread.

@@ -1,27 +1,18 @@
-import AppStoreGroups
 import Foundation
-import GroupPolicy
 import GroupPolicyBasics
 
 /// The ids of served decisions: UUIDv7 (RFC 9562), unique and ordered by time, so a support ticket
 /// quoting one finds its line in the decision log, and sorting ids sorts decisions.
 ///
-/// Layout, 128 bits: a 48-bit Unix time in milliseconds, the version `7`, a 12-bit counter in
-/// `rand_a`, the variant `10`, and 62 random bits in `rand_b`. Within a process, ids only ever
-/// increase: in one millisecond the counter goes up by one from a random start below 2048 (so at
-/// least 2048 ids fit in each millisecond), and when it would pass 4095, or when the wall clock
-/// steps back, the id's time moves one millisecond ahead of the last one rather than repeating or
-/// going back (RFC 9562, section 6.2, method 1). Across processes, two ids made in the same
-/// millisecond differ unless their counters and their 62 random bits all agree: about one chance in
-/// 2^62 per pair, which is the whole fleet's uniqueness argument.
+/// A 48-bit Unix time in milliseconds, a 12-bit counter from a random start below 2048, and 62
+/// random bits; when the counter would pass 4095 or the clock steps back, the time moves one
+/// millisecond ahead (RFC 9562, section 6.2, method 1). The article "Observing decisions",
+/// section "Matching a support ticket to the log", gives the uniqueness argument.
 ///
-/// The random bits come from a xoshiro256** stream seeded with 256 bits of
-/// `SystemRandomNumberGenerator` (the operating system's generator) and seeded again every 65,536
-/// ids. Each call to the system's generator is a system call, measured at 5 to 7 µs on a busy
-/// two-core Linux host, where the whole service's cache hit costs a few hundred nanoseconds on an
-/// idle one: two per id would have made the id the most expensive part of a decision. Processes
-/// are told apart by their seeds; the ids are unique, not secret (nothing is granted by knowing
-/// one).
+/// The random bits come from a xoshiro256** stream seeded from `SystemRandomNumberGenerator` every
+/// 65,536 ids: each call to the system's generator is a system call (5 to 7 µs on a busy two-core
+/// Linux host, where a cache hit costs a few hundred nanoseconds), so two per id would have made
+/// the id the most expensive part of a decision.
 ///
 /// One generator serves the process (``shared``) so that every service in it orders its ids with
 /// the others'; it holds no data of any service, only the last millisecond and counter.
@@ -35,7 +26,6 @@ package final class DecisionIDGenerator: Sendable {
     /// 2048 ids fit before a rollover.
     static let counterStartMask: UInt64 = 0x7FF
 
-    /// How many ids one seed of the random stream serves.
     static let idsPerSeed = 65_536
 
     private struct State {

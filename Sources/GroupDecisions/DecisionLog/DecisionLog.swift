@@ -17,10 +17,9 @@ public import AppStoreGroups
 /// let service = try GroupDecisionService(policies: store, clients: [client], decisionLog: log)
 /// ```
 ///
-/// The salt is a secret the fleet shares, so one customer's records join across processes while
-/// the hash alone does not reveal the id (transaction ids are too few to be safe unsalted);
-/// changing it breaks that join on purpose. Anyone who has the salt can recover an id from its hash
-/// by trying every id (minutes for 16-digit ids): keep it as secret as the log, and rotate it.
+/// The salt is a secret the fleet shares, so one customer's records join across processes; anyone
+/// who has it can recover an id by trying every id: keep it as secret as the log (see the article
+/// "Serving decisions at fleet scale", section "The decision log").
 public struct DecisionLog: Sendable {
     /// Records a JSON Lines log could not write since its previous report.
     ///
@@ -80,11 +79,9 @@ public struct DecisionLog: Sendable {
 
     /// Refuses a salt that is short or plainly not random.
     ///
-    /// The rule: at least ``minimumSaltBytes`` (16) bytes, with at least
-    /// ``minimumDistinctSaltBytes`` (8) distinct byte values. It catches mistakes such as a
-    /// repeated character, a short word or a placeholder; it cannot tell a guessable phrase from
-    /// random bytes, so generate the salt (`openssl rand -hex 32`). A random salt of the minimum
-    /// length in hex is refused about once in a hundred draws: 32 random bytes never are.
+    /// A salt needs ``minimumSaltBytes`` (16) bytes and ``minimumDistinctSaltBytes`` (8) distinct
+    /// byte values. Generate it (`openssl rand -hex 32`): the rule cannot tell a guessable phrase
+    /// from random bytes.
     ///
     /// - Parameter salt: The salt.
     /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` naming the rule it breaks.
@@ -109,18 +106,8 @@ public struct DecisionLog: Sendable {
     /// A log writing one JSON line per record (``DecisionLogRecord/jsonLine``) to a file, appending,
     /// or to standard output for `-`, without ever blocking the decision that records.
     ///
-    /// Records wait in a buffer of `bufferBytes` and are written by the log's own serial queue,
-    /// several lines per `write` (whole lines only, so lines from several processes appending to
-    /// one file do not interleave). When the file or its reader does not keep up (a pipe nobody
-    /// reads, a slow disk), records that do not fit are dropped; when a write fails (a full
-    /// disk), its records are lost. Either way they are counted and reported to `onLoss`: the first
-    /// loss at once, then at most once a minute, and the rest when the log is released.
-    ///
-    /// A file is rotated the way log shippers expect: at most once a second, before a write, the
-    /// log checks that `path` still names the file it has open (device and inode); when it names
-    /// another file, or none (renamed or deleted), the log opens `path` again, creating it when
-    /// missing. A FIFO is opened without waiting: when nothing reads it, this throws at once
-    /// rather than hang.
+    /// Its bounded buffer, the losses it reports to `onLoss`, rotation and FIFOs are described in
+    /// the article "Serving decisions at fleet scale", section "The decision log".
     ///
     /// - Parameters:
     ///   - path: The file, created if missing (mode 0600), or `-` for standard output.
@@ -169,10 +156,9 @@ public struct DecisionLog: Sendable {
                 capacityBytes: bufferBytes,
                 reportInterval: reportInterval,
                 reopenInterval: reopenInterval,
-                label: "AppStoreGroups.DecisionLog"
-            ) { loss in
-                onLoss(Loss(dropped: loss.dropped, failed: loss.failed, lastError: loss.lastError))
-            }
+                label: "AppStoreGroups.DecisionLog",
+                onLoss: onLoss
+            )
             return DecisionLog(salt: salt, writer: writer)
         } catch {
             throw AppStoreGroupsError(

@@ -1,6 +1,4 @@
-import AppStoreGroups
 public import Foundation
-import GroupPolicy
 import GroupPolicyBasics
 
 /// What a decision log receives for one decision served, or refused.
@@ -91,10 +89,7 @@ public struct DecisionLogRecord: Sendable, Hashable {
         if let source { fields.append("\"source\":\(JSONWriter.quoted(source))") }
         if let fetchedAt { fields.append("\"fetchedAt\":\"\(Self.timestamp(fetchedAt))\"") }
         if let staleReason { fields.append("\"staleReason\":\(JSONWriter.quoted(staleReason))") }
-        if let age {
-            let (seconds, attoseconds) = age.components
-            fields.append("\"ageMilliseconds\":\(max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000))")
-        }
+        if let age { fields.append("\"ageMilliseconds\":\(ServedDecision.milliseconds(age))") }
         fields.append("\"capabilities\":[" + capabilities.map(JSONWriter.quoted).joined(separator: ",") + "]")
         if let errorCode { fields.append("\"error\":\(JSONWriter.quoted(errorCode))") }
         return "{" + fields.joined(separator: ",") + "}"

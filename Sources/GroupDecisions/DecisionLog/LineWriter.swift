@@ -5,15 +5,9 @@ import Dispatch
 /// fit is dropped and counted.
 ///
 /// The decision log writes through one, and the decision server its standard error (package
-/// access: a general-purpose writer is no part of the serving API). A reader that stops reading (a full pipe, a stopped terminal) or a file that cannot be written
-/// (`/dev/full`, a full disk) only costs the lines that do not fit or fail: they are counted and
-/// reported to `onLoss`, the first loss at once and then at most once per report interval, and at
-/// close.
-///
-/// A file named by path is checked at most once per reopen interval, before a write: when the path
-/// names another file or none (a log shipper renamed or deleted it), the path is opened again,
-/// created when missing, and later lines go there. A FIFO is opened without waiting for a reader:
-/// with none, opening fails at once (`init` throws) instead of hanging.
+/// access: a general-purpose writer is no part of the serving API). Losses, rotation and FIFOs
+/// behave as the decision log's (see ``DecisionLog/jsonLines(path:salt:bufferBytes:onLoss:)``),
+/// with the report and reopen intervals given.
 package final class LineWriter: Sendable {
     /// Where the lines go.
     package enum Destination: Sendable {
@@ -23,22 +17,8 @@ package final class LineWriter: Sendable {
         case descriptor(Int32, owned: Bool)
     }
 
-    /// What was lost since the previous report.
-    package struct Loss: Sendable, Hashable {
-        /// Lines dropped because the buffer was full: the reader did not keep up.
-        package var dropped = 0
-        /// Lines a write failed for (a full disk, a closed pipe).
-        package var failed = 0
-        /// The last failure, such as `No space left on device`, when `failed` is not zero.
-        package var lastError: String?
-
-        /// A loss of `dropped` lines to a full buffer and `failed` to failed writes.
-        package init(dropped: Int = 0, failed: Int = 0, lastError: String? = nil) {
-            self.dropped = dropped
-            self.failed = failed
-            self.lastError = lastError
-        }
-    }
+    /// What was lost since the previous report, counted as the decision log counts its records.
+    package typealias Loss = DecisionLog.Loss
 
     /// Why a destination cannot be opened.
     package struct OpenError: Error, Sendable {

@@ -1,6 +1,4 @@
-import AppStoreGroups
 import Dispatch
-import GroupPolicy
 import GroupPolicyBasics
 
 #if canImport(Glibc)

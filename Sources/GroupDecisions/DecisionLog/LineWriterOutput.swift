@@ -1,8 +1,3 @@
-import AppStoreGroups
-import Dispatch
-import GroupPolicy
-import GroupPolicyBasics
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

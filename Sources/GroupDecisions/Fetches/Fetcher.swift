@@ -54,9 +54,7 @@ struct Fetcher: Sendable {
         var fetched: Fetched
         if isRefresh {
             do {
-                try await rateLimitGate.admitRefresh(
-                    EndpointKey(environment: key.environment, endpoint: .customerGroups)
-                )
+                try await rateLimitGate.admitRefresh(Self.endpoint(key))
                 fetched = await fetchAndKeep(key, permit: permit, read: read, admitted: true, lock: lock)
             } catch {
                 guard let stale = stale() else { return Fetched(result: .failure(error)) }
@@ -93,46 +91,43 @@ struct Fetcher: Sendable {
         let request = { () async throws(AppStoreGroupsError) -> ([UInt8], GetCustomerGroupsResponse) in
             try await self.source.customerGroupsAnswer(anyTransactionID: key.customerID, environment: key.environment)
         }
+        let result: Result<([UInt8], GetCustomerGroupsResponse), AppStoreGroupsError>
         do {
-            let (body, response) =
+            result = .success(
                 admitted
-                ? try await rateLimitGate.sendAdmitted(
-                    EndpointKey(environment: key.environment, endpoint: .customerGroups),
-                    request
-                )
-                : try await rateLimitGate.send(.customerGroups, in: key.environment, request)
-            let now = Self.wholeMilliseconds(timeSource.now())
-            let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
-            let released = await keeper.keep(
-                answer,
-                decoded: response,
-                key: key,
-                now: now,
-                permit: permit,
-                read: read,
-                lock: lock
-            )
-            return Fetched(
-                result: .success(LoadedGroups(answer: answer, decoded: response, source: .live)),
-                releasedLock: released
+                    ? try await rateLimitGate.sendAdmitted(Self.endpoint(key), request)
+                    : try await rateLimitGate.send(.customerGroups, in: key.environment, request)
             )
         } catch {
-            var released = false
-            if error.code == .transactionIDNotFound {
-                let now = Self.wholeMilliseconds(timeSource.now())
-                let answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
-                released = await keeper.keep(
-                    answer,
-                    decoded: nil,
-                    key: key,
-                    now: now,
-                    permit: permit,
-                    read: read,
-                    lock: lock
-                )
-            }
-            return Fetched(result: .failure(error), releasedLock: released)
+            result = .failure(error)
         }
+        let now = Self.wholeMilliseconds(timeSource.now())
+        let answer: CachedGroupsAnswer
+        switch result {
+        case .success(let (body, _)): answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: now)
+        case .failure(let error) where error.code == .transactionIDNotFound:
+            answer = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now)
+        case .failure(let error): return Fetched(result: .failure(error))
+        }
+        let response = try? result.get().1
+        let released = await keeper.keep(
+            answer,
+            decoded: response,
+            key: key,
+            now: now,
+            permit: permit,
+            read: read,
+            lock: lock
+        )
+        return Fetched(
+            result: result.map { LoadedGroups(answer: answer, decoded: $0.1, source: .live) },
+            releasedLock: released
+        )
+    }
+
+    /// Get Customer Groups in the customer's environment, as the gate keys its budgets.
+    private static func endpoint(_ key: CustomerKey) -> EndpointKey {
+        EndpointKey(environment: key.environment, endpoint: .customerGroups)
     }
 
     /// A refresh ahead's request, if the budget spares a token, and its answer kept; nothing
@@ -143,7 +138,7 @@ struct Fetcher: Sendable {
         read: FlightRead
     ) async -> FlightOutcome {
         do {
-            try await rateLimitGate.admitRefresh(EndpointKey(environment: key.environment, endpoint: .customerGroups))
+            try await rateLimitGate.admitRefresh(Self.endpoint(key))
         } catch {
             return .fetchedNothing
         }

@@ -1,4 +1,3 @@
-import AppStoreGroups
 import Foundation
 import GroupPolicy
 import GroupPolicyBasics
@@ -6,22 +5,13 @@ import GroupPolicyBasics
 /// Whether an answer may still be served, and kept, after the invalidations so far: the one
 /// question every path of a decision asks about invalidation.
 ///
-/// One permit is made when a flight begins (by ``SingleFlight``) or when a caller reads the shared
-/// cache outside any flight, and it is handed, as an argument, to everything that flight does with
-/// its answer: adopting the shared cache's answer, fetching, writing to the shared cache and to
-/// this process's cache, and to every caller that joins the flight. It holds what the question
-/// needs, and nothing reads it from anywhere else:
-///
-/// - the invalidations made in this process that overtook the flight (the customer's, everyone's,
-///   or a group's, which concerns only an answer holding the group): its answer then answers the
-///   callers already waiting and is kept nowhere;
-/// - the instant it began, against which a caller who began later decides whether an invalidation
-///   made through another process may have returned before it (``answers(callerBegunAt:countCheckInterval:)``).
-///
-/// What the flight reads from the shared cache (the stamp of its copies, the generation of its
-/// write) it hands to the keeper as a ``FlightRead``, not through the permit.
+/// One permit is made when a flight begins (by ``SingleFlight``), or when a caller reads the shared
+/// cache outside any flight, and handed as an argument to everything done with its answer. It
+/// holds the invalidations of this process that overtook the flight (its answer then answers the
+/// callers already waiting and is kept nowhere), and the instant it began, by which a later caller
+/// judges invalidations made through other processes
+/// (``answers(callerBegunAt:countCheckInterval:)``).
 final class ServingPermit: Sendable {
-    /// When the flight (or the caller) began.
     let began: Date
 
     private struct State {

@@ -1,5 +1,3 @@
-import AppStoreGroups
-import Foundation
 import GroupPolicy
 
 /// Refreshes ahead: one customer's answer fetched again before it expires, as that customer's
@@ -12,18 +10,8 @@ extension SharedFlight {
     /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
     func refresh(_ key: CustomerKey, permit: ServingPermit) async -> FlightOutcome {
         guard let shared = context.shared else {
-            // An answer that has gone (invalidated, evicted) is not refreshed: the next caller fetches.
-            let now = context.timeSource.now()
-            guard let entry = context.local.entry(key, now: now), entry.answer.kind == .groups else {
-                return .fetchedNothing
-            }
-            // Nor one that is no longer due: a caller fetched it anew while the refresh waited.
-            if context.verdict(entry.answer, customerID: key.customerID, now: now) == .fresh,
-                let loaded = LoadedGroups(entry.answer, decoded: entry.decoded, source: .cache)
-            {
-                return .answered(loaded)
-            }
-            return await fetcher.refresh(key, permit: permit, read: FlightRead())
+            let entry = context.local.entry(key, now: context.timeSource.now())
+            return await refresh(entry?.answer, decoded: entry?.decoded, key: key, permit: permit, read: FlightRead())
         }
         // What it keeps here is stamped with the invalidation count read before it began.
         let stamp = context.invalidations?.stamp
@@ -32,19 +20,9 @@ extension SharedFlight {
         let locked = await underFetchLock(key, shared: shared) {
             attempt,
             _ -> (FlightOutcome, releasedLock: Bool) in
-            // The answer has gone (invalidated, expired) or is negative: the next caller fetches.
-            guard let answer = attempt.answer, answer.kind == .groups else {
-                return (.fetchedNothing, releasedLock: false)
-            }
-            let now = context.timeSource.now()
-            if context.verdict(answer, customerID: key.customerID, now: now) == .fresh,
-                let loaded = LoadedGroups(answer, decoded: nil, source: .cache)
-            {
-                keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
-                return (.answered(loaded), releasedLock: false)
-            }
             let read = FlightRead(stamp: stamp, generation: attempt.generation)
-            return (await fetcher.refresh(key, permit: permit, read: read), releasedLock: false)
+            let outcome = await refresh(attempt.answer, key: key, permit: permit, read: read)
+            return (outcome, releasedLock: false)
         }
         switch locked {
         case .unavailable:
@@ -56,5 +34,30 @@ extension SharedFlight {
         case .held(let outcome):
             return outcome
         }
+    }
+
+    /// The refresh of `answer`: nothing for an answer that has gone (invalidated, expired, evicted)
+    /// or is negative, as the next caller fetches; the answer itself when it is fresh again (a
+    /// caller fetched it anew while the refresh waited), kept here when it came from the shared
+    /// cache; otherwise a fetch.
+    private func refresh(
+        _ answer: CachedGroupsAnswer?,
+        decoded: GetCustomerGroupsResponse? = nil,
+        key: CustomerKey,
+        permit: ServingPermit,
+        read: FlightRead
+    ) async -> FlightOutcome {
+        guard let answer, answer.kind == .groups else { return .fetchedNothing }
+        let now = context.timeSource.now()
+        if context.verdict(answer, customerID: key.customerID, now: now) == .fresh,
+            let loaded = LoadedGroups(answer, decoded: decoded, source: .cache)
+        {
+            if context.shared != nil {
+                let stamp = read.stamp
+                keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
+            }
+            return .answered(loaded)
+        }
+        return await fetcher.refresh(key, permit: permit, read: read)
     }
 }

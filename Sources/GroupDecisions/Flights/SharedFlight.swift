@@ -1,7 +1,6 @@
 import AppStoreGroups
 import Foundation
 import GroupPolicy
-import GroupPolicyBasics
 
 /// One flight per customer through the shared cache: its answer, or a fetch under its lock while
 /// the other processes wait for the holder's answer; and a refresh ahead, under the same lock (see
@@ -167,17 +166,14 @@ struct SharedFlight: Sendable {
         stamp: UInt64?
     ) throws(AppStoreGroupsError) -> LoadedGroups? {
         let now = timeSource.now()
+        let verdict = context.verdict(answer, customerID: key.customerID, now: now)
         do {
-            let verdict = context.verdict(answer, customerID: key.customerID, now: now)
-            guard let loaded = try context.servedAsItIs(answer, decoded: nil, verdict: verdict) else {
-                return nil
-            }
+            let hit = try context.servedAsItIs(answer, verdict: verdict, in: key.environment, fromSharedCache: true)
+            guard let loaded = hit else { return nil }
             keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
-            context.observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             return loaded
         } catch {
             keeper.keepLocally(answer, decoded: nil, key: key, now: now, permit: permit, stamp: stamp)
-            context.observer.cacheHit(answer, in: key.environment, fromSharedCache: true)
             throw error
         }
     }

@@ -76,18 +76,12 @@ final class SingleFlight<Value: Sendable>: Sendable {
             state.flights[key] = flight
             return (flight.task, flight.permit, true)
         }
-        let result = await task.result
-        if isLeader { end(key, permit: permit) }
-        switch result {
-        case .success(let value):
-            return (.success(value), permit)
-        case .failure(let error as AppStoreGroupsError):
-            return (.failure(error), permit)
-        case .failure(let error):
-            return (
-                .failure(AppStoreGroupsError(code: .transportFailure, message: "the fetch failed: \(error)")), permit
-            )
+        let result = await task.result.mapError { error in
+            error as? AppStoreGroupsError
+                ?? AppStoreGroupsError(code: .transportFailure, message: "the fetch failed: \(error)")
         }
+        if isLeader { end(key, permit: permit) }
+        return (result, permit)
     }
 
     /// Starts a flight for `key` only when none is under way: its task, to be awaited and then

@@ -5,7 +5,6 @@
 /// it (milliseconds in 64 bits for a shared cache, instants as `Date`) that no sum or conversion of
 /// two of them overflows.
 enum DurationLimit {
-    /// Ten years.
     static let longest = Duration.seconds(10 * 365 * 86_400)
 
     /// The first of `durations` longer than ``longest``, named in the problem, or `nil`.

@@ -37,16 +37,15 @@ struct LocalCopies: Sendable {
             return .unconfirmed
         }
         let verdict = context.verdict(entry.answer, customerID: customerID, now: now)
-        let loaded: LoadedGroups?
-        do {
-            loaded = try context.servedAsItIs(entry.answer, decoded: entry.decoded, verdict: verdict)
-        } catch {
-            // A fresh negative answer is a hit too.
-            context.observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
-            throw error
-        }
-        guard let loaded else { return .miss }
-        context.observer.cacheHit(entry.answer, in: environment, fromSharedCache: false)
+        guard
+            let loaded = try context.servedAsItIs(
+                entry.answer,
+                decoded: entry.decoded,
+                verdict: verdict,
+                in: environment,
+                fromSharedCache: false
+            )
+        else { return .miss }
         if verdict == .refreshDue { refreshes.offer(key) }
         return .hit(loaded)
     }

@@ -1,5 +1,3 @@
-import AppStoreGroups
-import GroupPolicy
 import GroupPolicyBasics
 
 /// The customers due a refresh ahead, waiting for one of the service's refresh workers: bounded,
@@ -11,7 +9,6 @@ final class RefreshQueue: Sendable {
         var held: Set<CustomerKey> = []
         /// Workers running (inside ``GroupDecisionService/run()``).
         var workers = 0
-        /// Workers waiting for a customer.
         var waiting: [(id: Int, continuation: CheckedContinuation<CustomerKey?, Never>)] = []
         var nextWaiterID = 0
     }
@@ -39,10 +36,8 @@ final class RefreshQueue: Sendable {
         return accepted
     }
 
-    /// How many workers run.
     var workerCount: Int { state.withLock { $0.workers } }
 
-    /// How many customers are queued or being refreshed.
     var count: Int { state.withLock { $0.held.count } }
 
     /// Marks a worker as running; ``leave()`` when it stops.

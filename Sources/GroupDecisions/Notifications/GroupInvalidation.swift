@@ -1,5 +1,3 @@
-import AppStoreGroups
-
 /// One thing to forget after an App Store Server Notification: a customer's cached groups, or every
 /// cached customer of a group.
 ///

@@ -1,5 +1,3 @@
-import AppStoreGroups
-
 /// Receives what a ``GroupDecisionService`` does, for an app's logs and metrics.
 ///
 /// Pass one as the service's `observer:`. Every requirement has a default that does nothing, so an
@@ -85,56 +83,30 @@ public protocol GroupDecisionObserver: Sendable {
 
 extension GroupDecisionObserver {
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func cacheHit(_ event: GroupDecisionEvent.CacheHit) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func cacheMiss(_ event: GroupDecisionEvent.CacheMiss) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func staleServed(_ event: GroupDecisionEvent.StaleServed) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func fetchStarted(_ event: GroupDecisionEvent.FetchStarted) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func fetchFinished(_ event: GroupDecisionEvent.FetchFinished) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func rateLimited(_ event: GroupDecisionEvent.RateLimited) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func budgetExhausted(_ event: GroupDecisionEvent.BudgetExhausted) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func sharedCacheFailed(_ event: GroupDecisionEvent.SharedCacheFailure) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func sharedCacheRecovered(_ event: GroupDecisionEvent.SharedCacheRecovery) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func invalidated(_ event: GroupDecisionEvent.Invalidation) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func policyReloaded(_ event: GroupDecisionEvent.PolicyReload) {}
     /// Does nothing.
-    ///
-    /// - Parameter event: Ignored.
     public func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure) {}
     /// Does nothing.
-    ///
-    /// - Parameter record: Ignored.
     public func decisionRecorded(_ record: DecisionLogRecord) {}
 }
 

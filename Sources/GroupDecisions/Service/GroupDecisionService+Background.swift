@@ -1,6 +1,4 @@
 import AppStoreGroups
-import Foundation
-import GroupPolicy
 
 /// The service's background work: refreshes ahead, and sweeping expired answers.
 extension GroupDecisionService {

@@ -45,14 +45,7 @@ extension GroupDecisionService {
     ) async throws(AppStoreGroupsError) -> LoadedGroups {
         // A hit is served without suspending: one clock read, one lookup under one lock (and,
         // with a shared cache, one look at the invalidation count read last).
-        switch try copies.cached(customerID, in: environment) {
-        case .hit(let hit):
-            return hit
-        case .miss:
-            break
-        case .unconfirmed:
-            if let hit = try await copies.confirmedHit(customerID, in: environment) { return hit }
-        }
+        if let hit = try await confirmedCopy(customerID, in: environment) { return hit }
         observer.cacheMiss(GroupDecisionEvent.CacheMiss(environment: environment))
         return try await missed(customerID, in: environment)
     }

@@ -1,22 +1,16 @@
 public import AppStoreGroups
-import GroupPolicy
 
 /// Invalidation: a customer's answers, or everyone's, forgotten here at once and in the shared cache.
 extension GroupDecisionService {
     /// Forgets a customer's groups, here and in the shared cache.
     ///
-    /// Call it from your App Store Server Notifications handler (see the DocC article "Serving
-    /// decisions at fleet scale", section "Invalidation"), and when Get Group Members answers
-    /// `GroupNotFoundError` for a group the customer was in.
-    ///
-    /// This process forgets at once whatever happens, and fetches already under way are not kept;
-    /// the shared cache is always tried, even while reads skip it after a failure, and a failure
-    /// there is thrown: the other processes would keep the old answer for its time to live, so a
-    /// notification handler must retry (answer Apple's notification with an error so that Apple
-    /// sends it again). Once the shared cache took it, the call waits
-    /// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` before it returns: from then on no process
-    /// serves the old answer (see the DocC article "Serving decisions at fleet scale", section
-    /// "Invalidation across the fleet").
+    /// Call it from your App Store Server Notifications handler, and when Get Group Members answers
+    /// `GroupNotFoundError` for a group the customer was in. This process forgets at once, and
+    /// fetches under way are not kept; a failure of the shared cache is thrown (answer Apple's
+    /// notification with an error, so that it comes again); once the shared cache took it, the call
+    /// waits ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval``, after
+    /// which no process serves the old answer. See the article "Serving decisions at fleet scale",
+    /// sections "Invalidation" and "Invalidation across the fleet".
     ///
     /// - Parameter anyTransactionID: The id the customer's decisions are asked with: 1 to 128
     ///   characters of `A-Z a-z 0-9 _ -`, checked before anything else is done (no customer's
@@ -40,13 +34,11 @@ extension GroupDecisionService {
     /// cache.
     ///
     /// Call it when a group changes as a whole (seats added or taken back, the group's purchase
-    /// refunded or expired): you know the group, not every member's transaction id. This process
-    /// forgets its own answers holding the group at once, and a fetch under way in it is not kept
-    /// when its answer holds the group (as the group was); one whose answer does not is kept as
-    /// usual. The shared cache forgets every customer it
-    /// lists under the group and refuses, from then on, an answer holding the group fetched before
-    /// (see the DocC article "Serving decisions at fleet scale", section "Invalidation by group",
-    /// for the list's bound). Errors as ``invalidate(anyTransactionID:)``.
+    /// refunded or expired): you know the group, not every member's transaction id. A fetch under
+    /// way is not kept when its answer holds the group; the shared cache forgets every customer it
+    /// lists under the group and refuses an answer holding it fetched before (see the article
+    /// "Serving decisions at fleet scale", section "Invalidation by group"). Errors as
+    /// ``invalidate(anyTransactionID:)``.
     ///
     /// - Parameter groupID: The group's id as Apple's answers give it: any string, as the decoding
     ///   of Get Customer Groups takes any (Apple documents a group id as a string and no more), so

@@ -1,23 +1,14 @@
-import AppStoreGroups
 public import GroupPolicy
 
 extension GroupDecisionService {
     /// A candidate policy evaluated beside ``policies`` for every decision served, or `nil`.
     ///
-    /// For each decision it serves, the service evaluates the same groups and context under the
-    /// candidate and counts, group by group, the capabilities granted differently in
-    /// ``shadowReport``. The answer served is always the live policy's, byte for byte, and never
-    /// waits for the candidate: each decision is queued, and one worker thread compares the queued
-    /// decisions, one more evaluation and a comparison each. The queue holds at most 1,000
-    /// decisions and 20,000 groups; a decision served while it is full is not compared, and counted
-    /// in ``ShadowReport/skippedDecisions``.
-    ///
-    /// The service does not reload the candidate: run its `PolicyStore.run()` beside the live
-    /// store's, as the app runs that one. A reload of the candidate that fails keeps its last good
-    /// version in the comparison (as `PolicyStore` keeps it), so the report goes on counting against
-    /// the revision it names; a reload that succeeds, of either policy, starts the report again.
-    /// Setting the property, to a store or to `nil`, starts the report again too: an app whose
-    /// candidate did not load at startup sets it once it does.
+    /// Each decision served is evaluated under the candidate too, off the request path, and the
+    /// capabilities granted differently are counted in ``shadowReport``; the answer served is
+    /// always the live policy's. The service does not reload the candidate: run its
+    /// `PolicyStore.run()` beside the live store's. A successful reload of either policy, and
+    /// setting this property, start the report again. See the article "Rolling out a policy
+    /// change", section "Shadow on real traffic", for the queue's bounds and what it costs.
     public var candidatePolicies: PolicyStore? {
         get { shadow.candidate }
         set { shadow.candidate = newValue }

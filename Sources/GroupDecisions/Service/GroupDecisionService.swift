@@ -6,37 +6,16 @@ public import GroupPolicy
 /// environment in, their Decision out, through a cache, a `PolicyStore` and a ``GroupsSource``.
 ///
 /// Hold one per process and call ``decision(anyTransactionID:entitlements:environment:)`` per
-/// request. Its work is split by job:
+/// request. It caches Apple's answers (not decisions, so a policy reload applies at once) here and
+/// optionally in a ``SharedGroupsCache`` shared by a fleet, shares one request per customer among
+/// concurrent callers, serves by one ``FreshnessPolicy`` (refreshing ahead, serving stale only
+/// within its windows, otherwise failing closed: nothing is ever granted from a failed fetch), and
+/// sends every request through ``rateLimitGate``. The article "Serving decisions at fleet scale"
+/// describes each, and what the service does while the shared cache fails.
 ///
-/// - **Caching**: Apple's answers (not decisions, so a policy reload applies at once) in a
-///   byte-bounded, least-recently-used cache in this process, and optionally in a shared
-///   ``SharedGroupsCache`` such as `RedisGroupsCache` for a fleet.
-/// - **Single flight**: concurrent calls for one customer share one request to Apple; with a
-///   shared cache, processes take a short lock and the others poll for the holder's answer.
-/// - **Freshness**: answers are fresh for ``FreshnessPolicy/timeToLive``, and refreshed in the
-///   background after ``FreshnessPolicy/refreshAfter`` (plus the answer's share of
-///   ``FreshnessPolicy/refreshSpread``) while callers keep the cached answer.
-///   Past it, an answer is fetched again; while the budget spares no token for that (refreshes
-///   leave ``RateLimitGate/Configuration/refreshReserve`` to customers with no answer), or when the fetch fails
-///   within ``FreshnessPolicy/staleIfError``, it is served marked stale, never more
-///   than ``FreshnessPolicy/maximumStaleness`` past it; otherwise the call fails closed with the fetch's
-///   `AppStoreGroupsError`. Nothing is ever granted from a failed fetch.
-/// - **Negative answers**: `TransactionIdNotFoundError` is remembered for
-///   ``FreshnessPolicy/negativeTimeToLive``, and thrown again from the cache.
-/// - **Rate limits**: every request goes through ``rateLimitGate``: a budget per endpoint and
-///   environment, and after a 429 nothing sent to that endpoint, by any process sharing the cache,
-///   before the `Retry-After` instant (at most ``RateLimitGate/Configuration/maximumRateLimitHold`` away).
-///
-/// When the shared cache fails or is consistently slow, the service carries on and keeps failing
-/// closed where it would have; it serves its own copies only under a reading of the shared
-/// cache's invalidation count begun less than
-/// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval`` ago (so none while the
-/// count cannot be read), and while the cache that keeps the fleet's budget fails, it sends Apple
-/// nothing beyond what the cache granted (see
-/// ``RateLimitGate/Configuration/fallbackShare``). It writes nothing anywhere: what it
-/// does reaches the `observer` given to it (see ``GroupDecisionObserver``), policy reloads
-/// included. ``run()`` does its background work (refreshes ahead, sweeping); the service works
-/// without it, refreshing nothing ahead.
+/// It writes nothing anywhere: what it does reaches the `observer` given to it (see
+/// ``GroupDecisionObserver``). ``run()`` does its background work (refreshes ahead, sweeping); the
+/// service works without it, refreshing nothing ahead.
 ///
 /// The client's own retries still apply to each fetch; give it a `RetryPolicy` whose
 /// `RetryPolicy.maximumRateLimitWait` is zero so that a 429 reaches the service (and the fleet)

@@ -5,13 +5,9 @@ import GroupPolicyBasics
 /// A candidate policy beside the live one: every decision served is evaluated under it too,
 /// compared group by group, and counted in a ``ShadowTally``.
 ///
-/// The served answer is never touched, nor delayed: a decision served is queued for comparison
-/// (``enqueue(_:)``) and one worker task at a time compares the queued decisions, off the request
-/// path. The queue is bounded by decisions and by their groups; a decision that finds it full is
-/// counted as skipped. The tally is about one pair of revisions; it starts again when either policy
-/// reloads (a reload handler on each store), when the candidate is replaced, and on ``reset()``. A
-/// decision made with other revisions than the tally's (one in flight during a reload) is not
-/// counted.
+/// A decision served is queued (``enqueue(_:)``) and compared off the request path. The tally is
+/// about one pair of revisions: it starts again when either policy reloads, when the candidate is
+/// replaced, and on ``reset()``; a decision made with other revisions is not counted.
 ///
 /// Per decision with a candidate, on the request path: one short critical section (queueing).
 /// Off it: the candidate's `evaluate`, and the comparison, which allocates nothing when nothing
@@ -72,13 +68,11 @@ final class PolicyShadow: Sendable {
             state.withLock { state in
                 if let old = state.candidate, let handler = state.candidateHandler { old.removeReloadHandler(handler) }
                 state.candidate = newValue
-                state.correspondence = nil
                 state.candidateHandler = newValue?.addReloadHandler { [weak self, weak newValue] outcome, _ in
                     guard case .reloaded = outcome, let newValue else { return }
                     self?.restart(ifCandidate: newValue)
                 }
-                state.tally = freshTally(candidate: newValue)
-                state.epoch += 1
+                startAgain(&state)
             }
         }
     }
@@ -136,13 +130,18 @@ final class PolicyShadow: Sendable {
     private func restart(ifCandidate store: PolicyStore?) {
         state.withLock { state in
             if let store, state.candidate !== store { return }
-            state.correspondence = nil
-            state.tally = freshTally(candidate: state.candidate)
-            state.epoch += 1
+            startAgain(&state)
         }
     }
 
-    private func freshTally(candidate: PolicyStore?) -> ShadowTally {
-        ShadowTally(liveRevision: live.revision, candidateRevision: candidate?.revision, since: timeSource.now())
+    /// A new tally for the revisions serving now, and a new epoch.
+    private func startAgain(_ state: inout State) {
+        state.correspondence = nil
+        state.tally = ShadowTally(
+            liveRevision: live.revision,
+            candidateRevision: state.candidate?.revision,
+            since: timeSource.now()
+        )
+        state.epoch += 1
     }
 }

@@ -1,18 +1,12 @@
 import Dispatch
 import GroupPolicy
-import GroupPolicyBasics
 
 /// One served decision waiting to be compared with the candidate.
 struct ShadowJob: Sendable {
-    /// The live Decision, as served.
     var decision: Decision
-    /// The live policy snapshot that made it.
     var policy: Policy
-    /// The groups it was made from.
     var groups: GetCustomerGroupsResponse
-    /// Its evaluation context.
     var context: EvaluationContext
-    /// The served decision's id.
     var decisionID: String?
     /// The decision log's hash of the customer, if the service has a log.
     var customerHash: String?
@@ -20,7 +14,6 @@ struct ShadowJob: Sendable {
 
 /// The decisions waiting for comparison, bounded by count and by groups, and who waits for them.
 struct ShadowQueue {
-    /// The most decisions waiting.
     static let maximumDecisions = 1_000
     /// The most groups waiting, over every decision waiting: a decision that would take the queue
     /// past it is skipped, unless the queue is empty (a customer with more groups is still compared,

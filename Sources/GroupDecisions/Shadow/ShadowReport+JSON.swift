@@ -1,19 +1,9 @@
-import AppStoreGroups
-import GroupPolicy
 import GroupPolicyBasics
 
 extension ShadowReport {
     /// The report as JSON: what the decision server's `GET /shadow` answers and
-    /// `group-policy shadow` reads.
-    ///
-    /// The keys, in this order: `liveRevision`, `candidateRevision` (`null` without a candidate),
-    /// `since` (RFC 3339 in UTC with milliseconds), `decisions`, `changedDecisions`, `dropped`, `skippedDecisions`, and
-    /// `changes`, each an object with `capability`, `change` (`gained` or `lost`), `groupType`,
-    /// `liveRules`, `candidateRules`, `liveRulesOmitted`, `candidateRulesOmitted`, `groups`, `decisions` and `examples` (objects with
-    /// `decisionId`, the served decision's id or `null` when ``Example/decisionID`` is `nil`;
-    /// `customerHash`, `null` without a decision log; and `groupId`). Rows are written
-    /// in the order of ``changes``. See the DocC article "Rolling out a policy change", section
-    /// "The report's JSON".
+    /// `group-policy shadow` reads, rows in the order of ``changes``; its keys are listed in the
+    /// article "Rolling out a policy change", section "The report's JSON".
     ///
     /// - Parameter pretty: Pretty (two-space indentation) or compact.
     /// - Returns: The JSON as UTF-8 bytes, without a trailing newline.

@@ -1,4 +1,3 @@
-import AppStoreGroups
 public import Foundation
 
 /// What a candidate policy would have changed in the decisions a ``GroupDecisionService`` served,

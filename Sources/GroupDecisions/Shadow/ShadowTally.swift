@@ -1,4 +1,3 @@
-import AppStoreGroups
 import Foundation
 import GroupPolicy
 
