@@ -61,18 +61,8 @@ public struct ServedDecision: Sendable {
     /// ``Source/stale``.
     public let age: Duration?
 
-    /// Creates an answer.
-    ///
-    /// - Parameters:
-    ///   - decision: The Decision.
-    ///   - source: Where the groups came from.
-    ///   - fetchedAt: When Apple's answer was received.
-    ///   - groups: The groups the Decision was made from.
-    ///   - policy: The policy that made it.
-    ///   - decisionID: The decision's id, or `nil` (the default) for a new UUIDv7 from this
-    ///     process's generator, later than every id it gave before.
-    ///   - staleReason: Why a stale answer was served, or `nil` (the default).
-    ///   - age: How old a stale answer was when the decision was made, or `nil` (the default).
+    /// Creates an answer; without a `decisionID`, it takes a new UUIDv7 from this process's
+    /// generator, later than every id it gave before.
     public init(
         decision: Decision,
         source: Source,

@@ -35,11 +35,6 @@ public struct DecisionLog: Sendable {
         public var lastError: String?
 
         /// Creates a loss report.
-        ///
-        /// - Parameters:
-        ///   - dropped: Records dropped because the buffer was full.
-        ///   - failed: Records whose write failed.
-        ///   - lastError: The last write failure.
         public init(dropped: Int = 0, failed: Int = 0, lastError: String? = nil) {
             self.dropped = dropped
             self.failed = failed

@@ -31,19 +31,6 @@ public struct DecisionLogRecord: Sendable, Hashable {
     public var age: Duration?
 
     /// Creates a record.
-    ///
-    /// - Parameters:
-    ///   - time: When the decision was made.
-    ///   - decisionID: The served decision's id, or `nil` for a failure.
-    ///   - customerHash: The salted hash of the customer id.
-    ///   - environment: The environment's name.
-    ///   - policyRevision: The revision of the policy set, when known.
-    ///   - source: Where the groups came from, or `nil` for a failure.
-    ///   - fetchedAt: When Apple's answer was received, or `nil` for a failure.
-    ///   - capabilities: The capabilities granted.
-    ///   - errorCode: The error's code for a failure.
-    ///   - staleReason: Why a stale answer was served, or `nil`.
-    ///   - age: How old a stale answer was, or `nil`.
     public init(
         time: Date,
         decisionID: String? = nil,

@@ -49,12 +49,6 @@ public protocol GroupsSource: Sendable {
 extension GroupsSource {
     /// The groups from ``customerGroups(anyTransactionID:environment:)``, with their own JSON as the
     /// bytes a shared cache keeps.
-    ///
-    /// - Parameters:
-    ///   - anyTransactionID: Any of the customer's transaction ids.
-    ///   - environment: The environment the answer stands for.
-    /// - Returns: The response's JSON, and the response.
-    /// - Throws: What ``customerGroups(anyTransactionID:environment:)`` throws.
     public func customerGroupsAnswer(
         anyTransactionID: String,
         environment: StoreEnvironment
@@ -66,14 +60,8 @@ extension GroupsSource {
 
 extension AppStoreGroupsClient: GroupsSource {
     /// Get Customer Groups for this client's environment (see
-    /// ``customerGroups(anyTransactionID:)``).
-    ///
-    /// - Parameters:
-    ///   - anyTransactionID: Any of the customer's transaction ids.
-    ///   - environment: Must be ``storeEnvironment``.
-    /// - Returns: Apple's answer, decoded strictly.
-    /// - Throws: `AppStoreGroupsError`; `AppStoreGroupsError.Code.invalidArgument`, nothing
-    ///   sent, for another environment.
+    /// ``customerGroups(anyTransactionID:)``); `AppStoreGroupsError.Code.invalidArgument`, nothing
+    /// sent, for another environment than ``storeEnvironment``.
     public func customerGroups(
         anyTransactionID: String,
         environment: StoreEnvironment
@@ -82,14 +70,8 @@ extension AppStoreGroupsClient: GroupsSource {
         return try await customerGroups(anyTransactionID: anyTransactionID)
     }
 
-    /// Get Customer Groups for this client's environment with Apple's body as it was sent.
-    ///
-    /// - Parameters:
-    ///   - anyTransactionID: Any of the customer's transaction ids.
-    ///   - environment: Must be ``storeEnvironment``.
-    /// - Returns: Apple's body and its decoding.
-    /// - Throws: `AppStoreGroupsError`; `AppStoreGroupsError.Code.invalidArgument`, nothing
-    ///   sent, for another environment.
+    /// Get Customer Groups for this client's environment with Apple's body as it was sent; refuses
+    /// another environment as ``customerGroups(anyTransactionID:environment:)`` does.
     public func customerGroupsAnswer(
         anyTransactionID: String,
         environment: StoreEnvironment

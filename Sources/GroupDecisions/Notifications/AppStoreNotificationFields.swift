@@ -46,14 +46,6 @@ public struct AppStoreNotificationFields: Sendable, Hashable {
     public var groupID: String?
 
     /// Creates the fields.
-    ///
-    /// - Parameters:
-    ///   - notificationType: The payload's `notificationType`.
-    ///   - subtype: The payload's `subtype`, or `nil`.
-    ///   - transactionID: The transaction's `transactionId`, or `nil`.
-    ///   - originalTransactionID: The transaction's `originalTransactionId`, or `nil`.
-    ///   - appTransactionID: The transaction's `appTransactionId`, or `nil`.
-    ///   - groupID: The group the purchase made, when known.
     public init(
         notificationType: String,
         subtype: String? = nil,

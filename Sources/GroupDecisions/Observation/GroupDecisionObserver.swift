@@ -11,65 +11,41 @@
 /// see the DocC article "Observing decisions" for swift-log and swift-metrics adapters.
 public protocol GroupDecisionObserver: Sendable {
     /// A decision was served from a cached answer within its time to live.
-    ///
-    /// - Parameter event: The environment, and when the answer was fetched.
     func cacheHit(_ event: GroupDecisionEvent.CacheHit)
 
     /// No fresh answer was cached in this process: the service asks the shared cache or Apple.
-    ///
-    /// - Parameter event: The environment.
     func cacheMiss(_ event: GroupDecisionEvent.CacheMiss)
 
-    /// A fetch failed and an answer past its time to live, within the stale-if-error window, was
-    /// served instead.
-    ///
-    /// - Parameter event: The environment, the answer's fetch time and the fetch's error.
+    /// An answer past its time to live was served marked stale: the budget had no token to spare
+    /// for refreshing it, or a fetch failed within the stale-if-error window.
     func staleServed(_ event: GroupDecisionEvent.StaleServed)
 
     /// A request to Apple is about to be sent (the budget spent, the gate open).
-    ///
-    /// - Parameter event: The endpoint and environment.
     func fetchStarted(_ event: GroupDecisionEvent.FetchStarted)
 
     /// A request to Apple ended: with an answer or an error.
-    ///
-    /// - Parameter event: The endpoint, environment, duration, HTTP status and error.
     func fetchFinished(_ event: GroupDecisionEvent.FetchFinished)
 
     /// Apple answered 429: the gate holds every request to that endpoint until the instant.
-    ///
-    /// - Parameter event: The endpoint, environment, the gate's instant and the one Apple named.
     func rateLimited(_ event: GroupDecisionEvent.RateLimited)
 
     /// A call was refused without sending anything: the budget or a `Retry-After` instant was
     /// further away than it may wait.
-    ///
-    /// - Parameter event: The endpoint, environment, and when a request may go.
     func budgetExhausted(_ event: GroupDecisionEvent.BudgetExhausted)
 
     /// The shared cache failed, or was consistently slow: it is left alone for a while.
-    ///
-    /// - Parameter event: The error and how long the cache is skipped.
     func sharedCacheFailed(_ event: GroupDecisionEvent.SharedCacheFailure)
 
     /// The shared cache answered again after failing.
-    ///
-    /// - Parameter event: How long it was unavailable.
     func sharedCacheRecovered(_ event: GroupDecisionEvent.SharedCacheRecovery)
 
     /// A customer's answers, or every answer, were forgotten.
-    ///
-    /// - Parameter event: What was forgotten, and whether the shared cache took it.
     func invalidated(_ event: GroupDecisionEvent.Invalidation)
 
     /// The policies reloaded and a new version serves.
-    ///
-    /// - Parameter event: The new revision and generation.
     func policyReloaded(_ event: GroupDecisionEvent.PolicyReload)
 
     /// The policy files changed but did not load: the previous version keeps serving.
-    ///
-    /// - Parameter event: Why, and the revision still serving.
     func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure)
 
     /// A decision was served or refused: its record, as the service's decision log receives it.

@@ -11,12 +11,9 @@ extension GroupDecisionService {
     /// clock read, one lookup, and with a shared cache one look at the invalidation count read
     /// last), observed, compared with the candidate policy and logged as that one is. `nil` means
     /// nothing was decided and nothing recorded: call the async method, which goes on from the
-    /// same lookup (a miss, or a copy the count must confirm first).
+    /// same lookup (a miss, or a copy the count must confirm first). Its parameters are the async
+    /// method's.
     ///
-    /// - Parameters:
-    ///   - anyTransactionID: Any of the customer's transaction ids.
-    ///   - entitlements: The product ids your backend verified from the customer's transactions.
-    ///   - environment: Where the transactions come from.
     /// - Returns: The Decision served from this process's copy, or `nil`.
     /// - Throws: `AppStoreGroupsError.Code.transactionIDNotFound` for a fresh negative answer held
     ///   here (recorded as the async method records it).

@@ -52,11 +52,6 @@ public struct ShadowReport: Sendable, Hashable {
         public var groupID: String
 
         /// Creates an example.
-        ///
-        /// - Parameters:
-        ///   - decisionID: The served decision's id (``ServedDecision/decisionID``), or `nil` if unknown.
-        ///   - customerHash: The decision log's salted hash of the customer, if there is a log.
-        ///   - groupID: The group the change was in.
         public init(decisionID: String?, customerHash: String?, groupID: String) {
             self.decisionID = decisionID
             self.customerHash = customerHash
@@ -93,18 +88,6 @@ public struct ShadowReport: Sendable, Hashable {
         public var examples: [Example]
 
         /// Creates a row.
-        ///
-        /// - Parameters:
-        ///   - capability: The capability.
-        ///   - direction: Gained or lost under the candidate.
-        ///   - groupType: The type of the groups it happened in.
-        ///   - liveRules: The rules behind it under the live policy, sorted.
-        ///   - candidateRules: The rules behind it under the candidate, sorted.
-        ///   - liveRulesOmitted: Live rules left out of `liveRules` (beyond the list's limit).
-        ///   - candidateRulesOmitted: Candidate rules left out of `candidateRules`.
-        ///   - groups: Group-level changes counted.
-        ///   - decisions: Decisions that had it.
-        ///   - examples: Some of those decisions.
         public init(
             capability: String,
             direction: Direction,
@@ -155,16 +138,6 @@ public struct ShadowReport: Sendable, Hashable {
     public var changes: [Change]
 
     /// Creates a report.
-    ///
-    /// - Parameters:
-    ///   - liveRevision: The live policy's revision.
-    ///   - candidateRevision: The candidate's revision, or `nil` when none is loaded.
-    ///   - since: When counting started.
-    ///   - decisions: Decisions compared.
-    ///   - changedDecisions: Decisions with at least one change.
-    ///   - dropped: Group-level changes beyond the row limit.
-    ///   - skippedDecisions: Decisions served but not compared.
-    ///   - changes: The rows, in the report's order.
     public init(
         liveRevision: String,
         candidateRevision: String?,

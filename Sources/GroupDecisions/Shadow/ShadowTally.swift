@@ -15,13 +15,6 @@ struct ShadowTally {
         var firstGroupID: String
     }
 
-    private struct Row {
-        var key: ShadowRowKey
-        var groups: Int
-        var decisions: Int
-        var examples: [ShadowReport.Example]
-    }
-
     let liveRevision: String
     let candidateRevision: String?
     let since: Date
@@ -35,7 +28,7 @@ struct ShadowTally {
     /// The most bytes the report's JSON takes so far.
     private(set) var bytesAtMost: Int
     private var rowIndex: [ShadowRowKey: Int] = [:]
-    private var rows: [Row] = []
+    private var rows: [ShadowReport.Change] = []
 
     init(liveRevision: String, candidateRevision: String?, since: Date) {
         self.liveRevision = liveRevision
@@ -77,7 +70,20 @@ struct ShadowTally {
                 bytesAtMost + change.key.jsonBytesAtMost + example.jsonBytesAtMost <= limit
             {
                 rowIndex[change.key] = rows.count
-                rows.append(Row(key: change.key, groups: change.groups, decisions: 1, examples: [example]))
+                rows.append(
+                    ShadowReport.Change(
+                        capability: change.key.capability,
+                        direction: change.key.gained ? .gained : .lost,
+                        groupType: change.key.groupType,
+                        liveRules: change.key.liveRules,
+                        candidateRules: change.key.candidateRules,
+                        liveRulesOmitted: change.key.liveRulesOmitted,
+                        candidateRulesOmitted: change.key.candidateRulesOmitted,
+                        groups: change.groups,
+                        decisions: 1,
+                        examples: [example]
+                    )
+                )
                 bytesAtMost += change.key.jsonBytesAtMost + example.jsonBytesAtMost
             } else {
                 dropped += change.groups
@@ -101,20 +107,7 @@ struct ShadowTally {
             changedDecisions: changedDecisions,
             dropped: dropped,
             skippedDecisions: skipped,
-            changes: rows.map { row in
-                ShadowReport.Change(
-                    capability: row.key.capability,
-                    direction: row.key.gained ? .gained : .lost,
-                    groupType: row.key.groupType,
-                    liveRules: row.key.liveRules,
-                    candidateRules: row.key.candidateRules,
-                    liveRulesOmitted: row.key.liveRulesOmitted,
-                    candidateRulesOmitted: row.key.candidateRulesOmitted,
-                    groups: row.groups,
-                    decisions: row.decisions,
-                    examples: row.examples
-                )
-            }
+            changes: rows
         )
     }
 
