@@ -45,12 +45,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// assigned. A decision that finds an answer past this point is served from it at once while
     /// one refresh runs in the background.
     public var refreshAfter: Duration? {
-        get {
-            switch refreshAfterWindow {
-            case .followsTimeToLive: timeToLive * 3 / 4
-            case .assigned(let refreshAfter): refreshAfter
-            }
-        }
+        get { refreshAfterWindow.value(following: timeToLive * 3 / 4) }
         set { refreshAfterWindow = .assigned(newValue) }
     }
     /// The most each answer's refresh point moves after ``refreshAfter``, drawn per answer so that
@@ -59,12 +54,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// Default a tenth of the time to live, following ``timeToLive`` until this is assigned; zero
     /// turns the spread off.
     public var refreshSpread: Duration {
-        get {
-            switch refreshSpreadWindow {
-            case .followsTimeToLive: timeToLive / 10
-            case .assigned(let refreshSpread): refreshSpread
-            }
-        }
+        get { refreshSpreadWindow.value(following: timeToLive / 10) }
         set { refreshSpreadWindow = .assigned(newValue) }
     }
     /// How long past ``timeToLive`` an answer may be served, marked stale, when fetching a fresh
@@ -84,12 +74,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
     /// while the fleet's budget has no token to spare for refreshing them. Zero, with
     /// ``refreshAfter`` `nil`, is a fixed time to live.
     public var maximumStaleness: Duration {
-        get {
-            switch maximumStalenessWindow {
-            case .followsTimeToLive: max(.zero, .seconds(3600) - timeToLive)
-            case .assigned(let maximumStaleness): maximumStaleness
-            }
-        }
+        get { maximumStalenessWindow.value(following: max(.zero, .seconds(3600) - timeToLive)) }
         set { maximumStalenessWindow = .assigned(newValue) }
     }
     /// How long Apple's `TransactionIdNotFoundError` is remembered.
@@ -118,6 +103,12 @@ public struct FreshnessPolicy: Sendable, Hashable {
     private enum Window<Value: Hashable & Sendable>: Hashable, Sendable {
         case followsTimeToLive
         case assigned(Value)
+
+        /// The value assigned, or `derived` from the time to live.
+        func value(following derived: @autoclosure () -> Value) -> Value {
+            if case .assigned(let value) = self { return value }
+            return derived()
+        }
     }
 
     private var refreshAfterWindow = Window<Duration?>.followsTimeToLive { didSet { updateSeconds() } }

@@ -25,12 +25,10 @@ public import AppStoreGroups
 /// }
 /// ```
 ///
-/// Apple's notification carries no group id: pass ``groupID`` when your server knows which group a
-/// purchase made (from the group purchaser's decisions, or your own seat records), so that every
-/// member's answer is forgotten and not only the purchaser's. Every transaction id present becomes
-/// a customer invalidation, since the service's cache is keyed by whichever id your app asks with.
-/// The table of what each notification invalidates, and why, is in the article "Serving decisions
-/// at fleet scale", section "Which notifications invalidate what".
+/// Apple's notification carries no group id: pass ``groupID`` when your server knows it, so that
+/// every member's answer is forgotten and not only the purchaser's. What each notification
+/// invalidates, and why, is in the article "Serving decisions at fleet scale", section "Which
+/// notifications invalidate what".
 public struct AppStoreNotificationFields: Sendable, Hashable {
     /// The payload's `notificationType`, as Apple spells it (`REFUND`, `EXPIRED`, …).
     public var notificationType: String

@@ -1,14 +1,9 @@
 /// Receives what a ``GroupDecisionService`` does, for an app's logs and metrics.
 ///
 /// Pass one as the service's `observer:`. Every requirement has a default that does nothing, so an
-/// observer implements only the events it cares about, and events added later (each a new
-/// requirement with a default, each event a struct that may gain fields) do not break it. The
-/// library writes nothing anywhere by itself: without an observer, nothing is said.
-///
-/// Calls come on the thread that did the work, some on the path of a request (a cache hit among
-/// them): return quickly, and hand anything slow (a write to a file or a socket) to your logging
-/// system's own queue. Events carry no customer id, so that an adapter cannot write one into a log;
-/// see the DocC article "Observing decisions" for swift-log and swift-metrics adapters.
+/// observer implements only the events it cares about. Calls come on the thread that did the work,
+/// some on the path of a request: return quickly. See the article "Observing decisions" for what
+/// holds for every event and for swift-log and swift-metrics adapters.
 public protocol GroupDecisionObserver: Sendable {
     /// A decision was served from a cached answer within its time to live.
     func cacheHit(_ event: GroupDecisionEvent.CacheHit)

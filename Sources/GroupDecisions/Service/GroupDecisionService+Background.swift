@@ -13,13 +13,10 @@ extension GroupDecisionService {
     /// once, and every ``GroupDecisionService/Configuration/LocalCache/sweepInterval`` the removal of expired answers from this
     /// process's cache, so their memory returns before the byte bound would evict them.
     ///
-    /// The service works without it: nothing is then refreshed ahead (an answer past its time to
-    /// live is fetched by the next caller), and expired answers are removed when they are next
-    /// read, or evicted. It needs no actor: run it in a task group or a service group beside
-    /// `PolicyStore.run()`. Every refresh runs inside it: cancelling its task cancels the refreshes
-    /// under way (their requests and shared-cache calls are cancelled), and it
-    /// returns only once they have ended, so no refresh outlives it. Refreshes never fail it: a
-    /// refresh that fails leaves the cached answer as it was.
+    /// Cancelling its task cancels the refreshes under way, and it returns once they have ended; a
+    /// refresh that fails leaves the cached answer as it was. The service works without it,
+    /// refreshing nothing ahead. See the article "Embedding in an app server", section
+    /// "Lifecycle", for running it beside `PolicyStore.run()`.
     ///
     /// - Throws: `CancellationError` when its task is cancelled.
     public func run() async throws {
