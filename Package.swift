@@ -215,8 +215,8 @@ let package = Package(
         .testTarget(
             name: "GroupPolicyCLITests",
             dependencies: [
-                "group-policy", "AppStoreGroups", "GroupDecisions", "GroupPolicy", "GroupPolicyTestSupport",
-                "ServingTestSupport", "ShadowReportReading",
+                "group-policy", "AppStoreGroups", "GroupDecisions", "GroupPolicy", "GroupPolicyBasics",
+                "GroupPolicyTestSupport", "ServingTestSupport", "ShadowReportReading",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings
@@ -262,6 +262,8 @@ let package = Package(
             dependencies: [
                 "GroupDecisions", "GroupDecisionsTesting", "AppStoreGroups", "GroupPolicyBasics", "GroupPolicy",
                 "GroupPolicyTestSupport", "ServingTestSupport",
+                // The report reader, to read back the reports a service writes.
+                "ShadowReportReading",
                 .target(name: "CMallocInfo", condition: .when(platforms: [.linux])),
             ],
             swiftSettings: strictSettings
@@ -288,7 +290,7 @@ let package = Package(
             name: "GroupDecisionServerTests",
             dependencies: [
                 "group-decision-server", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
-                "ServingTestSupport",
+                "ServingTestSupport", "ShadowReportReading",
             ],
             swiftSettings: strictSettings
         ),

@@ -3,6 +3,7 @@ import Foundation
 import GroupDecisions
 import GroupPolicy
 import ServingTestSupport
+import ShadowReportReading
 import Testing
 
 /// group-decision-server with `--candidate-policies`: `GET /shadow` reports exactly what the
@@ -40,7 +41,7 @@ struct DecisionServerShadowTests {
     static func report(_ answer: DecisionServerProcess.Answer) throws -> ShadowReport {
         #expect(answer.status == 200)
         #expect(answer.contentType == "application/json; charset=utf-8")
-        return try TreeShadowReportReader.read(Array(answer.text.utf8))
+        return try ShadowReport(jsonBytes: Array(answer.text.utf8))
     }
 
     @Test(

@@ -27,7 +27,7 @@ struct CorruptSharedStoreTests {
 
     @Test("a fetch time after the year 9999 or before 1970 is not an answer")
     func implausibleFetchTime() {
-        let body = StubGroupsSource.consumerBody
+        let body = Families.memberBody
         #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: body)) == nil)
         #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64.max, body: body)) == nil)
         let latest = CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: 253_402_300_799_999, body: body))
@@ -72,7 +72,7 @@ struct CorruptSharedStoreTests {
         _ = try await store.call(
             [
                 Array("SET".utf8), key,
-                Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: StubGroupsSource.consumerBody, key: key),
+                Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: Families.memberBody, key: key),
             ],
             "SET"
         )

@@ -41,7 +41,7 @@ struct RedisConcurrencyTests {
         )
         let answer = CachedGroupsAnswer(
             kind: .groups,
-            body: Array(StubGroupsSource.consumerBody.utf8),
+            body: Array(Families.memberBody.utf8),
             fetchedAt: Date()
         )
         let kept = try await store.setAnswer(

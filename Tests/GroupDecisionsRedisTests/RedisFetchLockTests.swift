@@ -155,7 +155,7 @@ struct RedisFetchLockTests {
         defer { fleet.stop() }
         let proxy = try #require(fleet.proxy)
         let store = try fleet.store(prefix: "test", timeout: .seconds(30))
-        let source = StaticGroupsSource(["c1": FleetInvalidationTests.family])
+        let source = StaticGroupsSource(["c1": Families.member])
         source.fail(
             "c1",
             with: AppStoreGroupsError(code: .generalInternalError, message: "Apple failed", httpStatus: 500)

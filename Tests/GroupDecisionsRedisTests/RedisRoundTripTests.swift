@@ -15,7 +15,7 @@ struct RedisRoundTripTests {
     static let customers = (0..<16).map { "c\($0)" }
 
     static func source() -> StaticGroupsSource {
-        StaticGroupsSource(Dictionary(uniqueKeysWithValues: customers.map { ($0, FleetInvalidationTests.family) }))
+        StaticGroupsSource(Dictionary(uniqueKeysWithValues: customers.map { ($0, Families.member) }))
     }
 
     @Test(

@@ -11,13 +11,12 @@ import Testing
 /// no network.
 @Suite("Static groups source")
 struct StaticGroupsSourceTests {
-    static let family = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
 
     @Test("answers what it holds in both environments, transactionIDNotFound otherwise, and counts every call")
     func answersAndCounts() async throws {
-        let source = StaticGroupsSource(["c1": Self.family])
-        #expect(try await source.customerGroups(anyTransactionID: "c1", environment: .sandbox) == Self.family)
-        #expect(try await source.customerGroups(anyTransactionID: "c1", environment: .production) == Self.family)
+        let source = StaticGroupsSource(["c1": Families.member])
+        #expect(try await source.customerGroups(anyTransactionID: "c1", environment: .sandbox) == Families.member)
+        #expect(try await source.customerGroups(anyTransactionID: "c1", environment: .production) == Families.member)
         let unknown = await expectError {
             try await source.customerGroups(anyTransactionID: "c2", environment: .sandbox)
         }
@@ -29,7 +28,7 @@ struct StaticGroupsSourceTests {
         #expect(
             String(decoding: answer.body, as: UTF8.self) == #"{"groups":[{"groupId":"g1","groupType":"CONSUMER"}]}"#
         )
-        #expect(answer.response == Self.family)
+        #expect(answer.response == Families.member)
         #expect(source.callCount == 4)
         #expect(source.callCount(for: "c1") == 3)
         #expect(source.callCount(for: "c2") == 1)
@@ -37,7 +36,7 @@ struct StaticGroupsSourceTests {
 
     @Test("fails a given id with a given error, a 429 with its Retry-After included, until told otherwise")
     func failures() async throws {
-        let source = StaticGroupsSource(["c1": Self.family])
+        let source = StaticGroupsSource(["c1": Families.member])
         let instant = Date(timeIntervalSince1970: 1_800_000_060)
         source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: instant))
         let limited = await expectError {
@@ -47,7 +46,7 @@ struct StaticGroupsSourceTests {
         #expect(limited?.httpStatus == 429)
         #expect(limited?.retryAfter == instant)
         source.fail("c1", with: nil)
-        #expect(try await source.customerGroups(anyTransactionID: "c1", environment: .sandbox) == Self.family)
+        #expect(try await source.customerGroups(anyTransactionID: "c1", environment: .sandbox) == Families.member)
         source.setAnswer(nil, for: "c1")
         let gone = await expectError { try await source.customerGroups(anyTransactionID: "c1", environment: .sandbox) }
         #expect(gone?.code == .transactionIDNotFound)
@@ -56,7 +55,7 @@ struct StaticGroupsSourceTests {
     @Test("a service over it: a decision, cached, and its 429 closing the gate for every customer")
     func serviceOverIt() async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(["c1": Self.family, "c2": Self.family])
+        let source = StaticGroupsSource(["c1": Families.member, "c2": Families.member])
         let service = try ServiceHarness(source: source, clock: clock) { $0.rateLimits.maximumRateLimitWait = .zero }
             .service
         let first = try await service.decision(anyTransactionID: "c1", environment: .sandbox)

@@ -184,7 +184,7 @@ import Testing
         let running = try Running({ $0.limits.maximumRequests = 1 }, slow: .seconds(5))
         let slow = try await TestClient.connect(running)
         slow.send("GET /slow HTTP/1.1\r\n\r\n")
-        for _ in 0..<1000 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { running.server.requestsInFlight > 0 }
         let refused = try await TestClient.connect(running)
         refused.send("GET /now HTTP/1.1\r\n\r\n")
         let answer = try await refused.answer()
@@ -200,13 +200,13 @@ import Testing
         #expect(try await idle.answer().status == 200)
         let busy = try await TestClient.connect(running)
         busy.send("GET /slow HTTP/1.1\r\n\r\n")
-        for _ in 0..<1000 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { running.server.requestsInFlight > 0 }
         running.server.stop(within: .seconds(30))
         #expect(await idle.isClosedByServer())
         let answer = try await busy.answer()
         #expect(answer.status == 200)
         #expect(answer.headers["connection"] == "close")
-        for _ in 0..<100 where !running.stopped { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil { running.stopped }
         #expect(running.stopped)
     }
 
@@ -239,7 +239,7 @@ import Testing
         #expect(try await idle.answer().status == 200)
         let busy = try await TestClient.connect(running)
         busy.send("GET /slow HTTP/1.1\r\n\r\n")
-        for _ in 0..<200 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { running.server.requestsInFlight > 0 }
         running.server.stop(within: .seconds(30))
         // The loop has seen the stop once it closes the idle connection.
         #expect(await idle.isClosedByServer())
@@ -258,10 +258,10 @@ import Testing
         let running = try Running({ $0.limits.handlerTimeout = nil }, slow: .seconds(120))
         let busy = try await TestClient.connect(running)
         busy.send("GET /slow HTTP/1.1\r\n\r\n")
-        for _ in 0..<200 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { running.server.requestsInFlight > 0 }
         running.server.stop(within: .milliseconds(100))
         running.server.stop(within: .seconds(120))
-        for _ in 0..<600 where !running.stopped { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil { running.stopped }
         #expect(running.stopped)
         #expect(await busy.isClosedByServer())
     }
@@ -280,7 +280,7 @@ import Testing
         )
         let client = try await TestClient.connect(running)
         client.send("GET /slow HTTP/1.1\r\n\r\n")
-        for _ in 0..<200 where running.server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { running.server.requestsInFlight > 0 }
         client.reset()
         try await Task.sleep(for: .milliseconds(200))
         let before = try #require(running.loopCPUTime)

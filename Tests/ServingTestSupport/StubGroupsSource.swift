@@ -40,8 +40,7 @@ package final class StubGroupsSource: GroupsSource, Sendable {
         self.state = Mutex(State(responder: responder))
     }
 
-    package static let consumerBody = #"{"groups":[{"groupId":"g1","groupType":"CONSUMER"}]}"#
-    package static let consumerGroup = Answer.groups(Array(consumerBody.utf8))
+    package static let consumerGroup = Answer.groups(Array(Families.memberBody.utf8))
     package static let notFound = Answer.failure(
         AppStoreGroupsError(
             code: .transactionIDNotFound,

@@ -27,10 +27,8 @@ struct FleetBudgetTests {
         return configuration
     }
 
-    static let family = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
-
     static func customers(_ count: Int) -> [String: GetCustomerGroupsResponse] {
-        Dictionary(uniqueKeysWithValues: (0..<count).map { ("c\($0)", family) })
+        Dictionary(uniqueKeysWithValues: (0..<count).map { ("c\($0)", Families.member) })
     }
 
     static func service(

@@ -12,8 +12,6 @@ import Testing
 /// a fetch another process began before it.
 @Suite("Decision service: invalidation across a fleet")
 struct FleetInvalidationTests {
-    static let family = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
-    static let none = GetCustomerGroupsResponse(groups: [])
 
     /// The services' configuration: a shared cache never skipped as slow (a busy machine makes every
     /// call slow, and a skipped cache is the documented exception these tests do not test).
@@ -43,7 +41,7 @@ struct FleetInvalidationTests {
             try await $0.invalidate(anyTransactionID: "c1")
         }
     ) async throws -> (inFlight: [String], afterOnFirst: [String], afterOnSecond: [String], calls: Int) {
-        let apple = StaticGroupsSource(["c1": family])
+        let apple = StaticGroupsSource(["c1": Families.member])
         let gated = GatedGroupsSource(apple)
         let service1 = try service(gated, shared: first)
         let service2 = try service(gated, shared: second)
@@ -51,7 +49,7 @@ struct FleetInvalidationTests {
         let inFlight = Task { try await service1.decision(anyTransactionID: "c1", environment: .sandbox) }
         try await gated.waitForCalls(1)
         // Apple removes the customer from the group; the notification reaches service 2.
-        apple.setAnswer(none, for: "c1")
+        apple.setAnswer(Families.noGroups, for: "c1")
         try await invalidate(service2)
         gated.open()
         let held = try await inFlight.value.decision.capabilities.sorted()
@@ -158,14 +156,11 @@ struct FleetInvalidationTests {
 
     // MARK: Invalidation by group
 
-    static let g1 = GroupEntry(groupID: "g1", groupType: .consumer)
-    static let g2 = GroupEntry(groupID: "g2", groupType: .consumer)
-
     static func members() -> StaticGroupsSource {
         StaticGroupsSource([
-            "c1": GetCustomerGroupsResponse(groups: [g1]),
-            "c2": GetCustomerGroupsResponse(groups: [g2, g1]),
-            "c3": GetCustomerGroupsResponse(groups: [g2]),
+            "c1": GetCustomerGroupsResponse(groups: [Families.g1]),
+            "c2": GetCustomerGroupsResponse(groups: [Families.g2, Families.g1]),
+            "c3": GetCustomerGroupsResponse(groups: [Families.g2]),
         ])
     }
 
@@ -313,7 +308,7 @@ struct FleetInvalidationTests {
             .jsonBytes()
         let decoded = try GetCustomerGroupsResponse(jsonBytes: body)
         #expect(decoded.groups.map(\.groupID) == [groupID])
-        let source = StaticGroupsSource(["c": decoded, "d": GetCustomerGroupsResponse(groups: [g2])])
+        let source = StaticGroupsSource(["c": decoded, "d": GetCustomerGroupsResponse(groups: [Families.g2])])
         let first = try Self.service(source, shared: shared ?? InMemoryGroupsCache())
         let other = try Self.service(source, shared: second ?? shared ?? InMemoryGroupsCache())
         var sources = try await Self.sources(first, ["c", "d"]) + Self.sources(other, ["c", "d"])
@@ -446,22 +441,20 @@ struct FleetInvalidationTests {
 
     // MARK: Flights begun before an invalidation
 
-    static let onlyG2 = GetCustomerGroupsResponse(groups: [g2])
-
     @Test(
         "a decision begun after another process's invalidation returned joins a flight begun before it (in memory)",
         .timeLimit(.minutes(5))
     )
     func joinsFlightBegunBeforeInvalidation() async throws {
         let shared = InMemoryGroupsCache()
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
         let serviceA = try FleetInvalidationTests.service(apple, shared: shared)
         let serviceB = try FleetInvalidationTests.service(gated, shared: shared)
         gated.close()
         let first = Task { try await serviceB.decision(anyTransactionID: "c", environment: .sandbox) }
         try await gated.waitForCalls(1)
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
         // Begun after the invalidation returned.
         let second = Task { try await serviceB.decision(anyTransactionID: "c", environment: .sandbox) }
@@ -478,7 +471,7 @@ struct FleetInvalidationTests {
     static func secondInvalidationDuringFetch(
         _ second: @Sendable (GroupDecisionService) async throws -> Void
     ) async throws -> (inFlight: [String], after: ServedDecision, calls: Int) {
-        let apple = StaticGroupsSource(["c": Self.onlyG2])
+        let apple = StaticGroupsSource(["c": Families.memberOfG2])
         let gated = GatedGroupsSource(apple)
         let service = try ServiceHarness(
             source: gated,
@@ -490,7 +483,7 @@ struct FleetInvalidationTests {
         let inFlight = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
         try await gated.waitForCalls(1)
         try await service.invalidate(groupID: "g1")
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await second(service)
         gated.open()
         let held = try await inFlight.value.decision.capabilities.sorted()

@@ -14,8 +14,6 @@ import Testing
 /// fetch, and a replaced flight that the invalidations through its own process still reach.
 @Suite("Decision service: a decision joins a fetch under way only if it began less than the check interval after it")
 struct FlightJoinTests {
-    static let family = FleetInvalidationTests.family
-    static let none = FleetInvalidationTests.none
     static let key = CustomerKey(environment: .sandbox, customerID: "c")
 
     /// The shared cache's calls a failing cache fails (the fleet budget and the 429 gate aside).
@@ -67,7 +65,7 @@ struct FlightJoinTests {
         default: flights.invalidate(groupID: "g1")
         }
         let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: clock.date)
-        #expect(!old.clears(answer, decoded: Self.family))
+        #expect(!old.clears(answer, decoded: Families.member))
         gate.open()
         #expect(try await tasks[0].value == 1)
         #expect(try await tasks[1].value == 2)
@@ -85,7 +83,7 @@ struct FlightJoinTests {
         // Both ended: a new flight is the only one an invalidation marks.
         flights.invalidate(customerID: "c")
         let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: clock.date)
-        #expect(old.clears(answer, decoded: Self.family))
+        #expect(old.clears(answer, decoded: Families.member))
         let next = try await flights.run(Self.key) { (_: ServingPermit) throws(AppStoreGroupsError) in 7 }
         #expect(next == 7)
     }
@@ -97,7 +95,7 @@ struct FlightJoinTests {
     func replacedFlightNotKeptAfterOwnInvalidation() async throws {
         let clock = ManualClock()
         let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
         let service = try ServiceHarness(
             source: gated,
@@ -115,7 +113,7 @@ struct FlightJoinTests {
         let second = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
         // Time for the decision to reach the flight.
         try await Task.sleep(for: .milliseconds(100))
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await service.invalidate(anyTransactionID: "c")
         // The shared cache fails from then on; the fetches answer (Apple's state when they arrived).
         through.fail(Self.cacheCalls)
@@ -146,7 +144,7 @@ struct FlightJoinTests {
         spacing: Duration,
         configuration: GroupDecisionService.Configuration = FleetInvalidationTests.configuration
     ) async throws -> (calls: Int, capabilities: [[String]]) {
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
         let service = try ServiceHarness(
             source: gated,
@@ -227,7 +225,7 @@ struct FlightJoinTests {
     func slowFetchRealClock() async throws {
         var configuration = FleetInvalidationTests.configuration
         configuration.sharedCache.fetchLockWait = .milliseconds(300)
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
         let service = try ServiceHarness(
             source: gated,

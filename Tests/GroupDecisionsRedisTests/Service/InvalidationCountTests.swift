@@ -14,8 +14,6 @@ import Testing
 @Suite("Decision service: an invalidation reaches every process before it returns")
 struct InvalidationCountTests {
     /// The customer's answer before and after Apple changed it.
-    static let before = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
-    static let after = GetCustomerGroupsResponse(groups: [])
 
     /// The three invalidations, by name.
     enum Invalidation: String, CaseIterable, Sendable {
@@ -37,8 +35,8 @@ struct InvalidationCountTests {
         storeA: any SharedGroupsCache,
         storeB: any SharedGroupsCache
     ) async throws -> (callsBefore: Int, callsAfter: Int, sources: [String], capabilities: [String]) {
-        let sourceA = StaticGroupsSource(["c": before])
-        let sourceB = StaticGroupsSource(["c": before])
+        let sourceA = StaticGroupsSource(["c": Families.member])
+        let sourceB = StaticGroupsSource(["c": Families.member])
         let serviceA = try FleetInvalidationTests.service(sourceA, shared: storeA)
         let serviceB = try FleetInvalidationTests.service(sourceB, shared: storeB)
         var sources: [String] = []
@@ -46,8 +44,8 @@ struct InvalidationCountTests {
         sources.append(try await serviceA.decision(anyTransactionID: "c", environment: .sandbox).source.name)
         let callsBefore = sourceA.callCount
         // Apple changes the customer's groups; the notification reaches service B.
-        sourceA.setAnswer(after, for: "c")
-        sourceB.setAnswer(after, for: "c")
+        sourceA.setAnswer(Families.noGroups, for: "c")
+        sourceB.setAnswer(Families.noGroups, for: "c")
         try await invalidation.run(on: serviceB)
         let served = try await serviceA.decision(anyTransactionID: "c", environment: .sandbox)
         sources.append(served.source.name)
@@ -152,7 +150,7 @@ struct InvalidationCountTests {
         defer { store.close() }
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.sharedCacheRetryInterval = .zero
-        let source = StaticGroupsSource(["c": Self.before])
+        let source = StaticGroupsSource(["c": Families.member])
         let service = try ServiceHarness(
             source: source,
             sharedCache: store,
@@ -202,7 +200,7 @@ struct InvalidationCountTests {
         let clock = ManualClock(Date())
         let store = try server.store(prefix: "down", now: clock.now)
         defer { store.close() }
-        let source = StaticGroupsSource(["c": Self.before])
+        let source = StaticGroupsSource(["c": Families.member])
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.fallbackShare = 0
         let service = try ServiceHarness(
@@ -240,7 +238,7 @@ struct InvalidationCountTests {
         // Long enough that neither the skip nor B's copy ends during the test, however busy the machine.
         configuration.rateLimits.sharedCacheRetryInterval = .seconds(600)
         configuration.localCache.timeToLive = .seconds(600)
-        let apple = StaticGroupsSource(["c": Self.before])
+        let apple = StaticGroupsSource(["c": Families.member])
         let serviceA = try FleetInvalidationTests.service(apple, shared: storeA)
         let serviceB = try ServiceHarness(
             source: apple,
@@ -252,7 +250,7 @@ struct InvalidationCountTests {
         .service
         // B's uncached decision makes five slow calls in a row: B now skips its cache as slow.
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
-        apple.setAnswer(Self.after, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         // A's cache is fast: the invalidation completes, and returns after the check interval.
         try await serviceA.invalidate(anyTransactionID: "c")
         let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
@@ -269,7 +267,7 @@ struct InvalidationCountTests {
         let proxy = try #require(fleet.proxy)
         let clock = ManualClock(Date())
         let store = try fleet.store(prefix: "share", timeout: .seconds(30), now: clock.now)
-        let apple = StaticGroupsSource(["c1": Self.before, "c2": Self.before])
+        let apple = StaticGroupsSource(["c1": Families.member, "c2": Families.member])
         let service = try FleetInvalidationTests.clockedService(apple, shared: store, clock: clock)
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
@@ -299,7 +297,7 @@ struct InvalidationCountTests {
         let clock = ManualClock()
         let shared = InMemoryGroupsCache(now: clock.now)
         let throughB = ScriptedGroupsCache(shared, countsInvalidations: true)
-        let apple = StaticGroupsSource(["c": Self.before])
+        let apple = StaticGroupsSource(["c": Families.member])
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.fallbackShare = 0
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: shared, clock: clock)
@@ -324,7 +322,7 @@ struct InvalidationCountTests {
         // The cache answers again; through A, an invalidation completes and returns. B reads the
         // count although it still skips the cache, sees it moved, and fetches.
         throughB.fail([])
-        apple.setAnswer(Self.after, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
         let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
         #expect(served.source == .live)
@@ -364,7 +362,7 @@ struct InvalidationCountTests {
         }
         #expect(refused?.code == .rateLimitExceeded)
         throughB.fail(stillFailing ? ["answer", "invalidationCount"] : [])
-        apple.setAnswer(Self.after, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
         let served: Result<ServedDecision, AppStoreGroupsError>
         do {
@@ -403,7 +401,7 @@ struct InvalidationCountTests {
     func localTimeToLiveZero() async throws {
         let clock = ManualClock()
         let shared = InMemoryGroupsCache(now: clock.now)
-        let apple = StaticGroupsSource(["c": Self.before])
+        let apple = StaticGroupsSource(["c": Families.member])
         var configuration = FleetInvalidationTests.configuration
         configuration.localCache.timeToLive = .zero
         let make = {
@@ -413,7 +411,7 @@ struct InvalidationCountTests {
         let serviceB = try make()
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .cache)
-        apple.setAnswer(Self.after, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
         // No clock move: a copy kept here would be confirmed by B's reading made at its first decision.
         let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
@@ -431,7 +429,7 @@ struct InvalidationCountTests {
         let proxy = try #require(fleet.proxy)
         let clock = ManualClock(Date())
         let store = try fleet.store(prefix: "trips", timeout: .seconds(30), now: clock.now)
-        let source = StaticGroupsSource(["c": Self.before])
+        let source = StaticGroupsSource(["c": Families.member])
         let service = try FleetInvalidationTests.clockedService(source, shared: store, clock: clock)
         #expect(try await service.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         #expect(proxy.roundTrips == 5)
@@ -483,7 +481,7 @@ struct InvalidationCountTests {
     func invalidationWaits() async throws {
         let clock = ManualClock()
         let shared = InMemoryGroupsCache(now: clock.now)
-        let source = StaticGroupsSource(["c": Self.before])
+        let source = StaticGroupsSource(["c": Families.member])
         let service = try FleetInvalidationTests.clockedService(source, shared: shared, clock: clock)
         try await service.invalidate(anyTransactionID: "c")
         try await service.invalidate(groupID: "g1")

@@ -16,8 +16,6 @@ import Testing
 /// invalidation removed.
 @Suite("Redis invalidation count: every invalidation a value never read before, a lost count never read as one")
 struct InvalidationCountValueTests {
-    static let family = FleetInvalidationTests.family
-    static let none = FleetInvalidationTests.none
     static let counts = RedisGroupsCache.invalidationCounts
 
     static func set(_ store: RedisGroupsCache, _ key: String, _ value: String) async throws {
@@ -81,7 +79,7 @@ struct InvalidationCountValueTests {
         defer { fleet.stop() }
         let clock = ManualClock(Date())
         let (storeA, storeB) = try fleet.pair(prefix: "zero", now: clock.now)
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
         let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
         // A store no invalidation has reached yet: the first read creates the count at a fresh value,
@@ -91,7 +89,7 @@ struct InvalidationCountValueTests {
         #expect(try await storeA.invalidationCount() == first)
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         // Through A, c's invalidation completes and returns; B serves nothing meanwhile.
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
         #expect(try await storeA.invalidationCount() != first)
         // The store then loses everything (a restart without persistence): the count is missing
@@ -112,7 +110,7 @@ struct InvalidationCountValueTests {
         defer { fleet.stop() }
         let clock = ManualClock(Date())
         let (storeA, storeB) = try fleet.pair(prefix: "aba", now: clock.now)
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
         let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
         // Two invalidations of others, then B keeps its copy of c, stamped with the count they left.
@@ -125,7 +123,7 @@ struct InvalidationCountValueTests {
         // One invalidation of another customer, then c's: as many as before the loss. Counted from
         // 0, the count would be the remembered one again.
         try await storeA.invalidate(anyTransactionID: "x3")
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
         #expect(try await storeA.invalidationCount() != remembered)
         let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
@@ -146,7 +144,7 @@ struct InvalidationCountValueTests {
         defer { first.close() }
         let second = try server.store(prefix: "second")
         defer { second.close() }
-        let sources = StaticGroupsSource(["c": Self.family])
+        let sources = StaticGroupsSource(["c": Families.member])
         let serviceFirst = try FleetInvalidationTests.service(sources, shared: first)
         let serviceSecond = try FleetInvalidationTests.service(sources, shared: second)
         // An invalidation of a store that has no count yet sets one (no read created it).
@@ -187,7 +185,7 @@ struct InvalidationCountValueTests {
         defer { fleet.stop() }
         let clock = ManualClock(Date())
         let (storeA, storeB) = try fleet.pair(prefix: "lag", now: clock.now)
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
         let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
         try await storeA.invalidate(anyTransactionID: "x1")
@@ -198,7 +196,7 @@ struct InvalidationCountValueTests {
         // The replica that takes over had the count before the last invalidation; c's invalidation
         // through it sets a fresh value rather than counting up to the one B remembers.
         try await Self.set(storeA, "lag:invalidations", String(lagging))
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
         let after = try #require(try await storeA.invalidationCount())
         #expect(after != remembered)
@@ -218,7 +216,7 @@ struct InvalidationCountValueTests {
         let clock = ManualClock(Date())
         let store = try server.store(prefix: "down", now: clock.now)
         defer { store.close() }
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let service = try FleetInvalidationTests.clockedService(apple, shared: store, clock: clock)
         try await store.invalidate(anyTransactionID: "x1")
         try await store.invalidate(anyTransactionID: "x2")
@@ -226,7 +224,7 @@ struct InvalidationCountValueTests {
         // The count goes back to 1; the answer written in the shared cache goes with the flush.
         try await Self.flush(store)
         try await Self.set(store, "down:invalidations", "1")
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
         let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
         #expect(served.source == .live)
@@ -243,13 +241,13 @@ struct InvalidationCountValueTests {
         defer { fleet.stop() }
         let clock = ManualClock(Date())
         let (storeA, storeB) = try fleet.pair(prefix: "neg", now: clock.now)
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         let serviceA = try FleetInvalidationTests.clockedService(apple, shared: storeA, clock: clock)
         let serviceB = try FleetInvalidationTests.clockedService(apple, shared: storeB, clock: clock)
         #expect(try await serviceB.decision(anyTransactionID: "c", environment: .sandbox).source == .live)
         try await Self.set(storeA, "neg:invalidations", "-5")
         #expect(try await storeB.invalidationCount() == UInt64(bitPattern: -5))
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         var refused: AppStoreGroupsError?
         do { try await serviceA.invalidate(anyTransactionID: "c") } catch { refused = error }
         let served = try await serviceB.decision(anyTransactionID: "c", environment: .sandbox)
@@ -274,7 +272,7 @@ struct InvalidationCountValueTests {
         let clock = ManualClock(Date())
         let store = try server.store(prefix: "big", now: clock.now)
         defer { store.close() }
-        let apple = StaticGroupsSource(["c": Self.family])
+        let apple = StaticGroupsSource(["c": Families.member])
         // A failed read does not make the next call skip the cache: the shared answer is read.
         var configuration = FleetInvalidationTests.configuration
         configuration.rateLimits.sharedCacheRetryInterval = .zero
@@ -294,7 +292,7 @@ struct InvalidationCountValueTests {
         #expect((read == nil) == readable)
         #expect(read.map { $0.code == .sharedCacheFailure } ?? true)
         clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
-        apple.setAnswer(Self.none, for: "c")
+        apple.setAnswer(Families.noGroups, for: "c")
         let before = try await service.decision(anyTransactionID: "c", environment: .sandbox)
         #expect(before.source == .cache)
         #expect(apple.callCount == 1)

@@ -40,7 +40,7 @@ struct LocalGroupsCacheTests {
         #expect(response.groups.capacity == 2)
         #expect(MemoryFootprint.heapBytes(of: response) == 128 + 2 * (80 + 80 + 80))
         // Short strings live in the string value; known group types and roles are shared.
-        let small = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
+        let small = Families.member
         #expect(MemoryFootprint.heapBytes(of: small) == 80)
         let unknown = GetCustomerGroupsResponse(groups: [
             GroupEntry(groupID: "g1", groupType: GroupType(rawValue: "A_GROUP_TYPE_APPLE_ADDED_LATER"))

@@ -28,8 +28,6 @@ final class StaleRecorder: GroupDecisionObserver, @unchecked Sendable {
 /// whatever the manual clock does, so every count is exact.
 @Suite("Freshness: refresh ahead and a time to live that bends with the budget")
 struct FreshnessTests {
-    static let family = Families.member
-    static let other = Families.memberOfG2
 
     static func customers(_ count: Int) -> [String: GetCustomerGroupsResponse] { Families.customers(count) }
 
@@ -142,7 +140,7 @@ struct FreshnessTests {
         #expect(stale.staleReason == .budget)
         #expect(stale.age == .seconds(400))
         #expect(stale.fetchedAt == Date(timeIntervalSince1970: 1_800_000_000))
-        #expect(stale.decision.capabilities.sorted() == GroupDecisionServiceTests.familyCapabilities)
+        #expect(stale.decision.capabilities.sorted() == Families.capabilities)
         #expect(
             stale.jsonString(pretty: false).hasSuffix(
                 #""decisionId":"\#(stale.decisionID)","groupsStaleReason":"budget","groupsAgeMilliseconds":400000}"#
@@ -340,7 +338,7 @@ struct FreshnessTests {
         clock.advance(by: .seconds(200))
         #expect(try await Self.decide(service, "c0").source == .cache)
         try await gated.waitForCalls(2)
-        inner.setAnswer(Self.other, for: "c0")
+        inner.setAnswer(Families.memberOfG2, for: "c0")
         if byGroup {
             try await service.invalidate(groupID: "g1")
         } else {
@@ -351,7 +349,7 @@ struct FreshnessTests {
         #expect(try await shared.answer(anyTransactionID: "c0", in: .sandbox) == nil)
         let next = try await Self.decide(service, "c0")
         #expect(next.source == .live)
-        #expect(next.groups == Self.other)
+        #expect(next.groups == Families.memberOfG2)
         #expect(gated.startedCalls == 3)
     }
 
@@ -376,7 +374,7 @@ struct FreshnessTests {
         #expect(try await Self.decide(service, "c0").source == .cache)
         try await gated.waitForCalls(2)
         inner.fail("c0", with: nil)
-        inner.setAnswer(Self.other, for: "c0")
+        inner.setAnswer(Families.memberOfG2, for: "c0")
         // Past the time to live: a miss, which joins the refresh under way.
         clock.advance(by: .seconds(200))
         let caller = Task { try await Self.decide(service, "c0") }
@@ -384,7 +382,7 @@ struct FreshnessTests {
         gated.open()
         let served = try await caller.value
         #expect(served.source == .live)
-        #expect(served.groups == Self.other)
+        #expect(served.groups == Families.memberOfG2)
         #expect(gated.startedCalls == 3)
     }
 

@@ -12,8 +12,6 @@ import Testing
 /// the negative cache, invalidation, the budget and the 429 gate, and a shared cache.
 @Suite("Decision service")
 struct GroupDecisionServiceTests {
-    static func policies() throws -> PolicyStore { try Families.policies() }
-
     /// A service over `stub`: on `clock`, or on the system clock with the shared cache never
     /// skipped as slow (a busy machine makes every call look slow; the guard's own tests run on a
     /// manual clock).
@@ -36,8 +34,6 @@ struct GroupDecisionServiceTests {
         }
         .service
     }
-
-    static let familyCapabilities = Families.capabilities
 
     /// A client that is never asked anything (its credentials are the fake App Store's).
     static func unusedClient() throws -> AppStoreGroupsClient {
@@ -65,7 +61,7 @@ struct GroupDecisionServiceTests {
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(capabilities == Array(repeating: Self.familyCapabilities, count: 50))
+        #expect(capabilities == Array(repeating: Families.capabilities, count: 50))
         #expect(stub.requests == ["c1"])
     }
 
@@ -94,7 +90,7 @@ struct GroupDecisionServiceTests {
             )
         )
         #expect(second.fetchedAt == first.fetchedAt)
-        #expect(second.decision.capabilities.sorted() == Self.familyCapabilities)
+        #expect(second.decision.capabilities.sorted() == Families.capabilities)
         clock.advance(by: .seconds(1))
         let third = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(third.source == .live)
@@ -128,7 +124,7 @@ struct GroupDecisionServiceTests {
         let stale = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(stale.source == .stale)
         #expect(stale.fetchedAt == fetched.fetchedAt)
-        #expect(stale.decision.capabilities.sorted() == Self.familyCapabilities)
+        #expect(stale.decision.capabilities.sorted() == Families.capabilities)
         clock.advance(by: .seconds(30))
         let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
         #expect(error?.code == .generalInternalError)
@@ -188,7 +184,7 @@ struct GroupDecisionServiceTests {
         #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
         #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .live)
         #expect(stub.requests == ["a", "b", "a", "a", "b"])
-        let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(StubGroupsSource.consumerBody.utf8))
+        let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(Families.memberBody.utf8))
         let entry = LocalGroupsCache.Entry(
             answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
             decoded: decoded
@@ -281,7 +277,7 @@ struct GroupDecisionServiceTests {
         let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date)
-        #expect(served.decision.capabilities.sorted() == Self.familyCapabilities)
+        #expect(served.decision.capabilities.sorted() == Families.capabilities)
         #expect(stub.requests == ["c1"])
         #expect(
             try await shared.acquireFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "x", timeToLive: .seconds(1))
@@ -386,7 +382,10 @@ struct GroupDecisionServiceTests {
             #expect(throws: AppStoreGroupsError.self) { try Self.service(stub, configure: configure) }
         }
         #expect(throws: AppStoreGroupsError.self) {
-            try GroupDecisionService(policies: Self.policies(), clients: [Self.unusedClient(), Self.unusedClient()])
+            try GroupDecisionService(
+                policies: Families.policies(),
+                clients: [Self.unusedClient(), Self.unusedClient()]
+            )
         }
     }
 }

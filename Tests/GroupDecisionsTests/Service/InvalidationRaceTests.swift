@@ -29,7 +29,7 @@ struct InvalidationRaceTests {
         #expect(after.source == .live)
         #expect(after.decision.capabilities.isEmpty)
         // The old fetch answers its own callers, and is not kept.
-        #expect(try await before.value.decision.capabilities.sorted() == GroupDecisionServiceTests.familyCapabilities)
+        #expect(try await before.value.decision.capabilities.sorted() == Families.capabilities)
         let later = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
         #expect(later.decision.capabilities.isEmpty)
         #expect(stub.requests == ["c1", "c1"])

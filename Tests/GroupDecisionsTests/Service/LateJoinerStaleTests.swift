@@ -91,9 +91,7 @@ struct TwoProcessFleet {
     func lateCallerOfA<T: Sendable>(_ call: @escaping @Sendable () async -> T) async throws -> Task<T, Never> {
         let missesBefore = observerA.events("cache miss").count
         let late = Task { await call() }
-        for _ in 0..<500 where observerA.events("cache miss").count == missesBefore {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitUntil { observerA.events("cache miss").count > missesBefore }
         try await Task.sleep(for: .milliseconds(200))
         return late
     }

@@ -11,7 +11,6 @@ import Testing
 /// rather than pinned, and a budget and a gate per endpoint.
 @Suite("Rate-limit gate")
 struct RateLimitGateTests {
-    static let family = Families.member
     static let tenYears: TimeInterval = 315_360_000
 
     static func service(
@@ -29,7 +28,7 @@ struct RateLimitGateTests {
     }
 
     static func source() -> StaticGroupsSource {
-        StaticGroupsSource(["c1": family, "c2": family, "c3": family])
+        StaticGroupsSource(["c1": Families.member, "c2": Families.member, "c3": Families.member])
     }
 
     @Test("a Retry-After ten years ahead holds every decision for an hour, not ten years")

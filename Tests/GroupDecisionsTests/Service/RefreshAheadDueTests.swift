@@ -58,13 +58,13 @@ struct RefreshAheadDueTests {
         #expect(try await service.decide("c1").source == .live)
         let background = Task { try await service.run() }
         defer { background.cancel() }
-        for _ in 0..<500 where service.refreshes.workerCount < 1 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { service.refreshes.workerCount >= 1 }
         clock.advance(by: .seconds(250))
 
         // The one worker is busy refreshing c1, held at Apple.
         source.holding.withLock { $0 = true }
         #expect(try await service.decide("c1").source == .cache)
-        for _ in 0..<500 where inner.callCount(for: "c1") < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { inner.callCount(for: "c1") >= 2 }
         #expect(inner.callCount(for: "c1") == 2)
 
         // c0 is due too: its refresh waits in the queue.
@@ -75,7 +75,7 @@ struct RefreshAheadDueTests {
         #expect(inner.callCount(for: "c0") == 2)
 
         source.gate.open()
-        for _ in 0..<500 where service.refreshes.count > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { service.refreshes.count == 0 }
         #expect(service.refreshes.count == 0)
         // Before the fix: 3, the queued refresh fetched the 0-second-old answer again.
         #expect(inner.callCount(for: "c0") == 2)

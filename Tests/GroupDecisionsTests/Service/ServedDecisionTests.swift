@@ -18,7 +18,7 @@ struct ServedDecisionTests {
         decisionID: String? = ServedDecisionTests.decisionID
     ) throws -> ServedDecision {
         let policy = try Policy(contentsOf: TestFiles.packageRoot.appending(path: "Policies/family-sharing.json").path)
-        let groups = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
+        let groups = Families.member
         return ServedDecision(
             decision: policy.evaluate(groups, in: EvaluationContext(environment: .sandbox)),
             source: source,

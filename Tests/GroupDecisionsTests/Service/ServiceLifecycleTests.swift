@@ -11,12 +11,11 @@ import Testing
 /// reloads.
 @Suite("Decision service: lifecycle and observer")
 struct ServiceLifecycleTests {
-    static let family = GetCustomerGroupsResponse(groups: [GroupEntry(groupID: "g1", groupType: .consumer)])
 
     @Test("run() sweeps expired answers every sweep interval, and throws CancellationError when cancelled")
     func runSweeps() async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(["c1": Self.family])
+        let source = StaticGroupsSource(["c1": Families.member])
         var configuration = GroupDecisionService.Configuration()
         configuration.freshness = FreshnessPolicy(timeToLive: .seconds(120))
         configuration.localCache.sweepInterval = .seconds(60)
@@ -25,7 +24,7 @@ struct ServiceLifecycleTests {
         #expect(service.cachedBytes > 0)
         let runner = Task { try await service.run() }
         // The manual clock's sleep moves it on at once: sweeps come one a minute of its time.
-        for _ in 0..<1_000 where service.cachedBytes > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil { service.cachedBytes == 0 }
         #expect(service.cachedBytes == 0)
         #expect(clock.date >= Date(timeIntervalSince1970: 1_800_000_120))
         runner.cancel()
@@ -37,7 +36,7 @@ struct ServiceLifecycleTests {
     func observerEvents() async throws {
         let observer = RecordingObserver()
         let service = try ServiceHarness(
-            source: StaticGroupsSource(["c1": Self.family]),
+            source: StaticGroupsSource(["c1": Families.member]),
             time: .system,
             observer: observer
         )
@@ -80,7 +79,7 @@ struct ServiceLifecycleTests {
         let first = store.revision
         try (policy + "\n").write(to: file, atomically: true, encoding: .utf8)
         let runner = Task { try await store.run() }
-        for _ in 0..<1_000 where store.generation < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil { store.generation >= 2 }
         let second = store.revision
         #expect(second != first)
         runner.cancel()

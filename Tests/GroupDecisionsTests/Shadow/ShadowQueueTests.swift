@@ -3,6 +3,7 @@ import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
+import ShadowReportReading
 import Testing
 
 @testable import AppStoreGroups
@@ -90,7 +91,7 @@ struct ShadowQueueTests {
             #expect(change.examples.map(\.groupID) == ["g0"])
         }
         let json = service.shadowReportJSON(pretty: true)
-        #expect(try TreeShadowReportReader.read(json) == report)
+        #expect(try ShadowReport(jsonBytes: json) == report)
     }
 
     @Test("readers of an unchanged report share one serialization; a decision makes the next reader serialize")

@@ -2,6 +2,7 @@ import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
+import ShadowReportReading
 import Testing
 
 @testable import AppStoreGroups
@@ -54,7 +55,7 @@ struct ShadowReportBoundTests {
         #expect(!report.changes.contains { $0.groupType == "T10000" })
         #expect(report.changes.last?.groupType == "T9999")
         // The bound holds through the JSON, which reads back the same.
-        #expect(try TreeShadowReportReader.read(report.jsonBytes()) == report)
+        #expect(try ShadowReport(jsonBytes: report.jsonBytes()) == report)
     }
 
     @Test("the biggest report a tally makes, every string escaped at its worst, is within 16 MiB, compact or pretty")
@@ -97,6 +98,6 @@ struct ShadowReportBoundTests {
         #expect(compact.count <= pretty.count)
         // The account is an upper bound, not a wild one: the report fills most of it.
         #expect(pretty.count > ShadowReport.maximumReportBytes / 2)
-        #expect(try TreeShadowReportReader.read(pretty) == report)
+        #expect(try ShadowReport(jsonBytes: pretty) == report)
     }
 }

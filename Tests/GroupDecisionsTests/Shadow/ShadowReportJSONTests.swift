@@ -2,6 +2,7 @@ import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
+import ShadowReportReading
 import Testing
 
 @testable import GroupDecisions
@@ -60,7 +61,7 @@ struct ShadowReportJSONTests {
 
     @Test("read back: the same report, compact or pretty")
     func roundTrip() throws {
-        #expect(try TreeShadowReportReader.read(Self.report.jsonBytes()) == Self.report)
-        #expect(try TreeShadowReportReader.read(Self.report.jsonBytes(pretty: true)) == Self.report)
+        #expect(try ShadowReport(jsonBytes: Self.report.jsonBytes()) == Self.report)
+        #expect(try ShadowReport(jsonBytes: Self.report.jsonBytes(pretty: true)) == Self.report)
     }
 }

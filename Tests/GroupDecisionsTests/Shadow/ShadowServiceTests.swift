@@ -38,18 +38,17 @@ struct ShadowServiceTests {
             """
     )
 
-    static func group(_ id: String, _ type: GroupType, _ roles: [Role] = []) -> GroupEntry {
-        GroupEntry(groupID: id, groupType: type, roles: roles.map { RoleEntry(productID: "pro", role: $0) })
-    }
-
     static let answers: [String: GetCustomerGroupsResponse] = [
-        "admin": GetCustomerGroupsResponse(groups: [group("org1", .organization, [.admin])]),
-        "seat": GetCustomerGroupsResponse(groups: [group("org1", .organization, [Role("NONE")])]),
-        "family": GetCustomerGroupsResponse(groups: [group("fam1", .consumer)]),
+        "admin": GetCustomerGroupsResponse(groups: [Families.group("org1", .organization, [.admin])]),
+        "seat": GetCustomerGroupsResponse(groups: [Families.group("org1", .organization, [Role("NONE")])]),
+        "family": GetCustomerGroupsResponse(groups: [Families.group("fam1", .consumer)]),
         "both": GetCustomerGroupsResponse(
-            groups: [group("org2", .organization, [.admin]), group("fam2", .consumer), group("org3", .organization)]
+            groups: [
+                Families.group("org2", .organization, [.admin]), Families.group("fam2", .consumer),
+                Families.group("org3", .organization),
+            ]
         ),
-        "nothing": GetCustomerGroupsResponse(groups: []),
+        "nothing": Families.noGroups,
     ]
 
     struct Fixture {

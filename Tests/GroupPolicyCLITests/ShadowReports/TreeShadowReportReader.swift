@@ -7,7 +7,7 @@ import GroupPolicyBasics
 ///
 /// It reads the document into a JSON tree with the policy loader's reader, then its values from
 /// the tree, collecting every problem and reporting the first in the file. The CLI's streaming
-/// reader is compared with it, and the serving tests read the reports they write back with it.
+/// reader is compared with it.
 package enum TreeShadowReportReader {
     /// Why a report was refused: the first problem in the file, on one line.
     package struct Refusal: Error, CustomStringConvertible {
