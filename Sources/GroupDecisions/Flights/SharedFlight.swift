@@ -54,22 +54,21 @@ struct SharedFlight: Sendable {
         {
             fallback = nil
         }
-        if let answer = read?.answer {
+        // A shared answer: served when fresh, otherwise the fallback when it is newer.
+        func adopted(_ answer: CachedGroupsAnswer?) throws(AppStoreGroupsError) -> LoadedGroups? {
+            guard let answer else { return nil }
             if let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) { return loaded }
             fallback = newer(answer, than: fallback)
+            return nil
         }
+        if let loaded = try adopted(read?.answer) { return loaded }
         // The lock, the answer another process may have stored since the read above, and the
         // generation to write with: one call (the write then releases the lock in one more).
         let locked = await underFetchLock(key, shared: shared) {
             attempt,
             owner -> (Result<LoadedGroups, AppStoreGroupsError>, releasedLock: Bool) in
             do throws(AppStoreGroupsError) {
-                if let answer = attempt.answer {
-                    if let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) {
-                        return (.success(loaded), releasedLock: false)
-                    }
-                    fallback = newer(answer, than: fallback)
-                }
+                if let loaded = try adopted(attempt.answer) { return (.success(loaded), releasedLock: false) }
                 let read = FlightRead(stamp: stamp, generation: await generation(attempt, key: key, shared: shared))
                 let fetched = await fetcher.fetch(key, fallback: fallback, permit: permit, read: read, lock: owner)
                 return (fetched.result, releasedLock: fetched.releasedLock)
@@ -83,11 +82,8 @@ struct SharedFlight: Sendable {
         case .held(let result):
             return try result.get()
         case .heldElsewhere(let attempt):
-            if let answer = attempt.answer {
-                // The holder may have stored its answer already.
-                if let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) { return loaded }
-                fallback = newer(answer, than: fallback)
-            }
+            // The holder may have stored its answer already.
+            if let loaded = try adopted(attempt.answer) { return loaded }
             if let loaded = try await awaitHolder(key, shared: shared, permit: permit, stamp: stamp) { return loaded }
             let read = FlightRead(stamp: stamp, generation: await generation(attempt, key: key, shared: shared))
             return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: read)

@@ -20,16 +20,13 @@ extension PolicyShadow {
     /// serializes, so readers never hold more than one report's bytes between them.
     func reportJSON(pretty: Bool) -> [UInt8] {
         serialized.withLock { (cache: inout SerializedReport) -> [UInt8] in
-            let current = state.withLock { (state: inout State) -> ReportMark in
-                ReportMark(epoch: state.epoch, version: state.tally.version, pretty: pretty)
+            // The counts and rows of one instant, copied under the lock (only when they changed);
+            // sorted and written outside it.
+            let (mark, copied) = state.withLock { (state: inout State) -> (ReportMark, ShadowReport?) in
+                let mark = ReportMark(epoch: state.epoch, version: state.tally.version, pretty: pretty)
+                return (mark, cache.mark == mark ? nil : state.tally.report)
             }
-            if cache.mark == current { return cache.bytes }
-            // The counts and rows of one instant, copied under the lock; sorted and written outside it.
-            var mark = current
-            var report = state.withLock { (state: inout State) -> ShadowReport in
-                mark = ReportMark(epoch: state.epoch, version: state.tally.version, pretty: pretty)
-                return state.tally.report
-            }
+            guard var report = copied else { return cache.bytes }
             report.changes.sort(by: ShadowReport.Change.precedes)
             cache.bytes = report.jsonBytes(pretty: pretty)
             cache.mark = mark
