@@ -83,6 +83,57 @@ struct DecisionLogTests {
         #expect(unlogged.records.withLock { $0 } == [])
     }
 
+    @Test("a decision log changes nothing the observer hears: failures, stale answers, 429s, refusals, invalidations")
+    func observerHearsTheSameWithALog() async throws {
+        func events(logged: Bool) async throws -> [String] {
+            let clock = ManualClock()
+            let retryAfter = clock.date.addingTimeInterval(1_000)
+            let stub = StubGroupsSource(clock: clock.now)
+            let cache = ScriptedGroupsCache(forwardsBudget: false, clock: clock)
+            let harness = try ServiceHarness(
+                source: stub,
+                sharedCache: cache,
+                clock: clock,
+                decisionLog: logged ? try DecisionLog(salt: Self.salt) { _ in } : nil
+            ) {
+                $0.freshness.staleIfError = .seconds(600)
+                $0.rateLimits.maximumRateLimitWait = .zero
+            }
+            _ = try await harness.decide("c1")
+            stub.answer { _, _ in StubGroupsSource.internalError }
+            clock.advance(by: .seconds(301))
+            _ = try await harness.decide("c1")
+            cache.failsEveryCall = true
+            stub.answer { _, _ in StubGroupsSource.tooManyRequests(until: retryAfter) }
+            _ = try? await harness.decide("c2")
+            _ = try? await harness.decide("c4")
+            _ = try? await harness.service.invalidate(anyTransactionID: "c1")
+            cache.failsEveryCall = false
+            clock.advance(by: .seconds(5))
+            _ = try? await harness.decide("c3")
+            return harness.observer.events
+        }
+        let plain = try await events(logged: false)
+        #expect(try await events(logged: true) == plain)
+        let failed =
+            "shared cache failed: Redis at 127.0.0.1:6379 answered GET with an error: ERR unknown command 'GET', "
+            + "with args beginning with: 'app:sandbox:groups:<customer>'"
+        let tooManyRequests = [
+            "fetch started: customer-groups", "fetch finished: customer-groups 429",
+            "rate limited: customer-groups until 1800001000000 (asked 1800001000000)",
+        ]
+        let expected =
+            [
+                "cache miss", "fetch started: customer-groups", "fetch finished: customer-groups 200", "cache miss",
+                "fetch started: customer-groups", "fetch finished: customer-groups 500",
+                "stale served: general-internal-error", "cache miss", failed,
+            ] + tooManyRequests + [
+                "cache miss", "budget exhausted: customer-groups (Retry-After)", failed,
+                "invalidated one, shared cache not updated", "cache miss", "shared cache recovered",
+            ] + tooManyRequests
+        #expect(plain == expected)
+    }
+
     @Test("timestamps: UTC with milliseconds, leap days and instants before 1970")
     func timestamps() {
         #expect(
