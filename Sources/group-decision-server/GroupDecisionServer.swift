@@ -130,7 +130,7 @@ enum GroupDecisionServer {
             service = try GroupDecisionService(
                 policies: store,
                 clients: Array(clients.values),
-                sharedCache: sharedCache,
+                sharedCaches: sharedCache.map { SharedCaches($0) } ?? SharedCaches(),
                 configuration: settings,
                 observer: ServerObserver(metrics: metrics),
                 decisionLog: decisionLog,

@@ -80,7 +80,7 @@ struct CorruptSharedStoreTests {
         let lines = RecordingObserver()
         // A busy machine makes real calls look slow: the cache must not be skipped here.
         var configuration = GroupDecisionService.Configuration()
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.health.slowCallsInARow = 0
         // While the corrupted cache is skipped, the process keeps fetching within a share of its own.
         configuration.rateLimits.fallbackShare = 0.25
         let service = try ServiceHarness(

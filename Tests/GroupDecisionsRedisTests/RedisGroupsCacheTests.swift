@@ -179,7 +179,7 @@ struct RedisGroupsCacheTests {
             configuration.rateLimits.maximumRateLimitWait = .zero
             // A busy machine makes real calls look slow, and under a load of 20 a store call took
             // more than 10 s: the cache must be neither skipped nor timed out here.
-            configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+            configuration.sharedCache.health.slowCallsInARow = 0
             return try ServiceHarness(
                 source: stub,
                 sharedCache: server.store(timeout: .seconds(120)),
@@ -216,7 +216,7 @@ struct RedisGroupsCacheTests {
         var configuration = GroupDecisionService.Configuration()
         configuration.sharedCache.fetchLockWait = .seconds(60)
         configuration.sharedCache.fetchLockTimeToLive = .seconds(90)
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.health.slowCallsInARow = 0
         let services = try (0..<4).map { _ in
             try ServiceHarness(
                 source: stub,

@@ -31,7 +31,7 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     package let inner: any SharedGroupsCache
     private let combinedCalls: CombinedCalls
     private let countsInvalidations: Bool
-    private let forwardsBudget: Bool
+    package let forwardsBudget: Bool
     private let clock: ManualClock?
     private let script = Mutex(Script())
 
@@ -39,7 +39,8 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     ///   - inner: The cache every call goes to. Default: an in-memory one on `clock`.
     ///   - combinedCalls: How the combined fetch-lock calls are made. Default `.defaults`.
     ///   - countsInvalidations: Whether the invalidation count is forwarded (`nil` otherwise).
-    ///   - forwardsBudget: Whether the fleet budget is forwarded (none kept otherwise).
+    ///   - forwardsBudget: Whether the cache gives a service the fleet budget
+    ///     (``SharedCaches/init(testing:)`` leaves it out otherwise).
     ///   - clock: The clock scripted delays advance.
     package init(
         _ inner: (any SharedGroupsCache)? = nil,
@@ -234,23 +235,22 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
     }
 
-    package var keepsFleetBudget: Bool { forwardsBudget && inner.keepsFleetBudget }
-
     package func takeBudgetToken(
         from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        guard forwardsBudget else { return .notSupported }
         try record("takeBudgetToken", key: budget.endpoint.name)
         return try await inner.takeBudgetToken(from: budget, maximumWait: maximumWait)
     }
 
-    /// A token only when one is banked now, the reserve not kept: as a store that knows no reserve.
+    /// A token only when one is banked now, the reserve not kept: as a store that knows no reserve
+    /// (the inner cache's answer when the budget is not given to a service).
     package func takeBudgetToken(
         from budget: FleetBudget,
         keeping reserve: Double
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        try await takeBudgetToken(from: budget, maximumWait: .zero)
+        guard forwardsBudget else { return try await inner.takeBudgetToken(from: budget, keeping: reserve) }
+        return try await takeBudgetToken(from: budget, maximumWait: .zero)
     }
 
     package func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
@@ -281,5 +281,14 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
         let count = try await invalidationCount()
         return (try await answer(anyTransactionID: customerID, in: environment), count)
+    }
+}
+
+extension SharedCaches {
+    /// Every concern of `store`, none for `nil`; a scripted cache that forwards no budget gives
+    /// none.
+    package init(testing store: (any SharedGroupsCache)?) {
+        self = store.map { SharedCaches($0) } ?? SharedCaches()
+        if let scripted = store as? ScriptedGroupsCache, !scripted.forwardsBudget { fleetBudget = nil }
     }
 }

@@ -82,7 +82,7 @@ package struct ServiceHarness<Source: GroupsSource>: Sendable {
         self.service = try GroupDecisionService(
             policies: policies ?? Families.policies(),
             source: source,
-            sharedCache: sharedCache,
+            sharedCaches: SharedCaches(testing: sharedCache),
             configuration: configuration,
             timeSource: timeSource,
             observer: other.map { Observers(first: observer, second: $0) } ?? observer,
@@ -160,7 +160,7 @@ extension GroupDecisionService.Configuration {
         configuration.rateLimits.requestsPerSecond = [.sandbox: 0.0001, .production: 0.0001]
         configuration.rateLimits.requestBurst = [.sandbox: burst]
         configuration.rateLimits.maximumRateLimitWait = .zero
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.health.slowCallsInARow = 0
         configuration.freshness.refreshAfter = nil
         return configuration
     }

@@ -11,7 +11,7 @@
 /// in-process cache (sending Apple nothing beyond the budget the cache granted), never granting
 /// anything because of it; a cache whose calls succeed
 /// but are consistently slow is left alone the same way (see
-/// ``RateLimitGate/Configuration/sharedCacheSlowCallThreshold``). Error messages may name
+/// ``SharedCacheHealth/slowCallThreshold``). Error messages may name
 /// keys: the service replaces a customer id in them before they reach its observer or its callers.
 ///
 /// Every call of one decision waits for the one before, so over a network each costs a round
@@ -21,14 +21,17 @@
 /// (``SharedFetchLock/acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)``), then, once the source has
 /// answered, writes the answer and releases the lock in one call
 /// (``SharedFetchLock/setAnswer(_:releasingFetchLock:)``), besides the rate-limit gate's calls
-/// (``SharedRateLimitState/rateLimitedUntil(_:in:)`` and, for a fleet budget, ``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``).
+/// (``SharedRateLimitState/rateLimitedUntil(_:in:)`` and ``SharedFleetBudget/takeBudgetToken(from:maximumWait:)``).
 /// A store across a network should implement those two combined requirements natively, each in one
 /// atomic round trip.
 ///
-/// The requirements come in four protocols, one per concern, and a conformer implements all of
+/// The requirements come in five protocols, one per concern, and a conformer implements all of
 /// them (none has a default implementation): ``SharedAnswerCache`` (answers, and the write an
 /// invalidation refuses), ``SharedFetchLock`` (one fetch per customer across the fleet),
-/// ``SharedRateLimitState`` (the `Retry-After` instant and the fleet's budget) and
-/// ``SharedInvalidations`` (forgetting answers, and the count that tells a process its copies are
-/// still good). See the article "Implementing a shared cache".
-public protocol SharedGroupsCache: SharedAnswerCache, SharedFetchLock, SharedRateLimitState, SharedInvalidations {}
+/// ``SharedRateLimitState`` (the `Retry-After` instant), ``SharedFleetBudget`` (the fleet's budget)
+/// and ``SharedInvalidations`` (forgetting answers, and the count that tells a process its copies
+/// are still good). A store that keeps only some conforms to those, and the service takes them
+/// with ``SharedCaches``. See the article "Implementing a shared cache".
+public protocol SharedGroupsCache:
+    SharedAnswerCache, SharedFetchLock, SharedRateLimitState, SharedFleetBudget, SharedInvalidations
+{}

@@ -70,7 +70,7 @@ final class InvalidationWatch: Sendable {
     /// Reads the count, or joins the reading under way; `.failed` at once when a reading begun
     /// less than the interval ago failed, and none answered since (one call to a failing cache per
     /// interval, as one to a healthy one).
-    func read(_ shared: SharedCacheGuard) async -> Outcome {
+    func read(_ shared: SharedCacheGuard, _ cache: any SharedInvalidations) async -> Outcome {
         let started = now()
         let task = state.withLock { state -> Task<Outcome, Never>? in
             if let reading = state.reading { return reading }
@@ -79,7 +79,7 @@ final class InvalidationWatch: Sendable {
             {
                 return nil
             }
-            let reading = Task { await self.readOnce(shared) }
+            let reading = Task { await self.readOnce(shared, cache) }
             state.reading = reading
             return reading
         }
@@ -87,7 +87,7 @@ final class InvalidationWatch: Sendable {
         return await task.value
     }
 
-    private func readOnce(_ shared: SharedCacheGuard) async -> Outcome {
+    private func readOnce(_ shared: SharedCacheGuard, _ cache: any SharedInvalidations) async -> Outcome {
         let started = now()
         // Even while the cache is skipped, after a failure or for slowness: a cache that answers
         // takes the other processes' invalidations, and one read per interval is this process's
@@ -96,7 +96,7 @@ final class InvalidationWatch: Sendable {
             evenWhenSlow: true,
             evenWhenFailing: true,
             isAnswer: { $0 != nil },
-            { cache throws(AppStoreGroupsError) in try await cache.invalidationCount() }
+            { () throws(AppStoreGroupsError) in try await cache.invalidationCount() }
         )
         state.withLock { state in
             state.reading = nil

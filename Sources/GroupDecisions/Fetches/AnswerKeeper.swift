@@ -22,7 +22,7 @@ struct AnswerKeeper: Sendable {
         var left = answer.fetchedAt.addingTimeInterval(lifetime.seconds).timeIntervalSince(now)
         // With a shared cache, this process re-reads it often enough that another process's
         // invalidation reaches it within the bound.
-        if context.shared != nil { left = min(left, context.localCopyTimeToLive.seconds) }
+        if context.invalidations != nil { left = min(left, context.localCopyTimeToLive.seconds) }
         guard left > 0, permit.clears(answer, decoded: decoded) else { return }
         let expires = now.addingTimeInterval((left * 1000).rounded(.down) / 1000)
         context.local.set(
@@ -54,10 +54,10 @@ struct AnswerKeeper: Sendable {
     ) async -> Bool {
         let life = context.freshness.lifetime(of: answer.kind)
         var releasedLock = false
-        if let shared = context.shared, let generation = read.generation, life > .zero,
-            permit.clears(answer, decoded: decoded)
+        if let shared = context.shared, let answers = shared.caches.answers, let counts = shared.caches.invalidations,
+            let generation = read.generation, life > .zero, permit.clears(answer, decoded: decoded)
         {
-            let outcome = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
+            let outcome = await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) in
                 let write = AnswerWrite(
                     answer,
                     anyTransactionID: key.customerID,
@@ -67,16 +67,16 @@ struct AnswerKeeper: Sendable {
                     ifGeneration: generation
                 )
                 let kept: Bool
-                if let lock {
-                    kept = try await cache.setAnswer(write, releasingFetchLock: lock)
+                if let lock, let fetchLock = shared.caches.fetchLock {
+                    kept = try await fetchLock.setAnswer(write, releasingFetchLock: lock)
                     releasedLock = true
                 } else {
-                    kept = try await cache.setAnswer(write)
+                    kept = try await answers.setAnswer(write)
                 }
                 // As below: this process's invalidation ran before the answer was written, or
                 // removes it after.
                 if kept, !permit.clears(answer, decoded: decoded) {
-                    try await cache.invalidate(anyTransactionID: key.customerID)
+                    try await counts.invalidate(anyTransactionID: key.customerID)
                 }
                 return kept ? SharedWrite.kept : .refused
             }

@@ -9,7 +9,7 @@ extension SharedFlight {
     /// under the invalidation generation read before asking Apple. Never throws: a refresh that
     /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
     func refresh(_ key: CustomerKey, permit: ServingPermit) async -> FlightOutcome {
-        guard let shared = context.shared else {
+        guard let shared = context.shared, context.invalidations != nil else {
             let entry = context.local.entry(key, now: context.timeSource.now())
             return await refresh(entry?.answer, decoded: entry?.decoded, key: key, permit: permit, read: FlightRead())
         }
@@ -52,7 +52,7 @@ extension SharedFlight {
         if context.verdict(answer, customerID: key.customerID, now: now) == .fresh,
             let loaded = LoadedGroups(answer, decoded: decoded, source: .cache)
         {
-            if context.shared != nil {
+            if context.invalidations != nil {
                 let stamp = read.stamp
                 keeper.keepLocally(answer, decoded: loaded.decoded, key: key, now: now, permit: permit, stamp: stamp)
             }

@@ -25,7 +25,9 @@ struct SharedFlight: Sendable {
     ) async throws(AppStoreGroupsError) -> LoadedGroups {
         let key = CustomerKey(environment: environment, customerID: customerID)
         var fallback = context.local.entry(key, now: timeSource.now())
-        guard let shared = context.shared, let invalidations = context.invalidations else {
+        guard let shared = context.shared, let invalidations = context.invalidations,
+            let counts = shared.caches.invalidations
+        else {
             return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: FlightRead())
         }
         // Read even while the cache is skipped as slow: a slow read costs less than a first fetch,
@@ -38,8 +40,8 @@ struct SharedFlight: Sendable {
         let read = await shared.read(
             customerID: customerID,
             evenWhenSlow: true,
-            { cache throws(AppStoreGroupsError) in
-                try await cache.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
+            { () throws(AppStoreGroupsError) in
+                try await counts.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
             }
         )
         if let read {
@@ -103,14 +105,32 @@ struct SharedFlight: Sendable {
     /// The customer's fetch lock, asked for together with the answer and the generation, held while
     /// `work` runs, then released unless the write that kept the answer released it (the first fetch
     /// and the refresh ahead take the lock alike).
+    ///
+    /// Without a fetch lock, the answer and the generation are read and `work` runs with no lock
+    /// held (owner `nil`).
     func underFetchLock<Value: Sendable>(
         _ key: CustomerKey,
         shared: SharedCacheGuard,
-        _ work: (FetchLockAttempt, _ owner: String) async -> (Value, releasedLock: Bool)
+        _ work: (FetchLockAttempt, _ owner: String?) async -> (Value, releasedLock: Bool)
     ) async -> LockOutcome<Value> {
+        guard let answers = shared.caches.answers else { return .unavailable }
+        guard let lock = shared.caches.fetchLock else {
+            let attempt = await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) in
+                FetchLockAttempt(
+                    acquired: true,
+                    answer: try await answers.answer(anyTransactionID: key.customerID, in: key.environment),
+                    generation: try await answers.invalidationGeneration(
+                        anyTransactionID: key.customerID,
+                        in: key.environment
+                    )
+                )
+            }
+            guard let attempt else { return .unavailable }
+            return .held(await work(attempt, nil).0)
+        }
         let owner = UUID().uuidString
-        let attempt = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.acquireFetchLockAndRead(
+        let attempt = await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) in
+            try await lock.acquireFetchLockAndRead(
                 anyTransactionID: key.customerID,
                 in: key.environment,
                 owner: owner,
@@ -121,8 +141,8 @@ struct SharedFlight: Sendable {
         guard attempt.acquired else { return .heldElsewhere(attempt) }
         let (value, releasedLock) = await work(attempt, owner)
         if !releasedLock {
-            await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)
+            await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) in
+                try await lock.releaseFetchLock(anyTransactionID: key.customerID, in: key.environment, owner: owner)
             }
         }
         return .held(value)
@@ -148,8 +168,9 @@ struct SharedFlight: Sendable {
         shared: SharedCacheGuard
     ) async -> InvalidationGeneration? {
         if let generation = attempt.generation { return generation }
-        return await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-            try await cache.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
+        guard let answers = shared.caches.answers else { return nil }
+        return await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) in
+            try await answers.invalidationGeneration(anyTransactionID: key.customerID, in: key.environment)
         }
     }
 
@@ -184,6 +205,7 @@ struct SharedFlight: Sendable {
         // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
         // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
         // slack absorbs the floating-point error of adding up poll intervals.
+        guard let answers = shared.caches.answers else { return nil }
         let deadline = timeSource.now().addingTimeInterval(context.fetchLockWait.seconds)
         while deadline.timeIntervalSince(timeSource.now()) > 0.001 {
             do {
@@ -191,8 +213,8 @@ struct SharedFlight: Sendable {
             } catch {
                 throw AppStoreGroupsError(code: .cancelled, message: "cancelled while waiting for another fetch")
             }
-            let answer = await shared.read(customerID: key.customerID) { cache throws(AppStoreGroupsError) in
-                try await cache.answer(anyTransactionID: key.customerID, in: key.environment)
+            let answer = await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) in
+                try await answers.answer(anyTransactionID: key.customerID, in: key.environment)
             }
             guard let answer else { return nil }  // The cache failed or is skipped: fetch here.
             if let answer, let loaded = try adopt(answer, key: key, permit: permit, stamp: stamp) { return loaded }

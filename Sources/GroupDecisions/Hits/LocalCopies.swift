@@ -60,8 +60,10 @@ struct LocalCopies: Sendable {
         _ customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> LoadedGroups? {
-        guard let shared = context.shared, let invalidations = context.invalidations else { return nil }
-        switch await invalidations.read(shared) {
+        guard let shared = context.shared, let invalidations = context.invalidations,
+            let answers = shared.caches.answers, let counts = shared.caches.invalidations
+        else { return nil }
+        switch await invalidations.read(shared, counts) {
         case .read:
             // The same rule, with the reading joined (or a later one): a reading that began too
             // long ago, or a count that moved (the copy went with it), is a miss.
@@ -74,8 +76,8 @@ struct LocalCopies: Sendable {
             let stamp = invalidations.stamp
             if let answer = await shared.read(
                 customerID: customerID,
-                { cache throws(AppStoreGroupsError) in
-                    try await cache.answer(anyTransactionID: customerID, in: environment)
+                { () throws(AppStoreGroupsError) in
+                    try await answers.answer(anyTransactionID: customerID, in: environment)
                 }
             ) {
                 guard let answer else { return nil }

@@ -16,7 +16,6 @@ extension RateLimitGate {
         switch await fleetToken(key, .waitingAtMost(maximumWait)) {
         case .answered(.taken(let wait)): return (wait, 0, .fleet)
         case .answered(.notTaken(let wait)): return (nil, wait.seconds, .fleet)
-        case .answered(.notSupported): budget = .process
         case .fallBack(let fallback): budget = fallback
         }
         if budget == .cutOff { return (nil, cutOffRetrySeconds, .cutOff) }
@@ -33,7 +32,6 @@ extension RateLimitGate {
         switch await fleetToken(key, .keepingReserve) {
         case .answered(.taken): return nil
         case .answered(.notTaken(let wait)): return wait
-        case .answered(.notSupported): budget = .process
         case .fallBack(let fallback): budget = fallback
         }
         if budget == .cutOff { return .milliseconds(Int64(cutOffRetrySeconds * 1000)) }
@@ -47,7 +45,7 @@ extension RateLimitGate {
     /// the budget that holds instead: this process's own without a shared cache that keeps one,
     /// this process's share when the cache did not answer.
     private func fleetToken(_ key: EndpointKey, _ request: FleetRequest) async -> FleetAnswer {
-        guard let shared, shared.cache.keepsFleetBudget else { return .fallBack(.process) }
+        guard let shared, let cache = shared.caches.fleetBudget else { return .fallBack(.process) }
         let rate = configuration.rate(for: key.environment)
         let burst = configuration.burst(for: key.environment)
         let reserve = configuration.reserve(burst: burst)
@@ -62,7 +60,7 @@ extension RateLimitGate {
             burst: burst,
             initialTokens: initialTokens
         )
-        let answer = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
+        let answer = await shared.read(evenWhenSlow: true) { () throws(AppStoreGroupsError) in
             switch request {
             case .waitingAtMost(let maximumWait):
                 try await cache.takeBudgetToken(from: budget, maximumWait: maximumWait)
@@ -75,7 +73,7 @@ extension RateLimitGate {
 
     /// When a cut-off process may try again: when it next asks the shared cache (at least a second).
     private var cutOffRetrySeconds: TimeInterval {
-        max(1, configuration.sharedCacheRetryInterval.seconds)
+        max(1, shared?.retryInterval.seconds ?? 0)
     }
 
     /// Which of the fleet's tokens ``fleetToken(_:_:)`` asks for.

@@ -1,13 +1,12 @@
 public import GroupPolicy
 
 extension RateLimitGate {
-    /// The budgets, waits and holds of a rate-limit gate, and how it treats a shared cache that
-    /// fails or is slow.
+    /// The budgets, waits and holds of a rate-limit gate.
     ///
     /// A ``GroupDecisionService`` keeps one in its configuration
     /// (``GroupDecisionService/Configuration/rateLimits``) and makes its gate with it; every default
     /// here is the service's. Make a gate of your own with the service's settings:
-    /// `RateLimitGate(configuration: serviceConfiguration.rateLimits, sharedCache: cache)`.
+    /// `RateLimitGate(configuration: serviceConfiguration.rateLimits, sharedCaches: SharedCaches(cache))`.
     public struct Configuration: Sendable, Equatable {
         /// Requests a second each endpoint may be sent, per environment: each endpoint has a budget
         /// of its own.
@@ -56,23 +55,6 @@ extension RateLimitGate {
         ///
         /// Default 60 seconds.
         public var rateLimitHoldWithoutRetryAfter: Duration = .seconds(60)
-        /// How long the shared cache is left alone after it fails.
-        ///
-        /// Meanwhile what this process knows of `Retry-After` instants holds, and it spends only its
-        /// share of the fleet's budget (see ``fallbackShare``); a request refused for want of one is
-        /// told to try again after this interval, at least a second. Default 5 seconds.
-        public var sharedCacheRetryInterval: Duration = .seconds(5)
-        /// A shared-cache call that takes this long or longer is slow.
-        ///
-        /// Default 150 milliseconds.
-        public var sharedCacheSlowCallThreshold: Duration = .milliseconds(150)
-        /// How many slow shared-cache calls in a row make the gate leave the cache alone for
-        /// ``sharedCacheRetryInterval``, as after a failure; zero never does.
-        ///
-        /// Default 5. Budget tokens, and the instant written after a 429, are still asked of a
-        /// cache left alone for slowness only.
-        public var sharedCacheSlowCallsInARow: Int = 5
-
         /// The defaults.
         public init() {}
 
@@ -82,8 +64,6 @@ extension RateLimitGate {
             let durations: [(String, Duration)] = [
                 ("maximumRateLimitWait", maximumRateLimitWait), ("maximumRateLimitHold", maximumRateLimitHold),
                 ("rateLimitHoldWithoutRetryAfter", rateLimitHoldWithoutRetryAfter),
-                ("sharedCacheRetryInterval", sharedCacheRetryInterval),
-                ("sharedCacheSlowCallThreshold", sharedCacheSlowCallThreshold),
             ]
             if let problem = DurationLimit.firstTooLong(durations) { return problem }
             if maximumRateLimitWait < .zero { return "maximumRateLimitWait must not be negative" }
@@ -91,11 +71,6 @@ extension RateLimitGate {
             if rateLimitHoldWithoutRetryAfter <= .zero {
                 return "rateLimitHoldWithoutRetryAfter must be positive"
             }
-            if sharedCacheRetryInterval < .zero { return "sharedCacheRetryInterval must not be negative" }
-            if sharedCacheSlowCallThreshold <= .zero {
-                return "sharedCacheSlowCallThreshold must be positive"
-            }
-            if sharedCacheSlowCallsInARow < 0 { return "sharedCacheSlowCallsInARow must not be negative" }
             if !(refreshReserve >= 0 && refreshReserve < 1) {
                 return "refreshReserve must be at least 0 and less than 1"
             }

@@ -12,8 +12,8 @@ extension RateLimitGate {
     /// earlier version or a clock far ahead, holds an hour, not for as long as it says).
     func heldUntil(_ key: EndpointKey) async -> Date? {
         var read = SharedHold.unavailable
-        if let shared,
-            let answer = await shared.read({ cache throws(AppStoreGroupsError) in
+        if let shared, let cache = shared.caches.rateLimits,
+            let answer = await shared.read({ () throws(AppStoreGroupsError) in
                 try await cache.rateLimitedUntil(key.endpoint, in: key.environment)
             })
         {
@@ -53,8 +53,8 @@ extension RateLimitGate {
             let own = max(instants[key]?.own ?? instant, instant)
             instants[key] = (own, instants[key]?.shared)
         }
-        if let shared {
-            _ = await shared.read(evenWhenSlow: true) { cache throws(AppStoreGroupsError) in
+        if let shared, let cache = shared.caches.rateLimits {
+            _ = await shared.read(evenWhenSlow: true) { () throws(AppStoreGroupsError) in
                 try await cache.setRateLimitedUntil(instant, for: key.endpoint, in: key.environment)
             }
         }

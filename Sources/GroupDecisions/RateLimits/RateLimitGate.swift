@@ -20,7 +20,7 @@ import GroupPolicyBasics
 ///
 /// - **Budget.** A token bucket per endpoint and environment at ``Configuration/requestsPerSecond``,
 ///   banking up to ``Configuration/requestBurst``. With a shared cache that keeps fleet budgets the
-///   bucket is the fleet's, in the cache (``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``);
+///   bucket is the fleet's, in the cache (``SharedFleetBudget/takeBudgetToken(from:maximumWait:)``);
 ///   while the cache fails, this process sends nothing beyond what it granted, unless
 ///   ``Configuration/fallbackShare`` gives it a share in a bucket of its own. Without a shared
 ///   cache, or with one that keeps no budget, the bucket is this process's. A call waits for its
@@ -56,25 +56,30 @@ public final class RateLimitGate: Sendable {
     /// - Parameters:
     ///   - configuration: The budgets, waits and holds. Default: ``Configuration/init()``, the
     ///     service's defaults; `serviceConfiguration.rateLimits` for a service's settings.
-    ///   - sharedCache: Where the fleet shares `Retry-After` instants, or `nil` for this process alone.
+    ///   - sharedCaches: Where the fleet shares `Retry-After` instants and its budget
+    ///     (``SharedCaches/rateLimits`` and ``SharedCaches/fleetBudget``; the others are not used).
+    ///     Default: none, this process alone.
+    ///   - sharedCacheHealth: When a failed or slow shared cache is left alone. Default: the
+    ///     service's defaults.
     ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told of 429s and refusals. Default: none.
     /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range.
     public convenience init(
         configuration: Configuration = Configuration(),
-        sharedCache: (any SharedGroupsCache)? = nil,
+        sharedCaches: SharedCaches = SharedCaches(),
+        sharedCacheHealth: SharedCacheHealth = SharedCacheHealth(),
         timeSource: TimeSource = .system,
         observer: (any GroupDecisionObserver)? = nil
     ) throws(AppStoreGroupsError) {
-        if let problem = configuration.problem {
+        if let problem = configuration.problem ?? sharedCacheHealth.problem {
             throw AppStoreGroupsError(code: .invalidConfiguration, message: problem)
         }
         let observer = observer ?? SilentObserver()
         self.init(
             configuration: configuration,
-            shared: sharedCache.map {
-                SharedCacheGuard($0, settings: configuration, timeSource: timeSource, observer: observer)
-            },
+            shared: sharedCaches.isEmpty
+                ? nil
+                : SharedCacheGuard(sharedCaches, health: sharedCacheHealth, timeSource: timeSource, observer: observer),
             timeSource: timeSource,
             observer: observer
         )

@@ -1,8 +1,6 @@
 extension GroupDecisionService.Configuration {
-    /// How the service uses a shared cache's fetch lock and its count of invalidations.
-    ///
-    /// How long a failed or slow shared cache is left alone is set in
-    /// ``GroupDecisionService/Configuration/rateLimits``, which the gate shares with the service.
+    /// How the service uses a shared cache: its fetch lock, its count of invalidations, and its
+    /// health.
     public struct SharedCache: Sendable, Equatable {
         /// When a shared cache's fetch lock lapses if its holder never releases it.
         ///
@@ -31,6 +29,8 @@ extension GroupDecisionService.Configuration {
         /// invalidation this wait. See the DocC article "Serving decisions at fleet scale", section
         /// "Invalidation across the fleet".
         public var invalidationCheckInterval: Duration = .milliseconds(250)
+        /// When a failed or slow shared cache is left alone, and for how long.
+        public var health = SharedCacheHealth()
 
         /// The defaults.
         public init() {}
@@ -41,6 +41,7 @@ extension GroupDecisionService.Configuration {
             if fetchLockWait < .zero { return "sharedCache.fetchLockWait must not be negative" }
             if fetchLockPollInterval <= .zero { return "sharedCache.fetchLockPollInterval must be positive" }
             if invalidationCheckInterval <= .zero { return "sharedCache.invalidationCheckInterval must be positive" }
+            if let problem = health.problem { return "sharedCache.health.\(problem)" }
             return nil
         }
     }

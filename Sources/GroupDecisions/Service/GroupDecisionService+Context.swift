@@ -9,7 +9,7 @@ extension ServingContext {
     /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range.
     init(
         configuration: GroupDecisionService.Configuration,
-        sharedCache: (any SharedGroupsCache)?,
+        sharedCaches: SharedCaches,
         timeSource: TimeSource,
         observer: (any GroupDecisionObserver)?
     ) throws(AppStoreGroupsError) {
@@ -25,10 +25,15 @@ extension ServingContext {
             timeSource: timeSource,
             observer: observer,
             local: local,
-            shared: sharedCache.map {
-                SharedCacheGuard($0, settings: configuration.rateLimits, timeSource: timeSource, observer: observer)
-            },
-            invalidations: sharedCache.map { _ in
+            shared: sharedCaches.isEmpty
+                ? nil
+                : SharedCacheGuard(
+                    sharedCaches,
+                    health: configuration.sharedCache.health,
+                    timeSource: timeSource,
+                    observer: observer
+                ),
+            invalidations: sharedCaches.used.answers.map { _ in
                 InvalidationWatch(
                     interval: configuration.sharedCache.invalidationCheckInterval,
                     local: local,

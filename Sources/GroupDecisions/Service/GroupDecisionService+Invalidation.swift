@@ -74,16 +74,16 @@ extension GroupDecisionService {
         allCustomers: Bool,
         groupID: String?,
         customerID: String?,
-        _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Void
+        _ body: (any SharedInvalidations) async throws(AppStoreGroupsError) -> Void
     ) async throws(AppStoreGroupsError) {
-        guard let shared else {
+        guard let shared, let cache = shared.caches.invalidations else {
             observer.invalidated(
                 GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: nil)
             )
             return
         }
         do {
-            try await shared.write(customerID: customerID, body)
+            try await shared.write(customerID: customerID) { () throws(AppStoreGroupsError) in try await body(cache) }
         } catch {
             observer.invalidated(
                 GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: false)
@@ -93,16 +93,19 @@ extension GroupDecisionService {
         observer.invalidated(
             GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: true)
         )
-        try await awaitOtherProcesses(shared)
+        try await awaitOtherProcesses(shared, cache)
     }
 
     /// Waits until every process has read the invalidation count since it moved: one
     /// ``GroupDecisionService/Configuration/SharedCache/invalidationCheckInterval``, unless the shared cache keeps no count.
-    private func awaitOtherProcesses(_ shared: SharedCacheGuard) async throws(AppStoreGroupsError) {
+    private func awaitOtherProcesses(
+        _ shared: SharedCacheGuard,
+        _ cache: any SharedInvalidations
+    ) async throws(AppStoreGroupsError) {
         guard let invalidations, !invalidations.isUnsupported else { return }
         // Not known yet: asked once (a cache that keeps no count answers at once, without the store).
         if invalidations.stamp == nil,
-            let count = await shared.read({ cache throws(AppStoreGroupsError) in try await cache.invalidationCount() }),
+            let count = await shared.read({ () throws(AppStoreGroupsError) in try await cache.invalidationCount() }),
             count == nil
         {
             invalidations.record(nil, started: timeSource.now())

@@ -53,9 +53,10 @@ public final class GroupDecisionService: Sendable {
     /// - Parameters:
     ///   - policies: The policies decisions are made with.
     ///   - source: Where customers' groups come from: App Store clients in production (see
-    ///     ``init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:candidatePolicies:)``), a
+    ///     ``init(policies:clients:sharedCaches:configuration:timeSource:observer:decisionLog:candidatePolicies:)``), a
     ///     `StaticGroupsSource` in tests.
-    ///   - sharedCache: A cache shared by the fleet, or `nil` for this process alone.
+    ///   - sharedCaches: The concerns of the caches shared by the fleet the service uses, each on
+    ///     its own (see ``SharedCaches``); none for this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
     ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told what the service does, policy reloads included. Default: none.
@@ -66,7 +67,7 @@ public final class GroupDecisionService: Sendable {
     public init(
         policies: PolicyStore,
         source: some GroupsSource,
-        sharedCache: (any SharedGroupsCache)? = nil,
+        sharedCaches: SharedCaches,
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
         observer: (any GroupDecisionObserver)? = nil,
@@ -75,7 +76,7 @@ public final class GroupDecisionService: Sendable {
     ) throws(AppStoreGroupsError) {
         let context = try ServingContext(
             configuration: configuration,
-            sharedCache: sharedCache,
+            sharedCaches: sharedCaches,
             timeSource: timeSource,
             observer: DecisionLogObserver.observer(observer, log: decisionLog)
         )
@@ -102,6 +103,40 @@ public final class GroupDecisionService: Sendable {
         self.reloadHandler = policies.addReloadHandler(Self.reportingReloads(to: context.observer))
     }
 
+    /// Creates a service over one store that keeps every concern of a shared cache, or none.
+    ///
+    /// - Parameters:
+    ///   - policies: The policies decisions are made with.
+    ///   - source: Where customers' groups come from.
+    ///   - sharedCache: A cache shared by the fleet, or `nil` for this process alone.
+    ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
+    ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
+    ///   - observer: Told what the service does. Default: none.
+    ///   - decisionLog: Receives one record per decision. Default: none.
+    ///   - candidatePolicies: A candidate evaluated beside `policies`. Default: none.
+    /// - Throws: `AppStoreGroupsError.Code.invalidConfiguration` for a configuration out of range.
+    public convenience init(
+        policies: PolicyStore,
+        source: some GroupsSource,
+        sharedCache: (any SharedGroupsCache)? = nil,
+        configuration: Configuration = Configuration(),
+        timeSource: TimeSource = .system,
+        observer: (any GroupDecisionObserver)? = nil,
+        decisionLog: DecisionLog? = nil,
+        candidatePolicies: PolicyStore? = nil
+    ) throws(AppStoreGroupsError) {
+        try self.init(
+            policies: policies,
+            source: source,
+            sharedCaches: sharedCache.map { SharedCaches($0) } ?? SharedCaches(),
+            configuration: configuration,
+            timeSource: timeSource,
+            observer: observer,
+            decisionLog: decisionLog,
+            candidatePolicies: candidatePolicies
+        )
+    }
+
     /// A reload handler that tells `observer` of each reload of the policies.
     private static func reportingReloads(
         to observer: any GroupDecisionObserver
@@ -122,7 +157,8 @@ public final class GroupDecisionService: Sendable {
     ///   - policies: The policies decisions are made with.
     ///   - clients: One client per environment served (by `storeEnvironment`); a call for an
     ///     environment without one fails with `AppStoreGroupsError.Code.invalidArgument`.
-    ///   - sharedCache: A cache shared by the fleet, or `nil` for this process alone.
+    ///   - sharedCaches: The concerns of the caches shared by the fleet (see ``SharedCaches``).
+    ///     Default: none, this process alone.
     ///   - configuration: Freshness, waits and budgets. Default: ``Configuration/init()``.
     ///   - timeSource: The wall clock and sleep. Default `TimeSource.system`.
     ///   - observer: Told what the service does, policy reloads included. Default: none.
@@ -134,7 +170,7 @@ public final class GroupDecisionService: Sendable {
     public convenience init(
         policies: PolicyStore,
         clients: [AppStoreGroupsClient],
-        sharedCache: (any SharedGroupsCache)? = nil,
+        sharedCaches: SharedCaches = SharedCaches(),
         configuration: Configuration = Configuration(),
         timeSource: TimeSource = .system,
         observer: (any GroupDecisionObserver)? = nil,
@@ -144,7 +180,7 @@ public final class GroupDecisionService: Sendable {
         try self.init(
             policies: policies,
             source: try AppStoreClientsSource(clients),
-            sharedCache: sharedCache,
+            sharedCaches: sharedCaches,
             configuration: configuration,
             timeSource: timeSource,
             observer: observer,

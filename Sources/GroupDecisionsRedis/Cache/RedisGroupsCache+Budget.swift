@@ -65,9 +65,6 @@ extension RedisGroupsCache {
         """.utf8
     )
 
-    /// `true`: every service sharing this cache shares one request budget.
-    public var keepsFleetBudget: Bool { true }
-
     /// Takes one token from the fleet's budget for the endpoint in the environment, in one script
     /// on Redis's clock (`TIME`), under `<keyPrefix>:<environment>:budget:<endpoint>`.
     ///

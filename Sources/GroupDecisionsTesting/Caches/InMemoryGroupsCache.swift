@@ -291,9 +291,6 @@ public final class InMemoryGroupsCache: SharedGroupsCache {
         }
     }
 
-    /// `true`: every service sharing this cache shares one request budget.
-    public var keepsFleetBudget: Bool { true }
-
     /// Takes one token from the budget every service sharing this cache shares, for the endpoint
     /// in the environment, on the clock this cache was given.
     ///

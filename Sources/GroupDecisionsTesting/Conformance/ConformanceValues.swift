@@ -77,7 +77,6 @@ enum ConformanceValues {
         switch token {
         case .taken(let wait): "taken, wait \(milliseconds(wait)) ms"
         case .notTaken(let wait): "not taken, next in \(milliseconds(wait)) ms"
-        case .notSupported: "not supported"
         }
     }
 

@@ -92,7 +92,6 @@ extension SharedGroupsCacheConformance {
             switch token {
             case .taken(let actual): taken && wait.map { $0.contains(ConformanceValues.seconds(actual)) } ?? true
             case .notTaken(let actual): !taken && wait.map { $0.contains(ConformanceValues.seconds(actual)) } ?? true
-            case .notSupported: false
             }
         try check.require(matches, requirement, expected: expected, actual: ConformanceValues.describe(token))
     }
@@ -106,23 +105,6 @@ extension SharedGroupsCacheConformance {
     func checkFleetBudget(_ subject: ConformanceSubject) async throws {
         let check = Check.fleetBudget
         let budget = FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.001, burst: 3)
-        guard subject.first.keepsFleetBudget else {
-            for cache in subject.instances {
-                try check.expect(
-                    try await cache.takeBudgetToken(from: budget, maximumWait: .zero),
-                    .notSupported,
-                    "a cache that keeps no fleet budget says so",
-                    describe: ConformanceValues.describe
-                )
-                try check.expect(
-                    try await cache.takeBudgetToken(from: budget, keeping: 1),
-                    .notSupported,
-                    "a cache that keeps no fleet budget says so from takeBudgetToken(from:keeping:) too",
-                    describe: ConformanceValues.describe
-                )
-            }
-            return
-        }
         guard let second = subject.second else {
             throw ConformanceFailure(
                 check: check,
@@ -210,7 +192,6 @@ extension SharedGroupsCacheConformance {
     }
 
     func checkBudgetRefill(_ subject: ConformanceSubject) async throws {
-        guard subject.first.keepsFleetBudget else { return }
         let check = Check.budgetRefill
         let budget = FleetBudget(.groupMembers, in: .production, ratePerSecond: 5, burst: 5)
         func take(_ index: Int) async throws -> FleetBudgetToken {
@@ -318,7 +299,6 @@ extension SharedGroupsCacheConformance {
     }
 
     func checkRefreshTokens(_ subject: ConformanceSubject) async throws {
-        guard subject.first.keepsFleetBudget else { return }
         let check = Check.refreshTokens
         let (one, two) = (subject.first, subject.other)
         let budget = FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.001, burst: 4)

@@ -29,12 +29,10 @@ final class FaultyCache: SharedGroupsCache {
     private let inner: any SharedGroupsCache
     private let clock: SimulationClock
     private let state: Mutex<State>
-    let keepsFleetBudget: Bool
 
     init(_ inner: any SharedGroupsCache, clock: SimulationClock, random: SimulationRandom) {
         self.inner = inner
         self.clock = clock
-        self.keepsFleetBudget = inner.keepsFleetBudget
         state = Mutex(State(random: random))
     }
 

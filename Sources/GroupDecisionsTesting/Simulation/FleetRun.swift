@@ -79,8 +79,8 @@ package final class FleetRun: Sendable {
         do {
             let configuration = simulation.configuration
             let share = configuration.rateLimits.fallbackShare
-            let multiple =
-                store.cache.keepsFleetBudget ? 1 + Double(simulation.services) * share : Double(simulation.services)
+            let keepsBudget = simulation.concerns(SharedCaches(store.cache)).fleetBudget != nil
+            let multiple = keepsBudget ? 1 + Double(simulation.services) * share : Double(simulation.services)
             let oracle = PromiseOracle(
                 seed: seed,
                 clock: clock,
@@ -119,7 +119,7 @@ package final class FleetRun: Sendable {
                 try GroupDecisionService(
                     policies: policies,
                     source: appStore,
-                    sharedCache: cache,
+                    sharedCaches: simulation.concerns(SharedCaches(cache)),
                     configuration: configuration,
                     timeSource: clock.timeSource
                 )

@@ -46,6 +46,10 @@ public struct FleetSimulation: Sendable {
     public var faults: Set<Fault>
     /// Where the services share their cache.
     public var store: Store
+    /// The concerns of the store the services take: all by default; return fewer to run a fleet
+    /// whose store keeps fewer (without ``SharedCaches/fleetBudget`` each service keeps the whole
+    /// budget, and the fleet's promise is the budget times the services).
+    public var concerns: @Sendable (SharedCaches) -> SharedCaches = { $0 }
     /// Told each step and what came of each decision and invalidation, for the command's `--trace`.
     package var trace: (@Sendable (String) -> Void)?
 
@@ -134,8 +138,8 @@ public struct FleetSimulation: Sendable {
         configuration.rateLimits.maximumRateLimitWait = .seconds(1)
         configuration.rateLimits.maximumRateLimitHold = .seconds(30)
         configuration.rateLimits.rateLimitHoldWithoutRetryAfter = .seconds(2)
-        configuration.rateLimits.sharedCacheRetryInterval = .seconds(1)
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 3
+        configuration.sharedCache.health.retryInterval = .seconds(1)
+        configuration.sharedCache.health.slowCallsInARow = 3
         configuration.sharedCache.fetchLockTimeToLive = .seconds(3)
         configuration.sharedCache.fetchLockWait = .seconds(1)
         configuration.sharedCache.fetchLockPollInterval = .milliseconds(100)

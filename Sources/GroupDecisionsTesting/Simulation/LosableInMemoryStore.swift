@@ -202,8 +202,6 @@ final class LosableInMemoryStore: SharedGroupsCache {
         try await caches().main.setRateLimitedUntil(instant, for: endpoint, in: environment)
     }
 
-    var keepsFleetBudget: Bool { true }
-
     func takeBudgetToken(
         from budget: FleetBudget,
         maximumWait: Duration

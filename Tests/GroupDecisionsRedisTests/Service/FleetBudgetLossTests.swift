@@ -29,7 +29,7 @@ struct FleetBudgetLossTests {
         configuration.rateLimits.requestsPerSecond = [.sandbox: rate, .production: rate]
         configuration.rateLimits.requestBurst = [.sandbox: burst]
         configuration.rateLimits.maximumRateLimitWait = .seconds(672)
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.health.slowCallsInARow = 0
         return configuration
     }
 
@@ -170,7 +170,7 @@ struct FleetBudgetLossTests {
             let shared = InMemoryGroupsCache(now: clock.now)
             let gate = try RateLimitGate(
                 configuration: configuration,
-                sharedCache: shared,
+                sharedCaches: SharedCaches(shared),
                 timeSource: clock.timeSource
             )
             try await gate.send(.customerGroups, in: .sandbox) { () throws(AppStoreGroupsError) in }

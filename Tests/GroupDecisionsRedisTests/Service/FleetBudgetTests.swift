@@ -23,7 +23,7 @@ struct FleetBudgetTests {
         configuration.rateLimits.requestsPerSecond = [.sandbox: 0.01, .production: 0.01]
         configuration.rateLimits.requestBurst = [.sandbox: burst]
         configuration.rateLimits.maximumRateLimitWait = .zero
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.health.slowCallsInARow = 0
         return configuration
     }
 

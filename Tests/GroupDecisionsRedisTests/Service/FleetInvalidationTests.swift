@@ -17,7 +17,7 @@ struct FleetInvalidationTests {
     /// call slow, and a skipped cache is the documented exception these tests do not test).
     static var configuration: GroupDecisionService.Configuration {
         var configuration = GroupDecisionService.Configuration()
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.health.slowCallsInARow = 0
         // The suites here fail the shared cache on purpose: each process then fetches within a
         // share of the budget of its own, which is what they need to see the invalidations race.
         configuration.rateLimits.fallbackShare = 0.25

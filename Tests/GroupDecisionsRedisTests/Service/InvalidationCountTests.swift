@@ -149,7 +149,7 @@ struct InvalidationCountTests {
         let store = try server.store(prefix: "bad", now: clock.now)
         defer { store.close() }
         var configuration = FleetInvalidationTests.configuration
-        configuration.rateLimits.sharedCacheRetryInterval = .zero
+        configuration.sharedCache.health.retryInterval = .zero
         let source = StaticGroupsSource(["c": Families.member])
         let service = try ServiceHarness(
             source: source,
@@ -236,7 +236,7 @@ struct InvalidationCountTests {
         let storeB = try fleet.store(prefix: "slow", timeout: .seconds(30))
         var configuration = GroupDecisionService.Configuration()
         // Long enough that neither the skip nor B's copy ends during the test, however busy the machine.
-        configuration.rateLimits.sharedCacheRetryInterval = .seconds(600)
+        configuration.sharedCache.health.retryInterval = .seconds(600)
         configuration.localCache.timeToLive = .seconds(600)
         let apple = StaticGroupsSource(["c": Families.member])
         let serviceA = try FleetInvalidationTests.service(apple, shared: storeA)

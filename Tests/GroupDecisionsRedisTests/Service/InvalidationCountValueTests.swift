@@ -275,7 +275,7 @@ struct InvalidationCountValueTests {
         let apple = StaticGroupsSource(["c": Families.member])
         // A failed read does not make the next call skip the cache: the shared answer is read.
         var configuration = FleetInvalidationTests.configuration
-        configuration.rateLimits.sharedCacheRetryInterval = .zero
+        configuration.sharedCache.health.retryInterval = .zero
         let service = try ServiceHarness(
             source: apple,
             sharedCache: store,

@@ -476,8 +476,6 @@ final class BrokenCache: SharedGroupsCache, Sendable {
         try await inner.setRateLimitedUntil(instant, for: endpoint, in: environment)
     }
 
-    var keepsFleetBudget: Bool { true }
-
     func takeBudgetToken(
         from budget: FleetBudget,
         maximumWait: Duration

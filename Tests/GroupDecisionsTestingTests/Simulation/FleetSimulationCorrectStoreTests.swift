@@ -48,6 +48,25 @@ struct FleetSimulationCorrectStoreTests {
         #expect(violations.map(\.description) == [])
     }
 
+    /// A store that keeps no fleet budget (each service keeps the whole budget, the promise the
+    /// budget times the services), or no fetch lock (each service fetches what it finds no fresh
+    /// answer for, and writes it under the generation it read).
+    @Test(
+        "InMemoryGroupsCache without the fleet budget, or without the fetch lock: 0 violations in 10 seeds",
+        arguments: ["fleetBudget", "fetchLock"]
+    )
+    func storeKeepingFewerConcerns(leftOut: String) async throws {
+        var simulation = FleetSimulation(store: .inMemory)
+        simulation.concerns = { caches in
+            var caches = caches
+            if leftOut == "fleetBudget" { caches.fleetBudget = nil } else { caches.fetchLock = nil }
+            return caches
+        }
+        var violations: [FleetSimulation.Violation] = []
+        for seed in 1...10 { violations += try await simulation.run(seed: seed) }
+        #expect(violations.map(\.description) == [])
+    }
+
     @Test("a seed out of range, or a parameter out of range, is refused naming it")
     func parametersOutOfRange() async throws {
         let simulation = FleetSimulation { InMemoryGroupsCache() }

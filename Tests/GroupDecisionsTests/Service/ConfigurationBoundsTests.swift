@@ -25,8 +25,8 @@ struct ConfigurationBoundsTests {
             ("rateLimits.rateLimitHoldWithoutRetryAfter", \.rateLimits.rateLimitHoldWithoutRetryAfter),
             ("localCache.timeToLive", \.localCache.timeToLive),
             ("sharedCache.invalidationCheckInterval", \.sharedCache.invalidationCheckInterval),
-            ("rateLimits.sharedCacheRetryInterval", \.rateLimits.sharedCacheRetryInterval),
-            ("rateLimits.sharedCacheSlowCallThreshold", \.rateLimits.sharedCacheSlowCallThreshold),
+            ("sharedCache.health.retryInterval", \.sharedCache.health.retryInterval),
+            ("sharedCache.health.slowCallThreshold", \.sharedCache.health.slowCallThreshold),
             ("localCache.sweepInterval", \.localCache.sweepInterval),
         ]
 

@@ -30,11 +30,11 @@ struct ConfigurationDefaultsTests {
         #expect(rateLimits.maximumRateLimitWait == .seconds(1))
         #expect(rateLimits.maximumRateLimitHold == .seconds(3600))
         #expect(rateLimits.rateLimitHoldWithoutRetryAfter == .seconds(60))
-        #expect(rateLimits.sharedCacheRetryInterval == .seconds(5))
-        #expect(rateLimits.sharedCacheSlowCallThreshold == .milliseconds(150))
-        #expect(rateLimits.sharedCacheSlowCallsInARow == 5)
 
         let sharedCache = configuration.sharedCache
+        #expect(sharedCache.health.retryInterval == .seconds(5))
+        #expect(sharedCache.health.slowCallThreshold == .milliseconds(150))
+        #expect(sharedCache.health.slowCallsInARow == 5)
         #expect(sharedCache.fetchLockTimeToLive == .seconds(10))
         #expect(sharedCache.fetchLockWait == .seconds(2))
         #expect(sharedCache.fetchLockPollInterval == .milliseconds(50))

@@ -29,7 +29,7 @@ struct GroupDecisionServiceTests {
             time: clock == nil ? .system : .manual,
             observer: observer
         ) {
-            if clock == nil { $0.rateLimits.sharedCacheSlowCallsInARow = 0 }
+            if clock == nil { $0.sharedCache.health.slowCallsInARow = 0 }
             configure(&$0)
         }
         .service

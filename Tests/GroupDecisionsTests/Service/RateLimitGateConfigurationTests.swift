@@ -21,9 +21,10 @@ struct RateLimitGateConfigurationTests {
         #expect(configuration.maximumRateLimitWait == .seconds(1))
         #expect(configuration.maximumRateLimitHold == .seconds(3600))
         #expect(configuration.rateLimitHoldWithoutRetryAfter == .seconds(60))
-        #expect(configuration.sharedCacheRetryInterval == .seconds(5))
-        #expect(configuration.sharedCacheSlowCallThreshold == .milliseconds(150))
-        #expect(configuration.sharedCacheSlowCallsInARow == 5)
+        let health = SharedCacheHealth()
+        #expect(health.retryInterval == .seconds(5))
+        #expect(health.slowCallThreshold == .milliseconds(150))
+        #expect(health.slowCallsInARow == 5)
         #expect(configuration.rate(for: .production) == 50)
         #expect(configuration.burst(for: .sandbox) == 5)
         #expect(configuration.problem == nil)
@@ -40,9 +41,9 @@ struct RateLimitGateConfigurationTests {
         configuration.rateLimits.maximumRateLimitWait = .seconds(2)
         configuration.rateLimits.maximumRateLimitHold = .seconds(1800)
         configuration.rateLimits.rateLimitHoldWithoutRetryAfter = .seconds(30)
-        configuration.rateLimits.sharedCacheRetryInterval = .seconds(7)
-        configuration.rateLimits.sharedCacheSlowCallThreshold = .milliseconds(300)
-        configuration.rateLimits.sharedCacheSlowCallsInARow = 0
+        configuration.sharedCache.health.retryInterval = .seconds(7)
+        configuration.sharedCache.health.slowCallThreshold = .milliseconds(300)
+        configuration.sharedCache.health.slowCallsInARow = 0
         let service = try ServiceHarness(
             source: StaticGroupsSource([:]),
             time: .system,
@@ -64,9 +65,6 @@ struct RateLimitGateConfigurationTests {
             ("maximumRateLimitWait -1", "maximumRateLimitWait must not be negative"),
             ("maximumRateLimitHold 0", "maximumRateLimitHold must be positive"),
             ("rateLimitHoldWithoutRetryAfter 0", "rateLimitHoldWithoutRetryAfter must be positive"),
-            ("sharedCacheRetryInterval -1", "sharedCacheRetryInterval must not be negative"),
-            ("sharedCacheSlowCallThreshold 0", "sharedCacheSlowCallThreshold must be positive"),
-            ("sharedCacheSlowCallsInARow -1", "sharedCacheSlowCallsInARow must not be negative"),
             ("refreshReserve 1", "refreshReserve must be at least 0 and less than 1"),
             ("requestsPerSecond 0", "requestsPerSecond[Sandbox] must be a positive number"),
             ("requestBurst 0.5", "requestBurst[Sandbox] must be a number of at least 1"),
@@ -85,9 +83,6 @@ struct RateLimitGateConfigurationTests {
         case "maximumRateLimitWait": service.rateLimits.maximumRateLimitWait = .seconds(value)
         case "maximumRateLimitHold": service.rateLimits.maximumRateLimitHold = .seconds(value)
         case "rateLimitHoldWithoutRetryAfter": service.rateLimits.rateLimitHoldWithoutRetryAfter = .seconds(value)
-        case "sharedCacheRetryInterval": service.rateLimits.sharedCacheRetryInterval = .seconds(value)
-        case "sharedCacheSlowCallThreshold": service.rateLimits.sharedCacheSlowCallThreshold = .seconds(value)
-        case "sharedCacheSlowCallsInARow": service.rateLimits.sharedCacheSlowCallsInARow = Int(value)
         case "refreshReserve": service.rateLimits.refreshReserve = value
         case "requestsPerSecond": service.rateLimits.requestsPerSecond[.sandbox] = value
         case "requestBurst": service.rateLimits.requestBurst[.sandbox] = value
@@ -103,5 +98,30 @@ struct RateLimitGateConfigurationTests {
         }
         #expect(byService?.code == .invalidConfiguration)
         #expect(byService?.message == "rateLimits.\(message)")
+    }
+
+    @Test(
+        "a shared cache's health setting out of range is refused by the gate and the service",
+        arguments: [
+            ("retryInterval", -1.0, "retryInterval must not be negative"),
+            ("slowCallThreshold", 0, "slowCallThreshold must be positive"),
+            ("slowCallsInARow", -1, "slowCallsInARow must not be negative"),
+        ]
+    )
+    func healthRefused(setting: String, value: Double, message: String) throws {
+        var service = GroupDecisionService.Configuration()
+        switch setting {
+        case "retryInterval": service.sharedCache.health.retryInterval = .seconds(value)
+        case "slowCallThreshold": service.sharedCache.health.slowCallThreshold = .seconds(value)
+        default: service.sharedCache.health.slowCallsInARow = Int(value)
+        }
+        let byGate = #expect(throws: AppStoreGroupsError.self) {
+            try RateLimitGate(sharedCacheHealth: service.sharedCache.health)
+        }
+        #expect(byGate?.message == message)
+        let byService = #expect(throws: AppStoreGroupsError.self) {
+            try ServiceHarness(source: StaticGroupsSource([:]), time: .system, configuration: service).service
+        }
+        #expect(byService?.message == "sharedCache.health.\(message)")
     }
 }

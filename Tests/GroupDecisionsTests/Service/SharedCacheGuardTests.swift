@@ -73,13 +73,13 @@ struct SharedCacheGuardTests {
         cache.delay = .milliseconds(200)
         let observer = RecordingObserver()
         let guarded = SharedCacheGuard(
-            cache,
-            settings: RateLimitGate.Configuration(),
+            SharedCaches(cache),
+            health: SharedCacheHealth(),
             timeSource: clock.timeSource,
             observer: observer
         )
         let read = { (evenWhenSlow: Bool) async -> Date?? in
-            await guarded.read(evenWhenSlow: evenWhenSlow) { cache throws(AppStoreGroupsError) in
+            await guarded.read(evenWhenSlow: evenWhenSlow) { () throws(AppStoreGroupsError) in
                 try await cache.rateLimitedUntil(.customerGroups, in: .sandbox)
             }
         }
@@ -138,24 +138,24 @@ struct SharedCacheGuardTests {
         let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
         let configuration = GroupDecisionService.Configuration()
-        #expect(configuration.rateLimits.sharedCacheSlowCallThreshold == .milliseconds(150))
-        #expect(configuration.rateLimits.sharedCacheSlowCallsInARow == 5)
+        #expect(configuration.sharedCache.health.slowCallThreshold == .milliseconds(150))
+        #expect(configuration.sharedCache.health.slowCallsInARow == 5)
         let guarded = SharedCacheGuard(
-            cache,
-            settings: configuration.rateLimits,
+            SharedCaches(cache),
+            health: configuration.sharedCache.health,
             timeSource: clock.timeSource,
             observer: observer
         )
         for round in 0..<10 {
             cache.delay = round % 5 == 4 ? .zero : .milliseconds(200)
-            #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
+            #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
         }
         #expect(cache.calls.count == 10)
         #expect(observer.events.isEmpty)
         // Exactly the threshold counts as slow.
         cache.delay = .milliseconds(150)
         for _ in 0..<5 {
-            _ = await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() }
+            _ = await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() }
         }
         #expect(observer.lines.count == 1)
     }
@@ -168,27 +168,27 @@ struct SharedCacheGuardTests {
         let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
         let guarded = SharedCacheGuard(
-            cache,
-            settings: RateLimitGate.Configuration(),
+            SharedCaches(cache),
+            health: SharedCacheHealth(),
             timeSource: clock.timeSource,
             observer: observer
         )
         cache.failsEveryCall = true
-        let read = await guarded.read { cache throws(AppStoreGroupsError) in
+        let read = await guarded.read { () throws(AppStoreGroupsError) in
             try await cache.answer(anyTransactionID: "c1", in: .sandbox)
         }
         #expect(read == nil)
-        #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } == nil)
+        #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } == nil)
         #expect(cache.calls.count == 1)
         let write = await expectError {
-            try await guarded.write { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() }
+            try await guarded.write { () throws(AppStoreGroupsError) in try await cache.invalidateAll() }
         }
         #expect(write?.code == .sharedCacheFailure)
         #expect(cache.calls.count == 2)
         cache.failsEveryCall = false
         clock.advance(by: .seconds(5))
-        #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
-        #expect(await guarded.read { cache throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
+        #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
+        #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
         #expect(observer.events.count == 3)
         #expect(observer.events.last == "shared cache recovered")
     }

@@ -36,7 +36,7 @@ struct SlowStoreLockWaitTests {
         // Slow calls alone would make the service leave this cache alone after three: this test is
         // about the lock wait, so the slow-call rule is off.
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: store) {
-            $0.rateLimits.sharedCacheSlowCallsInARow = 0
+            $0.sharedCache.health.slowCallsInARow = 0
         }
         #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
         // The first read (200 ms), then polls of 50 + 200 ms until two seconds have passed.

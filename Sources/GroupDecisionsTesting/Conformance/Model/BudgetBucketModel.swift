@@ -88,11 +88,6 @@ struct BudgetBucketModel {
         let bounds = describe(before, after)
         var judged: (Double, Double)
         switch token {
-        case .notSupported:
-            return Mismatch(
-                requirement: "a cache that keeps the fleet's budget takes tokens from it",
-                expected: "a token, taken or not (\(bounds))"
-            )
         case .taken(let duration):
             let wait = ConformanceValues.seconds(duration)
             guard let maximumWait else {

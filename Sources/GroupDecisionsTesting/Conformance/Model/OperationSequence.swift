@@ -474,16 +474,6 @@ struct OperationSequence {
         }
         let end = timeline
         answered(ConformanceValues.describe(token))
-        guard cache.keepsFleetBudget else {
-            guard token == .notSupported else {
-                let mismatch = ContractModel.Mismatch(
-                    requirement: "a cache that keeps no fleet budget answers notSupported",
-                    expected: "not supported"
-                )
-                throw failure(mismatch, actual: ConformanceValues.describe(token))
-            }
-            return
-        }
         if let mismatch = buckets[index].observe(
             token,
             maximumWait: maximumWait,

@@ -5,7 +5,7 @@ public import GroupPolicy
 /// fleet: a token bucket refilled at ``ratePerSecond`` up to ``burst`` tokens, starting with
 /// ``initialTokens`` when the store holds none.
 ///
-/// See ``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``.
+/// See ``SharedFleetBudget/takeBudgetToken(from:maximumWait:)``.
 public struct FleetBudget: Sendable, Hashable {
     /// The endpoint the requests go to.
     public var endpoint: GroupsEndpoint

@@ -3,7 +3,7 @@ import AppStoreGroups
 /// What a shared cache answers when asked for a token of the fleet's request budget for one
 /// endpoint in one environment.
 ///
-/// See ``SharedRateLimitState/takeBudgetToken(from:maximumWait:)``.
+/// See ``SharedFleetBudget/takeBudgetToken(from:maximumWait:)``.
 public enum FleetBudgetToken: Sendable, Hashable {
     /// A token is taken: send the request after `wait` (zero: at once).
     ///
@@ -12,7 +12,4 @@ public enum FleetBudgetToken: Sendable, Hashable {
     case taken(wait: Duration)
     /// No token is taken: the next one is due after `wait`, longer than the caller may wait.
     case notTaken(wait: Duration)
-    /// The cache keeps no fleet budget: the caller keeps its own, as it does without a shared
-    /// cache.
-    case notSupported
 }

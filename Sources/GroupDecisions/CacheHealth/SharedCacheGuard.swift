@@ -26,8 +26,9 @@ import GroupPolicyBasics
 /// message repeats (a server echoing the key it refused) is replaced by `<customer>` before the
 /// error goes anywhere.
 final class SharedCacheGuard: Sendable {
-    let cache: any SharedGroupsCache
-    private let retryInterval: Duration
+    /// The concerns the service uses (see ``SharedCaches``).
+    let caches: SharedCaches
+    let retryInterval: Duration
     private let slowCallThreshold: Duration
     private let slowCallsInARow: Int
     private let timeSource: TimeSource
@@ -51,39 +52,20 @@ final class SharedCacheGuard: Sendable {
         case none, forSlowness, forFailure
     }
 
-    /// Guards `cache`: skipped for `retryInterval` after a failure, or after `slowCallsInARow`
-    /// calls in a row took `slowCallThreshold` or longer.
+    /// Guards the concerns `caches` gives the service: skipped for the retry interval after a
+    /// failure, or after so many calls in a row took the slow-call threshold or longer (`health`).
     init(
-        _ cache: any SharedGroupsCache,
-        retryInterval: Duration,
-        slowCallThreshold: Duration,
-        slowCallsInARow: Int,
+        _ caches: SharedCaches,
+        health: SharedCacheHealth,
         timeSource: TimeSource,
         observer: any GroupDecisionObserver
     ) {
-        self.cache = cache
-        self.retryInterval = retryInterval
-        self.slowCallThreshold = slowCallThreshold
-        self.slowCallsInARow = slowCallsInARow
+        self.caches = caches.used
+        self.retryInterval = health.retryInterval
+        self.slowCallThreshold = health.slowCallThreshold
+        self.slowCallsInARow = health.slowCallsInARow
         self.timeSource = timeSource
         self.observer = observer
-    }
-
-    /// Guards `cache` with a gate's settings (which a service's configuration holds).
-    convenience init(
-        _ cache: any SharedGroupsCache,
-        settings: RateLimitGate.Configuration,
-        timeSource: TimeSource,
-        observer: any GroupDecisionObserver
-    ) {
-        self.init(
-            cache,
-            retryInterval: settings.sharedCacheRetryInterval,
-            slowCallThreshold: settings.sharedCacheSlowCallThreshold,
-            slowCallsInARow: settings.sharedCacheSlowCallsInARow,
-            timeSource: timeSource,
-            observer: observer
-        )
     }
 
     /// Runs a read: its value, or `nil` when the cache is skipped or the call failed (reported).
@@ -103,7 +85,7 @@ final class SharedCacheGuard: Sendable {
         evenWhenSlow: Bool = false,
         evenWhenFailing: Bool = false,
         isAnswer: (Value) -> Bool = { _ in true },
-        _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Value
+        _ body: () async throws(AppStoreGroupsError) -> Value
     ) async -> Value? {
         let start = timeSource.now()
         // Skipped (for a failure, or for slowness); a call made through a skip for slowness is not
@@ -118,7 +100,7 @@ final class SharedCacheGuard: Sendable {
         default: break
         }
         do {
-            let value = try await body(cache)
+            let value = try await body()
             // A call through a skip for slowness is not timed; one through a failure's skip that
             // the store answered promptly is a recovery.
             if skip == .none || (skip == .forFailure && isAnswer(value)) { answered(after: start) }
@@ -138,11 +120,11 @@ final class SharedCacheGuard: Sendable {
     /// - Throws: The call's `AppStoreGroupsError`, the customer id replaced.
     func write(
         customerID: String? = nil,
-        _ body: (any SharedGroupsCache) async throws(AppStoreGroupsError) -> Void
+        _ body: () async throws(AppStoreGroupsError) -> Void
     ) async throws(AppStoreGroupsError) {
         let start = timeSource.now()
         do {
-            try await body(cache)
+            try await body()
             answered(after: start)
         } catch {
             let scrubbed = Self.scrubbing(customerID, from: error)
