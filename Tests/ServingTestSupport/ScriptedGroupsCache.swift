@@ -13,7 +13,7 @@ import Synchronization
 /// one call (as Redis makes them), `.defaults` makes them from the single calls, as a store that
 /// cannot make them atomically does. The invalidation count and the
 /// fleet budget are forwarded only when asked, as a store that does not keep them behaves.
-package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
+package final class ScriptedGroupsCache: SharedGroupsCache, SingleCallFetchLock, Sendable {
     package enum CombinedCalls: Sendable {
         case native
         case defaults
@@ -135,16 +135,6 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         return try await inner.answer(anyTransactionID: customerID, in: environment)
     }
 
-    package func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) {
-        try record("setAnswer", key: customerID)
-        try await inner.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
-    }
-
     package func invalidationGeneration(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -165,12 +155,12 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> Bool {
         try record("acquireFetchLock", key: customerID)
-        return try await inner.acquireFetchLock(
+        return try await inner.acquireFetchLockAndRead(
             anyTransactionID: customerID,
             in: environment,
             owner: owner,
             timeToLive: timeToLive
-        )
+        ).acquired
     }
 
     package func releaseFetchLock(

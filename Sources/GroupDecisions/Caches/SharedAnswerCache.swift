@@ -19,22 +19,6 @@ public protocol SharedAnswerCache: Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer?
 
-    /// Keeps an answer for a customer, replacing any other, for `timeToLive`, whatever the
-    /// invalidations since (for tools and tests: the service writes with ``setAnswer(_:)``).
-    ///
-    /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long the store keeps it; positive.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot keep it.
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError)
-
     /// How many invalidations the customer, and every customer, have seen: read before a fetch
     /// and given back to ``setAnswer(_:)`` in an ``AnswerWrite``.
     ///

@@ -7,27 +7,8 @@ public import GroupPolicy
 /// A store across a network implements the two combined calls
 /// (``acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)`` and
 /// ``setAnswer(_:releasingFetchLock:)``) in one atomic round trip each; a store that cannot may
-/// make them of the single calls, and must then release the lock when a later step fails.
+/// make them of several calls of its own, and must then release the lock when a later step fails.
 public protocol SharedFetchLock: Sendable {
-    /// Takes the customer's fetch lock when nobody holds it.
-    ///
-    /// The lock expires by itself after `timeToLive`, so a holder that dies blocks the others for
-    /// at most that long.
-    ///
-    /// - Parameters:
-    ///   - customerID: The customer about to be fetched.
-    ///   - environment: The environment of the fetch.
-    ///   - owner: A value unique to this attempt, needed to release the lock.
-    ///   - timeToLive: When the lock expires if it is not released; positive.
-    /// - Returns: Whether this caller now holds the lock.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the store cannot answer.
-    func acquireFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) -> Bool
-
     /// Releases the customer's fetch lock if `owner` still holds it; does nothing otherwise.
     ///
     /// - Parameters:
@@ -42,15 +23,14 @@ public protocol SharedFetchLock: Sendable {
     ) async throws(AppStoreGroupsError)
 
     /// Takes the customer's fetch lock when nobody holds it, and reads, in the same step, the answer
-    /// kept for the customer and their invalidation generation: one round trip where
-    /// ``acquireFetchLock(anyTransactionID:in:owner:timeToLive:)``,
-    /// ``SharedAnswerCache/answer(anyTransactionID:in:)`` and ``SharedAnswerCache/invalidationGeneration(anyTransactionID:in:)`` take
-    /// three.
+    /// kept for the customer and their invalidation generation.
     ///
-    /// The lock behaves as ``acquireFetchLock(anyTransactionID:in:owner:timeToLive:)``'s, and is
-    /// also reported taken when `owner` already holds it (a call sent again answers as the first
-    /// did). The answer is the one ``SharedAnswerCache/answer(anyTransactionID:in:)`` would give, with the same
-    /// checks; the generation, the one ``SharedAnswerCache/invalidationGeneration(anyTransactionID:in:)`` would give.
+    /// The lock expires by itself after `timeToLive`, so a holder that dies blocks the others for
+    /// at most that long; it is also reported taken when `owner` already holds it (a call sent
+    /// again answers as the first did). The answer is the one
+    /// ``SharedAnswerCache/answer(anyTransactionID:in:)`` would give, with the same checks; the
+    /// generation, the one ``SharedAnswerCache/invalidationGeneration(anyTransactionID:in:)`` would
+    /// give.
     /// Reading them in the same atomic step as the lock is what a store implementing it natively
     /// should do; an answer or generation read a moment earlier is as correct (an earlier
     /// generation only refuses more writes).

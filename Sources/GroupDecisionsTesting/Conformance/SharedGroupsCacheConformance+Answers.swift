@@ -68,7 +68,7 @@ extension SharedGroupsCacheConformance {
         let later = ConformanceValues.answer(holding: ["g2"], fetchedAt: base + 1)
         let negative = ConformanceValues.notFound(fetchedAt: base + 2)
         try await Self.expectAnswer(check, subject, "c1", .sandbox, nil, "an empty cache holds no answer")
-        try await subject.first.setAnswer(first, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
+        try await Self.keep(check, subject.first, first, for: "c1", in: .sandbox, timeToLive: .seconds(3600))
         try await Self.expectAnswer(
             check,
             subject,
@@ -86,9 +86,9 @@ extension SharedGroupsCacheConformance {
             nil,
             "an answer is kept per customer: a customer with none reads none, whoever else has one"
         )
-        try await subject.other.setAnswer(negative, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(3600))
+        try await Self.keep(check, subject.other, negative, for: "c2", in: .sandbox, timeToLive: .seconds(3600))
         try await Self.expectAnswer(check, subject, "c2", .sandbox, negative, "a negative answer reads back")
-        try await subject.other.setAnswer(later, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
+        try await Self.keep(check, subject.other, later, for: "c1", in: .sandbox, timeToLive: .seconds(3600))
         try await Self.expectAnswer(
             check,
             subject,
@@ -117,7 +117,7 @@ extension SharedGroupsCacheConformance {
         let plain = ConformanceValues.answer(holding: ["g3"], fetchedAt: base + 10)
         let written = ConformanceValues.answer(holding: ["g3"], fetchedAt: base + 11)
         let lifetime: Duration = subject.clock == nil ? .milliseconds(200) : .seconds(2)
-        try await subject.first.setAnswer(plain, anyTransactionID: "c3", in: .sandbox, timeToLive: lifetime)
+        try await Self.keep(check, subject.first, plain, for: "c3", in: .sandbox, timeToLive: lifetime)
         try await Self.keep(check, subject.other, written, for: "c5", in: .sandbox, timeToLive: lifetime)
         if subject.clock != nil {
             try await subject.pass(.milliseconds(1_500))
@@ -174,7 +174,7 @@ extension SharedGroupsCacheConformance {
                 nil,
                 "customers whose ids differ \(how) are distinct: \(ids) do not share an answer"
             )
-            try await subject.other.setAnswer(theirs, anyTransactionID: other, in: .sandbox, timeToLive: .seconds(3600))
+            try await Self.keep(check, subject.other, theirs, for: other, in: .sandbox, timeToLive: .seconds(3600))
             for (customer, answer) in [(one, mine), (other, theirs)] {
                 try await Self.expectAnswer(
                     check,
@@ -186,22 +186,22 @@ extension SharedGroupsCacheConformance {
                 )
             }
             try check.expectTaken(
-                try await subject.first.acquireFetchLock(
+                try await subject.first.acquireFetchLockAndRead(
                     anyTransactionID: one,
                     in: .sandbox,
                     owner: "lock-\(index)-a",
                     timeToLive: Self.lockLifetime
-                ),
+                ).acquired,
                 true,
                 "a free lock is taken (\(ConformanceValues.quoted(one)))"
             )
             try check.expectTaken(
-                try await subject.other.acquireFetchLock(
+                try await subject.other.acquireFetchLockAndRead(
                     anyTransactionID: other,
                     in: .sandbox,
                     owner: "lock-\(index)-b",
                     timeToLive: Self.lockLifetime
-                ),
+                ).acquired,
                 true,
                 "customers whose ids differ \(how) are distinct: \(ids) each have a lock of their own"
             )

@@ -251,12 +251,12 @@ extension SharedGroupsCacheConformance {
         )
             async throws -> Bool
         {
-            try await cache.acquireFetchLock(
+            try await cache.acquireFetchLockAndRead(
                 anyTransactionID: customerID,
                 in: environment,
                 owner: owner,
                 timeToLive: lifetime
-            )
+            ).acquired
         }
         try check.expectTaken(try await acquire(one, "c1", .sandbox, "o1"), true, "a free lock is taken")
         try check.expectTaken(
@@ -301,7 +301,13 @@ extension SharedGroupsCacheConformance {
         // Expiry: a holder that dies blocks the others for the lock's time to live only.
         let short: Duration = subject.clock == nil ? .milliseconds(200) : .seconds(2)
         try check.expectTaken(
-            try await one.acquireFetchLock(anyTransactionID: "c3", in: .sandbox, owner: "dead", timeToLive: short),
+            try await one.acquireFetchLockAndRead(
+                anyTransactionID: "c3",
+                in: .sandbox,
+                owner: "dead",
+                timeToLive: short
+            )
+            .acquired,
             true,
             "a free lock is taken"
         )

@@ -126,9 +126,9 @@ public struct SharedGroupsCacheConformance: Sendable {
     /// - Parameters:
     ///   - readsWhenFetchLockTaken: Whether the cache makes `acquireFetchLockAndRead` natively: it then
     ///     reads the answer and generation when another process holds the lock, and reports the lock
-    ///     taken to the owner that holds it. `false` for a cache that makes it of the single calls
-    ///     (`acquireFetchLockAndReadInSteps`), which reads nothing then and answers as its
-    ///     `acquireFetchLock` does. Default `true`.
+    ///     taken to the owner that holds it. `false` for a cache that makes it of single calls
+    ///     (take the lock, then read), which reads nothing then and answers the lock held to its
+    ///     owner. Default `true`.
     ///   - makeSecondInstance: Opens another instance over the storage of the cache it is given, as
     ///     a second process of the fleet would, or `nil` when none can be opened (see the type's
     ///     discussion). Default `nil`.

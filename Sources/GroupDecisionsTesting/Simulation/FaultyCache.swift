@@ -91,17 +91,6 @@ final class FaultyCache: SharedGroupsCache {
         }
     }
 
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) {
-        try await pass { cache throws(AppStoreGroupsError) in
-            try await cache.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
-        }
-    }
-
     func invalidationGeneration(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
@@ -113,22 +102,6 @@ final class FaultyCache: SharedGroupsCache {
 
     func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
         try await pass { cache throws(AppStoreGroupsError) in try await cache.setAnswer(write) }
-    }
-
-    func acquireFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        try await pass { cache throws(AppStoreGroupsError) in
-            try await cache.acquireFetchLock(
-                anyTransactionID: customerID,
-                in: environment,
-                owner: owner,
-                timeToLive: timeToLive
-            )
-        }
     }
 
     func releaseFetchLock(

@@ -79,7 +79,16 @@ final class LosableInMemoryStore: SharedGroupsCache {
         let main = try caches().main
         let empty = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now())
         // A time to live of zero removes the answer.
-        try await main.setAnswer(empty, anyTransactionID: customerID, in: environment, timeToLive: .zero)
+        let generation = try await main.invalidationGeneration(anyTransactionID: customerID, in: environment)
+        let write = AnswerWrite(
+            empty,
+            anyTransactionID: customerID,
+            in: environment,
+            timeToLive: .zero,
+            groupIDs: [],
+            ifGeneration: generation
+        )
+        _ = try await main.setAnswer(write)
     }
 
     /// The caches now, or a failure while the store restarts.
@@ -103,15 +112,6 @@ final class LosableInMemoryStore: SharedGroupsCache {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         try await caches().main.answer(anyTransactionID: customerID, in: environment)
-    }
-
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) {
-        try await caches().main.setAnswer(answer, anyTransactionID: customerID, in: environment, timeToLive: timeToLive)
     }
 
     func invalidationGeneration(
@@ -141,20 +141,6 @@ final class LosableInMemoryStore: SharedGroupsCache {
         var kept = write
         kept.generation.all = write.generation.all &- base
         return kept
-    }
-
-    func acquireFetchLock(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        owner: String,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) -> Bool {
-        try await caches().main.acquireFetchLock(
-            anyTransactionID: customerID,
-            in: environment,
-            owner: owner,
-            timeToLive: timeToLive
-        )
     }
 
     func releaseFetchLock(

@@ -3,6 +3,7 @@ import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
 import GroupPolicy
+import ServingTestSupport
 import Synchronization
 
 /// An `InMemoryGroupsCache` broken in one plausible way: what a conformance suite or a fleet
@@ -18,7 +19,7 @@ import Synchronization
 /// ```swift
 /// let cache = BrokenCache(.caseInsensitiveKeys, now: clock.now)
 /// ```
-final class BrokenCache: SharedGroupsCache, Sendable {
+final class BrokenCache: SharedGroupsCache, SingleCallFetchLock, Sendable {
     enum Fault: String, Sendable, CaseIterable, CustomStringConvertible {
         // The six of the adversarial pass.
 
@@ -306,21 +307,6 @@ final class BrokenCache: SharedGroupsCache, Sendable {
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
         try await inner.answer(anyTransactionID: key(customerID), in: readEnvironment(environment))
-    }
-
-    func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) {
-        remember(key(customerID), environment, answer)
-        try await inner.setAnswer(
-            answer,
-            anyTransactionID: key(customerID),
-            in: environment,
-            timeToLive: fault == .answersNeverExpire ? Self.forever : timeToLive
-        )
     }
 
     func invalidationGeneration(

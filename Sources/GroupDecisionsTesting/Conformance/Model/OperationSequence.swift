@@ -30,7 +30,7 @@ struct OperationSequence {
     static let owners = ["o1", "o2", "o3"]
 
     private enum Kind: CaseIterable {
-        case answer, answerAndCount, count, generation, plainWrite, lockFreeWrite, acquire, acquireAndRead
+        case answer, answerAndCount, count, generation, freshWrite, lockFreeWrite, acquire, acquireAndRead
         case release, combinedWrite, invalidateCustomer, invalidateGroup, invalidateAll, setRateLimit
         case readRateLimit, take, takeKeeping, advance
 
@@ -42,7 +42,7 @@ struct OperationSequence {
             case .acquireAndRead, .combinedWrite: 7
             case .advance: 6
             case .acquire, .invalidateCustomer, .invalidateGroup, .take: 5
-            case .count, .plainWrite, .release, .takeKeeping: 4
+            case .count, .freshWrite, .release, .takeKeeping: 4
             case .setRateLimit, .readRateLimit: 3
             case .invalidateAll: 1
             }
@@ -107,14 +107,15 @@ struct OperationSequence {
         case .answerAndCount: try await readAnswerAndCount(customer, environment, instance: instance)
         case .count: try await readCount(instance: instance)
         case .generation: try await readGeneration(customer, environment, instance: instance)
-        case .plainWrite: try await plainWrite(customer, environment, instance: instance)
+        case .freshWrite:
+            try await readGeneration(customer, environment, instance: instance)
+            try await conditionalWrite(customer, environment, instance: instance, releasing: nil, latest: true)
         case .lockFreeWrite: try await conditionalWrite(customer, environment, instance: instance, releasing: nil)
         case .combinedWrite:
             let holder = model.locks[ContractModel.Slot(customer, environment)]?.owner
             let owner = holder.flatMap { random.chance(70) ? $0 : nil } ?? random.pick(Self.owners)
             try await conditionalWrite(customer, environment, instance: instance, releasing: owner)
-        case .acquire: try await acquire(customer, environment, instance: instance, combined: false)
-        case .acquireAndRead: try await acquire(customer, environment, instance: instance, combined: true)
+        case .acquire, .acquireAndRead: try await acquire(customer, environment, instance: instance)
         case .release: try await release(customer, environment, instance: instance)
         case .invalidateCustomer:
             try await invalidate(
@@ -251,37 +252,19 @@ struct OperationSequence {
         subject.now.addingTimeInterval(ConformanceValues.seconds(lifetime))
     }
 
-    private mutating func plainWrite(_ customer: String, _ environment: StoreEnvironment, instance: Int) async throws {
-        let answer = newAnswer(for: customer, environment)
-        let lifetime = lifetime()
-        note(
-            instance,
-            "setAnswer(\(ConformanceValues.describe(answer)), anyTransactionID: \(quoted(customer)), in: "
-                + "\(environment), timeToLive: \(ConformanceValues.milliseconds(lifetime)) ms)"
-        )
-        try await cache(instance).setAnswer(answer, anyTransactionID: customer, in: environment, timeToLive: lifetime)
-        let groups = ConformanceValues.groups(of: answer) ?? []
-        model.keep(
-            ContractModel.Slot(customer, environment),
-            answer,
-            groups: groups,
-            expires: expiry(lifetime),
-            indexed: false
-        )
-    }
-
     /// The lock-free write (`releasing` `nil`) or the combined one, at a generation read earlier
-    /// for the customer: the last one mostly, an older one otherwise.
+    /// for the customer: the last one mostly (always when `latest`), an older one otherwise.
     private mutating func conditionalWrite(
         _ customer: String,
         _ environment: StoreEnvironment,
         instance: Int,
-        releasing owner: String?
+        releasing owner: String?,
+        latest: Bool = false
     ) async throws {
         let slot = ContractModel.Slot(customer, environment)
         let reads = model.generations(slot)
         guard let last = reads.last else { return try await readGeneration(customer, environment, instance: instance) }
-        let (generation, readAt) = random.chance(60) ? last : random.pick(reads)
+        let (generation, readAt) = latest || random.chance(60) ? last : random.pick(reads)
         let answer = newAnswer(for: customer, environment)
         let groups = ConformanceValues.groups(of: answer) ?? []
         let lifetime = lifetime()
@@ -322,8 +305,7 @@ struct OperationSequence {
     private mutating func acquire(
         _ customer: String,
         _ environment: StoreEnvironment,
-        instance: Int,
-        combined: Bool
+        instance: Int
     ) async throws {
         let owner = random.pick(Self.owners)
         let lifetime: Duration =
@@ -332,27 +314,6 @@ struct OperationSequence {
         let arguments =
             "anyTransactionID: \(quoted(customer)), in: \(environment), owner: \(quoted(owner)), timeToLive: "
             + "\(ConformanceValues.milliseconds(lifetime)) ms"
-        guard combined else {
-            note(instance, "acquireFetchLock(\(arguments))")
-            let acquired = try await cache(instance).acquireFetchLock(
-                anyTransactionID: customer,
-                in: environment,
-                owner: owner,
-                timeToLive: lifetime
-            )
-            answered(acquired ? "taken" : "not taken")
-            if let mismatch = model.acquire(
-                slot,
-                owner: owner,
-                lifetime: lifetime,
-                now: subject.now,
-                reentrant: false,
-                acquired: acquired
-            ) {
-                throw failure(mismatch, actual: acquired ? "taken" : "not taken")
-            }
-            return
-        }
         note(instance, "acquireFetchLockAndRead(\(arguments))")
         let attempt = try await cache(instance).acquireFetchLockAndRead(
             anyTransactionID: customer,

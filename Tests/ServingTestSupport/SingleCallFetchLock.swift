@@ -1,16 +1,25 @@
-public import AppStoreGroups
-public import GroupPolicy
+package import AppStoreGroups
+package import GroupDecisions
+package import GroupPolicy
 
-/// The combined fetch-lock calls made of the single ones, for a store that cannot make them in one
-/// atomic step: correct, one round trip per single call, the lock released when a later step fails.
-///
-/// These are not default implementations: a conformer that needs them implements
-/// ``SharedFetchLock/acquireFetchLockAndRead(anyTransactionID:in:owner:timeToLive:)`` and
-/// ``SharedFetchLock/setAnswer(_:releasingFetchLock:)`` by calling them, and says so.
-extension SharedFetchLock where Self: SharedAnswerCache {
-    /// Takes the lock with ``SharedFetchLock/acquireFetchLock(anyTransactionID:in:owner:timeToLive:)``;
-    /// when it is taken, reads the answer with ``SharedAnswerCache/answer(anyTransactionID:in:)`` and
-    /// the generation with ``SharedAnswerCache/invalidationGeneration(anyTransactionID:in:)`` (three
+/// A store whose fetch lock is taken by a single call, which can therefore make the combined
+/// fetch-lock calls of single ones, as a store that cannot make them atomically does.
+package protocol SingleCallFetchLock: SharedAnswerCache, SharedFetchLock {
+    /// Takes the customer's fetch lock when nobody holds it (reported not taken to its own owner).
+    func acquireFetchLock(
+        anyTransactionID customerID: String,
+        in environment: StoreEnvironment,
+        owner: String,
+        timeToLive: Duration
+    ) async throws(AppStoreGroupsError) -> Bool
+}
+
+/// The combined fetch-lock calls made of the single ones: correct, one round trip per single call,
+/// the lock released when a later step fails.
+extension SingleCallFetchLock {
+    /// Takes the lock with `acquireFetchLock(anyTransactionID:in:owner:timeToLive:)`;
+    /// when it is taken, reads the answer with `answer(anyTransactionID:in:)` and
+    /// the generation with `invalidationGeneration(anyTransactionID:in:)` (three
     /// calls in a row; one when the lock is not taken, with neither read).
     ///
     /// A failed read after the lock was taken releases the lock before the error is thrown.
@@ -22,7 +31,7 @@ extension SharedFetchLock where Self: SharedAnswerCache {
     ///   - timeToLive: When the lock expires if it is not released.
     /// - Returns: Whether the lock was taken and, when it was, the answer and the generation.
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when a call fails.
-    public func acquireFetchLockAndReadInSteps(
+    package func acquireFetchLockAndReadInSteps(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
         owner: String,
@@ -46,8 +55,8 @@ extension SharedFetchLock where Self: SharedAnswerCache {
         }
     }
 
-    /// Writes with ``SharedAnswerCache/setAnswer(_:)``, then releases the lock with
-    /// ``SharedFetchLock/releaseFetchLock(anyTransactionID:in:owner:)`` (two calls in a row),
+    /// Writes with `setAnswer(_:)`, then releases the lock with
+    /// `releaseFetchLock(anyTransactionID:in:owner:)` (two calls in a row),
     /// releasing it also when the write fails.
     ///
     /// - Parameters:
@@ -56,7 +65,7 @@ extension SharedFetchLock where Self: SharedAnswerCache {
     /// - Returns: Whether the answer was kept.
     /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure` when the write or the release fails
     ///   (the write's error when both do).
-    public func setAnswerInSteps(
+    package func setAnswerInSteps(
         _ write: AnswerWrite,
         releasingFetchLock owner: String
     ) async throws(AppStoreGroupsError) -> Bool {
