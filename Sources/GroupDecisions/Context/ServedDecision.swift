@@ -115,14 +115,8 @@ public struct ServedDecision: Sendable {
         let closing = pretty ? 2 : 1
         let member =
             (pretty ? ",\n  \"groupsAgeMilliseconds\": " : ",\"groupsAgeMilliseconds\":")
-            + String(Self.milliseconds(age))
+            + String(age.wholeMilliseconds)
         return Array(bytes[..<(bytes.count - closing)]) + Array(member.utf8) + Array(bytes[(bytes.count - closing)...])
-    }
-
-    /// A duration in whole milliseconds, never negative.
-    static func milliseconds(_ age: Duration) -> Int64 {
-        let (seconds, attoseconds) = age.components
-        return max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
     /// ``jsonBytes(includingProvenance:pretty:)`` as a string.

@@ -76,7 +76,7 @@ public struct DecisionLogRecord: Sendable, Hashable {
         if let source { fields.append("\"source\":\(JSONWriter.quoted(source))") }
         if let fetchedAt { fields.append("\"fetchedAt\":\"\(Self.timestamp(fetchedAt))\"") }
         if let staleReason { fields.append("\"staleReason\":\(JSONWriter.quoted(staleReason))") }
-        if let age { fields.append("\"ageMilliseconds\":\(ServedDecision.milliseconds(age))") }
+        if let age { fields.append("\"ageMilliseconds\":\(age.wholeMilliseconds)") }
         fields.append("\"capabilities\":[" + capabilities.map(JSONWriter.quoted).joined(separator: ",") + "]")
         if let errorCode { fields.append("\"error\":\(JSONWriter.quoted(errorCode))") }
         return "{" + fields.joined(separator: ",") + "}"
@@ -85,5 +85,14 @@ public struct DecisionLogRecord: Sendable, Hashable {
     /// RFC 3339 in UTC with milliseconds, such as `2026-11-30T19:00:00.123Z`.
     static func timestamp(_ date: Date) -> String {
         Timestamp.rfc3339(date)
+    }
+}
+
+extension Duration {
+    /// This duration in whole milliseconds, never negative: an age as a served decision and its
+    /// record write it.
+    var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 }
