@@ -5,7 +5,7 @@ public import GroupPolicy
 /// likes.
 ///
 /// The App Store clients are the production source, one per environment (give them to
-/// ``GroupDecisionService/init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:candidatePolicies:)``,
+/// ``GroupDecisionService/init(policies:clients:sharedCaches:configuration:timeSource:observer:decisionLog:candidatePolicies:)``,
 /// or use one `AppStoreGroupsClient` as a source for its own environment). `StaticGroupsSource`
 /// answers from a dictionary, so an app can test its handlers with no key and no network.
 ///
@@ -81,7 +81,7 @@ extension AppStoreGroupsClient: GroupsSource {
     }
 }
 
-/// The production source of ``GroupDecisionService/init(policies:clients:sharedCache:configuration:timeSource:observer:decisionLog:candidatePolicies:)``:
+/// The production source of ``GroupDecisionService/init(policies:clients:sharedCaches:configuration:timeSource:observer:decisionLog:candidatePolicies:)``:
 /// one App Store client per environment.
 struct AppStoreClientsSource: GroupsSource {
     private let clients: [StoreEnvironment: AppStoreGroupsClient]

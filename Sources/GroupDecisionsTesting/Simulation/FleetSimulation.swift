@@ -47,7 +47,7 @@ public struct FleetSimulation: Sendable {
     /// Where the services share their cache.
     public var store: Store
     /// The concerns of the store the services take: all by default; return fewer to run a fleet
-    /// whose store keeps fewer (without ``SharedCaches/fleetBudget`` each service keeps the whole
+    /// whose store keeps fewer (without `SharedCaches.fleetBudget` each service keeps the whole
     /// budget, and the fleet's promise is the budget times the services).
     public var concerns: @Sendable (SharedCaches) -> SharedCaches = { $0 }
     /// Told each step and what came of each decision and invalidation, for the command's `--trace`.
