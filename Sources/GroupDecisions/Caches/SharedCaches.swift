@@ -1,9 +1,11 @@
 /// The concerns of a shared cache a ``GroupDecisionService`` uses, each on its own: a store gives
 /// those it keeps, and the service does without the others.
 ///
-/// Built from one store that keeps them all (``init(_:)``), or piecewise from stores that keep
-/// some. What the service does without each is in the DocC article "Implementing a shared cache",
-/// section "Concerns a store may leave out":
+/// Built from one store that keeps them all (``init(_:)``), or piecewise. Answers, the fetch lock
+/// and invalidations must then be one object (an invalidation must reach the store that holds the
+/// answers and refuses their writes): when they are not, or are not class instances, no answer is
+/// shared, as without ``answers``. What the service does without each is in the DocC article
+/// "Implementing a shared cache", section "Concerns a store may leave out":
 ///
 /// - Without ``answers`` or ``invalidations`` no answer is shared (an answer the fleet could not be
 ///   told to forget is not kept for it): each process fetches and keeps its own, as without a
@@ -14,15 +16,21 @@
 /// - Without ``fleetBudget``, each process keeps its own budget, the whole configured rate.
 public struct SharedCaches: Sendable {
     /// Apple's answers per customer.
-    public var answers: (any SharedAnswerCache)?
+    public var answers: (any SharedAnswerCache)? {
+        didSet { fromOneStore = false }
+    }
     /// One fetch per customer across the fleet.
-    public var fetchLock: (any SharedFetchLock)?
+    public var fetchLock: (any SharedFetchLock)? {
+        didSet { fromOneStore = false }
+    }
     /// The `Retry-After` instants of 429s.
     public var rateLimits: (any SharedRateLimitState)?
     /// The fleet's request budget.
     public var fleetBudget: (any SharedFleetBudget)?
     /// Forgetting answers, and the count that tells a process its copies are still good.
-    public var invalidations: (any SharedInvalidations)?
+    public var invalidations: (any SharedInvalidations)? {
+        didSet { fromOneStore = false }
+    }
 
     /// The concerns given; none by default (this process alone).
     public init(
@@ -39,9 +47,22 @@ public struct SharedCaches: Sendable {
         self.invalidations = invalidations
     }
 
+    /// Whether answers, the fetch lock and invalidations came from one store through ``init(_:)``.
+    private var fromOneStore = false
+
     /// Every concern from one store.
     public init(_ store: some SharedGroupsCache) {
         self.init(answers: store, fetchLock: store, rateLimits: store, fleetBudget: store, invalidations: store)
+        fromOneStore = true
+    }
+
+    /// Whether answers, the fetch lock (when given) and invalidations are one object.
+    private var answersAreOneStore: Bool {
+        if fromOneStore { return true }
+        guard let answers, let invalidations, type(of: answers) is AnyClass else { return false }
+        let store = ObjectIdentifier(answers as AnyObject)
+        guard ObjectIdentifier(invalidations as AnyObject) == store else { return false }
+        return fetchLock.map { ObjectIdentifier($0 as AnyObject) == store } ?? true
     }
 
     /// Whether no concern is given: the service serves this process alone.
@@ -49,10 +70,11 @@ public struct SharedCaches: Sendable {
         answers == nil && fetchLock == nil && rateLimits == nil && fleetBudget == nil && invalidations == nil
     }
 
-    /// The concerns the service uses: answers, the fetch lock and invalidations only together
-    /// (answers and invalidations given; the fetch lock with them).
+    /// The concerns the service uses: answers, the fetch lock and invalidations only together, and
+    /// only from one store (fail closed: an invalidation that reached another store than the
+    /// answers' would leave a revoked answer served).
     var used: SharedCaches {
-        guard answers != nil, invalidations != nil else {
+        guard answers != nil, invalidations != nil, answersAreOneStore else {
             return SharedCaches(rateLimits: rateLimits, fleetBudget: fleetBudget)
         }
         return self
