@@ -137,8 +137,13 @@ struct FreshnessPolicyTests {
         #expect(deciles.allSatisfy { (900...1100).contains($0) }, "\(deciles)")
     }
 
-    @Test("the defaults: today's windows", arguments: [60, 300, 3600, 7200])
-    func defaults(timeToLiveSeconds: Int) {
+    /// The windows were derived only in `init(timeToLive:)`: assigning 1,800 s on a default policy
+    /// kept the 225 s refresh point and 3,300 s staleness, and 120 s was refused.
+    @Test(
+        "the windows a time to live implies, made with it or assigned it alone",
+        arguments: [60, 120, 300, 1800, 3600, 7200]
+    )
+    func windowsOfATimeToLive(timeToLiveSeconds: Int) {
         let policy = FreshnessPolicy(timeToLive: .seconds(timeToLiveSeconds))
         #expect(policy.timeToLive == .seconds(timeToLiveSeconds))
         #expect(policy.refreshAfter == .seconds(timeToLiveSeconds) * 3 / 4)
@@ -146,7 +151,14 @@ struct FreshnessPolicyTests {
         #expect(policy.staleIfError == .zero)
         #expect(policy.maximumStaleness == max(.zero, .seconds(3600 - timeToLiveSeconds)))
         #expect(policy.negativeTimeToLive == .seconds(30))
+        #expect(policy.lifetime(of: .groups) == .seconds(max(3600, timeToLiveSeconds)))
         #expect(policy.problem == nil)
+        var assigned = FreshnessPolicy()
+        assigned.timeToLive = .seconds(timeToLiveSeconds)
+        #expect(assigned == policy)
+        var configuration = GroupDecisionService.Configuration()
+        configuration.freshness.timeToLive = .seconds(timeToLiveSeconds)
+        #expect(configuration.freshness == policy)
     }
 
     @Test("a policy out of range names what is wrong")
@@ -161,31 +173,8 @@ struct FreshnessPolicyTests {
         #expect(policy.problem == "timeToLive must be positive")
     }
 
-    /// Assigning the time to live alone moves the windows it implies.
-    ///
-    /// The changelog's migration of the flat `timeToLive` is `freshness.timeToLive`; the flat
-    /// setting kept `refreshAhead` a fraction (0.75) and `maximumAge` a total (one hour). The
-    /// windows were derived only in `init(timeToLive:)`, so assigning the time to live on a
-    /// default policy kept the 300 s policy's 225 s refresh point, 30 s spread and 3,300 s
-    /// staleness: 1,800 s refreshed eight times as often and served answers up to 5,100 s old,
-    /// and 120 s was refused (225 s is not less than 120 s).
-    @Test("assigning the time to live alone moves the windows it implies", arguments: [120, 1800, 7200])
-    func assigningTimeToLive(timeToLiveSeconds: Int) {
-        var policy = FreshnessPolicy()
-        policy.timeToLive = .seconds(timeToLiveSeconds)
-        #expect(policy == FreshnessPolicy(timeToLive: .seconds(timeToLiveSeconds)))
-        #expect(policy.problem == nil)
-        #expect(policy.lifetime(of: .groups) == .seconds(max(3600, timeToLiveSeconds)))
-        var configuration = GroupDecisionService.Configuration()
-        configuration.freshness.timeToLive = .seconds(timeToLiveSeconds)
-        #expect(configuration.freshness.refreshAfter == .seconds(timeToLiveSeconds) * 3 / 4)
-        #expect(configuration.freshness.refreshSpread == .seconds(timeToLiveSeconds) / 10)
-    }
-
-    /// `refreshPoint` caps the moved point at `timeToLive - 1 ms`, below `refreshAfter` when the
-    /// time to live is under a millisecond (or `refreshAfter` within a millisecond of it), both of
-    /// which the validation accepts: the point goes negative and every hit of a just-fetched answer
-    /// is due a refresh, one refresh per hit.
+    /// The cap at `timeToLive - 1 ms` put the point below `refreshAfter` (even negative) for a time
+    /// to live under a millisecond, which the validation accepts: a refresh per hit.
     @Test("the refresh point is never before refreshAfter")
     func refreshPointNeverBeforeRefreshAfter() {
         var policy = FreshnessPolicy(timeToLive: .microseconds(500))
@@ -217,5 +206,87 @@ struct FreshnessPolicyTests {
         #expect(policy.refreshSpread == .zero)
         #expect(policy.refreshPoint(draw: 0.5) == nil)
         #expect(policy != FreshnessPolicy(timeToLive: .seconds(60)))
+    }
+
+    @Test("answers fetched together come due apart, each at its own refresh point; without the spread, at 225 s")
+    func spreadOverCustomers() throws {
+        var none = FreshnessPolicy()
+        none.refreshSpread = .zero
+        var points: Set<Duration> = []
+        for index in 0..<20 {
+            let customerID = "c\(index)"
+            let draw = FreshnessPolicy.draw(customerID: customerID, fetchedAt: Self.fetchedAt)
+            let point = try #require(FreshnessPolicy().refreshPoint(draw: draw))
+            #expect(point >= .seconds(225) && point < .seconds(255))
+            points.insert(point)
+            let at = { (policy: FreshnessPolicy, now: Date) in
+                policy.verdict(.groups, fetchedAt: Self.fetchedAt, now: now, customerID: customerID)
+            }
+            // Points are whole milliseconds: half of one either side is clear of `Date`'s rounding.
+            let due = Self.fetchedAt + Double(point.components.seconds) + Double(point.components.attoseconds) / 1e18
+            #expect(at(FreshnessPolicy(), due - 0.0005) == .fresh)
+            #expect(at(FreshnessPolicy(), due + 0.0005) == .refreshDue)
+            #expect(at(none, Self.fetchedAt + 224.999) == .fresh)
+            #expect(at(none, Self.fetchedAt + 225) == .refreshDue)
+        }
+        // Without the spread all twenty would come due at 225 seconds.
+        #expect(points.count == 20)
+    }
+
+    /// `==` compared the effective windows only, not whether each follows the time to live: two
+    /// equal policies differed after the same assignment (refreshAfter 1,350 s against 225 s).
+    @Test("two equal policies stay equal after the same assignment of the time to live")
+    func equalPoliciesStayEqual() {
+        var following = FreshnessPolicy()
+        var assigned = FreshnessPolicy()
+        assigned.refreshAfter = .seconds(225)
+        #expect(following.refreshAfter == assigned.refreshAfter)
+        #expect(following != assigned)
+        var alsoAssigned = FreshnessPolicy()
+        alsoAssigned.refreshAfter = .seconds(225)
+        #expect(assigned == alsoAssigned)
+        #expect(assigned.hashValue == alsoAssigned.hashValue)
+        var alsoFollowing = FreshnessPolicy()
+        following.timeToLive = .seconds(1800)
+        alsoFollowing.timeToLive = .seconds(1800)
+        assigned.timeToLive = .seconds(1800)
+        alsoAssigned.timeToLive = .seconds(1800)
+        #expect(following == alsoFollowing)
+        #expect(assigned == alsoAssigned)
+        #expect(following.refreshAfter == .seconds(1350))
+        #expect(assigned.refreshAfter == .seconds(225))
+    }
+
+    /// `problem` accepted any time to live, and `refreshPoint(draw:)` trapped converting the spread
+    /// of `.seconds(Int64.max)` to milliseconds in an `Int64`.
+    @Test("a policy past ten years is refused, and refreshPoint never traps")
+    func hugePolicyRefusedAndNoTrap() async {
+        #expect(
+            FreshnessPolicy(timeToLive: .seconds(Int64.max)).problem
+                == "timeToLive must be at most 10 years (315360000 seconds), not 9223372036854775807 seconds"
+        )
+        let tenYears = Duration.seconds(10 * 365 * 24 * 3600)
+        #expect(FreshnessPolicy(timeToLive: tenYears).problem == nil)
+        var tooLong = FreshnessPolicy(timeToLive: tenYears)
+        tooLong.maximumStaleness = .seconds(1)
+        #expect(tooLong.problem == "timeToLive plus maximumStaleness must be at most 10 years")
+        let huge = FreshnessPolicy(timeToLive: .seconds(Int64.max))
+        #expect(huge.refreshPoint(draw: 1) == huge.refreshAfter.map { $0 + huge.refreshSpread })
+        await #expect(processExitsWith: .success) {
+            _ = FreshnessPolicy(timeToLive: .seconds(Int64.max)).refreshPoint(draw: 1)
+        }
+    }
+
+    /// `min(max(draw, 0), 1)` kept a NaN, and `Int64(NaN)` trapped.
+    @Test("a NaN draw reads as 0, not a trap")
+    func nanDrawDoesNotTrap() async {
+        #expect(FreshnessPolicy().refreshPoint(draw: .nan) == .seconds(225))
+        #expect(
+            FreshnessPolicy().verdict(.groups, fetchedAt: Self.fetchedAt, now: Self.fetchedAt + 230, draw: .nan)
+                == .refreshDue
+        )
+        await #expect(processExitsWith: .success) {
+            _ = FreshnessPolicy().refreshPoint(draw: .nan)
+        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
+import Synchronization
 import Testing
 
 @testable import AppStoreGroups
@@ -29,24 +30,16 @@ final class StaleRecorder: GroupDecisionObserver, @unchecked Sendable {
 @Suite("Freshness: refresh ahead and a time to live that bends with the budget")
 struct FreshnessTests {
 
-    static func customers(_ count: Int) -> [String: GetCustomerGroupsResponse] { Families.customers(count) }
-
-    static func configuration(
-        burst: Double = 5,
-        _ configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
-    ) -> GroupDecisionService.Configuration {
-        var configuration = GroupDecisionService.Configuration.exactCounts(burst: burst)
-        configure(&configuration)
-        return configuration
-    }
-
+    /// A service over `source` with exact counts (a burst of `burst`); on the manual clock with real
+    /// sleeps when `realSleep`, for `run()`'s refreshes.
     static func service(
         _ source: some GroupsSource,
         clock: ManualClock,
         shared: (any SharedGroupsCache)? = nil,
         observer: (any GroupDecisionObserver)? = nil,
-        configuration: GroupDecisionService.Configuration,
-        realSleep: Bool = false
+        burst: Double = 5,
+        realSleep: Bool = false,
+        configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
     ) throws -> GroupDecisionService {
         try ServiceHarness(
             source: source,
@@ -54,48 +47,32 @@ struct FreshnessTests {
             clock: clock,
             time: realSleep ? .manualWithRealSleep : .manual,
             alsoTelling: observer,
-            configuration: configuration
+            configuration: .exactCounts(burst: burst),
+            configure: configure
         )
         .service
     }
 
-    static func decide(_ service: GroupDecisionService, _ id: String) async throws -> ServedDecision {
-        try await service.decision(anyTransactionID: id, environment: .sandbox)
-    }
-
-    @Test(
-        "the configuration's freshness values are checked",
-        arguments: [
-            ("maximumStaleness -1", "freshness.maximumStaleness must not be negative"),
-            ("refreshAfter 0", "freshness.refreshAfter must be positive and less than freshness.timeToLive, or nil"),
-            ("refreshAfter 300", "freshness.refreshAfter must be positive and less than freshness.timeToLive, or nil"),
-            ("refreshSpread -1", "freshness.refreshSpread must not be negative"),
-            ("refreshReserve -0.01", "rateLimits.refreshReserve must be at least 0 and less than 1"),
-            ("refreshReserve 1", "rateLimits.refreshReserve must be at least 0 and less than 1"),
-            ("maximumRefreshesInFlight 0", "maximumRefreshesInFlight must be at least 1"),
-        ]
-    )
-    func configurationChecked(setting: String, message: String) throws {
-        var configuration = GroupDecisionService.Configuration()
-        #expect(configuration.problem == nil)
-        // A fixed time to live, with no reserve: the edges of every range.
-        configuration.freshness.maximumStaleness = .zero
-        configuration.freshness.refreshAfter = nil
-        configuration.rateLimits.refreshReserve = 0
-        #expect(configuration.problem == nil)
-        let parts = setting.split(separator: " ")
-        let value = try #require(Double(String(parts[1])))
-        switch parts[0] {
-        case "maximumStaleness": configuration.freshness.maximumStaleness = .seconds(value)
-        case "refreshAfter": configuration.freshness.refreshAfter = .seconds(value)
-        case "refreshSpread": configuration.freshness.refreshSpread = .seconds(value)
-        case "refreshReserve": configuration.rateLimits.refreshReserve = value
-        default: configuration.maximumRefreshesInFlight = Int(value)
+    /// A service over `gated` whose answers come due for a refresh ahead at 150 s, having fetched
+    /// c0 to c<fetched - 1> and running `run()` with every refresh worker waiting; then the gate is
+    /// closed and the clock moved to 200 s.
+    static func refreshing(
+        _ gated: GatedGroupsSource,
+        clock: ManualClock,
+        shared: (any SharedGroupsCache)? = nil,
+        fetched: Int = 1,
+        configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
+    ) async throws -> (GroupDecisionService, Task<Void, any Error>) {
+        let service = try Self.service(gated, clock: clock, shared: shared, burst: 100, realSleep: true) {
+            $0.freshness.refreshAfter = .seconds(150)
+            configure(&$0)
         }
-        #expect(configuration.problem == message)
-        #expect(throws: AppStoreGroupsError.self) {
-            try ServiceHarness(source: StaticGroupsSource([:]), time: .system, configuration: configuration)
-        }
+        for index in 0..<fetched { _ = try await service.decide("c\(index)") }
+        let run = Task { try await service.run() }
+        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
+        gated.close()
+        clock.advance(by: .seconds(200))
+        return (service, run)
     }
 
     @Test("a refresh keeps the reserve: a fifth of the burst, at most the burst less one")
@@ -123,19 +100,18 @@ struct FreshnessTests {
     )
     func staleOnBudget(shared: Bool) async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(Self.customers(20))
+        let source = StaticGroupsSource(Families.customers(20))
         let observer = StaleRecorder()
         let service = try Self.service(
             source,
             clock: clock,
             shared: shared ? InMemoryGroupsCache(now: clock.now) : nil,
-            observer: observer,
-            configuration: Self.configuration()
+            observer: observer
         )
         // Burst 5, reserve 1: four first fetches leave the reserve.
-        for index in 0..<4 { #expect(try await Self.decide(service, "c\(index)").source == .live) }
+        for index in 0..<4 { #expect(try await service.decide("c\(index)").source == .live) }
         clock.advance(by: .seconds(400))
-        let stale = try await Self.decide(service, "c0")
+        let stale = try await service.decide("c0")
         #expect(stale.source == .stale)
         #expect(stale.staleReason == .budget)
         #expect(stale.age == .seconds(400))
@@ -153,87 +129,87 @@ struct FreshnessTests {
         )
         #expect(observer.events == ["budget 400000 ms: rate-limit-exceeded"])
         // A customer with no answer takes the reserve.
-        #expect(try await Self.decide(service, "c10").source == .live)
+        #expect(try await service.decide("c10").source == .live)
         // Beyond the budget: refused at once, nothing waited for.
-        let refused = await expectError { try await Self.decide(service, "c11") }
+        let refused = await expectError { try await service.decide("c11") }
         #expect(refused?.code == .rateLimitExceeded)
         #expect(refused?.httpStatus == nil)
         #expect(clock.sleeps == [])
         // The expired customer is still served, stale.
-        #expect(try await Self.decide(service, "c1").staleReason == .budget)
+        #expect(try await service.decide("c1").staleReason == .budget)
         #expect(source.callCount == 5)
     }
 
     @Test("a refresh of an expired answer goes while the budget has more than the reserve, never into it")
     func refreshKeepsReserve() async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(Self.customers(20))
-        let shared = InMemoryGroupsCache(now: clock.now)
-        let service = try Self.service(source, clock: clock, shared: shared, configuration: Self.configuration())
-        for index in 0..<3 { _ = try await Self.decide(service, "c\(index)") }
+        let source = StaticGroupsSource(Families.customers(20))
+        let service = try Self.service(source, clock: clock, shared: InMemoryGroupsCache(now: clock.now))
+        for index in 0..<3 { _ = try await service.decide("c\(index)") }
         clock.advance(by: .seconds(301))
         // Two banked: the refresh takes one and leaves the reserve.
-        let refreshed = try await Self.decide(service, "c0")
+        let refreshed = try await service.decide("c0")
         #expect(refreshed.source == .live)
         #expect(refreshed.staleReason == nil)
         #expect(refreshed.age == nil)
-        #expect(try await Self.decide(service, "c1").source == .stale)
-        #expect(try await Self.decide(service, "c2").source == .stale)
+        #expect(try await service.decide("c1").source == .stale)
+        #expect(try await service.decide("c2").source == .stale)
         #expect(source.callCount == 4)
         // The reserve is the first fetches'.
-        #expect(try await Self.decide(service, "c3").source == .live)
+        #expect(try await service.decide("c3").source == .live)
         #expect(source.callCount == 5)
     }
 
     @Test("past the maximum age nothing of the old answer is served: a first fetch, or the rate-limit error")
     func pastMaximumAge() async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(Self.customers(20))
-        let service = try Self.service(
-            source,
-            clock: clock,
-            configuration: Self.configuration(burst: 3) { $0.freshness.maximumStaleness = .seconds(300) }
-        )
+        let source = StaticGroupsSource(Families.customers(20))
+        let service = try Self.service(source, clock: clock, burst: 3) { $0.freshness.maximumStaleness = .seconds(300) }
         // Burst 3, reserve 0.6: c0 and c1 leave one token.
-        _ = try await Self.decide(service, "c0")
-        _ = try await Self.decide(service, "c1")
+        _ = try await service.decide("c0")
+        _ = try await service.decide("c1")
         clock.advance(by: .milliseconds(599_999))
-        #expect(try await Self.decide(service, "c0").age == .milliseconds(599_999))
+        #expect(try await service.decide("c0").age == .milliseconds(599_999))
         clock.advance(by: .milliseconds(1))
         // At the maximum age c0 is a first fetch: it takes the last token.
-        #expect(try await Self.decide(service, "c0").source == .live)
+        #expect(try await service.decide("c0").source == .live)
         clock.advance(by: .seconds(600))
-        let refused = await expectError { try await Self.decide(service, "c1") }
+        let refused = await expectError { try await service.decide("c1") }
         #expect(refused?.code == .rateLimitExceeded)
         #expect(source.callCount == 3)
     }
 
-    @Test("stale-if-error never serves past the maximum age, and says why")
+    /// Found by a review (fixed): the stale answer was judged within the maximum age when the fetch
+    /// began, and served on Apple's 429 5 s later, 604 s after its fetch under a 600 s hard cap.
+    @Test("stale-if-error never serves past the maximum age, nor does a 429 that comes back after it")
     func staleIfErrorCapped() async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(Self.customers(2))
+        let source = StaticGroupsSource(Families.customers(2))
         let observer = StaleRecorder()
-        let service = try Self.service(
-            source,
-            clock: clock,
-            observer: observer,
-            configuration: Self.configuration(burst: 100) {
-                $0.freshness.staleIfError = .seconds(3600)
-                $0.freshness.maximumStaleness = .seconds(600)
-            }
-        )
-        _ = try await Self.decide(service, "c0")
+        let service = try Self.service(source, clock: clock, observer: observer, burst: 100) {
+            $0.freshness.staleIfError = .seconds(3600)
+            $0.freshness.maximumStaleness = .seconds(600)
+        }
+        _ = try await service.decide("c0")
         source.fail("c0", with: AppStoreGroupsError(code: .generalInternalError, message: "down", httpStatus: 500))
         clock.advance(by: .seconds(899))
-        let stale = try await Self.decide(service, "c0")
+        let stale = try await service.decide("c0")
         #expect(stale.staleReason == .error)
         #expect(
             stale.jsonString(pretty: false).hasSuffix(#""groupsStaleReason":"error","groupsAgeMilliseconds":899000}"#)
         )
         clock.advance(by: .seconds(1))
-        let error = await expectError { try await Self.decide(service, "c0") }
+        let error = await expectError { try await service.decide("c0") }
         #expect(error?.code == .generalInternalError)
         #expect(observer.events == ["error 899000 ms: general-internal-error"])
+        // A 429 that takes 5 s to come back, asked for 599 s after the fetch under a cap of 600 s.
+        let slow = SlowTooManyRequestsSource(inner: StaticGroupsSource(Families.customers(1)), clock: clock)
+        let capped = try Self.service(slow, clock: clock, burst: 100) { $0.freshness.maximumStaleness = .seconds(300) }
+        #expect(try await capped.decide("c0").source == .live)
+        clock.advance(by: .seconds(599))
+        slow.slow.withLock { $0 = true }
+        let late = await expectError { try await capped.decide("c0") }
+        #expect(late?.code == .rateLimitExceeded)
     }
 
     @Test(
@@ -242,18 +218,13 @@ struct FreshnessTests {
     )
     func invalidationEndsStale(byGroup: Bool) async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(Self.customers(20))
+        let source = StaticGroupsSource(Families.customers(20))
         let shared = InMemoryGroupsCache(now: clock.now)
-        let service = try Self.service(
-            source,
-            clock: clock,
-            shared: shared,
-            configuration: Self.configuration(burst: 2)
-        )
-        _ = try await Self.decide(service, "c0")
+        let service = try Self.service(source, clock: clock, shared: shared, burst: 2)
+        _ = try await service.decide("c0")
         clock.advance(by: .seconds(400))
         // One token left, the reserve (0.4) would go below it: stale.
-        #expect(try await Self.decide(service, "c0").source == .stale)
+        #expect(try await service.decide("c0").source == .stale)
         if byGroup {
             try await service.invalidate(groupID: "g1")
         } else {
@@ -261,7 +232,7 @@ struct FreshnessTests {
         }
         #expect(try await shared.answer(anyTransactionID: "c0", in: .sandbox) == nil)
         // A first fetch now: it takes the last token.
-        let fetched = try await Self.decide(service, "c0")
+        let fetched = try await service.decide("c0")
         #expect(fetched.source == .live)
         #expect(fetched.fetchedAt == clock.date)
         #expect(source.callCount == 2)
@@ -272,34 +243,29 @@ struct FreshnessTests {
     )
     func refreshAheadOncePerFleet() async throws {
         let clock = ManualClock()
-        let gated = GatedGroupsSource(StaticGroupsSource(Self.customers(2)))
+        let gated = GatedGroupsSource(StaticGroupsSource(Families.customers(2)))
         let shared = InMemoryGroupsCache(now: clock.now)
         // No spread: the test pins the refresh instant at three quarters of the time to live.
-        let configuration = Self.configuration(burst: 100) {
-            $0.freshness.refreshAfter = .seconds(225)
-            $0.freshness.refreshSpread = .zero
+        let process = { () throws -> GroupDecisionService in
+            try Self.service(gated, clock: clock, shared: shared, burst: 100, realSleep: true) {
+                $0.freshness.refreshAfter = .seconds(225)
+                $0.freshness.refreshSpread = .zero
+            }
         }
-        let first = try Self.service(gated, clock: clock, shared: shared, configuration: configuration, realSleep: true)
-        let second = try Self.service(
-            gated,
-            clock: clock,
-            shared: shared,
-            configuration: configuration,
-            realSleep: true
-        )
-        #expect(try await Self.decide(first, "c0").source == .live)
+        let (first, second) = (try process(), try process())
+        #expect(try await first.decide("c0").source == .live)
         let runs = [Task { try await first.run() }, Task { try await second.run() }]
         defer { for run in runs { run.cancel() } }
         try await waitUntil { first.refreshes.workerCount == 4 && second.refreshes.workerCount == 4 }
         gated.close()
         // Not yet due: nothing refreshed.
         clock.advance(by: .seconds(224))
-        #expect(try await Self.decide(first, "c0").source == .cache)
+        #expect(try await first.decide("c0").source == .cache)
         #expect(first.refreshes.count == 0)
         clock.advance(by: .seconds(16))
         for _ in 0..<20 {
-            #expect(try await Self.decide(first, "c0").source == .cache)
-            #expect(try await Self.decide(second, "c0").source == .cache)
+            #expect(try await first.decide("c0").source == .cache)
+            #expect(try await second.decide("c0").source == .cache)
         }
         try await gated.waitForCalls(2)
         try await waitUntil { second.refreshes.count == 0 }
@@ -309,7 +275,7 @@ struct FreshnessTests {
         // Past the first answer's time to live: both serve the refreshed one from the cache.
         clock.advance(by: .seconds(70))
         for service in [first, second] {
-            let served = try await Self.decide(service, "c0")
+            let served = try await service.decide("c0")
             #expect(served.source == .cache)
             #expect(served.fetchedAt == Date(timeIntervalSince1970: 1_800_000_240))
         }
@@ -319,24 +285,12 @@ struct FreshnessTests {
     @Test("an invalidation while a refresh ahead is under way: its answer is kept nowhere", arguments: [false, true])
     func invalidationOvertakesRefresh(byGroup: Bool) async throws {
         let clock = ManualClock()
-        let inner = StaticGroupsSource(Self.customers(2))
+        let inner = StaticGroupsSource(Families.customers(2))
         let gated = GatedGroupsSource(inner)
         let shared = InMemoryGroupsCache(now: clock.now)
-        let configuration = Self.configuration(burst: 100) { $0.freshness.refreshAfter = .seconds(150) }
-        let service = try Self.service(
-            gated,
-            clock: clock,
-            shared: shared,
-            configuration: configuration,
-            realSleep: true
-        )
-        _ = try await Self.decide(service, "c0")
-        let run = Task { try await service.run() }
+        let (service, run) = try await Self.refreshing(gated, clock: clock, shared: shared)
         defer { run.cancel() }
-        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
-        gated.close()
-        clock.advance(by: .seconds(200))
-        #expect(try await Self.decide(service, "c0").source == .cache)
+        #expect(try await service.decide("c0").source == .cache)
         try await gated.waitForCalls(2)
         inner.setAnswer(Families.memberOfG2, for: "c0")
         if byGroup {
@@ -347,7 +301,7 @@ struct FreshnessTests {
         gated.open()
         try await waitUntil { service.refreshes.count == 0 }
         #expect(try await shared.answer(anyTransactionID: "c0", in: .sandbox) == nil)
-        let next = try await Self.decide(service, "c0")
+        let next = try await service.decide("c0")
         #expect(next.source == .live)
         #expect(next.groups == Families.memberOfG2)
         #expect(gated.startedCalls == 3)
@@ -359,25 +313,19 @@ struct FreshnessTests {
     )
     func joinedRefreshThatFetchedNothing() async throws {
         let clock = ManualClock()
-        let inner = StaticGroupsSource(Self.customers(1))
+        let inner = StaticGroupsSource(Families.customers(1))
         let gated = GatedGroupsSource(inner)
-        let configuration = Self.configuration(burst: 100) { $0.freshness.refreshAfter = .seconds(150) }
-        let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
-        _ = try await Self.decide(service, "c0")
-        let run = Task { try await service.run() }
+        let (service, run) = try await Self.refreshing(gated, clock: clock)
         defer { run.cancel() }
-        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
         // Due a refresh ahead: served from the cache while the refresh, which Apple will fail, is held.
         inner.fail("c0", with: AppStoreGroupsError(code: .timeout, message: "slow"))
-        gated.close()
-        clock.advance(by: .seconds(200))
-        #expect(try await Self.decide(service, "c0").source == .cache)
+        #expect(try await service.decide("c0").source == .cache)
         try await gated.waitForCalls(2)
         inner.fail("c0", with: nil)
         inner.setAnswer(Families.memberOfG2, for: "c0")
         // Past the time to live: a miss, which joins the refresh under way.
         clock.advance(by: .seconds(200))
-        let caller = Task { try await Self.decide(service, "c0") }
+        let caller = Task { try await service.decide("c0") }
         try await Task.sleep(for: .milliseconds(200))
         gated.open()
         let served = try await caller.value
@@ -389,19 +337,12 @@ struct FreshnessTests {
     @Test("at most the configured refreshes run at once in a process")
     func refreshesInFlightBounded() async throws {
         let clock = ManualClock()
-        let gated = GatedGroupsSource(StaticGroupsSource(Self.customers(3)))
-        let configuration = Self.configuration(burst: 100) {
-            $0.freshness.refreshAfter = .seconds(150)
+        let gated = GatedGroupsSource(StaticGroupsSource(Families.customers(3)))
+        let (service, run) = try await Self.refreshing(gated, clock: clock, fetched: 3) {
             $0.maximumRefreshesInFlight = 1
         }
-        let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
-        for index in 0..<3 { _ = try await Self.decide(service, "c\(index)") }
-        let run = Task { try await service.run() }
         defer { run.cancel() }
-        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
-        gated.close()
-        clock.advance(by: .seconds(200))
-        for index in 0..<3 { #expect(try await Self.decide(service, "c\(index)").source == .cache) }
+        for index in 0..<3 { #expect(try await service.decide("c\(index)").source == .cache) }
         try await gated.waitForCalls(4)
         // One refresh under way, two queued.
         try await Task.sleep(for: .milliseconds(200))
@@ -410,6 +351,39 @@ struct FreshnessTests {
         gated.open()
         try await waitUntil { service.refreshes.count == 0 }
         #expect(gated.startedCalls == 6)
+    }
+
+    /// Found by a review (fixed): without a shared cache a queued refresh fetched whenever this
+    /// process held an answer, never asking whether it was still due: 3 requests for c0, not 2.
+    @Test("a queued refresh whose answer was replaced by a new fetch asks Apple nothing")
+    func queuedRefreshOfReplacedAnswerSendsNothing() async throws {
+        let clock = ManualClock()
+        let inner = StaticGroupsSource(Families.customers(2))
+        let source = HeldForOneSource(inner, holding: "c1")
+        let service = try Self.service(source, clock: clock, burst: 100, realSleep: true) {
+            $0.freshness.refreshAfter = .seconds(225)
+            $0.freshness.refreshSpread = .zero
+            $0.maximumRefreshesInFlight = 1
+        }
+        #expect(try await service.decide("c0").source == .live)
+        #expect(try await service.decide("c1").source == .live)
+        let background = Task { try await service.run() }
+        defer { background.cancel() }
+        try await waitUntil { service.refreshes.workerCount >= 1 }
+        clock.advance(by: .seconds(250))
+        // The one worker is busy refreshing c1, held at Apple.
+        source.holding.withLock { $0 = true }
+        #expect(try await service.decide("c1").source == .cache)
+        try await waitUntil { inner.callCount(for: "c1") >= 2 }
+        #expect(inner.callCount(for: "c1") == 2)
+        // c0 is due too: its refresh waits in the queue. Invalidated, then fetched anew by a caller.
+        #expect(try await service.decide("c0").source == .cache)
+        try await service.invalidate(anyTransactionID: "c0")
+        #expect(try await service.decide("c0").source == .live)
+        #expect(inner.callCount(for: "c0") == 2)
+        source.gate.open()
+        try await waitUntil { service.refreshes.count == 0 }
+        #expect(inner.callCount(for: "c0") == 2)
     }
 
     @Test("the refresh queue holds each customer once, at most its capacity, and nothing without a worker")
@@ -436,15 +410,9 @@ struct FreshnessTests {
     @Test("run() ends the refreshes under way when cancelled, and returns only after them")
     func runCancelsRefreshes() async throws {
         let clock = ManualClock()
-        let gated = GatedGroupsSource(StaticGroupsSource(Self.customers(1)))
-        let configuration = Self.configuration(burst: 100) { $0.freshness.refreshAfter = .seconds(150) }
-        let service = try Self.service(gated, clock: clock, configuration: configuration, realSleep: true)
-        _ = try await Self.decide(service, "c0")
-        let run = Task { try await service.run() }
-        try await waitUntil { service.refreshes.workerCount == service.configuration.maximumRefreshesInFlight }
-        gated.close()
-        clock.advance(by: .seconds(200))
-        _ = try await Self.decide(service, "c0")
+        let gated = GatedGroupsSource(StaticGroupsSource(Families.customers(1)))
+        let (service, run) = try await Self.refreshing(gated, clock: clock)
+        _ = try await service.decide("c0")
         try await gated.waitForCalls(2)
         run.cancel()
         // The gated call ignores cancellation; opening it lets the refresh's task see it.
@@ -454,5 +422,51 @@ struct FreshnessTests {
         #expect(service.refreshes.count == 0)
         #expect(service.refreshes.workerCount == 0)
         #expect(!service.refreshes.offer(CustomerKey(environment: .sandbox, customerID: "c0")))
+    }
+}
+
+/// A source whose calls answer 429 after `5 s` on the manual clock while `slow` is set, as a slow
+/// answer from Apple would.
+private final class SlowTooManyRequestsSource: GroupsSource, Sendable {
+    let inner: StaticGroupsSource
+    let clock: ManualClock
+    let slow = Mutex(false)
+
+    init(inner: StaticGroupsSource, clock: ManualClock) {
+        self.inner = inner
+        self.clock = clock
+    }
+
+    func customerGroups(
+        anyTransactionID: String,
+        environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
+        if slow.withLock({ $0 }) {
+            clock.advance(by: .seconds(5))
+            throw StaticGroupsSource.tooManyRequests(retryAfter: nil)
+        }
+        return try await inner.customerGroups(anyTransactionID: anyTransactionID, environment: environment)
+    }
+}
+
+/// A static source whose calls for one id wait at a gate while `holding` is set.
+private final class HeldForOneSource: GroupsSource, Sendable {
+    let inner: StaticGroupsSource
+    let heldID: String
+    let holding = Mutex(false)
+    let gate = Gate()
+
+    init(_ inner: StaticGroupsSource, holding heldID: String) {
+        self.inner = inner
+        self.heldID = heldID
+    }
+
+    func customerGroups(
+        anyTransactionID: String,
+        environment: StoreEnvironment
+    ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
+        let answer = try await inner.customerGroups(anyTransactionID: anyTransactionID, environment: environment)
+        if anyTransactionID == heldID, holding.withLock({ $0 }) { await gate.wait() }
+        return answer
     }
 }
