@@ -35,19 +35,6 @@ struct GroupDecisionServiceTests {
         .service
     }
 
-    /// A client that is never asked anything (its credentials are the fake App Store's).
-    static func unusedClient() throws -> AppStoreGroupsClient {
-        try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials())
-    }
-
-    /// A shared cache whose first answer read finds nothing, as if it came just before another
-    /// process stored its answer.
-    static func missingFirstRead(_ store: InMemoryGroupsCache) -> ScriptedGroupsCache {
-        let cache = ScriptedGroupsCache(store, forwardsBudget: false)
-        cache.missAnswerReads(1)
-        return cache
-    }
-
     @Test("50 concurrent calls for one customer send one request")
     func singleFlight() async throws {
         let stub = StubGroupsSource(delay: .milliseconds(200))
@@ -55,7 +42,7 @@ struct GroupDecisionServiceTests {
         let capabilities = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<50 {
                 group.addTask {
-                    try await service.decision(anyTransactionID: "c1", environment: .sandbox).decision.capabilities
+                    try await service.decide("c1").decision.capabilities
                         .sorted()
                 }
             }
@@ -70,7 +57,7 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
-        let first = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        let first = try await service.decide("c1")
         #expect(first.source == .live)
         #expect(first.fetchedAt == clock.date)
         #expect(first.policyRevision == "49c9b1f4e538bd3a")
@@ -81,7 +68,7 @@ struct GroupDecisionServiceTests {
                 + #""decisionId":"\#(first.decisionID)"}"#
         )
         clock.advance(by: .seconds(299))
-        let second = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        let second = try await service.decide("c1")
         #expect(second.source == .cache)
         #expect(
             second.jsonString(pretty: false).hasSuffix(
@@ -92,7 +79,7 @@ struct GroupDecisionServiceTests {
         #expect(second.fetchedAt == first.fetchedAt)
         #expect(second.decision.capabilities.sorted() == Families.capabilities)
         clock.advance(by: .seconds(1))
-        let third = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        let third = try await service.decide("c1")
         #expect(third.source == .live)
         #expect(third.fetchedAt == clock.date)
         #expect(stub.requests == ["c1", "c1"])
@@ -102,7 +89,7 @@ struct GroupDecisionServiceTests {
     func evaluatedPerCall() async throws {
         let stub = StubGroupsSource()
         let service = try Self.service(stub)
-        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        _ = try await service.decide("c1")
         let premium = try await service.decision(
             anyTransactionID: "c1",
             entitlements: ["com.example.recipes.premium"],
@@ -118,15 +105,15 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock) { $0.freshness.staleIfError = .seconds(60) }
-        let fetched = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        let fetched = try await service.decide("c1")
         stub.answer { _, _ in StubGroupsSource.internalError }
         clock.advance(by: .seconds(330))
-        let stale = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        let stale = try await service.decide("c1")
         #expect(stale.source == .stale)
         #expect(stale.fetchedAt == fetched.fetchedAt)
         #expect(stale.decision.capabilities.sorted() == Families.capabilities)
         clock.advance(by: .seconds(30))
-        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        let error = await expectError { try await service.decide("c1") }
         #expect(error?.code == .generalInternalError)
         #expect(error?.httpStatus == 500)
         #expect(stub.requests == ["c1", "c1", "c1"])
@@ -137,13 +124,13 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
-        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        _ = try await service.decide("c1")
         stub.answer { _, _ in StubGroupsSource.internalError }
         clock.advance(by: .seconds(300))
-        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        let error = await expectError { try await service.decide("c1") }
         #expect(error?.code == .generalInternalError)
         // A customer never fetched fails closed too.
-        let other = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
+        let other = await expectError { try await service.decide("c2") }
         #expect(other?.code == .generalInternalError)
         // No client for production: refused, nothing sent.
         let production = await expectError {
@@ -158,16 +145,16 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now) { _, _ in StubGroupsSource.notFound }
         let service = try Self.service(stub, clock: clock) { $0.freshness.negativeTimeToLive = .seconds(30) }
-        let first = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
+        let first = await expectError { try await service.decide("gone") }
         #expect(first?.code == .transactionIDNotFound)
         clock.advance(by: .seconds(29))
-        let cached = await expectError { try await service.decision(anyTransactionID: "gone", environment: .sandbox) }
+        let cached = await expectError { try await service.decide("gone") }
         #expect(cached?.code == .transactionIDNotFound)
         #expect(cached?.httpStatus == 404)
         #expect(stub.requests == ["gone"])
         stub.answer { _, _ in StubGroupsSource.consumerGroup }
         clock.advance(by: .seconds(1))
-        #expect(try await service.decision(anyTransactionID: "gone", environment: .sandbox).source == .live)
+        #expect(try await service.decide("gone").source == .live)
         #expect(stub.requests == ["gone", "gone"])
     }
 
@@ -175,14 +162,14 @@ struct GroupDecisionServiceTests {
     func invalidation() async throws {
         let stub = StubGroupsSource()
         let service = try Self.service(stub)
-        _ = try await service.decision(anyTransactionID: "a", environment: .sandbox)
-        _ = try await service.decision(anyTransactionID: "b", environment: .sandbox)
+        _ = try await service.decide("a")
+        _ = try await service.decide("b")
         try await service.invalidate(anyTransactionID: "a")
-        #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
-        #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .cache)
+        #expect(try await service.decide("a").source == .live)
+        #expect(try await service.decide("b").source == .cache)
         try await service.invalidateAll()
-        #expect(try await service.decision(anyTransactionID: "a", environment: .sandbox).source == .live)
-        #expect(try await service.decision(anyTransactionID: "b", environment: .sandbox).source == .live)
+        #expect(try await service.decide("a").source == .live)
+        #expect(try await service.decide("b").source == .live)
         #expect(stub.requests == ["a", "b", "a", "a", "b"])
         let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(Families.memberBody.utf8))
         let entry = LocalGroupsCache.Entry(
@@ -203,25 +190,25 @@ struct GroupDecisionServiceTests {
         let service = try Self.service(stub, clock: clock, shared: shared) {
             $0.rateLimits.maximumRateLimitWait = .zero
         }
-        let first = await expectError { try await service.decision(anyTransactionID: "a", environment: .sandbox) }
+        let first = await expectError { try await service.decide("a") }
         #expect(first?.code == .rateLimitExceeded)
         #expect(first?.httpStatus == 429)
         #expect(first?.retryAfter == retryAfter)
-        let second = await expectError { try await service.decision(anyTransactionID: "b", environment: .sandbox) }
+        let second = await expectError { try await service.decide("b") }
         #expect(second?.code == .rateLimitExceeded)
         #expect(second?.httpStatus == nil)
         #expect(second?.attempts == 0)
         #expect(second?.retryAfter == retryAfter)
         // Another process sharing the store is held back too.
         let other = try Self.service(stub, clock: clock, shared: shared) { $0.rateLimits.maximumRateLimitWait = .zero }
-        let third = await expectError { try await other.decision(anyTransactionID: "c", environment: .sandbox) }
+        let third = await expectError { try await other.decide("c") }
         #expect(third?.code == .rateLimitExceeded)
         #expect(stub.requests == ["a"])
         // One that may wait 30 seconds waits until the instant, then sends.
         let patient = try Self.service(stub, clock: clock, shared: shared) {
             $0.rateLimits.maximumRateLimitWait = .seconds(30)
         }
-        #expect(try await patient.decision(anyTransactionID: "d", environment: .sandbox).source == .live)
+        #expect(try await patient.decide("d").source == .live)
         #expect(stub.requests == ["a", "d"])
         #expect(try #require(stub.requestTimes.last) >= retryAfter)
     }
@@ -234,7 +221,7 @@ struct GroupDecisionServiceTests {
         for index in 0..<5 {
             #expect(try await fast.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
         }
-        let spent = await expectError { try await fast.decision(anyTransactionID: "c5", environment: .sandbox) }
+        let spent = await expectError { try await fast.decide("c5") }
         #expect(spent?.code == .rateLimitExceeded)
         #expect(spent?.attempts == 0)
         #expect(stub.requests.count == 5)
@@ -253,9 +240,9 @@ struct GroupDecisionServiceTests {
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await first.decide("c1").source == .live)
         clock.advance(by: .seconds(10))
-        let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
+        let served = try await second.decide("c1")
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
         // Invalidation through one process reaches the shared cache.
@@ -270,11 +257,13 @@ struct GroupDecisionServiceTests {
         let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await first.decide("c1").source == .live)
         // The second process reads before the first one's answer is there, then takes the lock
         // the first one has released.
-        let second = try Self.service(stub, clock: clock, shared: Self.missingFirstRead(shared))
-        let served = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
+        let missing = ScriptedGroupsCache(shared, forwardsBudget: false)
+        missing.missAnswerReads(1)
+        let second = try Self.service(stub, clock: clock, shared: missing)
+        let served = try await second.decide("c1")
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date)
         #expect(served.decision.capabilities.sorted() == Families.capabilities)
@@ -291,14 +280,14 @@ struct GroupDecisionServiceTests {
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
-        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
-        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        #expect(try await first.decide("c1").source == .live)
+        #expect(try await second.decide("c1").source == .cache)
+        #expect(try await second.decide("c1").source == .cache)
         try await first.invalidate(anyTransactionID: "c1")
         // The first fetch waited 200 ms for the fleet's first token (a new bucket starts with the
         // burst less a second's reservations: none at the defaults), the invalidation the interval.
         #expect(clock.sleeps == [.milliseconds(200), .milliseconds(250)])
-        #expect(try await second.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await second.decide("c1").source == .live)
         #expect(stub.requests == ["c1", "c1"])
     }
 
@@ -316,7 +305,7 @@ struct GroupDecisionServiceTests {
             )
         )
         let service = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c1").source == .live)
         // The lock wait, then the wait for the fleet's first token.
         #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 40) + [.milliseconds(200)])
         #expect(stub.requests == ["c1"])
@@ -331,15 +320,15 @@ struct GroupDecisionServiceTests {
         let log = RecordingObserver()
         let store = ScriptedGroupsCache.unreachable()
         let service = try Self.service(stub, clock: clock, shared: store, observer: log)
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        #expect(try await service.decide("c1").source == .live)
+        #expect(try await service.decide("c1").source == .cache)
         #expect(stub.requests == ["c1"])
         // After the failure the store is left alone for 5 seconds, then tried again.
         #expect(store.calls.count(where: { $0 == "answer" }) == 1)
-        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c2").source == .live)
         #expect(store.calls.count(where: { $0 == "answer" }) == 1)
         clock.advance(by: .seconds(5))
-        #expect(try await service.decision(anyTransactionID: "c3", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c3").source == .live)
         #expect(store.calls.count(where: { $0 == "answer" }) == 2)
         #expect(stub.requests == ["c1", "c2", "c3"])
         // One failure per try: the observer decides how often to say so.
@@ -348,7 +337,7 @@ struct GroupDecisionServiceTests {
         )
         clock.advance(by: .seconds(300))
         stub.answer { _, _ in StubGroupsSource.internalError }
-        let error = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        let error = await expectError { try await service.decide("c1") }
         #expect(error?.code == .generalInternalError)
         #expect(log.lines.count == 3)
     }
@@ -358,34 +347,42 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock, shared: ScriptedGroupsCache.unreachable())
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c1").source == .live)
         // Reads now skip the failed store for a while; an invalidation still tries it, and says so.
         let error = await expectError { try await service.invalidate(anyTransactionID: "c1") }
         #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:1: connection refused")
         let all = await expectError { try await service.invalidateAll() }
         #expect(all?.code == .sharedCacheFailure)
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c1").source == .live)
         #expect(stub.requests == ["c1", "c1"])
     }
 
-    @Test("configurations out of range are refused")
-    func invalidConfiguration() throws {
-        let stub = StubGroupsSource()
-        let cases: [(inout GroupDecisionService.Configuration) -> Void] = [
-            { $0.freshness.timeToLive = .zero }, { $0.freshness.staleIfError = .seconds(-1) },
-            { $0.rateLimits.requestsPerSecond[.sandbox] = 0 },
-            { $0.rateLimits.requestsPerSecond[.production] = .infinity },
-            { $0.sharedCache.fetchLockPollInterval = .zero },
-        ]
-        for configure in cases {
-            #expect(throws: AppStoreGroupsError.self) { try Self.service(stub, configure: configure) }
+    @Test("a service given two clients for one environment is refused")
+    func twoClientsForOneEnvironment() throws {
+        let client = { try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials()) }
+        let error = #expect(throws: AppStoreGroupsError.self) {
+            try GroupDecisionService(policies: Families.policies(), clients: [client(), client()])
         }
-        #expect(throws: AppStoreGroupsError.self) {
-            try GroupDecisionService(
-                policies: Families.policies(),
-                clients: [Self.unusedClient(), Self.unusedClient()]
-            )
-        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message == "two clients for the Sandbox environment")
+    }
+
+    @Test("on a store whose reads take 200 ms, the lock holder is waited for two seconds by the clock, then fetched")
+    func lockWaitOnASlowStore() async throws {
+        let clock = ManualClock()
+        let start = clock.date
+        let stub = StubGroupsSource(clock: clock.now)
+        let store = ScriptedGroupsCache(forwardsBudget: false, clock: clock)
+        store.delay("answer", by: .milliseconds(200))
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "o", timeToLive: .seconds(10))
+        )
+        // The slow-call rule is off: this is about the lock wait, not forty polls of the store's time.
+        let service = try Self.service(stub, clock: clock, shared: store) { $0.sharedCache.health.slowCallsInARow = 0 }
+        #expect(try await service.decide("c1").source == .live)
+        // The first read (200 ms), then polls of 50 + 200 ms until two seconds have passed.
+        #expect(abs(try #require(stub.requestTimes.first).timeIntervalSince(start) - 2.2) < 0.001)
+        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 8))
     }
 }

@@ -1,6 +1,4 @@
-import Foundation
 import GroupDecisionsTesting
-import GroupPolicy
 import ServingTestSupport
 import Testing
 
@@ -8,32 +6,41 @@ import Testing
 @testable import GroupDecisions
 
 /// A malformed transaction id is refused before anything else: no budget spent, no flight, no
-/// shared-cache call.
-@Suite("Decision service: malformed transaction ids")
+/// shared-cache call, whether a decision or an invalidation asks.
+///
+/// `invalidate(anyTransactionID:)` took any string, so `POST /invalidate?transactionId=a%00b`
+/// answered 200 where `GET /decision` answered 400, each such call wrote a generation key of the
+/// id's size into Redis, and an id holding `:` reached keys outside the customer's own
+/// (`sandbox:groups:c1` under prefix `app` deleted customer c1's answer under `app:sandbox:groups`).
+@Suite("Malformed transaction ids are refused before anything else")
 struct MalformedIDTests {
-    @Test("a flood of malformed ids spends none of the budget: a valid customer is served after it")
+    static let malformed = [
+        "", "has space", "semi;colon", "../../etc", String(repeating: "9", count: 129), "é", "a\u{0}b",
+        "sandbox:groups:c1", String(repeating: "9", count: 5000), "*",
+    ]
+
+    @Test(
+        "a flood of malformed ids spends none of the budget and reaches no cache; a valid customer is served after it"
+    )
     func malformedIDsSpendNoBudget() async throws {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
-        let cache = SharedCacheGuardTests.scriptedCache(clock)
+        let cache = ScriptedGroupsCache(combinedCalls: .native, forwardsBudget: false, clock: clock)
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache) {
             $0.rateLimits.maximumRateLimitWait = .zero
         }
-        let malformed = ["", "has space", "semi;colon", "../../etc", String(repeating: "9", count: 129), "é"]
         for _ in 0..<4 {
-            for id in malformed {
-                let error = await expectError {
-                    try await service.decision(anyTransactionID: id, environment: .sandbox)
-                }
+            for id in Self.malformed {
+                let error = await expectError { try await service.decide(id) }
                 #expect(error?.code == .invalidArgument, "\(id)")
                 #expect(error?.attempts == 0)
+                let invalidation = await expectError { try await service.invalidate(anyTransactionID: id) }
+                #expect(invalidation?.code == .invalidArgument, "\(id)")
             }
         }
-        #expect(cache.calls.count == 0)
+        #expect(cache.calls == [])
         // The sandbox's whole budget of 5 is left for valid customers.
-        for index in 0..<5 {
-            #expect(try await service.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
-        }
+        for index in 0..<5 { #expect(try await service.decide("c\(index)").source == .live) }
         #expect(stub.requests == ["c0", "c1", "c2", "c3", "c4"])
     }
 }

@@ -1,14 +1,15 @@
 import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
+import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
 @testable import GroupDecisions
 
-/// The rate-limit gate: holds cut to the longest hold, instants read back from the shared cache
-/// rather than pinned, and a budget and a gate per endpoint.
+/// The rate-limit gate: holds cut to the longest hold, a 429 that lands during a token wait,
+/// instants read back from the shared cache rather than pinned, and a budget and a gate per endpoint.
 @Suite("Rate-limit gate")
 struct RateLimitGateTests {
     static let tenYears: TimeInterval = 315_360_000
@@ -27,73 +28,87 @@ struct RateLimitGateTests {
         .service
     }
 
-    static func source() -> StaticGroupsSource {
-        StaticGroupsSource(["c1": Families.member, "c2": Families.member, "c3": Families.member])
+    static func source() -> StaticGroupsSource { StaticGroupsSource(Families.customers(4)) }
+
+    /// A 429's `Retry-After` (seconds from now, `nil` for none), the longest hold configured, and
+    /// the hold that follows.
+    struct Hold: Sendable, CustomTestStringConvertible {
+        var testDescription: String
+        var retryAfter: TimeInterval?
+        var longest: Duration?
+        var held: TimeInterval
     }
 
-    @Test("a Retry-After ten years ahead holds every decision for an hour, not ten years")
-    func farRetryAfterIsCut() async throws {
+    static let holds = [
+        Hold(testDescription: "a Retry-After ten years ahead holds an hour", retryAfter: tenYears, held: 3600),
+        Hold(testDescription: "the longest hold is configurable", retryAfter: 7200, longest: .seconds(600), held: 600),
+        // Apple's clock reads two hours later than this server's; Apple asks for 30 seconds.
+        Hold(testDescription: "a server clock two hours behind Apple's holds an hour", retryAfter: 7230, held: 3600),
+        Hold(testDescription: "a 429 without a Retry-After holds a minute", retryAfter: nil, held: 60),
+        Hold(testDescription: "a Retry-After in the past holds a second", retryAfter: -5, held: 1),
+    ]
+
+    @Test("a 429 holds every decision until its Retry-After, cut to the longest hold, then no longer", arguments: holds)
+    func holdAfterA429(_ hold: Hold) async throws {
         let clock = ManualClock()
         let source = Self.source()
         let observer = RecordingObserver()
-        let service = try Self.service(source, clock: clock, observer: observer)
-        let named = clock.date.addingTimeInterval(Self.tenYears)
-        source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: named))
-        let first = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        let service = try Self.service(source, clock: clock, observer: observer) {
+            if let longest = hold.longest { $0.rateLimits.maximumRateLimitHold = longest }
+        }
+        let asked = hold.retryAfter.map { clock.date.addingTimeInterval($0) }
+        source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: asked))
+        let until = clock.date.addingTimeInterval(hold.held)
+        let first = await expectError { try await service.decide("c1") }
         #expect(first?.httpStatus == 429)
-        #expect(first?.retryAfter == clock.date.addingTimeInterval(3600))
-        let held = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
+        #expect(first?.retryAfter == until)
+        let held = await expectError { try await service.decide("c2") }
         #expect(held?.code == .rateLimitExceeded)
-        #expect(held?.retryAfter == clock.date.addingTimeInterval(3600))
-        clock.advance(by: .seconds(3600))
-        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        #expect(held?.httpStatus == nil)
+        #expect(held?.retryAfter == until)
+        clock.advance(by: .seconds(hold.held))
+        #expect(try await service.decide("c2").source == .live)
         #expect(source.callCount == 2)
-        let ms = Int64(clock.date.timeIntervalSince1970 * 1000)
+        let milliseconds = { (date: Date) in String(Int64(date.timeIntervalSince1970 * 1000)) }
         #expect(
             observer.events("rate limited")
-                == ["rate limited: customer-groups until \(ms) (asked \(ms - 3_600_000 + Int64(Self.tenYears * 1000)))"]
+                == [
+                    "rate limited: customer-groups until \(milliseconds(until)) (asked \(asked.map(milliseconds) ?? "none"))"
+                ]
         )
     }
 
-    @Test("the longest hold is configurable")
-    func configurableHold() async throws {
+    @Test("a call that waited for a token while another process got a 429 sends nothing before Retry-After")
+    func gateClosedDuringTokenWait() async throws {
         let clock = ManualClock()
-        let source = Self.source()
-        let service = try Self.service(source, clock: clock) { $0.rateLimits.maximumRateLimitHold = .seconds(600) }
-        source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(7200)))
-        let first = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
-        #expect(first?.retryAfter == clock.date.addingTimeInterval(600))
-        #expect(throws: AppStoreGroupsError.self) {
-            try Self.service(source, clock: clock) { $0.rateLimits.maximumRateLimitHold = .zero }
+        let stub = StubGroupsSource(clock: clock.now)
+        let shared = InMemoryGroupsCache(now: clock.now)
+        let retryAfter = clock.date.addingTimeInterval(10)
+        let sleeps = Locked(0)
+        // The token wait is where another process's 429 lands: its instant is in the shared cache
+        // by the time this process wakes up.
+        let timeSource = TimeSource(now: clock.now) { duration in
+            if sleeps.withLock({ count in
+                count += 1
+                return count == 1
+            }) {
+                try? await shared.setRateLimitedUntil(retryAfter, for: .customerGroups, in: .sandbox)
+            }
+            clock.advance(by: duration)
         }
-    }
-
-    @Test("a server clock two hours behind Apple's: a 30-second Retry-After holds an hour at most")
-    func clockBehindApple() async throws {
-        let clock = ManualClock()
-        let source = Self.source()
-        let service = try Self.service(source, clock: clock)
-        // Apple's clock reads two hours later than this server's; Apple asks for 30 seconds.
-        let apple = clock.date.addingTimeInterval(7200)
-        source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: apple.addingTimeInterval(30)))
-        let first = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
-        #expect(first?.retryAfter == clock.date.addingTimeInterval(3600))
-        clock.advance(by: .seconds(3600))
-        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
-    }
-
-    @Test("a 429 without a usable Retry-After holds for a minute; one in the past for a second")
-    func holdsWithoutAnInstant() async throws {
-        let clock = ManualClock()
-        let source = Self.source()
-        let service = try Self.service(source, clock: clock)
-        source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: nil))
-        let first = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
-        #expect(first?.retryAfter == clock.date.addingTimeInterval(60))
-        clock.advance(by: .seconds(60))
-        source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(-5)))
-        let past = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
-        #expect(past?.retryAfter == clock.date.addingTimeInterval(1))
+        let service = try ServiceHarness(source: stub, sharedCache: shared, time: .custom(timeSource)) {
+            $0.rateLimits.maximumRateLimitWait = .seconds(1)
+            // A new fleet bucket starts with the burst less a second's reservations: 5 of 10.
+            $0.rateLimits.requestBurst = [.sandbox: 10]
+        }
+        for index in 0..<5 { #expect(try await service.decide("c\(index)").source == .live) }
+        // The sixth call waits 200 ms for its token, and meanwhile the gate closes for 10 seconds,
+        // longer than this service may wait.
+        let error = await expectError { try await service.decide("c5") }
+        #expect(error?.code == .rateLimitExceeded)
+        #expect(error?.httpStatus == nil)
+        #expect(error?.retryAfter == retryAfter)
+        #expect(stub.requests == ["c0", "c1", "c2", "c3", "c4"])
     }
 
     @Test("a far instant left in the shared cache holds an hour from when it was first read, then no longer")
@@ -107,14 +122,14 @@ struct RateLimitGateTests {
         )
         let source = Self.source()
         let service = try Self.service(source, clock: clock, shared: shared)
-        let held = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        let held = await expectError { try await service.decide("c1") }
         #expect(held?.code == .rateLimitExceeded)
         #expect(held?.retryAfter == clock.date.addingTimeInterval(3600))
         clock.advance(by: .seconds(1800))
-        let still = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
+        let still = await expectError { try await service.decide("c1") }
         #expect(still?.retryAfter == clock.date.addingTimeInterval(1800))
         clock.advance(by: .seconds(1800))
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c1").source == .live)
         #expect(source.callCount == 1)
     }
 
@@ -126,13 +141,13 @@ struct RateLimitGateTests {
         let first = try Self.service(source, clock: clock, shared: shared)
         let second = try Self.service(source, clock: clock, shared: shared)
         source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(600)))
-        _ = await expectError { try await first.decision(anyTransactionID: "c1", environment: .sandbox) }
-        let held = await expectError { try await second.decision(anyTransactionID: "c2", environment: .sandbox) }
+        _ = await expectError { try await first.decide("c1") }
+        let held = await expectError { try await second.decide("c2") }
         #expect(held?.retryAfter == clock.date.addingTimeInterval(600))
         // An operator deletes the key: both processes send again.
         shared.removeRateLimit(.customerGroups, in: .sandbox)
-        #expect(try await second.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
-        #expect(try await first.decision(anyTransactionID: "c3", environment: .sandbox).source == .live)
+        #expect(try await second.decide("c2").source == .live)
+        #expect(try await first.decide("c3").source == .live)
         #expect(source.callCount == 3)
     }
 
@@ -142,8 +157,8 @@ struct RateLimitGateTests {
         let source = Self.source()
         let service = try Self.service(source, clock: clock, shared: ScriptedGroupsCache.unreachable())
         source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(20)))
-        _ = await expectError { try await service.decision(anyTransactionID: "c1", environment: .sandbox) }
-        let held = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
+        _ = await expectError { try await service.decide("c1") }
+        let held = await expectError { try await service.decide("c2") }
         #expect(held?.retryAfter == clock.date.addingTimeInterval(20))
         #expect(source.callCount == 1)
     }
@@ -163,7 +178,7 @@ struct RateLimitGateTests {
         }
         #expect(spent?.code == .rateLimitExceeded)
         #expect(spent?.message.contains("group-members") == true)
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c1").source == .live)
         clock.advance(by: .seconds(1))
         // A 429 on members closes members only.
         let retryAfter = clock.date.addingTimeInterval(120)
@@ -175,7 +190,7 @@ struct RateLimitGateTests {
         #expect(limited?.httpStatus == 429)
         #expect(await gate.retryAfter(.groupMembers, in: .sandbox) == retryAfter)
         #expect(await gate.retryAfter(.customerGroups, in: .sandbox) == nil)
-        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c2").source == .live)
         let held = await expectError {
             try await gate.send(.groupMembers, in: .sandbox) { () throws(AppStoreGroupsError) in }
         }

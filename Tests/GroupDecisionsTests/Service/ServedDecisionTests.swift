@@ -105,7 +105,7 @@ struct ServedDecisionTests {
         let first = try Self.served(.live, decisionID: nil)
         let second = try Self.served(.live, decisionID: nil)
         for id in [first.decisionID, second.decisionID] {
-            #expect(DecisionIDTests.isVersion7(id), "\(id)")
+            #expect(DecisionIDs.isVersion7(id), "\(id)")
         }
         #expect(first.decisionID < second.decisionID)
         #expect(first.jsonString(pretty: false).hasSuffix(#","decisionId":"\#(first.decisionID)"}"#))

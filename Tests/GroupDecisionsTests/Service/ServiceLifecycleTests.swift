@@ -20,7 +20,7 @@ struct ServiceLifecycleTests {
         configuration.freshness = FreshnessPolicy(timeToLive: .seconds(120))
         configuration.localCache.sweepInterval = .seconds(60)
         let service = try ServiceHarness(source: source, clock: clock, configuration: configuration).service
-        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
+        _ = try await service.decide("c1")
         #expect(service.cachedBytes > 0)
         let runner = Task { try await service.run() }
         // The manual clock's sleep moves it on at once: sweeps come one a minute of its time.
@@ -41,10 +41,10 @@ struct ServiceLifecycleTests {
             observer: observer
         )
         .service
-        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
-        _ = try await service.decision(anyTransactionID: "c1", environment: .sandbox)
-        _ = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
-        _ = await expectError { try await service.decision(anyTransactionID: "c2", environment: .sandbox) }
+        _ = try await service.decide("c1")
+        _ = try await service.decide("c1")
+        _ = await expectError { try await service.decide("c2") }
+        _ = await expectError { try await service.decide("c2") }
         try await service.invalidate(anyTransactionID: "c1")
         try await service.invalidateAll()
         #expect(

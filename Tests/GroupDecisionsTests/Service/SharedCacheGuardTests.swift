@@ -11,19 +11,20 @@ import Testing
 /// recovery, and no customer id in what it reports.
 @Suite("Shared-cache guard")
 struct SharedCacheGuardTests {
-    /// An in-memory shared cache whose every call takes `delay` on the manual clock and fails
-    /// while `failsEveryCall` is set (its message naming the key, as Redis's error text does).
+    /// An in-memory shared cache whose every call takes ``ScriptedGroupsCache/delay`` on `clock`
+    /// and fails while `failsEveryCall` is set (its message naming the key, as Redis's error text does).
     static func scriptedCache(_ clock: ManualClock) -> ScriptedGroupsCache {
         ScriptedGroupsCache(combinedCalls: .native, forwardsBudget: false, clock: clock)
     }
 
-    static func service(
+    /// The guard of `cache` on `clock`, telling `observer`.
+    static func guarded(
         _ cache: ScriptedGroupsCache,
         clock: ManualClock,
         observer: RecordingObserver,
-        stub: StubGroupsSource
-    ) throws -> GroupDecisionService {
-        try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
+        health: SharedCacheHealth = SharedCacheHealth()
+    ) -> SharedCacheGuard {
+        SharedCacheGuard(SharedCaches(cache), health: health, timeSource: clock.timeSource, observer: observer)
     }
 
     @Test("a cache answering every call in 200 ms, under its timeout, is skipped after five such calls")
@@ -31,18 +32,17 @@ struct SharedCacheGuardTests {
         let clock = ManualClock()
         let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
-        let observer = RecordingObserver()
-        let stub = StubGroupsSource(clock: clock.now)
-        let service = try Self.service(cache, clock: clock, observer: observer, stub: stub)
+        let (observer, stub) = (RecordingObserver(), StubGroupsSource(clock: clock.now))
+        let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
         let start = clock.date
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c1").source == .live)
         // Four slow calls (the answer, the lock with the answer and generation, the gate's instant,
         // the answer's write releasing the lock): not yet five in a row.
         #expect(cache.calls.count == 4)
         #expect(abs(clock.date.timeIntervalSince(start) - 0.8) < 0.001)
         #expect(observer.lines == [])
         // The next decision's first call is the fifth: the cache is left alone from there on.
-        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c2").source == .live)
         #expect(cache.calls.count == 5)
         #expect(abs(clock.date.timeIntervalSince(start) - 1.0) < 0.001)
         #expect(
@@ -54,14 +54,14 @@ struct SharedCacheGuardTests {
         // no other cache time.
         let before = clock.date
         for id in ["c3", "c4"] {
-            #expect(try await service.decision(anyTransactionID: id, environment: .sandbox).source == .live)
+            #expect(try await service.decide(id).source == .live)
         }
         #expect(abs(clock.date.timeIntervalSince(before) - 0.4) < 0.001)
         #expect(cache.calls.count == 7)
         // After the interval the cache is tried again; answering promptly, it is used again.
         cache.delay = .zero
         clock.advance(by: .seconds(5))
-        #expect(try await service.decision(anyTransactionID: "c5", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c5").source == .live)
         #expect(observer.events("shared cache recovered") == ["shared cache recovered"])
         #expect(try await cache.inner.answer(anyTransactionID: "c5", in: .sandbox) != nil)
     }
@@ -72,12 +72,7 @@ struct SharedCacheGuardTests {
         let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
         let observer = RecordingObserver()
-        let guarded = SharedCacheGuard(
-            SharedCaches(cache),
-            health: SharedCacheHealth(),
-            timeSource: clock.timeSource,
-            observer: observer
-        )
+        let guarded = Self.guarded(cache, clock: clock, observer: observer)
         let read = { (evenWhenSlow: Bool) async -> Date?? in
             await guarded.read(evenWhenSlow: evenWhenSlow) { () throws(AppStoreGroupsError) in
                 try await cache.rateLimitedUntil(.customerGroups, in: .sandbox)
@@ -121,13 +116,13 @@ struct SharedCacheGuardTests {
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer) {
             $0.localCache.timeToLive = .zero
         }
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
-        #expect(try await service.decision(anyTransactionID: "c2", environment: .sandbox).source == .live)
+        #expect(try await service.decide("c1").source == .live)
+        #expect(try await service.decide("c2").source == .live)
         #expect(observer.events("shared cache failed (slow)").count == 1)
         // Skipped as slow, the cache still answers for c1, whose answer it holds: no second fetch
         // (before, the skip sent c1's request to Apple again, or to a 503 once the budget was spent).
         let calls = cache.calls.count
-        #expect(try await service.decision(anyTransactionID: "c1", environment: .sandbox).source == .cache)
+        #expect(try await service.decide("c1").source == .cache)
         #expect(cache.calls.count == calls + 1)
         #expect(stub.requests == ["c1", "c2"])
     }
@@ -137,15 +132,7 @@ struct SharedCacheGuardTests {
         let clock = ManualClock()
         let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
-        let configuration = GroupDecisionService.Configuration()
-        #expect(configuration.sharedCache.health.slowCallThreshold == .milliseconds(150))
-        #expect(configuration.sharedCache.health.slowCallsInARow == 5)
-        let guarded = SharedCacheGuard(
-            SharedCaches(cache),
-            health: configuration.sharedCache.health,
-            timeSource: clock.timeSource,
-            observer: observer
-        )
+        let guarded = Self.guarded(cache, clock: clock, observer: observer)
         for round in 0..<10 {
             cache.delay = round % 5 == 4 ? .zero : .milliseconds(200)
             #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
@@ -167,12 +154,7 @@ struct SharedCacheGuardTests {
         let clock = ManualClock()
         let cache = Self.scriptedCache(clock)
         let observer = RecordingObserver()
-        let guarded = SharedCacheGuard(
-            SharedCaches(cache),
-            health: SharedCacheHealth(),
-            timeSource: clock.timeSource,
-            observer: observer
-        )
+        let guarded = Self.guarded(cache, clock: clock, observer: observer)
         cache.failsEveryCall = true
         let read = await guarded.read { () throws(AppStoreGroupsError) in
             try await cache.answer(anyTransactionID: "c1", in: .sandbox)
@@ -198,16 +180,15 @@ struct SharedCacheGuardTests {
         let clock = ManualClock()
         let cache = Self.scriptedCache(clock)
         cache.failsEveryCall = true
-        let observer = RecordingObserver()
-        let stub = StubGroupsSource(clock: clock.now)
-        let service = try Self.service(cache, clock: clock, observer: observer, stub: stub)
+        let (observer, stub) = (RecordingObserver(), StubGroupsSource(clock: clock.now))
+        let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
         let error = await expectError { try await service.invalidate(anyTransactionID: "2000000123456789") }
         #expect(
             error?.message
                 == "Redis at 127.0.0.1:6379 answered GET with an error: ERR unknown command 'GET', with args "
                 + "beginning with: 'app:sandbox:groups:<customer>'"
         )
-        #expect(try await service.decision(anyTransactionID: "2000000987654321", environment: .sandbox).source == .live)
+        #expect(try await service.decide("2000000987654321").source == .live)
         #expect(observer.events.filter { $0.contains("2000000") }.isEmpty)
         #expect(observer.lines.count == 1)
         #expect(observer.events("invalidated") == ["invalidated one, shared cache not updated"])

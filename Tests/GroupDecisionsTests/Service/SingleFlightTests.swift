@@ -13,6 +13,21 @@ import Testing
 struct SingleFlightTests {
     static let key = CustomerKey(environment: .sandbox, customerID: "c1")
 
+    /// A flight's body that counts its runs in `runs`, waits for `gate`, and answers its run's number.
+    static func counted(
+        _ runs: Locked<Int>,
+        _ gate: Gate
+    ) -> @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> Int {
+        { _ in
+            let run = runs.withLock { runs in
+                runs += 1
+                return runs
+            }
+            await gate.wait()
+            return run
+        }
+    }
+
     @Test("concurrent callers for one key share one run of the body; another key or environment has its own")
     func sharesOneRun() async throws {
         let flights = SingleFlight<Int>()
@@ -23,19 +38,12 @@ struct SingleFlightTests {
             for _ in 0..<20 {
                 group.addTask {
                     callers.withLock { $0 += 1 }
-                    return try await flights.run(Self.key) { (_: ServingPermit) throws(AppStoreGroupsError) in
-                        let run = runs.withLock { runs in
-                            runs += 1
-                            return runs
-                        }
-                        await gate.wait()
-                        return run
-                    }
+                    return try await flights.run(Self.key, Self.counted(runs, gate))
                 }
             }
             // Every caller has joined (a caller joins without suspending once it has counted itself)
             // by the time the body may finish.
-            while callers.withLock({ $0 }) < 20 { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil { callers.withLock { $0 } == 20 }
             try await Task.sleep(for: .milliseconds(100))
             gate.open()
             return try await group.reduce(into: []) { $0.append($1) }
@@ -56,19 +64,8 @@ struct SingleFlightTests {
         let flights = SingleFlight<Int>(now: clock.now)
         let begun = clock.date
         let runs = Locked(0)
-        // A body that counts its runs, answers its run's number, and waits for `gate`.
-        let counted = { @Sendable (gate: Gate) in
-            { @Sendable (_: ServingPermit) async throws(AppStoreGroupsError) -> Int in
-                let run = runs.withLock { runs in
-                    runs += 1
-                    return runs
-                }
-                await gate.wait()
-                return run
-            }
-        }
         let gate = Gate()
-        let body = counted(gate)
+        let body = Self.counted(runs, gate)
         // Named an instant at the flight's start, a second later: joins it.
         let first = Task { try await flights.run(Self.key, body) }
         while runs.withLock({ $0 }) < 1 { await Task.yield() }
@@ -81,7 +78,7 @@ struct SingleFlightTests {
         // Named an instant after the flight's start: a flight of its own, which the callers after it join.
         let other = CustomerKey(environment: .sandbox, customerID: "c2")
         let secondGate = Gate()
-        let gated = counted(secondGate)
+        let gated = Self.counted(runs, secondGate)
         let second = clock.date
         let old = Task { try await flights.run(other, gated) }
         while runs.withLock({ $0 }) < 2 { await Task.yield() }
