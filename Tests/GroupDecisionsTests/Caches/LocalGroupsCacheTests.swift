@@ -16,25 +16,12 @@ import CMallocInfo
 /// and the sweep of expired answers.
 @Suite("Local groups cache")
 struct LocalGroupsCacheTests {
-    /// `count` organization groups with Apple-sized ids, each with one role entry of a long product id.
-    static func response(groups count: Int) -> GetCustomerGroupsResponse {
-        GetCustomerGroupsResponse(
-            groups: (0..<count).map { index in
-                GroupEntry(
-                    groupID: String(900_000_000_000_000_000 + index),
-                    groupType: .organization,
-                    roles: [RoleEntry(productID: "com.example.teams.pro.yearly", role: .admin)]
-                )
-            }
-        )
-    }
-
     @Test("a decoded answer costs each allocation it holds, as the allocator rounds it")
     func decodedAnswerCost() throws {
         // A block is the size asked for plus 8, rounded up to 16. The groups: 32 + 2 × 40 bytes, a
         // 128-byte block. Each group id (18 bytes) and product id (28 bytes): 32 bytes of header and
         // the bytes with their NUL rounded up to 32, an 80-byte block; each roles array 32 + 32, also 80.
-        let response = Self.response(groups: 2)
+        let response = LocalGroupsCacheFootprintTests.response(groups: 2)
         #expect(MemoryLayout<GroupEntry>.stride == 40)
         #expect(MemoryLayout<RoleEntry>.stride == 32)
         #expect(response.groups.capacity == 2)
@@ -60,7 +47,7 @@ struct LocalGroupsCacheTests {
 
     @Test("a 7,000-group answer costs what it holds, more than the twice its bytes that was counted before")
     func largeAnswerCost() throws {
-        let response = Self.response(groups: 7_000)
+        let response = LocalGroupsCacheFootprintTests.response(groups: 7_000)
         let body = response.jsonBytes()
         let cost = MemoryFootprint.heapBytes(of: response)
         // The groups array, then per group an 80-byte block each for the id, the roles array and the
@@ -87,11 +74,8 @@ struct LocalGroupsCacheTests {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let answer = CachedGroupsAnswer(kind: .groups, body: Array("{}".utf8), fetchedAt: now)
         for index in 0..<10 {
-            cache.set(
-                LocalGroupsCache.Entry(answer: answer),
-                for: CustomerKey(environment: .sandbox, customerID: "c\(index)"),
-                expires: now.addingTimeInterval(Double(index))
-            )
+            let key = CustomerKey(environment: .sandbox, customerID: "c\(index)")
+            cache.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: now.addingTimeInterval(Double(index)))
         }
         let each = cache.costBytes / 10
         #expect(cache.removeExpired(now: now.addingTimeInterval(4)) == 5)
@@ -100,11 +84,8 @@ struct LocalGroupsCacheTests {
         #expect(cache.entry(CustomerKey(environment: .sandbox, customerID: "c4"), now: now) == nil)
         #expect(cache.entry(CustomerKey(environment: .sandbox, customerID: "c5"), now: now) != nil)
         // Emptied slots are reused.
-        cache.set(
-            LocalGroupsCache.Entry(answer: answer),
-            for: CustomerKey(environment: .production, customerID: "c0"),
-            expires: now.addingTimeInterval(60)
-        )
+        let production = CustomerKey(environment: .production, customerID: "c0")
+        cache.set(LocalGroupsCache.Entry(answer: answer), for: production, expires: now.addingTimeInterval(60))
         #expect(cache.count == 6)
     }
 }

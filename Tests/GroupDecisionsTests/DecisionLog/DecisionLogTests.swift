@@ -29,14 +29,12 @@ struct DecisionLogTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let log = try DecisionLog.jsonLines(path: path, salt: Self.salt)
         let service = try ServiceHarness(source: stub, clock: clock, decisionLog: log).service
-        let live = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        let live = try await service.decide("customer-secret-1")
         clock.advance(by: .milliseconds(1_500))
-        let cached = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        let cached = try await service.decide("customer-secret-1")
         #expect(live.decisionID != cached.decisionID)
         stub.answer { _, _ in StubGroupsSource.internalError }
-        _ = await expectError {
-            try await service.decision(anyTransactionID: "customer-secret-2", environment: .sandbox)
-        }
+        _ = await expectError { try await service.decide("customer-secret-2") }
         // Records are written off the caller's task: wait for them.
         #expect(log.flush(within: .seconds(30)))
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -70,12 +68,10 @@ struct DecisionLogTests {
         .service
         let unlogged = RecordObserver()
         let withoutLog = try ServiceHarness(source: stub, clock: clock, alsoTelling: unlogged).service
-        let served = try await service.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
-        _ = try await withoutLog.decision(anyTransactionID: "customer-secret-1", environment: .sandbox)
+        let served = try await service.decide("customer-secret-1")
+        _ = try await withoutLog.decide("customer-secret-1")
         stub.answer { _, _ in StubGroupsSource.internalError }
-        _ = await expectError {
-            try await service.decision(anyTransactionID: "customer-secret-2", environment: .sandbox)
-        }
+        _ = await expectError { try await service.decide("customer-secret-2") }
         let records = observer.records.withLock { $0 }
         #expect(records == logged.records.withLock { $0 })
         #expect(records.map(\.decisionID) == [served.decisionID, nil])
@@ -335,19 +331,28 @@ struct DecisionLogTests {
     }
 
     @Test(
-        "a FIFO whose reader goes away: the records meanwhile are reported as not written, and a new reader gets the next",
+        "a FIFO: refused at once while nothing reads it; with a reader, records arrive; records while it is gone are reported as not written; a new reader gets the next",
         .timeLimit(.minutes(5))
     )
-    func fifoReaderComesBack() async throws {
+    func fifo() async throws {
         let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).fifo"
         #expect(mkfifo(path, 0o600) == 0)
         defer { unlink(path) }
+        let refusal = #expect(throws: AppStoreGroupsError.self) {
+            try DecisionLog.jsonLines(path: path, salt: Self.salt)
+        }
+        #expect(refusal?.code == .invalidConfiguration)
+        #expect(
+            refusal?.message
+                == "cannot open the decision log \(path): it is a FIFO and nothing reads it; start its reader first"
+        )
         func readLine(_ reader: Int32) -> String {
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
             return String(decoding: chunk[..<max(count, 0)], as: UTF8.self)
         }
         let first = open(path, O_RDONLY | O_NONBLOCK)
+        #expect(first >= 0)
         let reports = Locked<[DecisionLog.Loss]>([])
         var log: DecisionLog? = try DecisionLog.jsonLines(
             to: .path(path),
@@ -370,31 +375,6 @@ struct DecisionLogTests {
         log = nil
         try await waitUntil { reports.withLock { $0.map(\.failed).reduce(0, +) } == 1 }
         #expect(reports.withLock { $0.map(\.lastError) } == ["Broken pipe"])
-    }
-
-    @Test("a FIFO nothing reads is refused at once, naming it; with a reader, records arrive", .timeLimit(.minutes(5)))
-    func fifo() throws {
-        let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).fifo"
-        #expect(mkfifo(path, 0o600) == 0)
-        defer { unlink(path) }
-        let refusal = #expect(throws: AppStoreGroupsError.self) {
-            try DecisionLog.jsonLines(path: path, salt: Self.salt)
-        }
-        #expect(refusal?.code == .invalidConfiguration)
-        #expect(
-            refusal?.message
-                == "cannot open the decision log \(path): it is a FIFO and nothing reads it; start its reader first"
-        )
-        let reader = open(path, O_RDONLY | O_NONBLOCK)
-        #expect(reader >= 0)
-        defer { close(reader) }
-        let log = try DecisionLog.jsonLines(path: path, salt: Self.salt)
-        log.record(Self.record(7))
-        #expect(log.flush(within: .seconds(30)))
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let count = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
-        let line = String(decoding: chunk[..<max(count, 0)], as: UTF8.self)
-        #expect(line == Self.record(7).jsonLine + "\n")
     }
 
     @Test("SHA-256 of known inputs")

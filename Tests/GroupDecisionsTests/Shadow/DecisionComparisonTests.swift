@@ -29,6 +29,25 @@ struct DecisionComparisonTests {
         ]
     )
 
+    /// A change of `capability` in the decision's group at `group`, with the rules behind it.
+    static func change(
+        _ group: Int,
+        _ capability: Capability,
+        gained: Bool,
+        _ live: [String],
+        _ candidate: [String]
+    )
+        -> CapabilityChange
+    {
+        CapabilityChange(
+            group: group,
+            capability: capability,
+            gained: gained,
+            liveRules: live,
+            candidateRules: candidate
+        )
+    }
+
     static func policy(_ text: String) throws -> Policy {
         try Policy(jsonBytes: Array(text.utf8), fileName: "p.json")
     }
@@ -49,20 +68,8 @@ struct DecisionComparisonTests {
         let changes = try #require(shadow.capabilityChanges(from: served, through: correspondence))
         #expect(
             changes == [
-                CapabilityChange(
-                    group: 0,
-                    capability: "export",
-                    gained: false,
-                    liveRules: ["admins"],
-                    candidateRules: ["no-export"]
-                ),
-                CapabilityChange(
-                    group: 2,
-                    capability: "export",
-                    gained: true,
-                    liveRules: ["no-export"],
-                    candidateRules: ["admins"]
-                ),
+                Self.change(0, "export", gained: false, ["admins"], ["no-export"]),
+                Self.change(2, "export", gained: true, ["no-export"], ["admins"]),
             ]
         )
         #expect(served.groups.map(\.groupID) == ["org1", "fam1", "org2"])
@@ -92,48 +99,12 @@ struct DecisionComparisonTests {
         let changes = try #require(shadow.capabilityChanges(from: served, through: correspondence))
         #expect(
             changes == [
-                CapabilityChange(
-                    group: 0,
-                    capability: "export",
-                    gained: false,
-                    liveRules: ["admins"],
-                    candidateRules: []
-                ),
-                CapabilityChange(
-                    group: 0,
-                    capability: "manage",
-                    gained: false,
-                    liveRules: ["admins"],
-                    candidateRules: []
-                ),
-                CapabilityChange(
-                    group: 0,
-                    capability: "audit",
-                    gained: true,
-                    liveRules: [],
-                    candidateRules: ["auditors"]
-                ),
-                CapabilityChange(
-                    group: 1,
-                    capability: "view",
-                    gained: true,
-                    liveRules: [],
-                    candidateRules: ["family-view"]
-                ),
-                CapabilityChange(
-                    group: 2,
-                    capability: "manage",
-                    gained: false,
-                    liveRules: ["admins"],
-                    candidateRules: []
-                ),
-                CapabilityChange(
-                    group: 2,
-                    capability: "audit",
-                    gained: true,
-                    liveRules: [],
-                    candidateRules: ["auditors"]
-                ),
+                Self.change(0, "export", gained: false, ["admins"], []),
+                Self.change(0, "manage", gained: false, ["admins"], []),
+                Self.change(0, "audit", gained: true, [], ["auditors"]),
+                Self.change(1, "view", gained: true, [], ["family-view"]),
+                Self.change(2, "manage", gained: false, ["admins"], []),
+                Self.change(2, "audit", gained: true, [], ["auditors"]),
             ]
         )
     }
