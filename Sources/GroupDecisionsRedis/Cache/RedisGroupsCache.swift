@@ -1,7 +1,7 @@
 public import AppStoreGroups
 public import Foundation
 public import GroupDecisions
-public import GroupPolicy
+import GroupPolicy
 
 /// A `SharedGroupsCache` on a Redis server, shared by every process of a fleet.
 ///
@@ -70,7 +70,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// The largest value read back: an answer's bytes are bounded by the client's response limit;
     /// anything larger is refused as a store failure rather than read.
     let maximumValueBytes: Int
-    private let maximumClockSkewSeconds: Double
+    let maximumClockSkewSeconds: Double
     let now: @Sendable () -> Date
     /// What sends the commands: the store's own pool, or an app's client.
     ///
@@ -81,7 +81,7 @@ public final class RedisGroupsCache: SharedGroupsCache {
     /// The pool the store made and closes, when it sends through one of its own.
     private let ownPool: RedisConnectionPool?
     /// How errors name the server: `Redis at host:port`, or `Redis` behind an app's client.
-    private let server: String
+    let server: String
 
     /// The store's own pool, for the tests that count its connections: only a store made with a
     /// host and a port has one.
@@ -354,225 +354,6 @@ public final class RedisGroupsCache: SharedGroupsCache {
         guard seconds >= 0 else { return 1 }
         guard seconds < maximumMilliseconds / 1_000 else { return maximumMilliseconds }
         return min(maximumMilliseconds, max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
-    }
-
-    // MARK: SharedGroupsCache
-
-    /// The answer kept for a customer, or `nil` when there is none, it has expired, or the value
-    /// under its key is not one this store wrote for that key (written for another customer or
-    /// environment, in an earlier layout, or fetched further in the future than
-    /// ``maximumClockSkew``).
-    ///
-    /// - Parameters:
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    /// - Returns: The answer, or `nil`.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
-    public func answer(
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
-        let key = answerKey(customerID, environment)
-        let reply = try await call([Array("GET".utf8), key], "GET answer")
-        guard let answer = servedAnswer(reply, key: key) else { throw unexpected(reply, "GET answer") }
-        return answer
-    }
-
-    /// The answer a reply holds for `key`: `.some(nil)` for none, or for a value this store did not
-    /// write for that key or fetched further in the future than ``maximumClockSkew``; `nil` for a
-    /// reply that is not a value at all.
-    func servedAnswer(_ reply: RESPReply, key: [UInt8]) -> CachedGroupsAnswer?? {
-        switch reply {
-        case .bulk(let value?):
-            guard let answer = CachedGroupsAnswer(encoded: value, boundTo: key),
-                answer.fetchedAt.timeIntervalSince(now()) <= maximumClockSkewSeconds
-            else { return .some(nil) }
-            return answer
-        case .bulk(nil): return .some(nil)
-        default: return nil
-        }
-    }
-
-    /// Keeps an answer for a customer for `timeToLive` (`SET key value PX ms`), written with its
-    /// key.
-    ///
-    /// - Parameters:
-    ///   - answer: Apple's answer and when it was fetched.
-    ///   - customerID: The id the customer's decisions are asked with.
-    ///   - environment: The environment the answer stands for.
-    ///   - timeToLive: How long Redis keeps it.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
-    public func setAnswer(
-        _ answer: CachedGroupsAnswer,
-        anyTransactionID customerID: String,
-        in environment: StoreEnvironment,
-        timeToLive: Duration
-    ) async throws(AppStoreGroupsError) {
-        let key = answerKey(customerID, environment)
-        let arguments = [
-            Array("SET".utf8), key, answer.encoded(boundTo: key),
-            Array("PX".utf8), Array(String(Self.milliseconds(timeToLive)).utf8),
-        ]
-        switch try await call(arguments, "SET answer") {
-        case .simple("OK"): return
-        case let other: throw unexpected(other, "SET answer")
-        }
-    }
-
-    /// The instant before which no request may go to the endpoint, or `nil`.
-    ///
-    /// - Parameters:
-    ///   - endpoint: The endpoint.
-    ///   - environment: The environment.
-    /// - Returns: The instant, or `nil` when none is set or it has passed.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
-    public func rateLimitedUntil(
-        _ endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> Date? {
-        switch try await call([Array("GET".utf8), rateKey(endpoint, environment)], "GET rate-limit") {
-        case .bulk(nil):
-            return nil
-        case .bulk(let value?):
-            // Only what `setRateLimitedUntil` writes: whole milliseconds of a `Retry-After` the
-            // client accepts (at most 15 digits), so the instant converts back without overflow.
-            guard let milliseconds = Int64(String(decoding: value, as: UTF8.self)),
-                (0...999_999_999_999_999).contains(milliseconds)
-            else {
-                throw AppStoreGroupsError(
-                    code: .sharedCacheFailure,
-                    message: "\(server): GET rate-limit: the instant is not a number of milliseconds"
-                )
-            }
-            let instant = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-            return instant > now() ? instant : nil
-        case let other:
-            throw unexpected(other, "GET rate-limit")
-        }
-    }
-
-    private static let raiseScript = Array(
-        """
-        local known = tonumber(redis.call('GET', KEYS[1]))
-        if known and known >= tonumber(ARGV[1]) then return 0 end
-        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-        return 1
-        """.utf8
-    )
-
-    /// Records that no request may go to the endpoint before `instant`, unless a later instant is
-    /// already recorded (compare and set, in one script); Redis drops the key at the instant.
-    ///
-    /// - Parameters:
-    ///   - instant: The `Retry-After` instant.
-    ///   - endpoint: The endpoint that answered 429.
-    ///   - environment: The environment it answered for.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
-    public func setRateLimitedUntil(
-        _ instant: Date,
-        for endpoint: GroupsEndpoint,
-        in environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) {
-        let instantMilliseconds = Int64((instant.timeIntervalSince1970 * 1000).rounded(.up))
-        let left = instantMilliseconds - Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
-        guard left > 0 else { return }
-        let arguments = [
-            Array("EVAL".utf8), Self.raiseScript, Array("1".utf8), rateKey(endpoint, environment),
-            Array(String(instantMilliseconds).utf8), Array(String(left).utf8),
-        ]
-        switch try await call(arguments, "EVAL raise-rate-limit") {
-        case .integer: return
-        case let other: throw unexpected(other, "EVAL raise-rate-limit")
-        }
-    }
-
-    /// Forgets the answers kept for a customer, in every environment, and counts an invalidation
-    /// of the customer in each, in one script (see ``invalidationGenerationLifetime``).
-    ///
-    /// - Parameter customerID: The id the customer's decisions are asked with.
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
-    public func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
-        let environments = StoreEnvironment.allCases
-        let keys =
-            environments.map { answerKey(customerID, $0) } + environments.map { generationKey(customerID, $0) }
-            + [invalidationCountKey]
-        let arguments =
-            [Array("EVAL".utf8), Self.invalidateScript, Array(String(keys.count).utf8)] + keys
-            + [
-                Array(String(Self.milliseconds(Self.invalidationGenerationLifetime)).utf8),
-                Self.freshInvalidationCount(),
-            ]
-        switch try await call(arguments, "EVAL invalidate") {
-        case .integer: return
-        case let other: throw unexpected(other, "EVAL invalidate")
-        }
-    }
-
-    /// The most `SCAN` calls one ``invalidateAll()`` makes: 100 million key slots at 1,000 a
-    /// call, far more than a store of answers holds.
-    static let maximumScanCalls = 100_000
-
-    /// Counts an invalidation of every customer (everyone's count set to a fresh random value, never
-    /// one a write could have read), then forgets every answer under the prefix
-    /// (`SCAN` then `UNLINK`, a batch at a time), then sets the invalidation count
-    /// (``invalidationCount()``) to a fresh random value.
-    ///
-    /// Answers fetched after it began may survive; each call of it has its own timeout, and a walk
-    /// longer than 100,000 `SCAN` calls (a server whose cursor never returns to 0) fails.
-    ///
-    /// - Throws: `AppStoreGroupsError.Code.sharedCacheFailure`.
-    public func invalidateAll() async throws(AppStoreGroupsError) {
-        // Counted first: a write that began before it is refused from here on, and whatever the walk
-        // below misses was fetched after it.
-        let fresh = Self.freshInvalidationCount()
-        switch try await call([Array("SET".utf8), allGenerationKey, fresh], "SET generation-all") {
-        case .simple: break
-        case let other: throw unexpected(other, "SET generation-all")
-        }
-        var cursor: [UInt8] = Array("0".utf8)
-        var calls = 0
-        repeat {
-            // A server whose cursor never comes back to 0 must not keep this loop going forever.
-            calls += 1
-            guard calls <= Self.maximumScanCalls else {
-                throw AppStoreGroupsError(
-                    code: .sharedCacheFailure,
-                    message: "\(server): SCAN answers: did not finish within \(Self.maximumScanCalls) calls"
-                )
-            }
-            let reply = try await call(
-                [
-                    Array("SCAN".utf8), cursor, Array("MATCH".utf8), answerPattern, Array("COUNT".utf8),
-                    Array("1000".utf8),
-                ],
-                "SCAN answers"
-            )
-            guard case .array(let parts?) = reply, parts.count == 2, case .bulk(let next?) = parts[0],
-                case .array(let keys?) = parts[1]
-            else { throw unexpected(reply, "SCAN answers") }
-            var batch: [[UInt8]] = []
-            for key in keys {
-                guard case .bulk(let name?) = key else { throw unexpected(reply, "SCAN answers") }
-                // The pattern also matches the keys of a prefix that extends this one with `:`
-                // (`<prefix>:x:sandbox:groups:c1`): only this prefix's own answer keys go.
-                if isAnswerKey(name) { batch.append(name) }
-            }
-            if !batch.isEmpty {
-                let removed = try await call([Array("UNLINK".utf8)] + batch, "UNLINK answers")
-                guard case .integer = removed else { throw unexpected(removed, "UNLINK answers") }
-            }
-            cursor = next
-        } while cursor != Array("0".utf8)
-        // Counted last: a process that reads the new count reads the shared cache after every
-        // answer went.
-        let count = [
-            Array("EVAL".utf8), Self.countInvalidationScript, Array("1".utf8), invalidationCountKey,
-            Self.freshInvalidationCount(),
-        ]
-        switch try await call(count, "EVAL count-invalidation") {
-        case .integer: break
-        case let other: throw unexpected(other, "EVAL count-invalidation")
-        }
     }
 
     // MARK: Calls
