@@ -8,9 +8,11 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// The Redis store against a real `redis-server` on 127.0.0.1, and its timeouts against servers
-/// that never answer.
-@Suite("Redis groups store")
+/// The Redis store against a real `redis-server` on 127.0.0.1, shared by the processes of a fleet,
+/// and its failures against servers that never answer, refuse or disable commands: errors reach logs
+/// and HTTP bodies, so they name the server, the command and a reason of the library's own, never a
+/// key (it holds a customer id) nor Redis's own text.
+@Suite("Redis store: answers, locks, 429 instants and invalidations shared through Redis, failures named without a key")
 struct RedisGroupsCacheTests {
     static func answer(
         _ body: String,
@@ -40,13 +42,8 @@ struct RedisGroupsCacheTests {
         #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
         let left = try await Self.millisecondsToLive(store.answerKey("c1", .sandbox), in: store)
         #expect(left.map { (1...600_000).contains($0) } == true)
-        // A second store instance (another process of the fleet) sees the same answer.
-        #expect(try await server.store().answer(anyTransactionID: "c1", in: .sandbox) == answer)
         // Another app's prefix does not.
         #expect(try await server.store(prefix: "other").answer(anyTransactionID: "c1", in: .sandbox) == nil)
-        // A short time to live lapses in Redis.
-        try await store.setAnswer(answer, anyTransactionID: "c3", in: .sandbox, timeToLive: .milliseconds(100))
-        try await waitUntil { try await store.answer(anyTransactionID: "c3", in: .sandbox) == nil }
         let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
         try await store.setAnswer(notFound, anyTransactionID: "c2", in: .sandbox, timeToLive: .seconds(60))
         #expect(try await store.answer(anyTransactionID: "c2", in: .sandbox) == notFound)
@@ -58,58 +55,29 @@ struct RedisGroupsCacheTests {
         defer { server.stop() }
         let holder = try server.store()
         let other = try server.store()
-        #expect(
-            try await holder.acquireFetchLock(
-                anyTransactionID: "c",
-                in: .sandbox,
-                owner: "h",
-                timeToLive: .seconds(600)
-            )
-        )
+        func lock(_ store: RedisGroupsCache, _ customer: String, _ owner: String, _ life: Duration) async throws -> Bool
+        {
+            try await store.acquireFetchLock(anyTransactionID: customer, in: .sandbox, owner: owner, timeToLive: life)
+        }
+        func release(_ store: RedisGroupsCache, _ customer: String, _ owner: String) async throws {
+            try await store.releaseFetchLock(anyTransactionID: customer, in: .sandbox, owner: owner)
+        }
+        #expect(try await lock(holder, "c", "h", .seconds(600)))
         let left = try await Self.millisecondsToLive(holder.lockKey("c", .sandbox), in: holder)
         #expect(left.map { (1...600_000).contains($0) } == true)
         // Taken again by its owner (a command sent twice after a lost connection): still held.
-        #expect(
-            try await holder.acquireFetchLock(
-                anyTransactionID: "c",
-                in: .sandbox,
-                owner: "h",
-                timeToLive: .seconds(600)
-            )
-        )
-        #expect(
-            !(try await other.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
-        )
-        try await other.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o")
-        #expect(
-            !(try await other.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "o", timeToLive: .seconds(5)))
-        )
+        #expect(try await lock(holder, "c", "h", .seconds(600)))
+        #expect(try await lock(other, "c", "o", .seconds(5)) == false)
+        try await release(other, "c", "o")
+        #expect(try await lock(other, "c", "o", .seconds(5)) == false)
         // A holder that never releases (it died): its lock lapses by itself.
-        #expect(
-            try await holder.acquireFetchLock(
-                anyTransactionID: "d",
-                in: .sandbox,
-                owner: "h",
-                timeToLive: .milliseconds(100)
-            )
-        )
-        try await waitUntil {
-            try await other.acquireFetchLock(anyTransactionID: "d", in: .sandbox, owner: "o", timeToLive: .seconds(600))
-        }
+        #expect(try await lock(holder, "d", "h", .milliseconds(100)))
+        try await waitUntil { try await lock(other, "d", "o", .seconds(600)) }
         // The dead holder's late release does not free the new owner's lock.
-        try await holder.releaseFetchLock(anyTransactionID: "d", in: .sandbox, owner: "h")
-        #expect(
-            !(try await holder.acquireFetchLock(
-                anyTransactionID: "d",
-                in: .sandbox,
-                owner: "h",
-                timeToLive: .seconds(5)
-            ))
-        )
-        try await other.releaseFetchLock(anyTransactionID: "d", in: .sandbox, owner: "o")
-        #expect(
-            try await holder.acquireFetchLock(anyTransactionID: "d", in: .sandbox, owner: "h", timeToLive: .seconds(5))
-        )
+        try await release(holder, "d", "h")
+        #expect(try await lock(holder, "d", "h", .seconds(5)) == false)
+        try await release(other, "d", "o")
+        #expect(try await lock(holder, "d", "h", .seconds(5)))
     }
 
     @Test("a 429 instant set by one store instance is seen by another, and only moves later", .requires(.redisServer))
@@ -138,7 +106,7 @@ struct RedisGroupsCacheTests {
     }
 
     @Test(
-        "invalidation: one customer in every environment, then every answer under the prefix only",
+        "invalidation: one customer in every environment, then every answer under the prefix only, never a nested prefix's",
         .requires(.redisServer)
     )
     func invalidation() async throws {
@@ -152,6 +120,13 @@ struct RedisGroupsCacheTests {
         }
         try await store.setAnswer(answer, anyTransactionID: "c0", in: .production, timeToLive: .seconds(3600))
         try await neighbour.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
+        // Prefixes that extend this one with ':', whose keys the SCAN pattern `app*[1]:*:groups:*` matches.
+        let nested = try ["x", "sandbox", "sandbox:groups", "production:groups:y"].map {
+            try server.store(prefix: "app*[1]:\($0)")
+        }
+        for cache in nested {
+            try await cache.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
+        }
         try await store.setRateLimitedUntil(Date().addingTimeInterval(3600), for: .customerGroups, in: .sandbox)
         try await store.invalidate(anyTransactionID: "c0")
         #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)
@@ -162,6 +137,7 @@ struct RedisGroupsCacheTests {
             #expect(try await store.answer(anyTransactionID: "c\(index)", in: .sandbox) == nil)
         }
         #expect(try await neighbour.answer(anyTransactionID: "c1", in: .sandbox) == answer)
+        for cache in nested { #expect(try await cache.answer(anyTransactionID: "c1", in: .sandbox) == answer) }
         #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) != nil)
     }
 
@@ -174,34 +150,27 @@ struct RedisGroupsCacheTests {
         let stub = StubGroupsSource(responder: { id, _ in
             id == "limited" ? StubGroupsSource.tooManyRequests(until: retryAfter) : StubGroupsSource.consumerGroup
         })
-        func service() throws -> ServiceHarness<StubGroupsSource> {
-            var configuration = GroupDecisionService.Configuration()
-            configuration.rateLimits.maximumRateLimitWait = .zero
-            // A busy machine makes real calls look slow, and under a load of 20 a store call took
-            // more than 10 s: the cache must be neither skipped nor timed out here.
-            configuration.sharedCache.health.slowCallsInARow = 0
-            return try ServiceHarness(
-                source: stub,
-                sharedCache: server.store(timeout: .seconds(120)),
-                time: .system,
-                configuration: configuration
-            )
+        let harnesses = try (0..<2).map { _ in
+            try ServiceHarness(source: stub, sharedCache: server.store(timeout: .seconds(120)), time: .system) {
+                $0.rateLimits.maximumRateLimitWait = .zero
+                // A busy machine makes real calls look slow, and under a load of 20 a store call took
+                // more than 10 s: the cache must be neither skipped nor timed out here.
+                $0.sharedCache.health.slowCallsInARow = 0
+            }
         }
-        let firstHarness = try service()
-        let secondHarness = try service()
-        let (first, second) = (firstHarness.service, secondHarness.service)
-        #expect(try await first.decision(anyTransactionID: "c1", environment: .sandbox).source == .live)
-        let shared = try await second.decision(anyTransactionID: "c1", environment: .sandbox)
+        let (first, second) = (harnesses[0].service, harnesses[1].service)
+        #expect(try await first.decide("c1").source == .live)
+        let shared = try await second.decide("c1")
         #expect(shared.source == .cache)
         #expect(shared.decision.allows("family.space"))
-        let limited = await expectError { try await first.decision(anyTransactionID: "limited", environment: .sandbox) }
+        let limited = await expectError { try await first.decide("limited") }
         #expect(limited?.httpStatus == 429)
-        let held = await expectError { try await second.decision(anyTransactionID: "c2", environment: .sandbox) }
+        let held = await expectError { try await second.decide("c2") }
         #expect(held?.code == .rateLimitExceeded)
         #expect(held?.httpStatus == nil)
         #expect(
             stub.requests == ["c1", "limited"],
-            "events: \(firstHarness.observer.events + secondHarness.observer.events)"
+            "events: \(harnesses.map(\.observer.events))"
         )
     }
 
@@ -213,22 +182,17 @@ struct RedisGroupsCacheTests {
         // The waiters wait, and the holder holds the lock, long enough for a loaded machine: with
         // the default two seconds' wait, and later with the default ten seconds' lock, a full
         // parallel test run under two busy loops outlasted them and more requests went out.
-        var configuration = GroupDecisionService.Configuration()
-        configuration.sharedCache.fetchLockWait = .seconds(60)
-        configuration.sharedCache.fetchLockTimeToLive = .seconds(90)
-        configuration.sharedCache.health.slowCallsInARow = 0
         let services = try (0..<4).map { _ in
-            try ServiceHarness(
-                source: stub,
-                sharedCache: server.store(timeout: .seconds(10)),
-                time: .system,
-                configuration: configuration
-            )
+            try ServiceHarness(source: stub, sharedCache: server.store(timeout: .seconds(10)), time: .system) {
+                $0.sharedCache.fetchLockWait = .seconds(60)
+                $0.sharedCache.fetchLockTimeToLive = .seconds(90)
+                $0.sharedCache.health.slowCallsInARow = 0
+            }
             .service
         }
         let sources = try await withThrowingTaskGroup(of: ServedDecision.Source.self) { group in
             for service in services {
-                group.addTask { try await service.decision(anyTransactionID: "c1", environment: .sandbox).source }
+                group.addTask { try await service.decide("c1").source }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -247,7 +211,6 @@ struct RedisGroupsCacheTests {
             // Long enough that a busy machine's loopback connect never meets it: only the reply waits.
             timeout: .seconds(1)
         )
-        defer { store.close() }
         // Nothing but the deadline can end these calls: the server never answers.
         let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
         #expect(error?.code == .sharedCacheFailure)
@@ -272,16 +235,6 @@ struct RedisGroupsCacheTests {
         let error = await expectError { try await store.invalidate(anyTransactionID: "c") }
         #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(port): EVAL invalidate: cannot connect: Connection refused")
-    }
-
-    @Test("a stopped server fails the next call with a store failure", .requires(.redisServer))
-    func reconnects() async throws {
-        let server = try await RedisServer.start()
-        let store = try server.store()
-        try await store.setAnswer(Self.answer("{}"), anyTransactionID: "c", in: .sandbox, timeToLive: .seconds(60))
-        server.stop()
-        let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
-        #expect(error?.code == .sharedCacheFailure)
     }
 
     @Test("invalid configurations are refused before anything is sent")
@@ -330,6 +283,60 @@ struct RedisGroupsCacheTests {
         #expect(throws: RESPParser.Failure.self) { try parse(":" + String(repeating: "9", count: 30) + "\r\n") }
         #expect(
             RESPReply.command([Array("GET".utf8), Array("k".utf8)]) == Array("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n".utf8)
+        )
+    }
+
+    static let customer = "2000000123456789"
+
+    @Test("a disabled command: the error names the command and Redis's code word, not the key", .requires(.redisServer))
+    func disabledCommands() async throws {
+        let server = try await RedisServer.start(arguments: [
+            "--rename-command", "GET", "", "--rename-command", "EVAL", "",
+        ])
+        defer { server.stop() }
+        let store = try server.store()
+        let prefix = "Redis at 127.0.0.1:\(server.port): "
+        let read = await expectError { try await store.answer(anyTransactionID: Self.customer, in: .sandbox) }
+        #expect(read?.code == .sharedCacheFailure)
+        #expect(read?.message == prefix + "GET answer: the server answered with an error (ERR)")
+        let lock = await expectError {
+            try await store.acquireFetchLock(
+                anyTransactionID: Self.customer,
+                in: .sandbox,
+                owner: "owner-7",
+                timeToLive: .seconds(1)
+            )
+        }
+        #expect(lock?.message == prefix + "EVAL acquire-lock: the server answered with an error (ERR)")
+        for error in [read, lock] {
+            #expect(error.map { "\($0)".contains(Self.customer) } == false)
+            #expect(error.map { "\($0)".contains("unknown command") } == false)
+        }
+    }
+
+    @Test("an error reply's own text never passes, only a code word of capitals")
+    func errorReplyText() async throws {
+        let fake = try RedisFakeServer { _, index, _ in
+            switch index {
+            case 0: .reply(Array("-WRONGTYPE key test:Sandbox:groups:\(Self.customer) holds a list\r\n".utf8))
+            case 1: .reply(Array("-\(Self.customer) is not allowed\r\n".utf8))
+            default: .reply(Array("+\(Self.customer)\r\n".utf8))
+            }
+        }
+        defer { fake.stop() }
+        let store = try fake.store()
+        let prefix = "Redis at 127.0.0.1:\(fake.port): "
+        let messages = [
+            await expectError { try await store.answer(anyTransactionID: Self.customer, in: .sandbox) }?.message,
+            await expectError { try await store.invalidate(anyTransactionID: Self.customer) }?.message,
+            await expectError { try await store.rateLimitedUntil(.customerGroups, in: .sandbox) }?.message,
+        ]
+        #expect(
+            messages == [
+                prefix + "GET answer: the server answered with an error (WRONGTYPE)",
+                prefix + "EVAL invalidate: the server answered with an error (unknown)",
+                prefix + "GET rate-limit: an unexpected status reply",
+            ]
         )
     }
 }

@@ -7,43 +7,15 @@ import Testing
 
 @testable import GroupDecisionsRedis
 
-/// `invalidateAll()` forgets the answers of its own prefix only: its `SCAN` pattern also matched
-/// the keys of a prefix that extends this one with `:` (another app on the same Redis).
-@Suite("Redis cache: invalidating everyone stays inside its prefix")
-struct RedisNestedPrefixTests {
-    @Test("a prefix that extends this one with ':' keeps its answers", .requires(.redisServer))
-    func nestedPrefixUntouched() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let outer = try server.store(prefix: "app")
-        let answer = SharedGroupsCacheConformance.answer("g1")
-        var inner: [RedisGroupsCache] = []
-        // Prefixes whose keys the pattern `app:*:groups:*` matches.
-        for prefix in ["app:x", "app:sandbox", "app:sandbox:groups", "app:production:groups:y"] {
-            let cache = try server.store(prefix: prefix)
-            try await cache.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
-            inner.append(cache)
-        }
-        try await outer.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
-        try await outer.setAnswer(answer, anyTransactionID: "c2", in: .production, timeToLive: .seconds(3600))
-        try await outer.invalidateAll()
-        #expect(try await outer.answer(anyTransactionID: "c1", in: .sandbox) == nil)
-        #expect(try await outer.answer(anyTransactionID: "c2", in: .production) == nil)
-        var kept = 0
-        for cache in inner where try await cache.answer(anyTransactionID: "c1", in: .sandbox) != nil { kept += 1 }
-        #expect(kept == 4)
-    }
-}
-
 /// A prefix that would nest its counters among a shorter prefix's answers is refused.
 ///
-/// A prefix ending in `:Sandbox:groups` or `:Production:groups` would keep its counters
-/// (`generation-all`, `group-count`, `invalidations`) where the shorter prefix keeps its answers,
-/// so the shorter prefix's `invalidateAll()` removed them, and a write read before the longer
-/// prefix's own `invalidateAll()` was kept again. Such a prefix is refused; the counters of every
-/// prefix that can be made survive a shorter prefix's invalidation.
+/// A prefix ending in `:Sandbox:groups` or `:Production:groups` would keep its counters (`generation-all`, `group-count`, `invalidations`)
+/// where the shorter prefix keeps its answers, so the shorter prefix's `invalidateAll()` removed
+/// them, and a write read before the longer prefix's own `invalidateAll()` was kept again. Such a
+/// prefix is refused; the counters of every prefix that can be made survive a shorter prefix's
+/// invalidation.
 @Suite("Redis cache: a nested prefix keeps its counters")
-struct RedisNestedPrefixCountersTests {
+struct RedisNestedPrefixTests {
     @Test("a prefix ending in an environment's ':<Environment>:groups' is refused, with its line")
     func answerShapedPrefixRefused() {
         for environment in ["Sandbox", "Production"] {
@@ -68,10 +40,8 @@ struct RedisNestedPrefixCountersTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let outer = try server.store(prefix: "app")
-        defer { outer.close() }
         for prefix in ["app:Sandbox:groups-old", "app:Sandbox:groups:y", "app:x", "app:Production"] {
             let inner = try server.store(prefix: prefix)
-            defer { inner.close() }
             let before = try await inner.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
             #expect(before.customer == 0 && before.groups == 0)
             try await inner.invalidateAll()

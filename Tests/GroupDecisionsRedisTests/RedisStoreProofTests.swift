@@ -1,6 +1,7 @@
 import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
+import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 
@@ -8,9 +9,14 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// What the Redis store reads must prove it belongs: a reply to the command that asked for it, a
-/// value to the key and environment it is read from, a fetch time no later than now.
-@Suite("Redis store: replies and values that prove where they belong")
+/// What the Redis store reads must prove where it belongs.
+///
+/// It must be a reply to the command that asked for it (a
+/// reply nobody asked for fails its call, and its connection is not reused, or it would answer the
+/// next command), a value to the key and environment it is read from, a fetch time no later than
+/// now. A value no process wrote is input like any other: it must not crash the process that reads
+/// it, nor grant anything.
+@Suite("Redis store: replies and values that prove where they belong, and corrupted ones that grant nothing")
 struct RedisStoreProofTests {
     static let fetchedAt = Date(timeIntervalSince1970: 1_700_000_000.5)
 
@@ -29,7 +35,6 @@ struct RedisStoreProofTests {
         }
         defer { fake.stop() }
         let store = try fake.store()
-        defer { store.close() }
         let keyA = store.answerKey("customer-a", .sandbox)
         fake.set(keyA, Self.answer("customer-a").encoded(boundTo: keyA))
         #expect(try await store.answer(anyTransactionID: "customer-a", in: .sandbox) == Self.answer("customer-a"))
@@ -52,7 +57,6 @@ struct RedisStoreProofTests {
         }
         defer { fake.stop() }
         let store = try fake.store()
-        defer { store.close() }
         fake.set(store.rateKey(.customerGroups, .sandbox), milliseconds)
         let limited = try await store.rateLimitedUntil(.customerGroups, in: .sandbox)
         #expect(limited.map { Int64($0.timeIntervalSince1970 * 1000) } == Int64(instant.timeIntervalSince1970 * 1000))
@@ -66,41 +70,67 @@ struct RedisStoreProofTests {
         #expect(fake.connections == 2)
     }
 
+    /// How the store reads an answer: alone, or in the script that takes the fetch lock with it.
+    enum ReadPath: String, CaseIterable, Sendable {
+        case get, withFetchLock
+
+        /// The answer read for `customer`; read with the lock, a read that finds none takes the lock
+        /// and reads the customer's generation too.
+        func answer(
+            _ store: RedisGroupsCache,
+            _ customer: String,
+            in environment: StoreEnvironment = .sandbox
+        ) async throws -> CachedGroupsAnswer? {
+            guard self == .withFetchLock else {
+                return try await store.answer(anyTransactionID: customer, in: environment)
+            }
+            let attempt = try await store.acquireFetchLockAndRead(
+                anyTransactionID: customer,
+                in: environment,
+                owner: "o",
+                timeToLive: .seconds(10)
+            )
+            if attempt.answer == nil {
+                let generation = try await store.invalidationGeneration(anyTransactionID: customer, in: environment)
+                #expect(attempt == FetchLockAttempt(acquired: true, answer: nil, generation: generation))
+            }
+            return attempt.answer
+        }
+    }
+
     @Test(
         "a value copied to another customer's, environment's or app's key is no answer there",
-        .requires(.redisServer)
+        .requires(.redisServer),
+        arguments: ReadPath.allCases
     )
-    func copiedValue() async throws {
+    func copiedValue(_ path: ReadPath) async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let store = try server.store()
-        defer { store.close() }
         try await store.setAnswer(Self.answer("a"), anyTransactionID: "a", in: .production, timeToLive: .seconds(60))
-        let copied = try await store.call([Array("GET".utf8), store.answerKey("a", .production)], "GET")
-        guard case .bulk(let value?) = copied else {
-            Issue.record("no value under a's key: \(copied)")
-            return
-        }
+        let value = try await store.call([Array("GET".utf8), store.answerKey("a", .production)], "GET").bulkValue
         let other = try server.store(prefix: "other")
-        defer { other.close() }
         for key in [
             store.answerKey("b", .production), store.answerKey("a", .sandbox), other.answerKey("a", .production),
         ] {
             _ = try await store.call([Array("SET".utf8), key, value], "SET")
         }
-        #expect(try await store.answer(anyTransactionID: "a", in: .production) == Self.answer("a"))
-        #expect(try await store.answer(anyTransactionID: "b", in: .production) == nil)
-        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
-        #expect(try await other.answer(anyTransactionID: "a", in: .production) == nil)
+        #expect(try await path.answer(store, "a", in: .production) == Self.answer("a"))
+        #expect(try await path.answer(store, "b", in: .production) == nil)
+        #expect(try await path.answer(store, "a", in: .sandbox) == nil)
+        #expect(try await path.answer(other, "a", in: .production) == nil)
     }
 
-    @Test("a fetch time further ahead than the clock skew is no answer; one within it is", .requires(.redisServer))
-    func futureFetchTime() async throws {
+    @Test(
+        "a fetch time further ahead than the clock skew is no answer; one within it is",
+        .requires(.redisServer),
+        arguments: ReadPath.allCases
+    )
+    func futureFetchTime(_ path: ReadPath) async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let now = Self.fetchedAt
         let store = try server.store(now: { now })
-        defer { store.close() }
         #expect(store.maximumClockSkew == .seconds(5))
         let cases: [(String, Date, Bool)] = [
             ("now", now, true),
@@ -113,8 +143,7 @@ struct RedisStoreProofTests {
             // An hour, not a minute: a run under two busy loops once took longer than a minute
             // between this write and the strict store's read below, and Redis had dropped it.
             try await store.setAnswer(answer, anyTransactionID: customer, in: .sandbox, timeToLive: .seconds(3600))
-            let read = try await store.answer(anyTransactionID: customer, in: .sandbox)
-            #expect(read == (served ? answer : nil), "\(customer)")
+            #expect(try await path.answer(store, customer) == (served ? answer : nil), "\(customer)")
         }
         let strict = try RedisGroupsCache(
             host: "127.0.0.1",
@@ -124,9 +153,8 @@ struct RedisStoreProofTests {
             maximumClockSkew: .zero,
             now: { now }
         )
-        defer { strict.close() }
-        #expect(try await strict.answer(anyTransactionID: "now", in: .sandbox) == Self.answer("now", at: now))
-        #expect(try await strict.answer(anyTransactionID: "within", in: .sandbox) == nil)
+        #expect(try await path.answer(strict, "now") == Self.answer("now", at: now))
+        #expect(try await path.answer(strict, "within") == nil)
     }
 
     @Test("the encoding binds a value to its key: another key, a truncated key or the earlier layout read as nothing")
@@ -143,5 +171,122 @@ struct RedisStoreProofTests {
         let earlier = Array("GPA1".utf8) + [0] + Array(encoded[5..<13]) + answer.body
         #expect(CachedGroupsAnswer(encoded: earlier, boundTo: key) == nil)
         #expect(CachedGroupsAnswer(encoded: earlier) == nil)
+    }
+
+    @Test("the extra reply fails its call and goes with its connection, never read as the next command's answer")
+    func extraReply() async throws {
+        // The first command of each connection is answered with a null and then an integer 5: one
+        // reply too many.
+        let fake = try RedisFakeServer { _, index, _ in index == 0 ? .reply(Array("$-1\r\n:5\r\n".utf8)) : .standard }
+        defer { fake.stop() }
+        let store = try fake.store()
+        let error = await expectError { try await store.rateLimitedUntil(.customerGroups, in: .sandbox) }
+        #expect(error?.code == .sharedCacheFailure)
+        #expect(
+            error?.message == "Redis at 127.0.0.1:\(fake.port): GET rate-limit: the replies were not the ones asked for"
+        )
+        // Each later call starts on a new connection, whose first command gets one reply too many.
+        #expect(await expectError { try await store.rateLimitedUntil(.customerGroups, in: .sandbox) } != nil)
+        #expect(await expectError { try await store.answer(anyTransactionID: "c1", in: .sandbox) } != nil)
+        #expect(fake.connections == 3)
+    }
+
+    /// An answer as `CachedGroupsAnswer.encoded(boundTo:)` lays it out, with any fetch time.
+    static func encoded(fetchedAtMilliseconds: UInt64, body: String, key: [UInt8] = []) -> [UInt8] {
+        var bytes = Array("GPA2".utf8) + [0]
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: fetchedAtMilliseconds >> UInt64(shift)))
+        }
+        for shift in stride(from: 24, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: key.count >> shift))
+        }
+        return bytes + key + Array(body.utf8)
+    }
+
+    @Test("a fetch time after the year 9999 or before 1970 is not an answer")
+    func implausibleFetchTime() {
+        let body = Families.memberBody
+        #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: body)) == nil)
+        #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64.max, body: body)) == nil)
+        let latest = CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: 253_402_300_799_999, body: body))
+        #expect(latest?.fetchedAt == Date(timeIntervalSince1970: 253_402_300_799.999))
+    }
+
+    @Test("instants beyond any calendar print without trapping: timestamps, records, errors")
+    func extremeInstantsPrint() {
+        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: 9.3e15)) == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: -9.3e15)) == "0000-01-01T00:00:00.000Z")
+        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: .infinity)) == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: 1_800_000_000.5)) == "2027-01-15T08:00:00.500Z")
+        let record = DecisionLogRecord(
+            time: Date(timeIntervalSince1970: 1e300),
+            customerHash: "00",
+            environment: "Sandbox",
+            source: "cache",
+            fetchedAt: Date(timeIntervalSince1970: Double(Int64.max) / 1000)
+        )
+        #expect(
+            record.jsonLine
+                == #"{"time":"9999-12-31T23:59:59.999Z","customer":"00","environment":"Sandbox","source":"cache","#
+                + #""fetchedAt":"9999-12-31T23:59:59.999Z","capabilities":[]}"#
+        )
+        let error = AppStoreGroupsError(
+            code: .rateLimitExceeded,
+            message: "held back",
+            retryAfter: Date(timeIntervalSince1970: Double(Int64.max) / 1000)
+        )
+        #expect(error.description == "held back (retry after 9.223372036854776e+18 ms since 1970)")
+    }
+
+    @Test(
+        "Redis holding an answer from the year 292 million and a 429 instant at Int64.max: no crash, nothing granted",
+        .requires(.redisServer)
+    )
+    func corruptedRedisValues() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let store = try server.store()
+        let key = store.answerKey("c1", .sandbox)
+        _ = try await store.call(
+            [
+                Array("SET".utf8), key,
+                Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: Families.memberBody, key: key),
+            ],
+            "SET"
+        )
+        let stub = StubGroupsSource()
+        let lines = RecordingObserver()
+        // A busy machine makes real calls look slow: the cache must not be skipped here.
+        var configuration = GroupDecisionService.Configuration()
+        configuration.sharedCache.health.slowCallsInARow = 0
+        // While the corrupted cache is skipped, the process keeps fetching within a share of its own.
+        configuration.rateLimits.fallbackShare = 0.25
+        let service = try ServiceHarness(
+            source: stub,
+            sharedCache: store,
+            time: .system,
+            observer: lines,
+            configuration: configuration
+        )
+        .service
+        // The corrupted answer is no answer: the customer is fetched.
+        let served = try await service.decide("c1")
+        #expect(served.source == .live)
+        #expect(stub.requests == ["c1"])
+        _ = try await store.call(
+            [Array("SET".utf8), store.rateKey(.customerGroups, .sandbox), Array(String(Int64.max).utf8)],
+            "SET"
+        )
+        // An instant that is not one this store writes is a store failure: logged, and this
+        // process carries on with its own gate and budget.
+        let second = try await service.decide("c2")
+        #expect(second.source == .live)
+        #expect(stub.requests == ["c1", "c2"])
+        #expect(
+            lines.lines == [
+                "shared cache failed: Redis at 127.0.0.1:\(server.port): GET rate-limit: the instant is not "
+                    + "a number of milliseconds"
+            ]
+        )
     }
 }

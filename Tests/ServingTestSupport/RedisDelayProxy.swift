@@ -134,7 +134,7 @@ package final class RedisDelayProxy: @unchecked Sendable {
                 for link in links {
                     while let first = link.toUpstream.first, first.due <= now {
                         link.toUpstream.removeFirst()
-                        _ = Self.transmit(first.bytes, on: link.upstream)
+                        LoopbackSocket.transmit(first.bytes, on: link.upstream)
                     }
                     if let first = link.toUpstream.first { next = min(next ?? first.due, first.due) }
                 }
@@ -158,9 +158,9 @@ package final class RedisDelayProxy: @unchecked Sendable {
             }
             if descriptors[0].revents != 0 {
                 let client = accept(listener.descriptor, nil, nil)
-                if client >= 0, let upstream = Self.dial(upstreamPort) {
-                    var one: Int32 = 1
-                    _ = setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                if client >= 0, let upstream = LoopbackSocket.dial(upstreamPort) {
+                    LoopbackSocket.setNoDelay(client)
+                    LoopbackSocket.setNoDelay(upstream)
                     links.append(Link(client: client, upstream: upstream))
                     lock.withLock { accepted += 1 }
                 } else if client >= 0 {
@@ -185,7 +185,7 @@ package final class RedisDelayProxy: @unchecked Sendable {
                     let count = chunk.withUnsafeMutableBytes { recv(link.upstream, $0.baseAddress, $0.count, 0) }
                     if count > 0 {
                         setAwaiting(link, false)
-                        _ = Self.transmit(Array(chunk[0..<count]), on: link.client)
+                        LoopbackSocket.transmit(Array(chunk[0..<count]), on: link.client)
                     } else {
                         ended.append(link)
                     }
@@ -200,45 +200,7 @@ package final class RedisDelayProxy: @unchecked Sendable {
         }
     }
 
-    /// Sends everything, waiting while the socket is full (the proxy's sockets block).
-    private static func transmit(_ bytes: [UInt8], on descriptor: Int32) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes {
-                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard sent > 0 else { return false }
-            offset += sent
-        }
-        return true
-    }
-
     private static func makeNonBlocking(_ descriptor: Int32) {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK)
-    }
-
-    private static func dial(_ port: Int) -> Int32? {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr = in_addr(s_addr: UInt32(0x7f00_0001).bigEndian)
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            close(descriptor)
-            return nil
-        }
-        var one: Int32 = 1
-        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        return descriptor
     }
 }

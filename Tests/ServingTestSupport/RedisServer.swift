@@ -15,16 +15,24 @@ package struct RedisServerError: Error, CustomStringConvertible {
 }
 
 /// A `redis-server` of one test's own on 127.0.0.1, without persistence, stopped by ``stop()`` or
-/// when the object goes away.
+/// when the object goes away: the one Redis fixture of the tests, where the processes of a fleet
+/// (each a store and a service) share one Redis.
+///
+/// Started with a delay, it has a ``RedisDelayProxy`` in front of it, which counts round trips and
+/// holds each command that long; stores reach the server through it unless asked for a direct one.
+/// Give stores the services' clock (`now:`) so that a fetch time is never in a store's future.
 package final class RedisServer: @unchecked Sendable {
     package let port: Int
     /// Arguments added to the server's command line, such as `--rename-command GET ""`.
     package let extraArguments: [String]
+    /// The proxy in front of the server, when it was started with a delay.
+    package private(set) var proxy: RedisDelayProxy?
     private var process: Process
 
-    /// Starts a server on a free port; a port taken between probing and starting is retried.
-    package static func start(arguments: [String] = []) async throws -> RedisServer {
-        try await offCooperativePool {
+    /// Starts a server on a free port (a port taken between probing and starting is retried), and a
+    /// proxy in front of it holding each command for `proxyDelay` when one is given.
+    package static func start(arguments: [String] = [], proxyDelay: Duration? = nil) async throws -> RedisServer {
+        let server = try await offCooperativePool {
             var lastError: any Error = RedisServerError(description: "redis-server did not start")
             for _ in 0..<5 {
                 do {
@@ -36,6 +44,13 @@ package final class RedisServer: @unchecked Sendable {
             }
             throw lastError
         }
+        do {
+            server.proxy = try proxyDelay.map { try RedisDelayProxy(upstreamPort: server.port, delay: $0) }
+        } catch {
+            server.stop()
+            throw error
+        }
+        return server
     }
 
     private init(port: Int, extraArguments: [String], process: Process) {
@@ -80,24 +95,34 @@ package final class RedisServer: @unchecked Sendable {
         stop()
     }
 
+    /// Stops the proxy, then ends the server as ``kill()`` does.
+    package func stop() {
+        proxy?.stop()
+        kill()
+    }
+
     /// Ends the server at once (SIGKILL) and waits, up to 5 seconds, until its port refuses
-    /// connections.
+    /// connections; the proxy, if any, stays.
     ///
     /// SIGKILL because a process started from one of Dispatch's threads inherits their blocked
     /// signals, SIGTERM included; and a wait on the port because `waitUntilExit()` spins a run
     /// loop that a cooperative thread never serves.
-    package func stop() {
+    package func kill() {
         let pid = process.processIdentifier
         guard pid > 0, process.isRunning else { return }
-        kill(pid, SIGKILL)
+        #if canImport(Glibc)
+        Glibc.kill(pid, SIGKILL)
+        #else
+        Darwin.kill(pid, SIGKILL)
+        #endif
         let end = Date().addingTimeInterval(5)
         while LoopbackSocket.accepts(port: port), Date() < end { Thread.sleep(forTimeInterval: 0.01) }
     }
 
-    /// Stops the server and starts a new, empty one on the same port (a Redis restart).
+    /// Ends the server and starts a new, empty one on the same port (a Redis restart).
     package func restart() async throws {
         try await offCooperativePool {
-            self.stop()
+            self.kill()
             var lastError: any Error = RedisServerError(description: "redis-server did not restart")
             // The port was just released: a few tries absorb a slow release.
             for _ in 0..<5 {
@@ -113,7 +138,7 @@ package final class RedisServer: @unchecked Sendable {
         }
     }
 
-    /// A store on this server.
+    /// A store on this server under `prefix`, through the proxy when there is one (unless `direct`).
     ///
     /// Its calls time out after 10 s by default, not the product's 250 ms: a suite run under two
     /// busy loops saw store calls take longer than 250 ms (and 2 s); tests of timeouts pass their own.
@@ -121,16 +146,25 @@ package final class RedisServer: @unchecked Sendable {
         prefix: String = "test",
         timeout: Duration = .seconds(10),
         maximumConnections: Int = RedisGroupsCache.defaultMaximumConnections,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        direct: Bool = false
     ) throws -> RedisGroupsCache {
         try RedisGroupsCache(
             host: "127.0.0.1",
-            port: port,
+            port: direct ? port : proxy?.port ?? port,
             keyPrefix: prefix,
             timeout: timeout,
             maximumConnections: maximumConnections,
             now: now
         )
+    }
+
+    /// Two stores under one prefix: two processes of a fleet.
+    package func pair(
+        prefix: String,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws -> (RedisGroupsCache, RedisGroupsCache) {
+        (try store(prefix: prefix, now: now), try store(prefix: prefix, now: now))
     }
 }
 
@@ -173,19 +207,57 @@ package final class LoopbackSocket: @unchecked Sendable {
 
     /// Whether something accepts connections on the port.
     package static func accepts(port: Int) -> Bool {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
+        guard let descriptor = dial(port) else { return false }
+        close(descriptor)
+        return true
+    }
+
+    /// A socket connected to the port on 127.0.0.1 (`nil` when refused); a non-blocking one is
+    /// returned still connecting.
+    package static func dial(_ port: Int, blocking: Bool = true) -> Int32? {
+        let descriptor = newSocket()
+        guard descriptor >= 0 else { return nil }
+        if !blocking { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK) }
         var address = loopback(port: port)
-        return withUnsafePointer(to: &address) { pointer in
+        let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
+        guard connected || !blocking else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Sends every byte, waiting while the socket is full; `false` when the connection failed.
+    @discardableResult
+    package static func transmit(_ bytes: [UInt8], on descriptor: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// Turns off Nagle's delay, as Redis does: a reply written in two sends must not wait for the
+    /// first's ACK.
+    package static func setNoDelay(_ descriptor: Int32) {
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    private static func newSocket() -> Int32 {
+        #if canImport(Glibc)
+        return socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        return socket(AF_INET, SOCK_STREAM, 0)
+        #endif
     }
 
     private static func loopback(port: Int) -> sockaddr_in {
@@ -197,11 +269,7 @@ package final class LoopbackSocket: @unchecked Sendable {
     }
 
     private static func bound() throws -> (Int32, Int) {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let descriptor = newSocket()
         guard descriptor >= 0 else { throw RedisServerError(description: "socket failed") }
         var address = loopback(port: 0)
         let bound = withUnsafePointer(to: &address) { pointer in

@@ -97,20 +97,14 @@ struct FlightJoinTests {
         let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
         let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
-        let service = try ServiceHarness(
-            source: gated,
-            sharedCache: through,
-            clock: clock,
-            configuration: FleetInvalidationTests.configuration
-        )
-        .service
+        let service = try fleetService(gated, through, clock: clock)
         gated.close()
-        let first = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
+        let first = Task { try await service.decide("c") }
         try await gated.waitForCalls(1)
         // A decision more than an interval later joins the fetch, and takes its answer only as a copy
         // the invalidation count confirms.
         clock.advance(by: .milliseconds(300))
-        let second = Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) }
+        let second = Task { try await service.decide("c") }
         // Time for the decision to reach the flight.
         try await Task.sleep(for: .milliseconds(100))
         apple.setAnswer(Families.noGroups, for: "c")
@@ -126,7 +120,7 @@ struct FlightJoinTests {
         // Begun after the invalidation returned, the shared cache failing: the second decision's
         // answer, kept here, is served only under a reading of the count, which fails, so it is
         // fetched again within this process's share of the budget.
-        let served = try await service.decision(anyTransactionID: "c", environment: .sandbox)
+        let served = try await service.decide("c")
         #expect(served.decision.capabilities.sorted() == [])
         #expect(served.source == .live)
         #expect(apple.callCount == 3)
@@ -134,88 +128,43 @@ struct FlightJoinTests {
 
     // MARK: Requests to Apple
 
-    /// Decisions for one customer, `count` of them `spacing` apart on `clock` (advanced by hand,
-    /// after each decision reached its flight), while Apple holds its answers: how many requests
-    /// reached Apple once it answers.
-    static func requestsForSlowFetch(
-        shared: (any SharedGroupsCache)?,
-        clock: ManualClock,
-        count: Int,
-        spacing: Duration,
-        configuration: GroupDecisionService.Configuration = FleetInvalidationTests.configuration
-    ) async throws -> (calls: Int, capabilities: [[String]]) {
+    /// The shared cache decisions of one process go through: none, a healthy one, or a failing one.
+    enum Sharing: String, CaseIterable, Sendable {
+        case none, healthy, failing
+    }
+
+    // Five decisions for one customer, 300 ms apart on a manual clock (advanced by hand, after each
+    // decision reached its flight), while Apple holds its answers. Without a shared cache, or with
+    // a healthy one while Apple is slower than the fetch lock wait, they send Apple one request.
+    // With the shared cache failing, two: the four later decisions began more than an interval
+    // after the fetch, another process's invalidation may have returned since, and no reading of
+    // the count can say; they share one fetch of their own.
+    @Test(
+        "decisions arriving over several intervals of a slow fetch share its request to Apple, unless no reading of the count can confirm it",
+        .timeLimit(.minutes(5)),
+        arguments: zip(Sharing.allCases, [1, 1, 2])
+    )
+    func slowFetch(_ sharing: Sharing, requests: Int) async throws {
+        let clock = ManualClock()
+        let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
+        if sharing == .failing { through.fail(Self.cacheCalls) }
         let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
-        let service = try ServiceHarness(
-            source: gated,
-            sharedCache: shared,
-            clock: clock,
-            configuration: configuration
-        )
-        .service
+        let service = try fleetService(gated, sharing == .none ? nil : through, clock: clock)
         gated.close()
-        var decisions: [Task<ServedDecision, any Error>] = []
-        decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+        var decisions = [Task { try await service.decide("c") }]
         try await gated.waitForCalls(1)
-        for _ in 1..<count {
-            clock.advance(by: spacing)
-            decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+        for _ in 1..<5 {
+            clock.advance(by: .milliseconds(300))
+            decisions.append(Task { try await service.decide("c") })
             // Time for the decision to reach a flight (or Apple).
             try await Task.sleep(for: .milliseconds(100))
         }
         gated.open()
-        var capabilities: [[String]] = []
-        for decision in decisions { capabilities.append(try await decision.value.decision.capabilities.sorted()) }
-        return (apple.callCount, capabilities)
-    }
-
-    @Test("without a shared cache, decisions arriving over several intervals share one request to Apple")
-    func slowFetchWithoutSharedCache() async throws {
-        let result = try await Self.requestsForSlowFetch(
-            shared: nil,
-            clock: ManualClock(),
-            count: 5,
-            spacing: .milliseconds(300)
-        )
-        #expect(result.calls == 1)
-        #expect(result.capabilities == Array(repeating: Families.capabilities, count: 5))
-    }
-
-    @Test(
-        "with a healthy shared cache, decisions arriving over several intervals while Apple is slower than the fetch lock wait send Apple one request",
-        .timeLimit(.minutes(5))
-    )
-    func slowFetchOutlastingLockWait() async throws {
-        let clock = ManualClock()
-        let result = try await Self.requestsForSlowFetch(
-            shared: ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true),
-            clock: clock,
-            count: 5,
-            spacing: .milliseconds(300)
-        )
-        #expect(result.capabilities == Array(repeating: Families.capabilities, count: 5))
-        #expect(result.calls == 1)
-    }
-
-    @Test(
-        "with the shared cache failing, decisions arriving over several intervals send Apple two requests: the fetch, and one for those that began an interval after it",
-        .timeLimit(.minutes(5))
-    )
-    func slowFetchSharedCacheFailing() async throws {
-        let clock = ManualClock()
-        let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
-        through.fail(Self.cacheCalls)
-        let result = try await Self.requestsForSlowFetch(
-            shared: through,
-            clock: clock,
-            count: 5,
-            spacing: .milliseconds(300)
-        )
-        #expect(result.capabilities == Array(repeating: Families.capabilities, count: 5))
-        // The four later decisions began more than an interval after the fetch: another process's
-        // invalidation may have returned since, and no reading of the count can say. They share one
-        // fetch of their own.
-        #expect(result.calls == 2)
+        for decision in decisions {
+            #expect(try await decision.value.decision.capabilities.sorted() == Families.capabilities)
+        }
+        #expect(apple.callCount == requests)
     }
 
     @Test(
@@ -223,24 +172,18 @@ struct FlightJoinTests {
         .timeLimit(.minutes(5))
     )
     func slowFetchRealClock() async throws {
-        var configuration = FleetInvalidationTests.configuration
-        configuration.sharedCache.fetchLockWait = .milliseconds(300)
         let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
-        let service = try ServiceHarness(
-            source: gated,
-            sharedCache: InMemoryGroupsCache(),
-            time: .system,
-            configuration: configuration
-        )
-        .service
+        let service = try fleetService(gated, InMemoryGroupsCache()) {
+            $0.sharedCache.fetchLockWait = .milliseconds(300)
+        }
         gated.close()
         var decisions: [Task<ServedDecision, any Error>] = []
-        decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+        decisions.append(Task { try await service.decide("c") })
         try await gated.waitForCalls(1)
         for _ in 0..<3 {
             try await Task.sleep(for: .milliseconds(400))
-            decisions.append(Task { try await service.decision(anyTransactionID: "c", environment: .sandbox) })
+            decisions.append(Task { try await service.decide("c") })
         }
         try await gated.waitForCalls(1)
         gated.open()

@@ -60,9 +60,7 @@ final class RedisFakeServer: @unchecked Sendable {
             while true {
                 let connection = accept(descriptor, nil, nil)
                 guard connection >= 0 else { return }
-                // As Redis does: a reply written in two sends must not wait for the first's ACK.
-                var one: Int32 = 1
-                _ = setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                LoopbackSocket.setNoDelay(connection)
                 let number = lock.withLock {
                     accepted += 1
                     open.append(connection)
@@ -131,7 +129,7 @@ final class RedisFakeServer: @unchecked Sendable {
             buffer += chunk[0..<count]
             // The replies to everything one read brought, sent in one write, as Redis does.
             var replies: [UInt8] = []
-            defer { Self.transmit(replies, on: connection) }
+            defer { LoopbackSocket.transmit(replies, on: connection) }
             while let (arguments, length) = Self.parseCommand(buffer) {
                 buffer.removeFirst(length)
                 let name = arguments.first.map { String(decoding: $0, as: UTF8.self).uppercased() } ?? ""
@@ -157,17 +155,17 @@ final class RedisFakeServer: @unchecked Sendable {
                         )
                         self.lock.withLock {
                             guard self.open.contains(connection) else { return }
-                            Self.transmit(reply, on: connection)
+                            LoopbackSocket.transmit(reply, on: connection)
                             self.repeated += 1
                         }
                     }
                 case .close:
-                    Self.transmit(replies, on: connection)
+                    LoopbackSocket.transmit(replies, on: connection)
                     replies = []
                     shutdown(connection, Int32(SHUT_RDWR))
                     return
                 case .silence:
-                    Self.transmit(replies, on: connection)
+                    LoopbackSocket.transmit(replies, on: connection)
                     replies = []
                     while chunk.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
                     return
@@ -200,40 +198,11 @@ final class RedisFakeServer: @unchecked Sendable {
         Array("$\(bytes.count)\r\n".utf8) + bytes + [13, 10]
     }
 
-    private static func transmit(_ bytes: [UInt8], on connection: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes {
-                send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-            }
-            guard sent > 0 else { return }
-            offset += sent
-        }
-    }
-
     /// The command at the start of `bytes` (an array of bulk strings) and its length, or `nil`
     /// while it is incomplete.
     static func parseCommand(_ bytes: [UInt8]) -> ([[UInt8]], Int)? {
-        func line(from start: Int) -> (Int, Int)? {
-            var index = start
-            while index + 1 < bytes.count {
-                if bytes[index] == 13, bytes[index + 1] == 10 {
-                    return (Int(String(decoding: bytes[(start + 1)..<index], as: UTF8.self)) ?? -1, index + 2)
-                }
-                index += 1
-            }
-            return nil
-        }
-        guard bytes.first == UInt8(ascii: "*"), let (count, afterHeader) = line(from: 0) else { return nil }
-        var arguments: [[UInt8]] = []
-        var offset = afterHeader
-        for _ in 0..<max(0, count) {
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "$"), let (length, start) = line(from: offset),
-                start + length + 2 <= bytes.count
-            else { return nil }
-            arguments.append(Array(bytes[start..<(start + length)]))
-            offset = start + length + 2
-        }
-        return (arguments, offset)
+        let parser = RESPParser(maximumBulkBytes: 4 << 20, maximumArrayCount: 1 << 20)
+        guard case (.array(let arguments?), let length)? = try? parser.parse(bytes[...]) else { return nil }
+        return (arguments.map(\.bulkValue), length)
     }
 }

@@ -1,0 +1,276 @@
+import Foundation
+import GroupDecisionsTesting
+import GroupPolicy
+import ServingTestSupport
+import Testing
+
+@testable import AppStoreGroups
+@testable import GroupDecisions
+@testable import GroupDecisionsRedis
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The Redis store's pool: as many calls on the wire as it has connections, the rest queued within
+/// their timeout, `close()` and cancellation ending calls at once, and a pooled connection that died
+/// while idle (a Redis restart) costing no call: it is noticed and closed, or the call is sent once
+/// more on a connection opened for it.
+@Suite("Redis store's pool: concurrency, closing, cancellation and dead connections")
+struct RedisPoolTests {
+    /// The calls `GroupDecisionService` makes for a customer nobody has cached (see
+    /// `RedisDecisionCallsTests`): the answer (none), the fetch lock with the answer and generation, the
+    /// 429 gate, a budget token, the new answer written with the lock's release.
+    static func miss(_ store: RedisGroupsCache, customer: String) async throws {
+        let first = try await store.answer(anyTransactionID: customer, in: .production)
+        #expect(first == nil)
+        let owner = UUID().uuidString
+        let attempt = try await store.acquireFetchLockAndRead(
+            anyTransactionID: customer,
+            in: .production,
+            owner: owner,
+            timeToLive: .seconds(30)
+        )
+        #expect(attempt.acquired)
+        #expect(attempt.answer == nil)
+        let gate = try await store.rateLimitedUntil(.customerGroups, in: .production)
+        #expect(gate == nil)
+        _ = try await store.takeBudgetToken(
+            from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 50, burst: 50),
+            maximumWait: .zero
+        )
+        let answer = CachedGroupsAnswer(
+            kind: .groups,
+            body: Array(Families.memberBody.utf8),
+            fetchedAt: Date()
+        )
+        let kept = try await store.setAnswer(
+            AnswerWrite(
+                answer,
+                anyTransactionID: customer,
+                in: .production,
+                timeToLive: .seconds(60),
+                groupIDs: [],
+                ifGeneration: try #require(attempt.generation)
+            ),
+            releasingFetchLock: owner
+        )
+        #expect(kept)
+    }
+
+    static func summary(_ durations: [Duration]) -> String {
+        let sorted = durations.map { Double($0.components.seconds) * 1e3 + Double($0.components.attoseconds) / 1e15 }
+            .sorted()
+        guard let low = sorted.first, let high = sorted.last else { return "none" }
+        let median = sorted[sorted.count / 2]
+        return String(format: "median %.1f ms (min %.1f, max %.1f, %d runs)", median, low, high, sorted.count)
+    }
+
+    @Test(
+        "64 concurrent cache misses through a Redis 20 ms away: as many calls in flight as the pool has connections",
+        .requires(.redisServer)
+    )
+    func concurrentMisses() async throws {
+        let server = try await RedisServer.start(proxyDelay: .milliseconds(20))
+        defer { server.stop() }
+        let proxy = try #require(server.proxy)
+        // Generous bounds: what is proved is the pool's width, not how fast this machine is, and on
+        // a busy machine the 64 tasks may take long to all start.
+        let store = try server.store(prefix: "bench", timeout: .seconds(600))
+        try await Self.miss(store, customer: "warm-up")
+        var single: [Duration] = []
+        for run in 0..<5 {
+            let start = ContinuousClock.now
+            try await Self.miss(store, customer: "single-\(run)")
+            single.append(start.duration(to: .now))
+        }
+        var concurrent: [Duration] = []
+        for run in 0..<6 {
+            // The first run proves the width: the proxy passes nothing on until every connection
+            // carries a call. (A pool narrower than that would time the hold out instead.)
+            if run == 0 { proxy.hold(untilInFlight: store.maximumConnections, atMost: .seconds(600)) }
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for customer in 0..<64 {
+                    group.addTask { try await Self.miss(store, customer: "run-\(run)-\(customer)") }
+                }
+                try await group.waitForAll()
+            }
+            if run == 0 {
+                #expect(proxy.holdWasReached == true)
+                #expect(proxy.peakInFlight == store.maximumConnections)
+            } else {
+                concurrent.append(start.duration(to: .now))
+            }
+        }
+        #expect(store.pool.statistics.connectionsOpened == store.maximumConnections)
+        print("Redis 20 ms away, one miss (5 calls): \(Self.summary(single))")
+        print("Redis 20 ms away, 64 concurrent misses: \(Self.summary(concurrent))")
+    }
+
+    @Test(
+        "more callers than connections wait their turn; close() ends the calls on the wire and those queued at once, later calls fail without waiting, and closing again does nothing"
+    )
+    func queuedAndClosed() async throws {
+        let fake = try RedisFakeServer { _, _, _ in .silence }
+        defer { fake.stop() }
+        let store = try fake.store(timeout: .seconds(600), maximumConnections: 3)
+        let calls = Task {
+            await withTaskGroup(of: AppStoreGroupsError?.self) { group in
+                for customer in 0..<10 {
+                    group.addTask {
+                        await expectError { try await store.answer(anyTransactionID: "c\(customer)", in: .sandbox) }
+                    }
+                }
+                return await group.reduce(into: [AppStoreGroupsError?]()) { $0.append($1) }
+            }
+        }
+        // Three commands on the wire, seven calls queued behind them, none answered.
+        try await waitUntil { fake.commands.count == 3 && store.pool.statistics.waiting == 7 }
+        #expect(store.pool.statistics.connectionsOpened == 3)
+        #expect(fake.connections == 3)
+        store.close()
+        store.close()
+        let errors = await calls.value
+        let closed = "Redis at 127.0.0.1:\(fake.port): GET answer: the store is closed"
+        #expect(errors.map { $0?.code } == Array(repeating: .sharedCacheFailure, count: 10))
+        #expect(errors.map { $0?.message } == Array(repeating: closed, count: 10))
+        let later = await expectError { try await store.invalidate(anyTransactionID: "c") }
+        #expect(later?.code == .sharedCacheFailure)
+        #expect(later?.message == "Redis at 127.0.0.1:\(fake.port): EVAL invalidate: the store is closed")
+        #expect(fake.commands.count == 3)
+    }
+
+    @Test("connecting counts in the timeout: a server whose backlog is full fails the call within it")
+    func connectingInTheTimeout() async throws {
+        // A listener that never accepts, its backlog filled: further connection attempts hang.
+        let listener = try LoopbackSocket(listening: ())
+        let fillers = (0..<40).compactMap { _ in LoopbackSocket.dial(listener.port, blocking: false) }
+        defer { for descriptor in fillers { close(descriptor) } }
+        let store = try RedisGroupsCache(
+            host: "127.0.0.1",
+            port: listener.port,
+            keyPrefix: "test",
+            timeout: .milliseconds(500)
+        )
+        let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
+        #expect(error?.code == .sharedCacheFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:\(listener.port): GET answer: timed out waiting for a connection")
+    }
+
+    @Test("a cancelled call ends as cancelled at once, and its connection, whose reply may still come, is closed")
+    func cancellation() async throws {
+        let fake = try RedisFakeServer { connection, index, _ in connection == 1 && index == 0 ? .silence : .standard }
+        defer { fake.stop() }
+        let store = try fake.store(timeout: .seconds(600))
+        let call = Task { await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) } }
+        try await waitUntil { fake.commands.count == 1 }
+        call.cancel()
+        let error = await call.value
+        #expect(error?.code == .cancelled)
+        #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: cancelled")
+        try await waitUntil { store.pool.statistics.connectionsDiscarded == 1 }
+        // The next call gets a connection of its own.
+        #expect(try await store.answer(anyTransactionID: "c", in: .sandbox) == nil)
+        #expect(fake.connections == 2)
+    }
+
+    @Test(
+        "after a Redis restart on the same port, the next call on each pooled connection succeeds",
+        .requires(.redisServer)
+    )
+    func restart() async throws {
+        let server = try await RedisServer.start()
+        defer { server.stop() }
+        let store = try server.store(timeout: .seconds(600))
+        // Four connections at once: four calls that Redis holds until a fifth releases them (no
+        // time limit: on a busy machine this task may run long after the four were sent).
+        let pooled = 4
+        let blocked = Task {
+            try await withThrowingTaskGroup(of: RESPReply.self) { group in
+                for _ in 0..<pooled {
+                    group.addTask {
+                        try await store.call([Array("BLPOP".utf8), Array("gate".utf8), Array("0".utf8)], "BLPOP")
+                    }
+                }
+                return try await group.reduce(into: [RESPReply]()) { $0.append($1) }
+            }
+        }
+        try await waitUntil {
+            store.pool.statistics.connectionsOpened >= pooled && store.pool.statistics.peakRunning >= pooled
+        }
+        try await waitUntil {
+            guard case .bulk(let info?) = try await store.call([Array("INFO".utf8), Array("clients".utf8)], "INFO")
+            else { return false }
+            return String(decoding: info, as: UTF8.self).contains("blocked_clients:\(pooled)\r")
+        }
+        _ = try await store.call([Array("RPUSH".utf8), Array("gate".utf8)] + (0..<pooled).map { _ in [49] }, "RPUSH")
+        #expect(try await blocked.value.count == pooled)
+        try await waitUntil { store.pool.statistics.idle >= pooled }
+        let idle = store.pool.statistics.idle
+
+        try await server.restart()
+        let answer = CachedGroupsAnswer(
+            kind: .groups,
+            body: Array("{}".utf8),
+            fetchedAt: Date(timeIntervalSince1970: 1_700_000_000)
+        )
+        for call in 0...idle {
+            try await store.setAnswer(answer, anyTransactionID: "c\(call)", in: .sandbox, timeToLive: .seconds(60))
+            #expect(try await store.answer(anyTransactionID: "c\(call)", in: .sandbox) == answer)
+        }
+    }
+
+    @Test("a pooled connection closed as a command arrives: the command is sent once more, on a new connection")
+    func closedOnArrival() async throws {
+        let fake = try RedisFakeServer { connection, index, _ in connection == 1 && index == 1 ? .close : .standard }
+        defer { fake.stop() }
+        let store = try fake.store()
+        #expect(try await store.answer(anyTransactionID: "x", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "y", in: .sandbox) == nil)
+        let keyX = "test:Sandbox:groups:x"
+        let keyY = "test:Sandbox:groups:y"
+        #expect(
+            fake.commands == [
+                .init(connection: 1, arguments: ["GET", keyX]), .init(connection: 1, arguments: ["GET", keyY]),
+                .init(connection: 2, arguments: ["GET", keyY]),
+            ]
+        )
+        #expect(store.pool.statistics.retries == 1)
+    }
+
+    @Test("no second attempt for a command that may have run and must not run twice, nor a third for any")
+    func retryBounds() async throws {
+        let fake = try RedisFakeServer { connection, index, _ in
+            (connection < 3 && index == 1) || connection == 3 ? .close : .standard
+        }
+        defer { fake.stop() }
+        let store = try fake.store()
+        #expect(try await store.answer(anyTransactionID: "x", in: .sandbox) == nil)
+        // Not idempotent, and its bytes reached the server: it fails rather than risk running twice.
+        let once = await expectError {
+            try await store.call([Array("INCR".utf8), Array("n".utf8)], "INCR counter", isIdempotent: false)
+        }
+        #expect(once?.message == "Redis at 127.0.0.1:\(fake.port): INCR counter: the server closed the connection")
+        // Idempotent, but the connection opened for the second attempt closes too: no third.
+        #expect(try await store.answer(anyTransactionID: "z", in: .sandbox) == nil)
+        let twice = await expectError { try await store.answer(anyTransactionID: "y", in: .sandbox) }
+        #expect(twice?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: the server closed the connection")
+        #expect(fake.commands.map(\.connection) == [1, 1, 2, 2, 3])
+        #expect(fake.commands.map { $0.arguments[0] } == ["GET", "INCR", "GET", "GET", "GET"])
+        #expect(store.pool.statistics.retries == 1)
+    }
+
+    @Test("a call on a fresh connection that the server closes is not sent again")
+    func freshConnectionClosed() async throws {
+        let fake = try RedisFakeServer { _, _, _ in .close }
+        defer { fake.stop() }
+        let store = try fake.store()
+        let error = await expectError { try await store.invalidate(anyTransactionID: "x") }
+        #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): EVAL invalidate: the server closed the connection")
+        #expect(fake.commands.count == 1)
+        #expect(store.pool.statistics.retries == 0)
+    }
+}
