@@ -13,18 +13,10 @@ import GroupPolicyBasics
 ///   uncached decision take over a second).
 /// - The first answer after a failure is reported as a recovery.
 ///
-/// Reads are skipped while the cache is; writes that a caller must know failed (invalidations) are
-/// always tried, and their failure is thrown. Some reads skip the cache only after a failure, not
-/// for slowness: the rate-limit gate's budget tokens and the `Retry-After` instant it writes after
-/// a 429 (a process that skipped a slow cache for its tokens would spend its own share of the
-/// budget beside the fleet's bucket, and the fleet would send Apple more than its budget), and the
-/// first read of a flight, which reads the invalidation count with the answer (a slow read costs
-/// less than a first fetch the budget may refuse, and this process's copies are served only under
-/// a reading of the count). The invalidation count alone is read even after a failure: a cache
-/// back for the other processes takes their invalidations, and this process serves no copy until
-/// it reads the count again; a reading that answers ends the skip. A customer id a failure's
-/// message repeats (a server echoing the key it refused) is replaced by `<customer>` before the
-/// error goes anywhere.
+/// Reads are skipped while the cache is, except those the article "Serving decisions at fleet
+/// scale" names in "Failure modes" (``read(customerID:evenWhenSlow:evenWhenFailing:isAnswer:_:)``
+/// says which); writes a caller must know failed (invalidations) are always tried, and their
+/// failure thrown. A customer id a failure's message repeats is replaced by `<customer>`.
 final class SharedCacheGuard: Sendable {
     /// The concerns the service uses (see ``SharedCaches``).
     let caches: SharedCaches
@@ -112,12 +104,7 @@ final class SharedCacheGuard: Sendable {
     }
 
     /// Runs a write the caller must know failed: never skipped; a failure is recorded as a read's
-    /// is (reads then skip the cache for a while) and thrown.
-    ///
-    /// - Parameters:
-    ///   - customerID: The customer the call is about, to keep out of a failure's message.
-    ///   - body: The call.
-    /// - Throws: The call's `AppStoreGroupsError`, the customer id replaced.
+    /// is (reads then skip the cache for a while) and thrown, the customer id replaced.
     func write(
         customerID: String? = nil,
         _ body: () async throws(AppStoreGroupsError) -> Void

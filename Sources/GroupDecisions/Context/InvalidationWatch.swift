@@ -50,14 +50,9 @@ final class InvalidationWatch: Sendable {
 
     var isUnsupported: Bool { state.withLock { $0.unsupported } }
 
-    /// Whether a copy stamped `stamp` may be served at `now`.
-    ///
-    /// It may when the stamp is the count read last, and that read began less than the interval
-    /// before `now` and, when given, at or after `since`; always with a cache that keeps no count.
-    ///
-    /// `since` is for a flight, whose copy stands in for a fetch that could not be made: callers
-    /// who began up to an interval after the flight take its answer, so the reading must have
-    /// begun after the flight did.
+    /// Whether a copy stamped `stamp` may be served at `now`: the stamp is the count read last, by
+    /// a read begun less than the interval before `now` and at or after `since` (a flight's start,
+    /// when its copy stands in for a fetch); always with a cache that keeps no count.
     func confirms(_ stamp: UInt64?, now: Date, since: Date? = nil) -> Bool {
         state.withLock { state in
             if state.unsupported { return true }

@@ -21,13 +21,11 @@ struct ServingContext: Sendable {
     let invalidations: InvalidationWatch?
     /// Every window of an answer's life: the one timeline every step asks.
     let freshness: FreshnessPolicy
-    /// When the shared cache's fetch lock lapses if its holder never releases it.
+    /// The fetch lock's settings, and (with a shared cache) the longest a copy is kept here, as
+    /// the configuration gives them.
     let fetchLockTimeToLive: Duration
-    /// How long a flight that finds the fetch lock taken polls for the holder's answer, and how
-    /// often.
     let fetchLockWait: Duration
     let fetchLockPollInterval: Duration
-    /// With a shared cache, the longest a copy is kept here.
     let localCopyTimeToLive: Duration
 
     /// The cached answer as a flight result when the freshness policy's `verdict` serves it as it

@@ -9,13 +9,10 @@ import GroupPolicyBasics
 /// millisecond ahead (RFC 9562, section 6.2, method 1). The article "Observing decisions",
 /// section "Matching a support ticket to the log", gives the uniqueness argument.
 ///
-/// The random bits come from a xoshiro256** stream seeded from `SystemRandomNumberGenerator` every
-/// 65,536 ids: each call to the system's generator is a system call (5 to 7 µs on a busy two-core
-/// Linux host, where a cache hit costs a few hundred nanoseconds), so two per id would have made
-/// the id the most expensive part of a decision.
-///
-/// One generator serves the process (``shared``) so that every service in it orders its ids with
-/// the others'; it holds no data of any service, only the last millisecond and counter.
+/// The random bits come from a xoshiro256** stream (``RandomStream``): a call to the system's
+/// generator is a system call (5 to 7 µs on a busy host), which two per id would have made the
+/// most expensive part of a decision. One generator (``shared``) serves the process, so its
+/// services order their ids together.
 package final class DecisionIDGenerator: Sendable {
     /// The process's generator, on the wall clock and the system's random numbers.
     package static let shared = DecisionIDGenerator()

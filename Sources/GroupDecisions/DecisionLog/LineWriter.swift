@@ -30,15 +30,10 @@ package final class LineWriter: Sendable {
 
     private let core: LineWriterCore
 
-    /// Opens the destination and starts a writer for it.
+    /// Opens the destination and starts a writer for it, holding at most `capacityBytes` of lines
+    /// waiting; `onLoss` receives the losses on the writer's queue (a queue labelled `label`), at
+    /// most once per `reportInterval`, and the path is checked at most once per `reopenInterval`.
     ///
-    /// - Parameters:
-    ///   - destination: The file or descriptor.
-    ///   - capacityBytes: The most bytes of lines waiting to be written.
-    ///   - reportInterval: The least time between two reports of losses.
-    ///   - reopenInterval: The least time between two checks that the path still names the file.
-    ///   - label: The writer queue's label.
-    ///   - onLoss: Receives the losses, on the writer's queue.
     /// - Throws: ``OpenError`` when the path cannot be opened.
     package init(
         _ destination: Destination,
@@ -68,22 +63,15 @@ package final class LineWriter: Sendable {
         set { core.state.withLock { $0.capacity = newValue } }
     }
 
-    /// Queues `line` and a newline, or drops and counts it when the buffer is full.
-    ///
-    /// Never waits for the destination, only for the buffer's lock.
-    ///
-    /// - Parameters:
-    ///   - line: The line, without its newline.
-    ///   - evenWhenFull: Queues the line beyond the capacity (for a rare line such as a report of
-    ///     this writer's own losses, which must not be lost to them).
+    /// Queues `line` and a newline, or drops and counts it when the buffer is full (unless
+    /// `evenWhenFull`, for a rare line such as a report of this writer's own losses); never waits
+    /// for the destination, only for the buffer's lock.
     package func write(_ line: String, evenWhenFull: Bool = false) {
         core.enqueue(Array(line.utf8) + [10], evenWhenFull: evenWhenFull)
     }
 
     /// Waits until every line queued before the call was written (or counted lost), or `timeout`
-    /// passes, blocking the calling thread.
-    ///
-    /// - Returns: Whether the lines were all handled in time.
+    /// passes, blocking the calling thread: whether the lines were all handled in time.
     package func flush(within timeout: Duration) -> Bool {
         core.flush(within: timeout)
     }

@@ -35,14 +35,9 @@ struct AnswerKeeper: Sendable {
         if !permit.clears(answer, decoded: decoded) { context.local.remove(key) }
     }
 
-    /// Keeps a fetched answer in the shared cache, then here.
-    ///
-    /// The shared cache keeps it only if no process invalidated the customer since `read`'s
-    /// generation was read. An answer it refused predates an invalidation: it answers the callers
-    /// already waiting and is kept nowhere, and this process's older answer goes too. The same call
-    /// releases the fetch lock taken as `lock` when one is given.
-    ///
-    /// - Returns: Whether the write released the fetch lock (the flight releases it otherwise).
+    /// Keeps a fetched answer in the shared cache (only if no invalidation came since `read`'s
+    /// generation: a refused one is kept nowhere, and this process's older answer goes too), then
+    /// here; returns whether that write released the fetch lock taken as `lock`.
     func keep(
         _ answer: CachedGroupsAnswer,
         decoded: GetCustomerGroupsResponse?,
@@ -57,7 +52,7 @@ struct AnswerKeeper: Sendable {
         if let shared = context.shared, let answers = shared.caches.answers, let counts = shared.caches.invalidations,
             let generation = read.generation, life > .zero, permit.clears(answer, decoded: decoded)
         {
-            let outcome = await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) in
+            let kept = await shared.read(customerID: key.customerID) { () throws(AppStoreGroupsError) -> Bool in
                 let write = AnswerWrite(
                     answer,
                     anyTransactionID: key.customerID,
@@ -78,11 +73,11 @@ struct AnswerKeeper: Sendable {
                 if kept, !permit.clears(answer, decoded: decoded) {
                     try await counts.invalidate(anyTransactionID: key.customerID)
                 }
-                return kept ? SharedWrite.kept : .refused
+                return kept
             }
-            // Refused: it predates an invalidation. A cache that failed keeps nothing either, and
-            // this process keeps the answer as without a shared cache.
-            if case .refused = outcome {
+            // Refused: it predates an invalidation. A cache that failed (`nil`) keeps nothing either,
+            // and this process keeps the answer as without a shared cache.
+            if kept == false {
                 context.local.remove(key)
                 return releasedLock
             }
@@ -90,12 +85,4 @@ struct AnswerKeeper: Sendable {
         keepLocally(answer, decoded: decoded, key: key, now: now, permit: permit, stamp: read.stamp)
         return releasedLock
     }
-}
-
-/// What the shared cache did with a fetched answer written under a generation.
-enum SharedWrite: Sendable {
-    /// Kept: no invalidation came since the generation was read.
-    case kept
-    /// Refused: the answer predates an invalidation.
-    case refused
 }

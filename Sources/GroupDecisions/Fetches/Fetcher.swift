@@ -19,52 +19,35 @@ struct Fetcher: Sendable {
         var releasedLock = false
     }
 
-    /// Asks the source through the rate-limit gate and keeps the answer (see
-    /// ``fetch(_:fallback:permit:read:lock:)``), with no fetch lock held.
-    func fetch(
-        _ key: CustomerKey,
-        fallback: LocalGroupsCache.Entry?,
-        permit: ServingPermit,
-        read: FlightRead
-    ) async throws(AppStoreGroupsError) -> LoadedGroups {
-        try await fetch(key, fallback: fallback, permit: permit, read: read, lock: nil).result.get()
-    }
-
-    /// Asks the source through the rate-limit gate and keeps the answer.
+    /// Asks the source through the rate-limit gate and keeps the answer, releasing the fetch lock
+    /// taken as `lock` (if any) with the shared write when it can; the result says whether it did.
     ///
-    /// With an answer past its time to live but within the maximum age, the request is a refresh:
-    /// sent only if the budget spares a token beyond its reserve, and that answer is served stale
-    /// (reason `budget`) when it does not, or when Apple answers 429. When the fetch fails, an
-    /// answer within the stale-if-error window (never past the maximum age) is served stale (reason
-    /// `error`); otherwise the call fails closed.
-    ///
-    /// The write that keeps the answer in the shared cache releases the fetch lock taken as `lock`
-    /// when one is given; the result says whether it did.
+    /// With an answer past its time to live but within the maximum age, the request is a refresh
+    /// (see ``RateLimitGate/admitRefresh(_:)``): that answer is served stale (reason `budget`) when
+    /// the budget spares no token, or Apple answers 429. When the fetch fails, one within the
+    /// stale-if-error window is served stale (reason `error`); otherwise the call fails closed.
     func fetch(
         _ key: CustomerKey,
         fallback: LocalGroupsCache.Entry?,
         permit: ServingPermit,
         read: FlightRead,
-        lock: String?
+        lock: String? = nil
     ) async -> Fetched {
         // Judged against the hard cap when the fetch begins (whether it is a refresh) and again when
         // it is served: the budget's wait or Apple's answer may take the answer past the cap.
         let stale = { servable(fallback, when: .budgetShort) }
         let isRefresh = stale() != nil
-        var fetched: Fetched
         if isRefresh {
-            do {
+            do throws(AppStoreGroupsError) {
                 try await rateLimitGate.admitRefresh(Self.endpoint(key))
-                fetched = await fetchAndKeep(key, permit: permit, read: read, admitted: true, lock: lock)
             } catch {
                 guard let stale = stale() else { return Fetched(result: .failure(error)) }
                 return Fetched(
                     result: .success(served(stale, reason: .budget, error: error, environment: key.environment))
                 )
             }
-        } else {
-            fetched = await fetchAndKeep(key, permit: permit, read: read, admitted: false, lock: lock)
         }
+        var fetched = await fetchAndKeep(key, permit: permit, read: read, admitted: isRefresh, lock: lock)
         guard case .failure(let error) = fetched.result else { return fetched }
         if isRefresh, error.code == .rateLimitExceeded, error.httpStatus == 429, let stale = stale() {
             fetched.result = .success(served(stale, reason: .budget, error: error, environment: key.environment))
@@ -137,15 +120,9 @@ struct Fetcher: Sendable {
         permit: ServingPermit,
         read: FlightRead
     ) async -> FlightOutcome {
-        do {
-            try await rateLimitGate.admitRefresh(Self.endpoint(key))
-        } catch {
-            return .fetchedNothing
-        }
-        guard case .success(let loaded) = await fetchAndKeep(key, permit: permit, read: read, admitted: true).result
-        else {
-            return .fetchedNothing
-        }
+        guard (try? await rateLimitGate.admitRefresh(Self.endpoint(key))) != nil,
+            case .success(let loaded) = await fetchAndKeep(key, permit: permit, read: read, admitted: true).result
+        else { return .fetchedNothing }
         return .answered(loaded)
     }
 

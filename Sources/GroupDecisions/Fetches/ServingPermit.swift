@@ -3,14 +3,8 @@ import GroupPolicy
 import GroupPolicyBasics
 
 /// Whether an answer may still be served, and kept, after the invalidations so far: the one
-/// question every path of a decision asks about invalidation.
-///
-/// One permit is made when a flight begins (by ``SingleFlight``), or when a caller reads the shared
-/// cache outside any flight, and handed as an argument to everything done with its answer. It
-/// holds the invalidations of this process that overtook the flight (its answer then answers the
-/// callers already waiting and is kept nowhere), and the instant it began, by which a later caller
-/// judges invalidations made through other processes
-/// (``answers(callerBegunAt:countCheckInterval:)``).
+/// question every path of a decision asks about invalidation (see the article "Serving decisions
+/// at fleet scale", section "One permit per flight: the invalidation mechanism").
 final class ServingPermit: Sendable {
     let began: Date
 
@@ -43,12 +37,8 @@ final class ServingPermit: Sendable {
     }
 
     /// Whether the flight's answer may be served to a caller who began at `callerBegunAt` without
-    /// confirming it again.
-    ///
-    /// An invalidation through another process reaches this one only through the shared cache's
-    /// count, and one that returned before the caller began counted itself at least one check
-    /// interval earlier: a flight begun less than `countCheckInterval` before the caller read the
-    /// count after it. `countCheckInterval` is `nil` when no shared cache counts invalidations.
+    /// confirming it again: an invalidation through another process that returned before the
+    /// caller began was counted at least `countCheckInterval` earlier (`nil`: nothing counts them).
     func answers(callerBegunAt: Date, countCheckInterval: Double?) -> Bool {
         guard let countCheckInterval else { return true }
         return callerBegunAt.timeIntervalSince(began) < countCheckInterval

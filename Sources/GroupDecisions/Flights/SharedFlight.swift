@@ -28,7 +28,7 @@ struct SharedFlight: Sendable {
         guard let shared = context.shared, let invalidations = context.invalidations,
             let counts = shared.caches.invalidations
         else {
-            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: FlightRead())
+            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: FlightRead()).result.get()
         }
         // Read even while the cache is skipped as slow: a slow read costs less than a first fetch,
         // which the budget may refuse (a customer who had an answer would get a 503), and this
@@ -80,7 +80,8 @@ struct SharedFlight: Sendable {
         }
         switch locked {
         case .unavailable:
-            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: FlightRead(stamp: stamp))
+            let read = FlightRead(stamp: stamp)
+            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: read).result.get()
         case .held(let result):
             return try result.get()
         case .heldElsewhere(let attempt):
@@ -88,7 +89,7 @@ struct SharedFlight: Sendable {
             if let loaded = try adopted(attempt.answer) { return loaded }
             if let loaded = try await awaitHolder(key, shared: shared, permit: permit, stamp: stamp) { return loaded }
             let read = FlightRead(stamp: stamp, generation: await generation(attempt, key: key, shared: shared))
-            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: read)
+            return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: read).result.get()
         }
     }
 

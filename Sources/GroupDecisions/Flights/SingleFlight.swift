@@ -5,15 +5,10 @@ import GroupPolicyBasics
 
 /// One fetch in flight per customer and environment: concurrent callers share it.
 ///
-/// An invalidation overtakes the flights under way whose answers it concerns: those answers predate
-/// it, so they answer the callers already waiting and are kept nowhere (their ``ServingPermit`` says
-/// so), and callers from then on start a flight of their own. A group's invalidation concerns only
-/// the answers that hold the group, which a flight's permit can tell only once it has answered.
-///
-/// An invalidation through another process reaches this one only through the shared cache's count,
-/// so a flight's answer may predate one that has already returned: callers learn when the flight
-/// they joined began (``runReportingPermit(_:joiningFlightsSince:_:)``), and a caller that must not
-/// take such an answer starts a flight of its own, joining only flights begun after a given instant.
+/// An invalidation overtakes the flights under way whose answers it concerns (their
+/// ``ServingPermit`` says so), and callers from then on start a flight of their own. A caller that
+/// must not take an answer that may predate another process's invalidation joins only flights
+/// begun after a given instant (``runReportingPermit(_:joiningFlightsSince:notJoining:_:)``).
 final class SingleFlight<Value: Sendable>: Sendable {
     private struct Flight {
         var task: Task<Value, any Error>
@@ -40,10 +35,9 @@ final class SingleFlight<Value: Sendable>: Sendable {
     /// The flight's value: this caller's own flight, or the one already under way for `key` if it
     /// began at or after `earliest` (`nil`: whenever it began).
     ///
-    /// `body` runs in a task of its own (so one caller's cancellation does not fail the others), and
-    /// is given the flight's ``ServingPermit``. A flight too old to join keeps answering the callers
-    /// that joined it, and the invalidations after that still overtake it; this caller's own takes
-    /// its place for the callers after it.
+    /// `body` runs in a task of its own (one caller's cancellation fails no other), given the
+    /// flight's ``ServingPermit``. A flight too old to join keeps answering its callers, still
+    /// within reach of invalidations, while this caller's takes its place.
     func run(
         _ key: CustomerKey,
         joiningFlightsSince earliest: Date? = nil,

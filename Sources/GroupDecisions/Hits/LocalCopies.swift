@@ -74,16 +74,11 @@ struct LocalCopies: Sendable {
             // Read outside any flight: a permit of this caller's own, which no invalidation overtakes.
             let permit = ServingPermit(began: context.timeSource.now())
             let stamp = invalidations.stamp
-            if let answer = await shared.read(
-                customerID: customerID,
-                { () throws(AppStoreGroupsError) in
-                    try await answers.answer(anyTransactionID: customerID, in: environment)
-                }
-            ) {
-                guard let answer else { return nil }
-                return try sharedFlight.adopt(answer, key: key, permit: permit, stamp: stamp)
+            let read = await shared.read(customerID: customerID) { () throws(AppStoreGroupsError) in
+                try await answers.answer(anyTransactionID: customerID, in: environment)
             }
-            return nil
+            guard let answer = read ?? nil else { return nil }
+            return try sharedFlight.adopt(answer, key: key, permit: permit, stamp: stamp)
         }
     }
 

@@ -14,12 +14,10 @@ import CMallocInfo
 /// Reads and writes are synchronous, one lock each, so a cache hit never suspends. The recency list
 /// links slots by index: marking an answer used touches no hash table.
 ///
-/// The allocator keeps what an evicted answer frees for reuse, spread over its arenas, so on glibc
-/// the cache can hand freed pages back to the system (`malloc_trim`, when the app asks for it) each
-/// time answers costing an eighth of its capacity (at least 4 MiB) have gone since it last did:
-/// without it, 64 MiB of
-/// answers of one group grew the resident set by 114 MB (see the DocC article "Serving decisions
-/// at fleet scale", section "Memory and the cost of a hit").
+/// On glibc it can hand freed pages back to the system (`malloc_trim`, when the app asks for it)
+/// each time answers costing an eighth of its capacity (at least 4 MiB) have gone since it last
+/// did (see the DocC article "Serving decisions at fleet scale", section "Memory and the cost of a
+/// hit").
 package final class LocalGroupsCache: Sendable {
     /// One kept answer and its neighbours in the recency list.
     private struct Slot {
@@ -83,13 +81,8 @@ package final class LocalGroupsCache: Sendable {
     private let state = Locked(State())
     private let releaseFreedMemory: @Sendable () -> Void
 
-    /// Creates an empty cache.
-    ///
-    /// - Parameters:
-    ///   - capacityBytes: The most bytes the answers may cost together.
-    ///   - releaseFreedMemory: Hands the memory removed answers freed back to the system; called
-    ///     outside the lock. Default: nothing (the service passes ``trimHeap()`` only when the app
-    ///     turns ``GroupDecisionService/Configuration/LocalCache/returnsFreedMemoryToSystem`` on).
+    /// An empty cache whose removed answers' memory `releaseFreedMemory` hands back to the system
+    /// (called outside the lock; the service passes ``trimHeap()`` only when the app asks for it).
     package init(capacityBytes: Int, releaseFreedMemory: @escaping @Sendable () -> Void = {}) {
         self.capacityBytes = max(0, capacityBytes)
         self.releaseThreshold = max(4 << 20, self.capacityBytes / 8)
@@ -103,12 +96,8 @@ package final class LocalGroupsCache: Sendable {
         #endif
     }
 
-    /// Hands freed memory back once removed answers reach the threshold; call outside the lock.
-    private func releaseIfDue(_ due: Bool) {
-        if due { releaseFreedMemory() }
-    }
-
-    /// Whether removed answers now cost the threshold, restarting the count if so.
+    /// Whether removed answers now cost the threshold, restarting the count if so; the caller then
+    /// hands the freed memory back, outside the lock.
     private static func takeRelease(_ state: inout State, threshold: Int) -> Bool {
         guard state.freedBytes >= threshold else { return false }
         state.freedBytes = 0
@@ -166,7 +155,7 @@ package final class LocalGroupsCache: Sendable {
             Self.pushNewest(index, in: &state)
             return Self.takeRelease(&state, threshold: releaseThreshold)
         }
-        releaseIfDue(due)
+        if due { releaseFreedMemory() }
     }
 
     /// Forgets a customer's entry in one environment.
@@ -195,7 +184,7 @@ package final class LocalGroupsCache: Sendable {
             for slot in doomed { Self.remove(slot: slot, from: &state) }
             return (doomed.count, Self.takeRelease(&state, threshold: releaseThreshold))
         }
-        releaseIfDue(due)
+        if due { releaseFreedMemory() }
         return removed
     }
 
@@ -207,7 +196,7 @@ package final class LocalGroupsCache: Sendable {
             state.freedBytes = freed
             return Self.takeRelease(&state, threshold: releaseThreshold)
         }
-        releaseIfDue(due)
+        if due { releaseFreedMemory() }
     }
 
     /// Forgets every entry expired at `now`, and returns how many there were.
@@ -221,7 +210,7 @@ package final class LocalGroupsCache: Sendable {
             }
             return (removed, Self.takeRelease(&state, threshold: releaseThreshold))
         }
-        releaseIfDue(due)
+        if due { releaseFreedMemory() }
         return removed
     }
 

@@ -9,22 +9,12 @@ import GroupPolicy
 /// their capacity, which a decoder growing a long list leaves up to twice the count), and every
 /// string longer than 15 bytes (shorter ones live inside the string value; the known group types and
 /// roles are shared): a 32-byte header and the bytes with their terminating NUL, rounded up to 16.
-/// Apple's bytes are one array. Each entry adds ``entryOverhead`` and its customer id.
-///
-/// Measured against the allocator's own count, an estimate is within 1.5% of what the entry holds
-/// from 100 groups up, and above it for smaller answers (see the DocC article "Serving decisions at
-/// fleet scale", section "Memory and the cost of a hit").
+/// Apple's bytes are one array. Each entry adds ``entryOverhead`` and its customer id. How close
+/// the estimate is, measured, is in the DocC article "Serving decisions at fleet scale", section
+/// "Memory and the cost of a hit".
 enum MemoryFootprint {
-    /// What one entry costs besides the allocations it holds: its slot in the cache's array and its
-    /// entry in the index with the spare capacity both keep as they grow (up to about 290 bytes), and
-    /// the pages its allocations pin.
-    ///
-    /// An answer is decoded among a request's own allocations, which are freed around it, so its
-    /// blocks are scattered over pages the allocator cannot hand back while they live. That share
-    /// does not depend on the answer's size: measured with answers of one group, each kept entry
-    /// grew the resident set by about 1 KB (64 MiB of them: 119 MB) where it was counted at 576
-    /// bytes when this was 256, so the resident set outgrew the bound. It is a few percent of an
-    /// answer of 100 groups or more.
+    /// What one entry costs besides the allocations it holds: its slot, its index entry and the
+    /// pages its allocations pin (measured in the same section).
     static let entryOverhead = 1_024
 
     /// The bytes an allocation of `requested` bytes takes.

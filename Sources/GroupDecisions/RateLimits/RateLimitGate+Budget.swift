@@ -19,10 +19,10 @@ extension RateLimitGate {
         case .fallBack(let fallback): budget = fallback
         }
         if budget == .cutOff { return (nil, cutOffRetrySeconds, .cutOff) }
-        let (reserved, rate) = withLocalBucket(key, budget: budget) { bucket, now in
-            (bucket.reserve(now: now, maximumWait: maximumWait), bucket.rate)
+        let (token, rate) = withLocalBucket(key, budget: budget) { bucket, now in
+            (bucket.take(now: now, maximumWait: maximumWait), bucket.rate)
         }
-        return (reserved, 1 / rate, budget)
+        return (token.taken ? token.wait : nil, 1 / rate, budget)
     }
 
     /// Takes a refresh's token from the budget that holds now: `nil` when taken, or the wait until

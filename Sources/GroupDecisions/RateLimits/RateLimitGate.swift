@@ -182,16 +182,10 @@ public final class RateLimitGate: Sendable {
         }
     }
 
-    /// Admits a refresh's request when the budget spares a token at once.
-    ///
-    /// Refreshes come second: a refresh (ahead of the time to live, or of an expired answer that can
-    /// still be served stale) is sent only when a token is banked now beyond the reserve kept for
-    /// first fetches, and no `Retry-After` instant holds; it never waits. Send it with
-    /// ``sendAdmitted(_:_:)``. Otherwise throws `AppStoreGroupsError.Code.rateLimitExceeded` at
-    /// once, without an HTTP status.
-    ///
-    /// A refusal is not reported as ``GroupDecisionObserver/budgetExhausted(_:)``: no caller was
-    /// refused (a caller is served the answer it has, reported as stale).
+    /// Admits a refresh's request (send it with ``sendAdmitted(_:_:)``) only when a token is banked
+    /// now beyond the reserve kept for first fetches and no `Retry-After` instant holds; otherwise
+    /// throws `AppStoreGroupsError.Code.rateLimitExceeded` at once, without an HTTP status, and
+    /// unreported: no caller was refused.
     func admitRefresh(_ key: EndpointKey) async throws(AppStoreGroupsError) {
         if let until = await heldUntil(key) { throw refreshHeld(key, until: until) }
         if let wait = await takeRefreshToken(key) { throw refreshRefused(key, wait: wait) }

@@ -19,13 +19,6 @@ package struct TokenBucket {
         self.updated = now
     }
 
-    /// Takes a token: the wait before using it, or `nil` (nothing taken) when that wait would
-    /// pass `maximumWait`.
-    package mutating func reserve(now: Date, maximumWait: Duration) -> Duration? {
-        let answer = take(now: now, maximumWait: maximumWait)
-        return answer.taken ? answer.wait : nil
-    }
-
     /// Takes a token when one is due within `maximumWait`: whether it was taken, and the wait
     /// before using it (taken) or until the next token is due (not taken).
     package mutating func take(now: Date, maximumWait: Duration) -> (taken: Bool, wait: Duration) {

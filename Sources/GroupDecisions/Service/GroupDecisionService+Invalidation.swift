@@ -76,23 +76,22 @@ extension GroupDecisionService {
         customerID: String?,
         _ body: (any SharedInvalidations) async throws(AppStoreGroupsError) -> Void
     ) async throws(AppStoreGroupsError) {
-        guard let shared, let cache = shared.caches.invalidations else {
-            observer.invalidated(
-                GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: nil)
+        func tell(sharedCacheUpdated: Bool?) {
+            let event = GroupDecisionEvent.Invalidation(
+                allCustomers: allCustomers,
+                groupID: groupID,
+                sharedCacheUpdated: sharedCacheUpdated
             )
-            return
+            observer.invalidated(event)
         }
+        guard let shared, let cache = shared.caches.invalidations else { return tell(sharedCacheUpdated: nil) }
         do {
             try await shared.write(customerID: customerID) { () throws(AppStoreGroupsError) in try await body(cache) }
         } catch {
-            observer.invalidated(
-                GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: false)
-            )
+            tell(sharedCacheUpdated: false)
             throw error
         }
-        observer.invalidated(
-            GroupDecisionEvent.Invalidation(allCustomers: allCustomers, groupID: groupID, sharedCacheUpdated: true)
-        )
+        tell(sharedCacheUpdated: true)
         try await awaitOtherProcesses(shared, cache)
     }
 

@@ -5,13 +5,10 @@ import GroupPolicyBasics
 /// A candidate policy beside the live one: every decision served is evaluated under it too,
 /// compared group by group, and counted in a ``ShadowTally``.
 ///
-/// A decision served is queued (``enqueue(_:)``) and compared off the request path. The tally is
-/// about one pair of revisions: it starts again when either policy reloads, when the candidate is
-/// replaced, and on ``reset()``; a decision made with other revisions is not counted.
-///
-/// Per decision with a candidate, on the request path: one short critical section (queueing).
-/// Off it: the candidate's `evaluate`, and the comparison, which allocates nothing when nothing
-/// changed and looks at most at ``ShadowReport/maximumChangesPerDecision`` changes.
+/// A decision served is queued (``enqueue(_:)``) and compared off the request path (its cost is in
+/// the article "Rolling out a policy change", section "What it costs"). The tally is about one pair
+/// of revisions: it starts again when either policy reloads, when the candidate is replaced, and on
+/// ``reset()``; a decision made with other revisions is not counted.
 final class PolicyShadow: Sendable {
     struct State {
         var candidate: PolicyStore?
