@@ -20,9 +20,8 @@ import GroupPolicyBasics
 final class SharedCacheGuard: Sendable {
     /// The concerns the service uses (see ``SharedCaches``).
     let caches: SharedCaches
-    let retryInterval: Duration
-    private let slowCallThreshold: Duration
-    private let slowCallsInARow: Int
+    /// When the cache is skipped, and for how long.
+    let settings: SharedCacheHealth
     private let timeSource: TimeSource
     private let observer: any GroupDecisionObserver
 
@@ -53,9 +52,7 @@ final class SharedCacheGuard: Sendable {
         observer: any GroupDecisionObserver
     ) {
         self.caches = caches.used
-        self.retryInterval = health.retryInterval
-        self.slowCallThreshold = health.slowCallThreshold
-        self.slowCallsInARow = health.slowCallsInARow
+        self.settings = health
         self.timeSource = timeSource
         self.observer = observer
     }
@@ -124,11 +121,12 @@ final class SharedCacheGuard: Sendable {
     /// failure).
     private func answered(after start: Date) {
         let now = timeSource.now()
-        let slow = slowCallsInARow > 0 && Duration.roundedUp(from: start, to: now) >= slowCallThreshold
+        let slow =
+            settings.slowCallsInARow > 0 && Duration.roundedUp(from: start, to: now) >= settings.slowCallThreshold
         let (recoveredAfter, tooSlow) = health.withLock { health -> (Duration?, Bool) in
             guard !slow else {
                 health.slowInARow += 1
-                return (nil, health.slowInARow >= slowCallsInARow)
+                return (nil, health.slowInARow >= settings.slowCallsInARow)
             }
             health.slowInARow = 0
             guard let since = health.failingSince else { return (nil, false) }
@@ -142,11 +140,12 @@ final class SharedCacheGuard: Sendable {
             observer.sharedCacheRecovered(GroupDecisionEvent.SharedCacheRecovery(unavailableFor: recoveredAfter))
         }
         if tooSlow {
-            let threshold = Int(slowCallThreshold.seconds * 1000)
+            let threshold = Int(settings.slowCallThreshold.seconds * 1000)
             failed(
                 AppStoreGroupsError(
                     code: .sharedCacheFailure,
-                    message: "the shared cache answered \(slowCallsInARow) calls in a row in \(threshold) ms or more"
+                    message: "the shared cache answered \(settings.slowCallsInARow) calls in a row in \(threshold) ms "
+                        + "or more"
                 ),
                 slow: true
             )
@@ -160,12 +159,12 @@ final class SharedCacheGuard: Sendable {
             // A call that fails makes the skip a failure's, even one already skipped for slowness.
             let skippedForFailure = health.skipUntil.map { now < $0 && !health.skipIsForSlowness } ?? false
             health.skipIsForSlowness = slow && !skippedForFailure
-            health.skipUntil = now + retryInterval.seconds
+            health.skipUntil = now + settings.retryInterval.seconds
             health.slowInARow = 0
             if health.failingSince == nil { health.failingSince = now }
         }
         observer.sharedCacheFailed(
-            GroupDecisionEvent.SharedCacheFailure(error: error, slow: slow, skippedFor: retryInterval)
+            GroupDecisionEvent.SharedCacheFailure(error: error, slow: slow, skippedFor: settings.retryInterval)
         )
     }
 

@@ -16,13 +16,6 @@ final class InvalidationWatch: Sendable {
         var started: Date
     }
 
-    /// What a reading of the count came to.
-    enum Outcome: Sendable {
-        /// The count was read (or the cache keeps none).
-        case read
-        case failed
-    }
-
     private struct State {
         /// The reading begun last among those that answered.
         var last: Reading?
@@ -31,7 +24,7 @@ final class InvalidationWatch: Sendable {
         /// Whether the cache keeps no count (it answered `nil`): copies are then served as before.
         var unsupported = false
         /// The reading under way, which callers join.
-        var reading: Task<Outcome, Never>?
+        var reading: Task<Bool, Never>?
     }
 
     private let intervalSeconds: Double
@@ -62,12 +55,12 @@ final class InvalidationWatch: Sendable {
         }
     }
 
-    /// Reads the count, or joins the reading under way; `.failed` at once when a reading begun
-    /// less than the interval ago failed, and none answered since (one call to a failing cache per
-    /// interval, as one to a healthy one).
-    func read(_ shared: SharedCacheGuard, _ cache: any SharedInvalidations) async -> Outcome {
+    /// Reads the count, or joins the reading under way: whether it was read (or the cache keeps
+    /// none); `false` at once when a reading begun less than the interval ago failed, and none
+    /// answered since (one call to a failing cache per interval, as one to a healthy one).
+    func read(_ shared: SharedCacheGuard, _ cache: any SharedInvalidations) async -> Bool {
         let started = now()
-        let task = state.withLock { state -> Task<Outcome, Never>? in
+        let task = state.withLock { state -> Task<Bool, Never>? in
             if let reading = state.reading { return reading }
             if let failure = state.lastFailure, started.timeIntervalSince(failure) < intervalSeconds,
                 state.last.map({ $0.started < failure }) ?? true
@@ -78,11 +71,11 @@ final class InvalidationWatch: Sendable {
             state.reading = reading
             return reading
         }
-        guard let task else { return .failed }
+        guard let task else { return false }
         return await task.value
     }
 
-    private func readOnce(_ shared: SharedCacheGuard, _ cache: any SharedInvalidations) async -> Outcome {
+    private func readOnce(_ shared: SharedCacheGuard, _ cache: any SharedInvalidations) async -> Bool {
         let started = now()
         // Even while the cache is skipped, after a failure or for slowness: a cache that answers
         // takes the other processes' invalidations, and one read per interval is this process's
@@ -97,9 +90,9 @@ final class InvalidationWatch: Sendable {
             state.reading = nil
             if count == nil { state.lastFailure = started }
         }
-        guard let count else { return .failed }
+        guard let count else { return false }
         record(count, started: started)
-        return .read
+        return true
     }
 
     /// Records a count read by a read that began at `started` (`nil`: the cache keeps none); when

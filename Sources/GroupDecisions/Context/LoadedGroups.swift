@@ -10,13 +10,9 @@ struct LoadedGroups: Sendable {
     /// Why a stale answer is served, and how old it was then.
     var staleReason: ServedDecision.StaleReason? = nil
     var staleAge: Duration? = nil
+}
 
-    init(answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse, source: ServedDecision.Source) {
-        self.answer = answer
-        self.decoded = decoded
-        self.source = source
-    }
-
+extension LoadedGroups {
     /// `answer` (groups) as a flight result from `source`, decoded unless `decoded` is given;
     /// `nil` when its bytes do not decode.
     init?(_ answer: CachedGroupsAnswer, decoded: GetCustomerGroupsResponse?, source: ServedDecision.Source) {

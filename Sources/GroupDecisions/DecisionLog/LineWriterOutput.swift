@@ -143,32 +143,28 @@ private func writeSuppressingSIGPIPE(
     _ bytes: UnsafeRawBufferPointer,
     checkPipe: Bool
 ) -> (Int, Int32) {
-    #if canImport(Darwin)
-    // The descriptor has F_SETNOSIGPIPE.
+    #if !canImport(Darwin)  // On Darwin the descriptor has F_SETNOSIGPIPE.
+    if checkPipe {
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        var pending = sigset_t()
+        sigpending(&pending)
+        let wasPending = sigismember(&pending, SIGPIPE) == 1
+        let written = systemWrite(descriptor, bytes.baseAddress, bytes.count)
+        let error = errno
+        if written < 0, error == EPIPE, !wasPending {
+            var noWait = timespec(tv_sec: 0, tv_nsec: 0)
+            _ = sigtimedwait(&pipeSignal, nil, &noWait)
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        return (written, error)
+    }
+    #endif
     let written = systemWrite(descriptor, bytes.baseAddress, bytes.count)
     return (written, errno)
-    #else
-    guard checkPipe else {
-        let written = systemWrite(descriptor, bytes.baseAddress, bytes.count)
-        return (written, errno)
-    }
-    var pipeSignal = sigset_t()
-    sigemptyset(&pipeSignal)
-    sigaddset(&pipeSignal, SIGPIPE)
-    var previous = sigset_t()
-    pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
-    var pending = sigset_t()
-    sigpending(&pending)
-    let wasPending = sigismember(&pending, SIGPIPE) == 1
-    let written = systemWrite(descriptor, bytes.baseAddress, bytes.count)
-    let error = errno
-    if written < 0, error == EPIPE, !wasPending {
-        var noWait = timespec(tv_sec: 0, tv_nsec: 0)
-        _ = sigtimedwait(&pipeSignal, nil, &noWait)
-    }
-    pthread_sigmask(SIG_SETMASK, &previous, nil)
-    return (written, error)
-    #endif
 }
 
 // File-level wrappers: inside the writer, `open`, `write` and `close` name its own methods.

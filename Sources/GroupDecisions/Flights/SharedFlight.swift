@@ -30,11 +30,9 @@ struct SharedFlight: Sendable {
         else {
             return try await fetcher.fetch(key, fallback: fallback, permit: permit, read: FlightRead()).result.get()
         }
-        // Read even while the cache is skipped as slow: a slow read costs less than a first fetch,
-        // which the budget may refuse (a customer who had an answer would get a 503), and this
-        // process's copy stands in for a fetch only under the count it reads.
-        // What this flight keeps here is stamped with the invalidation count read before it began:
-        // the one read with the answer below, or the one read last when that read fails.
+        // Read even while the cache is skipped as slow: a slow read costs less than a first fetch
+        // the budget may refuse. What the flight keeps here is stamped with the count read with
+        // the answer, or the one read last when that read fails.
         var stamp = invalidations.stamp
         let started = timeSource.now()
         let read = await shared.read(
@@ -203,9 +201,8 @@ struct SharedFlight: Sendable {
         permit: ServingPermit,
         stamp: UInt64?
     ) async throws(AppStoreGroupsError) -> LoadedGroups? {
-        // Measured on the clock, not as a sum of poll intervals: a slow cache's own time (up to its
-        // timeout per poll) counts too, so the wait stays the configured one. A millisecond of
-        // slack absorbs the floating-point error of adding up poll intervals.
+        // Measured on the clock, so a slow cache's own time counts too; a millisecond of slack
+        // absorbs the floating-point error of adding up poll intervals.
         guard let answers = shared.caches.answers else { return nil }
         let deadline = timeSource.now().addingTimeInterval(context.fetchLockWait.seconds)
         while deadline.timeIntervalSince(timeSource.now()) > 0.001 {

@@ -14,9 +14,4 @@ enum DurationLimit {
         }
         return nil
     }
-
-    /// The problem when `a` plus `b`, named so, is longer than ``longest``, or `nil`.
-    static func sumTooLong(_ a: (String, Duration), _ b: (String, Duration)) -> String? {
-        a.1 + b.1 > longest ? "\(a.0) plus \(b.0) must be at most 10 years" : nil
-    }
 }

@@ -214,7 +214,6 @@ public struct FreshnessPolicy: Sendable, Hashable {
         circumstance: Circumstance,
         draw: () -> Double
     ) -> Verdict {
-        // A window ends at an instant (the fetch plus the window), and a date is compared with it.
         switch kind {
         case .notFound:
             return now < fetchedAt.addingTimeInterval(inSeconds.negativeTimeToLive) ? .fresh : .expired
@@ -313,11 +312,8 @@ public struct FreshnessPolicy: Sendable, Hashable {
             ("negativeTimeToLive", negativeTimeToLive),
         ]
         if let problem = DurationLimit.firstTooLong(windows.map { (prefix + $0.0, $0.1) }) { return problem }
-        if let problem = DurationLimit.sumTooLong(
-            (prefix + "timeToLive", timeToLive),
-            (prefix + "maximumStaleness", maximumStaleness)
-        ) {
-            return problem
+        if timeToLive + maximumStaleness > DurationLimit.longest {
+            return "\(prefix)timeToLive plus \(prefix)maximumStaleness must be at most 10 years"
         }
         if timeToLive <= .zero { return "\(prefix)timeToLive must be positive" }
         if let refreshAfter, !(refreshAfter > .zero && refreshAfter < timeToLive) {

@@ -63,23 +63,21 @@ struct LocalCopies: Sendable {
         guard let shared = context.shared, let invalidations = context.invalidations,
             let answers = shared.caches.answers, let counts = shared.caches.invalidations
         else { return nil }
-        switch await invalidations.read(shared, counts) {
-        case .read:
+        if await invalidations.read(shared, counts) {
             // The same rule, with the reading joined (or a later one): a reading that began too
             // long ago, or a count that moved (the copy went with it), is a miss.
             if case .hit(let loaded) = try cached(customerID, in: environment) { return loaded }
             return nil
-        case .failed:
-            let key = CustomerKey(environment: environment, customerID: customerID)
-            // Read outside any flight: a permit of this caller's own, which no invalidation overtakes.
-            let permit = ServingPermit(began: context.timeSource.now())
-            let stamp = invalidations.stamp
-            let read = await shared.read(customerID: customerID) { () throws(AppStoreGroupsError) in
-                try await answers.answer(anyTransactionID: customerID, in: environment)
-            }
-            guard let answer = read ?? nil else { return nil }
-            return try sharedFlight.adopt(answer, key: key, permit: permit, stamp: stamp)
         }
+        let key = CustomerKey(environment: environment, customerID: customerID)
+        // Read outside any flight: a permit of this caller's own, which no invalidation overtakes.
+        let permit = ServingPermit(began: context.timeSource.now())
+        let stamp = invalidations.stamp
+        let read = await shared.read(customerID: customerID) { () throws(AppStoreGroupsError) in
+            try await answers.answer(anyTransactionID: customerID, in: environment)
+        }
+        guard let answer = read ?? nil else { return nil }
+        return try sharedFlight.adopt(answer, key: key, permit: permit, stamp: stamp)
     }
 
     /// Asks for a refresh ahead of a fresh answer when it is old enough; one comparison otherwise.

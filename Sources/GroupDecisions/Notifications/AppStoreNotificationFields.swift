@@ -138,13 +138,9 @@ public struct AppStoreNotificationFields: Sendable, Hashable {
 
         let customerInvalidations = customers.map { GroupInvalidation.customer(anyTransactionID: $0) }
         switch reach {
-        case .nothing:
-            return []
-        case .customerOnly:
-            // Unknown and naming nobody: nothing this library could forget.
-            return customerInvalidations
-        case .customerAndGroup:
-            break
+        case .nothing: return []
+        case .customerOnly: return customerInvalidations
+        case .customerAndGroup: break
         }
         let result = (groupID.map { [GroupInvalidation.group(groupID: $0)] } ?? []) + customerInvalidations
         guard !result.isEmpty else {

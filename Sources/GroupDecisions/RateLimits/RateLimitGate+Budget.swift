@@ -12,8 +12,11 @@ extension RateLimitGate {
         _ key: EndpointKey,
         maximumWait: Duration
     ) async -> (wait: Duration?, retryAfter: TimeInterval, budget: Budget) {
+        let fleet = await fleetToken(key) { cache, budget throws(AppStoreGroupsError) in
+            try await cache.takeBudgetToken(from: budget, maximumWait: maximumWait)
+        }
         let budget: Budget
-        switch await fleetToken(key, .waitingAtMost(maximumWait)) {
+        switch fleet {
         case .answered(.taken(let wait)): return (wait, 0, .fleet)
         case .answered(.notTaken(let wait)): return (nil, wait.seconds, .fleet)
         case .fallBack(let fallback): budget = fallback
@@ -28,8 +31,11 @@ extension RateLimitGate {
     /// Takes a refresh's token from the budget that holds now: `nil` when taken, or the wait until
     /// one could be.
     func takeRefreshToken(_ key: EndpointKey) async -> Duration? {
+        let fleet = await fleetToken(key) { cache, budget throws(AppStoreGroupsError) in
+            try await cache.takeBudgetToken(from: budget, keeping: configuration.reserve(burst: budget.burst))
+        }
         let budget: Budget
-        switch await fleetToken(key, .keepingReserve) {
+        switch fleet {
         case .answered(.taken): return nil
         case .answered(.notTaken(let wait)): return wait
         case .fallBack(let fallback): budget = fallback
@@ -41,14 +47,16 @@ extension RateLimitGate {
         return answer.taken ? nil : answer.wait
     }
 
-    /// The fleet's answer to `request` when the shared cache keeps the fleet's budget; otherwise
-    /// the budget that holds instead: this process's own without a shared cache that keeps one,
-    /// this process's share when the cache did not answer.
-    private func fleetToken(_ key: EndpointKey, _ request: FleetRequest) async -> FleetAnswer {
+    /// The fleet's answer to `take` (a request's token, or a refresh's) when the shared cache keeps
+    /// the fleet's budget; otherwise the budget that holds instead: this process's own without a
+    /// shared cache that keeps one, this process's share when the cache did not answer.
+    private func fleetToken(
+        _ key: EndpointKey,
+        _ take: (any SharedFleetBudget, FleetBudget) async throws(AppStoreGroupsError) -> FleetBudgetToken
+    ) async -> FleetAnswer {
         guard let shared, let cache = shared.caches.fleetBudget else { return .fallBack(.process) }
         let rate = configuration.rate(for: key.environment)
         let burst = configuration.burst(for: key.environment)
-        let reserve = configuration.reserve(burst: burst)
         // A bucket the cache lost (a flush, an eviction) forgets the reservations of the callers
         // still waiting for their tokens, at most the rate times the longest wait: the new bucket
         // starts with the burst less those, so together they send at most one burst.
@@ -61,27 +69,14 @@ extension RateLimitGate {
             initialTokens: initialTokens
         )
         let answer = await shared.read(evenWhenSlow: true) { () throws(AppStoreGroupsError) in
-            switch request {
-            case .waitingAtMost(let maximumWait):
-                try await cache.takeBudgetToken(from: budget, maximumWait: maximumWait)
-            case .keepingReserve:
-                try await cache.takeBudgetToken(from: budget, keeping: reserve)
-            }
+            try await take(cache, budget)
         }
         return answer.map(FleetAnswer.answered) ?? .fallBack(configuration.fallbackShare > 0 ? .share : .cutOff)
     }
 
     /// When a cut-off process may try again: when it next asks the shared cache (at least a second).
     private var cutOffRetrySeconds: TimeInterval {
-        max(1, shared?.retryInterval.seconds ?? 0)
-    }
-
-    /// Which of the fleet's tokens ``fleetToken(_:_:)`` asks for.
-    private enum FleetRequest {
-        /// A request's: taken now, or reserved when due within the wait.
-        case waitingAtMost(Duration)
-        /// A refresh's: only when one is banked beyond the reserve kept for first fetches.
-        case keepingReserve
+        max(1, shared?.settings.retryInterval.seconds ?? 0)
     }
 
     /// What ``fleetToken(_:_:)`` found.

@@ -123,9 +123,7 @@ public final class RateLimitGate: Sendable {
         _ key: EndpointKey,
         _ request: () async throws(AppStoreGroupsError) -> Answer
     ) async throws(AppStoreGroupsError) -> Answer {
-        let endpoint = key.endpoint
-        let environment = key.environment
-        observer.fetchStarted(GroupDecisionEvent.FetchStarted(endpoint: endpoint, environment: environment))
+        observer.fetchStarted(GroupDecisionEvent.FetchStarted(endpoint: key.endpoint, environment: key.environment))
         let start = timeSource.now()
         do {
             let result = try await request()

@@ -43,8 +43,6 @@ extension GroupDecisionService {
         _ customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> LoadedGroups {
-        // A hit is served without suspending: one clock read, one lookup under one lock (and,
-        // with a shared cache, one look at the invalidation count read last).
         if let hit = try await confirmedCopy(customerID, in: environment) { return hit }
         observer.cacheMiss(GroupDecisionEvent.CacheMiss(environment: environment))
         return try await missed(customerID, in: environment)
