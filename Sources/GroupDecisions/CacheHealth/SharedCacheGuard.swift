@@ -6,13 +6,8 @@ import GroupPolicyBasics
 /// The decision service's way to its shared cache: every call goes through it, so that a cache that
 /// fails, hangs or is consistently slow costs little and is reported once per episode.
 ///
-/// - After a failure the cache is skipped for the retry interval: a cache that hangs costs one
-///   timeout per interval rather than several per request.
-/// - A cache whose calls succeed but each take at least the slow-call threshold, so many times in a
-///   row, is skipped the same way (a Redis answering in 200 ms under its 250 ms timeout made every
-///   uncached decision take over a second).
-/// - The first answer after a failure is reported as a recovery.
-///
+/// After a failure, or too many slow calls in a row, the cache is skipped for the retry interval
+/// (see ``SharedCacheHealth``), and the first answer after a failure is reported as a recovery.
 /// Reads are skipped while the cache is, except those the article "Serving decisions at fleet
 /// scale" names in "Failure modes" (``read(customerID:evenWhenSlow:evenWhenFailing:isAnswer:_:)``
 /// says which); writes a caller must know failed (invalidations) are always tried, and their

@@ -5,10 +5,8 @@ import GroupPolicyBasics
 /// This process's reading of the shared cache's invalidation count, which decides whether a copy
 /// of an answer kept here may still be served: a lease, renewed through the shared cache.
 ///
-/// A copy is served only while its stamp is the count read last and that read began less than the
-/// check interval ago; otherwise the caller awaits one reading shared by every caller of this
-/// process (see the article "Serving decisions at fleet scale", section "Invalidation across the
-/// fleet").
+/// Callers share one reading at a time (see the article "Serving decisions at fleet scale",
+/// section "Invalidation across the fleet").
 final class InvalidationWatch: Sendable {
     /// A count read, and when its read began.
     struct Reading: Sendable {

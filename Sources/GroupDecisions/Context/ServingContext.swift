@@ -2,15 +2,11 @@ import AppStoreGroups
 import Foundation
 import GroupPolicy
 
-/// What every step of a decision shares, built once by the service: the clock, the observer, the
-/// caches, the freshness policy and the settings of the caches.
-///
-/// Each step (``LocalCopies``, ``SharedFlight``, ``Fetcher``, ``AnswerKeeper``) holds
-/// this plus its own collaborators, so a collaborator every step needs is added here once.
+/// What every step of a decision shares, built once by the service: each step (``LocalCopies``,
+/// ``SharedFlight``, ``Fetcher``, ``AnswerKeeper``) holds this plus its own collaborators, so a
+/// collaborator every step needs is added here once.
 struct ServingContext: Sendable {
-    /// The wall clock and sleep.
     let timeSource: TimeSource
-    /// Told what the service does.
     let observer: any GroupDecisionObserver
     /// This process's cache of answers.
     let local: LocalGroupsCache

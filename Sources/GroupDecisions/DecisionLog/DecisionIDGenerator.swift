@@ -35,12 +35,8 @@ package final class DecisionIDGenerator: Sendable {
     private let milliseconds: @Sendable () -> UInt64
     private let random: (@Sendable () -> UInt64)?
 
-    /// Creates a generator.
-    ///
-    /// - Parameters:
-    ///   - milliseconds: The Unix time in milliseconds. Default: the wall clock.
-    ///   - random: 64 random bits per call, or `nil` (the default) for the generator's own stream,
-    ///     seeded from `SystemRandomNumberGenerator`.
+    /// A generator on `milliseconds` (the Unix time) and `random` (64 bits a call; `nil` for its
+    /// own stream).
     package init(
         milliseconds: @escaping @Sendable () -> UInt64 = DecisionIDGenerator.wallClockMilliseconds,
         random: (@Sendable () -> UInt64)? = nil

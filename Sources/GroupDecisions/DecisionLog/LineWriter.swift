@@ -4,10 +4,8 @@ import Dispatch
 /// buffer bounded by bytes and are written by the writer's own serial queue; a line that does not
 /// fit is dropped and counted.
 ///
-/// The decision log writes through one, and the decision server its standard error (package
-/// access: a general-purpose writer is no part of the serving API). Losses, rotation and FIFOs
-/// behave as the decision log's (see ``DecisionLog/jsonLines(path:salt:bufferBytes:onLoss:)``),
-/// with the report and reopen intervals given.
+/// The decision log writes through one, and the decision server its standard error; losses,
+/// rotation and FIFOs behave as the decision log's (see ``DecisionLog/jsonLines(path:salt:bufferBytes:onLoss:)``).
 package final class LineWriter: Sendable {
     /// Where the lines go.
     package enum Destination: Sendable {

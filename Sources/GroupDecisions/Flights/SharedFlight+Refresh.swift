@@ -3,11 +3,8 @@ import GroupPolicy
 /// Refreshes ahead: one customer's answer fetched again before it expires, as that customer's
 /// flight (see ``GroupDecisionService/run()``).
 extension SharedFlight {
-    /// A refresh ahead, one for the fleet: the shared fetch lock taken without waiting, or none.
-    ///
-    /// It takes a token only if the budget spares one beyond its reserve, and keeps the new answer
-    /// under the invalidation generation read before asking Apple. Never throws: a refresh that
-    /// sends nothing or fails leaves the cached answer as it was, and fetched nothing.
+    /// A refresh ahead, one for the fleet: the shared fetch lock taken without waiting, or none; a
+    /// refresh that sends nothing or fails leaves the cached answer as it was, and fetched nothing.
     func refresh(_ key: CustomerKey, permit: ServingPermit) async -> FlightOutcome {
         guard let shared = context.shared, context.invalidations != nil else {
             let entry = context.local.entry(key, now: context.timeSource.now())

@@ -3,13 +3,8 @@ import Foundation
 import GroupPolicy
 
 /// One flight per customer through the shared cache: its answer, or a fetch under its lock while
-/// the other processes wait for the holder's answer; and a refresh ahead, under the same lock (see
-/// `SharedFlight+Refresh.swift`).
-///
-/// What it reads from the shared cache it hands on as a value, ``FlightRead``: the invalidation
-/// count read with the answer stamps the copies kept here, and the generation read before asking
-/// the source is the condition of the shared cache's write. The flight's ``ServingPermit`` says
-/// whether an invalidation of this process overtook it.
+/// the other processes wait for the holder's answer; and a refresh ahead, under the same lock;
+/// what it reads there it hands on as a ``FlightRead``.
 struct SharedFlight: Sendable {
     let context: ServingContext
     let fetcher: Fetcher
@@ -102,11 +97,8 @@ struct SharedFlight: Sendable {
     }
 
     /// The customer's fetch lock, asked for together with the answer and the generation, held while
-    /// `work` runs, then released unless the write that kept the answer released it (the first fetch
-    /// and the refresh ahead take the lock alike).
-    ///
-    /// Without a fetch lock, the answer and the generation are read and `work` runs with no lock
-    /// held (owner `nil`).
+    /// `work` runs, then released unless the write that kept the answer released it; without a fetch
+    /// lock, `work` runs with the answer and generation read and no lock held (owner `nil`).
     func underFetchLock<Value: Sendable>(
         _ key: CustomerKey,
         shared: SharedCacheGuard,
@@ -156,11 +148,8 @@ struct SharedFlight: Sendable {
         return LocalGroupsCache.Entry(answer: answer)
     }
 
-    /// The customer's invalidation generation, read before asking the source: the one read with the
-    /// lock, or read now.
-    ///
-    /// The shared cache keeps the answer only if no invalidation came since. `nil` when the cache
-    /// cannot say (the answer is then not written there).
+    /// The customer's invalidation generation, the condition of the shared write: the one read with
+    /// the lock, or read now; `nil` when the cache cannot say (nothing is written there).
     private func generation(
         _ attempt: FetchLockAttempt,
         key: CustomerKey,

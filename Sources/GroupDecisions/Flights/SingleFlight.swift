@@ -17,11 +17,9 @@ final class SingleFlight<Value: Sendable>: Sendable {
 
     private struct State {
         var flights: [CustomerKey: Flight] = [:]
-        /// The flights taken out of `flights` while they run, by permit.
-        ///
-        /// A group's invalidation takes them out, and so does a newer flight that replaces one too
-        /// old to join: the invalidations after that must reach them too. A flight's leader forgets
-        /// it in ``end(_:permit:)``.
+        /// The flights taken out of `flights` while they run (by a group's invalidation, or a newer
+        /// flight in place of one too old to join), by permit, so later invalidations reach them;
+        /// forgotten in ``end(_:permit:)``.
         var detached: [ObjectIdentifier: (key: CustomerKey, permit: ServingPermit)] = [:]
     }
 
@@ -46,11 +44,9 @@ final class SingleFlight<Value: Sendable>: Sendable {
         try await runReportingPermit(key, joiningFlightsSince: earliest, body).result.get()
     }
 
-    /// ``run(_:joiningFlightsSince:_:)``, as a result, with the permit of the flight that answered:
-    /// its error too is the flight's, and a caller may judge it by when the flight began.
-    ///
-    /// A caller whose flight ended without an answer names it as `excluded`: it starts a flight of
-    /// its own in its place rather than join it again while it ends.
+    /// ``run(_:joiningFlightsSince:_:)``, as a result, with the permit of the flight that answered,
+    /// by which a caller judges when it began; a flight that ended without an answer is named as
+    /// `excluded`, so as not to be joined again while it ends.
     func runReportingPermit(
         _ key: CustomerKey,
         joiningFlightsSince earliest: Date? = nil,
@@ -78,10 +74,8 @@ final class SingleFlight<Value: Sendable>: Sendable {
         return (result, permit)
     }
 
-    /// Starts a flight for `key` only when none is under way: its task, to be awaited and then
-    /// ended with ``end(_:permit:)``, or `nil` when a flight is already under way.
-    ///
-    /// For a background refresh: callers arriving meanwhile join it as they join any flight.
+    /// Starts a flight (a refresh ahead, which callers join as any flight) for `key` only when none
+    /// is under way: its task, to be awaited and then ended with ``end(_:permit:)``, or `nil`.
     func startIfIdle(
         _ key: CustomerKey,
         _ body: @escaping @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> Value

@@ -1,9 +1,5 @@
-/// The longest any duration of the service's settings may be: ten years, the one bound of every
-/// window of a ``FreshnessPolicy`` and every duration of a configuration.
-///
-/// Far beyond any sensible setting, and far enough inside the range of the arithmetic done with
-/// it (milliseconds in 64 bits for a shared cache, instants as `Date`) that no sum or conversion of
-/// two of them overflows.
+/// The one bound of every window of a ``FreshnessPolicy`` and every duration of a configuration:
+/// ten years (see ``GroupDecisionService/Configuration/longestDuration`` for why).
 enum DurationLimit {
     static let longest = Duration.seconds(10 * 365 * 86_400)
 

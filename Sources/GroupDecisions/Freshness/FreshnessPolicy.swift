@@ -96,10 +96,7 @@ public struct FreshnessPolicy: Sendable, Hashable {
         updateSeconds()
     }
 
-    /// A window derived from the time to live until the caller assigns it.
-    ///
-    /// Assigning ``timeToLive`` alone (as the flat `timeToLive` setting did) moves the refresh point, the
-    /// spread and the hard cap with it; a window once assigned stays as assigned.
+    /// A window derived from the time to live (moving with it) until the caller assigns it.
     private enum Window<Value: Hashable & Sendable>: Hashable, Sendable {
         case followsTimeToLive
         case assigned(Value)

@@ -50,12 +50,11 @@ struct LocalCopies: Sendable {
         return .hit(loaded)
     }
 
-    /// A copy the invalidation count read last did not confirm, served once a reading (this
-    /// process's one at a time) confirms it; `nil` for a miss.
+    /// A copy the invalidation count read last did not confirm, served once a reading confirms it;
+    /// `nil` for a miss.
     ///
-    /// When the count cannot be read the shared cache's answer is read instead (itself always
-    /// correct), and when that cannot be read either the copy is not served: the caller goes to a
-    /// flight, which fetches within the budget it can get.
+    /// When the count cannot be read, the shared cache's answer (always correct)
+    /// is served if fresh, else nothing: the caller goes to a flight.
     func confirmedHit(
         _ customerID: String,
         in environment: StoreEnvironment

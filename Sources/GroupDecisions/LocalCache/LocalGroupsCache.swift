@@ -11,13 +11,11 @@ import CMallocInfo
 /// the decision service's own cache (decoded answers) and the store behind `InMemoryGroupsCache`
 /// (Apple's bytes).
 ///
-/// Reads and writes are synchronous, one lock each, so a cache hit never suspends. The recency list
-/// links slots by index: marking an answer used touches no hash table.
-///
-/// On glibc it can hand freed pages back to the system (`malloc_trim`, when the app asks for it)
-/// each time answers costing an eighth of its capacity (at least 4 MiB) have gone since it last
-/// did (see the DocC article "Serving decisions at fleet scale", section "Memory and the cost of a
-/// hit").
+/// Reads and writes are synchronous, one lock each, so a cache hit never suspends; the recency list
+/// links slots by index, so marking an answer used touches no hash table. On glibc it can hand
+/// freed pages back to the system (`malloc_trim`, when the app asks for it) each time answers
+/// costing an eighth of its capacity (at least 4 MiB) have gone (see the DocC article "Serving
+/// decisions at fleet scale", section "Memory and the cost of a hit").
 package final class LocalGroupsCache: Sendable {
     /// One kept answer and its neighbours in the recency list.
     private struct Slot {

@@ -91,21 +91,15 @@ public struct AppStoreNotificationFields: Sendable, Hashable {
         if let subtype, Self.seatSubtypes.contains(subtype) { return .customerAndGroup }
         if Self.accessChanging.contains(notificationType) { return .customerAndGroup }
         if Self.informational.contains(notificationType) { return .nothing }
+        // An upgrade takes effect at once, a downgrade (or undoing one) at the next renewal; access
+        // goes on through a grace period, which GRACE_PERIOD_EXPIRED ends. A type or subtype Apple
+        // added after this table: forgetting never grants anything and costs one fetch, so the
+        // customer is forgotten, but not a whole group.
         switch (notificationType, subtype) {
-        case ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"):
-            // An upgrade takes effect at once; a downgrade, or undoing one, at the next renewal.
-            return .customerAndGroup
-        case ("DID_CHANGE_RENEWAL_PREF", nil), ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE"):
-            return .nothing
-        case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"):
-            // Access goes on through the grace period; GRACE_PERIOD_EXPIRED ends it.
-            return .nothing
-        case ("DID_FAIL_TO_RENEW", nil):
-            return .customerAndGroup
-        default:
-            // A type or subtype Apple added after this table: forgetting can never grant anything,
-            // and costs one fetch, so the customer is forgotten; a whole group is not.
-            return .customerOnly
+        case ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"), ("DID_FAIL_TO_RENEW", nil): return .customerAndGroup
+        case ("DID_CHANGE_RENEWAL_PREF", nil), ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE"): return .nothing
+        case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"): return .nothing
+        default: return .customerOnly
         }
     }
 

@@ -2,9 +2,7 @@ import AppStoreGroups
 import Foundation
 import GroupPolicy
 
-/// Which budget a token comes from (see ``RateLimitGate``'s discussion, "Budget"): the fleet's, in
-/// a shared cache that keeps it; this process's own; or this process's share of the fleet's while
-/// the shared cache fails.
+/// Which budget a token comes from (see ``RateLimitGate``'s discussion, "Budget").
 extension RateLimitGate {
     /// Takes a token from the budget that holds now: the wait before using it, or `nil` (nothing
     /// taken) with the seconds until the next is due.

@@ -3,8 +3,7 @@ import Foundation
 import GroupPolicy
 
 /// The `Retry-After` instant a 429 names: how the gate closes after one, and reads the instant
-/// that holds (this process's, or the shared cache's). The rules are in ``RateLimitGate``'s
-/// discussion ("429" and "Fleet").
+/// that holds (see ``RateLimitGate``'s discussion, "429" and "Fleet").
 extension RateLimitGate {
     /// The instant the endpoint is held until, or `nil`: the shared cache's when it answers (a key
     /// that is gone opens the gate), this process's otherwise; never further than the longest hold

@@ -147,11 +147,8 @@ public final class RateLimitGate: Sendable {
 
     // MARK: Admission
 
-    /// Waits for the endpoint's `Retry-After` instant and a token, or throws when the waits together
-    /// would pass the configured wait.
-    ///
-    /// The gate is read again after waiting for a token: a 429 received meanwhile, here or in another
-    /// process, names an instant this call must not leave before.
+    /// Waits for the endpoint's `Retry-After` instant and a token (reading the gate again after the
+    /// token's wait, for a 429 received meanwhile), or throws when the waits would pass the limit.
     private func admit(_ key: EndpointKey) async throws(AppStoreGroupsError) {
         var waited = Duration.zero
         var holdsToken = false

@@ -118,7 +118,7 @@ extension GroupDecisionService {
     /// The interval within which a flight's answer may be handed to a caller who began after the
     /// flight, unconfirmed: with a shared cache that counts invalidations, the check interval.
     private var countCheckInterval: Double? {
-        guard let invalidations, !invalidations.isUnsupported else { return nil }
+        guard let invalidations = context.invalidations, !invalidations.isUnsupported else { return nil }
         return configuration.sharedCache.invalidationCheckInterval.seconds
     }
 

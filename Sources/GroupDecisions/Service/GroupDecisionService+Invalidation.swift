@@ -84,7 +84,9 @@ extension GroupDecisionService {
             )
             observer.invalidated(event)
         }
-        guard let shared, let cache = shared.caches.invalidations else { return tell(sharedCacheUpdated: nil) }
+        guard let shared = context.shared, let cache = shared.caches.invalidations else {
+            return tell(sharedCacheUpdated: nil)
+        }
         do {
             try await shared.write(customerID: customerID) { () throws(AppStoreGroupsError) in try await body(cache) }
         } catch {
@@ -101,7 +103,7 @@ extension GroupDecisionService {
         _ shared: SharedCacheGuard,
         _ cache: any SharedInvalidations
     ) async throws(AppStoreGroupsError) {
-        guard let invalidations, !invalidations.isUnsupported else { return }
+        guard let invalidations = context.invalidations, !invalidations.isUnsupported else { return }
         // Not known yet: asked once (a cache that keeps no count answers at once, without the store).
         if invalidations.stamp == nil,
             let count = await shared.read({ () throws(AppStoreGroupsError) in try await cache.invalidationCount() }),

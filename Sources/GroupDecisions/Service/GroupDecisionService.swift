@@ -29,10 +29,8 @@ public final class GroupDecisionService: Sendable {
     /// Apple's groups endpoints (Get Group Members) through it too.
     public let rateLimitGate: RateLimitGate
 
-    /// What every step of a decision shares: the clock, the observer, the caches, the freshness policy.
     let context: ServingContext
     let flights: SingleFlight<FlightOutcome>
-    /// The jobs a decision's groups go through, each a type of its own.
     let copies: LocalCopies
     let sharedFlight: SharedFlight
     /// Hashes the customer of each decision's record; the record reaches the log through the observer.
@@ -43,8 +41,6 @@ public final class GroupDecisionService: Sendable {
     let refreshes: RefreshQueue
 
     var local: LocalGroupsCache { context.local }
-    var shared: SharedCacheGuard? { context.shared }
-    var invalidations: InvalidationWatch? { context.invalidations }
     var timeSource: TimeSource { context.timeSource }
     var observer: any GroupDecisionObserver { context.observer }
 

@@ -82,12 +82,9 @@ extension PolicyShadow {
     /// so a long comparison never holds back a request.
     static let worker = DispatchQueue(label: "GroupDecisions.PolicyShadow", qos: .utility)
 
-    /// Queues a served decision for comparison, off the request path; without a candidate, does
-    /// nothing; with the queue full, counts it as skipped.
-    ///
-    /// The job is made only when there is a candidate: without one (most services), a decision pays
-    /// for one look under the lock, not for copying its decision into a job thrown away (a tenth of
-    /// a cache hit, measured).
+    /// Queues a served decision for comparison, off the request path; with the queue full, counts it
+    /// as skipped; the job is made only with a candidate (without one, making it cost a tenth of a
+    /// cache hit, measured).
     func enqueue(_ job: @autoclosure () -> ShadowJob) {
         let startWorker = state.withLock { state -> Bool in
             guard state.candidate != nil else { return false }

@@ -1,9 +1,7 @@
 /// A shadow report row's identity: the capability, gained or lost, the group type, and the rules
 /// behind it under each policy (at most ``ShadowReport/maximumRulesPerList`` each, with how many
-/// more there were), names compared by their bytes, as evaluation compares them.
-///
-/// The hash is computed once, before any lock is taken. The CLI's report reader refuses a report
-/// with two rows of one key.
+/// more there were), names compared by their bytes, as evaluation compares them; the hash is computed
+/// once, before any lock is taken.
 package struct ShadowRowKey: Hashable {
     var capability: String
     var gained: Bool

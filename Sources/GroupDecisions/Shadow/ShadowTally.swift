@@ -1,12 +1,9 @@
 import Foundation
 import GroupPolicy
 
-/// The counts a shadow accumulates for one pair of policy revisions, mutated under the shadow's
-/// lock: a few additions per decision, a dictionary lookup per kind of change it had.
-///
-/// The tally bounds its report in bytes as it goes: each row and example adds the most bytes its
-/// JSON can take, and a row that would take the report past ``ShadowReport/maximumReportBytes`` is
-/// counted in `dropped` instead (an example past it is left out).
+/// The counts a shadow accumulates for one pair of policy revisions, under the shadow's lock; each
+/// row and example adds the most bytes its JSON can take, and one that would take the report past
+/// ``ShadowReport/maximumReportBytes`` is counted in `dropped` instead (an example is left out).
 struct ShadowTally {
     /// One decision's changes of one row: how many groups had it, and the first of them.
     struct DecisionRow {
