@@ -63,22 +63,6 @@ struct FreshnessPolicyTests {
         #expect(verdict == row.expected)
     }
 
-    @Test("stale-if-error never reaches past the maximum staleness")
-    func staleIfErrorIsCapped() {
-        var policy = Self.policy
-        policy.staleIfError = .seconds(10_000)
-        let at = { (age: Double) in
-            policy.verdict(
-                .groups,
-                fetchedAt: Self.fetchedAt,
-                now: Self.fetchedAt.addingTimeInterval(age),
-                circumstance: .fetchFailed
-            )
-        }
-        #expect(at(3599.999) == .stale(.error))
-        #expect(at(3600) == .expired)
-    }
-
     @Test("without a refresh ahead, a fresh answer is never due; a zero maximum staleness is a fixed time to live")
     func fixedTimeToLive() {
         var policy = Self.policy
@@ -115,12 +99,6 @@ struct FreshnessPolicyTests {
         #expect(none.refreshPoint(draw: 0.9) == .seconds(225))
     }
 
-    @Test("answers are kept as long as they may be served")
-    func lifetimes() {
-        #expect(Self.policy.lifetime(of: .groups) == .seconds(3600))
-        #expect(Self.policy.lifetime(of: .notFound) == .seconds(30))
-    }
-
     @Test("draws are fixed per customer and fetch, and spread evenly over customers fetched together")
     func draws() {
         let one = FreshnessPolicy.draw(customerID: "c1", fetchedAt: Self.fetchedAt)
@@ -151,7 +129,9 @@ struct FreshnessPolicyTests {
         #expect(policy.staleIfError == .zero)
         #expect(policy.maximumStaleness == max(.zero, .seconds(3600 - timeToLiveSeconds)))
         #expect(policy.negativeTimeToLive == .seconds(30))
+        // Answers are kept as long as they may be served.
         #expect(policy.lifetime(of: .groups) == .seconds(max(3600, timeToLiveSeconds)))
+        #expect(policy.lifetime(of: .notFound) == .seconds(30))
         #expect(policy.problem == nil)
         var assigned = FreshnessPolicy()
         assigned.timeToLive = .seconds(timeToLiveSeconds)

@@ -218,23 +218,21 @@ struct GroupDecisionServiceTests {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let fast = try Self.service(stub, clock: clock) { $0.rateLimits.maximumRateLimitWait = .zero }
-        for index in 0..<5 {
-            #expect(try await fast.decision(anyTransactionID: "c\(index)", environment: .sandbox).source == .live)
-        }
+        for index in 0..<5 { #expect(try await fast.decide("c\(index)").source == .live) }
         let spent = await expectError { try await fast.decide("c5") }
         #expect(spent?.code == .rateLimitExceeded)
         #expect(spent?.attempts == 0)
         #expect(stub.requests.count == 5)
         let patient = try Self.service(stub, clock: clock) { $0.rateLimits.maximumRateLimitWait = .seconds(1) }
-        for index in 0..<7 {
-            _ = try await patient.decision(anyTransactionID: "p\(index)", environment: .sandbox)
-        }
+        for index in 0..<7 { _ = try await patient.decide("p\(index)") }
         #expect(clock.sleeps == Array(repeating: .milliseconds(200), count: 2))
         #expect(stub.requests.count == 12)
     }
 
-    @Test("a second process sharing the store is served the first one's answer, marked cache")
-    func sharedAnswer() async throws {
+    @Test(
+        "a second process is served the first one's answer, marked cache; the first's invalidation has reached it when it returns"
+    )
+    func sharedAnswerAndInvalidation() async throws {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
@@ -245,10 +243,15 @@ struct GroupDecisionServiceTests {
         let served = try await second.decide("c1")
         #expect(served.source == .cache)
         #expect(served.fetchedAt == clock.date.addingTimeInterval(-10))
-        // Invalidation through one process reaches the shared cache.
-        try await second.invalidate(anyTransactionID: "c1")
+        #expect(try await second.decide("c1").source == .cache)
+        try await first.invalidate(anyTransactionID: "c1")
         #expect(try await shared.answer(anyTransactionID: "c1", in: .sandbox) == nil)
-        #expect(stub.requests == ["c1"])
+        // The first fetch waited 200 ms for the fleet's first token (a new bucket starts with the
+        // burst less a second's reservations: none at the defaults), the invalidation the interval.
+        #expect(clock.sleeps == [.milliseconds(200), .milliseconds(250)])
+        // The second process's copy, read a moment ago, is not served.
+        #expect(try await second.decide("c1").source == .live)
+        #expect(stub.requests == ["c1", "c1"])
     }
 
     @Test("an answer stored between this process's read and its lock is served, not fetched again")
@@ -271,24 +274,6 @@ struct GroupDecisionServiceTests {
         #expect(
             try await shared.acquireFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "x", timeToLive: .seconds(1))
         )
-    }
-
-    @Test("another process's invalidation has reached this one when it returns, after waiting the check interval")
-    func invalidationAcrossProcesses() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
-        let shared = InMemoryGroupsCache(now: clock.now)
-        let first = try Self.service(stub, clock: clock, shared: shared)
-        let second = try Self.service(stub, clock: clock, shared: shared)
-        #expect(try await first.decide("c1").source == .live)
-        #expect(try await second.decide("c1").source == .cache)
-        #expect(try await second.decide("c1").source == .cache)
-        try await first.invalidate(anyTransactionID: "c1")
-        // The first fetch waited 200 ms for the fleet's first token (a new bucket starts with the
-        // burst less a second's reservations: none at the defaults), the invalidation the interval.
-        #expect(clock.sleeps == [.milliseconds(200), .milliseconds(250)])
-        #expect(try await second.decide("c1").source == .live)
-        #expect(stub.requests == ["c1", "c1"])
     }
 
     @Test("a lock whose holder died: waiters poll for the fetch lock wait, then fetch themselves")
