@@ -119,46 +119,37 @@ struct NotificationInvalidationTests {
         #expect(try AppStoreNotificationFields(notificationType: "TEST").invalidations() == [])
     }
 
-    @Test(
-        "malformed or empty fields are refused with one line naming the field",
-        arguments: [
-            (
-                AppStoreNotificationFields(notificationType: ""),
-                "the notificationType must be 1 to 64 characters of A-Z 0-9 _"
+    static let name = "must be 1 to 64 characters of A-Z 0-9 _"
+    static let refusals: [(AppStoreNotificationFields, String)] = [
+        (AppStoreNotificationFields(notificationType: ""), "the notificationType \(name)"),
+        (AppStoreNotificationFields(notificationType: "refund", transactionID: "1"), "the notificationType \(name)"),
+        (
+            AppStoreNotificationFields(notificationType: String(repeating: "A", count: 65)),
+            "the notificationType \(name)"
+        ),
+        (
+            AppStoreNotificationFields(notificationType: "REFUND", subtype: "", transactionID: "1"),
+            "the subtype \(name)"
+        ),
+        (AppStoreNotificationFields(notificationType: "REFUND", transactionID: ""), "the transactionId is empty"),
+        (
+            AppStoreNotificationFields(notificationType: "TEST", originalTransactionID: "1 OR 1=1"),
+            "the originalTransactionId may hold only the characters A-Z a-z 0-9 _ -"
+        ),
+        (
+            AppStoreNotificationFields(
+                notificationType: "REVOKE",
+                appTransactionID: String(repeating: "7", count: 129)
             ),
-            (
-                AppStoreNotificationFields(notificationType: "refund", transactionID: "1"),
-                "the notificationType must be 1 to 64 characters of A-Z 0-9 _"
-            ),
-            (
-                AppStoreNotificationFields(notificationType: String(repeating: "A", count: 65)),
-                "the notificationType must be 1 to 64 characters of A-Z 0-9 _"
-            ),
-            (
-                AppStoreNotificationFields(notificationType: "REFUND", subtype: "", transactionID: "1"),
-                "the subtype must be 1 to 64 characters of A-Z 0-9 _"
-            ),
-            (
-                AppStoreNotificationFields(notificationType: "REFUND", transactionID: ""),
-                "the transactionId is empty"
-            ),
-            (
-                AppStoreNotificationFields(notificationType: "TEST", originalTransactionID: "1 OR 1=1"),
-                "the originalTransactionId may hold only the characters A-Z a-z 0-9 _ -"
-            ),
-            (
-                AppStoreNotificationFields(
-                    notificationType: "REVOKE",
-                    appTransactionID: String(repeating: "7", count: 129)
-                ),
-                "the appTransactionId is longer than 128 characters"
-            ),
-            (
-                AppStoreNotificationFields(notificationType: "REFUND", subtype: "SEATS"),
-                "the REFUND notification calls for an invalidation but names no transaction id and no group"
-            ),
-        ]
-    )
+            "the appTransactionId is longer than 128 characters"
+        ),
+        (
+            AppStoreNotificationFields(notificationType: "REFUND", subtype: "SEATS"),
+            "the REFUND notification calls for an invalidation but names no transaction id and no group"
+        ),
+    ]
+
+    @Test("malformed or empty fields are refused with one line naming the field", arguments: refusals)
     func refused(_ fields: AppStoreNotificationFields, _ message: String) {
         let error = #expect(throws: AppStoreGroupsError.self) { try fields.invalidations() }
         #expect(error?.code == .invalidArgument)

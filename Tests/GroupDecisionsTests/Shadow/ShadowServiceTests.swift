@@ -161,20 +161,12 @@ struct ShadowServiceTests {
             )
             // Every decision has an id of its own; apart from it, the bytes are the same.
             #expect(served.decisionID != reference.decisionID)
-            for pretty in [false, true] {
-                for provenance in [false, true] {
-                    let referenceText = String(
-                        decoding: reference.jsonBytes(includingProvenance: provenance, pretty: pretty),
-                        as: UTF8.self
-                    )
-                    #expect(
-                        String(
-                            decoding: served.jsonBytes(includingProvenance: provenance, pretty: pretty),
-                            as: UTF8.self
-                        )
-                            == referenceText.replacingOccurrences(of: reference.decisionID, with: served.decisionID)
-                    )
+            for (pretty, provenance) in [(false, false), (false, true), (true, false), (true, true)] {
+                let text = { (answer: ServedDecision) in
+                    String(decoding: answer.jsonBytes(includingProvenance: provenance, pretty: pretty), as: UTF8.self)
                 }
+                let expected = text(reference).replacingOccurrences(of: reference.decisionID, with: served.decisionID)
+                #expect(text(served) == expected)
             }
             #expect(served.policyRevision == fixture.liveStore.revision)
         }
