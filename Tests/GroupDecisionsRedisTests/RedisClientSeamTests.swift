@@ -55,9 +55,8 @@ struct RedisClientSeamTests {
         defer { server.stop() }
         let client = ForwardingClient(port: server.port)
         let prefixes = PrefixCounter()
-        let openSecondInstance: @Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache = { cache in
-            guard let cache = cache as? RedisGroupsCache else { return cache }
-            return try server.store(prefix: cache.keyPrefix)
+        let openSecondInstance: @Sendable (RedisGroupsCache) throws -> RedisGroupsCache = {
+            try server.store(prefix: $0.keyPrefix)
         }
         let conformance = SharedGroupsCacheConformance(makeSecondInstance: openSecondInstance) {
             try RedisGroupsCache(client: client, keyPrefix: "client-\(prefixes.next())")

@@ -16,9 +16,8 @@ struct RedisConformanceTests {
     /// same server and prefix, as another process of the fleet opens it.
     static func conformance(_ server: RedisServer) -> SharedGroupsCacheConformance {
         let prefixes = PrefixCounter()
-        let openSecondInstance: @Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache = { cache in
-            guard let cache = cache as? RedisGroupsCache else { return cache }
-            return try server.store(prefix: cache.keyPrefix)
+        let openSecondInstance: @Sendable (RedisGroupsCache) throws -> RedisGroupsCache = {
+            try server.store(prefix: $0.keyPrefix)
         }
         return SharedGroupsCacheConformance(makeSecondInstance: openSecondInstance) {
             try server.store(prefix: "conformance-\(prefixes.next())")

@@ -12,17 +12,29 @@ struct BrokenCachesFailConformanceTests {
     typealias Check = SharedGroupsCacheConformance.Check
 
     struct Breakage: Sendable, CustomTestStringConvertible {
-        var fault: BrokenCache.Fault
+        var fault: BrokenFault
         /// The check `run()` fails first, and its requirement (on either clock unless `onSuiteClock`
         /// says otherwise).
         var check: Check
         var requirement: String
-        var onSuiteClock: String?
-        /// Further checks that fail on their own, when `run()` stops at an earlier one.
-        var alsoFails: [(Check, String)] = []
         /// The requirement the operation sequences fail first on the suite's clock.
         var sequences: String
+        var onSuiteClock: String?
+        /// Further checks that fail on their own, when `run()` stops at an earlier one.
+        var alsoFails: [(Check, String)]
         var testDescription: String { "\(fault): \(check.rawValue): \(requirement)" }
+
+        init(
+            _ fault: BrokenFault,
+            _ check: Check,
+            _ requirement: String,
+            _ sequences: String,
+            onSuiteClock: String? = nil,
+            also alsoFails: [(Check, String)] = []
+        ) {
+            (self.fault, self.check, self.requirement, self.sequences) = (fault, check, requirement, sequences)
+            (self.onSuiteClock, self.alsoFails) = (onSuiteClock, alsoFails)
+        }
     }
 
     static let answers =
@@ -60,207 +72,161 @@ struct BrokenCachesFailConformanceTests {
 
     static let breakages: [Breakage] = [
         Breakage(
-            fault: .answerOfLastWrite,
-            check: .answers,
-            requirement: "an answer is kept per environment",
-            alsoFails: [
-                (.invalidations, "invalidating customer c1 removes the answer of c1 Sandbox")
-            ],
-            sequences: answers
+            .answerOfLastWrite,
+            .answers,
+            "an answer is kept per environment",
+            answers,
+            also: [(.invalidations, "invalidating customer c1 removes the answer of c1 Sandbox")]
         ),
         Breakage(
-            fault: .caseInsensitiveKeys,
-            check: .identifiers,
-            requirement: "customers whose ids differ only in case are distinct: \"admin1\" and \"ADMIN1\" do not share "
+            .caseInsensitiveKeys,
+            .identifiers,
+            "customers whose ids differ only in case are distinct: \"admin1\" and \"ADMIN1\" do not share "
                 + "an answer",
-            sequences: lockFree
+            lockFree
         ),
         Breakage(
-            fault: .frozenCount,
-            check: .invalidationCount,
-            requirement: "a customer's invalidation changes the count to a value never read before (counts are "
+            .frozenCount,
+            .invalidationCount,
+            "a customer's invalidation changes the count to a value never read before (counts are "
                 + "compared for equality only)",
-            sequences: countNew
+            countNew
         ),
         Breakage(
-            fault: .lockFreeWriteIgnoresGeneration,
-            check: .conditionalWrites,
-            requirement: "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is "
-                + "refused",
-            sequences: writes
+            .lockFreeWriteIgnoresGeneration,
+            .conditionalWrites,
+            "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is " + "refused",
+            writes
         ),
+        Breakage(.budgetPerMillisecond, .fleetBudget, reservedAhead, overBudget),
+        Breakage(.refreshAlwaysGranted, .refreshTokens, reserveNeeded, overBudget),
         Breakage(
-            fault: .budgetPerMillisecond,
-            check: .fleetBudget,
-            requirement: reservedAhead,
-            sequences: overBudget
-        ),
-        Breakage(
-            fault: .refreshAlwaysGranted,
-            check: .refreshTokens,
-            requirement: reserveNeeded,
-            sequences: overBudget
-        ),
-        Breakage(
-            fault: .normalizationFoldingKeys,
-            check: .identifiers,
-            requirement: "customers whose ids differ only in Unicode normalisation (\u{E9} as one scalar, and e with a "
+            .normalizationFoldingKeys,
+            .identifiers,
+            "customers whose ids differ only in Unicode normalisation (\u{E9} as one scalar, and e with a "
                 + "combining accent) are distinct: \"caf\\u{E9}\" and \"cafe\\u{301}\" do not share an answer",
-            sequences: answers
+            answers
+        ),
+        Breakage(.sharesEnvironments, .answers, "an answer is kept per environment", answers),
+        Breakage(
+            .ignoresGenerations,
+            .conditionalWrites,
+            "a write read before the customer's invalidation is refused",
+            writes
         ),
         Breakage(
-            fault: .sharesEnvironments,
-            check: .answers,
-            requirement: "an answer is kept per environment",
-            sequences: answers
+            .writeIgnoresGroups,
+            .conditionalWrites,
+            "an answer holding a group invalidated after its generation is refused",
+            writes
         ),
         Breakage(
-            fault: .ignoresGenerations,
-            check: .conditionalWrites,
-            requirement: "a write read before the customer's invalidation is refused",
-            sequences: writes
+            .releasesAnyOwner,
+            .conditionalWrites,
+            "that write leaves the new holder's lock alone",
+            lockHeld,
+            also: [(.fetchLock, "only the owner releases a lock")]
         ),
         Breakage(
-            fault: .writeIgnoresGroups,
-            check: .conditionalWrites,
-            requirement: "an answer holding a group invalidated after its generation is refused",
-            sequences: writes
-        ),
-        Breakage(
-            fault: .releasesAnyOwner,
-            check: .conditionalWrites,
-            requirement: "that write leaves the new holder's lock alone",
-            alsoFails: [(.fetchLock, "only the owner releases a lock")],
-            sequences: lockHeld
-        ),
-        Breakage(
-            fault: .lockNeverExpires,
-            check: .fetchLock,
-            requirement: "a lock whose holder never releases it is free within ten seconds of a 200 ms time to live",
+            .lockNeverExpires,
+            .fetchLock,
+            "a lock whose holder never releases it is free within ten seconds of a 200 ms time to live",
+            lockFree,
             onSuiteClock: "a lock whose holder never releases it is free once its time to live has passed on the "
-                + "cache's clock",
-            sequences: lockFree
+                + "cache's clock"
+        ),
+        Breakage(.refusedWriteKeepsLock, .conditionalWrites, "a refused write still released the lock", lockFree),
+        Breakage(
+            .answersNeverExpire,
+            .answers,
+            "an answer is gone within ten seconds of a 200 ms time to live",
+            answers,
+            onSuiteClock: "an answer is gone once its time to live has passed on the cache's clock"
+        ),
+        Breakage(.keepsLastInstant, .rateLimits, "an earlier instant never replaces a later one", rateLimits),
+        Breakage(
+            .truncatesRetryAfter,
+            .rateLimits,
+            "an instant reads back as set, never earlier, from either instance",
+            rateLimits
+        ),
+        Breakage(.endlessBudget, .fleetBudget, "a fourth token at once, beyond the burst, is refused", overBudget),
+        Breakage(.reservesWithoutWait, .fleetBudget, reservedAhead, waits),
+        Breakage(.refreshIgnoresReserve, .refreshTokens, reserveNeeded, waits),
+        Breakage(.budgetPerInstance, .fleetBudget, "a fourth token at once, beyond the burst, is refused", overBudget),
+        Breakage(
+            .budgetStartsFull,
+            .fleetBudget,
+            "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no " + "second token",
+            overBudget
         ),
         Breakage(
-            fault: .refusedWriteKeepsLock,
-            check: .conditionalWrites,
-            requirement: "a refused write still released the lock",
-            sequences: lockFree
+            .oneBudgetForAll,
+            .fleetBudget,
+            "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token " + "is taken",
+            overBudget
         ),
         Breakage(
-            fault: .answersNeverExpire,
-            check: .answers,
-            requirement: "an answer is gone within ten seconds of a 200 ms time to live",
-            onSuiteClock: "an answer is gone once its time to live has passed on the cache's clock",
-            sequences: answers
+            .customerKeepsProduction,
+            .invalidations,
+            "invalidating customer c1 removes the answer of c1 Production",
+            answers
         ),
         Breakage(
-            fault: .keepsLastInstant,
-            check: .rateLimits,
-            requirement: "an earlier instant never replaces a later one",
-            sequences: rateLimits
+            .groupKeepsAnswers,
+            .invalidations,
+            "invalidating group g2 removes the answer of c2 Sandbox",
+            answers,
+            also: [(.identifiers, groupRemoves)]
         ),
         Breakage(
-            fault: .truncatesRetryAfter,
-            check: .rateLimits,
-            requirement: "an instant reads back as set, never earlier, from either instance",
-            sequences: rateLimits
+            .groupIndexMissesProduction,
+            .invalidations,
+            "invalidating group g2 removes the answer of c2 Production",
+            answers,
+            also: [(.identifiers, groupRemoves)]
         ),
         Breakage(
-            fault: .endlessBudget,
-            check: .fleetBudget,
-            requirement: "a fourth token at once, beyond the burst, is refused",
-            sequences: overBudget
+            .everyoneKeepsAnswers,
+            .invalidations,
+            "invalidating everyone removes the answer of c3 Sandbox",
+            answers
         ),
-        Breakage(fault: .reservesWithoutWait, check: .fleetBudget, requirement: reservedAhead, sequences: waits),
-        Breakage(fault: .refreshIgnoresReserve, check: .refreshTokens, requirement: reserveNeeded, sequences: waits),
+        Breakage(.countPerInstance, .invalidationCount, sameCount, countNew),
         Breakage(
-            fault: .budgetPerInstance,
-            check: .fleetBudget,
-            requirement: "a fourth token at once, beyond the burst, is refused",
-            sequences: overBudget
-        ),
-        Breakage(
-            fault: .budgetStartsFull,
-            check: .fleetBudget,
-            requirement: "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no "
-                + "second token",
-            sequences: overBudget
-        ),
-        Breakage(
-            fault: .oneBudgetForAll,
-            check: .fleetBudget,
-            requirement: "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token "
-                + "is taken",
-            sequences: overBudget
-        ),
-        Breakage(
-            fault: .customerKeepsProduction,
-            check: .invalidations,
-            requirement: "invalidating customer c1 removes the answer of c1 Production",
-            sequences: answers
-        ),
-        Breakage(
-            fault: .groupKeepsAnswers,
-            check: .invalidations,
-            requirement: "invalidating group g2 removes the answer of c2 Sandbox",
-            alsoFails: [(.identifiers, groupRemoves)],
-            sequences: answers
-        ),
-        Breakage(
-            fault: .groupIndexMissesProduction,
-            check: .invalidations,
-            requirement: "invalidating group g2 removes the answer of c2 Production",
-            alsoFails: [(.identifiers, groupRemoves)],
-            sequences: answers
-        ),
-        Breakage(
-            fault: .everyoneKeepsAnswers,
-            check: .invalidations,
-            requirement: "invalidating everyone removes the answer of c3 Sandbox",
-            sequences: answers
-        ),
-        Breakage(fault: .countPerInstance, check: .invalidationCount, requirement: sameCount, sequences: countNew),
-        Breakage(
-            fault: .countRestartsFromZero,
-            check: .invalidationCount,
-            requirement: "invalidating everyone changes the count to a value never read before (counts are compared "
+            .countRestartsFromZero,
+            .invalidationCount,
+            "invalidating everyone changes the count to a value never read before (counts are compared "
                 + "for equality only)",
-            sequences: countNew
+            countNew
         ),
-        Breakage(
-            fault: .combinedReadDropsCount,
-            check: .invalidationCount,
-            requirement: sameCount,
-            sequences: countKept
-        ),
+        Breakage(.combinedReadDropsCount, .invalidationCount, sameCount, countKept),
     ]
 
-    static func onOwnClock(_ fault: BrokenCache.Fault) -> SharedGroupsCacheConformance {
-        SharedGroupsCacheConformance(makeSecondInstance: BrokenCache.openSecondInstance) {
-            BrokenCache(fault)
-        }
+    static func onOwnClock(_ fault: BrokenFault) -> SharedGroupsCacheConformance {
+        BrokenStore.conformance(fault, onSuiteClock: false)
     }
 
-    static func onSuiteClock(_ fault: BrokenCache.Fault) -> SharedGroupsCacheConformance {
-        SharedGroupsCacheConformance(makeSecondInstance: BrokenCache.openSecondInstance) { clock in
-            BrokenCache(fault, now: clock.now)
-        }
+    static func onSuiteClock(_ fault: BrokenFault) -> SharedGroupsCacheConformance {
+        BrokenStore.conformance(fault, onSuiteClock: true)
     }
 
     @Test("every fault of the list is a breakage below")
     func everyFaultIsListed() {
-        #expect(Self.breakages.map(\.fault) == BrokenCache.Fault.allCases)
+        #expect(Set(Self.breakages.map(\.fault)) == Set(BrokenFault.allCases))
+        #expect(Self.breakages.count == BrokenFault.allCases.count)
     }
 
     @Test(
-        "run() fails the broken cache with the named check, on its own clock and on the suite's",
+        "run() fails the broken store with the named check on either clock, and its broken concern alone",
         arguments: breakages
     )
     func runFails(_ breakage: Breakage) async throws {
+        let alone = BrokenStore.conformance(breakage.fault, onSuiteClock: true) { $0.caches([breakage.fault.concern]) }
+        let onSuiteClock = breakage.onSuiteClock ?? breakage.requirement
         for (conformance, requirement) in [
             (Self.onOwnClock(breakage.fault), breakage.requirement),
-            (Self.onSuiteClock(breakage.fault), breakage.onSuiteClock ?? breakage.requirement),
+            (Self.onSuiteClock(breakage.fault), onSuiteClock), (alone, onSuiteClock),
         ] {
             let failure = await #expect(throws: ConformanceFailure.self) { try await conformance.run() }
             #expect(failure?.check == breakage.check)
@@ -276,6 +242,15 @@ struct BrokenCachesFailConformanceTests {
             #expect(failure?.check == check)
             #expect(failure?.requirement == requirement)
         }
+    }
+
+    @Test(
+        "every concern but the broken one passes every check: a store is checked for what it provides only",
+        arguments: breakages
+    )
+    func brokenConcernLeftOut(_ breakage: Breakage) async throws {
+        let concerns = Set(BrokenFault.Concern.allCases).subtracting([breakage.fault.concern])
+        try await BrokenStore.conformance(breakage.fault, onSuiteClock: true) { $0.caches(concerns) }.run()
     }
 
     @Test("the operation sequences alone fail the broken cache on the suite's clock", arguments: breakages)
@@ -332,8 +307,7 @@ struct BrokenCachesFailConformanceTests {
     )
     func perMillisecondRefill() async throws {
         let realTime = await #expect(throws: ConformanceFailure.self) {
-            try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { BrokenCache(.budgetPerMillisecond) }
-                .run(.budgetRefill)
+            try await Self.onOwnClock(.budgetPerMillisecond).run(.budgetRefill)
         }
         #expect(realTime?.check == .budgetRefill)
         #expect(

@@ -9,21 +9,6 @@ import Testing
 
 @Suite("Shared caches: the fetch lock taken with the answer and generation, and released by the write")
 struct FetchLockContractTests {
-    @Test("in memory: lock taken, not taken, answer present, generation moved, write refused still releasing")
-    func inMemory() async throws {
-        try await SharedGroupsCacheConformance(readsWhenFetchLockTaken: true) { InMemoryGroupsCache() }.run(
-            .conditionalWrites
-        )
-    }
-
-    @Test("in memory: the owner that holds the lock takes it again (a call sent twice answers the same)")
-    func inMemoryReentrant() async throws {
-        let store = InMemoryGroupsCache()
-        #expect(try await SharedGroupsCacheConformance.acquire(store, "o1").acquired)
-        #expect(try await SharedGroupsCacheConformance.acquire(store, "o1").acquired)
-        #expect(try await SharedGroupsCacheConformance.acquire(store, "o2").acquired == false)
-    }
-
     @Test("a store with only the single calls: the defaults behave the same, from the same single calls as before")
     func defaults() async throws {
         let store = ScriptedGroupsCache()

@@ -7,28 +7,12 @@ import Testing
 
 @testable import GroupDecisions
 
-/// The in-process store: expiry, the byte bound with least-recently-used eviction, locks, the 429
-/// instant and invalidation.
+/// The in-process store beyond the contract the conformance suite checks: the byte bound with
+/// least-recently-used eviction, and the shared-store encoding.
 @Suite("In-memory groups store")
 struct InMemoryGroupsCacheTests {
     static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
         CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
-    }
-
-    @Test("an answer is kept until its time to live passes, per environment")
-    func timeToLive() async throws {
-        let clock = ManualClock()
-        let store = InMemoryGroupsCache(now: clock.now)
-        let answer = Self.answer("{\"groups\":[]}", at: clock.date)
-        try await store.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
-        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
-        #expect(try await store.answer(anyTransactionID: "c1", in: .production) == nil)
-        clock.advance(by: .seconds(59))
-        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
-        clock.advance(by: .seconds(1))
-        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
-        #expect(store.count == 0)
-        #expect(store.costBytes == 0)
     }
 
     @Test("the byte bound evicts the least recently used answers first")
@@ -150,65 +134,6 @@ struct InMemoryGroupsCacheTests {
         )
         #expect(try await store.answer(anyTransactionID: "huge", in: .sandbox) == nil)
         #expect(try await store.answer(anyTransactionID: "small", in: .sandbox) != nil)
-    }
-
-    @Test("a fetch lock has one holder until it is released or expires")
-    func fetchLock() async throws {
-        let clock = ManualClock()
-        let store = InMemoryGroupsCache(now: clock.now)
-        #expect(
-            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
-        )
-        #expect(
-            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
-        )
-        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
-        #expect(
-            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
-        )
-        // The holder dies: the lock expires.
-        clock.advance(by: .seconds(5))
-        #expect(
-            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5))
-        )
-        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
-        #expect(
-            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
-        )
-    }
-
-    @Test("the rate-limit instant only moves later, and lapses at the instant")
-    func rateLimitInstant() async throws {
-        let clock = ManualClock()
-        let store = InMemoryGroupsCache(now: clock.now)
-        let later = clock.date.addingTimeInterval(10)
-        try await store.setRateLimitedUntil(later, for: .customerGroups, in: .sandbox)
-        try await store.setRateLimitedUntil(clock.date.addingTimeInterval(3), for: .customerGroups, in: .sandbox)
-        #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) == later)
-        #expect(try await store.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
-        #expect(try await store.rateLimitedUntil(.customerGroups, in: .production) == nil)
-        clock.advance(by: .seconds(10))
-        #expect(try await store.rateLimitedUntil(.customerGroups, in: .sandbox) == nil)
-    }
-
-    @Test("invalidation by customer (every environment) and of everything")
-    func invalidation() async throws {
-        let clock = ManualClock()
-        let store = InMemoryGroupsCache(now: clock.now)
-        let answer = Self.answer("{}", at: clock.date)
-        for id in ["a", "b"] {
-            for environment in [StoreEnvironment.sandbox, .production] {
-                try await store.setAnswer(answer, anyTransactionID: id, in: environment, timeToLive: .seconds(60))
-            }
-        }
-        try await store.invalidate(anyTransactionID: "a")
-        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
-        #expect(try await store.answer(anyTransactionID: "a", in: .production) == nil)
-        #expect(try await store.answer(anyTransactionID: "b", in: .production) == answer)
-        try await store.invalidateAll()
-        #expect(try await store.answer(anyTransactionID: "b", in: .sandbox) == nil)
-        #expect(store.count == 0)
-        #expect(store.costBytes == 0)
     }
 
     @Test("the shared-store encoding keeps kind, millisecond fetch time and bytes, and refuses others")

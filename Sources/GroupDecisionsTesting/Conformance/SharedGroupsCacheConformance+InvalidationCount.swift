@@ -8,13 +8,13 @@ extension SharedGroupsCacheConformance {
     /// The count read through both calls on every instance, which must all agree.
     private static func readCount(
         _ check: Check,
-        _ subject: ConformanceSubject,
+        _ subject: ConformanceSubject.Instances<any SharedInvalidations>,
         after event: String
     ) async throws
         -> UInt64?
     {
         var readings: [(String, UInt64?)] = []
-        for (index, cache) in subject.instances.enumerated() {
+        for (index, cache) in subject.all.enumerated() {
             let instance = index == 0 ? "first instance" : "second instance"
             readings.append(("invalidationCount(), \(instance)", try await cache.invalidationCount()))
             let combined = try await cache.answerAndInvalidationCount(anyTransactionID: "c1", in: .sandbox)
@@ -36,8 +36,10 @@ extension SharedGroupsCacheConformance {
 
     func checkInvalidationCount(_ subject: ConformanceSubject) async throws {
         let check = Check.invalidationCount
+        guard let subject = subject.invalidations else { return }
         let (one, two) = (subject.first, subject.other)
-        let invalidations: [(String, any SharedGroupsCache, @Sendable (any SharedGroupsCache) async throws -> Void)] = [
+        typealias Invalidation = @Sendable (any SharedInvalidations) async throws -> Void
+        let invalidations: [(String, any SharedInvalidations, Invalidation)] = [
             ("a customer's invalidation", one, { try await $0.invalidate(anyTransactionID: "c1") }),
             ("a group's invalidation", two, { try await $0.invalidate(groupID: "g1") }),
             ("invalidating everyone", one, { try await $0.invalidateAll() }),

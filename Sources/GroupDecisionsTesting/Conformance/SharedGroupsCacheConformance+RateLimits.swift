@@ -8,7 +8,8 @@ import GroupPolicy
 extension SharedGroupsCacheConformance {
     func checkRateLimits(_ subject: ConformanceSubject) async throws {
         let check = Check.rateLimits
-        let (one, two) = (subject.first, subject.other)
+        guard let limits = subject.rateLimits else { return }
+        let (one, two) = (limits.first, limits.other)
         let now = ConformanceValues.wholeMilliseconds(subject.now)
         func instant(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
         // Not whole seconds: a store that keeps seconds must round up, never down.
@@ -23,7 +24,7 @@ extension SharedGroupsCacheConformance {
         )
             async throws
         {
-            for cache in subject.instances {
+            for cache in limits.all {
                 let read = try await cache.rateLimitedUntil(endpoint, in: environment)
                 let matches =
                     switch (read, expected) {
@@ -104,8 +105,9 @@ extension SharedGroupsCacheConformance {
 
     func checkFleetBudget(_ subject: ConformanceSubject) async throws {
         let check = Check.fleetBudget
+        guard let budgets = subject.fleetBudget else { return }
         let budget = FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.001, burst: 3)
-        guard let second = subject.second else {
+        guard let second = budgets.second else {
             throw ConformanceFailure(
                 check: check,
                 requirement: "a cache that keeps the fleet's budget is shown sharing it with a second instance",
@@ -113,7 +115,7 @@ extension SharedGroupsCacheConformance {
                 actual: "nil"
             )
         }
-        let cache = subject.first
+        let cache = budgets.first
         // Measured on the wall clock, which the stores refill by (Redis's TIME, the in-memory
         // cache's Date()): a clock that steps moves both.
         let started = Date()
@@ -193,9 +195,10 @@ extension SharedGroupsCacheConformance {
 
     func checkBudgetRefill(_ subject: ConformanceSubject) async throws {
         let check = Check.budgetRefill
+        guard let budgets = subject.fleetBudget else { return }
         let budget = FleetBudget(.groupMembers, in: .production, ratePerSecond: 5, burst: 5)
         func take(_ index: Int) async throws -> FleetBudgetToken {
-            try await subject.instance(index).takeBudgetToken(from: budget, maximumWait: .zero)
+            try await budgets.instance(index).takeBudgetToken(from: budget, maximumWait: .zero)
         }
         let started = Date()
         for index in 0..<5 {
@@ -207,7 +210,9 @@ extension SharedGroupsCacheConformance {
                 "a new budget gives its burst at once (token \(index + 1) of 5)"
             )
         }
-        guard subject.clock != nil else { return try await checkRefillInRealTime(subject, budget, since: started) }
+        guard subject.clock != nil else {
+            return try await checkRefillInRealTime(subject, budgets, budget, since: started)
+        }
         try Self.expectToken(
             check,
             try await take(5),
@@ -258,6 +263,7 @@ extension SharedGroupsCacheConformance {
     /// around the calls (a margin no busy machine can break), and a token again once emptied.
     private func checkRefillInRealTime(
         _ subject: ConformanceSubject,
+        _ budgets: ConformanceSubject.Instances<any SharedFleetBudget>,
         _ budget: FleetBudget,
         since started: Date
     ) async throws {
@@ -269,7 +275,7 @@ extension SharedGroupsCacheConformance {
         // fast look right.
         var attempts = 0
         while attempts < 30 || Date().timeIntervalSince(started) < 0.05 {
-            if case .taken = try await subject.instance(attempts).takeBudgetToken(from: budget, maximumWait: .zero) {
+            if case .taken = try await budgets.instance(attempts).takeBudgetToken(from: budget, maximumWait: .zero) {
                 taken += 1
             }
             attempts += 1
@@ -287,7 +293,7 @@ extension SharedGroupsCacheConformance {
             actual: "\(taken) tokens"
         )
         let refilled = try await subject.eventually(after: .milliseconds(200)) {
-            if case .taken = try await subject.other.takeBudgetToken(from: budget, maximumWait: .zero) { return true }
+            if case .taken = try await budgets.other.takeBudgetToken(from: budget, maximumWait: .zero) { return true }
             return false
         }
         try check.require(
@@ -300,7 +306,8 @@ extension SharedGroupsCacheConformance {
 
     func checkRefreshTokens(_ subject: ConformanceSubject) async throws {
         let check = Check.refreshTokens
-        let (one, two) = (subject.first, subject.other)
+        guard let budgets = subject.fleetBudget else { return }
+        let (one, two) = (budgets.first, budgets.other)
         let budget = FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.001, burst: 4)
         // Measured on the wall clock, which the stores refill by (Redis's TIME, the in-memory
         // cache's Date()): a clock that steps moves both.

@@ -8,7 +8,7 @@ import GroupPolicy
 extension SharedGroupsCacheConformance {
     /// The lock-free write of `answer` for the customer at `generation`, holding `groups`.
     static func lockFreeWrite(
-        _ cache: any SharedGroupsCache,
+        _ cache: any SharedAnswerCache,
         _ answer: CachedGroupsAnswer,
         for customerID: String,
         in environment: StoreEnvironment = .sandbox,
@@ -28,15 +28,21 @@ extension SharedGroupsCacheConformance {
     }
 
     func checkConditionalWrites(_ subject: ConformanceSubject) async throws {
-        try await checkCombinedWrites(subject)
-        try await checkLockFreeWrites(subject)
+        guard let answers = subject.answers, let invalidations = subject.invalidations else { return }
+        if let locks = subject.fetchLock { try await checkCombinedWrites(subject, answers, locks, invalidations) }
+        try await checkLockFreeWrites(subject, answers, locks: subject.fetchLock, invalidations)
     }
 
     /// The combined calls: the lock with the answer and generation, and the write that releases it.
-    private func checkCombinedWrites(_ subject: ConformanceSubject) async throws {
+    private func checkCombinedWrites(
+        _ subject: ConformanceSubject,
+        _ answers: ConformanceSubject.Instances<any SharedAnswerCache>,
+        _ locks: ConformanceSubject.Instances<any SharedFetchLock>,
+        _ invalidations: ConformanceSubject.Instances<any SharedInvalidations>
+    ) async throws {
         let check = Check.conditionalWrites
         let reads = readsWhenFetchLockTaken
-        let (one, two) = (subject.first, subject.other)
+        let (one, two) = (locks.first, locks.other)
         let base = ConformanceValues.wholeMilliseconds(subject.now) - 60_000
         let first = ConformanceValues.answer(holding: ["g1"], fetchedAt: base)
         let describe: (FetchLockAttempt) -> String = ConformanceValues.describe
@@ -48,7 +54,7 @@ extension SharedGroupsCacheConformance {
             "the first caller takes the lock, with no answer",
             describe: ConformanceValues.describe
         )
-        let start = try await one.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
+        let start = try await answers.first.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
         try check.expect(
             taken.generation ?? start,
             start,
@@ -73,7 +79,7 @@ extension SharedGroupsCacheConformance {
             "the write released the lock, and the next holder reads the answer kept meanwhile",
             describe: describe
         )
-        try await one.invalidate(anyTransactionID: "c1")
+        try await invalidations.first.invalidate(anyTransactionID: "c1")
         let second = ConformanceValues.answer(holding: ["g2"], fetchedAt: base + 1)
         try check.expectKept(
             try await Self.write(two, second, groups: ["g2"], at: start, releasing: "o2"),
@@ -87,14 +93,14 @@ extension SharedGroupsCacheConformance {
             true,
             "a refused write still released the lock"
         )
-        let afterCustomer = try await one.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
+        let afterCustomer = try await answers.first.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
         try check.require(
             afterCustomer != start,
             "a customer's invalidation moves the customer's generation",
             expected: "a generation other than \(ConformanceValues.describe(start))",
             actual: ConformanceValues.describe(afterCustomer)
         )
-        try await two.invalidateAll()
+        try await invalidations.other.invalidateAll()
         try await one.releaseFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "o3")
         let afterAll = try await Self.acquire(two, "o4")
         try check.require(
@@ -103,8 +109,8 @@ extension SharedGroupsCacheConformance {
             expected: "taken, with a generation other than \(ConformanceValues.describe(afterCustomer))",
             actual: describe(afterAll)
         )
-        let current = try await two.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
-        try await one.invalidate(groupID: "g1")
+        let current = try await answers.other.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
+        try await invalidations.first.invalidate(groupID: "g1")
         try await two.releaseFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "o4")
         _ = try await Self.acquire(one, "o5")
         try check.expectKept(
@@ -119,7 +125,7 @@ extension SharedGroupsCacheConformance {
                 one,
                 late,
                 groups: ["g3"],
-                at: try await one.invalidationGeneration(anyTransactionID: "c1", in: .sandbox),
+                at: try await answers.first.invalidationGeneration(anyTransactionID: "c1", in: .sandbox),
                 releasing: "o5"
             ),
             true,
@@ -135,9 +141,14 @@ extension SharedGroupsCacheConformance {
     }
 
     /// The lock-free write, as a refresh ahead makes it: at the current generation, and at stale ones.
-    private func checkLockFreeWrites(_ subject: ConformanceSubject) async throws {
+    private func checkLockFreeWrites(
+        _ subject: ConformanceSubject,
+        _ answers: ConformanceSubject.Instances<any SharedAnswerCache>,
+        locks: ConformanceSubject.Instances<any SharedFetchLock>?,
+        _ invalidations: ConformanceSubject.Instances<any SharedInvalidations>
+    ) async throws {
         let check = Check.conditionalWrites
-        let (one, two) = (subject.first, subject.other)
+        let (one, two) = (answers.first, invalidations.other)
         let base = ConformanceValues.wholeMilliseconds(subject.now) - 30_000
         func answer(_ offset: Int64, _ groups: [String]) -> CachedGroupsAnswer {
             ConformanceValues.answer(holding: groups, fetchedAt: base + offset)
@@ -212,9 +223,10 @@ extension SharedGroupsCacheConformance {
             "another customer's invalidation refuses no write"
         )
         // A stale generation once more through the combined call, after a kept answer.
+        guard let lock = locks?.first else { return }
         let stale = try await generation("r4")
         try await two.invalidate(anyTransactionID: "r4")
-        let attempt = try await one.acquireFetchLockAndRead(
+        let attempt = try await lock.acquireFetchLockAndRead(
             anyTransactionID: "r4",
             in: .sandbox,
             owner: "w1",
@@ -222,7 +234,7 @@ extension SharedGroupsCacheConformance {
         )
         try check.expectTaken(attempt.acquired, true, "a free lock is taken")
         try check.expectKept(
-            try await one.setAnswer(
+            try await lock.setAnswer(
                 AnswerWrite(
                     answer(7, ["g1"]),
                     anyTransactionID: "r4",
@@ -241,10 +253,11 @@ extension SharedGroupsCacheConformance {
 
     func checkFetchLock(_ subject: ConformanceSubject) async throws {
         let check = Check.fetchLock
+        guard let locks = subject.fetchLock else { return }
         let lifetime = Self.lockLifetime
-        let (one, two) = (subject.first, subject.other)
+        let (one, two) = (locks.first, locks.other)
         func acquire(
-            _ cache: any SharedGroupsCache,
+            _ cache: any SharedFetchLock,
             _ customerID: String,
             _ environment: StoreEnvironment,
             _ owner: String

@@ -3,8 +3,8 @@ import Foundation
 public import GroupDecisions
 import GroupPolicy
 
-/// The checks every `SharedGroupsCache` must pass for `GroupDecisionService` to keep its
-/// guarantees: the in-memory cache, `RedisGroupsCache` and any cache of your own run the same ones.
+/// The checks every shared cache must pass for `GroupDecisionService` to keep its guarantees: the
+/// in-memory cache, `RedisGroupsCache` and any cache of your own run the same ones.
 ///
 /// It depends on no test framework: call ``run()`` from a Swift Testing or XCTest test, against a
 /// real instance of your store that the test starts, and a failure throws a
@@ -14,7 +14,7 @@ import GroupPolicy
 /// @Test func conformsToTheSharedCacheContract() async throws {
 ///     let server = try await startMyStore()
 ///     let conformance = SharedGroupsCacheConformance(
-///         makeSecondInstance: { MyGroupsCache(address: server.address, keyPrefix: ($0 as! MyGroupsCache).keyPrefix) }
+///         makeSecondInstance: { MyGroupsCache(address: server.address, keyPrefix: $0.keyPrefix) }
 ///     ) {
 ///         MyGroupsCache(address: server.address, keyPrefix: UUID().uuidString)  // empty each time
 ///     }
@@ -23,11 +23,17 @@ import GroupPolicy
 /// ```
 ///
 /// Each check gets a cache of its own from `makeCache`, which must return an empty cache (a fresh
-/// key prefix is enough). Every requirement of the four protocols is called, from two instances
+/// key prefix is enough). Every requirement of the five protocols is called, from two instances
 /// over one storage, at stale generations as well as current ones, with customer ids that differ
 /// only in case or Unicode normalisation, and ends with ``Check/operationSequences``: seeded
 /// random sequences of operations from both instances, checked step by step against a model of
 /// the contract. The `GroupDecisionsTesting` article "Proving a shared cache" lists every check.
+///
+/// **A store of some concerns.** Each check belongs to one concern of ``SharedCaches`` (answers,
+/// the fetch lock, rate limits, the fleet budget, invalidations) and runs when the store provides
+/// it; the parts of a check that need two concerns together (an invalidation that removes an
+/// answer, a write that releases the lock) run when both are there. A store that keeps some of
+/// them says which through the initializers that take `concerns`, and is checked for those only.
 ///
 /// **Time.** Give the suite the cache's clock when the cache can take one: with the initializer
 /// whose `makeCache` takes a ``ManualClock``, the suite hands each cache a clock and moves it, so
@@ -47,59 +53,56 @@ import GroupPolicy
 public struct SharedGroupsCacheConformance: Sendable {
     /// One requirement of the contract, checked by ``run(_:)``, in the order ``run()`` runs them.
     public enum Check: String, Sendable, CaseIterable {
-        /// Answers round-trip through both reads (`answer` and `answerAndInvalidationCount`) and
-        /// both instances, per customer and environment, replace each other, and expire after their
-        /// time to live; a customer with no answer reads none, whatever others hold.
+        /// Answers round-trip through both reads (`answer`, and `answerAndInvalidationCount` when the
+        /// store provides invalidations too) and both instances, per customer and environment,
+        /// replace each other, and expire after their time to live; a customer with no answer reads
+        /// none, whatever others hold.
         case answers
-        /// A write is kept only when no invalidation of the customer (in any environment), of
+        /// Answers with invalidations: a write is kept only when no invalidation of the customer (in any environment), of
         /// everyone or of one of its groups came after the generation it was read at, through the
         /// lock-free `setAnswer(_:)` and the combined call alike, at stale generations and current
-        /// ones; the combined calls release the fetch lock whether the write was kept or refused.
+        /// ones; with the fetch lock too, the combined calls release it whether the write was kept or
+        /// refused.
         case conditionalWrites
-        /// One holder per customer and environment, seen from both instances; released only by its
+        /// The fetch lock: one holder per customer and environment, seen from both instances; released only by its
         /// owner; taken again by its owner through a native combined call; expired after its time to
         /// live.
         case fetchLock
-        /// The latest `Retry-After` instant per endpoint and environment is kept, never read back
+        /// Rate limits: the latest `Retry-After` instant per endpoint and environment is kept, never read back
         /// earlier than set, and reads as none once it has passed.
         case rateLimits
-        /// A cache that keeps the fleet's budget hands out its burst across two instances over the
+        /// The fleet budget: hands out its burst across two instances over the
         /// same storage, then no more at once; a token reserved ahead comes with its wait, and only
         /// within the caller's maximum; a new bucket starts with the budget's `initialTokens`; each
-        /// endpoint and environment has a budget of its own. A cache that keeps none says so from both
-        /// token calls.
+        /// endpoint and environment has a budget of its own.
         case fleetBudget
-        /// The budget refills at its rate, measured on the suite's clock (or, without one, against
+        /// The fleet budget refills at its rate, measured on the suite's clock (or, without one, against
         /// the real time the suite measured around its calls), no faster and not never.
         case budgetRefill
-        /// `takeBudgetToken(from:keeping:)` takes a token only when the reserve stays banked after
+        /// The fleet budget's `takeBudgetToken(from:keeping:)` takes a token only when the reserve stays banked after
         /// it, never reserves one ahead, and shares its bucket with `takeBudgetToken(from:maximumWait:)`.
         case refreshTokens
-        /// The invalidation count, compared for equality only: both reads and both instances give
+        /// Invalidations' count, compared for equality only: both reads and both instances give
         /// the same count while nothing is invalidated, every invalidation changes it to a value
         /// never read before, and a store that keeps none answers `nil` from every reading.
         case invalidationCount
-        /// Every invalidation removes the answers it names, in both environments, and no other:
+        /// Answers with invalidations: every invalidation removes the answers it names, in both environments, and no other:
         /// a customer's, the customers holding a group, and everyone's.
         case invalidations
         /// Customer ids that differ only in case or Unicode normalisation are distinct customers
-        /// byte for byte (answers, locks, invalidations), and so are group ids that differ in case.
+        /// byte for byte, in each concern the store provides (answers, locks, invalidations), and
+        /// group ids that differ in case are distinct groups (answers with invalidations).
         case identifiers
-        /// Seeded random sequences of every operation from both instances, each step checked against
+        /// Seeded random sequences of every operation of the concerns provided, from both instances, each step checked against
         /// a model of the contract (see ``seeds``).
         case operationSequences
     }
 
-    /// Where the caches come from, and whose clock they run on.
-    enum Source: Sendable {
-        /// Caches on their own clock: the suite waits in real time.
-        case ownClock(@Sendable () async throws -> any SharedGroupsCache)
-        /// Caches on a clock the suite moves.
-        case suiteClock(@Sendable (ManualClock) async throws -> any SharedGroupsCache)
-    }
-
-    let source: Source
-    let makeSecondInstance: (@Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache)?
+    /// Makes a subject: the store's concerns and its second instance's, on the clock given when
+    /// the suite moves it (`nil`: their own).
+    private let subjects: @Sendable (_ clock: ManualClock?) async throws -> ConformanceSubject
+    /// Whether the caches run on a clock the suite moves.
+    private let onSuiteClock: Bool
     let readsWhenFetchLockTaken: Bool
 
     /// The seeds of the sequences ``Check/operationSequences`` runs, one cache each.
@@ -133,14 +136,17 @@ public struct SharedGroupsCacheConformance: Sendable {
     ///     a second process of the fleet would, or `nil` when none can be opened (see the type's
     ///     discussion). Default `nil`.
     ///   - makeCache: Returns an empty cache; called once per check and per sequence.
-    public init(
+    public init<Cache: SharedGroupsCache>(
         readsWhenFetchLockTaken: Bool = true,
-        makeSecondInstance: (@Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache)? = nil,
-        makeCache: @escaping @Sendable () async throws -> any SharedGroupsCache
+        makeSecondInstance: (@Sendable (Cache) async throws -> Cache)? = nil,
+        makeCache: @escaping @Sendable () async throws -> Cache
     ) {
-        self.readsWhenFetchLockTaken = readsWhenFetchLockTaken
-        self.makeSecondInstance = makeSecondInstance
-        self.source = .ownClock(makeCache)
+        self.init(
+            readsWhenFetchLockTaken: readsWhenFetchLockTaken,
+            concerns: { SharedCaches($0) },
+            makeSecondInstance: makeSecondInstance,
+            makeStore: makeCache
+        )
     }
 
     /// A suite over caches on a clock the suite moves: `makeCache` gets the clock and returns an
@@ -162,14 +168,79 @@ public struct SharedGroupsCacheConformance: Sendable {
     ///     cache it is given, or `nil` when none can be opened. Default `nil`.
     ///   - makeCache: Returns an empty cache on the clock it is given; called once per check and
     ///     per sequence, each time with a clock of its own.
-    public init(
+    public init<Cache: SharedGroupsCache>(
         readsWhenFetchLockTaken: Bool = true,
-        makeSecondInstance: (@Sendable (any SharedGroupsCache) async throws -> any SharedGroupsCache)? = nil,
-        makeCache: @escaping @Sendable (ManualClock) async throws -> any SharedGroupsCache
+        makeSecondInstance: (@Sendable (Cache) async throws -> Cache)? = nil,
+        makeCache: @escaping @Sendable (ManualClock) async throws -> Cache
+    ) {
+        self.init(
+            readsWhenFetchLockTaken: readsWhenFetchLockTaken,
+            concerns: { SharedCaches($0) },
+            makeSecondInstance: makeSecondInstance,
+            makeStore: makeCache
+        )
+    }
+
+    /// A suite over the concerns a store provides, on the store's own clock: each check runs when
+    /// the store provides the concerns it needs, and the others are not run.
+    ///
+    /// For a store that keeps some of the concerns, such as a fleet budget alone:
+    ///
+    /// ```swift
+    /// try await SharedGroupsCacheConformance(concerns: { SharedCaches(fleetBudget: $0) }) {
+    ///     MyFleetBudget(address: server.address, keyPrefix: UUID().uuidString)
+    /// }
+    /// .run()
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - readsWhenFetchLockTaken: Whether the store's fetch lock reads the answer and generation
+    ///     when another process holds it. Default `true`.
+    ///   - concerns: The concerns of a store to check (`SharedCaches(answers: $0, invalidations: $0)`
+    ///     for a store that keeps answers and invalidations).
+    ///   - makeSecondInstance: Opens another instance over the storage of the store it is given, or
+    ///     `nil` when none can be opened. Default `nil`.
+    ///   - makeStore: Returns an empty store; called once per check and per sequence.
+    public init<Store: Sendable>(
+        readsWhenFetchLockTaken: Bool = true,
+        concerns: @escaping @Sendable (Store) -> SharedCaches,
+        makeSecondInstance: (@Sendable (Store) async throws -> Store)? = nil,
+        makeStore: @escaping @Sendable () async throws -> Store
     ) {
         self.readsWhenFetchLockTaken = readsWhenFetchLockTaken
-        self.makeSecondInstance = makeSecondInstance
-        self.source = .suiteClock(makeCache)
+        onSuiteClock = false
+        subjects = { _ in
+            let store = try await makeStore()
+            let second = try await makeSecondInstance?(store)
+            return ConformanceSubject(first: concerns(store), second: second.map(concerns), clock: nil)
+        }
+    }
+
+    /// A suite over the concerns a store provides, on a clock the suite moves: `makeStore` gets the
+    /// clock and returns an empty store that measures all of its time on it.
+    ///
+    /// - Parameters:
+    ///   - readsWhenFetchLockTaken: Whether the store's fetch lock reads the answer and generation
+    ///     when another process holds it. Default `true`.
+    ///   - concerns: The concerns of a store to check.
+    ///   - makeSecondInstance: Opens another instance over the storage (and on the clock) of the
+    ///     store it is given, or `nil` when none can be opened. Default `nil`.
+    ///   - makeStore: Returns an empty store on the clock it is given; called once per check and per
+    ///     sequence, each time with a clock of its own.
+    public init<Store: Sendable>(
+        readsWhenFetchLockTaken: Bool = true,
+        concerns: @escaping @Sendable (Store) -> SharedCaches,
+        makeSecondInstance: (@Sendable (Store) async throws -> Store)? = nil,
+        makeStore: @escaping @Sendable (ManualClock) async throws -> Store
+    ) {
+        self.readsWhenFetchLockTaken = readsWhenFetchLockTaken
+        onSuiteClock = true
+        subjects = { clock in
+            let clock = clock ?? ManualClock()
+            let store = try await makeStore(clock)
+            let second = try await makeSecondInstance?(store)
+            return ConformanceSubject(first: concerns(store), second: second.map(concerns), clock: clock)
+        }
     }
 
     /// Runs every check, in the order of ``Check``, each on a cache of its own, and throws at the
@@ -223,17 +294,9 @@ public struct SharedGroupsCacheConformance: Sendable {
         try await sequence.run(operations: operationsPerSequence)
     }
 
-    /// A cache, its second instance when one can be opened, and the clock they run on.
+    /// A store's concerns, its second instance's when one can be opened, and the clock they run on.
     func makeSubject() async throws -> ConformanceSubject {
-        switch source {
-        case .ownClock(let makeCache):
-            let cache = try await makeCache()
-            return ConformanceSubject(first: cache, second: try await makeSecondInstance?(cache), clock: nil)
-        case .suiteClock(let makeCache):
-            let clock = ManualClock()
-            let cache = try await makeCache(clock)
-            return ConformanceSubject(first: cache, second: try await makeSecondInstance?(cache), clock: clock)
-        }
+        try await subjects(onSuiteClock ? ManualClock() : nil)
     }
 
     /// A lock long enough that none expires while a busy machine runs a check.
@@ -248,7 +311,7 @@ public struct SharedGroupsCacheConformance: Sendable {
         InvalidationGeneration(customer: customer, all: all, groups: groups)
     }
 
-    package static func acquire(_ cache: any SharedGroupsCache, _ owner: String) async throws -> FetchLockAttempt {
+    package static func acquire(_ cache: any SharedFetchLock, _ owner: String) async throws -> FetchLockAttempt {
         try await cache.acquireFetchLockAndRead(
             anyTransactionID: "c1",
             in: .sandbox,
@@ -258,7 +321,7 @@ public struct SharedGroupsCacheConformance: Sendable {
     }
 
     package static func write(
-        _ cache: any SharedGroupsCache,
+        _ cache: any SharedFetchLock,
         _ answer: CachedGroupsAnswer,
         groups: [String],
         at generation: InvalidationGeneration,

@@ -27,7 +27,7 @@ package final class FleetRun: Sendable {
     private let oracle: PromiseOracle
     private let appStore: SimulatedAppStore
     private let store: FleetSimulation.Store.Instance
-    private let caches: [FaultyCache]
+    private let faults: [FaultyCache.Fault]
     private let services: [GroupDecisionService]
     private let names: [String]
     /// When the run began, on its clock.
@@ -47,7 +47,7 @@ package final class FleetRun: Sendable {
         oracle: PromiseOracle,
         appStore: SimulatedAppStore,
         store: FleetSimulation.Store.Instance,
-        caches: [FaultyCache],
+        faults: [FaultyCache.Fault],
         services: [GroupDecisionService],
         names: [String],
         script: FleetScript
@@ -58,7 +58,7 @@ package final class FleetRun: Sendable {
         self.oracle = oracle
         self.appStore = appStore
         self.store = store
-        self.caches = caches
+        self.faults = faults
         self.services = services
         self.names = names
         self.start = clock.now()
@@ -79,7 +79,7 @@ package final class FleetRun: Sendable {
         do {
             let configuration = simulation.configuration
             let share = configuration.rateLimits.fallbackShare
-            let keepsBudget = simulation.concerns(SharedCaches(store.cache)).fleetBudget != nil
+            let keepsBudget = store.caches.fleetBudget != nil
             let multiple = keepsBudget ? 1 + Double(simulation.services) * share : Double(simulation.services)
             let oracle = PromiseOracle(
                 seed: seed,
@@ -103,15 +103,14 @@ package final class FleetRun: Sendable {
                 clock: clock,
                 oracle: oracle
             )
-            var caches: [FaultyCache] = []
+            var faults: [FaultyCache.Fault] = []
+            var caches: [SharedCaches] = []
             for index in 0..<simulation.services {
-                let instance = index == 0 ? store.cache : try await store.makeAnotherInstance?() ?? store.cache
+                let instance = index == 0 ? store.caches : try await store.makeAnotherInstance?() ?? store.caches
+                let fault = FaultyCache.Fault(random: SimulationRandom(seed: seed, stream: 10 + UInt64(index)))
+                faults.append(fault)
                 caches.append(
-                    FaultyCache(
-                        instance,
-                        clock: clock,
-                        random: SimulationRandom(seed: seed, stream: 10 + UInt64(index))
-                    )
+                    FaultyCache.caches(instance, fromOneStore: store.fromOneStore, clock: clock, fault: fault)
                 )
             }
             let policies = try SimulationPolicy.store()
@@ -119,7 +118,7 @@ package final class FleetRun: Sendable {
                 try GroupDecisionService(
                     policies: policies,
                     source: appStore,
-                    sharedCaches: simulation.concerns(SharedCaches(cache)),
+                    sharedCaches: cache,
                     configuration: configuration,
                     timeSource: clock.timeSource
                 )
@@ -131,7 +130,7 @@ package final class FleetRun: Sendable {
                 oracle: oracle,
                 appStore: appStore,
                 store: store,
-                caches: caches,
+                faults: faults,
                 services: services,
                 names: names,
                 script: FleetScript(
@@ -300,10 +299,10 @@ package final class FleetRun: Sendable {
 
     private func apply(_ fault: SimulationStep.Fault) async throws {
         switch fault {
-        case .cutOff(let service, let timesOut): caches[service].mode = .cutOff(timesOut: timesOut)
-        case .slowCache(let service): caches[service].mode = .slow
-        case .flappingCache(let service): caches[service].mode = .flapping
-        case .heal(let service): caches[service].mode = .healthy
+        case .cutOff(let service, let timesOut): faults[service].mode = .cutOff(timesOut: timesOut)
+        case .slowCache(let service): faults[service].mode = .slow
+        case .flappingCache(let service): faults[service].mode = .flapping
+        case .heal(let service): faults[service].mode = .healthy
         case .flush:
             guard let flush = store.flush else { return }
             oracle.budgetLost()

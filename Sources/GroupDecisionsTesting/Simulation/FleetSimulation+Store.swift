@@ -38,21 +38,31 @@ extension FleetSimulation {
     /// let violations = try await FleetSimulation(store: store).run(seed: 1)
     /// ```
     public struct Store: Sendable {
-        /// One run's store: the cache every service of the run shares, and the faults it supports.
+        /// One run's store: the concerns every service of the run shares, and the faults it
+        /// supports.
         ///
         /// Each fault is optional: the simulation injects only those given (and listed in
         /// ``FleetSimulation/faults``). Each must act on this instance's storage only.
         public struct Instance: Sendable {
-            /// The cache the run's services share (each through a wrapper of the simulation's own
-            /// that injects the faults of one service: cut off, slow, flapping).
-            public var cache: any SharedGroupsCache
+            /// The concerns the run's services share (each service through wrappers of the
+            /// simulation's own that inject its faults: cut off, slow, flapping).
+            ///
+            /// A concern left out is one the fleet does without, as each service does (see
+            /// `SharedCaches`): the promises are checked as they hold then (without a fleet budget,
+            /// the budget promise is the budget times the services). Answers are shared only when
+            /// answers, the fetch lock and invalidations come from one store: given by
+            /// ``init(cache:makeAnotherInstance:flush:loseBudget:loseInvalidationCount:loseAnswer:restart:close:)``,
+            /// or one class instance.
+            public var caches: SharedCaches {
+                didSet { fromOneStore = false }
+            }
             /// Opens another instance over the same storage, as another process of the fleet opens
-            /// it.
+            /// it, and returns its concerns (the same ones as ``caches``).
             ///
             /// For a network store, a new client on the same server and key prefix: each service
             /// after the first gets its own, so what an instance keeps for itself (a budget, a
-            /// count) shows. `nil`: every service shares ``cache``.
-            public var makeAnotherInstance: (@Sendable () async throws -> any SharedGroupsCache)?
+            /// count) shows. `nil`: every service shares ``caches``.
+            public var makeAnotherInstance: (@Sendable () async throws -> SharedCaches)?
             /// Forgets everything the store holds (`FLUSHALL`): answers, locks, counts, budgets.
             public var flush: (@Sendable () async throws -> Void)?
             /// Forgets the fleet's budget (its bucket's key evicted): the next token comes from a
@@ -68,8 +78,43 @@ extension FleetSimulation {
             public var restart: (@Sendable () async throws -> Void)?
             /// Called once the run has ended (close connections, stop a server).
             public var close: (@Sendable () async -> Void)?
+            /// Whether ``caches`` came whole from one store (`SharedCaches(store)`), until changed.
+            var fromOneStore = false
 
-            /// A store instance.
+            /// A store instance of the concerns `caches` gives.
+            ///
+            /// - Parameters:
+            ///   - caches: The concerns the run's services share.
+            ///   - makeAnotherInstance: Opens another instance over the same storage and returns
+            ///     its concerns, or `nil` (the default) for every service to share `caches`.
+            ///   - flush: Forgets everything, or `nil` when the store cannot be flushed.
+            ///   - loseBudget: Forgets the fleet's budget, or `nil`.
+            ///   - loseInvalidationCount: Forgets the invalidation count, or `nil`.
+            ///   - loseAnswer: Forgets one answer, or `nil`.
+            ///   - restart: Restarts the store empty, or `nil`.
+            ///   - close: Called once the run has ended, or `nil`.
+            public init(
+                caches: SharedCaches,
+                makeAnotherInstance: (@Sendable () async throws -> SharedCaches)? = nil,
+                flush: (@Sendable () async throws -> Void)? = nil,
+                loseBudget: (@Sendable () async throws -> Void)? = nil,
+                loseInvalidationCount: (@Sendable () async throws -> Void)? = nil,
+                loseAnswer: (@Sendable (_ customerID: String, _ environment: StoreEnvironment) async throws -> Void)? =
+                    nil,
+                restart: (@Sendable () async throws -> Void)? = nil,
+                close: (@Sendable () async -> Void)? = nil
+            ) {
+                self.caches = caches
+                self.makeAnotherInstance = makeAnotherInstance
+                self.flush = flush
+                self.loseBudget = loseBudget
+                self.loseInvalidationCount = loseInvalidationCount
+                self.loseAnswer = loseAnswer
+                self.restart = restart
+                self.close = close
+            }
+
+            /// A store instance of a cache that keeps every concern.
             ///
             /// - Parameters:
             ///   - cache: The cache the run's services share.
@@ -81,9 +126,9 @@ extension FleetSimulation {
             ///   - loseAnswer: Forgets one answer, or `nil`.
             ///   - restart: Restarts the store empty, or `nil`.
             ///   - close: Called once the run has ended, or `nil`.
-            public init(
-                cache: any SharedGroupsCache,
-                makeAnotherInstance: (@Sendable () async throws -> any SharedGroupsCache)? = nil,
+            public init<Cache: SharedGroupsCache>(
+                cache: Cache,
+                makeAnotherInstance: (@Sendable () async throws -> Cache)? = nil,
                 flush: (@Sendable () async throws -> Void)? = nil,
                 loseBudget: (@Sendable () async throws -> Void)? = nil,
                 loseInvalidationCount: (@Sendable () async throws -> Void)? = nil,
@@ -92,14 +137,19 @@ extension FleetSimulation {
                 restart: (@Sendable () async throws -> Void)? = nil,
                 close: (@Sendable () async -> Void)? = nil
             ) {
-                self.cache = cache
-                self.makeAnotherInstance = makeAnotherInstance
-                self.flush = flush
-                self.loseBudget = loseBudget
-                self.loseInvalidationCount = loseInvalidationCount
-                self.loseAnswer = loseAnswer
-                self.restart = restart
-                self.close = close
+                var another: (@Sendable () async throws -> SharedCaches)?
+                if let makeAnotherInstance { another = { SharedCaches(try await makeAnotherInstance()) } }
+                self.init(
+                    caches: SharedCaches(cache),
+                    makeAnotherInstance: another,
+                    flush: flush,
+                    loseBudget: loseBudget,
+                    loseInvalidationCount: loseInvalidationCount,
+                    loseAnswer: loseAnswer,
+                    restart: restart,
+                    close: close
+                )
+                fromOneStore = true
             }
         }
 
@@ -129,8 +179,8 @@ extension FleetSimulation {
         ///
         /// - Parameter makeSharedCache: Returns an empty cache; called once per run.
         /// - Returns: The store.
-        public static func cache(
-            _ makeSharedCache: @escaping @Sendable () async throws -> any SharedGroupsCache
+        public static func cache<Cache: SharedGroupsCache>(
+            _ makeSharedCache: @escaping @Sendable () async throws -> Cache
         )
             -> Store
         {
@@ -148,15 +198,15 @@ extension FleetSimulation {
         /// generations: a write whose generation was read before the loss is refused after it.
         public static var inMemory: Store { inMemory(nil) }
 
-        /// ``inMemory`` whose parts are started by `make` (the package's tests: a broken
-        /// in-memory cache that mishandles a lost key), or `InMemoryGroupsCache` for `nil`.
+        /// ``inMemory`` whose parts are the concerns `make` starts (the package's tests: a broken
+        /// concern that mishandles a lost key), or every concern of `InMemoryGroupsCache` for `nil`.
         package static func inMemory(
-            _ make: (@Sendable (_ now: @escaping @Sendable () -> Date) -> any SharedGroupsCache)?
+            _ make: (@Sendable (_ now: @escaping @Sendable () -> Date) -> SharedCaches)?
         ) -> Store {
             Store(clock: .simulation) { now in
                 let store = LosableInMemoryStore(now: now, make: make)
                 return Instance(
-                    cache: store,
+                    caches: store.concerns,
                     flush: { store.flush(restarting: false) },
                     loseBudget: { store.loseBudget() },
                     loseInvalidationCount: { store.loseInvalidationCount() },

@@ -46,10 +46,6 @@ public struct FleetSimulation: Sendable {
     public var faults: Set<Fault>
     /// Where the services share their cache.
     public var store: Store
-    /// The concerns of the store the services take: all by default; return fewer to run a fleet
-    /// whose store keeps fewer (without `SharedCaches.fleetBudget` each service keeps the whole
-    /// budget, and the fleet's promise is the budget times the services).
-    public var concerns: @Sendable (SharedCaches) -> SharedCaches = { $0 }
     /// Told each step and what came of each decision and invalidation, for the command's `--trace`.
     package var trace: (@Sendable (String) -> Void)?
 
@@ -84,7 +80,11 @@ public struct FleetSimulation: Sendable {
             configuration: configuration,
             appStore: appStore,
             faults: faults,
-            store: .cache(makeSharedCache)
+            store: Store(clock: .wall) { _ in
+                var instance = Store.Instance(caches: SharedCaches(try await makeSharedCache()))
+                instance.fromOneStore = true
+                return instance
+            }
         )
     }
 

@@ -5,11 +5,11 @@ import GroupPolicy
 import Synchronization
 
 /// `InMemoryGroupsCache` as a store that can lose its keys, for ``FleetSimulation/Store/inMemory``:
-/// one cache holds the answers, locks, counts and `Retry-After` instants, another the budget, and
-/// losing a key starts the cache that holds it again, empty.
+/// one part holds the answers, locks, counts and `Retry-After` instants, another the budget, and
+/// losing a key starts the part that holds it again, empty.
 ///
-/// The package's tests give it another in-memory cache to start (a broken one), so that a cache
-/// that mishandles a lost key shows.
+/// The package's tests give it other concerns to start (a broken one, or fewer), so that a concern
+/// that mishandles a lost key shows; the store provides the concerns its parts provide.
 ///
 /// The invalidation count read is the inner cache's plus a base drawn at random whenever the count
 /// is lost, so a lost count never comes back to a value a process remembers (as a store that can
@@ -18,10 +18,12 @@ import Synchronization
 /// refused after it, as it would be had the store kept its counts, rather than kept because every
 /// count reads 0 again. A restart also fails every call for a moment, as a server does while it
 /// starts.
-final class LosableInMemoryStore: SharedGroupsCache {
+final class LosableInMemoryStore: SharedAnswerCache, SharedFetchLock, SharedRateLimitState, SharedFleetBudget,
+    SharedInvalidations
+{
     private struct State {
-        var main: any SharedGroupsCache
-        var budget: any SharedGroupsCache
+        var main: SharedCaches
+        var budget: SharedCaches
         var base: UInt64 = 0
         /// Added to the generation's count of everyone's invalidations: drawn again when the
         /// generations are lost.
@@ -32,15 +34,16 @@ final class LosableInMemoryStore: SharedGroupsCache {
 
     private let state: Mutex<State>
     private let now: @Sendable () -> Date
-    private let make: @Sendable () -> any SharedGroupsCache
+    private let make: @Sendable () -> SharedCaches
 
-    /// A store on the clock `now` whose parts `make` starts, empty (default `InMemoryGroupsCache`).
+    /// A store on the clock `now` whose parts `make` starts, empty (default every concern of an
+    /// `InMemoryGroupsCache`).
     init(
         now: @escaping @Sendable () -> Date,
-        make: (@Sendable (_ now: @escaping @Sendable () -> Date) -> any SharedGroupsCache)? = nil
+        make: (@Sendable (_ now: @escaping @Sendable () -> Date) -> SharedCaches)? = nil
     ) {
         self.now = now
-        let start: @Sendable () -> any SharedGroupsCache = { make?(now) ?? InMemoryGroupsCache(now: now) }
+        let start: @Sendable () -> SharedCaches = { make?(now) ?? SharedCaches(InMemoryGroupsCache(now: now)) }
         self.make = start
         state = Mutex(State(main: start(), budget: start()))
     }
@@ -74,9 +77,21 @@ final class LosableInMemoryStore: SharedGroupsCache {
         state.withLock { $0.base = Self.freshBase(&$0.random) }
     }
 
+    /// The concerns this store provides: those its parts provide, all through this one object.
+    var concerns: SharedCaches {
+        let (main, budget) = state.withLock { ($0.main, $0.budget) }
+        return SharedCaches(
+            answers: main.answers.map { _ in self },
+            fetchLock: main.fetchLock.map { _ in self },
+            rateLimits: main.rateLimits.map { _ in self },
+            fleetBudget: budget.fleetBudget.map { _ in self },
+            invalidations: main.invalidations.map { _ in self }
+        )
+    }
+
     /// Forgets one answer.
     func loseAnswer(customerID: String, in environment: StoreEnvironment) async throws {
-        let main = try caches().main
+        let main = try caches().answers
         let empty = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: now())
         // A time to live of zero removes the answer.
         let generation = try await main.invalidationGeneration(anyTransactionID: customerID, in: environment)
@@ -91,15 +106,44 @@ final class LosableInMemoryStore: SharedGroupsCache {
         _ = try await main.setAnswer(write)
     }
 
-    /// The caches now, or a failure while the store restarts.
-    private func caches() throws(AppStoreGroupsError) -> (
-        main: any SharedGroupsCache, budget: any SharedGroupsCache, base: UInt64, generationBase: UInt64
-    ) {
+    /// The parts now, and the bases their counts are shown under.
+    private struct Parts {
+        var main: SharedCaches
+        var budget: SharedCaches
+        var base: UInt64
+        var generationBase: UInt64
+
+        var answers: any SharedAnswerCache { get throws(AppStoreGroupsError) { try Self.provided(main.answers) } }
+        var fetchLock: any SharedFetchLock { get throws(AppStoreGroupsError) { try Self.provided(main.fetchLock) } }
+        var rateLimits: any SharedRateLimitState {
+            get throws(AppStoreGroupsError) { try Self.provided(main.rateLimits) }
+        }
+        var fleetBudget: any SharedFleetBudget {
+            get throws(AppStoreGroupsError) { try Self.provided(budget.fleetBudget) }
+        }
+        var invalidations: any SharedInvalidations {
+            get throws(AppStoreGroupsError) { try Self.provided(main.invalidations) }
+        }
+
+        /// A concern of a part, or a failure for one it does not provide (which ``concerns`` does
+        /// not offer either).
+        private static func provided<Concern>(_ concern: Concern?) throws(AppStoreGroupsError) -> Concern {
+            guard let concern else {
+                throw AppStoreGroupsError(
+                    code: .sharedCacheFailure,
+                    message: "the simulated store keeps no such concern"
+                )
+            }
+            return concern
+        }
+    }
+
+    /// The parts now, or a failure while the store restarts.
+    private func caches() throws(AppStoreGroupsError) -> Parts {
         let now = now()
-        let caches = state.withLock {
-            state -> (any SharedGroupsCache, any SharedGroupsCache, UInt64, UInt64)? in
+        let caches = state.withLock { state -> Parts? in
             if let until = state.downUntil, now < until { return nil }
-            return (state.main, state.budget, state.base, state.generationBase)
+            return Parts(main: state.main, budget: state.budget, base: state.base, generationBase: state.generationBase)
         }
         guard let caches else {
             throw AppStoreGroupsError(code: .sharedCacheFailure, message: "the simulated store is restarting")
@@ -111,20 +155,24 @@ final class LosableInMemoryStore: SharedGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> CachedGroupsAnswer? {
-        try await caches().main.answer(anyTransactionID: customerID, in: environment)
+        try await caches().answers.answer(anyTransactionID: customerID, in: environment)
     }
 
     func invalidationGeneration(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> InvalidationGeneration {
-        let (main, _, _, generationBase) = try caches()
+        let parts = try caches()
+        let generationBase = parts.generationBase
+        let main = try parts.answers
         let generation = try await main.invalidationGeneration(anyTransactionID: customerID, in: environment)
         return Self.shown(generation, generationBase)
     }
 
     func setAnswer(_ write: AnswerWrite) async throws(AppStoreGroupsError) -> Bool {
-        let (main, _, _, generationBase) = try caches()
+        let parts = try caches()
+        let generationBase = parts.generationBase
+        let main = try parts.answers
         return try await main.setAnswer(Self.kept(write, generationBase))
     }
 
@@ -148,7 +196,7 @@ final class LosableInMemoryStore: SharedGroupsCache {
         in environment: StoreEnvironment,
         owner: String
     ) async throws(AppStoreGroupsError) {
-        try await caches().main.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+        try await caches().fetchLock.releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
     }
 
     func acquireFetchLockAndRead(
@@ -157,7 +205,9 @@ final class LosableInMemoryStore: SharedGroupsCache {
         owner: String,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
-        let (main, _, _, generationBase) = try caches()
+        let parts = try caches()
+        let generationBase = parts.generationBase
+        let main = try parts.fetchLock
         var attempt = try await main.acquireFetchLockAndRead(
             anyTransactionID: customerID,
             in: environment,
@@ -169,7 +219,9 @@ final class LosableInMemoryStore: SharedGroupsCache {
     }
 
     func setAnswer(_ write: AnswerWrite, releasingFetchLock owner: String) async throws(AppStoreGroupsError) -> Bool {
-        let (main, _, _, generationBase) = try caches()
+        let parts = try caches()
+        let generationBase = parts.generationBase
+        let main = try parts.fetchLock
         return try await main.setAnswer(Self.kept(write, generationBase), releasingFetchLock: owner)
     }
 
@@ -177,7 +229,7 @@ final class LosableInMemoryStore: SharedGroupsCache {
         _ endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> Date? {
-        try await caches().main.rateLimitedUntil(endpoint, in: environment)
+        try await caches().rateLimits.rateLimitedUntil(endpoint, in: environment)
     }
 
     func setRateLimitedUntil(
@@ -185,37 +237,39 @@ final class LosableInMemoryStore: SharedGroupsCache {
         for endpoint: GroupsEndpoint,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) {
-        try await caches().main.setRateLimitedUntil(instant, for: endpoint, in: environment)
+        try await caches().rateLimits.setRateLimitedUntil(instant, for: endpoint, in: environment)
     }
 
     func takeBudgetToken(
         from budget: FleetBudget,
         maximumWait: Duration
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        try await caches().budget.takeBudgetToken(from: budget, maximumWait: maximumWait)
+        try await caches().fleetBudget.takeBudgetToken(from: budget, maximumWait: maximumWait)
     }
 
     func takeBudgetToken(
         from budget: FleetBudget,
         keeping reserve: Double
     ) async throws(AppStoreGroupsError) -> FleetBudgetToken {
-        try await caches().budget.takeBudgetToken(from: budget, keeping: reserve)
+        try await caches().fleetBudget.takeBudgetToken(from: budget, keeping: reserve)
     }
 
     func invalidate(anyTransactionID customerID: String) async throws(AppStoreGroupsError) {
-        try await caches().main.invalidate(anyTransactionID: customerID)
+        try await caches().invalidations.invalidate(anyTransactionID: customerID)
     }
 
     func invalidate(groupID: String) async throws(AppStoreGroupsError) {
-        try await caches().main.invalidate(groupID: groupID)
+        try await caches().invalidations.invalidate(groupID: groupID)
     }
 
     func invalidateAll() async throws(AppStoreGroupsError) {
-        try await caches().main.invalidateAll()
+        try await caches().invalidations.invalidateAll()
     }
 
     func invalidationCount() async throws(AppStoreGroupsError) -> UInt64? {
-        let (main, _, base, _) = try caches()
+        let parts = try caches()
+        let base = parts.base
+        let main = try parts.invalidations
         return try await main.invalidationCount().map { $0 &+ base }
     }
 
@@ -223,7 +277,9 @@ final class LosableInMemoryStore: SharedGroupsCache {
         anyTransactionID customerID: String,
         in environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> (answer: CachedGroupsAnswer?, invalidationCount: UInt64?) {
-        let (main, _, base, _) = try caches()
+        let parts = try caches()
+        let base = parts.base
+        let main = try parts.invalidations
         let read = try await main.answerAndInvalidationCount(anyTransactionID: customerID, in: environment)
         return (read.answer, read.invalidationCount.map { $0 &+ base })
     }

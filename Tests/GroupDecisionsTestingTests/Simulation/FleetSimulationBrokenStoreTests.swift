@@ -15,7 +15,7 @@ import Testing
 struct FleetSimulationBrokenStoreTests {
     /// A broken cache and the promise it breaks.
     struct Case: Sendable, CustomTestStringConvertible {
-        var fault: BrokenCache.Fault
+        var fault: BrokenFault
         var promise: FleetSimulation.Promise
 
         var testDescription: String { "\(fault) breaks \(promise)" }
@@ -71,27 +71,30 @@ struct FleetSimulationBrokenStoreTests {
     @Test("found on the simulation's clock, each service an instance of its own", arguments: cases)
     func foundOnTheSimulationsClock(_ broken: Case) async throws {
         let store = FleetSimulation.Store(clock: .simulation) { now in
-            let cache = BrokenCache(broken.fault, now: now)
-            return FleetSimulation.Store.Instance(cache: cache, makeAnotherInstance: { cache.secondInstance() })
+            let store = BrokenStore(broken.fault, now: now)
+            return FleetSimulation.Store.Instance(
+                caches: store.caches,
+                makeAnotherInstance: { store.secondInstance().caches }
+            )
         }
         let seed = try await Self.firstSeed(breaking: broken.promise, FleetSimulation(store: store))
         #expect(seed != nil, "\(broken.fault) was not found breaking \(broken.promise) in 200 seeds")
     }
 
     /// A cache that mishandles a lost key shows only on a store that loses keys: the in-memory
-    /// store whose parts (the answers and counts, and the budget) are broken caches, started again
-    /// empty at a flush, a restart or an eviction.
+    /// store whose parts (the answers and counts, and the budget) are broken stores' concerns,
+    /// started again empty at a flush, a restart or an eviction.
     @Test(
         "found on a store that loses its keys",
         arguments: [Case(fault: .budgetStartsFull, promise: .budget)]
     )
     func foundOnAStoreThatLosesKeys(_ broken: Case) async throws {
-        let store = FleetSimulation.Store.inMemory { now in BrokenCache(broken.fault, now: now) }
+        let store = FleetSimulation.Store.inMemory { now in BrokenStore(broken.fault, now: now).caches }
         let seed = try await Self.firstSeed(breaking: broken.promise, FleetSimulation(store: store))
         #expect(seed != nil, "\(broken.fault) was not found breaking \(broken.promise) in 200 seeds")
     }
 
-    /// A cache of your own handed over as `makeSharedCache`, which keeps the wall clock.
+    /// A store of your own on the wall clock, as `makeSharedCache` gives one.
     ///
     /// The faults that show in one step are found as well. A budget refilled on the wall clock
     /// refills in real time while a run plays minutes in a fraction of a second, so a fault seen
@@ -99,13 +102,17 @@ struct FleetSimulationBrokenStoreTests {
     /// store's clock to be the simulation's (see the article "Simulating a fleet", section
     /// "Clocks").
     @Test(
-        "found through makeSharedCache, on the wall clock",
+        "found on the wall clock",
         arguments: cases.filter {
             [.answerOfLastWrite, .caseInsensitiveKeys, .frozenCount, .budgetPerMillisecond].contains($0.fault)
         }
     )
     func foundOnTheWallClock(_ broken: Case) async throws {
-        let simulation = FleetSimulation { BrokenCache(broken.fault) }
+        let simulation = FleetSimulation(
+            store: FleetSimulation.Store(clock: .wall) { _ in
+                FleetSimulation.Store.Instance(caches: BrokenStore(broken.fault).caches)
+            }
+        )
         let seed = try await Self.firstSeed(breaking: broken.promise, simulation)
         #expect(seed != nil, "\(broken.fault) was not found breaking \(broken.promise) in 200 seeds")
     }
@@ -114,7 +121,7 @@ struct FleetSimulationBrokenStoreTests {
     func violationLine() async throws {
         let simulation = FleetSimulation(
             store: FleetSimulation.Store(clock: .simulation) { now in
-                FleetSimulation.Store.Instance(cache: BrokenCache(.caseInsensitiveKeys, now: now))
+                FleetSimulation.Store.Instance(caches: BrokenStore(.caseInsensitiveKeys, now: now).caches)
             }
         )
         let violations = try await simulation.run(seed: 1)

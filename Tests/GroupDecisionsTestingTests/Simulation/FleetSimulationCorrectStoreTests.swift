@@ -49,19 +49,29 @@ struct FleetSimulationCorrectStoreTests {
     }
 
     /// A store that keeps no fleet budget (each service keeps the whole budget, the promise the
-    /// budget times the services), or no fetch lock (each service fetches what it finds no fresh
-    /// answer for, and writes it under the generation it read).
+    /// budget times the services), no fetch lock (each service fetches what it finds no fresh
+    /// answer for, and writes it under the generation it read), or no rate limits; or whose fleet
+    /// budget or rate limits are another store's.
     @Test(
-        "InMemoryGroupsCache without the fleet budget, or without the fetch lock: 0 violations in 10 seeds",
-        arguments: ["fleetBudget", "fetchLock"]
+        "InMemoryGroupsCache with a concern left out or kept by another store: 0 violations in 10 seeds",
+        arguments: ["fleetBudget", "fetchLock", "rateLimits", "fleetBudget elsewhere", "rateLimits elsewhere"]
     )
-    func storeKeepingFewerConcerns(leftOut: String) async throws {
-        var simulation = FleetSimulation(store: .inMemory)
-        simulation.concerns = { caches in
-            var caches = caches
-            if leftOut == "fleetBudget" { caches.fleetBudget = nil } else { caches.fetchLock = nil }
-            return caches
-        }
+    func storeOfSomeConcerns(concerns: String) async throws {
+        let inMemory = FleetSimulation.Store.inMemory
+        let simulation = FleetSimulation(
+            store: FleetSimulation.Store(clock: inMemory.clock) { now in
+                var instance = try await inMemory.make(now)
+                let elsewhere = InMemoryGroupsCache(now: now)
+                switch concerns {
+                case "fleetBudget": instance.caches.fleetBudget = nil
+                case "fetchLock": instance.caches.fetchLock = nil
+                case "rateLimits": instance.caches.rateLimits = nil
+                case "fleetBudget elsewhere": instance.caches.fleetBudget = elsewhere
+                default: instance.caches.rateLimits = elsewhere
+                }
+                return instance
+            }
+        )
         var violations: [FleetSimulation.Violation] = []
         for seed in 1...10 { violations += try await simulation.run(seed: seed) }
         #expect(violations.map(\.description) == [])

@@ -37,32 +37,32 @@ struct SimulationStoreTests {
     )
     func writeFromBeforeALoss(_ loss: String) async throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let clock = Clock(now)
-        let store = try await FleetSimulation.Store.inMemory.make { clock.now }
-        let cache = store.cache
+        let clock = ManualClock(now)
+        let store = try await FleetSimulation.Store.inMemory.make(clock.now)
+        let (cache, lock, invalidations) = try Self.concerns(store)
         let before = try await cache.invalidationGeneration(anyTransactionID: "admin1", in: .production)
-        try await cache.invalidate(groupID: "team1")
+        try await invalidations.invalidate(groupID: "team1")
         let lose = try #require(loss == "flush" ? store.flush : store.restart)
         try await lose()
-        clock.now = now.addingTimeInterval(1)
+        clock.advance(by: .seconds(1))
         #expect(try await cache.setAnswer(Self.write(before)) == false)
         #expect(try await cache.answer(anyTransactionID: "admin1", in: .production) == nil)
-        let lock = try await cache.acquireFetchLockAndRead(
+        let attempt = try await lock.acquireFetchLockAndRead(
             anyTransactionID: "admin1",
             in: .production,
             owner: "fetch",
             timeToLive: .seconds(3)
         )
-        #expect(lock.acquired)
-        let generation = try #require(lock.generation)
+        #expect(attempt.acquired)
+        let generation = try #require(attempt.generation)
         #expect(generation != before)
-        #expect(try await cache.setAnswer(Self.write(generation), releasingFetchLock: "fetch") == true)
+        #expect(try await lock.setAnswer(Self.write(generation), releasingFetchLock: "fetch") == true)
     }
 
     @Test("a write whose generation nothing moved since is kept, before and after a flush")
     func writeWithinOneLife() async throws {
         let store = try await FleetSimulation.Store.inMemory.make { Date(timeIntervalSince1970: 1_800_000_000) }
-        let cache = store.cache
+        let (cache, _, _) = try Self.concerns(store)
         let first = try await cache.invalidationGeneration(anyTransactionID: "admin1", in: .production)
         #expect(try await cache.setAnswer(Self.write(first)) == true)
         try await store.flush?()
@@ -71,18 +71,13 @@ struct SimulationStoreTests {
         #expect(try await cache.answer(anyTransactionID: "admin1", in: .production)?.body == Self.answer.body)
     }
 
-    /// A time that moves when told.
-    final class Clock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Date
-
-        init(_ value: Date) {
-            self.value = value
-        }
-
-        var now: Date {
-            get { lock.withLock { value } }
-            set { lock.withLock { value = newValue } }
-        }
+    /// The answers, the fetch lock and the invalidations of a store instance.
+    static func concerns(
+        _ store: FleetSimulation.Store.Instance
+    ) throws -> (any SharedAnswerCache, any SharedFetchLock, any SharedInvalidations) {
+        (
+            try #require(store.caches.answers), try #require(store.caches.fetchLock),
+            try #require(store.caches.invalidations)
+        )
     }
 }

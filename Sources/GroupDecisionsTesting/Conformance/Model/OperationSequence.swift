@@ -6,12 +6,20 @@ import GroupPolicy
 /// One seeded random sequence of operations on a cache and its second instance, each answer judged
 /// by a ``ContractModel`` as it comes: ``SharedGroupsCacheConformance/Check/operationSequences``.
 ///
+/// Only the operations of the concerns the store provides are drawn (a write that releases the
+/// lock needs the fetch lock and answers; the clock moves only when it is the suite's).
+///
 /// The customers include ids that differ only in case or normalisation, the groups likewise; each
 /// operation goes to either instance. On the suite's clock, answers and locks live seconds and the
 /// clock moves between operations; on the cache's own clock they live an hour (expiry is then the
 /// directed checks' to prove) and the budget is judged against the time measured around each call.
 struct OperationSequence {
     private let subject: ConformanceSubject
+    private let answers: ConformanceSubject.Instances<any SharedAnswerCache>?
+    private let locks: ConformanceSubject.Instances<any SharedFetchLock>?
+    private let rateLimits: ConformanceSubject.Instances<any SharedRateLimitState>?
+    private let budgets: ConformanceSubject.Instances<any SharedFleetBudget>?
+    private let invalidations: ConformanceSubject.Instances<any SharedInvalidations>?
     private let seed: UInt64
     private let readsWhenFetchLockTaken: Bool
     private var random: SeededRandom
@@ -51,6 +59,11 @@ struct OperationSequence {
 
     init(subject: ConformanceSubject, seed: UInt64, readsWhenFetchLockTaken: Bool) {
         self.subject = subject
+        answers = subject.answers
+        locks = subject.fetchLock
+        rateLimits = subject.rateLimits
+        budgets = subject.fleetBudget
+        invalidations = subject.invalidations
         self.seed = seed
         self.readsWhenFetchLockTaken = readsWhenFetchLockTaken
         random = SeededRandom(seed: seed)
@@ -73,23 +86,37 @@ struct OperationSequence {
         ]
     }
 
+    /// Whether the store provides what an operation of `kind` calls.
+    private func provides(_ kind: Kind) -> Bool {
+        switch kind {
+        case .answer, .generation, .freshWrite, .lockFreeWrite: answers != nil
+        case .answerAndCount, .count, .invalidateCustomer, .invalidateGroup, .invalidateAll: invalidations != nil
+        case .acquire, .acquireAndRead, .release: locks != nil
+        case .combinedWrite: locks != nil && answers != nil
+        case .setRateLimit, .readRateLimit: rateLimits != nil
+        case .take, .takeKeeping: budgets != nil
+        case .advance: subject.clock != nil
+        }
+    }
+
     mutating func run(operations: Int) async throws {
-        for _ in 0..<operations { try await step() }
+        let kinds = Kind.allCases.filter(provides)
+        guard kinds.contains(where: { $0 != .advance }) else { return }
+        for _ in 0..<operations { try await step(kinds) }
         // Last, every answer and the count, through both instances.
         for customer in Self.customers {
             for environment in StoreEnvironment.allCases {
-                for index in subject.instances.indices {
+                for index in (subject.second == nil ? 0..<1 : 0..<2) {
                     try await readAnswer(customer, environment, instance: index)
                 }
             }
         }
-        for index in subject.instances.indices { try await readCount(instance: index) }
+        for index in (subject.second == nil ? 0..<1 : 0..<2) { try await readCount(instance: index) }
     }
 
     // MARK: Steps
 
-    private mutating func step() async throws {
-        let kinds = Kind.allCases.filter { $0 != .advance || subject.clock != nil }
+    private mutating func step(_ kinds: [Kind]) async throws {
         var draw = random.below(kinds.reduce(0) { $0 + $1.weight })
         var kind = kinds[0]
         for candidate in kinds {
@@ -140,8 +167,6 @@ struct OperationSequence {
 
     private func quoted(_ id: String) -> String { ConformanceValues.quoted(id) }
 
-    private func cache(_ instance: Int) -> any SharedGroupsCache { subject.instance(instance) }
-
     /// Records an operation, on `instance` (`nil` for the clock).
     private mutating func note(_ instance: Int?, _ operation: String) {
         let name = instance.map { subject.second == nil ? "" : $0 == 0 ? "first: " : "second: " } ?? ""
@@ -186,8 +211,9 @@ struct OperationSequence {
     }
 
     private mutating func readAnswer(_ customer: String, _ environment: StoreEnvironment, instance: Int) async throws {
+        guard let answers else { return }
         note(instance, "answer(anyTransactionID: \(quoted(customer)), in: \(environment))")
-        let answer = try await cache(instance).answer(anyTransactionID: customer, in: environment)
+        let answer = try await answers.instance(instance).answer(anyTransactionID: customer, in: environment)
         answered(describe(answer))
         try judgeAnswer(answer, ContractModel.Slot(customer, environment))
     }
@@ -198,7 +224,11 @@ struct OperationSequence {
         instance: Int
     ) async throws {
         note(instance, "answerAndInvalidationCount(anyTransactionID: \(quoted(customer)), in: \(environment))")
-        let read = try await cache(instance).answerAndInvalidationCount(anyTransactionID: customer, in: environment)
+        guard let invalidations else { return }
+        let read = try await invalidations.instance(instance).answerAndInvalidationCount(
+            anyTransactionID: customer,
+            in: environment
+        )
         answered("\(describe(read.answer)), count \(read.invalidationCount.map(String.init) ?? "nil")")
         try judgeAnswer(read.answer, ContractModel.Slot(customer, environment))
         if let mismatch = model.readCount(read.invalidationCount) {
@@ -207,8 +237,9 @@ struct OperationSequence {
     }
 
     private mutating func readCount(instance: Int) async throws {
+        guard let invalidations else { return }
         note(instance, "invalidationCount()")
-        let count = try await cache(instance).invalidationCount()
+        let count = try await invalidations.instance(instance).invalidationCount()
         answered(count.map(String.init) ?? "nil")
         if let mismatch = model.readCount(count) { throw failure(mismatch, actual: count.map(String.init) ?? "nil") }
     }
@@ -219,7 +250,11 @@ struct OperationSequence {
         instance: Int
     ) async throws {
         note(instance, "invalidationGeneration(anyTransactionID: \(quoted(customer)), in: \(environment))")
-        let generation = try await cache(instance).invalidationGeneration(anyTransactionID: customer, in: environment)
+        guard let answers else { return }
+        let generation = try await answers.instance(instance).invalidationGeneration(
+            anyTransactionID: customer,
+            in: environment
+        )
         answered(ConformanceValues.describe(generation))
         let slot = ContractModel.Slot(customer, environment)
         if let mismatch = model.readGeneration(slot, generation, step: history.count) {
@@ -261,6 +296,7 @@ struct OperationSequence {
         releasing owner: String?,
         latest: Bool = false
     ) async throws {
+        guard let answers else { return }
         let slot = ContractModel.Slot(customer, environment)
         let reads = model.generations(slot)
         guard let last = reads.last else { return try await readGeneration(customer, environment, instance: instance) }
@@ -283,11 +319,11 @@ struct OperationSequence {
                 + "timeToLive \(ConformanceValues.milliseconds(lifetime)) ms, at the generation read at step \(readAt)"
         )
         let kept: Bool
-        if let owner {
-            kept = try await cache(instance).setAnswer(write, releasingFetchLock: owner)
+        if let owner, let locks {
+            kept = try await locks.instance(instance).setAnswer(write, releasingFetchLock: owner)
             model.release(slot, owner: owner)
         } else {
-            kept = try await cache(instance).setAnswer(write)
+            kept = try await answers.instance(instance).setAnswer(write)
         }
         answered(kept ? "kept" : "refused")
         if let expected = model.mustKeep(slot, groups: groups, generationReadAt: readAt), kept != expected {
@@ -307,6 +343,7 @@ struct OperationSequence {
         _ environment: StoreEnvironment,
         instance: Int
     ) async throws {
+        guard let locks else { return }
         let owner = random.pick(Self.owners)
         let lifetime: Duration =
             subject.clock == nil ? .milliseconds(3_600_005) : .milliseconds(random.pick([2_005, 30_005, 3_600_005]))
@@ -315,7 +352,7 @@ struct OperationSequence {
             "anyTransactionID: \(quoted(customer)), in: \(environment), owner: \(quoted(owner)), timeToLive: "
             + "\(ConformanceValues.milliseconds(lifetime)) ms"
         note(instance, "acquireFetchLockAndRead(\(arguments))")
-        let attempt = try await cache(instance).acquireFetchLockAndRead(
+        let attempt = try await locks.instance(instance).acquireFetchLockAndRead(
             anyTransactionID: customer,
             in: environment,
             owner: owner,
@@ -345,6 +382,7 @@ struct OperationSequence {
     }
 
     private mutating func release(_ customer: String, _ environment: StoreEnvironment, instance: Int) async throws {
+        guard let locks else { return }
         let slot = ContractModel.Slot(customer, environment)
         let holder = model.locks[slot]?.owner
         let owner = holder.flatMap { random.chance(50) ? $0 : nil } ?? random.pick(Self.owners)
@@ -352,7 +390,7 @@ struct OperationSequence {
             instance,
             "releaseFetchLock(anyTransactionID: \(quoted(customer)), in: \(environment), owner: \(quoted(owner)))"
         )
-        try await cache(instance).releaseFetchLock(anyTransactionID: customer, in: environment, owner: owner)
+        try await locks.instance(instance).releaseFetchLock(anyTransactionID: customer, in: environment, owner: owner)
         model.release(slot, owner: owner)
     }
 
@@ -363,14 +401,16 @@ struct OperationSequence {
         _ call: String,
         _ instance: Int
     ) async throws {
+        guard let invalidations else { return }
         // Whose answers it may have removed: read next, where a store that forgets too few shows it.
         let held = model.answers.keys.sorted()
         note(instance, call)
+        let cache = invalidations.instance(instance)
         switch what {
-        case .all: try await cache(instance).invalidateAll()
-        case .group(let group): try await cache(instance).invalidate(groupID: group)
+        case .all: try await cache.invalidateAll()
+        case .group(let group): try await cache.invalidate(groupID: group)
         case .customer(let customer):
-            try await cache(instance).invalidate(anyTransactionID: String(decoding: customer, as: UTF8.self))
+            try await cache.invalidate(anyTransactionID: String(decoding: customer, as: UTF8.self))
         }
         model.invalidate(what, step: history.count)
         for _ in 0..<min(2, held.count) {
@@ -387,6 +427,7 @@ struct OperationSequence {
     }
 
     private mutating func setRateLimit(instance: Int) async throws {
+        guard let rateLimits else { return }
         let (endpoint, environment) = rateKey()
         let now = ConformanceValues.wholeMilliseconds(subject.now)
         // On the suite's clock, seconds away and never on a step of the clock; on the cache's own,
@@ -397,14 +438,15 @@ struct OperationSequence {
             : Int64(random.below(44) - 3) * 1_000 + 5
         let instant = Date(timeIntervalSince1970: Double(now + offset) / 1000)
         note(instance, "setRateLimitedUntil(\(now + offset) ms, for: \(endpoint), in: \(environment))")
-        try await cache(instance).setRateLimitedUntil(instant, for: endpoint, in: environment)
+        try await rateLimits.instance(instance).setRateLimitedUntil(instant, for: endpoint, in: environment)
         model.setRateLimit(ContractModel.RateKey(endpoint: endpoint.name, environment: environment), instant)
     }
 
     private mutating func readRateLimit(instance: Int) async throws {
+        guard let rateLimits else { return }
         let (endpoint, environment) = rateKey()
         note(instance, "rateLimitedUntil(\(endpoint), in: \(environment))")
-        let instant = try await cache(instance).rateLimitedUntil(endpoint, in: environment)
+        let instant = try await rateLimits.instance(instance).rateLimitedUntil(endpoint, in: environment)
         let text = instant.map { "\(ConformanceValues.wholeMilliseconds($0)) ms" } ?? "none"
         answered(text)
         let key = ContractModel.RateKey(endpoint: endpoint.name, environment: environment)
@@ -414,11 +456,12 @@ struct OperationSequence {
     // MARK: The budget
 
     private mutating func take(instance: Int, refresh: Bool) async throws {
+        guard let budgets else { return }
         let index = random.below(buckets.count)
         let budget = buckets[index].budget
         let name =
             "\(budget.endpoint) in \(budget.environment) (\(budget.ratePerSecond) a second, burst \(Int(budget.burst)))"
-        let cache = cache(instance)
+        let cache = budgets.instance(instance)
         let start = timeline
         let token: FleetBudgetToken
         var maximumWait: Double?
