@@ -95,7 +95,7 @@ struct BrokenCachesFailConformanceTests {
         Breakage(
             .lockFreeWriteIgnoresGeneration,
             .conditionalWrites,
-            "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is " + "refused",
+            "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is refused",
             writes
         ),
         Breakage(.budgetPerMillisecond, .fleetBudget, reservedAhead, overBudget),
@@ -157,13 +157,13 @@ struct BrokenCachesFailConformanceTests {
         Breakage(
             .budgetStartsFull,
             .fleetBudget,
-            "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no " + "second token",
+            "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no second token",
             overBudget
         ),
         Breakage(
             .oneBudgetForAll,
             .fleetBudget,
-            "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token " + "is taken",
+            "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token is taken",
             overBudget
         ),
         Breakage(
@@ -244,8 +244,10 @@ struct BrokenCachesFailConformanceTests {
         }
     }
 
+    /// Heavy: 29 whole runs, sequences included, would starve the real-time refill check beside them.
     @Test(
         "every concern but the broken one passes every check: a store is checked for what it provides only",
+        .heavy,
         arguments: breakages
     )
     func brokenConcernLeftOut(_ breakage: Breakage) async throws {
