@@ -196,8 +196,8 @@ public struct SharedGroupsCacheConformance: Sendable {
     /// - Parameters:
     ///   - readsWhenFetchLockTaken: Whether the store's fetch lock reads the answer and generation
     ///     when another process holds it. Default `true`.
-    ///   - concerns: The concerns of a store to check (`SharedCaches(answers: $0, invalidations: $0)`
-    ///     for a store that keeps answers and invalidations).
+    ///   - concerns: The concerns of a store to check (`{ (store: MyStore) in SharedCaches(answers:
+    ///     store, invalidations: store) }` for a store that keeps answers and invalidations).
     ///   - makeSecondInstance: Opens another instance over the storage of the store it is given, or
     ///     `nil` when none can be opened. Default `nil`.
     ///   - makeStore: Returns an empty store; called once per check and per sequence.
