@@ -66,11 +66,9 @@ struct InvalidationCountTests {
 
     /// How a count a process remembers goes missing, back or down.
     enum Mishap: String, CaseIterable, Sendable {
-        /// Read before any invalidation (the read created it), then invalidated, then lost with the
-        /// store (a restart without persistence).
+        /// Read before any invalidation (the read created it), invalidated, then lost with the store.
         case lostAfterFirstRead
-        /// Lost with the store, then invalidated as often again: counted from 0, it would be the
-        /// remembered one again.
+        /// Lost with the store, then invalidated as often again (counted from 0, the remembered one).
         case lostAndInvalidatedAgain
         /// Set back by a replica that lagged one invalidation behind.
         case setBackByLaggingReplica

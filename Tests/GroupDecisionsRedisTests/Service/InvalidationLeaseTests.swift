@@ -97,7 +97,7 @@ struct InvalidationLeaseTests {
     }
 
     @Test(
-        "a hit within the check interval makes no round trip; one after it reads the count alone, and 64 concurrent hits share that one read (real redis-server)",
+        "an uncached decision makes 5 round trips (the answer, the lock with the answer and generation, the 429 gate, a budget token, the write releasing the lock); a hit within the check interval none; one after it reads the count alone, and 64 concurrent hits share that read; another process reads the answer in one",
         .requires(.redisServer),
         arguments: [1, 64]
     )
@@ -125,7 +125,12 @@ struct InvalidationLeaseTests {
         #expect(proxy.roundTrips == 11)
         #expect(try await service.decide("c1").source == .cache)
         #expect(proxy.roundTrips == 11)
+        // Another process finds the answer in one round trip, and the fetch released the lock.
+        let other = try fleetService(source, store, clock: clock)
+        #expect(try await other.decide("c1").decision.capabilities.sorted() == Families.capabilities)
+        #expect(proxy.roundTrips == 12)
         #expect(source.callCount == 2)
+        #expect(try await store.send(["EXISTS", "trips:Sandbox:lock:c1"]) == .integer(0))
     }
 
     @Test(

@@ -19,9 +19,9 @@ import Darwin
 /// while idle (a Redis restart) costing no call: it is noticed and closed, or the call is sent once
 /// more on a connection opened for it.
 @Suite("Redis store's pool: concurrency, closing, cancellation and dead connections")
-struct RedisPoolTests {
+struct RedisConcurrencyTests {
     /// The calls `GroupDecisionService` makes for a customer nobody has cached (see
-    /// `RedisDecisionCallsTests`): the answer (none), the fetch lock with the answer and generation, the
+    /// `RedisRoundTripTests`): the answer (none), the fetch lock with the answer and generation, the
     /// 429 gate, a budget token, the new answer written with the lock's release.
     static func miss(_ store: RedisGroupsCache, customer: String) async throws {
         let first = try await store.answer(anyTransactionID: customer, in: .production)

@@ -13,7 +13,7 @@ import Testing
 /// for Redis five times (counted by a proxy in front of a real redis-server, each time a connection
 /// that was not waiting for a reply sends a call).
 @Suite("Redis store: a decision's calls, the fetch lock in one script with the answer, generation and write")
-struct RedisDecisionCallsTests {
+struct RedisRoundTripTests {
     @Test(
         "lock taken, not taken, answer present, generation moved, write refused after an invalidation still releasing",
         .requires(.redisServer)
@@ -119,42 +119,7 @@ struct RedisDecisionCallsTests {
     }
 
     @Test(
-        "an uncached decision makes 5 round trips: the answer, the lock with the answer and generation, the 429 gate, a budget token, the write releasing the lock",
-        .requires(.redisServer)
-    )
-    func uncachedDecision() async throws {
-        let server = try await RedisServer.start(proxyDelay: .zero)
-        defer { server.stop() }
-        let proxy = try #require(server.proxy)
-        let store = try server.store(prefix: "trips", timeout: .seconds(30))
-        let source = Self.source()
-        let first = try fleetService(source, store)
-        let began = ContinuousClock.now
-        let served = try await first.decide("c1")
-        #expect(served.decision.capabilities.sorted() == Families.capabilities)
-        #expect(proxy.roundTrips == 5)
-        // Kept here: no round trip while the invalidation count read with the answer is recent
-        // (250 ms). A busy machine that took longer rightly reads the count again (or, past the
-        // local time to live, the shared answer), in one; and when that read itself took longer
-        // than the interval (seen in a full run on a loaded machine), the shared answer too.
-        _ = try await first.decide("c1")
-        let afterHit = proxy.roundTrips
-        if ContinuousClock.now - began < first.configuration.sharedCache.invalidationCheckInterval {
-            #expect(afterHit == 5)
-        } else {
-            #expect([5, 6, 7].contains(afterHit))
-        }
-        // Another process finds the answer in one, and the lock was released.
-        let second = try fleetService(source, store)
-        let shared = try await second.decide("c1")
-        #expect(shared.decision.capabilities.sorted() == Families.capabilities)
-        #expect(proxy.roundTrips == afterHit + 1)
-        #expect(source.callCount == 1)
-        #expect(try await store.call([Array("EXISTS".utf8), store.lockKey("c1", .sandbox)], "EXISTS") == .integer(0))
-    }
-
-    @Test(
-        "a store with only the single calls: 8 round trips for the same decision, as before the combined calls",
+        "a store with only the single calls: 8 round trips for an uncached decision, 5 with the combined calls",
         .requires(.redisServer)
     )
     func uncachedDecisionWithSingleCalls() async throws {
@@ -172,5 +137,36 @@ struct RedisDecisionCallsTests {
             ]
         )
         #expect(proxy.roundTrips == 8)
+    }
+
+    @Test(
+        "an uncached decision through a Redis 200 ms away: prints its time with the combined calls and with the single ones",
+        .requires(.redisServer)
+    )
+    func slowRedisTimes() async throws {
+        let server = try await RedisServer.start(proxyDelay: .milliseconds(200))
+        defer { server.stop() }
+        let proxy = try #require(server.proxy)
+        let store = try server.store(prefix: "trips", timeout: .seconds(30))
+        var figures: [String] = []
+        for (name, cache, trips, first) in [
+            ("combined calls", store as any SharedGroupsCache, 5, 0),
+            ("single calls", ScriptedGroupsCache(store), 8, 8),
+        ] {
+            let service = try fleetService(Self.source(), cache)
+            // A first decision opens the connection.
+            _ = try await service.decide("c\(first)")
+            var times: [Duration] = []
+            let before = proxy.roundTrips
+            for run in 1...5 {
+                let start = ContinuousClock.now
+                _ = try await service.decide("c\(first + run)")
+                times.append(start.duration(to: .now))
+            }
+            #expect(proxy.roundTrips - before == 5 * trips, "\(name)")
+            let summary = RedisConcurrencyTests.summary(times)
+            figures.append("Redis 200 ms away, one uncached decision, \(name) (\(trips) round trips): \(summary)")
+        }
+        for figure in figures { print(figure) }
     }
 }
