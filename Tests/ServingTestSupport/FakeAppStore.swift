@@ -64,13 +64,7 @@ package final class ServerProcess: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        var line: [UInt8] = []
-        while !line.contains(UInt8(ascii: "\n")) {
-            let data = try output.fileHandleForReading.readAvailableBytes()
-            if data.isEmpty { break }
-            line += data
-        }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = try readFirstLine(output.fileHandleForReading).line
         guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
             process.terminate()
             throw FakeAppStoreError(message: "the fake server did not start (printed '\(text)')")
@@ -172,6 +166,20 @@ package func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () thro
     }
 }
 
+/// Reads a child's standard output up to its first line (the one naming where it listens): the
+/// line, trimmed, and the bytes that came after it.
+package func readFirstLine(_ output: FileHandle) throws -> (line: String, rest: [UInt8]) {
+    var received: [UInt8] = []
+    while !received.contains(UInt8(ascii: "\n")) {
+        let data = try output.readAvailableBytes()
+        if data.isEmpty { break }
+        received += data
+    }
+    let newline = received.firstIndex(of: UInt8(ascii: "\n")) ?? received.endIndex
+    let line = String(decoding: received[..<newline], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return (line, Array(received[min(newline + 1, received.endIndex)...]))
+}
+
 /// What a finished process printed and how it ended.
 package struct ProcessResult: Sendable {
     package var status: Int32
@@ -248,24 +256,35 @@ package struct FakeAppStoreError: Error, CustomStringConvertible {
     package var description: String { message }
 }
 
-/// A time source whose sleeps return at once and are recorded; `now` is real unless fixed.
+/// A time source that records every wait.
+///
+/// `now` is real, fixed, or (stepping) the start plus every wait so far, so each wait is recorded
+/// exactly however slow the machine; with `spendsWaits` the waits are also spent (on a timer of
+/// their own), so a test can bound the real elapsed time, else they return at once.
 package final class RecordingTimeSource: @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [Duration] = []
-    package let fixedNow: Date?
+    private let fixedNow: Date?
+    private let steppingFrom: Date?
+    private let spendsWaits: Bool
 
-    package init(fixedNow: Date? = nil) {
+    package init(fixedNow: Date? = nil, steppingFrom: Date? = nil, spendsWaits: Bool = false) {
         self.fixedNow = fixedNow
+        self.steppingFrom = steppingFrom
+        self.spendsWaits = spendsWaits
     }
 
-    package var sleeps: [Duration] {
-        lock.withLock { recorded }
-    }
+    package var sleeps: [Duration] { lock.withLock { recorded } }
+
+    package var total: Duration { sleeps.reduce(.zero, +) }
 
     package var timeSource: TimeSource {
         TimeSource(
-            now: { [fixedNow] in fixedNow ?? Date() },
-            sleep: { [self] duration in lock.withLock { recorded.append(duration) } }
+            now: { [self] in steppingFrom.map { $0.addingTimeInterval(total.seconds) } ?? fixedNow ?? Date() },
+            sleep: { [self] duration in
+                if spendsWaits { await sleepOffPool(duration) }
+                lock.withLock { recorded.append(duration) }
+            }
         )
     }
 }

@@ -48,14 +48,7 @@ package final class FaultServer: @unchecked Sendable {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        var received: [UInt8] = []
-        while !received.contains(UInt8(ascii: "\n")) {
-            let data = try output.fileHandleForReading.readAvailableBytes()
-            if data.isEmpty { break }
-            received += data
-        }
-        let newline = received.firstIndex(of: UInt8(ascii: "\n")) ?? received.endIndex
-        let text = String(decoding: received[..<newline], as: UTF8.self)
+        let (text, pending) = try readFirstLine(output.fileHandleForReading)
         guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
             process.terminate()
             throw FakeAppStoreError(message: "the fault server did not start (printed '\(text)')")
@@ -64,7 +57,7 @@ package final class FaultServer: @unchecked Sendable {
         self.process = process
         self.input = input
         self.output = output
-        self.pending = Array(received[min(newline + 1, received.endIndex)...])
+        self.pending = pending
     }
 
     deinit {
@@ -88,100 +81,15 @@ package final class FaultServer: @unchecked Sendable {
     }
 }
 
-/// A loopback port that refuses every connection: a TCP socket bound to it that never listens.
-///
-/// Holding the port bound means no other process can take it while the test runs, and unlike a
-/// stopped server there is no moment when it still accepts.
-package final class RefusingPort: @unchecked Sendable {
-    package let port: Int
-    private let descriptor: Int32
+/// A loopback port that refuses every connection: bound, never listening, and held so no other
+/// process can take it while the test runs.
+package final class RefusingPort: Sendable {
+    private let socket: LoopbackSocket
+    package var port: Int { socket.port }
+    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(filePath: "/") }
 
     package init() throws {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw FakeAppStoreError(message: "socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw FakeAppStoreError(message: "bind() failed: errno \(errno)")
-        }
-        self.descriptor = descriptor
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit {
-        close(descriptor)
-    }
-
-    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)") ?? URL(filePath: "/") }
-}
-
-/// A clock that moves only when the client waits: `now` is the start plus every wait so far.
-///
-/// With ``realSleep`` the waits are also spent, so a test can bound the real elapsed time; either
-/// way each wait is recorded exactly, however slow the machine.
-package final class SteppingTimeSource: @unchecked Sendable {
-    private let lock = NSLock()
-    private var recorded: [Duration] = []
-    private let start: Date
-    private let realSleep: Bool
-
-    package init(start: Date, realSleep: Bool) {
-        self.start = start
-        self.realSleep = realSleep
-    }
-
-    package var sleeps: [Duration] {
-        lock.withLock { recorded }
-    }
-
-    package var timeSource: TimeSource {
-        TimeSource(
-            now: { [self] in
-                let slept = lock.withLock { recorded.reduce(Duration.zero, +) }
-                return start.addingTimeInterval(slept.seconds)
-            },
-            sleep: { [self] duration in
-                if realSleep { await sleepOffPool(duration) }
-                lock.withLock { recorded.append(duration) }
-            }
-        )
-    }
-}
-
-/// The real clock, with every wait spent and recorded.
-package final class SleepingTimeSource: @unchecked Sendable {
-    private let lock = NSLock()
-    private var recorded: [Duration] = []
-
-    package init() {}
-
-    package var sleeps: [Duration] {
-        lock.withLock { recorded }
-    }
-
-    package var total: Duration { sleeps.reduce(.zero, +) }
-
-    package var timeSource: TimeSource {
-        TimeSource(
-            now: { Date() },
-            sleep: { [self] duration in
-                await sleepOffPool(duration)
-                lock.withLock { recorded.append(duration) }
-            }
-        )
+        socket = try LoopbackSocket(refusing: ())
     }
 }
 

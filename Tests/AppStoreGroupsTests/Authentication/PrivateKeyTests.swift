@@ -5,7 +5,7 @@ import Testing
 
 @testable import AppStoreGroups
 
-@Suite("Private keys")
+@Suite("Private keys and the client's configuration")
 struct PrivateKeyTests {
     /// The base64 lines of a PEM: what must never appear in an error.
     static func configure(_ pem: String) -> AppStoreGroupsError? {
@@ -133,5 +133,19 @@ struct PrivateKeyTests {
                 try AppStoreGroupsClient(server: .custom(baseURL: url), credentials: credentials)
             }
         }
+    }
+
+    @Test("the environment maps to the engine's StoreEnvironment")
+    func storeEnvironment() throws {
+        let credentials = try FakeAppStore.credentials()
+        #expect(
+            try AppStoreGroupsClient(server: .production, credentials: credentials).storeEnvironment == .production
+        )
+        #expect(try AppStoreGroupsClient(server: .sandbox, credentials: credentials).storeEnvironment == .sandbox)
+        let proxy = try #require(URL(string: "https://proxy.example.com/apple"))
+        let custom = AppStoreServer.custom(baseURL: proxy, storeEnvironment: .production)
+        #expect(try AppStoreGroupsClient(server: custom, credentials: credentials).storeEnvironment == .production)
+        #expect(AppStoreServer.production.baseURL.absoluteString == "https://api.storekit.apple.com")
+        #expect(AppStoreServer.sandbox.baseURL.absoluteString == "https://api.storekit-sandbox.apple.com")
     }
 }

@@ -28,23 +28,16 @@ struct TokenTests {
         )
     }
 
-    @Test("a client token verifies with Python's cryptography against the public key", .requires(.pythonCryptography))
-    func verifiesIndependently() async throws {
-        let client = try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials())
+    @Test(
+        "a client token verifies with Python's cryptography against the public key; another key's is rejected",
+        .requires(.pythonCryptography),
+        arguments: [("test-key.p8", "verified\n", 0), ("other-key.p8", "rejected: bad signature\n", 1)]
+    )
+    func verifiesIndependently(key: String, output: String, status: Int32) async throws {
+        let client = try AppStoreGroupsClient(server: .sandbox, credentials: FakeAppStore.credentials(key: key))
         let result = try await Self.verifyWithPython(try client.makeToken())
-        #expect(result.standardOutput == "verified\n")
-        #expect(result.status == 0)
-    }
-
-    @Test("the independent verifier rejects a token signed by another key", .requires(.pythonCryptography))
-    func verifierRejectsOtherKey() async throws {
-        let client = try AppStoreGroupsClient(
-            server: .sandbox,
-            credentials: FakeAppStore.credentials(key: "other-key.p8")
-        )
-        let result = try await Self.verifyWithPython(try client.makeToken())
-        #expect(result.standardOutput == "rejected: bad signature\n")
-        #expect(result.status == 1)
+        #expect(result.standardOutput == output)
+        #expect(result.status == status)
     }
 
     @Test("a token signed with a SEC1 (EC PRIVATE KEY) PEM has a valid structure")

@@ -15,210 +15,73 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     var apiErrorMessage: String?
     var attempts: Int
 
-    enum Endpoint: Sendable { case groups, members }
+    init(
+        _ endpoint: Endpoint,
+        _ id: String,
+        _ code: AppStoreGroupsError.Code,
+        _ status: Int,
+        _ apiErrorCode: Int64?,
+        _ apiErrorMessage: String?,
+        _ attempts: Int
+    ) {
+        (self.endpoint, self.id, self.code, self.status) = (endpoint, id, code, status)
+        (self.apiErrorCode, self.apiErrorMessage, self.attempts) = (apiErrorCode, apiErrorMessage, attempts)
+    }
+
+    /// The two endpoints, each called the same way by the tests of what both answer.
+    enum Endpoint: Sendable {
+        case groups, members
+
+        /// Calls the endpoint for `id` (one page of at most five members) and returns how many
+        /// groups or members came.
+        func call(_ client: AppStoreGroupsClient, _ id: String) async throws -> Int {
+            switch self {
+            case .groups: try await client.customerGroups(anyTransactionID: id).groups.count
+            case .members: try await client.groupMembers(groupID: id, limit: 5).members.count
+            }
+        }
+    }
 
     var testDescription: String { "\(endpoint) \(id) → \(code)" }
 }
 
 /// Every documented error status and code, through the real loopback server, on both endpoints.
-@Suite("Error answers")
+@Suite("Error answers", .requires(.pythonCryptography))
 struct ErrorAnswerTests {
+    static let unknown = "A code this client has never heard of."
+    static let retryable = "An unknown error occurred. Please try again."
+    static let notFound = "Transaction id not found."
+    static let invalidToken = "Invalid pagination token."
+    static let expired = "Pagination token expired."
     static let cases: [ErrorCase] = [
-        // Get Customer Groups
-        .init(
-            endpoint: .groups,
-            id: "invalidTransactionId",
-            code: .invalidTransactionID,
-            status: 400,
-            apiErrorCode: 4_000_006,
-            apiErrorMessage: "Invalid transaction id.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .groups,
-            id: "unauthorized",
-            code: .unauthorized,
-            status: 401,
-            apiErrorCode: nil,
-            apiErrorMessage: nil,
-            attempts: 1
-        ),
-        .init(
-            endpoint: .groups,
-            id: "transactionIdNotFound",
-            code: .transactionIDNotFound,
-            status: 404,
-            apiErrorCode: 4_040_010,
-            apiErrorMessage: "Transaction id not found.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .groups,
-            id: "rateLimitExceeded",
-            code: .rateLimitExceeded,
-            status: 429,
-            apiErrorCode: 4_290_000,
-            apiErrorMessage: "Rate limit exceeded.",
-            attempts: 3
-        ),
-        .init(
-            endpoint: .groups,
-            id: "generalInternal",
-            code: .generalInternalError,
-            status: 500,
-            apiErrorCode: 5_000_000,
-            apiErrorMessage: "An unknown error occurred.",
-            attempts: 3
-        ),
-        .init(
-            endpoint: .groups,
-            id: "generalInternalRetryable",
-            code: .generalInternalRetryableError,
-            status: 500,
-            apiErrorCode: 5_000_001,
-            apiErrorMessage: "An unknown error occurred. Please try again.",
-            attempts: 3
-        ),
-        .init(
-            endpoint: .groups,
-            id: "unknownCode",
-            code: .apiError,
-            status: 400,
-            apiErrorCode: 4_000_999,
-            apiErrorMessage: "A code this client has never heard of.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .groups,
-            id: "html_502",
-            code: .apiError,
-            status: 502,
-            apiErrorCode: nil,
-            apiErrorMessage: nil,
-            attempts: 3
-        ),
-        .init(
-            endpoint: .groups,
-            id: "nobody_418",
-            code: .apiError,
-            status: 418,
-            apiErrorCode: nil,
-            apiErrorMessage: nil,
-            attempts: 1
-        ),
-        .init(
-            endpoint: .groups,
-            id: "nobody_429",
-            code: .rateLimitExceeded,
-            status: 429,
-            apiErrorCode: nil,
-            apiErrorMessage: nil,
-            attempts: 3
-        ),
-        // Get Group Members
-        .init(
-            endpoint: .members,
-            id: "invalidGroupId",
-            code: .invalidGroupID,
-            status: 400,
-            apiErrorCode: 4_000_225,
-            apiErrorMessage: "Invalid group id.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .members,
-            id: "invalidLimit",
-            code: .invalidLimit,
-            status: 400,
-            apiErrorCode: 4_000_004,
-            apiErrorMessage: "Invalid limit.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .members,
-            id: "invalidPaginationToken",
-            code: .invalidPaginationToken,
-            status: 400,
-            apiErrorCode: 4_000_014,
-            apiErrorMessage: "Invalid pagination token.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .members,
-            id: "paginationTokenExpired",
-            code: .paginationTokenExpired,
-            status: 400,
-            apiErrorCode: 4_000_017,
-            apiErrorMessage: "Pagination token expired.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .members,
-            id: "unauthorized",
-            code: .unauthorized,
-            status: 401,
-            apiErrorCode: nil,
-            apiErrorMessage: nil,
-            attempts: 1
-        ),
-        .init(
-            endpoint: .members,
-            id: "groupNotFound",
-            code: .groupNotFound,
-            status: 404,
-            apiErrorCode: 4_040_022,
-            apiErrorMessage: "Group not found.",
-            attempts: 1
-        ),
-        .init(
-            endpoint: .members,
-            id: "rateLimitExceeded",
-            code: .rateLimitExceeded,
-            status: 429,
-            apiErrorCode: 4_290_000,
-            apiErrorMessage: "Rate limit exceeded.",
-            attempts: 3
-        ),
-        .init(
-            endpoint: .members,
-            id: "generalInternal",
-            code: .generalInternalError,
-            status: 500,
-            apiErrorCode: 5_000_000,
-            apiErrorMessage: "An unknown error occurred.",
-            attempts: 3
-        ),
-        .init(
-            endpoint: .members,
-            id: "generalInternalRetryable",
-            code: .generalInternalRetryableError,
-            status: 500,
-            apiErrorCode: 5_000_001,
-            apiErrorMessage: "An unknown error occurred. Please try again.",
-            attempts: 3
-        ),
-        .init(
-            endpoint: .members,
-            id: "unknownCode",
-            code: .apiError,
-            status: 400,
-            apiErrorCode: 4_000_999,
-            apiErrorMessage: "A code this client has never heard of.",
-            attempts: 1
-        ),
+        .init(.groups, "invalidTransactionId", .invalidTransactionID, 400, 4_000_006, "Invalid transaction id.", 1),
+        .init(.groups, "unauthorized", .unauthorized, 401, nil, nil, 1),
+        .init(.groups, "transactionIdNotFound", .transactionIDNotFound, 404, 4_040_010, notFound, 1),
+        .init(.groups, "rateLimitExceeded", .rateLimitExceeded, 429, 4_290_000, "Rate limit exceeded.", 3),
+        .init(.groups, "generalInternal", .generalInternalError, 500, 5_000_000, "An unknown error occurred.", 3),
+        .init(.groups, "generalInternalRetryable", .generalInternalRetryableError, 500, 5_000_001, retryable, 3),
+        .init(.groups, "unknownCode", .apiError, 400, 4_000_999, unknown, 1),
+        .init(.groups, "html_502", .apiError, 502, nil, nil, 3),
+        .init(.groups, "nobody_418", .apiError, 418, nil, nil, 1),
+        .init(.groups, "nobody_429", .rateLimitExceeded, 429, nil, nil, 3),
+        .init(.members, "invalidGroupId", .invalidGroupID, 400, 4_000_225, "Invalid group id.", 1),
+        .init(.members, "invalidLimit", .invalidLimit, 400, 4_000_004, "Invalid limit.", 1),
+        .init(.members, "invalidPaginationToken", .invalidPaginationToken, 400, 4_000_014, invalidToken, 1),
+        .init(.members, "paginationTokenExpired", .paginationTokenExpired, 400, 4_000_017, expired, 1),
+        .init(.members, "unauthorized", .unauthorized, 401, nil, nil, 1),
+        .init(.members, "groupNotFound", .groupNotFound, 404, 4_040_022, "Group not found.", 1),
+        .init(.members, "rateLimitExceeded", .rateLimitExceeded, 429, 4_290_000, "Rate limit exceeded.", 3),
+        .init(.members, "generalInternal", .generalInternalError, 500, 5_000_000, "An unknown error occurred.", 3),
+        .init(.members, "generalInternalRetryable", .generalInternalRetryableError, 500, 5_000_001, retryable, 3),
+        .init(.members, "unknownCode", .apiError, 400, 4_000_999, unknown, 1),
     ]
 
-    @Test("status, code, message and attempts are exact", .requires(.pythonCryptography), arguments: cases)
+    @Test("status, code, message and attempts are exact", arguments: cases)
     func errorAnswer(_ expected: ErrorCase) async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
         let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
-        let error = await expectError { () async throws -> Int in
-            switch expected.endpoint {
-            case .groups: try await client.customerGroups(anyTransactionID: expected.id).groups.count
-            case .members: try await client.groupMembers(groupID: expected.id, limit: 5).members.count
-            }
-        }
+        let error = await expectError { try await expected.endpoint.call(client, expected.id) }
         #expect(error?.code == expected.code)
         #expect(error?.httpStatus == expected.status)
         #expect(error?.apiErrorCode == expected.apiErrorCode)
@@ -232,23 +95,47 @@ struct ErrorAnswerTests {
     }
 
     @Test(
-        "429 with a Retry-After that is not a UNIX time in milliseconds backs off like a 500",
-        .requires(.pythonCryptography)
+        "429 with Retry-After past the maximum wait fails at once, carrying the instant",
+        arguments: [(ErrorCase.Endpoint.groups, Int64(60_000)), (.members, 120_000)]
     )
-    func garbageRetryAfter() async throws {
-        // "none" sends no header; "1700000000" is seconds, not milliseconds.
-        for header in ["none", "soon", "5", "1700000000", "-1", "99999999999999999999"] {
-            let server = try await FakeAppStore()
-            let time = RecordingTimeSource()
-            let id = "ratelimitraw_\(header)_1"
-            let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
-            let response = try await client.customerGroups(anyTransactionID: id)
-            #expect(response == .sandboxPlaceholder)
-            #expect(time.sleeps == [.milliseconds(500)], "Retry-After \(header)")
-            #expect(try await server.log().count == 2)
+    func rateLimitTooFar(endpoint: ErrorCase.Endpoint, milliseconds: Int64) async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + milliseconds
+        let error = await expectError {
+            try await endpoint.call(
+                try server.client(retryPolicy: exactRetries, timeSource: time.timeSource),
+                "ratelimit_\(retryAfter)"
+            )
         }
+        #expect(error?.code == .rateLimitExceeded)
+        #expect(error?.httpStatus == 429)
+        #expect(error?.apiErrorCode == 4_290_000)
+        #expect(error?.apiErrorMessage == "Rate limit exceeded.")
+        #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(retryAfter) / 1000))
+        #expect(error?.attempts == 1)
+        #expect(time.sleeps == [])
+        #expect(try await server.log().count == 1)
     }
 
+    @Test(
+        "a malformed 200 is a decoding error carrying the engine's JSON path",
+        arguments: [(ErrorCase.Endpoint.groups, "groups[0].groupId"), (.members, "members[0].appTransactionId")]
+    )
+    func malformedBody(endpoint: ErrorCase.Endpoint, jsonPath: String) async throws {
+        let server = try await FakeAppStore()
+        let error = await expectError { try await endpoint.call(try server.client(), "malformed") }
+        #expect(error?.code == .invalidResponse)
+        #expect(error?.httpStatus == 200)
+        #expect(error?.jsonPath == jsonPath)
+        #expect(error?.attempts == 1)
+        #expect(try await server.log().count == 1)
+    }
+}
+
+/// Apple's error bodies, read without a server.
+@Suite("Apple's error bodies")
+struct ErrorBodyTests {
     @Test("descriptions name the status, Apple's code and name, and Apple's message")
     func description() {
         let error = APIErrorBody.error(

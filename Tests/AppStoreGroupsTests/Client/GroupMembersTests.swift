@@ -7,9 +7,9 @@ import Testing
 @testable import AppStoreGroups
 
 /// Get Group Members through the real loopback server: every row of Apple's table, and pagination.
-@Suite("Get Group Members")
+@Suite("Get Group Members", .requires(.pythonCryptography))
 struct GroupMembersTests {
-    @Test("200: one page decodes exactly; limit is sent, no token on the first page", .requires(.pythonCryptography))
+    @Test("200: one page decodes exactly; limit is sent only when given, no token on the first page")
     func onePage() async throws {
         let server = try await FakeAppStore()
         let page = try await server.client().groupMembers(groupID: "ok", limit: 10)
@@ -26,17 +26,12 @@ struct GroupMembersTests {
         let requests = try await server.log()
         #expect(requests.map(\.path) == ["/groups/v1/group/ok?limit=10"])
         #expect(requests.first?.authorization == "ok")
+        // Without a limit no query is sent.
+        #expect(try await server.client().groupMembers(groupID: "placeholder") == .sandboxPlaceholder)
+        #expect(try await server.log().map(\.path) == ["/groups/v1/group/ok?limit=10", "/groups/v1/group/placeholder"])
     }
 
-    @Test("200: without a limit no query is sent", .requires(.pythonCryptography))
-    func noLimit() async throws {
-        let server = try await FakeAppStore()
-        let page = try await server.client().groupMembers(groupID: "placeholder")
-        #expect(page == .sandboxPlaceholder)
-        #expect(try await server.log().map(\.path) == ["/groups/v1/group/placeholder"])
-    }
-
-    @Test("pagination over three pages keeps limit and passes each token", .requires(.pythonCryptography))
+    @Test("pagination over three pages keeps limit and passes each token, as pages fetched by hand do")
     func threePages() async throws {
         let server = try await FakeAppStore()
         var members: [String] = []
@@ -59,11 +54,7 @@ struct GroupMembersTests {
                 "/groups/v1/group/paged?limit=2&paginationToken=page3%2Ftoken%2B%3D%26x",
             ]
         )
-    }
-
-    @Test("pages fetched one at a time by hand match the sequence", .requires(.pythonCryptography))
-    func manualPages() async throws {
-        let server = try await FakeAppStore()
+        // Pages fetched one at a time by hand match the sequence.
         let client = try server.client()
         let first = try await client.groupMembers(groupID: "paged", limit: 2)
         #expect(first.hasMore)
@@ -73,10 +64,7 @@ struct GroupMembersTests {
         #expect(second.paginationToken == "page3/token+=&x")
     }
 
-    @Test(
-        "a limit that changes between pages is refused by the server (InvalidLimitError)",
-        .requires(.pythonCryptography)
-    )
+    @Test("a limit that changes between pages is refused by the server (InvalidLimitError)")
     func changedLimit() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -88,7 +76,7 @@ struct GroupMembersTests {
         #expect(error?.apiErrorCode == 4_000_004)
     }
 
-    @Test("PaginationTokenExpiredError 4000017 ends the sequence with its error", .requires(.pythonCryptography))
+    @Test("PaginationTokenExpiredError 4000017 ends the sequence with its error")
     func expiredToken() async throws {
         let server = try await FakeAppStore()
         var members: [String] = []
@@ -106,7 +94,7 @@ struct GroupMembersTests {
         #expect(try await server.log().count == 2)
     }
 
-    @Test("hasMore without a paginationToken is an invalid answer", .requires(.pythonCryptography))
+    @Test("hasMore without a paginationToken is an invalid answer")
     func tokenless() async throws {
         let server = try await FakeAppStore()
         let error = await expectError { try await server.client().groupMembers(groupID: "tokenless") }
@@ -115,34 +103,23 @@ struct GroupMembersTests {
     }
 
     @Test(
-        "the same paginationToken twice in a row stops the sequence instead of looping",
-        .requires(.pythonCryptography)
+        "a paginationToken sent before (twice in a row, or a cycle A, B, A) stops the sequence at the first repeat",
+        arguments: [
+            ("loop", ["a1"], 2, ["/groups/v1/group/loop", "/groups/v1/group/loop?paginationToken=same"]),
+            (
+                "cycle", ["c-first", "c-token-a"], 3,
+                [
+                    "/groups/v1/group/cycle", "/groups/v1/group/cycle?paginationToken=token-a",
+                    "/groups/v1/group/cycle?paginationToken=token-b",
+                ]
+            ),
+        ]
     )
-    func loopingToken() async throws {
-        let server = try await FakeAppStore()
-        var count = 0
-        let error = await expectError {
-            for try await _ in try server.client().allGroupMembers(groupID: "loop") { count += 1 }
-        }
-        #expect(error?.code == .invalidResponse)
-        #expect(
-            error?.message
-                == "the App Store sent a paginationToken it had sent before (page 2 repeats an earlier one), "
-                + "so the listing would never end"
-        )
-        #expect(count == 1)
-        #expect(try await server.log().count == 2)
-    }
-
-    @Test(
-        "a pagination cycle longer than one token (A, B, A) stops the sequence at the first repeat",
-        .requires(.pythonCryptography)
-    )
-    func paginationCycle() async throws {
+    func repeatedToken(groupID: String, expected: [String], page: Int, paths: [String]) async throws {
         let server = try await FakeAppStore()
         var members: [String] = []
         let error = await expectError {
-            for try await member in try server.client().allGroupMembers(groupID: "cycle") {
+            for try await member in try server.client().allGroupMembers(groupID: groupID) {
                 members.append(member.appTransactionID)
             }
         }
@@ -150,19 +127,44 @@ struct GroupMembersTests {
         #expect(error?.jsonPath == "paginationToken")
         #expect(
             error?.description
-                == "the App Store sent a paginationToken it had sent before (page 3 repeats an earlier one), "
+                == "the App Store sent a paginationToken it had sent before (page \(page) repeats an earlier one), "
                 + "so the listing would never end (HTTP 200, at paginationToken)"
         )
-        #expect(members == ["c-first", "c-token-a"])
-        #expect(
-            try await server.log().map(\.path) == [
-                "/groups/v1/group/cycle",
-                "/groups/v1/group/cycle?paginationToken=token-a",
-                "/groups/v1/group/cycle?paginationToken=token-b",
-            ]
-        )
+        #expect(members == expected)
+        #expect(try await server.log().map(\.path) == paths)
     }
 
+    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds")
+    func rateLimitThenSuccess() async throws {
+        let server = try await FakeAppStore()
+        let nowMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        let time = RecordingTimeSource(fixedNow: Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000))
+        let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+        let page = try await client.groupMembers(groupID: "ratelimit_\(nowMilliseconds + 2_250)_1", limit: 7)
+        #expect(page.members.count == 2)
+        #expect(time.sleeps == [.milliseconds(2_250)])
+        let requests = try await server.log()
+        #expect(requests.count == 2)
+        #expect(requests.map { $0.query["limit"] } == [["7"], ["7"]])
+    }
+
+    @Test("500 then 200 inside a sequence: the page is retried and the listing completes")
+    func retryInsideSequence() async throws {
+        let server = try await FakeAppStore()
+        let time = RecordingTimeSource()
+        var members: [String] = []
+        let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
+        for try await member in try client.allGroupMembers(groupID: "flaky_generalInternalRetryable_1") {
+            members.append(member.appTransactionID)
+        }
+        #expect(members == ["700000000000000001", "700000000000000002"])
+        #expect(time.sleeps == [.milliseconds(500)])
+    }
+}
+
+/// The listing's own bound, without a server.
+@Suite("Group member listing limit")
+struct GroupMemberLimitTests {
     @Test("a listing that never ends stops at the documented page limit")
     func pageLimit() async throws {
         // A thousand round trips to the Python server take most of a minute on a loaded machine,
@@ -193,65 +195,6 @@ struct GroupMembersTests {
         #expect(GroupMemberSequence.maximumPages == 1_000)
         #expect(count == 999)
         #expect(transport.requests.value == 1_000)
-    }
-
-    @Test("429 RateLimitExceededError 4290000: waits until Retry-After, then succeeds", .requires(.pythonCryptography))
-    func rateLimitThenSuccess() async throws {
-        let server = try await FakeAppStore()
-        let nowMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        let time = RecordingTimeSource(fixedNow: Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000))
-        let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
-        let page = try await client.groupMembers(groupID: "ratelimit_\(nowMilliseconds + 2_250)_1", limit: 7)
-        #expect(page.members.count == 2)
-        #expect(time.sleeps == [.milliseconds(2_250)])
-        let requests = try await server.log()
-        #expect(requests.count == 2)
-        #expect(requests.map { $0.query["limit"] } == [["7"], ["7"]])
-    }
-
-    @Test(
-        "429 with Retry-After past the maximum wait fails at once, carrying the instant",
-        .requires(.pythonCryptography)
-    )
-    func rateLimitTooFar() async throws {
-        let server = try await FakeAppStore()
-        let time = RecordingTimeSource()
-        let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 120_000
-        let error = await expectError {
-            try await server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
-                .groupMembers(groupID: "ratelimit_\(retryAfter)")
-        }
-        #expect(error?.code == .rateLimitExceeded)
-        #expect(error?.httpStatus == 429)
-        #expect(error?.apiErrorCode == 4_290_000)
-        #expect(error?.apiErrorMessage == "Rate limit exceeded.")
-        #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(retryAfter) / 1000))
-        #expect(error?.attempts == 1)
-        #expect(time.sleeps == [])
-    }
-
-    @Test("a malformed page is a decoding error with the engine's JSON path", .requires(.pythonCryptography))
-    func malformed() async throws {
-        let server = try await FakeAppStore()
-        let error = await expectError { try await server.client().groupMembers(groupID: "malformed") }
-        #expect(error?.code == .invalidResponse)
-        #expect(error?.jsonPath == "members[0].appTransactionId")
-    }
-
-    @Test(
-        "500 then 200 inside a sequence: the page is retried and the listing completes",
-        .requires(.pythonCryptography)
-    )
-    func retryInsideSequence() async throws {
-        let server = try await FakeAppStore()
-        let time = RecordingTimeSource()
-        var members: [String] = []
-        let client = try server.client(retryPolicy: exactRetries, timeSource: time.timeSource)
-        for try await member in try client.allGroupMembers(groupID: "flaky_generalInternalRetryable_1") {
-            members.append(member.appTransactionID)
-        }
-        #expect(members == ["700000000000000001", "700000000000000002"])
-        #expect(time.sleeps == [.milliseconds(500)])
     }
 }
 

@@ -9,7 +9,7 @@ import Testing
 /// call must end in the right ``AppStoreGroupsError`` code, after a bounded number of attempts,
 /// within `timeout × attempts + waits` (plus slack for a loaded machine), and no text it produces
 /// may hold the key or a token.
-@Suite("Fetcher faults")
+@Suite("Fetcher faults", .requires(.pythonCryptography))
 struct FetcherFaultTests {
     /// A client for `baseURL` with quick real-time retries.
     static func client(
@@ -36,83 +36,163 @@ struct FetcherFaultTests {
     /// `quickRetries`' waits before the second and third attempts.
     static let quickWaits: [Duration] = [.milliseconds(100), .milliseconds(200)]
 
-    @Test("connection refused: a transport failure after 3 attempts, in bounded time")
-    func connectionRefused() async throws {
+    /// One way the network fails a call, and how the call must end.
+    struct Fault: Sendable, CustomTestStringConvertible {
+        enum Target: Sendable { case refusingPort, fakeAppStore, unresolvableHost, plainHTTP, untrustedTLS }
+
+        var testDescription: String
+        var target: Target
+        var id: String
+        var code: AppStoreGroupsError.Code
+        var status: Int?
+        var attempts: Int
+        var waits: [Duration]
+        var retryAfter: Date?
+        var messagePrefix: String?
+        var timeout: Duration
+        /// Real time each attempt must spend (a timeout's whole length), beside the waits.
+        var spentPerAttempt: Duration
+
+        init(
+            _ name: String,
+            _ target: Target,
+            _ code: AppStoreGroupsError.Code,
+            id: String = "ok",
+            status: Int? = nil,
+            attempts: Int = 3,
+            waits: [Duration] = FetcherFaultTests.quickWaits,
+            retryAfter: Date? = nil,
+            prefix: String? = nil,
+            timeout: Duration = FetcherFaultTests.answerTimeout,
+            spentPerAttempt: Duration = .zero
+        ) {
+            (testDescription, self.target, self.id, self.code, self.status) = (name, target, id, code, status)
+            (self.attempts, self.waits, self.retryAfter, messagePrefix) = (attempts, waits, retryAfter, prefix)
+            (self.timeout, self.spentPerAttempt) = (timeout, spentPerAttempt)
+        }
+    }
+
+    static let faults: [Fault] =
+        [
+            Fault("connection refused", .refusingPort, .transportFailure, prefix: "the request to 127.0.0.1 failed: "),
+            Fault(
+                "connection reset (RST) in the middle of the body",
+                .fakeAppStore,
+                .transportFailure,
+                id: "reset_100"
+            ),
+            // RFC 6761 reserves .invalid: it never resolves, so nothing reaches Apple or anyone else.
+            Fault(
+                "a host that does not resolve (.invalid), named in the message",
+                .unresolvableHost,
+                .transportFailure,
+                id: "2000000123456789",
+                prefix: "the request to api.storekit-sandbox.invalid failed: "
+            ),
+            Fault("https to a port that speaks plain HTTP: nothing but TLS is sent", .plainHTTP, .transportFailure),
+            // The alert ends each attempt at once; the timeout is wide because a handshake with a
+            // Python server under two busy loops and a full test run once took over 3 seconds.
+            Fault("https to a self-signed certificate", .untrustedTLS, .transportFailure, timeout: .seconds(20)),
+            // One byte every 100 ms for 600 bytes: never idle for the timeout, but a minute in all.
+            Fault(
+                "slow loris: a body trickled a byte at a time times out per attempt, however busy the line",
+                .fakeAppStore,
+                .timeout,
+                id: "trickle_100_600",
+                timeout: .seconds(2),
+                spentPerAttempt: .seconds(2)
+            ),
+            Fault(
+                "429 with the largest Retry-After the client reads (year 33658): fails at once, keeps the instant",
+                .fakeAppStore,
+                .rateLimitExceeded,
+                id: "ratelimit_999999999999999",
+                status: 429,
+                attempts: 1,
+                waits: [],
+                retryAfter: Date(timeIntervalSince1970: 999_999_999_999.999)
+            ),
+            // September 2001: the earliest instant the client believes.
+            Fault(
+                "429 every time with a Retry-After in the past: retried at once",
+                .fakeAppStore,
+                .rateLimitExceeded,
+                id: "ratelimit_1000000000000",
+                status: 429,
+                waits: [.zero, .zero],
+                retryAfter: Date(timeIntervalSince1970: 1_000_000_000)
+            ),
+        ]
+        + garbageRetryAfter.map { header in
+            let hex = header.utf8.map { String(format: "%02x", $0) }.joined()
+            let name = "429 with the garbage Retry-After \(header.debugDescription): backoff, no instant"
+            return Fault(name, .fakeAppStore, .rateLimitExceeded, id: "ratelimithex_\(hex)", status: 429)
+        }
+
+    /// `Retry-After` values that are not a UNIX time in milliseconds ("" sends an empty header).
+    static let garbageRetryAfter = [
+        "1.5", "1700000000123.5", "-1", "-1700000000123", "+1700000000123", "30", "120", "1700000000", "1e3",
+        "0x18BCFE56800", "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999", "9999999999999999", "", "soon", "5",
+    ]
+
+    @Test(
+        "the call ends in the right code after bounded attempts and waits, in bounded time, holding no secret",
+        arguments: faults
+    )
+    func fault(_ fault: Fault) async throws {
         let refusing = try RefusingPort()
-        let time = SleepingTimeSource()
-        let client = try Self.client(refusing.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
+        let store = try await (fault.target == .fakeAppStore ? FakeAppStore() : nil)
+        let faultServer: FaultServer? =
+            switch fault.target {
+            case .plainHTTP: try await FaultServer.start(.plain)
+            case .untrustedTLS: try await FaultServer.start(.tls)
+            default: nil
+            }
+        let baseURL =
+            switch fault.target {
+            case .refusingPort: refusing.baseURL
+            case .fakeAppStore: try #require(store).baseURL
+            case .unresolvableHost: try #require(URL(string: "https://api.storekit-sandbox.invalid"))
+            case .plainHTTP, .untrustedTLS: try #require(faultServer).baseURL
+            }
+        let time = RecordingTimeSource(spendsWaits: true)
+        let client = try Self.client(baseURL, timeout: fault.timeout, timeSource: time.timeSource)
         let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "ok") }
+            await expectError { try await client.customerGroups(anyTransactionID: fault.id) }
         }
-        #expect(error?.code == .transportFailure)
-        #expect(error?.attempts == 3)
-        #expect(error?.httpStatus == nil)
-        #expect(error?.message.hasPrefix("the request to 127.0.0.1 failed: ") == true)
-        #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
-        try SecretScan().check(error)
-        withExtendedLifetime(refusing) {}
+        #expect(error?.code == fault.code)
+        #expect(error?.httpStatus == fault.status)
+        #expect(error?.attempts == fault.attempts)
+        #expect(error?.retryAfter == fault.retryAfter)
+        if let prefix = fault.messagePrefix { #expect(error?.message.hasPrefix(prefix) == true) }
+        #expect(time.sleeps == fault.waits)
+        #expect(elapsed >= fault.spentPerAttempt * fault.attempts + time.total)
+        #expect(elapsed < failureBound(timeout: fault.timeout, attempts: fault.attempts, waits: time.total))
+        var scan = try SecretScan()
+        if let store {
+            let requests = try await store.log(count: fault.attempts)
+            #expect(requests.map(\.authorization) == Array(repeating: "ok", count: fault.attempts))
+            scan = try SecretScan(tokens: requests.compactMap(\.token))
+        }
+        if let events = try await faultServer?.stop() {
+            try Self.checkNothingSentInTheClear(events, plain: fault.target == .plainHTTP, scan: scan)
+        }
+        scan.check(error)
     }
 
-    @Test(
-        "connection reset (RST) in the middle of the body: a transport failure after 3 attempts",
-        .requires(.pythonCryptography)
-    )
-    func resetMidBody() async throws {
-        let server = try await FakeAppStore()
-        let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "reset_100") }
+    /// Checks that nothing crossed the wire in the clear.
+    ///
+    /// A plain server saw one connection per attempt, each sending a TLS handshake record (0x16,
+    /// version 3.x), never an HTTP request: the Authorization header never crossed the wire in the
+    /// clear. A TLS server saw the client judge its certificate and refuse it with an alert: no
+    /// handshake completed, so no request (and no token) ever went out.
+    static func checkNothingSentInTheClear(_ events: [FaultServerEvent], plain: Bool, scan: SecretScan) throws {
+        guard plain else {
+            #expect(events.map(\.event) == ["handshake-failed", "handshake-failed", "handshake-failed"])
+            for event in events { #expect(event.reason?.contains("ALERT") == true, "\(event.reason ?? "no reason")") }
+            return
         }
-        #expect(error?.code == .transportFailure)
-        #expect(error?.attempts == 3)
-        #expect(error?.httpStatus == nil)
-        #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
-        let requests = try await server.log(count: 3)
-        #expect(requests.map(\.authorization) == ["ok", "ok", "ok"])
-        try SecretScan(tokens: requests.compactMap(\.token)).check(error)
-    }
-
-    @Test("a host that does not resolve (.invalid): a transport failure naming the host, after 3 attempts")
-    func dnsFailure() async throws {
-        let time = SleepingTimeSource()
-        // RFC 6761 reserves .invalid: it never resolves, so nothing reaches Apple or anyone else.
-        let url = try #require(URL(string: "https://api.storekit-sandbox.invalid"))
-        let client = try Self.client(url, timeout: Self.answerTimeout, timeSource: time.timeSource)
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "2000000123456789") }
-        }
-        #expect(error?.code == .transportFailure)
-        #expect(error?.attempts == 3)
-        #expect(error?.message.hasPrefix("the request to api.storekit-sandbox.invalid failed: ") == true)
-        #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
-        try SecretScan().check(error)
-    }
-
-    @Test(
-        "https to a port that speaks plain HTTP: the handshake fails closed; nothing but TLS is sent",
-        .requires(.pythonCryptography)
-    )
-    func tlsToPlainHTTP() async throws {
-        let server = try await FaultServer.start(.plain)
-        let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "ok") }
-        }
-        let events = try await server.stop()
-        #expect(error?.code == .transportFailure)
-        #expect(error?.attempts == 3)
-        #expect(error?.httpStatus == nil)
-        #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
-        // Each attempt opened one connection and sent a TLS handshake record (0x16, version 3.x),
-        // never an HTTP request: the Authorization header never crossed the wire in the clear.
         #expect(events.map(\.event) == ["connection", "connection", "connection"])
-        let scan = try SecretScan()
         for event in events {
             #expect(Array(event.data.prefix(2)) == [0x16, 0x03])
             let text = String(decoding: event.data, as: UTF8.self)
@@ -121,211 +201,83 @@ struct FetcherFaultTests {
             }
             scan.check(text, "what the plain HTTP server received")
         }
-        scan.check(error)
     }
 
-    @Test(
-        "https to a server with a self-signed certificate: not trusted, fails closed, no request sent",
-        .requires(.pythonCryptography)
-    )
-    func tlsUntrustedCertificate() async throws {
-        let server = try await FaultServer.start(.tls)
-        let time = SleepingTimeSource()
-        // The alert ends each attempt at once; the timeout is wide because a handshake with a
-        // Python server under two busy loops and a full test run once took over 3 seconds.
-        let client = try Self.client(server.baseURL, timeout: .seconds(20), timeSource: time.timeSource)
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "ok") }
-        }
-        let events = try await server.stop()
-        #expect(error?.code == .transportFailure)
-        #expect(error?.attempts == 3)
-        #expect(error?.httpStatus == nil)
-        #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: .seconds(20), attempts: 3, waits: time.total))
-        // The client got as far as judging the certificate and refused it with an alert; no
-        // handshake completed, so no request (and no token) ever went out.
-        #expect(events.map(\.event) == ["handshake-failed", "handshake-failed", "handshake-failed"])
-        for event in events {
-            #expect(event.reason?.contains("ALERT") == true, "\(event.reason ?? "no reason")")
-        }
-        try SecretScan().check(error)
-    }
-
-    @Test(
-        "slow loris: a body trickled a byte at a time times out per attempt, however busy the line",
-        .requires(.pythonCryptography)
-    )
-    func slowLoris() async throws {
-        let server = try await FakeAppStore()
-        let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: .seconds(2), timeSource: time.timeSource)
-        // One byte every 100 ms for 600 bytes: never idle for the timeout, but a minute in all.
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "trickle_100_600") }
-        }
-        #expect(error?.code == .timeout)
-        #expect(error?.attempts == 3)
-        #expect(error?.httpStatus == nil)
-        #expect(time.sleeps == Self.quickWaits)
-        // Each attempt spent its whole timeout, and no more.
-        #expect(elapsed >= .seconds(6) + time.total)
-        #expect(elapsed < failureBound(timeout: .seconds(2), attempts: 3, waits: time.total))
-        let requests = try await server.log(count: 3)
-        #expect(requests.map(\.authorization) == ["ok", "ok", "ok"])
-        try SecretScan(tokens: requests.compactMap(\.token)).check(error)
-    }
-
-    /// A 429 storm whose every `Retry-After` is close enough to honour.
+    /// A 429 storm whose every `Retry-After` (the n-th answer names start + n × step) is close
+    /// enough to honour, and how many attempts the policy makes of it.
     struct Storm: Sendable, CustomTestStringConvertible {
-        var maximumAttempts: Int
-        var maximumTotalWait: Duration
+        var testDescription: String
+        var policy: RetryPolicy
+        var step: Duration = .milliseconds(400)
+        /// Whether the waits are spent in real time (else only recorded).
+        var spendsWaits = true
         var attempts: Int
-        var testDescription: String {
-            "at most \(maximumAttempts) attempts, \(maximumTotalWait) of waits → \(attempts) attempts"
+
+        static func quick(maximumAttempts: Int, maximumTotalWait: Duration) -> RetryPolicy {
+            RetryPolicy(
+                maximumAttempts: maximumAttempts,
+                maximumRateLimitWait: .seconds(5),
+                maximumTotalWait: maximumTotalWait,
+                initialBackoff: .milliseconds(100),
+                jitter: 0
+            )
         }
     }
 
     @Test(
         "a 429 storm ends after bounded attempts and a bounded total wait, honouring each Retry-After",
-        .requires(.pythonCryptography),
         arguments: [
-            // The total-wait bound stops it: a third 400 ms wait would pass 1 s.
-            Storm(maximumAttempts: 10, maximumTotalWait: .seconds(1), attempts: 3),
-            // The attempt bound stops it first.
-            Storm(maximumAttempts: 4, maximumTotalWait: .seconds(30), attempts: 4),
+            Storm(
+                testDescription: "the total-wait bound stops it: a third 400 ms wait would pass 1 s",
+                policy: Storm.quick(maximumAttempts: 10, maximumTotalWait: .seconds(1)),
+                attempts: 3
+            ),
+            Storm(
+                testDescription: "the attempt bound stops it first",
+                policy: Storm.quick(maximumAttempts: 4, maximumTotalWait: .seconds(30)),
+                attempts: 4
+            ),
+            // 20 s each is within maximumRateLimitWait (30 s), but two would pass maximumTotalWait (30 s).
+            Storm(
+                testDescription: "the default policy waits at most 30 s in all, even when each wait is allowed",
+                policy: .default,
+                step: .seconds(20),
+                spendsWaits: false,
+                attempts: 2
+            ),
         ]
     )
     func rateLimitStorm(_ storm: Storm) async throws {
         let server = try await FakeAppStore()
         let startMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         let start = Date(timeIntervalSince1970: Double(startMilliseconds) / 1000)
-        let time = SteppingTimeSource(start: start, realSleep: true)
-        let policy = RetryPolicy(
-            maximumAttempts: storm.maximumAttempts,
-            maximumRateLimitWait: .seconds(5),
-            maximumTotalWait: storm.maximumTotalWait,
-            initialBackoff: .milliseconds(100),
-            jitter: 0
-        )
+        // This client's clock moves only by its waits.
+        let time = RecordingTimeSource(steppingFrom: start, spendsWaits: storm.spendsWaits)
         let client = try Self.client(
             server.baseURL,
             timeout: Self.answerTimeout,
-            retryPolicy: policy,
+            retryPolicy: storm.policy,
             timeSource: time.timeSource
         )
-        // The n-th answer names start + n × 400 ms; this client's clock moves only by its waits.
+        let step = Int64(storm.step.seconds * 1000)
         let (error, elapsed) = await timed {
             await expectError {
-                try await client.customerGroups(anyTransactionID: "ratelimitstep_\(startMilliseconds)_400")
+                try await client.customerGroups(anyTransactionID: "ratelimitstep_\(startMilliseconds)_\(step)")
             }
         }
-        let waits = Array(repeating: Duration.milliseconds(400), count: storm.attempts - 1)
+        let waits = Array(repeating: storm.step, count: storm.attempts - 1)
         #expect(error?.code == .rateLimitExceeded)
         #expect(error?.httpStatus == 429)
         #expect(error?.attempts == storm.attempts)
-        let lastInstant = startMilliseconds + 400 * Int64(storm.attempts)
+        let lastInstant = startMilliseconds + step * Int64(storm.attempts)
         #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(lastInstant) / 1000))
         #expect(time.sleeps == waits)
-        #expect(elapsed >= waits.reduce(.zero, +))
+        if storm.spendsWaits { #expect(elapsed >= waits.reduce(.zero, +)) }
         #expect(
             elapsed < failureBound(timeout: Self.answerTimeout, attempts: storm.attempts, waits: waits.reduce(.zero, +))
         )
         let requests = try await server.log(count: storm.attempts)
         #expect(requests.count == storm.attempts)
         try SecretScan(tokens: requests.compactMap(\.token)).check(error)
-    }
-
-    @Test(
-        "with the default policy a 429 storm waits at most 30 s in all, even when each wait is allowed",
-        .requires(.pythonCryptography)
-    )
-    func rateLimitStormDefaultTotal() async throws {
-        let server = try await FakeAppStore()
-        let startMilliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        let start = Date(timeIntervalSince1970: Double(startMilliseconds) / 1000)
-        // Waits are recorded, not spent: 20 s each is within maximumRateLimitWait (30 s), but two
-        // of them would pass maximumTotalWait (30 s).
-        let time = SteppingTimeSource(start: start, realSleep: false)
-        let client = try Self.client(
-            server.baseURL,
-            timeout: Self.answerTimeout,
-            retryPolicy: .default,
-            timeSource: time.timeSource
-        )
-        let error = await expectError {
-            try await client.customerGroups(anyTransactionID: "ratelimitstep_\(startMilliseconds)_20000")
-        }
-        #expect(error?.code == .rateLimitExceeded)
-        #expect(error?.attempts == 2)
-        #expect(error?.retryAfter == Date(timeIntervalSince1970: Double(startMilliseconds + 40_000) / 1000))
-        #expect(time.sleeps == [.seconds(20)])
-        #expect(try await server.log(count: 2).count == 2)
-    }
-
-    /// `Retry-After` values that are not a UNIX time in milliseconds.
-    static let garbageRetryAfter = [
-        "1.5", "1700000000123.5", "-1", "-1700000000123", "+1700000000123", "30", "120", "1700000000", "1e3",
-        "0x18BCFE56800", "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999", "9999999999999999", "",
-    ]
-
-    @Test(
-        "429 every time with a garbage Retry-After: backoff, 3 attempts, no instant",
-        .requires(.pythonCryptography),
-        arguments: garbageRetryAfter
-    )
-    func garbageRetryAfterStorm(_ header: String) async throws {
-        let server = try await FakeAppStore()
-        let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
-        let hex = header.utf8.map { String(format: "%02x", $0) }.joined()
-        let id = "ratelimithex_\(hex)"
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: id) }
-        }
-        #expect(error?.code == .rateLimitExceeded)
-        #expect(error?.attempts == 3)
-        #expect(error?.retryAfter == nil)
-        #expect(time.sleeps == Self.quickWaits)
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: time.total))
-        let requests = try await server.log(count: 3)
-        #expect(requests.count == 3)
-        try SecretScan(tokens: requests.compactMap(\.token)).check(error)
-    }
-
-    @Test(
-        "429 with the largest Retry-After the client reads (year 33658): fails at once, keeps the instant",
-        .requires(.pythonCryptography)
-    )
-    func hugeRetryAfter() async throws {
-        let server = try await FakeAppStore()
-        let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "ratelimit_999999999999999") }
-        }
-        #expect(error?.code == .rateLimitExceeded)
-        #expect(error?.attempts == 1)
-        #expect(error?.retryAfter == Date(timeIntervalSince1970: 999_999_999_999.999))
-        #expect(time.sleeps == [])
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 1, waits: .zero))
-        try SecretScan(tokens: try await server.log(count: 1).compactMap(\.token)).check(error)
-    }
-
-    @Test("429 every time with a Retry-After in the past: retried at once, 3 attempts", .requires(.pythonCryptography))
-    func pastRetryAfter() async throws {
-        let server = try await FakeAppStore()
-        let time = SleepingTimeSource()
-        let client = try Self.client(server.baseURL, timeout: Self.answerTimeout, timeSource: time.timeSource)
-        // September 2001: the earliest instant the client believes.
-        let (error, elapsed) = await timed {
-            await expectError { try await client.customerGroups(anyTransactionID: "ratelimit_1000000000000") }
-        }
-        #expect(error?.code == .rateLimitExceeded)
-        #expect(error?.attempts == 3)
-        #expect(error?.retryAfter == Date(timeIntervalSince1970: 1_000_000_000))
-        #expect(time.sleeps == [.zero, .zero])
-        #expect(elapsed < failureBound(timeout: Self.answerTimeout, attempts: 3, waits: .zero))
-        try SecretScan(tokens: try await server.log(count: 3).compactMap(\.token)).check(error)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
 import Testing
@@ -40,75 +39,80 @@ struct RetryPolicyTests {
         #expect(sleeps.last.map { $0 > .milliseconds(500) && $0 <= .seconds(1) } == true)
     }
 
-    @Test(
-        "backoffs count toward maximumTotalWait: the wait that would pass it is not made",
-        .requires(.pythonCryptography)
+    static let totalTwoSeconds = RetryPolicy(
+        maximumAttempts: 10,
+        maximumTotalWait: .seconds(2),
+        initialBackoff: .milliseconds(500),
+        maximumBackoff: .seconds(8),
+        jitter: 0
     )
-    func totalWaitBoundsBackoff() async throws {
+    static let totalExactly = RetryPolicy(
+        maximumAttempts: 3,
+        maximumTotalWait: .milliseconds(1_500),
+        initialBackoff: .milliseconds(500),
+        jitter: 0
+    )
+    static let totalZero = RetryPolicy(maximumAttempts: 3, maximumTotalWait: .zero, jitter: 0)
+    /// Long waits, spent on the stepping clock only, so the attempts' real time is nothing beside
+    /// them (and short enough for the tokens' iat to pass the server's check).
+    static let callFiftySeconds = RetryPolicy(
+        maximumTotalWait: .seconds(600),
+        initialBackoff: .seconds(20),
+        maximumBackoff: .seconds(600),
+        jitter: 0,
+        maximumCallDuration: .seconds(50)
+    )
+    /// Only the call's bound stops the wait: the waits may last two hours, the Retry-After is an
+    /// hour away, and the call may take a minute (which no first attempt reaches on a busy machine).
+    static let callOneMinute = RetryPolicy(
+        maximumRateLimitWait: .seconds(7200),
+        maximumTotalWait: .seconds(7200),
+        maximumCallDuration: .seconds(60)
+    )
+
+    /// Each row: the policy, the fake's answer, then the error's code, its attempts, the waits made,
+    /// and whether the error carries Apple's instant.
+    @Test(
+        "the policy's bounds on waits and on the call end a call to the real server where they say",
+        .requires(.pythonCryptography),
+        arguments: [
+            // Backoffs count toward maximumTotalWait: 0.5 s + 1 s; the next (2 s) would make 3.5 s.
+            (totalTwoSeconds, "generalInternal", .generalInternalError, 3, [.milliseconds(500), .seconds(1)], false),
+            // A wait that exactly reaches maximumTotalWait is made.
+            (totalExactly, "generalInternal", .generalInternalError, 3, [.milliseconds(500), .seconds(1)], false),
+            // maximumTotalWait zero: nothing is retried after a wait, but immediate retries still
+            // are (a Retry-After already past asks for no wait at all).
+            (totalZero, "generalInternal", .generalInternalError, 1, [], false),
+            (totalZero, "ratelimit_1000000000000", .rateLimitExceeded, 3, [.zero, .zero], true),
+            // maximumCallDuration: 20 s is made; the next backoff (40 s) would end at 60 s, past it.
+            (callFiftySeconds, "generalInternal", .generalInternalError, 2, [.seconds(20)], false),
+            // maximumCallDuration: a Retry-After past it ends the call at once with the instant.
+            (callOneMinute, "ratelimitin_3600000", .rateLimitExceeded, 1, [], true),
+        ] as [(RetryPolicy, String, AppStoreGroupsError.Code, Int, [Duration], Bool)]
+    )
+    func bounds(
+        policy: RetryPolicy,
+        id: String,
+        code: AppStoreGroupsError.Code,
+        attempts: Int,
+        sleeps: [Duration],
+        carriesInstant: Bool
+    ) async throws {
         let server = try await FakeAppStore()
-        let time = RecordingTimeSource()
-        let policy = RetryPolicy(
-            maximumAttempts: 10,
-            maximumTotalWait: .seconds(2),
-            initialBackoff: .milliseconds(500),
-            maximumBackoff: .seconds(8),
-            jitter: 0
-        )
+        // A clock that moves only by the waits, as if each were spent.
+        let time = RecordingTimeSource(steppingFrom: Date())
         let error = await expectError {
             try await server.client(retryPolicy: policy, timeSource: time.timeSource)
-                .customerGroups(anyTransactionID: "generalInternal")
+                .customerGroups(anyTransactionID: id)
         }
-        // 0.5 s + 1 s = 1.5 s; the next backoff (2 s) would make 3.5 s.
-        #expect(error?.code == .generalInternalError)
-        #expect(error?.attempts == 3)
-        #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
-        #expect(try await server.log().count == 3)
+        #expect(error?.code == code)
+        #expect(error?.attempts == attempts)
+        #expect((error?.retryAfter != nil) == carriesInstant)
+        #expect(time.sleeps == sleeps)
+        #expect(try await server.log(count: attempts).count == attempts)
     }
 
-    @Test("a wait that exactly reaches maximumTotalWait is made", .requires(.pythonCryptography))
-    func totalWaitInclusive() async throws {
-        let server = try await FakeAppStore()
-        let time = RecordingTimeSource()
-        let policy = RetryPolicy(
-            maximumAttempts: 3,
-            maximumTotalWait: .milliseconds(1_500),
-            initialBackoff: .milliseconds(500),
-            jitter: 0
-        )
-        let error = await expectError {
-            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
-                .customerGroups(anyTransactionID: "generalInternal")
-        }
-        #expect(error?.attempts == 3)
-        #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
-    }
-
-    @Test(
-        "maximumTotalWait zero: nothing is retried after a wait, but immediate retries still are",
-        .requires(.pythonCryptography)
-    )
-    func zeroTotalWait() async throws {
-        let server = try await FakeAppStore()
-        let time = RecordingTimeSource()
-        let policy = RetryPolicy(maximumAttempts: 3, maximumTotalWait: .zero, jitter: 0)
-        let backoff = await expectError {
-            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
-                .customerGroups(anyTransactionID: "generalInternal")
-        }
-        #expect(backoff?.attempts == 1)
-        // A Retry-After already past asks for no wait at all.
-        let past = await expectError {
-            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
-                .customerGroups(anyTransactionID: "ratelimit_1000000000000")
-        }
-        #expect(past?.attempts == 3)
-        #expect(time.sleeps == [.zero, .zero])
-    }
-
-    @Test(
-        "maximumCallDuration cuts an attempt's timeout to the time left",
-        .requires(.pythonCryptography)
-    )
+    @Test("maximumCallDuration cuts an attempt's timeout to the time left", .requires(.pythonCryptography))
     func callDurationCutsTimeout() async throws {
         let server = try await FakeAppStore()
         let policy = RetryPolicy(maximumCallDuration: .seconds(1))
@@ -120,57 +124,6 @@ struct RetryPolicyTests {
         // Without the bound the attempt waits out the server's 4 s and succeeds.
         #expect(error?.code == .timeout)
         #expect(error?.attempts == 1)
-    }
-
-    @Test(
-        "maximumCallDuration: a backoff that would reach it is not made",
-        .requires(.pythonCryptography)
-    )
-    func callDurationBoundsBackoff() async throws {
-        let server = try await FakeAppStore()
-        let clock = ManualClock(Date())
-        // Long waits, spent on the manual clock only, so the attempts' real time is nothing beside
-        // them (and short enough for the tokens' iat to pass the server's check).
-        let policy = RetryPolicy(
-            maximumTotalWait: .seconds(600),
-            initialBackoff: .seconds(20),
-            maximumBackoff: .seconds(600),
-            jitter: 0,
-            maximumCallDuration: .seconds(50)
-        )
-        let error = await expectError {
-            try await server.client(retryPolicy: policy, timeSource: clock.timeSource)
-                .customerGroups(anyTransactionID: "generalInternal")
-        }
-        // 20 s is made; the next backoff (40 s) would end at 60 s, past the bound.
-        #expect(error?.code == .generalInternalError)
-        #expect(error?.attempts == 2)
-        #expect(clock.sleeps == [.seconds(20)])
-        #expect(try await server.log().count == 2)
-    }
-
-    @Test(
-        "maximumCallDuration: a Retry-After past it ends the call at once with the instant",
-        .requires(.pythonCryptography)
-    )
-    func callDurationBoundsRetryAfter() async throws {
-        let server = try await FakeAppStore()
-        let time = RecordingTimeSource()
-        // Only the call's bound stops the wait: the waits may last two hours, the Retry-After is an
-        // hour away, and the call may take a minute (which no first attempt reaches on a busy machine).
-        let policy = RetryPolicy(
-            maximumRateLimitWait: .seconds(7200),
-            maximumTotalWait: .seconds(7200),
-            maximumCallDuration: .seconds(60)
-        )
-        let error = await expectError {
-            try await server.client(retryPolicy: policy, timeSource: time.timeSource)
-                .customerGroups(anyTransactionID: "ratelimitin_3600000")
-        }
-        #expect(error?.code == .rateLimitExceeded)
-        #expect(error?.attempts == 1)
-        #expect(error?.retryAfter != nil)
-        #expect(time.sleeps == [])
     }
 
     @Test("defaults and none")

@@ -10,38 +10,26 @@ import Testing
 @Suite("Transport")
 struct TransportTests {
     @Test(
-        "an answer slower than the timeout is a timeout; with no retries, one attempt",
-        .requires(.pythonCryptography)
+        "an answer slower than the timeout is a timeout, retried with backoff unless retries are off",
+        .requires(.pythonCryptography),
+        arguments: [(RetryPolicy.none, 1, [Duration]()), (exactRetries, 3, [.milliseconds(500), .seconds(1)])]
     )
-    func slowAnswer() async throws {
-        let server = try await FakeAppStore()
-        let started = ContinuousClock.now
-        let error = await expectError {
-            try await server.client(retryPolicy: .none, timeout: .seconds(1))
-                .customerGroups(anyTransactionID: "slow_10000")
-        }
-        let elapsed = ContinuousClock.now - started
-        #expect(error?.code == .timeout)
-        #expect(error?.httpStatus == nil)
-        #expect(error?.attempts == 1)
-        // The server answers after 10 s, so a timeout error proves the client gave up first; no
-        // upper bound on the elapsed time, which other suites' CPU load could stretch.
-        #expect(elapsed >= .seconds(1))
-        #expect(try await server.log(count: 1).count == 1)
-    }
-
-    @Test("timeouts are retried with backoff", .requires(.pythonCryptography))
-    func slowAnswerRetried() async throws {
+    func slowAnswer(policy: RetryPolicy, attempts: Int, waits: [Duration]) async throws {
         let server = try await FakeAppStore()
         let time = RecordingTimeSource()
+        let started = ContinuousClock.now
         let error = await expectError {
-            try await server.client(retryPolicy: exactRetries, timeout: .seconds(1), timeSource: time.timeSource)
+            try await server.client(retryPolicy: policy, timeout: .seconds(1), timeSource: time.timeSource)
                 .customerGroups(anyTransactionID: "slow_10000")
         }
         #expect(error?.code == .timeout)
-        #expect(error?.attempts == 3)
-        #expect(time.sleeps == [.milliseconds(500), .seconds(1)])
-        #expect(try await server.log(count: 3).count == 3)
+        #expect(error?.httpStatus == nil)
+        #expect(error?.attempts == attempts)
+        #expect(time.sleeps == waits)
+        // The server answers after 10 s, so a timeout error proves the client gave up first; no
+        // upper bound on the elapsed time, which other suites' CPU load could stretch.
+        #expect(ContinuousClock.now - started >= .seconds(1))
+        #expect(try await server.log(count: attempts).count == attempts)
     }
 
     @Test("an answer within the timeout succeeds", .requires(.pythonCryptography))
@@ -51,10 +39,15 @@ struct TransportTests {
         #expect(response == .sandboxPlaceholder)
     }
 
-    @Test("a body over 1 MiB announced by Content-Length is rejected and not retried", .requires(.pythonCryptography))
-    func oversizedByContentLength() async throws {
+    @Test(
+        "a body over 1 MiB announced by Content-Length (up to 10^23) is rejected at once: no wait for it, no retry",
+        .requires(.pythonCryptography),
+        arguments: ["oversized", "hugelength"]
+    )
+    func oversizedByContentLength(id: String) async throws {
         let server = try await FakeAppStore()
-        let error = await expectError { try await server.client().customerGroups(anyTransactionID: "oversized") }
+        // A client that waited for the body would time out instead.
+        let error = await expectError { try await server.client().customerGroups(anyTransactionID: id) }
         #expect(error?.code == .responseTooLarge)
         #expect(error?.message == "the answer's body is larger than 1048576 bytes")
         #expect(error?.attempts == 1)
