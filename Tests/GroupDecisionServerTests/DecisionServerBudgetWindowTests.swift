@@ -13,7 +13,12 @@ import Testing
 /// cut-off servers added a bucket of their own each: the busiest window held 27, 32 and 39 with
 /// one, two and three refused. A server whose Redis answers every call 200 ms late (slow, not cut
 /// off) still takes its tokens from Redis.
-@Suite("Decision server: fleet budget with servers cut off from Redis", .heavy)
+@Suite(
+    "Decision server: fleet budget with servers cut off from Redis",
+    .heavy,
+    .requires(.pythonCryptography),
+    .requires(.redisServer)
+)
 struct DecisionServerBudgetWindowTests {
     static let rate = 2
     static let window: Int64 = 10_000
@@ -32,8 +37,6 @@ struct DecisionServerBudgetWindowTests {
 
     @Test(
         "four servers, 1, 2 or 3 cut off: at most the budget plus one burst in any 10 s, none from a cut-off server",
-        .requires(.pythonCryptography),
-        .requires(.redisServer),
         arguments: [(1, Link.refused), (2, .refused), (3, .refused), (2, .silent), (1, .slow)]
     )
     func budgetHoldsInEveryWindow(cutOff: Int, link: Link) async throws {
@@ -63,39 +66,18 @@ struct DecisionServerBudgetWindowTests {
                 )
             )
         }
-        let end = ContinuousClock.now + .seconds(12)
-        // Two clients a server, each asking for customers nobody asked for before: every decision
-        // needs Apple, so each server spends all the budget it is given.
-        try await withThrowingTaskGroup { group in
-            for (index, server) in servers.enumerated() {
-                for client in 0..<2 {
-                    group.addTask {
-                        var sequence = 0
-                        while ContinuousClock.now < end {
-                            sequence += 1
-                            let answer = try await server.get(
-                                "/decision?transactionId=fleet\(index)_\(client)_\(sequence)"
-                            )
-                            // Refused for the budget: 503 or 429 with Retry-After; served: 200.
-                            #expect([200, 429, 503].contains(answer.status))
-                            if answer.status != 200 { try await Task.sleep(for: .milliseconds(50)) }
-                        }
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        // Refused for the budget: 503 or 429 with Retry-After.
+        try await DecisionServerFleetGuaranteeTests.drive(
+            servers,
+            prefix: "fleet",
+            until: ContinuousClock.now + .seconds(12),
+            refusals: [429, 503]
+        )
         let requests = try await store.log()
-        let times = requests.map(\.timeMs).sorted()
-        var busiest = 0
-        var first = 0
-        for last in times.indices {
-            while times[last] - times[first] >= Self.window { first += 1 }
-            busiest = max(busiest, last - first + 1)
-        }
+        let busiest = DecisionServerFleetGuaranteeTests.busiest(requests.map(\.timeMs).sorted(), window: Self.window)
         let budget = Self.rate * 10 + Self.rate
         #expect(busiest <= budget, "\(busiest) requests in one 10-second window; the budget is \(budget)")
-        #expect(!times.isEmpty, "the healthy servers sent nothing")
+        #expect(!requests.isEmpty, "the healthy servers sent nothing")
         for index in 0..<cutOff where link != .slow {
             let sent = requests.count { $0.path.contains("/fleet\(index)_") }
             #expect(sent == 0, "cut-off server \(index) sent \(sent) requests")

@@ -5,7 +5,7 @@ import Testing
 
 /// The Python client of the DocC article "Calling the decision server", taken from the article
 /// itself and run against a live server: what readers copy works.
-@Suite("Decision server: the article's Python client")
+@Suite("Decision server: the article's Python client", .requires(.pythonCryptography))
 struct DecisionServerClientExampleTests {
     static let article = TestFiles.packageRoot.appending(
         path: "Sources/group-decision-server/GroupDecisionServer.docc/CallingTheDecisionServer.md"
@@ -20,7 +20,7 @@ struct DecisionServerClientExampleTests {
         return block + "\n"
     }
 
-    @Test("it prints the Decision the engine makes, and fails closed on a refusal", .requires(.pythonCryptography))
+    @Test("it prints the Decision the engine makes, and fails closed on a refusal")
     func pythonClientAgainstALiveServer() async throws {
         let script = URL(filePath: NSTemporaryDirectory()).appending(path: "client-\(UUID().uuidString).py")
         try Self.pythonExample().write(to: script, atomically: true, encoding: .utf8)
@@ -35,7 +35,7 @@ struct DecisionServerClientExampleTests {
         )
         #expect(served.status == 0, "\(served.standardError)")
         let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
-        let expected = try Policy(contentsOf: DecisionServerTests.policies).evaluate(
+        let expected = try Policy(contentsOf: DecisionServerProcess.policies).evaluate(
             response,
             in: EvaluationContext(environment: .sandbox, entitlements: ["com.example.teams.pro"])
         )

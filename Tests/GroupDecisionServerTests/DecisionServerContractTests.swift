@@ -4,15 +4,11 @@ import Testing
 
 /// The server's contract: `Sources/group-decision-server/openapi.json` is a valid OpenAPI 3.1
 /// document, the one the server serves, and the live server answers every operation as it says.
-@Suite("Decision server: the OpenAPI contract")
+@Suite("Decision server: the OpenAPI contract", .requires(.openAPITools), .requires(.pythonCryptography))
 struct DecisionServerContractTests {
     static let document = TestFiles.packageRoot.appending(path: "Sources/group-decision-server/openapi.json")
 
-    @Test(
-        "the document validates (openapi-spec-validator) and is what GET /openapi.json serves",
-        .requires(.openAPITools),
-        .requires(.pythonCryptography)
-    )
+    @Test("the document validates (openapi-spec-validator) and is what GET /openapi.json serves")
     func theDocumentIsValidAndServed() async throws {
         let validation = try await runProcess(
             URL(filePath: "/usr/bin/env"),
@@ -41,11 +37,7 @@ struct DecisionServerContractTests {
     /// names a capability depends on the policies loaded; `POST /invalidate` takes exactly one of
     /// three parameters, which OpenAPI cannot say). The budget is generous so that generated
     /// customers are fetched, not refused for the budget.
-    @Test(
-        "schemathesis exercises every operation and finds no failure",
-        .requires(.openAPITools),
-        .requires(.pythonCryptography)
-    )
+    @Test("schemathesis exercises every operation and finds no failure")
     func schemathesisFindsNothing() async throws {
         let server = try await DecisionServerProcess.start(
             appStore: try await FakeAppStore(),

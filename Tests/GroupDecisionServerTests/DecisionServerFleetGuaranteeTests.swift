@@ -2,56 +2,66 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The fleet's two promises through four decision servers on one real redis-server, each a process
 /// of its own: an invalidation that answered 200 holds on every server, the one cut off from Redis
 /// included; and a lost budget key lets at most one burst more through to the fake App Store.
-@Suite("Decision server: the fleet's guarantees, four servers on one Redis", .heavy)
+@Suite(
+    "Decision server: the fleet's guarantees, four servers on one Redis",
+    .heavy,
+    .requires(.pythonCryptography),
+    .requires(.redisServer)
+)
 struct DecisionServerFleetGuaranteeTests {
     static let customers = (1...4).map { "fleetc\($0)" }
-    /// The group the fake App Store's answers hold.
-    static let group = "900000000000000000"
 
-    struct RedisCommandError: Error {
-        var message: String
+    /// Sends one command to Redis on 127.0.0.1 and returns its reply's first line.
+    static func redis(_ port: Int, _ arguments: [String]) throws -> String {
+        let connection = try RawConnection(port: port, readTimeout: 10)
+        let command = "*\(arguments.count)\r\n" + arguments.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
+        connection.send(Array(command.utf8))
+        return String(decoding: connection.receive { $0.firstIndex(of: UInt8(ascii: "\r")) }.bytes, as: UTF8.self)
     }
 
-    /// Sends one command to Redis on 127.0.0.1 and reads its reply's first line.
-    static func redis(_ port: Int, _ arguments: [String]) throws -> String {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw RedisCommandError(message: "socket failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    /// Drives each server with two clients until `end`.
+    ///
+    /// Each client asks for customers nobody asked for
+    /// before (`<prefix><server>_<client>_<n>`): every decision needs Apple, so the fleet spends all
+    /// the budget it is given, and callers always wait on reserved tokens. A refusal for the budget
+    /// (one of `refusals`, with Retry-After) is followed by a pause.
+    static func drive(
+        _ servers: [DecisionServerProcess],
+        prefix: String,
+        until end: ContinuousClock.Instant,
+        refusals: [Int]
+    ) async throws {
+        try await withThrowingTaskGroup { group in
+            for (index, server) in servers.enumerated() {
+                for client in 0..<2 {
+                    group.addTask {
+                        var sequence = 0
+                        while ContinuousClock.now < end {
+                            sequence += 1
+                            let path = "/decision?transactionId=\(prefix)\(index)_\(client)_\(sequence)"
+                            let answer = try await server.get(path)
+                            #expect(([200] + refusals).contains(answer.status))
+                            if answer.status != 200 { try await Task.sleep(for: .milliseconds(50)) }
+                        }
+                    }
+                }
             }
+            try await group.waitForAll()
         }
-        guard connected == 0 else { throw RedisCommandError(message: "cannot connect to Redis") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var command = "*\(arguments.count)\r\n"
-        for argument in arguments { command += "$\(argument.utf8.count)\r\n\(argument)\r\n" }
-        let bytes = Array(command.utf8)
-        guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, 0) }) == bytes.count else {
-            throw RedisCommandError(message: "cannot send to Redis")
+    }
+
+    /// The most of the sorted instants `times` (milliseconds) within any `window` milliseconds.
+    static func busiest(_ times: [Int64], window: Int64) -> Int {
+        var busiest = 0
+        var low = 0
+        for high in times.indices {
+            while times[high] - times[low] >= window { low += 1 }
+            busiest = max(busiest, high - low + 1)
         }
-        var reply: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 512)
-        while !reply.contains(UInt8(ascii: "\n")) {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw RedisCommandError(message: "Redis closed the connection") }
-            reply += chunk[0..<count]
-        }
-        return String(decoding: reply.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+        return busiest
     }
 
     /// The instant the decision server writes as `groupsFetchedAt` (milliseconds, UTC).
@@ -61,33 +71,14 @@ struct DecisionServerFleetGuaranteeTests {
         return formatter.date(from: text)
     }
 
-    /// What an invalidation is asked for, and which customers it concerns.
-    enum Target: String, CaseIterable, CustomTestStringConvertible {
-        case customer, group, all
-
-        var query: String {
-            switch self {
-            case .customer: "transactionId=\(DecisionServerFleetGuaranteeTests.customers[0])"
-            case .group: "groupId=\(DecisionServerFleetGuaranteeTests.group)"
-            case .all: "all=true"
-            }
-        }
-
-        var concerned: [String] {
-            self == .customer
-                ? [DecisionServerFleetGuaranteeTests.customers[0]] : DecisionServerFleetGuaranteeTests.customers
-        }
-
-        var testDescription: String { rawValue }
-    }
-
     @Test(
         "one server cut off from Redis while another answers POST /invalidate 200: no server serves an old answer after it",
-        .requires(.pythonCryptography),
-        .requires(.redisServer),
-        arguments: Target.allCases
+        // What the invalidation is asked for, and which customers it concerns.
+        arguments: [
+            ("transactionId=fleetc1", ["fleetc1"]), ("groupId=900000000000000000", customers), ("all=true", customers),
+        ]
     )
-    func invalidationHoldsThroughAPartition(_ target: Target) async throws {
+    func invalidationHoldsThroughAPartition(query: String, concerned: [String]) async throws {
         let redis = try await RedisServer.start()
         defer { redis.stop() }
         // The fourth server reaches Redis through a proxy the test stops: from then on its calls
@@ -116,7 +107,7 @@ struct DecisionServerFleetGuaranteeTests {
         }
         proxy.stop()
         let invalidatedAt = Date()
-        let invalidation = try await servers[0].post("/invalidate?\(target.query)")
+        let invalidation = try await servers[0].post("/invalidate?\(query)")
         #expect(invalidation.status == 200)
         // Requests begun after the 200, for 6 seconds (more than the 5 s a server keeps a copy):
         // no answer fetched before the invalidation was sent, from any server. The cut-off server
@@ -129,7 +120,7 @@ struct DecisionServerFleetGuaranteeTests {
         var served = 0
         while ContinuousClock.now < end {
             for (index, server) in servers.enumerated() {
-                for customer in target.concerned {
+                for customer in concerned {
                     let answer = try await server.get("/decision?transactionId=\(customer)")
                     if answer.status == 200 {
                         served += 1
@@ -146,7 +137,7 @@ struct DecisionServerFleetGuaranteeTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         print(
-            "invalidation by \(target): \(served) answers after the 200, \(old) old; the cut-off server refused \(refusedByCutOff), served \(servedByCutOff)"
+            "invalidation by \(query): \(served) answers after the 200, \(old) old; the cut-off server refused \(refusedByCutOff), served \(servedByCutOff)"
         )
         #expect(old == 0)
         #expect(servedByCutOff == 0)
@@ -170,8 +161,6 @@ struct DecisionServerFleetGuaranteeTests {
 
     @Test(
         "a lost budget key lets at most one burst more through to the App Store; a flush every second at most twice the budget",
-        .requires(.pythonCryptography),
-        .requires(.redisServer),
         arguments: [Loss.none, .flushOnce, .deleteOnce, .flushEverySecond]
     )
     func lostBudgetCostsOneBurst(_ loss: Loss) async throws {
@@ -191,9 +180,7 @@ struct DecisionServerFleetGuaranteeTests {
         let duration = 12
         let start = ContinuousClock.now
         let end = start + .seconds(duration)
-        // The losses, while two clients a server ask for customers nobody asked for before: every
-        // decision needs Apple, so the fleet spends all its budget, and callers always wait on
-        // reserved tokens.
+        // The losses, while the servers are driven.
         let losses = Task {
             var count = 0
             for second in 1..<duration {
@@ -212,24 +199,7 @@ struct DecisionServerFleetGuaranteeTests {
             }
             return count
         }
-        try await withThrowingTaskGroup { group in
-            for (index, server) in servers.enumerated() {
-                for client in 0..<2 {
-                    group.addTask {
-                        var sequence = 0
-                        while ContinuousClock.now < end {
-                            sequence += 1
-                            let answer = try await server.get(
-                                "/decision?transactionId=loss\(index)_\(client)_\(sequence)"
-                            )
-                            #expect([200, 503].contains(answer.status))
-                            if answer.status != 200 { try await Task.sleep(for: .milliseconds(50)) }
-                        }
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        try await Self.drive(servers, prefix: "loss", until: end, refusals: [503])
         let lost = try await losses.value
         let times = try await store.log().map(\.timeMs).sorted()
         let first = try #require(times.first)
@@ -240,12 +210,7 @@ struct DecisionServerFleetGuaranteeTests {
         let span = Double(last - first) / 1000
         let budget = Double(rate) * (span + 1)
         let bound = budget + Double(rate * lost)
-        var busiest = 0
-        var low = 0
-        for high in times.indices {
-            while times[high] - times[low] >= 1000 { low += 1 }
-            busiest = max(busiest, high - low + 1)
-        }
+        let busiest = Self.busiest(times, window: 1000)
         print(
             "budget loss (\(loss)): \(times.count) requests over \(span) s, \(lost) losses, the budget \(budget), "
                 + "\(Double(times.count) - budget) over it; busiest second \(busiest); bound \(bound)"

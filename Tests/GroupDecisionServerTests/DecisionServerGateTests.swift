@@ -14,22 +14,14 @@ import Darwin
 /// The decision server on the library's rate-limit gate: nothing malformed spends the budget, member
 /// listings have a budget and a gate of their own, and a failed invalidation says what to do without
 /// repeating the shared cache's words.
-@Suite("Decision server and the rate-limit gate")
+@Suite("Decision server and the rate-limit gate", .requires(.pythonCryptography))
 struct DecisionServerGateTests {
-    @Test(
-        "whyNot of an undeclared capability, and malformed ids, are refused before anything goes upstream",
-        .requires(.pythonCryptography)
-    )
+    @Test("whyNot of an undeclared capability, and malformed ids, are refused before anything goes upstream")
     func refusedBeforeTheBudget() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--requests-per-second", "1"])
-        let misspelt = try await server.get("/decision?transactionId=ok1&whyNot=team.template")
-        #expect(misspelt.status == 400)
-        #expect(
-            misspelt.text
-                == #"{"error":{"code":"undeclared-capability","message":"undeclared capability 'team.template' (did you mean 'team.templates'?)"}}"#
-        )
         for _ in 0..<10 {
+            #expect(try await server.get("/decision?transactionId=ok1&whyNot=team.template").status == 400)
             let malformed = try await server.get("/decision?transactionId=not%20an%20id")
             #expect(malformed.status == 400)
             #expect(malformed.text.hasPrefix(#"{"error":{"code":"invalid-argument","#))
@@ -40,10 +32,7 @@ struct DecisionServerGateTests {
         #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ok1"])
     }
 
-    @Test(
-        "/workspace/members spends a budget of its own: a burst at one request a second sends about one a second",
-        .requires(.pythonCryptography)
-    )
+    @Test("/workspace/members spends a budget of its own: a burst at one request a second sends about one a second")
     func membersBudget() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--requests-per-second", "1"])
@@ -64,10 +53,7 @@ struct DecisionServerGateTests {
         #expect(statuses.filter { $0 == 503 }.count == 8 - members)
     }
 
-    @Test(
-        "a 429 from Get Group Members holds member listings only: decisions go on",
-        .requires(.pythonCryptography)
-    )
+    @Test("a 429 from Get Group Members holds member listings only: decisions go on")
     func membersRateLimitHoldsMembersOnly() async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(appStore: store)
@@ -99,10 +85,7 @@ struct DecisionServerGateTests {
         )
     }
 
-    @Test(
-        "a failed invalidation answers 503 without the shared cache's text, and no log line names the customer",
-        .requires(.pythonCryptography)
-    )
+    @Test("a failed invalidation answers 503 without the shared cache's text, and no log line names the customer")
     func invalidationFailureSaysNothingOfTheCache() async throws {
         let listener = try LoopbackSocket(listening: ())
         Self.refuseEveryCommand(on: listener)
@@ -121,14 +104,9 @@ struct DecisionServerGateTests {
                 == #"{"error":{"code":"store-failure","message":"the shared cache did not take the invalidation: retry "#
                 + #"(this server has forgotten the answers, other servers keep them until the cache takes it)"}}"#
         )
-        var lines = server.logLines()
-        for _ in 0..<50 where !lines.contains(where: { $0.hasPrefix("shared groups cache unavailable") }) {
-            try await Task.sleep(for: .milliseconds(100))
-            lines = server.logLines()
-        }
         // The store's errors name the command and a reason of its own, never the refused arguments.
-        #expect(lines.contains { $0.hasPrefix("shared groups cache unavailable") }, "\(lines)")
-        #expect(!lines.contains { $0.contains(customer) }, "\(lines)")
+        _ = try await server.logLine { $0.hasPrefix("shared groups cache unavailable") }
+        #expect(!server.logLines().contains { $0.contains(customer) }, "\(server.logLines())")
     }
 
     /// Answers every command with the error Redis gives for a disabled command, which repeats the

@@ -63,6 +63,19 @@ package enum RawHTTP {
         return try connection.answer()
     }
 
+    /// Where the first whole answer in `bytes` ends (its head, then `Content-Length` bytes of
+    /// body), or `nil` before it has all come.
+    package static func answerEnd(_ bytes: [UInt8]) -> Int? {
+        guard let blank = bytes.indices.first(where: { bytes[$0...].starts(with: [13, 10, 13, 10]) }) else {
+            return nil
+        }
+        let head = String(decoding: bytes[..<blank], as: UTF8.self).lowercased()
+        guard let field = head.range(of: "\r\ncontent-length: ") else { return nil }
+        let digits = head[field.upperBound...].prefix { $0.isNumber }
+        guard let length = Int(digits), bytes.count >= blank + 4 + length else { return nil }
+        return blank + 4 + length
+    }
+
     package static func parse(_ bytes: [UInt8]) throws -> Answer {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
@@ -89,8 +102,12 @@ package enum RawHTTP {
 package final class RawConnection: @unchecked Sendable {
     package let descriptor: Int32
 
-    /// Connects; a read waits at most `readTimeout` seconds for each chunk of the answer.
-    package init(port: Int, readTimeout: Int = 60) throws {
+    /// Connects to 127.0.0.1.
+    ///
+    /// A read waits at most `readTimeout` seconds for each chunk of the answer. With
+    /// `receiveBuffer`, the socket's receive buffer is that many bytes (a small one makes a slow
+    /// reader).
+    package init(port: Int, readTimeout: Int = 60, receiveBuffer: Int32? = nil) throws {
         #if canImport(Glibc)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -102,6 +119,9 @@ package final class RawConnection: @unchecked Sendable {
         var noSignal: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
         #endif
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -148,14 +168,28 @@ package final class RawConnection: @unchecked Sendable {
 
     /// Reads until the server closes the connection, and parses the answer.
     package func answer() throws -> RawHTTP.Answer {
+        try RawHTTP.parse(receive { _ in nil }.bytes)
+    }
+
+    /// Reads until `end` finds where what was received ends (the rest of the connection is left
+    /// unread), or the server closes the connection, or reading fails.
+    ///
+    /// - Returns: What came up to that end, and the `errno` that ended reading when it failed
+    ///   (`ECONNRESET` for a reset) instead of coming to an end or a close.
+    package func receive(until end: ([UInt8]) -> Int?) -> (bytes: [UInt8], error: Int32?) {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            received += chunk[0..<count]
+            if count > 0 {
+                received += chunk[0..<count]
+                if let index = end(received) { return (Array(received[..<index]), nil) }
+            } else if count == 0 {
+                return (received, nil)
+            } else if errno != EINTR {
+                return (received, errno)
+            }
         }
-        return try RawHTTP.parse(received)
     }
 
     /// Whether the server has sent anything or closed the connection yet, without waiting.
