@@ -40,23 +40,15 @@ struct TokenTests {
         #expect(result.status == status)
     }
 
-    @Test("a token signed with a SEC1 (EC PRIVATE KEY) PEM has a valid structure")
-    func sec1Key() throws {
-        let client = try AppStoreGroupsClient(
-            server: .sandbox,
-            credentials: FakeAppStore.credentials(key: "test-key-sec1.pem")
-        )
-        let parts = try client.makeToken().split(separator: ".", omittingEmptySubsequences: false)
-        #expect(parts.count == 3)
-        #expect(parts.last.map { $0.count } == 86)  // 64 bytes, base64url without padding
-    }
-
-    @Test("header and claims are exactly Apple's, exp = iat + 300, base64url without padding")
-    func structure() throws {
+    @Test(
+        "header and claims are exactly Apple's, exp = iat + 300, base64url without padding, from a PKCS#8 or SEC1 key",
+        arguments: ["test-key.p8", "test-key-sec1.pem"]
+    )
+    func structure(key: String) throws {
         let now = Date(timeIntervalSince1970: 1_700_000_000.9)
         let client = try AppStoreGroupsClient(
             server: .sandbox,
-            credentials: FakeAppStore.credentials(),
+            credentials: FakeAppStore.credentials(key: key),
             timeSource: TimeSource(now: { now }, sleep: { _ in })
         )
         let token = try client.makeToken()
@@ -65,6 +57,7 @@ struct TokenTests {
         #expect(!token.contains("/"))
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         try #require(parts.count == 3)
+        #expect(parts[2].count == 86)  // 64 bytes, base64url without padding
         let header = try Self.decodePart(parts[0])
         #expect(header.count == 3)
         #expect(header["alg"] as? String == "ES256")

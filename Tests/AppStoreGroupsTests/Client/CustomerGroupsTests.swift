@@ -8,7 +8,7 @@ import Testing
 /// Get Customer Groups through the real loopback server: every row of Apple's table.
 @Suite("Get Customer Groups", .requires(.pythonCryptography))
 struct CustomerGroupsTests {
-    @Test("200: the body decodes exactly, with one signed request")
+    @Test("200: the body decodes exactly, with one signed request; an empty groups list too")
     func success() async throws {
         let server = try await FakeAppStore()
         let client = try server.client()
@@ -19,13 +19,8 @@ struct CustomerGroupsTests {
         #expect(requests.first?.path == "/groups/v1/currentGroups/ok")
         #expect(requests.first?.query == [:])
         #expect(requests.first?.authorization == "ok")
-    }
-
-    @Test("200: an empty groups list")
-    func emptyGroups() async throws {
-        let server = try await FakeAppStore()
-        let response = try await server.client().customerGroups(anyTransactionID: "empty")
-        #expect(response == GetCustomerGroupsResponse(groups: []))
+        let empty = try await client.customerGroups(anyTransactionID: "empty")
+        #expect(empty == GetCustomerGroupsResponse(groups: []))
     }
 
     @Test("401 from a token the server cannot verify is its own kind and is not retried")
