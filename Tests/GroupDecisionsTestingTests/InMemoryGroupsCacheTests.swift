@@ -8,7 +8,8 @@ import Testing
 @testable import GroupDecisions
 
 /// The in-process store beyond the contract the conformance suite checks: the byte bound with
-/// least-recently-used eviction, and the shared-store encoding.
+/// least-recently-used eviction, its own single-call fetch lock, what an invalidation frees, and the
+/// shared-store encoding.
 @Suite("In-memory groups store")
 struct InMemoryGroupsCacheTests {
     static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
@@ -134,6 +135,51 @@ struct InMemoryGroupsCacheTests {
         )
         #expect(try await store.answer(anyTransactionID: "huge", in: .sandbox) == nil)
         #expect(try await store.answer(anyTransactionID: "small", in: .sandbox) != nil)
+    }
+
+    @Test("a fetch lock has one holder until it is released or expires")
+    func fetchLock() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsCache(now: clock.now)
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
+        )
+        #expect(
+            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        )
+        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
+        #expect(
+            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
+        )
+        // The holder dies: the lock expires.
+        clock.advance(by: .seconds(5))
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5))
+        )
+        try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
+        #expect(
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
+        )
+    }
+
+    @Test("invalidation by customer (every environment) and of everything")
+    func invalidation() async throws {
+        let clock = ManualClock()
+        let store = InMemoryGroupsCache(now: clock.now)
+        let answer = Self.answer("{}", at: clock.date)
+        for id in ["a", "b"] {
+            for environment in [StoreEnvironment.sandbox, .production] {
+                try await store.setAnswer(answer, anyTransactionID: id, in: environment, timeToLive: .seconds(60))
+            }
+        }
+        try await store.invalidate(anyTransactionID: "a")
+        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "a", in: .production) == nil)
+        #expect(try await store.answer(anyTransactionID: "b", in: .production) == answer)
+        try await store.invalidateAll()
+        #expect(try await store.answer(anyTransactionID: "b", in: .sandbox) == nil)
+        #expect(store.count == 0)
+        #expect(store.costBytes == 0)
     }
 
     @Test("the shared-store encoding keeps kind, millisecond fetch time and bytes, and refuses others")
