@@ -23,12 +23,13 @@ final class DecisionServerProcess: @unchecked Sendable {
 
     static let policies = TestFiles.packageRoot.appending(path: "Policies").path
 
-    /// The App Store credentials the server reads from its environment.
+    /// The App Store credentials the server reads from its environment, and where a coverage
+    /// build's profile goes (so a coverage run counts what the server's own process runs).
     static let credentials = [
         "APP_STORE_KEY_ID": FakeAppStore.keyID, "APP_STORE_ISSUER_ID": FakeAppStore.issuerID,
         "APP_STORE_BUNDLE_ID": FakeAppStore.bundleID,
         "APP_STORE_PRIVATE_KEY_PATH": TestFiles.fixture("test-key.p8").path,
-    ]
+    ].merging(ProcessInfo.processInfo.environment.filter { $0.key == "LLVM_PROFILE_FILE" }) { $1 }
 
     let port: Int
     private let process: Process
