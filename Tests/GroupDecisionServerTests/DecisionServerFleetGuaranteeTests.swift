@@ -24,10 +24,10 @@ struct DecisionServerFleetGuaranteeTests {
 
     /// Drives each server with two clients until `end`.
     ///
-    /// Each client asks for customers nobody asked for
-    /// before (`<prefix><server>_<client>_<n>`): every decision needs Apple, so the fleet spends all
-    /// the budget it is given, and callers always wait on reserved tokens. A refusal for the budget
-    /// (one of `refusals`, with Retry-After) is followed by a pause.
+    /// Each client asks for customers nobody asked for before (`<prefix><server>_<client>_<n>`):
+    /// every decision needs Apple, so the fleet spends all the budget it is given, and callers
+    /// always wait on reserved tokens. A refusal for the budget (one of `refusals`, with
+    /// Retry-After) is followed by a pause.
     static func drive(
         _ servers: [DecisionServerProcess],
         prefix: String,

@@ -146,11 +146,11 @@ struct DecisionServerRobustnessTests {
 
     /// Slow clients drip their heads a byte every half second.
     ///
-    /// Ten new ones a second: without a
-    /// way to make room, four places stay taken for the whole read timeout (five minutes). One
-    /// every 10 ms: when connections took an answering place from their accept, the two places were
-    /// held by connections under 50 ms old (too young to evict) most of the time, and most requests
-    /// got 503. A request that waited out a minute fails at the client's read timeout.
+    /// Ten new ones a second: without a way to make room, four places stay taken for the whole
+    /// read timeout (five minutes). One every 10 ms: when connections took an answering place from
+    /// their accept, the two places were held by connections under 50 ms old (too young to evict)
+    /// most of the time, and most requests got 503. A request that waited out a minute fails at
+    /// the client's read timeout.
     @Test(
         "slow clients dripping their heads, however fast they come, never keep a normal client from being served",
         arguments: [

@@ -77,9 +77,8 @@ struct DecisionServerStartTests {
 
     /// A file given by mistake is refused at once.
     ///
-    /// A file given by mistake (a huge file, a FIFO nobody writes, a directory, a symbolic link
-    /// loop) is refused at once and without reading it whole; a symbolic link to a regular file (a
-    /// mounted secret) is read. The policies are read again every reload interval: a FIFO given
+    /// A huge file, a FIFO nobody writes, a directory or a symbolic link loop is refused without
+    /// being read whole; a symbolic link to a regular file (a mounted secret) is read. The policies are read again every reload interval: a FIFO given
     /// for them held the start, without a line, until something wrote to it.
     @Test("a secret's file, the policies or the decision log that is no small regular file is refused at once")
     func filesRefused() async throws {

@@ -183,8 +183,7 @@ struct FetcherFaultTests {
     /// Checks that nothing crossed the wire in the clear.
     ///
     /// A plain server saw one connection per attempt, each sending a TLS handshake record (0x16,
-    /// version 3.x), never an HTTP request: the Authorization header never crossed the wire in the
-    /// clear. A TLS server saw the client judge its certificate and refuse it with an alert: no
+    /// version 3.x), never an HTTP request, so the Authorization header never went out. A TLS server saw the client judge its certificate and refuse it with an alert: no
     /// handshake completed, so no request (and no token) ever went out.
     static func checkNothingSentInTheClear(_ events: [FaultServerEvent], plain: Bool, scan: SecretScan) throws {
         guard plain else {
