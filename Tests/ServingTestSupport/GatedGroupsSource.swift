@@ -1,38 +1,34 @@
 package import AppStoreGroups
-import Foundation
 import GroupDecisions
-import GroupDecisionsRedis
 package import GroupDecisionsTesting
 package import GroupPolicy
+import Synchronization
 import Testing
 
 /// A ``StaticGroupsSource`` whose calls can be held: while the gate is closed, a call reads the
 /// answer it will give (the state at the time Apple received the request), records that it
 /// started, and waits for ``open()``.
-package final class GatedGroupsSource: GroupsSource, @unchecked Sendable {
+package final class GatedGroupsSource: GroupsSource, Sendable {
     package let inner: StaticGroupsSource
-    private let lock = NSLock()
-    private var closed = false
-    private var started = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The gate calls wait at while closed, and how many calls have started.
+    private let state = Mutex<(gate: Gate?, started: Int)>((nil, 0))
 
     package init(_ inner: StaticGroupsSource) { self.inner = inner }
 
     /// Holds every call from now on until ``open()``.
-    package func close() { lock.withLock { closed = true } }
+    package func close() { state.withLock { $0.gate = $0.gate ?? Gate() } }
 
     /// Releases the held calls, and lets later ones through.
     package func open() {
-        let released = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            closed = false
-            defer { waiting = [] }
-            return waiting
-        }
-        for continuation in released { continuation.resume() }
+        state.withLock { state in
+            defer { state.gate = nil }
+            return state.gate
+        }?
+        .open()
     }
 
     /// How many calls have reached the source.
-    package var startedCalls: Int { lock.withLock { started } }
+    package var startedCalls: Int { state.withLock { $0.started } }
 
     /// Waits until `count` calls reached the source.
     package func waitForCalls(_ count: Int) async throws {
@@ -40,26 +36,21 @@ package final class GatedGroupsSource: GroupsSource, @unchecked Sendable {
     }
 
     package func customerGroups(
-        anyTransactionID: String,
+        anyTransactionID id: String,
         environment: StoreEnvironment
     ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
         // Apple answers with its state when the request arrives.
         let answer: Result<GetCustomerGroupsResponse, AppStoreGroupsError>
         do {
-            answer = .success(
-                try await inner.customerGroups(anyTransactionID: anyTransactionID, environment: environment)
-            )
+            answer = .success(try await inner.customerGroups(anyTransactionID: id, environment: environment))
         } catch {
             answer = .failure(error)
         }
-        await withCheckedContinuation { continuation in
-            let hold = lock.withLock { () -> Bool in
-                started += 1
-                if closed { waiting.append(continuation) }
-                return closed
-            }
-            if !hold { continuation.resume() }
+        let gate = state.withLock { state in
+            state.started += 1
+            return state.gate
         }
+        await gate?.wait()
         return try answer.get()
     }
 }
