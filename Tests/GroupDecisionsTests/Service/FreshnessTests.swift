@@ -203,11 +203,14 @@ struct FreshnessTests {
         #expect(error?.code == .generalInternalError)
         #expect(observer.events == ["error 899000 ms: general-internal-error"])
         // A 429 that takes 5 s to come back, asked for 599 s after the fetch under a cap of 600 s.
-        let slow = SlowTooManyRequestsSource(inner: StaticGroupsSource(Families.customers(1)), clock: clock)
+        let slow = StubGroupsSource(clock: clock.now)
         let capped = try Self.service(slow, clock: clock, burst: 100) { $0.freshness.maximumStaleness = .seconds(300) }
         #expect(try await capped.decide("c0").source == .live)
         clock.advance(by: .seconds(599))
-        slow.slow.withLock { $0 = true }
+        slow.answer { _, _ in
+            clock.advance(by: .seconds(5))
+            return .failure(StaticGroupsSource.tooManyRequests(retryAfter: nil))
+        }
         let late = await expectError { try await capped.decide("c0") }
         #expect(late?.code == .rateLimitExceeded)
     }
@@ -422,30 +425,6 @@ struct FreshnessTests {
         #expect(service.refreshes.count == 0)
         #expect(service.refreshes.workerCount == 0)
         #expect(!service.refreshes.offer(CustomerKey(environment: .sandbox, customerID: "c0")))
-    }
-}
-
-/// A source whose calls answer 429 after `5 s` on the manual clock while `slow` is set, as a slow
-/// answer from Apple would.
-private final class SlowTooManyRequestsSource: GroupsSource, Sendable {
-    let inner: StaticGroupsSource
-    let clock: ManualClock
-    let slow = Mutex(false)
-
-    init(inner: StaticGroupsSource, clock: ManualClock) {
-        self.inner = inner
-        self.clock = clock
-    }
-
-    func customerGroups(
-        anyTransactionID: String,
-        environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
-        if slow.withLock({ $0 }) {
-            clock.advance(by: .seconds(5))
-            throw StaticGroupsSource.tooManyRequests(retryAfter: nil)
-        }
-        return try await inner.customerGroups(anyTransactionID: anyTransactionID, environment: environment)
     }
 }
 

@@ -41,10 +41,7 @@ struct GroupDecisionServiceTests {
         let service = try Self.service(stub)
         let capabilities = try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<50 {
-                group.addTask {
-                    try await service.decide("c1").decision.capabilities
-                        .sorted()
-                }
+                group.addTask { try await service.decide("c1").decision.capabilities.sorted() }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
