@@ -301,22 +301,13 @@ struct BrokenCachesFailConformanceTests {
         #expect(failure?.description.contains("(seed \(seed), step \(failure?.operations.count ?? 0): ") == true)
     }
 
-    /// Heavy: against real time, a refill a thousand times too fast shows only while the calls come
-    /// many to the second; beside the fleet simulation's seeds they came a few a second.
-    @Test(
-        "the existing initializer measures a per-millisecond refill against real time, the new one on its clock",
-        .heavy
-    )
+    /// On the suite's clock a refill a thousand times too fast is caught whatever the machine's load.
+    ///
+    /// Against real time it shows only while the calls come many to the second (a loaded CI machine
+    /// brought them to a few a second, and the check rightly allowed what that much time refills),
+    /// so no test asks real time to catch it.
+    @Test("a per-millisecond refill fails the refill check on the suite's clock")
     func perMillisecondRefill() async throws {
-        let realTime = await #expect(throws: ConformanceFailure.self) {
-            try await Self.onOwnClock(.budgetPerMillisecond).run(.budgetRefill)
-        }
-        #expect(realTime?.check == .budgetRefill)
-        #expect(
-            realTime?.requirement
-                == "the budget refills at its rate, no faster: a burst of 5 and 5 a second give at most the burst and "
-                + "the rate times the time measured around the calls, and a token of margin"
-        )
         let suiteClock = await #expect(throws: ConformanceFailure.self) {
             try await Self.onSuiteClock(.budgetPerMillisecond).run(.budgetRefill)
         }
