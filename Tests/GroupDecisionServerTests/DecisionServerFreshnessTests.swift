@@ -44,14 +44,18 @@ struct DecisionServerFreshnessTests {
         )
     }
 
-    /// The time to live comes from its variable, which a server started with the flags alone would
-    /// refuse (`--max-age` below the default 300 s).
-    @Test("--refresh-ahead 0 --max-age TTL: a fixed time to live (from GROUP_DECISION_SERVER_CACHE_TTL), fetched again")
-    func fixedTimeToLive() async throws {
+    /// The time to live comes from its variable, which a server started with `--max-age 1` alone
+    /// would refuse (below the default 300 s); by default an answer past three quarters of it is
+    /// refreshed ahead, with the refresh's own token.
+    @Test(
+        "an answer is reused for its time to live (from GROUP_DECISION_SERVER_CACHE_TTL), then fetched again; --refresh-ahead 0 --max-age TTL is a fixed time to live",
+        arguments: [[], ["--max-age", "1", "--refresh-ahead", "0"]]
+    )
+    func timeToLive(arguments: [String]) async throws {
         let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
             appStore: store,
-            arguments: ["--max-age", "1", "--refresh-ahead", "0"],
+            arguments: arguments,
             environment: ["GROUP_DECISION_SERVER_CACHE_TTL": "1", "GROUP_DECISION_SERVER_HOST": "127.0.0.1"]
         )
         #expect(try await server.get("/decision?transactionId=ok2").status == 200)
