@@ -95,14 +95,16 @@ struct DecisionServerFleetGuaranteeTests {
                 )
             )
         }
-        // Every server holds a copy of every customer's answer.
-        for customer in Self.customers {
-            #expect(try await servers[0].get("/decision?transactionId=\(customer)").status == 200)
-        }
-        for server in servers {
+        // Every server holds a copy of every customer's answer. A busy machine can make Redis slow
+        // enough for a server to refuse, fail closed, with 503 and Retry-After: it is asked again.
+        for server in [servers[0]] + servers {
             for customer in Self.customers {
-                let answer = try await server.get("/decision?transactionId=\(customer)")
-                #expect(answer.status == 200)
+                var status = 0
+                try await waitUntil {
+                    status = try await server.get("/decision?transactionId=\(customer)").status
+                    return status != 503
+                }
+                #expect(status == 200)
             }
         }
         proxy.stop()
