@@ -93,12 +93,14 @@ struct FetcherFaultTests {
             // The alert ends each attempt at once; the timeout is wide because a handshake with a
             // Python server under two busy loops and a full test run once took over 3 seconds.
             Fault("https to a self-signed certificate", .untrustedTLS, .transportFailure, timeout: .seconds(20)),
-            // One byte every 100 ms for 600 bytes: never idle for the timeout, but a minute in all.
+            // One byte a second for 600 bytes: never idle for the timeout, but ten minutes in all,
+            // so a test process stalled for a minute (two busy loops) cannot see the body finish
+            // before the deadline it was late to run.
             Fault(
                 "slow loris: a body trickled a byte at a time times out per attempt, however busy the line",
                 .fakeAppStore,
                 .timeout,
-                id: "trickle_100_600",
+                id: "trickle_1000_600",
                 timeout: .seconds(2),
                 spentPerAttempt: .seconds(2)
             ),

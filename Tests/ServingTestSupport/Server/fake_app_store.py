@@ -123,8 +123,12 @@ def verify_token(token, public_key, key_id, issuer_id, bundle_id, now):
         return "iat and exp must be integers"
     if exp - iat != 300:
         return "exp - iat is %d, not 300" % (exp - iat)
-    if abs(iat - now) > 60:
-        return "iat is %d s from now" % (iat - now)
+    # As Apple: a token is good until it expires, however long ago it was made (a client may reuse
+    # it, and a busy machine may send it late); one made more than a minute ahead is refused.
+    if iat - now > 60:
+        return "iat is %d s in the future" % (iat - now)
+    if now >= exp:
+        return "the token expired %d s ago" % (now - exp)
     return None
 
 
