@@ -29,7 +29,7 @@ import GroupPolicy
 /// random sequences of operations from both instances, checked step by step against a model of
 /// the contract. The `GroupDecisionsTesting` article "Proving a shared cache" lists every check.
 ///
-/// **A store of some concerns.** Each check belongs to one concern of ``SharedCaches`` (answers,
+/// **A store of some concerns.** Each check belongs to one concern of `SharedCaches` (answers,
 /// the fetch lock, rate limits, the fleet budget, invalidations) and runs when the store provides
 /// it; the parts of a check that need two concerns together (an invalidation that removes an
 /// answer, a write that releases the lock) run when both are there. A store that keeps some of
