@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Private keys and the client's configuration")
 struct PrivateKeyTests {
-    /// The base64 lines of a PEM: what must never appear in an error.
+    /// The error configuring a client with `pem` throws, or `nil` when it configures.
     static func configure(_ pem: String) -> AppStoreGroupsError? {
         do {
             _ = try AppStoreGroupsClient(
@@ -20,59 +20,40 @@ struct PrivateKeyTests {
         }
     }
 
-    @Test(
-        "keys that are not P-256 private keys fail at configuration, naming the problem, never the key",
-        arguments: [
-            ("p384-key.p8", "invalid private key: the key is not an EC P-256 private key"),
-            ("rsa-key.p8", "invalid private key: the key is not an EC P-256 private key"),
-            ("ed25519-key.p8", "invalid private key: the key is not an EC P-256 private key"),
-            (
-                "encrypted-key.p8",
-                "invalid private key: the private key is encrypted; export it without a passphrase (.p8 as downloaded)"
-            ),
-            (
-                "test-key.pub.pem",
-                "invalid private key: the PEM holds a public key; the client needs the private key (.p8)"
-            ),
-        ]
-    )
-    func rejectedKeys(file: String, message: String) throws {
-        let pem = try TestFiles.text(file)
-        let error = try #require(Self.configure(pem))
-        #expect(error.code == .invalidPrivateKey)
-        #expect(error.message == message)
-        for line in SecretScan.keyMaterial(pem) {
-            #expect(!error.description.contains(line))
-            #expect(!String(reflecting: error).contains(line))
-        }
-    }
+    static let notP256 = "the key is not an EC P-256 private key"
+    static let noBlock = "no '-----BEGIN PRIVATE KEY-----' block found"
 
-    @Test("text that is not a PEM private key fails at configuration")
-    func notPEM() throws {
-        let valid = try TestFiles.text("test-key.p8")
-        let body = SecretScan.keyMaterial(valid).joined(separator: "\n")
-        let cases: [(String, String)] = [
-            ("", "invalid private key: no '-----BEGIN PRIVATE KEY-----' block found"),
-            ("hello", "invalid private key: no '-----BEGIN PRIVATE KEY-----' block found"),
-            (body, "invalid private key: no '-----BEGIN PRIVATE KEY-----' block found"),
-            (
-                "-----BEGIN PRIVATE KEY-----\n\(body)\n",
-                "invalid private key: the PEM block 'PRIVATE KEY' has no END line"
-            ),
+    /// Each row: a fixture file (a name ending in .p8 or .pem), or the text itself, in which `BODY`
+    /// stands for the test key's base64 lines; then the problem the error names.
+    @Test(
+        "keys that are not P-256 private keys, and text that is no PEM private key, fail at configuration, naming the problem, never the key",
+        arguments: [
+            ("p384-key.p8", notP256), ("rsa-key.p8", notP256), ("ed25519-key.p8", notP256),
+            ("encrypted-key.p8", "the private key is encrypted; export it without a passphrase (.p8 as downloaded)"),
+            ("test-key.pub.pem", "the PEM holds a public key; the client needs the private key (.p8)"),
+            ("", noBlock), ("hello", noBlock), ("BODY", noBlock),
+            ("-----BEGIN PRIVATE KEY-----\nBODY\n", "the PEM block 'PRIVATE KEY' has no END line"),
             (
                 "-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n",
-                "invalid private key: the PEM block 'PRIVATE KEY' is not valid base64"
+                "the PEM block 'PRIVATE KEY' is not valid base64"
             ),
             (
                 "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
-                "invalid private key: the key is not a readable private key"
+                "the key is not a readable private key"
             ),
         ]
-        for (pem, message) in cases {
-            let error = try #require(Self.configure(pem))
-            #expect(error.code == .invalidPrivateKey)
-            #expect(error.message == message)
-            for line in SecretScan.keyMaterial(valid) { #expect(!error.description.contains(line)) }
+    )
+    func rejectedKeys(source: String, problem: String) throws {
+        let valid = try TestFiles.text("test-key.p8")
+        let body = SecretScan.keyMaterial(valid).joined(separator: "\n")
+        let isFile = source.hasSuffix(".p8") || source.hasSuffix(".pem")
+        let pem = isFile ? try TestFiles.text(source) : source.replacing("BODY", with: body)
+        let error = try #require(Self.configure(pem))
+        #expect(error.code == .invalidPrivateKey)
+        #expect(error.message == "invalid private key: " + problem)
+        for line in SecretScan.keyMaterial(pem) + SecretScan.keyMaterial(valid) {
+            #expect(!error.description.contains(line))
+            #expect(!String(reflecting: error).contains(line))
         }
     }
 
