@@ -7,66 +7,65 @@ import Testing
 
 @testable import GroupDecisions
 
-/// The in-process store beyond the contract the conformance suite checks: the byte bound with
-/// least-recently-used eviction, its own single-call fetch lock, what an invalidation frees, and the
-/// shared-store encoding.
+/// The in-process store beyond the contract the conformance suite checks (which invalidations
+/// remove which answers, for one): the byte bound with least-recently-used eviction, its own
+/// single-call fetch lock, what an invalidation frees, and the shared-store encoding.
 @Suite("In-memory groups store")
 struct InMemoryGroupsCacheTests {
     static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
         CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
     }
 
-    @Test("the byte bound evicts the least recently used answers first")
-    func byteBoundEviction() async throws {
-        let clock = ManualClock()
-        // One array of bytes for every answer: an array's capacity is what the allocator gave it,
-        // which for the same request can differ by a block between allocations, and the cost
-        // counts capacity.
+    /// One array of bytes for every answer, and what each costs: an array's capacity is what the
+    /// allocator gave it, which for the same request can differ by a block between allocations,
+    /// and the cost counts capacity.
+    static func sameSizeAnswers(_ clock: ManualClock) -> (answer: @Sendable () -> CachedGroupsAnswer, cost: Int) {
         let body = Array(String(repeating: "x", count: 100).utf8)
-        func answer() -> CachedGroupsAnswer { CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
-        let cost = MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0")
+        let answer = { @Sendable in CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
+        return (answer, MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0"))
+    }
+
+    @Test(
+        "an answer costs its bookkeeping and its body's block; one larger than the capacity is not kept, a large one evicts the least recently used first, and an invalidation of everything frees every byte"
+    )
+    func byteBound() async throws {
+        let clock = ManualClock()
+        let (answer, cost) = Self.sameSizeAnswers(clock)
         // The bookkeeping, then the body's array: a 32-byte header and its capacity in a block
         // (144 bytes for a capacity of 100; a run that reused a larger free block gave 160).
-        #expect((100..<148).contains(body.capacity))
-        #expect(cost == 1_024 + MemoryFootprint.block(32 + body.capacity))
+        let capacity = answer().body.capacity
+        #expect((100..<148).contains(capacity))
+        #expect(cost == 1_024 + MemoryFootprint.block(32 + capacity))
         let store = InMemoryGroupsCache(capacityBytes: 3 * cost, now: clock.now)
         for id in ["c0", "c1", "c2"] {
             try await store.setAnswer(answer(), anyTransactionID: id, in: .sandbox, timeToLive: .seconds(60))
         }
         #expect(store.costBytes == 3 * cost)
-        // Reading c0 makes c1 the least recently used.
-        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) != nil)
-        try await store.setAnswer(answer(), anyTransactionID: "c3", in: .sandbox, timeToLive: .seconds(60))
-        #expect(store.count == 3)
+        // Larger than the whole capacity: not kept, and nothing evicted for it.
+        let huge = Self.answer(String(repeating: "z", count: 3 * cost), at: clock.date)
+        try await store.setAnswer(huge, anyTransactionID: "huge", in: .sandbox, timeToLive: .seconds(60))
+        #expect(try await store.answer(anyTransactionID: "huge", in: .sandbox) == nil)
         #expect(store.costBytes == 3 * cost)
+        // Reading c0 makes c1 the least recently used; one answer twice the size pushes out the two
+        // least recently used.
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) != nil)
+        let big = Self.answer(String(repeating: "y", count: 100 + cost / 2), at: clock.date)
+        try await store.setAnswer(big, anyTransactionID: "c3", in: .sandbox, timeToLive: .seconds(60))
         #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
-        for id in ["c0", "c2", "c3"] {
-            #expect(try await store.answer(anyTransactionID: id, in: .sandbox) != nil)
-        }
-        // One answer twice the size pushes out the two least recently used.
-        let big = String(repeating: "y", count: 100 + cost / 2)
-        try await store.setAnswer(
-            Self.answer(big, at: clock.date),
-            anyTransactionID: "c4",
-            in: .sandbox,
-            timeToLive: .seconds(60)
-        )
-        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)
         #expect(try await store.answer(anyTransactionID: "c2", in: .sandbox) == nil)
+        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) != nil)
         #expect(try await store.answer(anyTransactionID: "c3", in: .sandbox) != nil)
-        #expect(try await store.answer(anyTransactionID: "c4", in: .sandbox) != nil)
+        #expect(store.count == 2)
         #expect(store.costBytes <= 3 * cost)
+        try await store.invalidateAll()
+        #expect(store.count == 0)
+        #expect(store.costBytes == 0)
     }
 
     @Test("20,000 seeded operations keep the recency list, the byte count and expiry equal to a plain model")
     func matchesModel() async throws {
         let clock = ManualClock()
-        // One array of bytes for every answer: an array's capacity is what the allocator gave it,
-        // which for the same request can differ by a block between allocations, and the cost
-        // counts capacity.
-        let body = Array(String(repeating: "x", count: 100).utf8)
-        func answer() -> CachedGroupsAnswer { CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
-        let cost = MemoryFootprint.cost(of: LocalGroupsCache.Entry(answer: answer()), customerID: "c0")
+        let (answer, cost) = Self.sameSizeAnswers(clock)
         let store = InMemoryGroupsCache(capacityBytes: 5 * cost, now: clock.now)
         // The model: customers from least to most recently used, with when each expires.
         var model: [(id: String, expires: Date)] = []
@@ -117,71 +116,23 @@ struct InMemoryGroupsCacheTests {
         }
     }
 
-    @Test("an answer larger than the whole capacity is not kept, and evicts nothing")
-    func oversizedAnswer() async throws {
-        let clock = ManualClock()
-        // The small answer costs 1,024 + 48 bytes; the huge one 1,024 + 1,040, over the capacity.
-        let store = InMemoryGroupsCache(capacityBytes: 2_000, now: clock.now)
-        try await store.setAnswer(
-            Self.answer("{}", at: clock.date),
-            anyTransactionID: "small",
-            in: .sandbox,
-            timeToLive: .seconds(60)
-        )
-        let huge = String(repeating: "z", count: 1_000)
-        try await store.setAnswer(
-            Self.answer(huge, at: clock.date),
-            anyTransactionID: "huge",
-            in: .sandbox,
-            timeToLive: .seconds(60)
-        )
-        #expect(try await store.answer(anyTransactionID: "huge", in: .sandbox) == nil)
-        #expect(try await store.answer(anyTransactionID: "small", in: .sandbox) != nil)
-    }
-
+    /// Its own single-call fetch lock, which the conformance suite does not call.
     @Test("a fetch lock has one holder until it is released or expires")
     func fetchLock() async throws {
         let clock = ManualClock()
         let store = InMemoryGroupsCache(now: clock.now)
-        #expect(
-            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
-        )
-        #expect(
-            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
-        )
+        func lock(_ owner: String) async throws -> Bool {
+            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: owner, timeToLive: .seconds(5))
+        }
+        #expect(try await lock("a"))
+        #expect(try await lock("b") == false)
         try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
-        #expect(
-            !(try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5)))
-        )
+        #expect(try await lock("b") == false)
         // The holder dies: the lock expires.
         clock.advance(by: .seconds(5))
-        #expect(
-            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b", timeToLive: .seconds(5))
-        )
+        #expect(try await lock("b"))
         try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
-        #expect(
-            try await store.acquireFetchLock(anyTransactionID: "c", in: .sandbox, owner: "a", timeToLive: .seconds(5))
-        )
-    }
-
-    @Test("invalidation by customer (every environment) and of everything")
-    func invalidation() async throws {
-        let clock = ManualClock()
-        let store = InMemoryGroupsCache(now: clock.now)
-        let answer = Self.answer("{}", at: clock.date)
-        for id in ["a", "b"] {
-            for environment in [StoreEnvironment.sandbox, .production] {
-                try await store.setAnswer(answer, anyTransactionID: id, in: environment, timeToLive: .seconds(60))
-            }
-        }
-        try await store.invalidate(anyTransactionID: "a")
-        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
-        #expect(try await store.answer(anyTransactionID: "a", in: .production) == nil)
-        #expect(try await store.answer(anyTransactionID: "b", in: .production) == answer)
-        try await store.invalidateAll()
-        #expect(try await store.answer(anyTransactionID: "b", in: .sandbox) == nil)
-        #expect(store.count == 0)
-        #expect(store.costBytes == 0)
+        #expect(try await lock("a"))
     }
 
     @Test("the shared-store encoding keeps kind, millisecond fetch time and bytes, and refuses others")

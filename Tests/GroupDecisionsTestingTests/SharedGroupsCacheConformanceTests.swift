@@ -17,6 +17,11 @@ struct SharedGroupsCacheConformanceTests {
     }
 
     static let conforming = [
+        // One process: the instance is the storage, so a second process's instance is itself.
+        Case(
+            testDescription: "the in-memory cache, on its own clock (the existing initializer)",
+            conformance: SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { InMemoryGroupsCache() }
+        ),
         Case(
             testDescription: "the in-memory cache, on the suite's clock",
             conformance: SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { clock in
@@ -69,12 +74,6 @@ struct SharedGroupsCacheConformanceTests {
             }
         ),
     ]
-
-    @Test("the in-memory cache passes every check, on its own clock (the existing initializer)")
-    func inMemoryConforms() async throws {
-        // One process: the instance is the storage, so a second process's instance is itself.
-        try await SharedGroupsCacheConformance(makeSecondInstance: { $0 }) { InMemoryGroupsCache() }.run()
-    }
 
     @Test("a store that keeps the contract passes every check of the concerns it provides", arguments: conforming)
     func conforms(_ store: Case) async throws {

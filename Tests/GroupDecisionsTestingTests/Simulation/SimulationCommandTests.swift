@@ -1,5 +1,4 @@
 import Foundation
-import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
@@ -7,56 +6,24 @@ import Testing
 /// status for each way it ends.
 @Suite("group-decisions-simulation: output and exit statuses")
 struct SimulationCommandTests {
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
     /// The binary next to the test bundle (both live in the build products directory).
-    static let binary: String = {
+    static let binary: URL = {
         let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [
-            products.appendingPathComponent("group-decisions-simulation").path,
-            products.deletingLastPathComponent().appendingPathComponent("group-decisions-simulation").path,
+            products.appendingPathComponent("group-decisions-simulation"),
+            products.deletingLastPathComponent().appendingPathComponent("group-decisions-simulation"),
         ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }()
-
-    /// Runs the command on a thread of its own, off Swift's cooperative pool.
-    static func run(_ arguments: [String]) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(
-                    with: Result {
-                        let process = Process()
-                        process.executableURL = URL(fileURLWithPath: binary)
-                        process.arguments = arguments
-                        let out = Pipe()
-                        let err = Pipe()
-                        process.standardOutput = out
-                        process.standardError = err
-                        try process.run()
-                        let stdout = try out.fileHandleForReading.readBytesToEnd()
-                        let stderr = try err.fileHandleForReading.readBytesToEnd()
-                        process.waitUntilExit()
-                        return Output(
-                            status: process.terminationStatus,
-                            stdout: String(decoding: stdout, as: UTF8.self),
-                            stderr: String(decoding: stderr, as: UTF8.self)
-                        )
-                    }
-                )
-            }
-            .start()
-        }
-    }
 
     @Test("seeds with no violation: the last line counts them, exit 0")
     func noViolation() async throws {
-        let output = try await Self.run(["--seeds", "3", "--seed", "5", "--steps", "30", "--faults", "slow-answers"])
-        #expect(output.stdout == "3 seeds, 0 violations\n")
-        #expect(output.stderr == "")
+        let output = try await runProcess(
+            Self.binary,
+            ["--seeds", "3", "--seed", "5", "--steps", "30", "--faults", "slow-answers"]
+        )
+        #expect(output.standardOutput == "3 seeds, 0 violations\n")
+        #expect(output.standardError == "")
         #expect(output.status == 0)
     }
 
@@ -73,19 +40,19 @@ struct SimulationCommandTests {
         ]
     )
     func badArguments(_ arguments: [String], _ error: String) async throws {
-        let output = try await Self.run(arguments)
-        #expect(output.stderr.hasPrefix(error))
-        #expect(output.stderr.contains("\nUsage: group-decisions-simulation [options]\n"))
-        #expect(output.stdout == "")
+        let output = try await runProcess(Self.binary, arguments)
+        #expect(output.standardError.hasPrefix(error))
+        #expect(output.standardError.contains("\nUsage: group-decisions-simulation [options]\n"))
+        #expect(output.standardOutput == "")
         #expect(output.status == 2)
     }
 
     @Test("a store that cannot be reached: an Error: line, the seeds that ran, exit 3")
     func unreachableStore() async throws {
         let refusing = try LoopbackSocket(refusing: ())
-        let output = try await Self.run(["--seeds", "2", "--redis", "127.0.0.1:\(refusing.port)"])
-        #expect(output.stderr.hasPrefix("Error: seed 1: "))
-        #expect(output.stdout == "0 seeds, 0 violations\n")
+        let output = try await runProcess(Self.binary, ["--seeds", "2", "--redis", "127.0.0.1:\(refusing.port)"])
+        #expect(output.standardError.hasPrefix("Error: seed 1: "))
+        #expect(output.standardOutput == "0 seeds, 0 violations\n")
         #expect(output.status == 3)
     }
 }
