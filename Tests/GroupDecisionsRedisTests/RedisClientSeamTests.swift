@@ -65,7 +65,9 @@ struct RedisClientSeamTests {
         #expect(client.labels.withLock { $0.contains("EVAL take-budget-token") })
     }
 
-    @Test("a client's error is a store failure naming the command and the error's type, not its text")
+    @Test(
+        "a client's error is a store failure naming the command and the error's type, not its text; the prefixes a store with a pool refuses are refused"
+    )
     func clientErrors() async throws {
         let store = try RedisGroupsCache(client: FailingClient(), keyPrefix: "app")
         #expect(store.host == "" && store.port == 0 && store.maximumConnections == 0)
@@ -76,13 +78,10 @@ struct RedisClientSeamTests {
             #expect(error.code == .sharedCacheFailure)
             #expect(error.message == "Redis: GET answer: the client failed (Refusal)")
         }
-    }
-
-    @Test("a store over an app's client refuses the prefixes a store with a pool refuses")
-    func configuration() {
-        #expect(throws: AppStoreGroupsError.self) { try RedisGroupsCache(client: FailingClient(), keyPrefix: "") }
-        #expect(throws: AppStoreGroupsError.self) {
-            try RedisGroupsCache(client: FailingClient(), keyPrefix: "app:Sandbox:groups")
+        for prefix in ["", "app:Sandbox:groups"] {
+            #expect(throws: AppStoreGroupsError.self) {
+                try RedisGroupsCache(client: FailingClient(), keyPrefix: prefix)
+            }
         }
     }
 }
