@@ -10,13 +10,19 @@ import Testing
 /// started, and waits for ``open()``.
 package final class GatedGroupsSource: GroupsSource, Sendable {
     package let inner: StaticGroupsSource
-    /// The gate calls wait at while closed, and how many calls have started.
-    private let state = Mutex<(gate: Gate?, started: Int)>((nil, 0))
+    /// The gate calls wait at while closed, the one id held (every id when `nil`), and how many
+    /// calls have started.
+    private let state = Mutex<(gate: Gate?, held: String?, started: Int)>((nil, nil, 0))
 
     package init(_ inner: StaticGroupsSource) { self.inner = inner }
 
-    /// Holds every call from now on until ``open()``.
-    package func close() { state.withLock { $0.gate = $0.gate ?? Gate() } }
+    /// Holds every call from now on, or only those for `id`, until ``open()``.
+    package func close(holding id: String? = nil) {
+        state.withLock { state in
+            state.gate = state.gate ?? Gate()
+            state.held = id
+        }
+    }
 
     /// Releases the held calls, and lets later ones through.
     package func open() {
@@ -48,7 +54,7 @@ package final class GatedGroupsSource: GroupsSource, Sendable {
         }
         let gate = state.withLock { state in
             state.started += 1
-            return state.gate
+            return state.held == nil || state.held == id ? state.gate : nil
         }
         await gate?.wait()
         return try answer.get()

@@ -49,7 +49,6 @@ package struct ServiceHarness<Source: GroupsSource>: Sendable {
     ///   - clock: The manual clock. Default: a new one.
     ///   - time: How the service tells time. Default: by `clock`, its sleeps moving it.
     ///   - observer: What records the service's events.
-    ///   - other: An observer told every event after `observer`.
     ///   - policies: The policies decisions are made with. Default: the family policy.
     ///   - decisionLog: Where decisions are recorded, if anywhere.
     ///   - candidatePolicies: A candidate evaluated beside `policies`, if any.
@@ -63,7 +62,6 @@ package struct ServiceHarness<Source: GroupsSource>: Sendable {
         clock: ManualClock = ManualClock(),
         time: Time = .manual,
         observer: RecordingObserver = RecordingObserver(),
-        alsoTelling other: (any GroupDecisionObserver)? = nil,
         policies: PolicyStore? = nil,
         decisionLog: DecisionLog? = nil,
         candidatePolicies: PolicyStore? = nil,
@@ -85,7 +83,7 @@ package struct ServiceHarness<Source: GroupsSource>: Sendable {
             sharedCaches: SharedCaches(testing: sharedCache),
             configuration: configuration,
             timeSource: timeSource,
-            observer: other.map { Observers(first: observer, second: $0) } ?? observer,
+            observer: observer,
             decisionLog: decisionLog,
             candidatePolicies: candidatePolicies
         )
@@ -121,33 +119,6 @@ package struct ServiceHarness<Source: GroupsSource>: Sendable {
         environment: StoreEnvironment = .sandbox
     ) async throws -> ServedDecision {
         try await service.decide(id, environment: environment)
-    }
-}
-
-/// Two observers, told each event in turn.
-private struct Observers: GroupDecisionObserver {
-    let first: any GroupDecisionObserver
-    let second: any GroupDecisionObserver
-
-    func cacheHit(_ event: GroupDecisionEvent.CacheHit) { tell { $0.cacheHit(event) } }
-    func cacheMiss(_ event: GroupDecisionEvent.CacheMiss) { tell { $0.cacheMiss(event) } }
-    func staleServed(_ event: GroupDecisionEvent.StaleServed) { tell { $0.staleServed(event) } }
-    func fetchStarted(_ event: GroupDecisionEvent.FetchStarted) { tell { $0.fetchStarted(event) } }
-    func fetchFinished(_ event: GroupDecisionEvent.FetchFinished) { tell { $0.fetchFinished(event) } }
-    func rateLimited(_ event: GroupDecisionEvent.RateLimited) { tell { $0.rateLimited(event) } }
-    func budgetExhausted(_ event: GroupDecisionEvent.BudgetExhausted) { tell { $0.budgetExhausted(event) } }
-    func sharedCacheFailed(_ event: GroupDecisionEvent.SharedCacheFailure) { tell { $0.sharedCacheFailed(event) } }
-    func sharedCacheRecovered(_ event: GroupDecisionEvent.SharedCacheRecovery) {
-        tell { $0.sharedCacheRecovered(event) }
-    }
-    func invalidated(_ event: GroupDecisionEvent.Invalidation) { tell { $0.invalidated(event) } }
-    func policyReloaded(_ event: GroupDecisionEvent.PolicyReload) { tell { $0.policyReloaded(event) } }
-    func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure) { tell { $0.policyReloadFailed(event) } }
-    func decisionRecorded(_ record: DecisionLogRecord) { tell { $0.decisionRecorded(record) } }
-
-    private func tell(_ event: (any GroupDecisionObserver) -> Void) {
-        event(first)
-        event(second)
     }
 }
 

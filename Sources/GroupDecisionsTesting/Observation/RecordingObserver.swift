@@ -5,14 +5,17 @@ import Synchronization
 /// An observer that records what a service told it, one line per event in the order told, for a
 /// test to compare with exact lines.
 ///
-/// The lines: `cache hit`, `cache hit (shared)`, `cache miss`, `stale served: <code>`,
+/// The lines: `cache hit`, `cache hit (shared)`, `cache miss`,
+/// `stale served: <code> (<reason>, <age in ms> ms)`,
 /// `fetch started: <endpoint>`, `fetch finished: <endpoint> <status or "no status">`,
 /// `rate limited: <endpoint> until <ms> (asked <ms or "none">)`, `budget exhausted: <endpoint>`
 /// (with ` (Retry-After)` when an instant holds), `shared cache failed[ (slow)]: <error>`,
 /// `shared cache recovered`, `invalidated one|all[, shared cache updated|not updated]`,
 /// `policy reloaded: <revision> generation <n>`, `policy reload failed: <code>, <revision> serving`.
+/// The decision log's records are kept apart, in ``records``.
 public final class RecordingObserver: GroupDecisionObserver, Sendable {
     private let stored = Mutex<[String]>([])
+    private let storedRecords = Mutex<[DecisionLogRecord]>([])
 
     /// An observer that has recorded nothing yet.
     public init() {}
@@ -26,6 +29,9 @@ public final class RecordingObserver: GroupDecisionObserver, Sendable {
     /// The shared cache's failures, as `shared cache failed: <error>`.
     public var lines: [String] { events("shared cache failed") }
 
+    /// The decision log's records, in the order told.
+    public var records: [DecisionLogRecord] { storedRecords.withLock { $0 } }
+
     private func record(_ line: String) { stored.withLock { $0.append(line) } }
 
     private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
@@ -37,7 +43,11 @@ public final class RecordingObserver: GroupDecisionObserver, Sendable {
     /// Records `cacheMiss`.
     public func cacheMiss(_ event: GroupDecisionEvent.CacheMiss) { record("cache miss") }
     /// Records `staleServed`.
-    public func staleServed(_ event: GroupDecisionEvent.StaleServed) { record("stale served: \(event.error.code)") }
+    public func staleServed(_ event: GroupDecisionEvent.StaleServed) {
+        let (seconds, attoseconds) = event.age.components
+        let age = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        record("stale served: \(event.error.code) (\(event.reason), \(age) ms)")
+    }
     /// Records `fetchStarted`.
     public func fetchStarted(_ event: GroupDecisionEvent.FetchStarted) { record("fetch started: \(event.endpoint)") }
     /// Records `fetchFinished`.
@@ -74,4 +84,6 @@ public final class RecordingObserver: GroupDecisionObserver, Sendable {
     public func policyReloadFailed(_ event: GroupDecisionEvent.PolicyReloadFailure) {
         record("policy reload failed: \(event.error.code), \(event.revision) serving")
     }
+    /// Keeps the record in ``records``.
+    public func decisionRecorded(_ record: DecisionLogRecord) { storedRecords.withLock { $0.append(record) } }
 }

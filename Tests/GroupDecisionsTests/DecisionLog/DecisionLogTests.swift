@@ -3,7 +3,6 @@ import GroupDecisionsTesting
 import GroupPolicy
 import GroupPolicyBasics
 import ServingTestSupport
-import Synchronization
 import Testing
 
 @testable import AppStoreGroups
@@ -25,18 +24,13 @@ struct DecisionLogTests {
         "a record per decision served and refused, with the salted hash and never the id: the one the observer hears; without a log, none"
     )
     func records() async throws {
-        final class RecordObserver: GroupDecisionObserver {
-            let records = Mutex<[DecisionLogRecord]>([])
-            func decisionRecorded(_ record: DecisionLogRecord) { records.withLock { $0.append(record) } }
-        }
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let path = FileManager.default.temporaryDirectory.path + "/decisions-\(UUID().uuidString).jsonl"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let log = try DecisionLog.jsonLines(path: path, salt: Self.salt)
-        let (observer, unlogged) = (RecordObserver(), RecordObserver())
-        let service = try ServiceHarness(source: stub, clock: clock, alsoTelling: observer, decisionLog: log).service
-        let withoutLog = try ServiceHarness(source: stub, clock: clock, alsoTelling: unlogged).service
+        let service = try ServiceHarness(source: stub, clock: clock, decisionLog: log)
+        let withoutLog = try ServiceHarness(source: stub, clock: clock)
         let live = try await service.decide("customer-secret-1")
         clock.advance(by: .milliseconds(1_500))
         let cached = try await service.decide("customer-secret-1")
@@ -56,8 +50,8 @@ struct DecisionLogTests {
             ]
         )
         #expect(!text.contains("customer-secret"))
-        #expect(observer.records.withLock { $0.map { $0.jsonLine + "\n" }.joined() } == text)
-        #expect(unlogged.records.withLock { $0 } == [])
+        #expect(service.observer.records.map { $0.jsonLine + "\n" }.joined() == text)
+        #expect(withoutLog.observer.records == [])
     }
 
     @Test("a decision log changes nothing the observer hears: failures, stale answers, 429s, refusals, invalidations")
@@ -103,7 +97,7 @@ struct DecisionLogTests {
             [
                 "cache miss", "fetch started: customer-groups", "fetch finished: customer-groups 200", "cache miss",
                 "fetch started: customer-groups", "fetch finished: customer-groups 500",
-                "stale served: general-internal-error", "cache miss", failed,
+                "stale served: general-internal-error (error, 301000 ms)", "cache miss", failed,
             ] + tooManyRequests + [
                 "cache miss", "budget exhausted: customer-groups (Retry-After)", failed,
                 "invalidated one, shared cache not updated", "cache miss", "shared cache recovered",

@@ -17,6 +17,14 @@ struct FreshnessPolicyTests {
         return policy
     }()
 
+    /// No refresh ahead, no stale answers: a fixed time to live of 300 s.
+    static let fixed: FreshnessPolicy = {
+        var policy = FreshnessPolicy(timeToLive: .seconds(300))
+        policy.refreshAfter = nil
+        policy.maximumStaleness = .zero
+        return policy
+    }()
+
     static let fetchedAt = Date(timeIntervalSince1970: 1_800_000_000)
 
     struct Row: Sendable, CustomTestStringConvertible {
@@ -24,8 +32,11 @@ struct FreshnessPolicyTests {
         var age: Double
         var circumstance: FreshnessPolicy.Circumstance = .normal
         var draw: Double = 0
+        var fixed = false
         var expected: FreshnessPolicy.Verdict
-        var testDescription: String { "\(kind) at \(age) s, \(circumstance), draw \(draw) → \(expected)" }
+        var testDescription: String {
+            "\(fixed ? "fixed: " : "")\(kind) at \(age) s, \(circumstance), draw \(draw) → \(expected)"
+        }
     }
 
     static let rows: [Row] = [
@@ -48,12 +59,17 @@ struct FreshnessPolicyTests {
         Row(kind: .notFound, age: 30, expected: .expired),
         Row(kind: .notFound, age: 30, circumstance: .budgetShort, expected: .expired),
         Row(kind: .notFound, age: 30, circumstance: .fetchFailed, expected: .expired),
+        // Without a refresh ahead a fresh answer is never due; a zero maximum staleness is a fixed
+        // time to live.
+        Row(kind: .groups, age: 299.999, draw: 0.99, fixed: true, expected: .fresh),
+        Row(kind: .groups, age: 300, circumstance: .budgetShort, fixed: true, expected: .expired),
+        Row(kind: .groups, age: 300, circumstance: .fetchFailed, fixed: true, expected: .expired),
     ]
 
     @Test("the verdict at every boundary", arguments: rows)
     func verdict(_ row: Row) {
         let now = Self.fetchedAt.addingTimeInterval(row.age)
-        let verdict = Self.policy.verdict(
+        let verdict = (row.fixed ? Self.fixed : Self.policy).verdict(
             row.kind,
             fetchedAt: Self.fetchedAt,
             now: now,
@@ -61,27 +77,6 @@ struct FreshnessPolicyTests {
             draw: row.draw
         )
         #expect(verdict == row.expected)
-    }
-
-    @Test("without a refresh ahead, a fresh answer is never due; a zero maximum staleness is a fixed time to live")
-    func fixedTimeToLive() {
-        var policy = Self.policy
-        policy.refreshAfter = nil
-        policy.maximumStaleness = .zero
-        policy.staleIfError = .zero
-        let at = { (age: Double, circumstance: FreshnessPolicy.Circumstance) in
-            policy.verdict(
-                .groups,
-                fetchedAt: Self.fetchedAt,
-                now: Self.fetchedAt.addingTimeInterval(age),
-                circumstance: circumstance,
-                draw: 0.99
-            )
-        }
-        #expect(at(299.999, .normal) == .fresh)
-        #expect(at(300, .budgetShort) == .expired)
-        #expect(at(300, .fetchFailed) == .expired)
-        #expect(policy.refreshPoint(draw: 0.5) == nil)
     }
 
     @Test("refresh points: the spread moves them by the draw, never to the time to live or past it")
@@ -139,18 +134,6 @@ struct FreshnessPolicyTests {
         var configuration = GroupDecisionService.Configuration()
         configuration.freshness.timeToLive = .seconds(timeToLiveSeconds)
         #expect(configuration.freshness == policy)
-    }
-
-    @Test("a policy out of range names what is wrong")
-    func problems() {
-        var policy = FreshnessPolicy()
-        policy.refreshAfter = .seconds(300)
-        #expect(policy.problem == "refreshAfter must be positive and less than timeToLive, or nil")
-        policy = FreshnessPolicy()
-        policy.maximumStaleness = .seconds(-1)
-        #expect(policy.problem == "maximumStaleness must not be negative")
-        policy = FreshnessPolicy(timeToLive: .zero)
-        #expect(policy.problem == "timeToLive must be positive")
     }
 
     /// The cap at `timeToLive - 1 ms` put the point below `refreshAfter` (even negative) for a time

@@ -2,25 +2,10 @@ import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
-import Synchronization
 import Testing
 
 @testable import AppStoreGroups
 @testable import GroupDecisions
-
-/// Records stale answers served: reason and age.
-final class StaleRecorder: GroupDecisionObserver, @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [String] = []
-
-    var events: [String] { lock.withLock { stored } }
-
-    func staleServed(_ event: GroupDecisionEvent.StaleServed) {
-        let milliseconds =
-            event.age.components.seconds * 1000 + event.age.components.attoseconds / 1_000_000_000_000_000
-        lock.withLock { stored.append("\(event.reason) \(milliseconds) ms: \(event.error.code)") }
-    }
-}
 
 /// Freshness that bends with the budget: refresh ahead, refreshes behind first fetches, stale
 /// answers up to the maximum age, and nothing from an old answer after an invalidation.
@@ -36,7 +21,7 @@ struct FreshnessTests {
         _ source: some GroupsSource,
         clock: ManualClock,
         shared: (any SharedGroupsCache)? = nil,
-        observer: (any GroupDecisionObserver)? = nil,
+        observer: RecordingObserver = RecordingObserver(),
         burst: Double = 5,
         realSleep: Bool = false,
         configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
@@ -46,7 +31,7 @@ struct FreshnessTests {
             sharedCache: shared,
             clock: clock,
             time: realSleep ? .manualWithRealSleep : .manual,
-            alsoTelling: observer,
+            observer: observer,
             configuration: .exactCounts(burst: burst),
             configure: configure
         )
@@ -95,23 +80,28 @@ struct FreshnessTests {
     }
 
     @Test(
-        "budget low: an expired answer is served stale at once with its age, a new customer's first fetch gets the reserve, the next is refused at once",
+        "budget low: a refresh of an expired answer goes while the budget has more than the reserve, never into it; then an expired answer is served stale at once with its age, a new customer's first fetch gets the reserve, the next is refused at once",
         arguments: [false, true]
     )
     func staleOnBudget(shared: Bool) async throws {
         let clock = ManualClock()
         let source = StaticGroupsSource(Families.customers(20))
-        let observer = StaleRecorder()
+        let observer = RecordingObserver()
         let service = try Self.service(
             source,
             clock: clock,
             shared: shared ? InMemoryGroupsCache(now: clock.now) : nil,
             observer: observer
         )
-        // Burst 5, reserve 1: four first fetches leave the reserve.
-        for index in 0..<4 { #expect(try await service.decide("c\(index)").source == .live) }
+        // Burst 5, reserve 1: three first fetches leave two tokens.
+        for index in 0..<3 { #expect(try await service.decide("c\(index)").source == .live) }
         clock.advance(by: .seconds(400))
-        let stale = try await service.decide("c0")
+        // Two banked: the refresh takes one and leaves the reserve.
+        let refreshed = try await service.decide("c0")
+        #expect(refreshed.source == .live)
+        #expect(refreshed.staleReason == nil)
+        #expect(refreshed.age == nil)
+        let stale = try await service.decide("c1")
         #expect(stale.source == .stale)
         #expect(stale.staleReason == .budget)
         #expect(stale.age == .seconds(400))
@@ -127,7 +117,7 @@ struct FreshnessTests {
                 #""groupsStaleReason": "budget",\#n  "groupsAgeMilliseconds": 400000\#n}"#
             )
         )
-        #expect(observer.events == ["budget 400000 ms: rate-limit-exceeded"])
+        #expect(observer.events("stale served") == ["stale served: rate-limit-exceeded (budget, 400000 ms)"])
         // A customer with no answer takes the reserve.
         #expect(try await service.decide("c10").source == .live)
         // Beyond the budget: refused at once, nothing waited for.
@@ -136,27 +126,7 @@ struct FreshnessTests {
         #expect(refused?.httpStatus == nil)
         #expect(clock.sleeps == [])
         // The expired customer is still served, stale.
-        #expect(try await service.decide("c1").staleReason == .budget)
-        #expect(source.callCount == 5)
-    }
-
-    @Test("a refresh of an expired answer goes while the budget has more than the reserve, never into it")
-    func refreshKeepsReserve() async throws {
-        let clock = ManualClock()
-        let source = StaticGroupsSource(Families.customers(20))
-        let service = try Self.service(source, clock: clock, shared: InMemoryGroupsCache(now: clock.now))
-        for index in 0..<3 { _ = try await service.decide("c\(index)") }
-        clock.advance(by: .seconds(301))
-        // Two banked: the refresh takes one and leaves the reserve.
-        let refreshed = try await service.decide("c0")
-        #expect(refreshed.source == .live)
-        #expect(refreshed.staleReason == nil)
-        #expect(refreshed.age == nil)
-        #expect(try await service.decide("c1").source == .stale)
-        #expect(try await service.decide("c2").source == .stale)
-        #expect(source.callCount == 4)
-        // The reserve is the first fetches'.
-        #expect(try await service.decide("c3").source == .live)
+        #expect(try await service.decide("c2").staleReason == .budget)
         #expect(source.callCount == 5)
     }
 
@@ -179,34 +149,53 @@ struct FreshnessTests {
         #expect(source.callCount == 3)
     }
 
-    /// Found by a review (fixed): the stale answer was judged within the maximum age when the fetch
-    /// began, and served on Apple's 429 5 s later, 604 s after its fetch under a 600 s hard cap.
-    @Test("stale-if-error never serves past the maximum age, nor does a 429 that comes back after it")
-    func staleIfErrorCapped() async throws {
+    /// The window ends first (60 s past the time to live), or the maximum age does (600 s past it,
+    /// within a window of an hour).
+    @Test(
+        "stale-if-error serves the last answer marked stale with its age until its window or the maximum age ends, then fails closed",
+        arguments: [(60, 3300, 359), (3600, 600, 899)]
+    )
+    func staleIfError(window: Int, maximumStaleness: Int, lastStaleAge: Int) async throws {
         let clock = ManualClock()
-        let source = StaticGroupsSource(Families.customers(2))
-        let observer = StaleRecorder()
-        let service = try Self.service(source, clock: clock, observer: observer, burst: 100) {
-            $0.freshness.staleIfError = .seconds(3600)
-            $0.freshness.maximumStaleness = .seconds(600)
+        let stub = StubGroupsSource(clock: clock.now)
+        let observer = RecordingObserver()
+        let service = try Self.service(stub, clock: clock, observer: observer, burst: 100) {
+            $0.freshness.staleIfError = .seconds(window)
+            $0.freshness.maximumStaleness = .seconds(maximumStaleness)
         }
         _ = try await service.decide("c0")
-        source.fail("c0", with: AppStoreGroupsError(code: .generalInternalError, message: "down", httpStatus: 500))
-        clock.advance(by: .seconds(899))
+        stub.answer { _, _ in StubGroupsSource.internalError }
+        clock.advance(by: .seconds(lastStaleAge))
         let stale = try await service.decide("c0")
+        #expect(stale.source == .stale)
         #expect(stale.staleReason == .error)
+        #expect(stale.fetchedAt == Date(timeIntervalSince1970: 1_800_000_000))
+        #expect(stale.decision.capabilities.sorted() == Families.capabilities)
         #expect(
-            stale.jsonString(pretty: false).hasSuffix(#""groupsStaleReason":"error","groupsAgeMilliseconds":899000}"#)
+            stale.jsonString(pretty: false).hasSuffix(
+                #""groupsStaleReason":"error","groupsAgeMilliseconds":\#(lastStaleAge)000}"#
+            )
         )
         clock.advance(by: .seconds(1))
         let error = await expectError { try await service.decide("c0") }
         #expect(error?.code == .generalInternalError)
-        #expect(observer.events == ["error 899000 ms: general-internal-error"])
-        // A 429 that takes 5 s to come back, asked for 599 s after the fetch under a cap of 600 s.
+        #expect(error?.httpStatus == 500)
+        #expect(
+            observer.events("stale served") == ["stale served: general-internal-error (error, \(lastStaleAge)000 ms)"]
+        )
+        #expect(stub.requests == ["c0", "c0", "c0"])
+    }
+
+    /// Found by a review (fixed): the stale answer was judged within the maximum age when the fetch
+    /// began, and served on Apple's 429 5 s later, 604 s after its fetch under a 600 s hard cap.
+    @Test("a 429 that comes back after the maximum age serves nothing stale")
+    func lateRateLimitPastMaximumAge() async throws {
+        let clock = ManualClock()
         let slow = StubGroupsSource(clock: clock.now)
         let capped = try Self.service(slow, clock: clock, burst: 100) { $0.freshness.maximumStaleness = .seconds(300) }
         #expect(try await capped.decide("c0").source == .live)
         clock.advance(by: .seconds(599))
+        // A 429 that takes 5 s to come back, asked for 599 s after the fetch under a cap of 600 s.
         slow.answer { _, _ in
             clock.advance(by: .seconds(5))
             return .failure(StaticGroupsSource.tooManyRequests(retryAfter: nil))
@@ -362,8 +351,8 @@ struct FreshnessTests {
     func queuedRefreshOfReplacedAnswerSendsNothing() async throws {
         let clock = ManualClock()
         let inner = StaticGroupsSource(Families.customers(2))
-        let source = HeldForOneSource(inner, holding: "c1")
-        let service = try Self.service(source, clock: clock, burst: 100, realSleep: true) {
+        let gated = GatedGroupsSource(inner)
+        let service = try Self.service(gated, clock: clock, burst: 100, realSleep: true) {
             $0.freshness.refreshAfter = .seconds(225)
             $0.freshness.refreshSpread = .zero
             $0.maximumRefreshesInFlight = 1
@@ -375,7 +364,7 @@ struct FreshnessTests {
         try await waitUntil { service.refreshes.workerCount >= 1 }
         clock.advance(by: .seconds(250))
         // The one worker is busy refreshing c1, held at Apple.
-        source.holding.withLock { $0 = true }
+        gated.close(holding: "c1")
         #expect(try await service.decide("c1").source == .cache)
         try await waitUntil { inner.callCount(for: "c1") >= 2 }
         #expect(inner.callCount(for: "c1") == 2)
@@ -384,7 +373,7 @@ struct FreshnessTests {
         try await service.invalidate(anyTransactionID: "c0")
         #expect(try await service.decide("c0").source == .live)
         #expect(inner.callCount(for: "c0") == 2)
-        source.gate.open()
+        gated.open()
         try await waitUntil { service.refreshes.count == 0 }
         #expect(inner.callCount(for: "c0") == 2)
     }
@@ -425,27 +414,5 @@ struct FreshnessTests {
         #expect(service.refreshes.count == 0)
         #expect(service.refreshes.workerCount == 0)
         #expect(!service.refreshes.offer(CustomerKey(environment: .sandbox, customerID: "c0")))
-    }
-}
-
-/// A static source whose calls for one id wait at a gate while `holding` is set.
-private final class HeldForOneSource: GroupsSource, Sendable {
-    let inner: StaticGroupsSource
-    let heldID: String
-    let holding = Mutex(false)
-    let gate = Gate()
-
-    init(_ inner: StaticGroupsSource, holding heldID: String) {
-        self.inner = inner
-        self.heldID = heldID
-    }
-
-    func customerGroups(
-        anyTransactionID: String,
-        environment: StoreEnvironment
-    ) async throws(AppStoreGroupsError) -> GetCustomerGroupsResponse {
-        let answer = try await inner.customerGroups(anyTransactionID: anyTransactionID, environment: environment)
-        if anyTransactionID == heldID, holding.withLock({ $0 }) { await gate.wait() }
-        return answer
     }
 }

@@ -58,21 +58,9 @@ struct GroupDecisionServiceTests {
         #expect(first.source == .live)
         #expect(first.fetchedAt == clock.date)
         #expect(first.policyRevision == "49c9b1f4e538bd3a")
-        #expect(
-            first.jsonString(pretty: false)
-                == first.decision.jsonString(pretty: false).dropLast()
-                + #","groupsSource":"live","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a","#
-                + #""decisionId":"\#(first.decisionID)"}"#
-        )
         clock.advance(by: .seconds(299))
         let second = try await service.decide("c1")
         #expect(second.source == .cache)
-        #expect(
-            second.jsonString(pretty: false).hasSuffix(
-                #","groupsSource":"cache","groupsFetchedAt":"2027-01-15T08:00:00.000Z","policyRevision":"49c9b1f4e538bd3a","#
-                    + #""decisionId":"\#(second.decisionID)"}"#
-            )
-        )
         #expect(second.fetchedAt == first.fetchedAt)
         #expect(second.decision.capabilities.sorted() == Families.capabilities)
         clock.advance(by: .seconds(1))
@@ -95,25 +83,6 @@ struct GroupDecisionServiceTests {
         #expect(premium.source == .cache)
         #expect(premium.decision.allows("family.premium-recipes"))
         #expect(stub.requests == ["c1"])
-    }
-
-    @Test("within the stale-if-error window a failed fetch serves the last answer marked stale; after it, fails closed")
-    func staleIfError() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
-        let service = try Self.service(stub, clock: clock) { $0.freshness.staleIfError = .seconds(60) }
-        let fetched = try await service.decide("c1")
-        stub.answer { _, _ in StubGroupsSource.internalError }
-        clock.advance(by: .seconds(330))
-        let stale = try await service.decide("c1")
-        #expect(stale.source == .stale)
-        #expect(stale.fetchedAt == fetched.fetchedAt)
-        #expect(stale.decision.capabilities.sorted() == Families.capabilities)
-        clock.advance(by: .seconds(30))
-        let error = await expectError { try await service.decide("c1") }
-        #expect(error?.code == .generalInternalError)
-        #expect(error?.httpStatus == 500)
-        #expect(stub.requests == ["c1", "c1", "c1"])
     }
 
     @Test("by default a failed fetch after the time to live fails closed with the fetch's error")
@@ -187,15 +156,9 @@ struct GroupDecisionServiceTests {
         let service = try Self.service(stub, clock: clock, shared: shared) {
             $0.rateLimits.maximumRateLimitWait = .zero
         }
+        // The hold itself, in this process: the rate-limit gate's tests.
         let first = await expectError { try await service.decide("a") }
-        #expect(first?.code == .rateLimitExceeded)
-        #expect(first?.httpStatus == 429)
         #expect(first?.retryAfter == retryAfter)
-        let second = await expectError { try await service.decide("b") }
-        #expect(second?.code == .rateLimitExceeded)
-        #expect(second?.httpStatus == nil)
-        #expect(second?.attempts == 0)
-        #expect(second?.retryAfter == retryAfter)
         // Another process sharing the store is held back too.
         let other = try Self.service(stub, clock: clock, shared: shared) { $0.rateLimits.maximumRateLimitWait = .zero }
         let third = await expectError { try await other.decide("c") }
@@ -273,23 +236,30 @@ struct GroupDecisionServiceTests {
         )
     }
 
-    @Test("a lock whose holder died: waiters poll for the fetch lock wait, then fetch themselves")
-    func deadLockHolder() async throws {
+    /// A first read of 200 ms, then polls of 50 + 200 ms until two seconds have passed, on the slow store.
+    @Test(
+        "a lock whose holder died: waiters poll for the fetch lock wait, two seconds by the clock however slow the store, then fetch themselves",
+        arguments: [(0, 40, 2.0), (200, 8, 2.2)]
+    )
+    func deadLockHolder(readMilliseconds: Int, polls: Int, fetchedAfter: Double) async throws {
         let clock = ManualClock()
+        let start = clock.date
         let stub = StubGroupsSource(clock: clock.now)
-        let shared = InMemoryGroupsCache(now: clock.now)
+        let store = ScriptedGroupsCache(forwardsBudget: false, clock: clock)
+        store.delay("answer", by: .milliseconds(readMilliseconds))
         #expect(
-            try await shared.acquireFetchLock(
+            try await store.acquireFetchLock(
                 anyTransactionID: "c1",
                 in: .sandbox,
                 owner: "dead",
                 timeToLive: .seconds(10)
             )
         )
-        let service = try Self.service(stub, clock: clock, shared: shared)
+        // The slow-call rule is off: this is about the lock wait, not forty polls of the store's time.
+        let service = try Self.service(stub, clock: clock, shared: store) { $0.sharedCache.health.slowCallsInARow = 0 }
         #expect(try await service.decide("c1").source == .live)
-        // The lock wait, then the wait for the fleet's first token.
-        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 40) + [.milliseconds(200)])
+        #expect(abs(try #require(stub.requestTimes.first).timeIntervalSince(start) - fetchedAfter) < 0.001)
+        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: polls))
         #expect(stub.requests == ["c1"])
     }
 
@@ -348,23 +318,5 @@ struct GroupDecisionServiceTests {
         }
         #expect(error?.code == .invalidConfiguration)
         #expect(error?.message == "two clients for the Sandbox environment")
-    }
-
-    @Test("on a store whose reads take 200 ms, the lock holder is waited for two seconds by the clock, then fetched")
-    func lockWaitOnASlowStore() async throws {
-        let clock = ManualClock()
-        let start = clock.date
-        let stub = StubGroupsSource(clock: clock.now)
-        let store = ScriptedGroupsCache(forwardsBudget: false, clock: clock)
-        store.delay("answer", by: .milliseconds(200))
-        #expect(
-            try await store.acquireFetchLock(anyTransactionID: "c1", in: .sandbox, owner: "o", timeToLive: .seconds(10))
-        )
-        // The slow-call rule is off: this is about the lock wait, not forty polls of the store's time.
-        let service = try Self.service(stub, clock: clock, shared: store) { $0.sharedCache.health.slowCallsInARow = 0 }
-        #expect(try await service.decide("c1").source == .live)
-        // The first read (200 ms), then polls of 50 + 200 ms until two seconds have passed.
-        #expect(abs(try #require(stub.requestTimes.first).timeIntervalSince(start) - 2.2) < 0.001)
-        #expect(clock.sleeps == Array(repeating: .milliseconds(50), count: 8))
     }
 }

@@ -118,14 +118,8 @@ struct TwoProcessFleet {
             clock: clock,
             configuration: .exactCounts(burst: 100)
         )
-        processB =
-            try ServiceHarness(
-                source: StaticGroupsSource(customers),
-                sharedCache: shared,
-                clock: clock,
-                configuration: .exactCounts(burst: 100)
-            )
-            .service
+        // Process B only invalidates: it never reaches the gate.
+        processB = try processA.another(sharedCache: shared, configuration: .exactCounts(burst: 100)).service
     }
 
     /// Starts a call in process A and returns once it has missed its copy and joined the flight

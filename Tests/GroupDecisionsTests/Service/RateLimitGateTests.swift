@@ -37,6 +37,7 @@ struct RateLimitGateTests {
         var retryAfter: TimeInterval?
         var longest: Duration?
         var held: TimeInterval
+        var sharedCacheDown = false
     }
 
     static let holds = [
@@ -46,6 +47,12 @@ struct RateLimitGateTests {
         Hold(testDescription: "a server clock two hours behind Apple's holds an hour", retryAfter: 7230, held: 3600),
         Hold(testDescription: "a 429 without a Retry-After holds a minute", retryAfter: nil, held: 60),
         Hold(testDescription: "a Retry-After in the past holds a second", retryAfter: -5, held: 1),
+        Hold(
+            testDescription: "while the shared cache is unavailable, this process's own 429 holds it",
+            retryAfter: 20,
+            held: 20,
+            sharedCacheDown: true
+        ),
     ]
 
     @Test("a 429 holds every decision until its Retry-After, cut to the longest hold, then no longer", arguments: holds)
@@ -53,7 +60,8 @@ struct RateLimitGateTests {
         let clock = ManualClock()
         let source = Self.source()
         let observer = RecordingObserver()
-        let service = try Self.service(source, clock: clock, observer: observer) {
+        let shared = hold.sharedCacheDown ? ScriptedGroupsCache.unreachable() : nil
+        let service = try Self.service(source, clock: clock, shared: shared, observer: observer) {
             if let longest = hold.longest { $0.rateLimits.maximumRateLimitHold = longest }
         }
         let asked = hold.retryAfter.map { clock.date.addingTimeInterval($0) }
@@ -65,6 +73,7 @@ struct RateLimitGateTests {
         let held = await expectError { try await service.decide("c2") }
         #expect(held?.code == .rateLimitExceeded)
         #expect(held?.httpStatus == nil)
+        #expect(held?.attempts == 0)
         #expect(held?.retryAfter == until)
         clock.advance(by: .seconds(hold.held))
         #expect(try await service.decide("c2").source == .live)
@@ -149,18 +158,6 @@ struct RateLimitGateTests {
         #expect(try await second.decide("c2").source == .live)
         #expect(try await first.decide("c3").source == .live)
         #expect(source.callCount == 3)
-    }
-
-    @Test("while the shared cache is unavailable, this process's own 429 holds it")
-    func ownHoldWithoutTheSharedCache() async throws {
-        let clock = ManualClock()
-        let source = Self.source()
-        let service = try Self.service(source, clock: clock, shared: ScriptedGroupsCache.unreachable())
-        source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(20)))
-        _ = await expectError { try await service.decide("c1") }
-        let held = await expectError { try await service.decide("c2") }
-        #expect(held?.retryAfter == clock.date.addingTimeInterval(20))
-        #expect(source.callCount == 1)
     }
 
     @Test("Get Group Members has its own budget, and its 429 holds that endpoint only")

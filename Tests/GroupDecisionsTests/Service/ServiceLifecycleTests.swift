@@ -32,7 +32,9 @@ struct ServiceLifecycleTests {
         #expect(clock.sleeps.allSatisfy { $0 == .seconds(60) })
     }
 
-    @Test("the observer hears a miss, the fetch and a hit; and without an observer the service says nothing")
+    @Test(
+        "the observer hears a miss, the fetch and a hit; one that keeps no event is told them all, to no effect"
+    )
     func observerEvents() async throws {
         let observer = RecordingObserver()
         let service = try ServiceHarness(
@@ -54,6 +56,20 @@ struct ServiceLifecycleTests {
                 "invalidated one", "invalidated all",
             ]
         )
+        // An observer that keeps none of the events (the protocol's defaults) is told them, to no effect.
+        struct Deaf: GroupDecisionObserver {}
+        let deaf = try GroupDecisionService(
+            policies: Families.policies(),
+            source: StaticGroupsSource(["c1": Families.member]),
+            sharedCaches: SharedCaches(),
+            configuration: .exactCounts(burst: 1),
+            observer: Deaf(),
+            decisionLog: try DecisionLog(salt: Array("0123456789abcdef".utf8)) { _ in }
+        )
+        #expect(try await deaf.decide("c1").source == .live)
+        #expect(try await deaf.decide("c1").source == .cache)
+        let refused = await expectError { try await deaf.decide("c2") }
+        #expect(refused?.code == .rateLimitExceeded)
     }
 
     @Test("policy reloads reach the service's observer with their revision, however the store was reloaded")

@@ -66,7 +66,9 @@ struct SharedCacheGuardTests {
         #expect(try await cache.inner.answer(anyTransactionID: "c5", in: .sandbox) != nil)
     }
 
-    @Test("the rate-limit gate's calls still reach a cache skipped for slowness, and skip one that failed")
+    @Test(
+        "the rate-limit gate's calls still reach a cache skipped for slowness, and skip one that failed for the retry interval; writes still go, and recovery is reported once"
+    )
     func gateCallsOutliveASlownessSkip() async throws {
         let clock = ManualClock()
         let cache = Self.scriptedCache(clock)
@@ -90,19 +92,26 @@ struct SharedCacheGuardTests {
         for _ in 0..<6 { #expect(await read(true) == .some(nil)) }
         #expect(cache.calls.count == 11)
         #expect(observer.lines.count == 1)
-        // A failure makes the skip a failure's: the gate's calls skip the cache too.
+        // A failure makes the skip a failure's: the gate's calls skip the cache too; writes still go.
         cache.failsEveryCall = true
         #expect(await read(true) == nil)
         #expect(cache.calls.count == 12)
         #expect(await read(true) == nil)
         #expect(cache.calls.count == 12)
-        // Once the interval is over and the cache answers promptly, everything is sent again.
+        let write = await expectError {
+            try await guarded.write { () throws(AppStoreGroupsError) in try await cache.invalidateAll() }
+        }
+        #expect(write?.code == .sharedCacheFailure)
+        #expect(cache.calls.count == 13)
+        // Once the interval is over and the cache answers promptly, everything is sent again, and the
+        // recovery reported once.
         cache.failsEveryCall = false
         cache.delay = .zero
         clock.advance(by: .seconds(5))
         #expect(await read(false) == .some(nil))
         #expect(await read(true) == .some(nil))
-        #expect(cache.calls.count == 14)
+        #expect(cache.calls.count == 15)
+        #expect(observer.events("shared cache recovered") == ["shared cache recovered"])
     }
 
     @Test("a customer with no answer in this process is read from a cache skipped as slow, not fetched again")
@@ -145,34 +154,6 @@ struct SharedCacheGuardTests {
             _ = await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() }
         }
         #expect(observer.lines.count == 1)
-    }
-
-    @Test(
-        "after a failure the cache is left alone for the retry interval, writes still go, and recovery is reported once"
-    )
-    func failureBackOffAndRecovery() async throws {
-        let clock = ManualClock()
-        let cache = Self.scriptedCache(clock)
-        let observer = RecordingObserver()
-        let guarded = Self.guarded(cache, clock: clock, observer: observer)
-        cache.failsEveryCall = true
-        let read = await guarded.read { () throws(AppStoreGroupsError) in
-            try await cache.answer(anyTransactionID: "c1", in: .sandbox)
-        }
-        #expect(read == nil)
-        #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } == nil)
-        #expect(cache.calls.count == 1)
-        let write = await expectError {
-            try await guarded.write { () throws(AppStoreGroupsError) in try await cache.invalidateAll() }
-        }
-        #expect(write?.code == .sharedCacheFailure)
-        #expect(cache.calls.count == 2)
-        cache.failsEveryCall = false
-        clock.advance(by: .seconds(5))
-        #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
-        #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
-        #expect(observer.events.count == 3)
-        #expect(observer.events.last == "shared cache recovered")
     }
 
     @Test("a customer id the cache's error repeats is replaced, in the observer's event and in the error thrown")

@@ -135,27 +135,3 @@ struct ExpectedShadowReport {
         )
     }
 }
-
-/// Expects two reports to be equal, naming the first row that differs rather than printing both.
-func expectSameReport(
-    _ actual: ShadowReport,
-    _ expected: ShadowReport,
-    _ label: String,
-    sourceLocation: SourceLocation = #_sourceLocation
-) {
-    #expect(actual.liveRevision == expected.liveRevision, "\(label)", sourceLocation: sourceLocation)
-    #expect(actual.candidateRevision == expected.candidateRevision, "\(label)", sourceLocation: sourceLocation)
-    #expect(actual.since == expected.since, "\(label)", sourceLocation: sourceLocation)
-    #expect(actual.decisions == expected.decisions, "\(label)", sourceLocation: sourceLocation)
-    #expect(actual.changedDecisions == expected.changedDecisions, "\(label)", sourceLocation: sourceLocation)
-    #expect(actual.dropped == expected.dropped, "\(label)", sourceLocation: sourceLocation)
-    #expect(actual.changes.count == expected.changes.count, "\(label)", sourceLocation: sourceLocation)
-    if let row = zip(actual.changes, expected.changes).enumerated().first(where: { $0.element.0 != $0.element.1 })?
-        .offset
-    {
-        Issue.record(
-            "\(label): changes[\(row)] is \(actual.changes[row]), expected \(expected.changes[row])",
-            sourceLocation: sourceLocation
-        )
-    }
-}
