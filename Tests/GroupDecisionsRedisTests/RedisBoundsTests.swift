@@ -37,12 +37,16 @@ struct RedisBoundsTests {
         #expect(RedisGroupsCache.maximumMilliseconds == 31_536_000_000_000)
     }
 
-    @Test("writes and locks with a time to live of Int64.max seconds are kept", .requires(.redisServer))
-    func longestTimeToLiveKept() async throws {
+    @Test(
+        "Int64.max seconds: writes and locks with that time to live are kept, a store with that timeout answers, a budget token with that wait is taken",
+        .requires(.redisServer)
+    )
+    func longestDurations() async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
-        let cache = try server.store(prefix: "forever")
         let forever = Duration.seconds(Int64.max)
+        let cache = try server.store(prefix: "forever", timeout: forever)
+        #expect(try await cache.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         let answer = SharedGroupsCacheConformance.answer("g1")
         try await cache.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: forever)
         let write = AnswerWrite(
@@ -68,29 +72,11 @@ struct RedisBoundsTests {
         // The group index holds it too: invalidating the group removes the answer.
         try await cache.invalidate(groupID: "g1")
         #expect(try await cache.answer(anyTransactionID: "c2", in: .sandbox) == nil)
-    }
-
-    @Test("a timeout of Int64.max seconds: a call is answered", .requires(.redisServer))
-    func hugeTimeout() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let cache = try server.store(prefix: "huge", timeout: .seconds(Int64.max))
-        #expect(try await cache.answer(anyTransactionID: "c1", in: .sandbox) == nil)
-        let answer = SharedGroupsCacheConformance.answer("g1")
-        try await cache.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(60))
-        #expect(try await cache.answer(anyTransactionID: "c1", in: .sandbox) == answer)
-    }
-
-    @Test("a budget token with a wait of Int64.max seconds is taken", .requires(.redisServer))
-    func hugeBudgetWait() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let cache = try server.store(prefix: "huge")
         // A token every 1,000 seconds: however busy the machine, the next is not banked yet.
         let budget = FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.001, burst: 1)
-        #expect(try await cache.takeBudgetToken(from: budget, maximumWait: .seconds(Int64.max)) == .taken(wait: .zero))
+        #expect(try await cache.takeBudgetToken(from: budget, maximumWait: forever) == .taken(wait: .zero))
         // The next is reserved up to 1,000 seconds ahead: within any wait that long.
-        let next = try await cache.takeBudgetToken(from: budget, maximumWait: .seconds(Int64.max))
+        let next = try await cache.takeBudgetToken(from: budget, maximumWait: forever)
         guard case .taken(let wait) = next else {
             Issue.record("expected a reserved token, got \(next)")
             return

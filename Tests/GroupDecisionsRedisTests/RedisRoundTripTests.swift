@@ -14,67 +14,56 @@ import Testing
 /// that was not waiting for a reply sends a call).
 @Suite("Redis store: a decision's calls, the fetch lock in one script with the answer, generation and write")
 struct RedisRoundTripTests {
-    @Test("a count that is not a number fails the call closed", .requires(.redisServer))
-    func malformedCount() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let store = try server.store()
-        _ = try await store.call([Array("SET".utf8), store.groupCountKey, Array("many".utf8)], "SET")
-        let error = await expectError { try await SharedGroupsCacheConformance.acquire(store, "o1") }
-        #expect(error?.code == .sharedCacheFailure)
-        #expect(
-            error?.message
-                == "Redis at 127.0.0.1:\(server.port): EVAL acquire-lock-and-read: an unexpected array"
-        )
-    }
-
-    @Test("an answer key of the wrong type fails the call before the lock is taken", .requires(.redisServer))
-    func wrongTypeTakesNoLock() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let store = try server.store()
-        _ = try await store.call([Array("LPUSH".utf8), store.answerKey("c1", .sandbox), Array("x".utf8)], "LPUSH")
-        let error = await expectError { try await SharedGroupsCacheConformance.acquire(store, "o1") }
-        #expect(
-            error?.message
-                == "Redis at 127.0.0.1:\(server.port): EVAL acquire-lock-and-read: the server answered with an error (WRONGTYPE)"
-        )
-        #expect(
-            try await store.acquireFetchLock(
-                anyTransactionID: "c1",
-                in: .sandbox,
-                owner: "o2",
-                timeToLive: .seconds(10)
-            )
-        )
-    }
-
     @Test(
-        "a write that fails in its script has released the lock first (the release comes before any step that can fail)",
-        .requires(.redisServer)
+        "a value the scripts cannot use fails the call closed, naming the script; a key of the wrong type leaves the lock free (the reads, and the write's release, come before any step that can fail)",
+        .requires(.redisServer),
+        arguments: [
+            // A count that is not a number.
+            (["SET", "test:group-count", "many"], "acquire-lock-and-read: an unexpected array"),
+            // An answer key of the wrong type: the lock is not taken.
+            (
+                ["LPUSH", "test:Sandbox:groups:c1", "x"],
+                "acquire-lock-and-read: the server answered with an error (WRONGTYPE)"
+            ),
+            // The group's member list is a string: the write's script fails when it lists the
+            // customer, having released the lock first.
+            (
+                ["SET", "test:Sandbox:members:g1", "x"],
+                "set-answer-release-lock: the server answered with an error (WRONGTYPE)"
+            ),
+        ]
     )
-    func failingWriteReleases() async throws {
+    func failingScript(_ corruption: [String], _ failure: String) async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let store = try server.store()
-        let attempt = try await SharedGroupsCacheConformance.acquire(store, "o1")
-        let generation = try #require(attempt.generation)
-        // The group's member list is a string: the script fails when it lists the customer.
-        _ = try await store.call([Array("SET".utf8), Array("test:Sandbox:members:g1".utf8), Array("x".utf8)], "SET")
+        let writing = failure.hasPrefix("set-answer-release-lock")
+        let attempt = writing ? try await SharedGroupsCacheConformance.acquire(store, "o1") : nil
+        try await store.send(corruption)
         let error = await expectError {
-            try await SharedGroupsCacheConformance.write(
+            guard let generation = attempt?.generation else {
+                return try await SharedGroupsCacheConformance.acquire(store, "o1").acquired
+            }
+            let answer = SharedGroupsCacheConformance.answer("g1")
+            return try await SharedGroupsCacheConformance.write(
                 store,
-                SharedGroupsCacheConformance.answer("g1"),
+                answer,
                 groups: ["g1"],
                 at: generation,
                 releasing: "o1"
             )
         }
-        #expect(
-            error?.message
-                == "Redis at 127.0.0.1:\(server.port): EVAL set-answer-release-lock: the server answered with an error (WRONGTYPE)"
-        )
-        #expect(try await SharedGroupsCacheConformance.acquire(store, "o2").acquired)
+        #expect(error?.code == .sharedCacheFailure)
+        #expect(error?.message == "Redis at 127.0.0.1:\(server.port): EVAL \(failure)")
+        if failure.hasSuffix("(WRONGTYPE)") {
+            let free = try await store.acquireFetchLock(
+                anyTransactionID: "c1",
+                in: .sandbox,
+                owner: "o2",
+                timeToLive: .seconds(10)
+            )
+            #expect(free)
+        }
     }
 
     @Test(

@@ -52,37 +52,6 @@ struct FleetInvalidationTests {
     }
 
     @Test(
-        "invalidate(groupID:) makes every member's next decision fetch again, on both services (real redis-server)",
-        .requires(.redisServer)
-    )
-    func groupInvalidationAcrossServicesRedis() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        // The stores' clock is the services': a fetch time is never in the stores' future.
-        let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000))
-        let (first, second) = try server.pair(prefix: "fleet", now: clock.now)
-        let source = Self.members()
-        let service1 = try fleetService(source, first, clock: clock)
-        let service2 = try fleetService(source, second, clock: clock)
-        #expect(try await sources(service1) == ["live", "live", "live"])
-        #expect(try await sources(service2) == ["cache", "cache", "cache"])
-        try await service2.invalidate(groupID: "g1")
-        // Service 2 forgot c1 and c2 at once; c3 (not in g1) stays.
-        #expect(try await sources(service2) == ["live", "live", "cache"])
-        // Service 1 reads Redis again once its own copies pass the local time to live, and finds the
-        // members' new answers there.
-        clock.advance(by: service1.configuration.localCache.timeToLive)
-        #expect(try await sources(service1) == ["cache", "cache", "cache"])
-        #expect(source.callCount(for: "c1") == 2)
-        #expect(source.callCount(for: "c2") == 2)
-        #expect(source.callCount(for: "c3") == 1)
-        // Invalidating again after the index was used finds the members written since.
-        try await service1.invalidate(groupID: "g1")
-        #expect(try await sources(service1, ["c1", "c2"]) == ["live", "live"])
-        #expect(source.callCount == 7)
-    }
-
-    @Test(
         "a group's invalidation keeps the answers of fetches under way that do not hold the group",
         .requires(.redisServer),
         arguments: SharedStore.allCases
