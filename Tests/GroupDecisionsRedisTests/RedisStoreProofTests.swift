@@ -1,7 +1,6 @@
 import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
-import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 
@@ -157,7 +156,21 @@ struct RedisStoreProofTests {
         #expect(try await path.answer(strict, "within") == nil)
     }
 
-    @Test("the encoding binds a value to its key: another key, a truncated key or the earlier layout read as nothing")
+    /// An answer as `CachedGroupsAnswer.encoded(boundTo:)` lays it out, with any fetch time.
+    static func encoded(fetchedAtMilliseconds: UInt64, body: String, key: [UInt8] = []) -> [UInt8] {
+        var bytes = Array("GPA2".utf8) + [0]
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: fetchedAtMilliseconds >> UInt64(shift)))
+        }
+        for shift in stride(from: 24, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: key.count >> shift))
+        }
+        return bytes + key + Array(body.utf8)
+    }
+
+    @Test(
+        "the encoding binds a value to its key and a plausible fetch time: another key, a truncated key, the earlier layout, a fetch time after the year 9999 or before 1970 read as nothing"
+    )
     func binding() {
         let key = Array("app:Sandbox:groups:a".utf8)
         let answer = Self.answer("a")
@@ -171,6 +184,11 @@ struct RedisStoreProofTests {
         let earlier = Array("GPA1".utf8) + [0] + Array(encoded[5..<13]) + answer.body
         #expect(CachedGroupsAnswer(encoded: earlier, boundTo: key) == nil)
         #expect(CachedGroupsAnswer(encoded: earlier) == nil)
+        let body = Families.memberBody
+        #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: body)) == nil)
+        #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64.max, body: body)) == nil)
+        let latest = CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: 253_402_300_799_999, body: body))
+        #expect(latest?.fetchedAt == Date(timeIntervalSince1970: 253_402_300_799.999))
     }
 
     @Test("the extra reply fails its call and goes with its connection, never read as the next command's answer")
@@ -191,33 +209,9 @@ struct RedisStoreProofTests {
         #expect(fake.connections == 3)
     }
 
-    /// An answer as `CachedGroupsAnswer.encoded(boundTo:)` lays it out, with any fetch time.
-    static func encoded(fetchedAtMilliseconds: UInt64, body: String, key: [UInt8] = []) -> [UInt8] {
-        var bytes = Array("GPA2".utf8) + [0]
-        for shift in stride(from: 56, through: 0, by: -8) {
-            bytes.append(UInt8(truncatingIfNeeded: fetchedAtMilliseconds >> UInt64(shift)))
-        }
-        for shift in stride(from: 24, through: 0, by: -8) {
-            bytes.append(UInt8(truncatingIfNeeded: key.count >> shift))
-        }
-        return bytes + key + Array(body.utf8)
-    }
-
-    @Test("a fetch time after the year 9999 or before 1970 is not an answer")
-    func implausibleFetchTime() {
-        let body = Families.memberBody
-        #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: body)) == nil)
-        #expect(CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: UInt64.max, body: body)) == nil)
-        let latest = CachedGroupsAnswer(encoded: Self.encoded(fetchedAtMilliseconds: 253_402_300_799_999, body: body))
-        #expect(latest?.fetchedAt == Date(timeIntervalSince1970: 253_402_300_799.999))
-    }
-
-    @Test("instants beyond any calendar print without trapping: timestamps, records, errors")
+    /// The timestamps themselves are `TimestampTests`'.
+    @Test("instants beyond any calendar print without trapping: records, errors")
     func extremeInstantsPrint() {
-        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: 9.3e15)) == "9999-12-31T23:59:59.999Z")
-        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: -9.3e15)) == "0000-01-01T00:00:00.000Z")
-        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: .infinity)) == "9999-12-31T23:59:59.999Z")
-        #expect(Timestamp.rfc3339(Date(timeIntervalSince1970: 1_800_000_000.5)) == "2027-01-15T08:00:00.500Z")
         let record = DecisionLogRecord(
             time: Date(timeIntervalSince1970: 1e300),
             customerHash: "00",
