@@ -12,8 +12,7 @@ import Testing
 import CMallocInfo
 #endif
 
-/// The service's own cache: what an answer costs against the byte bound, for every size of answer,
-/// and the sweep of expired answers.
+/// The service's own cache: what an answer costs against the byte bound, for every size of answer.
 @Suite("Local groups cache")
 struct LocalGroupsCacheTests {
     @Test("a decoded answer costs each allocation it holds, as the allocator rounds it")
@@ -56,27 +55,6 @@ struct LocalGroupsCacheTests {
         // The previous estimate, twice the body, fell short: the bound did not hold for such answers
         // (a cache filled with them: the footprint suite).
         #expect(cost > 2 * body.count)
-    }
-
-    @Test("removeExpired forgets exactly the answers expired by then, keeping the others and the byte count")
-    func sweep() throws {
-        let cache = LocalGroupsCache(capacityBytes: 1 << 20)
-        let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let answer = CachedGroupsAnswer(kind: .groups, body: Array("{}".utf8), fetchedAt: now)
-        for index in 0..<10 {
-            let key = CustomerKey(environment: .sandbox, customerID: "c\(index)")
-            cache.set(LocalGroupsCache.Entry(answer: answer), for: key, expires: now.addingTimeInterval(Double(index)))
-        }
-        let each = cache.costBytes / 10
-        #expect(cache.removeExpired(now: now.addingTimeInterval(4)) == 5)
-        #expect(cache.count == 5)
-        #expect(cache.costBytes == 5 * each)
-        #expect(cache.entry(CustomerKey(environment: .sandbox, customerID: "c4"), now: now) == nil)
-        #expect(cache.entry(CustomerKey(environment: .sandbox, customerID: "c5"), now: now) != nil)
-        // Emptied slots are reused.
-        let production = CustomerKey(environment: .production, customerID: "c0")
-        cache.set(LocalGroupsCache.Entry(answer: answer), for: production, expires: now.addingTimeInterval(60))
-        #expect(cache.count == 6)
     }
 }
 
@@ -137,7 +115,9 @@ struct LocalGroupsCacheFootprintTests {
         #expect(released.withLock { $0 } == (asked - kept) / perRelease)
     }
 
-    @Test("removing answers hands their memory back once they reach an eighth of the capacity")
+    @Test(
+        "removing answers forgets exactly those expired by then, keeping the others and the byte count, and hands their memory back once they reach an eighth of the capacity"
+    )
     func releaseAfterRemovals() throws {
         let released = Locked(0)
         let cache = LocalGroupsCache(capacityBytes: 64 << 20) { released.withLock { $0 += 1 } }
@@ -156,13 +136,26 @@ struct LocalGroupsCacheFootprintTests {
         let each = cache.costBytes / 10
         #expect(each > 1 << 20)
         #expect(each < 2 << 20)
-        // Four expired answers (under 8 MiB): nothing handed back yet; four more reach it.
-        #expect(cache.removeExpired(now: now.addingTimeInterval(3.5)) == 4)
+        // Four expired answers, one of them this instant (under 8 MiB): nothing handed back yet; the
+        // others and the byte count kept.
+        #expect(cache.removeExpired(now: now.addingTimeInterval(3)) == 4)
         #expect(released.withLock { $0 } == 0)
-        #expect(cache.removeExpired(now: now.addingTimeInterval(7.5)) == 4)
+        #expect(cache.count == 6)
+        #expect(cache.costBytes == 6 * each)
+        #expect(cache.entry(CustomerKey(environment: .production, customerID: "c3"), now: now) == nil)
+        #expect(cache.entry(CustomerKey(environment: .production, customerID: "c4"), now: now) != nil)
+        // An emptied slot is used again.
+        cache.set(
+            LocalGroupsCache.Entry(answer: answer),
+            for: CustomerKey(environment: .sandbox, customerID: "c0"),
+            expires: now.addingTimeInterval(60)
+        )
+        #expect(cache.count == 7)
+        // Four more reach the threshold.
+        #expect(cache.removeExpired(now: now.addingTimeInterval(7)) == 4)
         #expect(released.withLock { $0 } == 1)
         // Everything else, by the invalidation walk then all at once: under the threshold again.
-        #expect(cache.remove { _ in true } == 2)
+        #expect(cache.remove { _ in true } == 3)
         cache.removeAll()
         #expect(released.withLock { $0 } == 1)
         #expect(cache.costBytes == 0)

@@ -1,7 +1,6 @@
 import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
-import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 
@@ -49,7 +48,9 @@ struct GroupDecisionServiceTests {
         #expect(stub.requests == ["c1"])
     }
 
-    @Test("an answer is served from the cache until its time to live passes, then fetched again")
+    @Test(
+        "an answer is served from the cache until its time to live passes, then fetched again; the policy applies to it per call"
+    )
     func timeToLive() async throws {
         let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
@@ -58,31 +59,22 @@ struct GroupDecisionServiceTests {
         #expect(first.source == .live)
         #expect(first.fetchedAt == clock.date)
         #expect(first.policyRevision == "49c9b1f4e538bd3a")
+        #expect(first.decision.capabilities.sorted() == Families.capabilities)
         clock.advance(by: .seconds(299))
-        let second = try await service.decide("c1")
+        // The cached answer is evaluated anew, here with an entitlement the first call did not have.
+        let second = try await service.decision(
+            anyTransactionID: "c1",
+            entitlements: ["com.example.recipes.premium"],
+            environment: .sandbox
+        )
         #expect(second.source == .cache)
         #expect(second.fetchedAt == first.fetchedAt)
-        #expect(second.decision.capabilities.sorted() == Families.capabilities)
+        #expect(second.decision.allows("family.premium-recipes"))
         clock.advance(by: .seconds(1))
         let third = try await service.decide("c1")
         #expect(third.source == .live)
         #expect(third.fetchedAt == clock.date)
         #expect(stub.requests == ["c1", "c1"])
-    }
-
-    @Test("the policy applies to cached answers: entitlements and environment per call")
-    func evaluatedPerCall() async throws {
-        let stub = StubGroupsSource()
-        let service = try Self.service(stub)
-        _ = try await service.decide("c1")
-        let premium = try await service.decision(
-            anyTransactionID: "c1",
-            entitlements: ["com.example.recipes.premium"],
-            environment: .sandbox
-        )
-        #expect(premium.source == .cache)
-        #expect(premium.decision.allows("family.premium-recipes"))
-        #expect(stub.requests == ["c1"])
     }
 
     @Test("by default a failed fetch after the time to live fails closed with the fetch's error")
@@ -264,7 +256,7 @@ struct GroupDecisionServiceTests {
     }
 
     @Test(
-        "an unreachable shared cache: decisions from this process's cache, each failure to the observer, never a grant from a failure"
+        "an unreachable shared cache: decisions from this process's cache, each failure to the observer, never a grant from a failure; an invalidation it did not take is thrown, and this process forgets at once"
     )
     func unreachableStore() async throws {
         let clock = ManualClock()
@@ -292,22 +284,17 @@ struct GroupDecisionServiceTests {
         let error = await expectError { try await service.decide("c1") }
         #expect(error?.code == .generalInternalError)
         #expect(log.lines.count == 3)
-    }
-
-    @Test("an invalidation the shared cache did not take is thrown, and this process forgets at once")
-    func invalidationFailureIsThrown() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
-        let service = try Self.service(stub, clock: clock, shared: ScriptedGroupsCache.unreachable())
-        #expect(try await service.decide("c1").source == .live)
-        // Reads now skip the failed store for a while; an invalidation still tries it, and says so.
-        let error = await expectError { try await service.invalidate(anyTransactionID: "c1") }
-        #expect(error?.code == .sharedCacheFailure)
-        #expect(error?.message == "Redis at 127.0.0.1:1: connection refused")
+        // Reads skip the failed store for a while; an invalidation still tries it, throws its failure,
+        // and this process forgets at once.
+        stub.answer { _, _ in StubGroupsSource.consumerGroup }
+        #expect(try await service.decide("c4").source == .live)
+        let invalidation = await expectError { try await service.invalidate(anyTransactionID: "c4") }
+        #expect(invalidation?.code == .sharedCacheFailure)
+        #expect(invalidation?.message == "Redis at 127.0.0.1:1: connection refused")
         let all = await expectError { try await service.invalidateAll() }
         #expect(all?.code == .sharedCacheFailure)
-        #expect(try await service.decide("c1").source == .live)
-        #expect(stub.requests == ["c1", "c1"])
+        #expect(try await service.decide("c4").source == .live)
+        #expect(stub.requests == ["c1", "c2", "c3", "c1", "c4", "c4"])
     }
 
     @Test("a service given two clients for one environment is refused")

@@ -1,15 +1,9 @@
-import Foundation
-import GroupDecisionsTesting
 import GroupPolicy
-import ServingTestSupport
 import Testing
-
-@testable import AppStoreGroups
-@testable import GroupDecisions
 
 /// `Decision.capabilityChanges(from:through:)`, the comparison a shadow is built on, through the
 /// public API only: what a team writing its own shadow calls.
-@Suite("Shadow: comparing two decisions")
+@Suite("Comparing two decisions")
 struct DecisionComparisonTests {
     static let live = """
         { "format": "group-policy/v1", "id": "live",
@@ -20,12 +14,16 @@ struct DecisionComparisonTests {
             { "id": "no-export", "effect": "deny", "match": { "groupId": "org2" }, "capabilities": ["export"] } ] }
         """
 
+    /// A group of `type` whose customer holds `roles`, each for product `pro`.
+    static func group(_ id: String, _ type: GroupType, _ roles: [Role] = []) -> GroupEntry {
+        GroupEntry(groupID: id, groupType: type, roles: roles.map { RoleEntry(productID: "pro", role: $0) })
+    }
+
     /// Two organizations (the second given twice, merged) and a family.
     static let response = GetCustomerGroupsResponse(
         groups: [
-            Families.group("org1", .organization, [.admin]), Families.group("fam1", .consumer),
-            Families.group("org2", .organization, [.admin]),
-            Families.group("org2", .organization),
+            group("org1", .organization, [.admin]), group("fam1", .consumer), group("org2", .organization, [.admin]),
+            group("org2", .organization),
         ]
     )
 
@@ -115,7 +113,7 @@ struct DecisionComparisonTests {
         let candidate = try Self.policy(Self.live)
         let correspondence = CapabilityCorrespondence(from: live, to: candidate)
         let shadow = candidate.evaluate(Self.response)
-        let other = live.evaluate(GetCustomerGroupsResponse(groups: [Families.group("org1", .organization)]))
+        let other = live.evaluate(GetCustomerGroupsResponse(groups: [Self.group("org1", .organization)]))
         #expect(shadow.capabilityChanges(from: other, through: correspondence) == nil)
         let served = live.evaluate(Self.response)
         #expect(served.capabilityChanges(from: shadow, through: correspondence) == nil)
