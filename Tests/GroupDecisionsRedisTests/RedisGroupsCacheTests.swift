@@ -45,7 +45,12 @@ struct RedisGroupsCacheTests {
         #expect(try await server.store(prefix: "other").answer(anyTransactionID: "c1", in: .sandbox) == nil)
     }
 
-    @Test("a fetch lock whose holder dies expires; only the owner releases it", .requires(.redisServer))
+    /// The single-call lock, which the conformance suite does not call (only the owner releasing a
+    /// lock, the release being the same script, is its).
+    @Test(
+        "a fetch lock taken alone lives its time to live in Redis, is taken again by its owner only, and lapses when its holder dies",
+        .requires(.redisServer)
+    )
     func lockExpiry() async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
@@ -55,25 +60,15 @@ struct RedisGroupsCacheTests {
         {
             try await store.acquireFetchLock(anyTransactionID: customer, in: .sandbox, owner: owner, timeToLive: life)
         }
-        func release(_ store: RedisGroupsCache, _ customer: String, _ owner: String) async throws {
-            try await store.releaseFetchLock(anyTransactionID: customer, in: .sandbox, owner: owner)
-        }
         #expect(try await lock(holder, "c", "h", .seconds(600)))
         let left = try await Self.millisecondsToLive(holder.lockKey("c", .sandbox), in: holder)
         #expect(left.map { (1...600_000).contains($0) } == true)
         // Taken again by its owner (a command sent twice after a lost connection): still held.
         #expect(try await lock(holder, "c", "h", .seconds(600)))
         #expect(try await lock(other, "c", "o", .seconds(5)) == false)
-        try await release(other, "c", "o")
-        #expect(try await lock(other, "c", "o", .seconds(5)) == false)
         // A holder that never releases (it died): its lock lapses by itself.
         #expect(try await lock(holder, "d", "h", .milliseconds(100)))
         try await waitUntil { try await lock(other, "d", "o", .seconds(600)) }
-        // The dead holder's late release does not free the new owner's lock.
-        try await release(holder, "d", "h")
-        #expect(try await lock(holder, "d", "h", .seconds(5)) == false)
-        try await release(other, "d", "o")
-        #expect(try await lock(holder, "d", "h", .seconds(5)))
     }
 
     /// An instant seen by another instance, only moving later, per endpoint and environment, is the
@@ -100,7 +95,7 @@ struct RedisGroupsCacheTests {
     }
 
     @Test(
-        "invalidation: one customer in every environment, then every answer under the prefix only, never a nested prefix's",
+        "invalidating everyone removes every answer under the prefix, past SCAN's pages, never a nested prefix's nor a 429 instant",
         .requires(.redisServer)
     )
     func invalidation() async throws {
@@ -112,7 +107,6 @@ struct RedisGroupsCacheTests {
         for index in 0..<2_500 {
             try await store.setAnswer(answer, anyTransactionID: "c\(index)", in: .sandbox, timeToLive: .seconds(3600))
         }
-        try await store.setAnswer(answer, anyTransactionID: "c0", in: .production, timeToLive: .seconds(3600))
         try await neighbour.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
         // Prefixes that extend this one with ':', whose keys the SCAN pattern `app*[1]:*:groups:*` matches.
         let nested = try ["x", "sandbox", "sandbox:groups", "production:groups:y"].map {
@@ -122,10 +116,6 @@ struct RedisGroupsCacheTests {
             try await cache.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(3600))
         }
         try await store.setRateLimitedUntil(Date().addingTimeInterval(3600), for: .customerGroups, in: .sandbox)
-        try await store.invalidate(anyTransactionID: "c0")
-        #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) == nil)
-        #expect(try await store.answer(anyTransactionID: "c0", in: .production) == nil)
-        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
         try await store.invalidateAll()
         for index in [1, 1_000, 2_499] {
             #expect(try await store.answer(anyTransactionID: "c\(index)", in: .sandbox) == nil)
