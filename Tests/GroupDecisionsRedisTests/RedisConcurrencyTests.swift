@@ -20,44 +20,17 @@ import Darwin
 /// more on a connection opened for it.
 @Suite("Redis store's pool: concurrency, closing, cancellation and dead connections")
 struct RedisConcurrencyTests {
-    /// The calls `GroupDecisionService` makes for a customer nobody has cached (see
-    /// `RedisRoundTripTests`): the answer (none), the fetch lock with the answer and generation, the
-    /// 429 gate, a budget token, the new answer written with the lock's release.
-    static func miss(_ store: RedisGroupsCache, customer: String) async throws {
-        let first = try await store.answer(anyTransactionID: customer, in: .production)
-        #expect(first == nil)
-        let owner = UUID().uuidString
-        let attempt = try await store.acquireFetchLockAndRead(
-            anyTransactionID: customer,
-            in: .production,
-            owner: owner,
-            timeToLive: .seconds(30)
-        )
-        #expect(attempt.acquired)
-        #expect(attempt.answer == nil)
-        let gate = try await store.rateLimitedUntil(.customerGroups, in: .production)
-        #expect(gate == nil)
-        _ = try await store.takeBudgetToken(
-            from: FleetBudget(.customerGroups, in: .production, ratePerSecond: 50, burst: 50),
-            maximumWait: .zero
-        )
-        let answer = CachedGroupsAnswer(
-            kind: .groups,
-            body: Array(Families.memberBody.utf8),
-            fetchedAt: Date()
-        )
-        let kept = try await store.setAnswer(
-            AnswerWrite(
-                answer,
-                anyTransactionID: customer,
-                in: .production,
-                timeToLive: .seconds(60),
-                groupIDs: [],
-                ifGeneration: try #require(attempt.generation)
-            ),
-            releasingFetchLock: owner
-        )
-        #expect(kept)
+    /// A service over `store`, on a budget no test spends: each decision for a customer nobody has
+    /// cached makes the five calls of a miss (see `RedisRoundTripTests`): the answer (none), the
+    /// fetch lock with the answer and generation, the 429 gate, a budget token, the new answer
+    /// written with the lock's release.
+    static func service(_ store: RedisGroupsCache) throws -> GroupDecisionService {
+        try fleetService(StubGroupsSource(), store) {
+            $0.rateLimits.requestsPerSecond = [.sandbox: 100_000, .production: 100_000]
+            $0.rateLimits.requestBurst = [.sandbox: 100_000]
+            // A new bucket then starts full: no token is reserved ahead.
+            $0.rateLimits.maximumRateLimitWait = .zero
+        }
     }
 
     static func summary(_ durations: [Duration]) -> String {
@@ -79,11 +52,12 @@ struct RedisConcurrencyTests {
         // Generous bounds: what is proved is the pool's width, not how fast this machine is, and on
         // a busy machine the 64 tasks may take long to all start.
         let store = try server.store(prefix: "bench", timeout: .seconds(600))
-        try await Self.miss(store, customer: "warm-up")
+        let service = try Self.service(store)
+        #expect(try await service.decide("warm-up").source == .live)
         var single: [Duration] = []
         for run in 0..<5 {
             let start = ContinuousClock.now
-            try await Self.miss(store, customer: "single-\(run)")
+            #expect(try await service.decide("single-\(run)").source == .live)
             single.append(start.duration(to: .now))
         }
         var concurrent: [Duration] = []
@@ -94,7 +68,10 @@ struct RedisConcurrencyTests {
             let start = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for customer in 0..<64 {
-                    group.addTask { try await Self.miss(store, customer: "run-\(run)-\(customer)") }
+                    group.addTask {
+                        let served = try await service.decide("run-\(run)-\(customer)")
+                        #expect(served.source == .live)
+                    }
                 }
                 try await group.waitForAll()
             }
