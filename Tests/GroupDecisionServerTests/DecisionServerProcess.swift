@@ -120,10 +120,15 @@ final class DecisionServerProcess: @unchecked Sendable {
     }
 
     /// Stops the server: SIGTERM, and SIGKILL if it is still running two seconds later.
+    ///
+    /// The two seconds are waited on a thread of their own: the last reference often goes on one
+    /// of Swift's cooperative threads, which the tests waiting for I/O need.
     deinit {
         process.terminate()
-        for _ in 0..<200 where process.isRunning { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        Thread.detachNewThread { [process] in
+            for _ in 0..<200 where process.isRunning { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
     }
 
     /// Sends the server a signal (SIGTERM to stop it).

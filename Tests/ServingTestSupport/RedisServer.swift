@@ -47,7 +47,7 @@ package final class RedisServer: @unchecked Sendable {
         do {
             server.proxy = try proxyDelay.map { try RedisDelayProxy(upstreamPort: server.port, delay: $0) }
         } catch {
-            server.stop()
+            await server.stop()
             throw error
         }
         return server
@@ -95,28 +95,46 @@ package final class RedisServer: @unchecked Sendable {
         stop()
     }
 
-    /// Stops the proxy, then ends the server as ``kill()`` does.
+    /// Stops the proxy and ends the server (SIGKILL) without waiting for it to go: for `defer` and
+    /// `deinit`, after which nothing needs the port closed, and which may run on one of Swift's
+    /// cooperative threads.
     package func stop() {
         proxy?.stop()
-        kill()
+        signalKill()
     }
 
-    /// Ends the server at once (SIGKILL) and waits, up to 5 seconds, until its port refuses
-    /// connections; the proxy, if any, stays.
+    /// Stops the proxy and ends the server, returning once its port refuses connections.
+    ///
+    /// For a test that goes on to use Redis being gone; the wait (at most 5 seconds) runs off
+    /// Swift's cooperative threads.
+    package func stop() async {
+        proxy?.stop()
+        _ = try? await offCooperativePool { self.kill() }
+    }
+
+    /// Ends the server at once (SIGKILL) and waits, blocking, up to 5 seconds, until its port
+    /// refuses connections; the proxy, if any, stays.
     ///
     /// SIGKILL because a process started from one of Dispatch's threads inherits their blocked
     /// signals, SIGTERM included; and a wait on the port because `waitUntilExit()` spins a run
     /// loop that a cooperative thread never serves.
-    package func kill() {
+    private func kill() {
+        guard signalKill() else { return }
+        let end = Date().addingTimeInterval(5)
+        while LoopbackSocket.accepts(port: port), Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    /// Sends the server SIGKILL; false when it had already ended.
+    @discardableResult
+    private func signalKill() -> Bool {
         let pid = process.processIdentifier
-        guard pid > 0, process.isRunning else { return }
+        guard pid > 0, process.isRunning else { return false }
         #if canImport(Glibc)
         Glibc.kill(pid, SIGKILL)
         #else
         Darwin.kill(pid, SIGKILL)
         #endif
-        let end = Date().addingTimeInterval(5)
-        while LoopbackSocket.accepts(port: port), Date() < end { Thread.sleep(forTimeInterval: 0.01) }
+        return true
     }
 
     /// Ends the server and starts a new, empty one on the same port (a Redis restart).
