@@ -279,7 +279,8 @@ let package = Package(
         .testTarget(
             name: "GroupDecisionsTestingTests",
             dependencies: [
-                "GroupDecisionsTesting", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "ServingTestSupport",
+                "GroupDecisionsTesting", "GroupDecisions", "AppStoreGroups", "GroupPolicy", "GroupPolicyTestSupport",
+                "ServingTestSupport",
                 // The fleet simulation's command, run as a process.
                 "group-decisions-simulation",
             ],

@@ -1,13 +1,14 @@
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
+import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
 /// Every broken cache fails the conformance suite with a named check, on its own clock and on the
 /// suite's, and the operation sequences alone catch each of them too: a suite that cannot fail
 /// proves nothing.
-@Suite("Shared-cache conformance suite: every broken cache fails a named check")
+@Suite("Shared-cache conformance suite: every broken cache fails a named check", .cpuBound)
 struct BrokenCachesFailConformanceTests {
     typealias Check = SharedGroupsCacheConformance.Check
 

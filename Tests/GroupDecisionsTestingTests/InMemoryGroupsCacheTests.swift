@@ -2,6 +2,7 @@ import AppStoreGroups
 import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
+import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
@@ -62,7 +63,7 @@ struct InMemoryGroupsCacheTests {
         #expect(store.costBytes == 0)
     }
 
-    @Test("20,000 seeded operations keep the recency list, the byte count and expiry equal to a plain model")
+    @Test("20,000 seeded operations keep the recency list, the byte count and expiry equal to a plain model", .cpuBound)
     func matchesModel() async throws {
         let clock = ManualClock()
         let (answer, cost) = Self.sameSizeAnswers(clock)

@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
@@ -9,7 +10,8 @@ import Testing
 @Suite(
     .serialized,
     .heavy,
-    .enabled(if: BoundedInputTests.canMeasureMemory, "needs GNU time to measure memory: apt-get install time")
+    .enabled(if: BoundedInputTests.canMeasureMemory, "needs GNU time to measure memory: apt-get install time"),
+    .cpuBound
 )
 struct ShadowInputBoundTests {
     /// 1 GB, in the KiB GNU time reports.

@@ -13,7 +13,7 @@ import Testing
 /// ``ExpectedShadowReport`` evaluates the same traffic under both policies, on random policies (single documents and sets of two, with the
 /// same capabilities or different ones, narrow and wider than one 64-bit word), responses and
 /// contexts. Seeds are fixed, so a failure reproduces.
-@Suite("Shadow: the report against an independent computation", .heavy)
+@Suite("Shadow: the report against an independent computation", .heavy, .cpuBound)
 struct ShadowDifferentialTests {
     @Test(arguments: 0..<6)
     func randomPoliciesAndTraffic(batch: Int) async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import GroupDecisionsTesting
 import GroupPolicy
+import GroupPolicyTestSupport
 import ServingTestSupport
 import ShadowReportReading
 import Testing
@@ -111,7 +112,10 @@ struct ShadowReportTests {
         #expect(try ShadowReport(jsonBytes: report.jsonBytes()) == report)
     }
 
-    @Test("the biggest report a tally makes, every string escaped at its worst, is within 16 MiB, compact or pretty")
+    @Test(
+        "the biggest report a tally makes, every string escaped at its worst, is within 16 MiB, compact or pretty",
+        .cpuBound
+    )
     func byteBound() throws {
         // Each byte of these names is a control character, written as six (\u0001).
         func name(_ tag: Int, length: Int = 2_000) -> String {

@@ -25,7 +25,7 @@ struct ShadowReaderDifferentialTests {
         "[]", #""liveRules":[]"#, #""a":1,"#, #""capability":"c","#, "1.5",
     ]
 
-    @Test(arguments: [false, true])
+    @Test(.cpuBound, arguments: [false, true])
     func seededMutations(pretty: Bool) {
         var report = SampleShadowReport.report
         report.changes[1].examples = [ShadowReport.Example(decisionID: "x", customerHash: nil, groupID: "g")]

@@ -1,5 +1,6 @@
 import Foundation
 import GroupDecisions
+import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 /// input is shaped. (Their memory is checked on the binary: GroupPolicyCLITests,
 /// ShadowInputBoundTests.)
 /// One at a time: each test holds a 62 MiB input and what is read from it.
-@Suite("Shadow: reading reports near the size limit", .serialized, .heavy)
+@Suite("Shadow: reading reports near the size limit", .serialized, .heavy, .cpuBound)
 struct ShadowReportSizeTests {
     /// 10,000 rows of 350 rule ids each: 3.5 million ids, 62 MiB.
     static let rows = 10_000

@@ -160,7 +160,7 @@ import Foundation
 
     /// Random bodies of both shapes, then byte mutations, under random limits: the plain decoder
     /// agrees with the reference whenever it answers, and the public initialisers equal the reference.
-    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    @Test(.cpuBound, arguments: [1, 2, 3, 4] as [UInt64])
     func agreesWithTheReference(seed: UInt64) throws {
         var random = BodyGenerator(seed: seed)
         var plainAnswers = 0

@@ -16,7 +16,7 @@ import Foundation
 /// Random policies, policy sets, responses and contexts, with group ids, product ids and rule ids
 /// that need escaping, catalogs of one and several words, duplicate and many groups, and the
 /// optional freshness keys; pretty and compact, with and without provenance. Seeds are fixed.
-@Suite struct DecisionJSONDifferentialTests {
+@Suite(.cpuBound) struct DecisionJSONDifferentialTests {
     /// Group ids and product ids that need escaping (quotes, backslashes, control characters at
     /// several positions around the eight-byte blocks), and non-ASCII ones that do not.
     static let escapedGroupIDs = [

@@ -6,7 +6,7 @@ import Testing
 /// The optimized evaluator (tables, bit sets, interning) against the naive reference.
 ///
 /// Random policies, policy sets, responses and contexts; seeds are fixed, so a failure reproduces.
-@Suite struct DifferentialTests {
+@Suite(.cpuBound) struct DifferentialTests {
     @Test(arguments: 0..<8)
     func optimizedEvaluationMatchesTheReference(batch: Int) throws {
         var random = RandomInputs(seed: UInt64(batch) &* 7919 &+ 17)

@@ -7,7 +7,7 @@ import Testing
 ///
 /// Random policies, policy sets, responses, contexts and capabilities; seeds are fixed, so a
 /// failure reproduces.
-@Suite struct ExplanationDifferentialTests {
+@Suite(.cpuBound) struct ExplanationDifferentialTests {
     @Test(arguments: 0..<8)
     func explanationsMatchTheReference(batch: Int) throws {
         var random = RandomInputs(seed: UInt64(batch) &* 48_611 &+ 29)

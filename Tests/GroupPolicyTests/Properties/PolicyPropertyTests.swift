@@ -11,7 +11,7 @@ import Foundation
 
 /// Properties that must hold for every policy, response and context, checked on many seeded random
 /// cases per run (a failure names its seed and reproduces).
-@Suite struct PolicyPropertyTests {
+@Suite(.cpuBound) struct PolicyPropertyTests {
     static let cases = 600
 
     /// A random policy document, parsed (so it is valid), with capabilities `c0...c7`.

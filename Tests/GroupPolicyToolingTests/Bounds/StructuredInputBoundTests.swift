@@ -19,7 +19,7 @@ import Glibc
 ///
 /// The bounds are generous on purpose: the inputs used to take minutes and gigabytes, so a
 /// regression shows as a failure here rather than as a slow CI run.
-@Suite struct StructuredInputBoundTests {
+@Suite(.cpuBound) struct StructuredInputBoundTests {
     static let seconds: Double = 10
     static let bytes = 1 << 30
 

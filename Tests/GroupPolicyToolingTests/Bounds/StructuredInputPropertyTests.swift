@@ -17,7 +17,7 @@ import Foundation
 /// Sized for debug builds in CI: the whole suite takes a few seconds there with the machine
 /// loaded (the same inputs take well under a second in release), a margin of three and more
 /// against the bound.
-@Suite struct StructuredInputPropertyTests {
+@Suite(.cpuBound) struct StructuredInputPropertyTests {
     typealias Bounds = StructuredInputBoundTests
 
     /// Limit errors must say which limit: scenarios, role entries, groups, entitlement sets, work,

@@ -8,7 +8,7 @@ import Testing
 /// Rules that can never matter and capabilities no scenario receives: found exactly, and checked
 /// against their definitions (removing the rule changes no capability anywhere, by `diff`; no
 /// scenario of the whole space holds the capability, by brute force) for random policies.
-@Suite struct RuleAnalysisTests {
+@Suite(.cpuBound) struct RuleAnalysisTests {
     static let example = """
         { "format": "group-policy/v1", "id": "p",
           "capabilities": { "a": "A", "b": "B", "c": "C", "d": "D" },

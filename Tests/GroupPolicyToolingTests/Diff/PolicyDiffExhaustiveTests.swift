@@ -7,7 +7,7 @@ import Testing
 /// The diff against brute force over the whole space, for random pairs of small policies: no rows
 /// exactly when no scenario differs, every row's example differs as stated, and every differing
 /// scenario of the whole space extends some row.
-@Suite struct PolicyDiffExhaustiveTests {
+@Suite(.cpuBound) struct PolicyDiffExhaustiveTests {
     @Test(arguments: 0..<16)
     func theDiffIsCompleteAndSound(_ seed: Int) throws {
         var random = RandomInputs(seed: UInt64(seed) &* 104_729 &+ 3)

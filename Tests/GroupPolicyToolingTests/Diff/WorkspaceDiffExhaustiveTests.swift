@@ -7,7 +7,7 @@ import Testing
 /// The workspace diff against brute force over the whole space, for random pairs of small
 /// policies: no workspace rows exactly when no scenario's memberships differ, every row's example
 /// differs as stated, and every differing scenario of the whole space extends some row.
-@Suite struct WorkspaceDiffExhaustiveTests {
+@Suite(.cpuBound) struct WorkspaceDiffExhaustiveTests {
     @Test(arguments: 0..<6)
     func theWorkspaceDiffIsCompleteAndSound(_ seed: Int) throws {
         var random = RandomInputs(seed: UInt64(seed) &* 7_919 &+ 11)

@@ -7,7 +7,7 @@ import Testing
 /// The reduced enumeration against brute force over the *whole* space (every assignment of a role
 /// or no entry to each product, every subset of entitlements), for random small policies: an
 /// invariant is violated in one exactly when it is violated in the other.
-@Suite struct InvariantExhaustiveTests {
+@Suite(.cpuBound) struct InvariantExhaustiveTests {
     static let types = ["ORGANIZATION", "CONSUMER", "ENTERPRISE", "BRUTE_TYPE"]
     static let groupIDs = ["g0", "g1", "brute-group"]
     /// p0 and p1 may be named by the policies; q0 and q1 never are.

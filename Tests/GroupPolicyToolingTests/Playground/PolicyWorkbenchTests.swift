@@ -98,7 +98,7 @@ import Foundation
     }
 
     /// An edit over the size limit is refused as a file of that size on disk is, with the same line.
-    @Test func anEditOverTheSizeLimitIsRefusedAsTheFileWouldBe() throws {
+    @Test(.cpuBound) func anEditOverTheSizeLimitIsRefusedAsTheFileWouldBe() throws {
         let policies = try Self.scratchPolicies()
         defer { Self.remove(policies) }
         let text = try String(contentsOfFile: policies + "/team-workspace.json", encoding: .utf8)

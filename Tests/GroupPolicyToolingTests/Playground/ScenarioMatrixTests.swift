@@ -153,7 +153,7 @@ import Testing
 /// 11 and 30 s, 1.5 and 3.5 GB, and answered 371 and 742 MB in a release build, listing every
 /// granted cell; now every row is evaluated and a window of the cells is listed, the changed ones
 /// first.
-@Suite struct WideScenarioMatrixTests {
+@Suite(.cpuBound) struct WideScenarioMatrixTests {
     /// `c0` … `c9999`, rule `all` granting every one to every group, and `product-i` granting
     /// `c<i>` to any role of `com.example.product<i>`; edited, `all` no longer grants `c0`.
     static func wide(products: Int) -> (saved: String, edited: String) {

@@ -16,7 +16,7 @@ import Testing
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
-    @Test func casesSharingAResponseFileReadItOnce() throws {
+    @Test(.cpuBound) func casesSharingAResponseFileReadItOnce() throws {
         let directory = try makeTemporaryDirectory("shared-response")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let groups = (0..<8_000).map { index in
