@@ -10,10 +10,11 @@ import Synchronization
 /// on a manual clock, or reads of answers to find nothing.
 ///
 /// `combinedCalls` chooses how the combined fetch-lock calls are made: `.native` forwards each as
-/// one call (as Redis makes them), `.defaults` makes them from the single calls, as a store that
-/// cannot make them atomically does. The invalidation count and the
+/// one call (as Redis makes them), `.defaults` makes them from the single calls, one round trip
+/// each, the lock released when a later step fails, as a store that cannot make them atomically
+/// does. The invalidation count and the
 /// fleet budget are forwarded only when asked, as a store that does not keep them behaves.
-package final class ScriptedGroupsCache: SharedGroupsCache, SingleCallFetchLock, Sendable {
+package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     package enum CombinedCalls: Sendable {
         case native
         case defaults
@@ -179,12 +180,22 @@ package final class ScriptedGroupsCache: SharedGroupsCache, SingleCallFetchLock,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
         guard combinedCalls == .native else {
-            return try await acquireFetchLockAndReadInSteps(
+            let acquired = try await acquireFetchLock(
                 anyTransactionID: customerID,
                 in: environment,
                 owner: owner,
                 timeToLive: timeToLive
             )
+            guard acquired else { return FetchLockAttempt(acquired: false, answer: nil, generation: nil) }
+            do {
+                let answer = try await answer(anyTransactionID: customerID, in: environment)
+                let generation = try await invalidationGeneration(anyTransactionID: customerID, in: environment)
+                return FetchLockAttempt(acquired: true, answer: answer, generation: generation)
+            } catch {
+                // The caller learns nothing of the lock from an error: it must not stay held.
+                try? await releaseFetchLock(anyTransactionID: customerID, in: environment, owner: owner)
+                throw error
+            }
         }
         try record("acquireFetchLockAndRead", key: customerID)
         return try await inner.acquireFetchLockAndRead(
@@ -202,7 +213,15 @@ package final class ScriptedGroupsCache: SharedGroupsCache, SingleCallFetchLock,
         -> Bool
     {
         guard combinedCalls == .native else {
-            return try await setAnswerInSteps(write, releasingFetchLock: owner)
+            let kept: Bool
+            do {
+                kept = try await setAnswer(write)
+            } catch {
+                try? await releaseFetchLock(anyTransactionID: write.customerID, in: write.environment, owner: owner)
+                throw error
+            }
+            try await releaseFetchLock(anyTransactionID: write.customerID, in: write.environment, owner: owner)
+            return kept
         }
         try record("setAnswerReleasingFetchLock", key: write.customerID)
         return try await inner.setAnswer(write, releasingFetchLock: owner)

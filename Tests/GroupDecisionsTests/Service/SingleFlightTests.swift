@@ -155,16 +155,4 @@ struct SingleFlightTests {
         permit.invalidate()
         #expect(!permit.clears(Self.answer, decoded: Self.holding(["g2"])))
     }
-
-    @Test("a failure reaches every caller as the body's error")
-    func failureReachesEveryCaller() async {
-        let flights = SingleFlight<Int>()
-        let error = await expectError {
-            try await flights.run(Self.key) { (_: ServingPermit) throws(AppStoreGroupsError) -> Int in
-                throw AppStoreGroupsError(code: .timeout, message: "slow")
-            }
-        }
-        #expect(error?.code == .timeout)
-        #expect(error?.message == "slow")
-    }
 }
