@@ -11,28 +11,26 @@ struct DecisionServerClientExampleTests {
         path: "Sources/group-decision-server/GroupDecisionServer.docc/CallingTheDecisionServer.md"
     )
 
-    /// The article's one ```python block.
-    static func pythonExample() throws -> String {
-        let text = try String(contentsOf: article, encoding: .utf8)
-        let blocks = text.components(separatedBy: "```python\n").dropFirst()
-        #expect(blocks.count == 1)
-        let block = try #require(blocks.first?.components(separatedBy: "\n```").first)
-        return block + "\n"
-    }
-
     @Test("it prints the Decision the engine makes, and fails closed on a refusal")
     func pythonClientAgainstALiveServer() async throws {
         let script = URL(filePath: NSTemporaryDirectory()).appending(path: "client-\(UUID().uuidString).py")
-        try Self.pythonExample().write(to: script, atomically: true, encoding: .utf8)
+        // The article's one ```python block.
+        let blocks = try String(contentsOf: Self.article, encoding: .utf8).components(separatedBy: "```python\n")
+        #expect(blocks.count == 2)
+        let example = try #require(blocks.last?.components(separatedBy: "\n```").first)
+        try (example + "\n").write(to: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: script) }
-        let server = try await DecisionServerProcess.start(appStore: try await FakeAppStore())
+        let server = try await DecisionServerProcess.start()
         let url = "http://127.0.0.1:\(server.port)"
 
-        let served = try await runProcess(
-            URL(filePath: "/usr/bin/env"),
-            ["python3", script.path],
-            environment: ["DECISION_SERVER_URL": url, "TRANSACTION_ID": "ok1", "PATH": "/usr/bin:/bin"]
-        )
+        func run(_ transactionID: String) async throws -> ProcessResult {
+            try await runProcess(
+                URL(filePath: "/usr/bin/env"),
+                ["python3", script.path],
+                environment: ["DECISION_SERVER_URL": url, "TRANSACTION_ID": transactionID, "PATH": "/usr/bin:/bin"]
+            )
+        }
+        let served = try await run("ok1")
         #expect(served.status == 0, "\(served.standardError)")
         let response = try await FakeAppStore().client().customerGroups(anyTransactionID: "ok1")
         let expected = try Policy(contentsOf: DecisionServerProcess.policies).evaluate(
@@ -48,13 +46,7 @@ struct DecisionServerClientExampleTests {
                 """
         )
 
-        let refused = try await runProcess(
-            URL(filePath: "/usr/bin/env"),
-            ["python3", script.path],
-            environment: [
-                "DECISION_SERVER_URL": url, "TRANSACTION_ID": "transactionIdNotFound", "PATH": "/usr/bin:/bin",
-            ]
-        )
+        let refused = try await run("transactionIdNotFound")
         #expect(refused.status == 0, "\(refused.standardError)")
         #expect(refused.standardOutput == "no decision (transaction-id-not-found); retry after None s\n")
     }

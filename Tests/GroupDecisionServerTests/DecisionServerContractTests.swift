@@ -21,7 +21,7 @@ struct DecisionServerContractTests {
         )
         #expect(validation.status == 0, "\(validation.standardError)")
         #expect(validation.standardOutput == "valid\n")
-        let server = try await DecisionServerProcess.start(appStore: try await FakeAppStore())
+        let server = try await DecisionServerProcess.start()
         let served = try await server.get("/openapi.json")
         #expect(served.status == 200)
         #expect(served.contentType == "application/json; charset=utf-8")
@@ -39,10 +39,7 @@ struct DecisionServerContractTests {
     /// customers are fetched, not refused for the budget.
     @Test("schemathesis exercises every operation and finds no failure")
     func schemathesisFindsNothing() async throws {
-        let server = try await DecisionServerProcess.start(
-            appStore: try await FakeAppStore(),
-            arguments: ["--requests-per-second", "1000000"]
-        )
+        let server = try await DecisionServerProcess.start(arguments: ["--requests-per-second", "1000000"])
         let result = try await runProcess(
             URL(filePath: "/usr/bin/env"),
             [

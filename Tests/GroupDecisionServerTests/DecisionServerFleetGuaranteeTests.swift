@@ -4,7 +4,8 @@ import Testing
 
 /// The fleet's two promises through four decision servers on one real redis-server, each a process
 /// of its own: an invalidation that answered 200 holds on every server, the one cut off from Redis
-/// included; and a lost budget key lets at most one burst more through to the fake App Store.
+/// included; and the budget holds, as the fake App Store counts it: a lost budget key lets at most
+/// one burst more through, and a server cut off from Redis sends nothing.
 @Suite(
     "Decision server: the fleet's guarantees, four servers on one Redis",
     .heavy,
@@ -20,6 +21,18 @@ struct DecisionServerFleetGuaranteeTests {
         let command = "*\(arguments.count)\r\n" + arguments.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
         connection.send(Array(command.utf8))
         return String(decoding: connection.receive { $0.firstIndex(of: UInt8(ascii: "\r")) }.bytes, as: UTF8.self)
+    }
+
+    /// Four servers fetching from one fake App Store, the one at each index reaching Redis at the
+    /// port `redisPort` gives it.
+    static func fleet(arguments: [String] = [], redisPort: (Int) -> Int) async throws -> [DecisionServerProcess] {
+        let store = try await FakeAppStore()
+        var servers: [DecisionServerProcess] = []
+        for index in 0..<4 {
+            let redis = ["--redis", "127.0.0.1:\(redisPort(index))"]
+            servers.append(try await DecisionServerProcess.start(appStore: store, arguments: redis + arguments))
+        }
+        return servers
     }
 
     /// Drives each server with two clients until `end`.
@@ -85,16 +98,7 @@ struct DecisionServerFleetGuaranteeTests {
         // find a listener that never answers, as a server behind a partition does.
         let proxy = try RedisDelayProxy(upstreamPort: redis.port, delay: .zero)
         defer { proxy.stop() }
-        let store = try await FakeAppStore()
-        var servers: [DecisionServerProcess] = []
-        for index in 0..<4 {
-            servers.append(
-                try await DecisionServerProcess.start(
-                    appStore: store,
-                    arguments: ["--redis", "127.0.0.1:\(index == 3 ? proxy.port : redis.port)"]
-                )
-            )
-        }
+        let servers = try await Self.fleet { $0 == 3 ? proxy.port : redis.port }
         // Every server holds a copy of every customer's answer. A busy machine can make Redis slow
         // enough for a server to refuse, fail closed, with 503 and Retry-After: it is asked again.
         for server in [servers[0]] + servers {
@@ -148,7 +152,7 @@ struct DecisionServerFleetGuaranteeTests {
     }
 
     /// How a test loses the fleet's budget.
-    enum Loss: String, CustomTestStringConvertible {
+    enum Loss: String {
         /// None: what the fleet sends without a loss, for comparison.
         case none
         /// One `FLUSHALL`.
@@ -157,27 +161,56 @@ struct DecisionServerFleetGuaranteeTests {
         case deleteOnce
         /// A `FLUSHALL` every second.
         case flushEverySecond
-
-        var testDescription: String { rawValue }
     }
 
+    /// How the first servers reach Redis.
+    enum Link: String {
+        /// Nothing listens at the address they are given.
+        case refused
+        /// A proxy that accepts and holds every call for an hour.
+        case silent
+        /// A proxy that forwards every call 200 ms late: not cut off.
+        case slow
+    }
+
+    /// What befalls the fleet's budget of `rate` requests a second (a burst of as many): the
+    /// first `cutOff` servers reach Redis by `link`, and the budget is lost as `loss` says.
+    struct Trouble: Sendable, CustomTestStringConvertible {
+        var rate: Int
+        var cutOff = 0
+        var link = Link.refused
+        var loss = Loss.none
+
+        var testDescription: String { cutOff == 0 ? "\(loss)" : "\(cutOff) \(link)" }
+    }
+
+    /// Four servers driven for 12 seconds, with customers of their own, count at the fake App Store.
+    ///
+    /// A lost budget key (a budget of 10 a second): each loss lets at most one burst more through.
+    /// Servers cut off from Redis (a budget of 2 a second, so that a window holds few): over any 10
+    /// seconds at most the budget plus one burst (22 requests), and none from a cut-off server: it
+    /// sends nothing beyond what Redis granted it, which is nothing. With `--fallback-share 0.25`,
+    /// the behaviour before, the cut-off servers added a bucket of their own each: the busiest
+    /// window held 27, 32 and 39 with one, two and three refused. A server whose Redis answers
+    /// every call 200 ms late (slow, not cut off) still takes its tokens from Redis.
     @Test(
-        "a lost budget key lets at most one burst more through to the App Store; a flush every second at most twice the budget",
-        arguments: [Loss.none, .flushOnce, .deleteOnce, .flushEverySecond]
+        "a lost budget key lets at most one burst more through to the App Store, a flush every second at most twice the budget; with 1, 2 or 3 of four servers cut off from Redis, at most the budget plus one burst in any 10 s, none from a cut-off server",
+        arguments: [Loss.none, .flushOnce, .deleteOnce, .flushEverySecond].map { Trouble(rate: 10, loss: $0) }
+            + [(1, Link.refused), (2, .refused), (3, .refused), (2, .silent), (1, .slow)].map {
+                Trouble(rate: 2, cutOff: $0, link: $1)
+            }
     )
-    func lostBudgetCostsOneBurst(_ loss: Loss) async throws {
-        let rate = 10
+    func budgetHolds(_ trouble: Trouble) async throws {
+        let rate = trouble.rate
         let redis = try await RedisServer.start()
         defer { redis.stop() }
-        let store = try await FakeAppStore()
-        var servers: [DecisionServerProcess] = []
-        for _ in 0..<4 {
-            servers.append(
-                try await DecisionServerProcess.start(
-                    appStore: store,
-                    arguments: ["--redis", "127.0.0.1:\(redis.port)", "--requests-per-second", "\(rate)"]
-                )
-            )
+        let dead = try LoopbackSocket(refusing: ())
+        defer { withExtendedLifetime(dead) {} }
+        let delay: Duration = trouble.link == .slow ? .milliseconds(200) : .seconds(3600)
+        let proxy = try trouble.link == .refused ? nil : RedisDelayProxy(upstreamPort: redis.port, delay: delay)
+        defer { proxy?.stop() }
+        let servers = try await Self.fleet(arguments: ["--requests-per-second", "\(rate)"]) {
+            $0 < trouble.cutOff ? (proxy?.port ?? dead.port) : redis.port
         }
         let duration = 12
         let start = ContinuousClock.now
@@ -185,27 +218,36 @@ struct DecisionServerFleetGuaranteeTests {
         // The losses, while the servers are driven.
         let losses = Task {
             var count = 0
-            for second in 1..<duration {
+            for second in 1..<duration where trouble.loss != .none {
                 try await Task.sleep(until: start + .seconds(second))
-                guard loss == .flushEverySecond || (loss != .none && second == duration / 2) else { continue }
-                switch loss {
-                case .none: break
-                case .deleteOnce:
+                guard trouble.loss == .flushEverySecond || second == duration / 2 else { continue }
+                if trouble.loss == .deleteOnce {
                     let prefix = "group-policy:\(FakeAppStore.bundleID)"
                     let keys = ["Sandbox", "Production"].map { "\(prefix):\($0):budget:customer-groups" }
                     _ = try Self.redis(redis.port, ["DEL"] + keys)
-                case .flushOnce, .flushEverySecond:
+                } else {
                     #expect(try Self.redis(redis.port, ["FLUSHALL"]) == "+OK")
                 }
                 count += 1
             }
             return count
         }
-        try await Self.drive(servers, prefix: "loss", until: end, refusals: [503])
+        // Refused for the budget with Retry-After: 503, or 429 from a server cut off.
+        try await Self.drive(servers, prefix: "fleet", until: end, refusals: trouble.cutOff == 0 ? [503] : [429, 503])
         let lost = try await losses.value
-        let times = try await store.log().map(\.timeMs).sorted()
-        let first = try #require(times.first)
+        let requests = try await servers[0].appStore.log()
+        let times = requests.map(\.timeMs).sorted()
+        let first = try #require(times.first, "the healthy servers sent nothing")
         let last = try #require(times.last)
+        guard trouble.cutOff == 0 else {
+            let busiest = Self.busiest(times, window: 10_000)
+            #expect(busiest <= rate * 11, "\(busiest) requests in one 10-second window; the budget is \(rate * 11)")
+            for index in 0..<trouble.cutOff where trouble.link != .slow {
+                let sent = requests.count { $0.path.contains("/fleet\(index)_") }
+                #expect(sent == 0, "cut-off server \(index) sent \(sent) requests")
+            }
+            return
+        }
         // Tokens granted from the first to the last request, plus the reservations of the last
         // second's wait: a new bucket starts with none at these settings (a burst of one second's
         // worth less a second of reservations), and each loss lets one burst (10) more through.
@@ -214,11 +256,11 @@ struct DecisionServerFleetGuaranteeTests {
         let bound = budget + Double(rate * lost)
         let busiest = Self.busiest(times, window: 1000)
         print(
-            "budget loss (\(loss)): \(times.count) requests over \(span) s, \(lost) losses, the budget \(budget), "
+            "budget loss (\(trouble.loss)): \(times.count) requests over \(span) s, \(lost) losses, the budget \(budget), "
                 + "\(Double(times.count) - budget) over it; busiest second \(busiest); bound \(bound)"
         )
         #expect(Double(times.count) <= bound)
-        if loss == .flushEverySecond {
+        if trouble.loss == .flushEverySecond {
             // The burst plus the rate each second: twice the budget.
             #expect(Double(times.count) <= 2 * Double(rate) * (span + 1))
         }

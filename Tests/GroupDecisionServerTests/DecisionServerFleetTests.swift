@@ -1,4 +1,3 @@
-import AppStoreGroups
 import Foundation
 import GroupPolicy
 import ServingTestSupport
@@ -53,15 +52,25 @@ struct DecisionServerFleetTests {
     }
 
     @Test(
-        "--redis where nothing listens, with a fallback share: no copy served without the invalidation count, fetched within the share, one log line, failures still fail closed"
+        "--redis where nothing listens: by default nothing is sent to the App Store, a customer is refused with Retry-After; with a fallback share, no copy served without the invalidation count, fetched within the share, one log line, failures still fail closed"
     )
     func unreachableRedis() async throws {
-        let store = try await FakeAppStore()
         let dead = try LoopbackSocket(refusing: ())
         defer { withExtendedLifetime(dead) {} }
         let port = dead.port
+        let strict = try await DecisionServerProcess.start(arguments: ["--redis", "127.0.0.1:\(port)"])
+        let refused = try await strict.get("/decision?transactionId=ok1")
+        #expect(refused.status == 503)
+        #expect(refused.retryAfter != nil)
+        #expect(
+            refused.text.hasPrefix(
+                #"{"error":{"code":"rate-limit-exceeded","message":"the shared cache that keeps the fleet's budget of "#
+                    + #"5.0 customer-groups requests a second is unavailable, and this process sends nothing beyond "#
+                    + #"what it granted; none was sent"#
+            )
+        )
+        #expect(try await strict.appStore.log().isEmpty)
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--redis", "127.0.0.1:\(port)", "--fallback-share", "0.25"]
         )
         let live = try await server.get("/decision?transactionId=ok1")
@@ -83,7 +92,7 @@ struct DecisionServerFleetTests {
         #expect(try await server.get("/decision?transactionId=ok1").groupsSource == "live")
         #expect(server.logLines().filter { $0.contains("shared groups cache unavailable") }.count == 1)
         #expect(
-            try await store.log().map(\.path) == [
+            try await server.appStore.log().map(\.path) == [
                 "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/unauthorized",
                 "/groups/v1/currentGroups/ok1",
             ]
@@ -91,36 +100,11 @@ struct DecisionServerFleetTests {
     }
 
     @Test(
-        "--redis where nothing listens, by default: nothing is sent to the App Store, a customer is refused with Retry-After"
-    )
-    func unreachableRedisSendsNothing() async throws {
-        let store = try await FakeAppStore()
-        let dead = try LoopbackSocket(refusing: ())
-        defer { withExtendedLifetime(dead) {} }
-        let port = dead.port
-        let server = try await DecisionServerProcess.start(
-            appStore: store,
-            arguments: ["--redis", "127.0.0.1:\(port)"]
-        )
-        let refused = try await server.get("/decision?transactionId=ok1")
-        #expect(refused.status == 503)
-        #expect(
-            refused.text.hasPrefix(
-                #"{"error":{"code":"rate-limit-exceeded","message":"the shared cache that keeps the fleet's budget of "#
-                    + #"5.0 customer-groups requests a second is unavailable, and this process sends nothing beyond "#
-                    + #"what it granted; none was sent"#
-            )
-        )
-        #expect(try await store.log().isEmpty)
-    }
-    @Test(
         "--decision-log: one JSON line per decision on standard output, after the line saying where the server listens; the id only as a salted hash"
     )
     func decisionLog() async throws {
-        let store = try await FakeAppStore()
         let salt = "a salt of sixteen bytes or more"
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--decision-log", "-"],
             environment: ["DECISION_LOG_SALT": salt]
         )
@@ -154,36 +138,30 @@ struct DecisionServerFleetTests {
         #expect(!server.logLines().contains { $0.contains(#""customer":"#) || $0.contains("DECISION_LOG_SALT") })
     }
 
-    @Test("two server processes: every decision has its own decisionId, each server's in order")
-    func decisionIDsAcrossProcesses() async throws {
-        let store = try await FakeAppStore()
-        let first = try await DecisionServerProcess.start(appStore: store)
-        let second = try await DecisionServerProcess.start(appStore: store)
-        var ids: [[String]] = [[], []]
-        for _ in 0..<20 {
-            for (index, server) in [first, second].enumerated() {
-                let answer = try await server.get("/decision?transactionId=ok1")
-                #expect(answer.status == 200)
-                ids[index].append(try #require(answer.decisionID))
-            }
-        }
-        let all = ids.flatMap { $0 }
-        #expect(Set(all).count == 40)
-        #expect(all.allSatisfy(DecisionIDs.isVersion7))
-        for serverIDs in ids {
-            #expect(serverIDs == serverIDs.sorted())
-        }
-    }
-
-    @Test("invalidation: one customer, then everyone; the next decisions fetch again")
+    /// `POST /invalidate` takes one target: a request naming two was answered 200 while one of
+    /// them was skipped without a word.
+    @Test(
+        "invalidation: one customer, then everyone, and the next decisions fetch again; a request naming more than one target is refused, and nothing is forgotten"
+    )
     func invalidation() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store)
+        let server = try await DecisionServerProcess.start()
         for id in ["ok1", "ok2"] { #expect(try await server.get("/decision?transactionId=\(id)").status == 200) }
+        for (query, named) in [
+            ("transactionId=ok2&groupId=g1", "transactionId and groupId"), ("groupId=g1&all=true", "groupId and all"),
+            ("transactionId=ok2&groupId=g1&all=true", "transactionId and groupId and all"),
+        ] {
+            let answer = try await server.post("/invalidate?\(query)")
+            #expect(answer.status == 400)
+            #expect(
+                answer.text
+                    == #"{"error":{"code":"bad-request","message":"give one of transactionId, groupId or all=true, not \#(named)"}}"#
+            )
+        }
         let one = try await server.post("/invalidate?transactionId=ok1")
         #expect(one.status == 200)
         #expect(one.text == #"{"invalidated":"ok1"}"#)
         #expect(try await server.get("/decision?transactionId=ok1").groupsSource == "live")
+        // Kept through the refused requests too.
         #expect(try await server.get("/decision?transactionId=ok2").groupsSource == "cache")
         // Any group id Apple's answers may hold is one to invalidate.
         let group = try await server.post("/invalidate?groupId=9%20")
@@ -193,36 +171,12 @@ struct DecisionServerFleetTests {
         #expect(try await server.get("/decision?transactionId=ok2").groupsSource == "live")
         #expect(try await server.get("/invalidate?all=true").status == 405)
         #expect(try await server.post("/invalidate").status == 400)
+        #expect(try await server.post("/invalidate?transactionId=not%20an%20id").status == 400)
         #expect(
-            try await store.log().map(\.path) == [
+            try await server.appStore.log().map(\.path) == [
                 "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok2", "/groups/v1/currentGroups/ok1",
                 "/groups/v1/currentGroups/ok2",
             ]
         )
-    }
-
-    /// `POST /invalidate` takes one target: a request naming two was answered 200 while one of
-    /// them was skipped without a word.
-    @Test(
-        "a request naming more than one target is refused, and nothing is forgotten",
-        arguments: [
-            ("transactionId=ok&groupId=g1", "transactionId and groupId"),
-            ("groupId=g1&all=true", "groupId and all"),
-            ("transactionId=ok&groupId=g1&all=true", "transactionId and groupId and all"),
-        ]
-    )
-    func combinationsRefused(query: String, named: String) async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store)
-        #expect(try await server.get("/decision?transactionId=ok").status == 200)
-        let answer = try await server.post("/invalidate?\(query)")
-        #expect(answer.status == 400)
-        #expect(
-            answer.text
-                == #"{"error":{"code":"bad-request","message":"give one of transactionId, groupId or all=true, not \#(named)"}}"#
-        )
-        // The customer's answer is still cached: asking again sends nothing to the App Store.
-        #expect(try await server.get("/decision?transactionId=ok").status == 200)
-        #expect(try await store.log().count == 1)
     }
 }

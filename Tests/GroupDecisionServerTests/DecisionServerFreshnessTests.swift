@@ -1,7 +1,4 @@
-import AppStoreGroups
 import Foundation
-import GroupDecisions
-import GroupPolicy
 import ServingTestSupport
 import Testing
 
@@ -11,9 +8,7 @@ import Testing
 struct DecisionServerFreshnessTests {
     @Test("while a Retry-After holds, an expired answer is served stale with its age; a new customer gets 503")
     func staleWhileHeld() async throws {
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--cache-ttl", "1", "--refresh-ahead", "0", "--decision-log", "-"]
         )
         let fresh = try await server.get("/decision?transactionId=ok1")
@@ -38,7 +33,7 @@ struct DecisionServerFreshnessTests {
         #expect(lines[2].contains(#""source":"stale","fetchedAt":"#))
         #expect(lines[2].contains(#","staleReason":"budget","ageMilliseconds":\#(age.1),"capabilities":"#))
         #expect(
-            try await store.log().map(\.path) == [
+            try await server.appStore.log().map(\.path) == [
                 "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ratelimitin_60000",
             ]
         )
@@ -52,9 +47,7 @@ struct DecisionServerFreshnessTests {
         arguments: [[], ["--max-age", "1", "--refresh-ahead", "0"]]
     )
     func timeToLive(arguments: [String]) async throws {
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: arguments,
             environment: ["GROUP_DECISION_SERVER_CACHE_TTL": "1", "GROUP_DECISION_SERVER_HOST": "127.0.0.1"]
         )
@@ -62,6 +55,6 @@ struct DecisionServerFreshnessTests {
         try await Task.sleep(for: .milliseconds(1100))
         let again = try await server.get("/decision?transactionId=ok2")
         #expect(again.text.contains(#""groupsSource":"live""#))
-        #expect(try await store.log().count == 2)
+        #expect(try await server.appStore.log().count == 2)
     }
 }

@@ -1,7 +1,4 @@
-import AppStoreGroups
 import Foundation
-import GroupDecisions
-import GroupPolicy
 import ServingTestSupport
 import Testing
 
@@ -18,24 +15,36 @@ import Darwin
 struct DecisionServerGateTests {
     @Test("whyNot of an undeclared capability, and malformed ids, are refused before anything goes upstream")
     func refusedBeforeTheBudget() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--requests-per-second", "1"])
+        let server = try await DecisionServerProcess.start(arguments: ["--requests-per-second", "1"])
         for _ in 0..<10 {
             #expect(try await server.get("/decision?transactionId=ok1&whyNot=team.template").status == 400)
             let malformed = try await server.get("/decision?transactionId=not%20an%20id")
             #expect(malformed.status == 400)
             #expect(malformed.text.hasPrefix(#"{"error":{"code":"invalid-argument","#))
         }
-        #expect(try await store.log().isEmpty)
+        #expect(try await server.appStore.log().isEmpty)
         // The budget of one request a second is whole: the first valid customer is served.
         #expect(try await server.get("/decision?transactionId=ok1").status == 200)
-        #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ok1"])
+        #expect(try await server.appStore.log().map(\.path) == ["/groups/v1/currentGroups/ok1"])
+    }
+
+    /// The server waits up to a second (its `maximumRateLimitWait`) for the gate to open rather than
+    /// refuse the caller; nothing goes upstream before the instant.
+    @Test("a request within a second of a 429's Retry-After instant waits for it and is served")
+    func shortHoldIsWaitedOut() async throws {
+        let server = try await DecisionServerProcess.start()
+        #expect(try await server.get("/decision?transactionId=ratelimitin_1000").status == 503)
+        #expect(try await server.get("/decision?transactionId=ok1").status == 200)
+        let requests = try await server.appStore.log()
+        try #require(
+            requests.map(\.path) == ["/groups/v1/currentGroups/ratelimitin_1000", "/groups/v1/currentGroups/ok1"]
+        )
+        #expect(requests[1].timeMs >= requests[0].timeMs + 1000)
     }
 
     @Test("/workspace/members spends a budget of its own: a burst at one request a second sends about one a second")
     func membersBudget() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--requests-per-second", "1"])
+        let server = try await DecisionServerProcess.start(arguments: ["--requests-per-second", "1"])
         let path = "/workspace/members?transactionId=ingroup_empty&groupId=empty"
         // The customer's groups are fetched once (one Get Customer Groups token) and cached.
         #expect(try await server.get("/decision?transactionId=ingroup_empty").status == 200)
@@ -45,7 +54,7 @@ struct DecisionServerGateTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         let elapsed = ContinuousClock.now - started
-        let members = try await store.log().filter { $0.path.hasPrefix("/groups/v1/group/") }.count
+        let members = try await server.appStore.log().filter { $0.path.hasPrefix("/groups/v1/group/") }.count
         // A full bucket holds one token, and one more comes each second.
         let allowed = 1 + Int(elapsed.components.seconds) + 1
         #expect(members <= allowed, "\(members) member requests in \(elapsed)")
@@ -55,8 +64,7 @@ struct DecisionServerGateTests {
 
     @Test("a 429 from Get Group Members holds member listings only: decisions go on")
     func membersRateLimitHoldsMembersOnly() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store)
+        let server = try await DecisionServerProcess.start()
         let path = "/workspace/members?transactionId=ingroup_ratelimitin_3600000&groupId=ratelimitin_3600000"
         let limited = try await server.get(path)
         #expect(limited.status == 503)
@@ -72,7 +80,7 @@ struct DecisionServerGateTests {
             )
         )
         #expect(
-            try await store.log().map(\.path) == [
+            try await server.appStore.log().map(\.path) == [
                 "/groups/v1/currentGroups/ingroup_ratelimitin_3600000",
                 "/groups/v1/group/ratelimitin_3600000?limit=100",
                 "/groups/v1/currentGroups/ok1",
@@ -90,9 +98,7 @@ struct DecisionServerGateTests {
         let listener = try LoopbackSocket(listening: ())
         Self.refuseEveryCommand(on: listener)
         defer { shutdown(listener.descriptor, Int32(SHUT_RDWR)) }
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--redis", "127.0.0.1:\(listener.port)", "--fallback-share", "0.25"]
         )
         let customer = "ok2000000123456789"

@@ -1,8 +1,4 @@
-import AppStoreGroups
 import Foundation
-import GroupDecisions
-import GroupPolicy
-import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 
@@ -17,9 +13,7 @@ struct DecisionServerLogTests {
         .timeLimit(.minutes(3))
     )
     func unreadStandardOutput() async throws {
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--decision-log", "-", "--log-buffer", "4096"],
             environment: ["DECISION_LOG_SALT": Self.salt],
             output: .unread
@@ -42,9 +36,7 @@ struct DecisionServerLogTests {
         .timeLimit(.minutes(3))
     )
     func unreadStandardError() async throws {
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--max-connections", "4", "--log-buffer", "4096"],
             errors: .unread
         )
@@ -64,9 +56,7 @@ struct DecisionServerLogTests {
 
     @Test("--decision-log /dev/full: the records not written are reported in a line")
     func deviceFull() async throws {
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--decision-log", "/dev/full"],
             environment: ["DECISION_LOG_SALT": Self.salt]
         )
@@ -79,13 +69,11 @@ struct DecisionServerLogTests {
         "--decision-log FILE: kept while the path names it; renamed away, within seconds records go to a new file there"
     )
     func reopensAfterRename() async throws {
-        let store = try await FakeAppStore()
         let directory = NSTemporaryDirectory() + "decision-rotation-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/decisions.jsonl"
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             arguments: ["--decision-log", path],
             environment: ["DECISION_LOG_SALT": Self.salt]
         )

@@ -9,15 +9,12 @@ import Testing
 @Suite("Decision server: operations", .requires(.pythonCryptography))
 struct DecisionServerOperationsTests {
     @Test(
-        "/healthz answers alive; /readyz ready with the policies' revision, 503 with the reason while the shared cache does not answer",
+        "/healthz answers alive; /readyz ready with the policies' revision, 503 with the reason while the shared cache does not answer; its recovery is logged",
         .requires(.redisServer)
     )
     func healthAndReadiness() async throws {
         let redis = try await RedisServer.start()
-        let server = try await DecisionServerProcess.start(
-            appStore: try await FakeAppStore(),
-            arguments: ["--redis", "127.0.0.1:\(redis.port)"]
-        )
+        let server = try await DecisionServerProcess.start(arguments: ["--redis", "127.0.0.1:\(redis.port)"])
         let health = try await server.get("/healthz")
         #expect(health.status == 200)
         #expect(health.text == #"{"status":"alive"}"#)
@@ -37,8 +34,14 @@ struct DecisionServerOperationsTests {
         )
         // Alive all along; ready again once the shared cache answers.
         #expect(try await server.get("/healthz").status == 200)
+        // A decision finds it down; once it answers again, a decision's call through it logs the recovery.
+        #expect(try await server.get("/decision?transactionId=ok1").status == 503)
         try await redis.restart()
         try await waitUntil { try await server.get("/readyz").status == 200 }
+        try await waitUntil {
+            _ = try await server.get("/decision?transactionId=ok1")
+            return server.logLines().contains { $0.hasPrefix("shared groups cache answering again after ") }
+        }
     }
 
     /// The exposition is read with `prometheus_client`'s own parser, and each count is the one the
@@ -48,8 +51,7 @@ struct DecisionServerOperationsTests {
         .requires(.prometheusClient)
     )
     func metricsParseAndCount() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store)
+        let server = try await DecisionServerProcess.start()
         #expect(try await server.get("/decision?transactionId=ok1").status == 200)
         #expect(try await server.get("/decision?transactionId=ok1").status == 200)
         #expect(try await server.get("/decision?transactionId=transactionIdNotFound").status == 404)
@@ -92,19 +94,20 @@ struct DecisionServerOperationsTests {
         ] {
             #expect(samples.contains(expected), "missing: \(expected)")
         }
-        #expect(try await store.log().count == 2)
+        #expect(try await server.appStore.log().count == 2)
     }
 
-    @Test("with an admin token, /invalidate and /shadow/reset need it; the token is never printed")
-    func adminToken() async throws {
+    /// A page of another site open in a browser on the server's machine can send `POST /invalidate`
+    /// without a preflight; browsers mark it, and it is refused, with or without a token set.
+    @Test(
+        "with an admin token, /invalidate and /shadow/reset need it, and it is never printed; a request a browser sends for another site is refused, token or not"
+    )
+    func administrativeRequests() async throws {
         let token = "0123456789abcdef0123456789abcdef-admin"
         let file = URL(filePath: NSTemporaryDirectory()).appending(path: "admin-token-\(UUID().uuidString)")
         try (token + "\n").write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let server = try await DecisionServerProcess.start(
-            appStore: try await FakeAppStore(),
-            arguments: ["--admin-token-file", file.path]
-        )
+        let server = try await DecisionServerProcess.start(arguments: ["--admin-token-file", file.path])
         for (headers, status) in [
             ("", 401), ("Authorization: Bearer wrong\r\n", 401), ("Authorization: \(token)\r\n", 401),
             ("Authorization: Bearer \(token)x\r\n", 401), ("Authorization: Bearer \(token)\r\n", 200),
@@ -124,34 +127,29 @@ struct DecisionServerOperationsTests {
         }
         // Decisions need no token.
         #expect(try await server.get("/decision?transactionId=ok1").status == 200)
-        let scan = try SecretScan(tokens: [token])
-        scan.check(server.logLines().joined(separator: "\n"), "the log")
-    }
-
-    /// A page of another site open in a browser on the server's machine can send `POST /invalidate`
-    /// without a preflight; browsers mark it, and it is refused, with or without a token set.
-    @Test("an administrative request a browser sends for another site is refused")
-    func crossSiteAdministrativeRequestsAreRefused() async throws {
-        let server = try await DecisionServerProcess.start(appStore: try await FakeAppStore())
-        for site in ["cross-site", "same-site"] {
-            for path in ["/invalidate?all=true", "/shadow/reset"] {
-                let answer = try await server.exchange(
-                    "POST \(path) HTTP/1.1\r\nHost: x\r\nSec-Fetch-Site: \(site)\r\nConnection: close\r\n\r\n"
-                )
-                let route = path.split(separator: "?")[0]
-                #expect(answer.status == 403, "\(path) from \(site): \(answer.raw.prefix(60))")
-                #expect(
-                    answer.text
-                        == #"{"error":{"code":"cross-site","message":"POST \#(route) is refused from a web page of another site (Sec-Fetch-Site: \#(site))"}}"#
-                )
+        let open = try await DecisionServerProcess.start()
+        for (asked, authorization) in [(open, ""), (server, "Authorization: Bearer \(token)\r\n")] {
+            for site in ["cross-site", "same-site"] {
+                for path in ["/invalidate?all=true", "/shadow/reset"] {
+                    let answer = try await asked.exchange(
+                        "POST \(path) HTTP/1.1\r\nHost: x\r\n\(authorization)Sec-Fetch-Site: \(site)\r\nConnection: close\r\n\r\n"
+                    )
+                    let route = path.split(separator: "?")[0]
+                    #expect(answer.status == 403, "\(path) from \(site): \(answer.raw.prefix(60))")
+                    #expect(
+                        answer.text
+                            == #"{"error":{"code":"cross-site","message":"POST \#(route) is refused from a web page of another site (Sec-Fetch-Site: \#(site))"}}"#
+                    )
+                }
             }
         }
         // The page's own origin (a same-origin request) and the server's callers are served.
-        let own = try await server.exchange(
+        let own = try await open.exchange(
             "POST /invalidate?all=true HTTP/1.1\r\nHost: x\r\nSec-Fetch-Site: same-origin\r\nConnection: close\r\n\r\n"
         )
         #expect(own.status == 200)
-        #expect(try await server.post("/invalidate?all=true").status == 200)
+        #expect(try await open.post("/invalidate?all=true").status == 200)
+        try SecretScan(tokens: [token]).check(server.logLines().joined(separator: "\n"), "the log")
     }
 
     /// Sixteen kept-alive connections ask for decisions; SIGTERM comes in the middle.
@@ -160,7 +158,7 @@ struct DecisionServerOperationsTests {
     /// no client got half an answer, and the process exits 0 with its log flushed.
     @Test("SIGTERM during 16 connections of load loses no accepted request, and the process exits 0")
     func stopUnderLoadLosesNothing() async throws {
-        let server = try await DecisionServerProcess.start(appStore: try await FakeAppStore())
+        let server = try await DecisionServerProcess.start()
         #expect(try await server.get("/decision?transactionId=ok1").status == 200)
         let load = Load(port: server.port, connections: 16)
         load.start()
@@ -193,7 +191,7 @@ final class Load: Sendable {
     private let port: Int
     private let connections: Int
     private let outcome = Mutex(Outcome())
-    private let running = Mutex(0)
+    private let running = DispatchGroup()
 
     init(port: Int, connections: Int) {
         self.port = port
@@ -203,18 +201,18 @@ final class Load: Sendable {
     var answered: Int { outcome.withLock { $0.answered } }
 
     func start() {
-        running.withLock { $0 = connections }
         for _ in 0..<connections {
+            running.enter()
             Thread.detachNewThread { [self] in
                 run()
-                running.withLock { $0 -= 1 }
+                running.leave()
             }
         }
     }
 
     /// Waits (blocking, at most a minute) until every connection has ended.
     func wait() -> Outcome {
-        for _ in 0..<600 where running.withLock({ $0 }) > 0 { usleep(100_000) }
+        _ = running.wait(timeout: .now() + 60)
         return outcome.withLock { $0 }
     }
 

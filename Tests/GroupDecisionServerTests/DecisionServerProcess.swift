@@ -32,6 +32,8 @@ final class DecisionServerProcess: @unchecked Sendable {
     ].merging(ProcessInfo.processInfo.environment.filter { $0.key == "LLVM_PROFILE_FILE" }) { $1 }
 
     let port: Int
+    /// The fake App Store the server fetches from, whose log shows what went upstream.
+    let appStore: FakeAppStore
     private let process: Process
     /// Standard output after the line saying where the server listens, and standard error.
     private let output: Collector
@@ -53,16 +55,17 @@ final class DecisionServerProcess: @unchecked Sendable {
         )
     }
 
-    /// Starts a server on an ephemeral port of 127.0.0.1, serving `policies` and fetching from the
-    /// fake App Store.
+    /// Starts a server on an ephemeral port of 127.0.0.1, serving `policies` and fetching from
+    /// `appStore` (a namespace of its own when none is given).
     static func start(
-        appStore: FakeAppStore,
+        appStore: FakeAppStore? = nil,
         policies: String = policies,
         arguments: [String] = [],
         environment: [String: String] = [:],
         output: Stream = .collected,
         errors: Stream = .collected
     ) async throws -> DecisionServerProcess {
+        let appStore = if let appStore { appStore } else { try await FakeAppStore() }
         let process = Process()
         process.executableURL = try binary()
         process.arguments =
@@ -90,6 +93,7 @@ final class DecisionServerProcess: @unchecked Sendable {
         }
         let server = DecisionServerProcess(
             port: port,
+            appStore: appStore,
             process: process,
             output: Collector(outputPipe, rest),
             errors: Collector(errorPipe, [])
@@ -99,8 +103,9 @@ final class DecisionServerProcess: @unchecked Sendable {
         return server
     }
 
-    private init(port: Int, process: Process, output: Collector, errors: Collector) {
-        (self.port, self.process, self.output, self.errors) = (port, process, output, errors)
+    private init(port: Int, appStore: FakeAppStore, process: Process, output: Collector, errors: Collector) {
+        (self.port, self.appStore, self.process) = (port, appStore, process)
+        (self.output, self.errors) = (output, errors)
     }
 
     /// Runs the server with `arguments` until it exits, for what it refuses at start.

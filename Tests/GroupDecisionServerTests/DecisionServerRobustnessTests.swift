@@ -1,6 +1,4 @@
-import AppStoreGroups
 import Foundation
-import GroupDecisions
 import GroupPolicy
 import GroupPolicyBasics
 import ServingTestSupport
@@ -39,9 +37,7 @@ struct DecisionServerRobustnessTests {
         let file = directory.appending(path: "reload-test.json")
         try Self.reloadPolicy.write(to: file, atomically: false, encoding: .utf8)
 
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             policies: directory.path,
             // Two-second intervals: the edit has four seconds to be served, which a loaded machine
             // needs (with one-second intervals a full parallel test run missed the two).
@@ -117,33 +113,6 @@ struct DecisionServerRobustnessTests {
         #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ratelimitin_3600000"])
     }
 
-    @Test("the rate-limit gate opens at the Retry-After instant")
-    func rateLimitGateReopens() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store)
-        // A 5-second hold, and no window to hit: the server's instant is at least 5 s after
-        // `asked`, so any answer that arrives before then must be a 503; an answer arriving later
-        // may be either (a request that left early can be served late on a busy machine: two busy
-        // loops beside a full test run once took over 5 s between two requests). The gate is then
-        // waited for.
-        let asked = ContinuousClock.now
-        #expect(try await server.get("/decision?transactionId=ratelimitin_5000").status == 503)
-        var status = 503
-        repeat {
-            let answer = try await server.get("/decision?transactionId=ok1")
-            status = answer.status
-            if ContinuousClock.now - asked < .milliseconds(4900) { #expect(status == 503) }
-            if status == 503 { try await Task.sleep(for: .milliseconds(200)) }
-        } while status == 503 && ContinuousClock.now - asked < .seconds(60)
-        #expect(status == 200)
-        #expect(ContinuousClock.now - asked >= .milliseconds(4900))
-        #expect(
-            try await store.log().map(\.path) == [
-                "/groups/v1/currentGroups/ratelimitin_5000", "/groups/v1/currentGroups/ok1",
-            ]
-        )
-    }
-
     /// Slow clients drip their heads a byte every half second.
     ///
     /// Ten new ones a second: without a way to make room, four places stay taken for the whole
@@ -159,7 +128,7 @@ struct DecisionServerRobustnessTests {
         ]
     )
     func slowClientsDoNotStarveOthers(arguments: [String], connectionsPerSecond: Int) async throws {
-        let server = try await DecisionServerProcess.start(appStore: try await FakeAppStore(), arguments: arguments)
+        let server = try await DecisionServerProcess.start(arguments: arguments)
         let loris = SlowLoris(
             port: server.port,
             connectionsPerSecond: connectionsPerSecond,
@@ -190,9 +159,7 @@ struct DecisionServerRobustnessTests {
               "rules": [ { "id": "all", "match": { "groupType": "ORGANIZATION" }, "capabilities": [\(names.joined(separator: ","))] } ] }
             """
         try policy.write(to: directory.appending(path: "wide.json"), atomically: true, encoding: .utf8)
-        let store = try await FakeAppStore()
         let server = try await DecisionServerProcess.start(
-            appStore: store,
             policies: directory.path,
             arguments: ["--max-connections", "1", "--read-timeout", "1"]
         )
@@ -218,7 +185,7 @@ struct DecisionServerRobustnessTests {
         }
         // Once the slow answer is being written (its fetch seen, and a moment for the evaluation),
         // and after the read timeout, the slot is free again for another client.
-        #expect(try await store.log(count: 1).count == 1)
+        #expect(try await server.appStore.log(count: 1).count == 1)
         try await Task.sleep(for: .seconds(4))
         #expect(try await server.get("/decision?transactionId=ok1").status == 200, "the slow reader held the only slot")
         try await reader.value
@@ -229,19 +196,17 @@ struct DecisionServerRobustnessTests {
     /// three attempts of 10 seconds each (which also held a request's place three times as long).
     @Test("a fetch the App Store never answers fails as a fetch timeout, in one attempt")
     func unansweredFetchTimesOutOnce() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store)
+        let server = try await DecisionServerProcess.start()
         let answer = try await server.get("/decision?transactionId=slow_60000_unanswered")
         #expect(answer.status == 504)
         #expect(answer.text.hasPrefix(#"{"error":{"code":"timeout","message":""#))
         #expect(!answer.text.contains("the server's time limit"), "\(answer.text)")
-        #expect(try await store.log().count == 1)
+        #expect(try await server.appStore.log().count == 1)
     }
 
     @Test("a client beyond capacity gets a whole 503, never a reset")
     func beyondCapacityIs503() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        let server = try await DecisionServerProcess.start(arguments: ["--max-connections", "2"])
         // Two requests whose answers take eight seconds hold both slots (they are past their heads,
         // so no newcomer may take their place). Eight, not three: on a loaded machine ten refused
         // exchanges took longer than three seconds, a slot came free, and a newcomer got its 200.
@@ -253,7 +218,7 @@ struct DecisionServerRobustnessTests {
             }
         }
         // Both are past their heads once the fake App Store has seen both fetches.
-        #expect(try await store.log(count: 2).count == 2)
+        #expect(try await server.appStore.log(count: 2).count == 2)
         var refusals = 0
         for _ in 0..<10 {
             let refused = try await server.exchange(
@@ -282,8 +247,7 @@ struct DecisionServerRobustnessTests {
 
     @Test("a flood of idle connections far beyond capacity still gets every client an answer, never a reset")
     func idleFloodIsNeverAReset() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--max-connections", "2"])
+        let server = try await DecisionServerProcess.start(arguments: ["--max-connections", "2"])
         // A thousand connections that send nothing and never close: each is refused (503) or
         // evicted (408) and then drains for a second. Closing them without an answer once the
         // threads that answered refusals were all taken turned the next clients' requests into
@@ -305,15 +269,14 @@ struct DecisionServerRobustnessTests {
 
     @Test("the cache is bounded by bytes and evicts the least recently used answer")
     func cacheBoundedByBytes() async throws {
-        let store = try await FakeAppStore()
         // Each big_100 answer (12,012 bytes from Apple) is estimated at 24,961 bytes kept decoded, so
         // two fit in 60,000 and a third evicts the least recently used.
-        let server = try await DecisionServerProcess.start(appStore: store, arguments: ["--cache-bytes", "60000"])
+        let server = try await DecisionServerProcess.start(arguments: ["--cache-bytes", "60000"])
         for id in ["big_100_a", "big_100_b", "big_100_a", "big_100_c", "big_100_a", "big_100_b"] {
             #expect(try await server.get("/decision?transactionId=\(id)").status == 200)
         }
         #expect(
-            try await store.log().map(\.path) == [
+            try await server.appStore.log().map(\.path) == [
                 "/groups/v1/currentGroups/big_100_a", "/groups/v1/currentGroups/big_100_b",
                 "/groups/v1/currentGroups/big_100_c", "/groups/v1/currentGroups/big_100_b",
             ]
@@ -322,8 +285,7 @@ struct DecisionServerRobustnessTests {
 
     @Test("the access log escapes control characters in the request path")
     func accessLogIsOneLinePerRequest() async throws {
-        let store = try await FakeAppStore()
-        let server = try await DecisionServerProcess.start(appStore: store)
+        let server = try await DecisionServerProcess.start()
         // A bare LF is refused before the log (400); ESC and the Unicode line separator are not.
         let answer = try await server.get("/a\u{2028}::error\u{1B}[31mfile=x\u{85}")
         #expect(answer.raw.hasPrefix("HTTP/1.1 404 Not Found\r\n"))

@@ -1,4 +1,3 @@
-import AppStoreGroups
 import Foundation
 import GroupDecisions
 import GroupPolicy
@@ -34,19 +33,17 @@ struct DecisionServerShadowTests {
         return directory
     }
 
-    static func temporaryDirectory() -> URL {
-        URL(filePath: NSTemporaryDirectory()).appending(path: "shadow-\(UUID().uuidString)")
-    }
-
     static func report(_ answer: DecisionServerProcess.Answer) throws -> ShadowReport {
         #expect(answer.status == 200)
         #expect(answer.contentType == "application/json; charset=utf-8")
         return try ShadowReport(jsonBytes: Array(answer.text.utf8))
     }
 
-    @Test("GET /shadow counts each change with its rules and examples; the answers are a server's without a candidate")
+    @Test(
+        "GET /shadow counts each change with its rules and examples; the answers are a server's without a candidate, each with a decisionId of its own, each server's in order"
+    )
     func reportAndServedAnswers() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "shadow-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let candidatePath = try Self.candidate(in: directory).path
         let store = try await FakeAppStore()
@@ -91,6 +88,7 @@ struct DecisionServerShadowTests {
         }
         let hashes = try lines.map { try field("customer", $0) }
         #expect(try lines.map { try field("decisionId", $0) } == ids)
+        #expect(ids == ids.sorted() && ids.allSatisfy(DecisionIDs.isVersion7))
 
         let report = try Self.report(try await shadowed.get("/shadow"))
         let examples = [(0, "900000000000000000"), (2, "g1"), (3, "g2"), (4, "g1")].map { index, groupID in
@@ -138,13 +136,12 @@ struct DecisionServerShadowTests {
         .timeLimit(.minutes(2))
     )
     func candidateThatDoesNotLoad() async throws {
-        let directory = Self.temporaryDirectory()
+        let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "shadow-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appending(path: "candidate.json")
         try Data("not json".utf8).write(to: file)
         let server = try await DecisionServerProcess.start(
-            appStore: try await FakeAppStore(),
             arguments: ["--candidate-policies", file.path, "--reload-interval", "1"]
         )
         let served = try await server.get("/decision?transactionId=ok1")
