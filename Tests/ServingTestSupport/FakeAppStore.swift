@@ -1,8 +1,5 @@
 package import AppStoreGroups
 package import Foundation
-import GroupDecisions
-import GroupDecisionsRedis
-import GroupDecisionsTesting
 package import Testing
 
 #if canImport(FoundationNetworking)
@@ -246,15 +243,8 @@ package final class LockedData: @unchecked Sendable {
     }
 }
 
-package struct FakeAppStoreError: Error, CustomStringConvertible {
-    package var message: String
-
-    package init(message: String) {
-        self.message = message
-    }
-
-    package var description: String { message }
-}
+/// A test server that did not start as it should.
+package typealias FakeAppStoreError = HarnessError
 
 /// A time source that records every wait.
 ///

@@ -1,8 +1,5 @@
 package import AppStoreGroups
 package import Foundation
-import GroupDecisions
-import GroupDecisionsRedis
-import GroupDecisionsTesting
 import Testing
 
 /// One thing a client did to a fault server (Server/fault_server.py).

@@ -1,8 +1,5 @@
 package import AppStoreGroups
 import Foundation
-import GroupDecisions
-import GroupDecisionsRedis
-import GroupDecisionsTesting
 package import Testing
 
 /// What must never appear in an error's text, a log line or the CLI's output: the signing key in
