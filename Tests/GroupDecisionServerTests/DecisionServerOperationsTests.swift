@@ -161,7 +161,6 @@ struct DecisionServerOperationsTests {
         let server = try await DecisionServerProcess.start()
         #expect(try await server.get("/decision?transactionId=ok1").status == 200)
         let load = Load(port: server.port, connections: 16)
-        load.start()
         for _ in 0..<200 where load.answered < 2000 { try await Task.sleep(for: .milliseconds(50)) }
         server.signal(SIGTERM)
         // The grace is 10 s; under a load of 20 on two cores the exit took longer than 30 s.
@@ -189,18 +188,12 @@ final class Load: Sendable {
     }
 
     private let port: Int
-    private let connections: Int
     private let outcome = Mutex(Outcome())
     private let running = DispatchGroup()
 
+    /// Starts `connections` clients of the server at `port`.
     init(port: Int, connections: Int) {
         self.port = port
-        self.connections = connections
-    }
-
-    var answered: Int { outcome.withLock { $0.answered } }
-
-    func start() {
         for _ in 0..<connections {
             running.enter()
             Thread.detachNewThread { [self] in
@@ -209,6 +202,8 @@ final class Load: Sendable {
             }
         }
     }
+
+    var answered: Int { outcome.withLock { $0.answered } }
 
     /// Waits (blocking, at most a minute) until every connection has ended.
     func wait() -> Outcome {
