@@ -419,6 +419,12 @@ package final class FleetRun: Sendable {
 
     /// Returns once no task has read the clock or slept over a few turns, and no call to the store
     /// is under way.
+    ///
+    /// The last quiet turn also waits for the global concurrent executor to run what was queued on
+    /// it: a service's unstructured tasks (a single flight's fetch) keep no task executor preference,
+    /// so when the run has one (a test's own thread) they wait there behind other work while the
+    /// driver's turns on its own executor come round at once; moving the clock then pauses them by
+    /// seconds, and a token they took before the pause is spent after it beside the refilled budget.
     private func settle() async {
         var last = clock.activity
         var quiet = 0
@@ -426,6 +432,10 @@ package final class FleetRun: Sendable {
         while quiet < 3, turns < 10_000 {
             turns += 1
             await Task.yield()
+            if quiet == 2 {
+                await Task.detached(priority: Task.currentPriority) {}.value
+                await Task.detached(priority: Task.currentPriority) {}.value
+            }
             if clock.callsAreInFlight {
                 await clock.callsFinished()
                 quiet = 0
