@@ -1,7 +1,6 @@
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
-import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
@@ -12,7 +11,7 @@ import Testing
 /// lock-free write that ignores the generation (36 each time): well within the 200 asked, which
 /// leaves room for the interleavings a busy machine brings (see the article "Simulating a
 /// fleet", section "Replay").
-@Suite("Fleet simulation: a store that breaks a promise is found within 200 seeds", .heavy, .cpuBound)
+@Suite("Fleet simulation: a store that breaks a promise is found within 200 seeds", .heavy)
 struct FleetSimulationBrokenStoreTests {
     /// A broken cache, the promise it breaks, and the store it is played on.
     struct Case: Sendable, CustomTestStringConvertible {

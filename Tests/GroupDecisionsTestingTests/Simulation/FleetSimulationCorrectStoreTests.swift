@@ -1,20 +1,12 @@
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
-import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
 /// A correct store under the fleet simulation: no promise reported broken, whichever clock the
 /// store keeps.
-///
-/// Each test case runs on a thread of its own (`.cpuBound`), which the services' unstructured
-/// tasks do not share: they run on the cooperative pool. Before the simulation's driver waited for
-/// that pool before moving its clock, it moved the clock past a fetch still queued there: the 100
-/// seeds on the simulation's clock reported 4 to 20 budget violations a run (seed 83, step 19, "the
-/// budget's key evicted while 4 decisions run": two tokens reserved for 6.73 s and 7.23 s were
-/// spent at 10 s beside the refilled budget, "4 Sandbox requests in 0 s", 3 allowed).
-@Suite("Fleet simulation: a correct store keeps every promise", .heavy, .cpuBound)
+@Suite("Fleet simulation: a correct store keeps every promise", .heavy)
 struct FleetSimulationCorrectStoreTests {
     @Test("InMemoryGroupsCache on the simulation's clock, with every fault: 0 violations in 100 seeds")
     func inMemoryOnTheSimulationsClock() async throws {
