@@ -28,18 +28,29 @@ struct DecisionServerGateTests {
         #expect(try await server.appStore.log().map(\.path) == ["/groups/v1/currentGroups/ok1"])
     }
 
-    /// The server waits up to a second (its `maximumRateLimitWait`) for the gate to open rather than
-    /// refuse the caller; nothing goes upstream before the instant.
+    /// The server waits up to a second (its `maximumRateLimitWait`) for the gate to open.
+    ///
+    /// It does not refuse the caller, and nothing goes upstream before the instant. The wait is
+    /// proved only when the request left before the instant: on a machine so busy that it did not,
+    /// the hold is asked again (each 429 names a new instant), and never once in five is a failure.
     @Test("a request within a second of a 429's Retry-After instant waits for it and is served")
     func shortHoldIsWaitedOut() async throws {
         let server = try await DecisionServerProcess.start()
-        #expect(try await server.get("/decision?transactionId=ratelimitin_1000").status == 503)
-        #expect(try await server.get("/decision?transactionId=ok1").status == 200)
-        let requests = try await server.appStore.log()
-        try #require(
-            requests.map(\.path) == ["/groups/v1/currentGroups/ratelimitin_1000", "/groups/v1/currentGroups/ok1"]
-        )
-        #expect(requests[1].timeMs >= requests[0].timeMs + 1000)
+        for _ in 0..<5 {
+            let before = try await server.appStore.log().count
+            #expect(try await server.get("/decision?transactionId=ratelimitin_1000").status == 503)
+            let sent = Int64(Date().timeIntervalSince1970 * 1000)
+            #expect(try await server.get("/decision?transactionId=ok1").status == 200)
+            let requests = Array(try await server.appStore.log().dropFirst(before))
+            try #require(
+                requests.map(\.path) == ["/groups/v1/currentGroups/ratelimitin_1000", "/groups/v1/currentGroups/ok1"]
+            )
+            #expect(requests[1].timeMs >= requests[0].timeMs + 1000)
+            if sent < requests[0].timeMs + 1000 { return }
+            // The customer's answer is cached now: the next round asks for it again upstream.
+            #expect(try await server.post("/invalidate?transactionId=ok1").status == 200)
+        }
+        Issue.record("in five rounds, the request never left within the second of the hold")
     }
 
     @Test("/workspace/members spends a budget of its own: a burst at one request a second sends about one a second")

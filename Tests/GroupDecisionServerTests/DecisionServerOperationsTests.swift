@@ -23,7 +23,7 @@ struct DecisionServerOperationsTests {
         #expect(ready.status == 200)
         let revision = try Policy(contentsOf: DecisionServerProcess.policies).revision
         #expect(ready.text == #"{"status":"ready","policyRevision":"\#(revision)"}"#)
-        await redis.stop()
+        await redis.stopAndWait()
         let down = try await server.get("/readyz")
         #expect(down.status == 503)
         #expect(down.retryAfter == "1")

@@ -47,7 +47,7 @@ package final class RedisServer: @unchecked Sendable {
         do {
             server.proxy = try proxyDelay.map { try RedisDelayProxy(upstreamPort: server.port, delay: $0) }
         } catch {
-            await server.stop()
+            await server.stopAndWait()
             throw error
         }
         return server
@@ -107,7 +107,7 @@ package final class RedisServer: @unchecked Sendable {
     ///
     /// For a test that goes on to use Redis being gone; the wait (at most 5 seconds) runs off
     /// Swift's cooperative threads.
-    package func stop() async {
+    package func stopAndWait() async {
         proxy?.stop()
         _ = try? await offCooperativePool { self.kill() }
     }

@@ -103,7 +103,7 @@ struct FleetBudgetTests {
         let server = try await RedisServer.start()
         let first = try server.store(prefix: "budget", timeout: .milliseconds(500))
         let second = try server.store(prefix: "budget", timeout: .milliseconds(500))
-        await server.stop()
+        await server.stopAndWait()
         let apple = StaticGroupsSource(Families.customers(1))
         let services = [
             try Self.service(apple, first, burst: 8, fallbackShare: 0.25),

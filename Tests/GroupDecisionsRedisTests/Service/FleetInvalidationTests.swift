@@ -121,6 +121,10 @@ struct FleetInvalidationTests {
         served += try await sources(other, ["c", "d"]) + sources(first, ["c", "d"])
         #expect(served == ["live", "live", "cache", "cache", "live", "cache", "cache", "cache"])
         #expect(source.callCount == 3)
+        // Invalidating again, after the index was used, finds the member's answer written since.
+        try await other.invalidate(groupID: groupID)
+        #expect(try await sources(other, ["c"]) + sources(first, ["c"]) == ["live", "cache"])
+        #expect(source.callCount == 4)
         guard let redis = storeA as? RedisGroupsCache else { return }
         // Its keys stay within the group's own: no key of another prefix or kind is named by it.
         guard case .array(let names?) = try await redis.send(["KEYS", "*"]) else {

@@ -56,7 +56,7 @@ struct InvalidationLeaseTests {
             $0.rateLimits.fallbackShare = 0
         }
         #expect(try await sources(service, ["c", "c"]) == ["live", "cache"])
-        await server.stop()
+        await server.stopAndWait()
         clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)
         let refused = await expectError { _ = try await service.decide("c") }
         #expect(refused?.code == .rateLimitExceeded)

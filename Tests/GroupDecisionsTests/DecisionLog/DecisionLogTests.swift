@@ -237,6 +237,21 @@ struct DecisionLogTests {
         #expect(text.hasSuffix("\n"))
     }
 
+    @Test("/dev/full: every record is reported as not written, with the reason", .timeLimit(.minutes(5)))
+    func deviceFull() async throws {
+        let reports = Locked<[DecisionLog.Loss]>([])
+        var log: DecisionLog? = try DecisionLog.jsonLines(path: "/dev/full", salt: Self.salt) { loss in
+            reports.withLock { $0.append(loss) }
+        }
+        for index in 0..<5 { log?.record(Self.record(index)) }
+        #expect(log?.flush(within: .seconds(30)) == true)
+        log = nil
+        try await waitUntil { reports.withLock { $0.map(\.failed).reduce(0, +) } == 5 }
+        let lost = reports.withLock { $0 }
+        #expect(lost.map(\.dropped).reduce(0, +) == 0)
+        #expect(lost.allSatisfy { $0.lastError == "No space left on device" })
+    }
+
     @Test("rotation: after a rename or a delete, records go to a file at the path again")
     func reopensAfterRotation() throws {
         let directory = FileManager.default.temporaryDirectory.path + "/rotation-\(UUID().uuidString)"

@@ -103,6 +103,8 @@ struct SharedCacheGuardTests {
         }
         #expect(write?.code == .sharedCacheFailure)
         #expect(cache.calls.count == 13)
+        // The read's failure and the write's are each reported.
+        #expect(observer.lines.count == 3, "\(observer.lines)")
         // Once the interval is over and the cache answers promptly, everything is sent again, and the
         // recovery reported once.
         cache.failsEveryCall = false
