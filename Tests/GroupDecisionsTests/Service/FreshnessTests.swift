@@ -14,6 +14,7 @@ import Testing
 /// whatever the manual clock does, so every count is exact.
 @Suite("Freshness: refresh ahead and a time to live that bends with the budget")
 struct FreshnessTests {
+    let clock = ManualClock()
 
     /// A service over `source` with exact counts (a burst of `burst`); on the manual clock with real
     /// sleeps when `realSleep`, for `run()`'s refreshes.
@@ -84,7 +85,6 @@ struct FreshnessTests {
         arguments: [false, true]
     )
     func staleOnBudget(shared: Bool) async throws {
-        let clock = ManualClock()
         let source = StaticGroupsSource(Families.customers(20))
         let observer = RecordingObserver()
         let service = try Self.service(
@@ -130,25 +130,6 @@ struct FreshnessTests {
         #expect(source.callCount == 5)
     }
 
-    @Test("past the maximum age nothing of the old answer is served: a first fetch, or the rate-limit error")
-    func pastMaximumAge() async throws {
-        let clock = ManualClock()
-        let source = StaticGroupsSource(Families.customers(20))
-        let service = try Self.service(source, clock: clock, burst: 3) { $0.freshness.maximumStaleness = .seconds(300) }
-        // Burst 3, reserve 0.6: c0 and c1 leave one token.
-        _ = try await service.decide("c0")
-        _ = try await service.decide("c1")
-        clock.advance(by: .milliseconds(599_999))
-        #expect(try await service.decide("c0").age == .milliseconds(599_999))
-        clock.advance(by: .milliseconds(1))
-        // At the maximum age c0 is a first fetch: it takes the last token.
-        #expect(try await service.decide("c0").source == .live)
-        clock.advance(by: .seconds(600))
-        let refused = await expectError { try await service.decide("c1") }
-        #expect(refused?.code == .rateLimitExceeded)
-        #expect(source.callCount == 3)
-    }
-
     /// The window ends first (60 s past the time to live), or the maximum age does (600 s past it,
     /// within a window of an hour).
     @Test(
@@ -156,7 +137,6 @@ struct FreshnessTests {
         arguments: [(60, 3300, 359), (3600, 600, 899)]
     )
     func staleIfError(window: Int, maximumStaleness: Int, lastStaleAge: Int) async throws {
-        let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
         let observer = RecordingObserver()
         let service = try Self.service(stub, clock: clock, observer: observer, burst: 100) {
@@ -190,7 +170,6 @@ struct FreshnessTests {
     /// began, and served on Apple's 429 5 s later, 604 s after its fetch under a 600 s hard cap.
     @Test("a 429 that comes back after the maximum age serves nothing stale")
     func lateRateLimitPastMaximumAge() async throws {
-        let clock = ManualClock()
         let slow = StubGroupsSource(clock: clock.now)
         let capped = try Self.service(slow, clock: clock, burst: 100) { $0.freshness.maximumStaleness = .seconds(300) }
         #expect(try await capped.decide("c0").source == .live)
@@ -209,7 +188,6 @@ struct FreshnessTests {
         arguments: [false, true]
     )
     func invalidationEndsStale(byGroup: Bool) async throws {
-        let clock = ManualClock()
         let source = StaticGroupsSource(Families.customers(20))
         let shared = InMemoryGroupsCache(now: clock.now)
         let service = try Self.service(source, clock: clock, shared: shared, burst: 2)
@@ -234,7 +212,6 @@ struct FreshnessTests {
         "a hot customer is answered from the cache while one refresh runs for two processes; they never wait for Apple"
     )
     func refreshAheadOncePerFleet() async throws {
-        let clock = ManualClock()
         let gated = GatedGroupsSource(StaticGroupsSource(Families.customers(2)))
         let shared = InMemoryGroupsCache(now: clock.now)
         // No spread: the test pins the refresh instant at three quarters of the time to live.
@@ -276,7 +253,6 @@ struct FreshnessTests {
 
     @Test("an invalidation while a refresh ahead is under way: its answer is kept nowhere", arguments: [false, true])
     func invalidationOvertakesRefresh(byGroup: Bool) async throws {
-        let clock = ManualClock()
         let inner = StaticGroupsSource(Families.customers(2))
         let gated = GatedGroupsSource(inner)
         let shared = InMemoryGroupsCache(now: clock.now)
@@ -304,7 +280,6 @@ struct FreshnessTests {
         .timeLimit(.minutes(5))
     )
     func joinedRefreshThatFetchedNothing() async throws {
-        let clock = ManualClock()
         let inner = StaticGroupsSource(Families.customers(1))
         let gated = GatedGroupsSource(inner)
         let (service, run) = try await Self.refreshing(gated, clock: clock)
@@ -328,7 +303,6 @@ struct FreshnessTests {
 
     @Test("at most the configured refreshes run at once in a process")
     func refreshesInFlightBounded() async throws {
-        let clock = ManualClock()
         let gated = GatedGroupsSource(StaticGroupsSource(Families.customers(3)))
         let (service, run) = try await Self.refreshing(gated, clock: clock, fetched: 3) {
             $0.maximumRefreshesInFlight = 1
@@ -349,7 +323,6 @@ struct FreshnessTests {
     /// process held an answer, never asking whether it was still due: 3 requests for c0, not 2.
     @Test("a queued refresh whose answer was replaced by a new fetch asks Apple nothing")
     func queuedRefreshOfReplacedAnswerSendsNothing() async throws {
-        let clock = ManualClock()
         let inner = StaticGroupsSource(Families.customers(2))
         let gated = GatedGroupsSource(inner)
         let service = try Self.service(gated, clock: clock, burst: 100, realSleep: true) {
@@ -401,7 +374,6 @@ struct FreshnessTests {
 
     @Test("run() ends the refreshes under way when cancelled, and returns only after them")
     func runCancelsRefreshes() async throws {
-        let clock = ManualClock()
         let gated = GatedGroupsSource(StaticGroupsSource(Families.customers(1)))
         let (service, run) = try await Self.refreshing(gated, clock: clock)
         _ = try await service.decide("c0")
