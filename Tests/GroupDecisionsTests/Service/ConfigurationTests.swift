@@ -16,16 +16,9 @@ struct ConfigurationTests {
     @Test("every nested field has the value it had before the configuration was nested")
     func everyDefault() {
         let configuration = Configuration()
-        let freshness = configuration.freshness
-        #expect(freshness.timeToLive == .seconds(300))
-        // Was `refreshAhead` 0.75 of the time to live.
-        #expect(freshness.refreshAfter == .seconds(225))
-        #expect(freshness.refreshSpread == .seconds(30))
-        #expect(freshness.staleIfError == .zero)
-        // Was `maximumAge` 3600 seconds since the fetch: 55 minutes past the time to live.
-        #expect(freshness.maximumStaleness == .seconds(3300))
-        #expect(freshness.lifetime(of: .groups) == .seconds(3600))
-        #expect(freshness.negativeTimeToLive == .seconds(30))
+        // The windows of a time to live of 300 s, each pinned by FreshnessPolicyTests: 225 s was
+        // `refreshAhead` 0.75 of it, 3,300 s of staleness was `maximumAge` 3600 seconds since the fetch.
+        #expect(configuration.freshness == FreshnessPolicy(timeToLive: .seconds(300)))
         let rateLimits = configuration.rateLimits
         #expect(rateLimits == RateLimitGate.Configuration())
         #expect(rateLimits.requestsPerSecond == [.production: 50, .sandbox: 5])

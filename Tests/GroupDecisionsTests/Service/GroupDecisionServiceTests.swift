@@ -11,6 +11,12 @@ import Testing
 /// the negative cache, invalidation, the budget and the 429 gate, and a shared cache.
 @Suite("Decision service")
 struct GroupDecisionServiceTests {
+    /// The manual clock of most tests, and Apple on it.
+    let clock = ManualClock()
+    let stub: StubGroupsSource
+
+    init() { stub = StubGroupsSource(clock: clock.now) }
+
     /// A service over `stub`: on `clock`, or on the system clock with the shared cache never
     /// skipped as slow (a busy machine makes every call look slow; the guard's own tests run on a
     /// manual clock).
@@ -52,8 +58,6 @@ struct GroupDecisionServiceTests {
         "an answer is served from the cache until its time to live passes, then fetched again; the policy applies to it per call"
     )
     func timeToLive() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
         let first = try await service.decide("c1")
         #expect(first.source == .live)
@@ -79,8 +83,6 @@ struct GroupDecisionServiceTests {
 
     @Test("by default a failed fetch after the time to live fails closed with the fetch's error")
     func failClosed() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
         let service = try Self.service(stub, clock: clock)
         _ = try await service.decide("c1")
         stub.answer { _, _ in StubGroupsSource.internalError }
@@ -100,8 +102,7 @@ struct GroupDecisionServiceTests {
 
     @Test("transaction-not-found is remembered for the negative time to live")
     func negativeCache() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now) { _, _ in StubGroupsSource.notFound }
+        stub.answer { _, _ in StubGroupsSource.notFound }
         let service = try Self.service(stub, clock: clock) { $0.freshness.negativeTimeToLive = .seconds(30) }
         let first = await expectError { try await service.decide("gone") }
         #expect(first?.code == .transactionIDNotFound)
@@ -118,7 +119,6 @@ struct GroupDecisionServiceTests {
 
     @Test("invalidating a customer, then everyone, makes the next call fetch")
     func invalidation() async throws {
-        let stub = StubGroupsSource()
         let service = try Self.service(stub)
         _ = try await service.decide("a")
         _ = try await service.decide("b")
@@ -139,9 +139,8 @@ struct GroupDecisionServiceTests {
 
     @Test("after a 429, no request leaves before Retry-After: fail fast, or wait when allowed")
     func rateLimitGate() async throws {
-        let clock = ManualClock()
         let retryAfter = clock.date.addingTimeInterval(10)
-        let stub = StubGroupsSource(clock: clock.now) { _, now in
+        stub.answer { _, now in
             now < retryAfter ? StubGroupsSource.tooManyRequests(until: retryAfter) : StubGroupsSource.consumerGroup
         }
         let shared = InMemoryGroupsCache(now: clock.now)
@@ -167,8 +166,6 @@ struct GroupDecisionServiceTests {
 
     @Test("the token bucket: the sandbox's 5 a second, then fail fast or wait in turn")
     func budget() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
         let fast = try Self.service(stub, clock: clock) { $0.rateLimits.maximumRateLimitWait = .zero }
         for index in 0..<5 { #expect(try await fast.decide("c\(index)").source == .live) }
         let spent = await expectError { try await fast.decide("c5") }
@@ -185,8 +182,6 @@ struct GroupDecisionServiceTests {
         "a second process is served the first one's answer, marked cache; the first's invalidation has reached it when it returns"
     )
     func sharedAnswerAndInvalidation() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         let second = try Self.service(stub, clock: clock, shared: shared)
@@ -208,8 +203,6 @@ struct GroupDecisionServiceTests {
 
     @Test("an answer stored between this process's read and its lock is served, not fetched again")
     func answerStoredBeforeTheLock() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await first.decide("c1").source == .live)
@@ -234,9 +227,7 @@ struct GroupDecisionServiceTests {
         arguments: [(0, 40, 2.0), (200, 8, 2.2)]
     )
     func deadLockHolder(readMilliseconds: Int, polls: Int, fetchedAfter: Double) async throws {
-        let clock = ManualClock()
         let start = clock.date
-        let stub = StubGroupsSource(clock: clock.now)
         let store = ScriptedGroupsCache(forwardsBudget: false, clock: clock)
         store.delay("answer", by: .milliseconds(readMilliseconds))
         #expect(
@@ -259,8 +250,6 @@ struct GroupDecisionServiceTests {
         "an unreachable shared cache: decisions from this process's cache, each failure to the observer, never a grant from a failure; an invalidation it did not take is thrown, and this process forgets at once"
     )
     func unreachableStore() async throws {
-        let clock = ManualClock()
-        let stub = StubGroupsSource(clock: clock.now)
         let log = RecordingObserver()
         let store = ScriptedGroupsCache.unreachable()
         let service = try Self.service(stub, clock: clock, shared: store, observer: log)

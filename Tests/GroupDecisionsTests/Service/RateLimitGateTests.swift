@@ -28,7 +28,11 @@ struct RateLimitGateTests {
         .service
     }
 
-    static func source() -> StaticGroupsSource { StaticGroupsSource(Families.customers(4)) }
+    let clock = ManualClock()
+    let source = StaticGroupsSource(Families.customers(4))
+    let shared: InMemoryGroupsCache
+
+    init() { shared = InMemoryGroupsCache(now: clock.now) }
 
     /// A 429's `Retry-After` (seconds from now, `nil` for none), the longest hold configured, and
     /// the hold that follows.
@@ -57,11 +61,9 @@ struct RateLimitGateTests {
 
     @Test("a 429 holds every decision until its Retry-After, cut to the longest hold, then no longer", arguments: holds)
     func holdAfterA429(_ hold: Hold) async throws {
-        let clock = ManualClock()
-        let source = Self.source()
         let observer = RecordingObserver()
-        let shared = hold.sharedCacheDown ? ScriptedGroupsCache.unreachable() : nil
-        let service = try Self.service(source, clock: clock, shared: shared, observer: observer) {
+        let down = hold.sharedCacheDown ? ScriptedGroupsCache.unreachable() : nil
+        let service = try Self.service(source, clock: clock, shared: down, observer: observer) {
             if let longest = hold.longest { $0.rateLimits.maximumRateLimitHold = longest }
         }
         let asked = hold.retryAfter.map { clock.date.addingTimeInterval($0) }
@@ -89,9 +91,7 @@ struct RateLimitGateTests {
 
     @Test("a call that waited for a token while another process got a 429 sends nothing before Retry-After")
     func gateClosedDuringTokenWait() async throws {
-        let clock = ManualClock()
         let stub = StubGroupsSource(clock: clock.now)
-        let shared = InMemoryGroupsCache(now: clock.now)
         let retryAfter = clock.date.addingTimeInterval(10)
         let sleeps = Locked(0)
         // The token wait is where another process's 429 lands: its instant is in the shared cache
@@ -122,14 +122,11 @@ struct RateLimitGateTests {
 
     @Test("a far instant left in the shared cache holds an hour from when it was first read, then no longer")
     func farSharedInstantIsClamped() async throws {
-        let clock = ManualClock()
-        let shared = InMemoryGroupsCache(now: clock.now)
         try await shared.setRateLimitedUntil(
             clock.date.addingTimeInterval(Self.tenYears),
             for: .customerGroups,
             in: .sandbox
         )
-        let source = Self.source()
         let service = try Self.service(source, clock: clock, shared: shared)
         let held = await expectError { try await service.decide("c1") }
         #expect(held?.code == .rateLimitExceeded)
@@ -144,9 +141,6 @@ struct RateLimitGateTests {
 
     @Test("a process re-reads the shared instant: a key deleted in the shared cache opens its gate")
     func deletedSharedKeyReopens() async throws {
-        let clock = ManualClock()
-        let shared = InMemoryGroupsCache(now: clock.now)
-        let source = Self.source()
         let first = try Self.service(source, clock: clock, shared: shared)
         let second = try Self.service(source, clock: clock, shared: shared)
         source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(600)))
@@ -162,8 +156,6 @@ struct RateLimitGateTests {
 
     @Test("Get Group Members has its own budget, and its 429 holds that endpoint only")
     func membersHaveTheirOwnGate() async throws {
-        let clock = ManualClock()
-        let source = Self.source()
         let service = try Self.service(source, clock: clock)
         let gate = service.rateLimitGate
         // The sandbox's 5 a second for each endpoint: spending the members' leaves decisions alone.

@@ -11,28 +11,31 @@ import Testing
 /// recovery, and no customer id in what it reports.
 @Suite("Shared-cache guard")
 struct SharedCacheGuardTests {
+    let clock = ManualClock()
     /// An in-memory shared cache whose every call takes ``ScriptedGroupsCache/delay`` on `clock`
     /// and fails while `failsEveryCall` is set (its message naming the key, as Redis's error text does).
-    static func scriptedCache(_ clock: ManualClock) -> ScriptedGroupsCache {
-        ScriptedGroupsCache(combinedCalls: .native, forwardsBudget: false, clock: clock)
+    let cache: ScriptedGroupsCache
+    let observer = RecordingObserver()
+    let stub: StubGroupsSource
+
+    init() {
+        cache = ScriptedGroupsCache(combinedCalls: .native, forwardsBudget: false, clock: clock)
+        stub = StubGroupsSource(clock: clock.now)
     }
 
-    /// The guard of `cache` on `clock`, telling `observer`.
-    static func guarded(
-        _ cache: ScriptedGroupsCache,
-        clock: ManualClock,
-        observer: RecordingObserver,
-        health: SharedCacheHealth = SharedCacheHealth()
-    ) -> SharedCacheGuard {
-        SharedCacheGuard(SharedCaches(cache), health: health, timeSource: clock.timeSource, observer: observer)
+    /// The guard of ``cache`` on ``clock``, telling ``observer``.
+    func guarded() -> SharedCacheGuard {
+        SharedCacheGuard(
+            SharedCaches(cache),
+            health: SharedCacheHealth(),
+            timeSource: clock.timeSource,
+            observer: observer
+        )
     }
 
     @Test("a cache answering every call in 200 ms, under its timeout, is skipped after five such calls")
     func consistentlySlowCacheIsSkipped() async throws {
-        let clock = ManualClock()
-        let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
-        let (observer, stub) = (RecordingObserver(), StubGroupsSource(clock: clock.now))
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
         let start = clock.date
         #expect(try await service.decide("c1").source == .live)
@@ -70,11 +73,8 @@ struct SharedCacheGuardTests {
         "the rate-limit gate's calls still reach a cache skipped for slowness, and skip one that failed for the retry interval; writes still go, and recovery is reported once"
     )
     func gateCallsOutliveASlownessSkip() async throws {
-        let clock = ManualClock()
-        let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
-        let observer = RecordingObserver()
-        let guarded = Self.guarded(cache, clock: clock, observer: observer)
+        let guarded = self.guarded()
         let read = { (evenWhenSlow: Bool) async -> Date?? in
             await guarded.read(evenWhenSlow: evenWhenSlow) { () throws(AppStoreGroupsError) in
                 try await cache.rateLimitedUntil(.customerGroups, in: .sandbox)
@@ -118,11 +118,7 @@ struct SharedCacheGuardTests {
 
     @Test("a customer with no answer in this process is read from a cache skipped as slow, not fetched again")
     func answersAreReadFromASlowCacheRatherThanFetched() async throws {
-        let clock = ManualClock()
-        let cache = Self.scriptedCache(clock)
         cache.delay = .milliseconds(200)
-        let observer = RecordingObserver()
-        let stub = StubGroupsSource(clock: clock.now)
         // No answers kept in the process: every decision asks the shared cache first.
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer) {
             $0.localCache.timeToLive = .zero
@@ -140,10 +136,7 @@ struct SharedCacheGuardTests {
 
     @Test("slow calls that are not in a row do not skip the cache; the threshold and count are settings")
     func occasionalSlowCallsAreKept() async throws {
-        let clock = ManualClock()
-        let cache = Self.scriptedCache(clock)
-        let observer = RecordingObserver()
-        let guarded = Self.guarded(cache, clock: clock, observer: observer)
+        let guarded = self.guarded()
         for round in 0..<10 {
             cache.delay = round % 5 == 4 ? .zero : .milliseconds(200)
             #expect(await guarded.read { () throws(AppStoreGroupsError) in try await cache.invalidateAll() } != nil)
@@ -160,10 +153,7 @@ struct SharedCacheGuardTests {
 
     @Test("a customer id the cache's error repeats is replaced, in the observer's event and in the error thrown")
     func customerIDsAreScrubbed() async throws {
-        let clock = ManualClock()
-        let cache = Self.scriptedCache(clock)
         cache.failsEveryCall = true
-        let (observer, stub) = (RecordingObserver(), StubGroupsSource(clock: clock.now))
         let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
         let error = await expectError { try await service.invalidate(anyTransactionID: "2000000123456789") }
         #expect(

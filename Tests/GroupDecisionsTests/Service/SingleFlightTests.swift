@@ -12,6 +12,9 @@ import Testing
 @Suite("Single flight")
 struct SingleFlightTests {
     static let key = CustomerKey(environment: .sandbox, customerID: "c1")
+    /// The gate each test's first flight waits at, and how many runs its bodies made.
+    let gate = Gate()
+    let runs = Locked(0)
 
     /// A flight's body that counts its runs in `runs`, waits for `gate`, and answers its run's number.
     static func counted(
@@ -31,9 +34,7 @@ struct SingleFlightTests {
     @Test("concurrent callers for one key share one run of the body; another key or environment has its own")
     func sharesOneRun() async throws {
         let flights = SingleFlight<Int>()
-        let runs = Locked(0)
         let callers = Locked(0)
-        let gate = Gate()
         let values = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<20 {
                 group.addTask {
@@ -63,8 +64,6 @@ struct SingleFlightTests {
         let clock = ManualClock()
         let flights = SingleFlight<Int>(now: clock.now)
         let begun = clock.date
-        let runs = Locked(0)
-        let gate = Gate()
         let body = Self.counted(runs, gate)
         // Named an instant at the flight's start, a second later: joins it.
         let first = Task { try await flights.run(Self.key, body) }
@@ -97,7 +96,6 @@ struct SingleFlightTests {
     @Test("an invalidation marks the flight under way, and the next caller starts a new one")
     func invalidationOvertakes() async throws {
         let flights = SingleFlight<Bool>()
-        let gate = Gate()
         let started = Locked(false)
         let first = Task {
             try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in
@@ -126,7 +124,6 @@ struct SingleFlightTests {
     @Test("a group's invalidation overtakes a flight only for an answer holding the group")
     func groupInvalidationOvertakesOnlyItsMembers() async throws {
         let flights = SingleFlight<ServingPermit>()
-        let gate = Gate()
         let started = Locked(false)
         let first = Task {
             try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in

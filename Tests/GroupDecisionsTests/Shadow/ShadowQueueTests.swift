@@ -36,7 +36,7 @@ struct ShadowQueueTests {
 
     @Test("a decision is served while its comparison is held; a full queue skips and counts exactly")
     func servedWhileHeldAndSkippedWhenFull() async throws {
-        let fixture = try ShadowServiceTests.Fixture()
+        let fixture = try ShadowServiceTests()
         let service = try fixture.service()
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
@@ -96,7 +96,7 @@ struct ShadowQueueTests {
 
     @Test("readers of an unchanged report share one serialization; a decision makes the next reader serialize")
     func serializedOncePerChange() async throws {
-        let fixture = try ShadowServiceTests.Fixture()
+        let fixture = try ShadowServiceTests()
         let service = try fixture.service()
         _ = try await service.decision(anyTransactionID: "admin", environment: .production)
         await service.waitForShadowComparisons()

@@ -41,17 +41,8 @@ struct ShadowReportTests {
 
     @Test("pretty JSON, and a report without a candidate")
     func pretty() {
-        let empty = ShadowReport(
-            liveRevision: "49c9b1f4e538bd3a",
-            candidateRevision: nil,
-            since: Date(timeIntervalSince1970: 1_800_000_000),
-            decisions: 0,
-            changedDecisions: 0,
-            dropped: 0,
-            changes: []
-        )
         #expect(
-            empty.jsonString(pretty: true) == """
+            emptyShadowReport(liveRevision: "49c9b1f4e538bd3a").jsonString(pretty: true) == """
                 {
                   "liveRevision": "49c9b1f4e538bd3a",
                   "candidateRevision": null,

@@ -51,31 +51,30 @@ struct ShadowServiceTests {
         "nothing": Families.noGroups,
     ]
 
-    struct Fixture {
-        let live: PolicyDirectory
-        let candidate: PolicyDirectory
-        let liveStore: PolicyStore
-        let candidateStore: PolicyStore
-        let clock = ManualClock()
-        let source = StaticGroupsSource(ShadowServiceTests.answers)
+    /// The policies' directories and stores, each test's own.
+    let liveDirectory: PolicyDirectory
+    let candidateDirectory: PolicyDirectory
+    let liveStore: PolicyStore
+    let candidateStore: PolicyStore
+    let clock = ManualClock()
+    let source = StaticGroupsSource(ShadowServiceTests.answers)
 
-        init() throws {
-            live = try PolicyDirectory(["team.json": ShadowServiceTests.live])
-            candidate = try PolicyDirectory(["team.json": ShadowServiceTests.candidate])
-            liveStore = try live.store()
-            candidateStore = try candidate.store()
-        }
+    init() throws {
+        liveDirectory = try PolicyDirectory(["team.json": Self.live])
+        candidateDirectory = try PolicyDirectory(["team.json": Self.candidate])
+        liveStore = try liveDirectory.store()
+        candidateStore = try candidateDirectory.store()
+    }
 
-        func service(candidate: Bool = true, log: Bool = true) throws -> GroupDecisionService {
-            try ServiceHarness(
-                source: source,
-                clock: clock,
-                policies: liveStore,
-                decisionLog: log ? try discardingDecisionLog() : nil,
-                candidatePolicies: candidate ? candidateStore : nil
-            )
-            .service
-        }
+    func service(candidate: Bool = true, log: Bool = true) throws -> GroupDecisionService {
+        try ServiceHarness(
+            source: source,
+            clock: clock,
+            policies: liveStore,
+            decisionLog: log ? try discardingDecisionLog() : nil,
+            candidatePolicies: candidate ? candidateStore : nil
+        )
+        .service
     }
 
     /// Serves each customer in turn and returns the decisions' ids, in the same order.
@@ -90,8 +89,7 @@ struct ShadowServiceTests {
 
     @Test("a known change: each row with its rules under both policies, counts and examples")
     func knownChange() async throws {
-        let fixture = try Fixture()
-        let service = try fixture.service()
+        let service = try self.service()
         let customers = ["admin", "seat", "family", "both", "nothing", "admin"]
         let ids = try await Self.serve(service, customers)
         let report = await service.settledShadowReport()
@@ -123,8 +121,8 @@ struct ShadowServiceTests {
             )
         }
         let expected = ShadowReport(
-            liveRevision: fixture.liveStore.revision,
-            candidateRevision: fixture.candidateStore.revision,
+            liveRevision: liveStore.revision,
+            candidateRevision: candidateStore.revision,
             since: Date(timeIntervalSince1970: 1_800_000_000),
             decisions: 6,
             changedDecisions: 5,
@@ -141,9 +139,8 @@ struct ShadowServiceTests {
 
     @Test("the served answer is byte for byte the one a service without a candidate serves")
     func servedAnswerUnchanged() async throws {
-        let fixture = try Fixture()
-        let with = try fixture.service()
-        let without = try fixture.service(candidate: false)
+        let with = try service()
+        let without = try service(candidate: false)
         var random = RandomInputs(seed: 7)
         for _ in 0..<60 {
             let customer = random.pick(Array(Self.answers.keys).sorted())
@@ -167,7 +164,7 @@ struct ShadowServiceTests {
                 let expected = text(reference).replacingOccurrences(of: reference.decisionID, with: served.decisionID)
                 #expect(text(served) == expected)
             }
-            #expect(served.policyRevision == fixture.liveStore.revision)
+            #expect(served.policyRevision == liveStore.revision)
         }
         #expect((await with.settledShadowReport()).decisions == 60)
         #expect((await without.settledShadowReport()).decisions == 0)
@@ -175,22 +172,10 @@ struct ShadowServiceTests {
 
     @Test("without a candidate: no candidate revision, nothing counted; without a log: no customer hash")
     func withoutCandidateOrLog() async throws {
-        let fixture = try Fixture()
-        let service = try fixture.service(candidate: false)
+        let service = try self.service(candidate: false)
         try await Self.serve(service, ["admin", "seat"])
-        #expect(
-            (await service.settledShadowReport())
-                == ShadowReport(
-                    liveRevision: fixture.liveStore.revision,
-                    candidateRevision: nil,
-                    since: Date(timeIntervalSince1970: 1_800_000_000),
-                    decisions: 0,
-                    changedDecisions: 0,
-                    dropped: 0,
-                    changes: []
-                )
-        )
-        let unlogged = try fixture.service(log: false)
+        #expect((await service.settledShadowReport()) == emptyShadowReport(liveRevision: liveStore.revision))
+        let unlogged = try self.service(log: false)
         let ids = try await Self.serve(unlogged, ["seat"])
         let examples = (await unlogged.settledShadowReport()).changes.flatMap(\.examples)
         #expect(
@@ -204,11 +189,10 @@ struct ShadowServiceTests {
 
     @Test("reset starts the report again from now")
     func reset() async throws {
-        let fixture = try Fixture()
-        let service = try fixture.service()
+        let service = try self.service()
         try await Self.serve(service, ["admin", "seat"])
         #expect((await service.settledShadowReport()).decisions == 2)
-        fixture.clock.advance(by: .seconds(90))
+        clock.advance(by: .seconds(90))
         service.resetShadowReport()
         let report = await service.settledShadowReport()
         #expect(report.decisions == 0)
@@ -222,17 +206,16 @@ struct ShadowServiceTests {
 
     @Test("a candidate that does not load: the service serves without it; set once it loads, it counts")
     func candidateThatDoesNotLoad() async throws {
-        let fixture = try Fixture()
         let broken = try PolicyDirectory(["team.json": "{ \"format\": \"group-policy/v1\", "])
         #expect(throws: GroupPolicyError.self) { try broken.store() }
-        let service = try fixture.service(candidate: false)
+        let service = try self.service(candidate: false)
         try await Self.serve(service, ["admin"])
         #expect((await service.settledShadowReport()).candidateRevision == nil)
         #expect((await service.settledShadowReport()).decisions == 0)
         try broken.write("team.json", Self.candidate)
-        fixture.clock.advance(by: .seconds(5))
+        clock.advance(by: .seconds(5))
         service.candidatePolicies = try broken.store()
-        #expect((await service.settledShadowReport()).candidateRevision == fixture.candidateStore.revision)
+        #expect((await service.settledShadowReport()).candidateRevision == candidateStore.revision)
         #expect((await service.settledShadowReport()).since == Date(timeIntervalSince1970: 1_800_000_005))
         try await Self.serve(service, ["admin"])
         #expect((await service.settledShadowReport()).decisions == 1)
@@ -245,12 +228,11 @@ struct ShadowServiceTests {
 
     @Test("a candidate reload that fails changes nothing; one that succeeds starts the report again")
     func candidateReloads() async throws {
-        let fixture = try Fixture()
-        let service = try fixture.service()
+        let service = try self.service()
         try await Self.serve(service, ["admin", "seat", "family"])
         let before = await service.settledShadowReport()
-        try fixture.candidate.write("team.json", "{ \"format\": \"group-policy/v1\", \"id\": 7 }")
-        guard case .failed = fixture.candidateStore.reload() else {
+        try candidateDirectory.write("team.json", "{ \"format\": \"group-policy/v1\", \"id\": 7 }")
+        guard case .failed = candidateStore.reload() else {
             Issue.record("the broken candidate reloaded")
             return
         }
@@ -261,14 +243,14 @@ struct ShadowServiceTests {
         #expect((await service.settledShadowReport()).candidateRevision == before.candidateRevision)
         #expect((await service.settledShadowReport()).changes.first { $0.groupType == "CONSUMER" }?.decisions == 2)
 
-        fixture.clock.advance(by: .seconds(30))
-        try fixture.candidate.write("team.json", Self.live)
-        guard case .reloaded = fixture.candidateStore.reload() else {
+        clock.advance(by: .seconds(30))
+        try candidateDirectory.write("team.json", Self.live)
+        guard case .reloaded = candidateStore.reload() else {
             Issue.record("the fixed candidate did not reload")
             return
         }
         let restarted = await service.settledShadowReport()
-        #expect(restarted.candidateRevision == fixture.liveStore.revision)
+        #expect(restarted.candidateRevision == liveStore.revision)
         #expect(restarted.since == Date(timeIntervalSince1970: 1_800_000_030))
         #expect(restarted.decisions == 0)
         try await Self.serve(service, ["admin", "seat", "family"])
@@ -278,25 +260,23 @@ struct ShadowServiceTests {
 
     @Test("a reload of the live policy starts the report again, with the new live revision")
     func liveReload() async throws {
-        let fixture = try Fixture()
-        let service = try fixture.service()
+        let service = try self.service()
         try await Self.serve(service, ["admin", "seat"])
-        try fixture.live.write("team.json", Self.candidate)
-        guard case .reloaded = fixture.liveStore.reload() else {
+        try liveDirectory.write("team.json", Self.candidate)
+        guard case .reloaded = liveStore.reload() else {
             Issue.record("the live policy did not reload")
             return
         }
         try await Self.serve(service, ["admin", "seat"])
         let report = await service.settledShadowReport()
-        #expect(report.liveRevision == fixture.candidateStore.revision)
+        #expect(report.liveRevision == candidateStore.revision)
         #expect(report.decisions == 2)
         #expect(report.changedDecisions == 0)
     }
 
     @Test("eight tasks recording at once: every decision and every change counted exactly")
     func concurrentRecording() async throws {
-        let fixture = try Fixture()
-        let service = try fixture.service()
+        let service = try self.service()
         let customers = ["admin", "seat", "family", "both", "nothing"]
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<8 {

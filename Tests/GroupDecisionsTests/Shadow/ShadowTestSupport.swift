@@ -46,6 +46,19 @@ func shadowTestHash(_ customer: String) -> String {
     SHA256Hasher.hex(SHA256Hasher.hash(shadowTestSalt + Array(customer.utf8)))
 }
 
+/// A report without a candidate, of nothing compared since 2027-01-15T08:00:00Z.
+func emptyShadowReport(liveRevision: String) -> ShadowReport {
+    ShadowReport(
+        liveRevision: liveRevision,
+        candidateRevision: nil,
+        since: Date(timeIntervalSince1970: 1_800_000_000),
+        decisions: 0,
+        changedDecisions: 0,
+        dropped: 0,
+        changes: []
+    )
+}
+
 /// A policy document of the given capabilities and rules (JSON text of the rules array).
 func policyText(id: String = "p", capabilities: [String], rules: String) -> String {
     let declarations = capabilities.map { "\"\($0)\": \"\($0)\"" }.joined(separator: ", ")
