@@ -14,9 +14,8 @@ import Testing
 struct RateLimitGateTests {
     static let tenYears: TimeInterval = 315_360_000
 
-    static func service(
-        _ source: StaticGroupsSource,
-        clock: ManualClock,
+    /// A service over ``source`` on ``clock`` that never waits for a token.
+    func makeService(
         shared: (any SharedGroupsCache)? = nil,
         observer: RecordingObserver = RecordingObserver(),
         configure: (inout GroupDecisionService.Configuration) -> Void = { _ in }
@@ -63,7 +62,7 @@ struct RateLimitGateTests {
     func holdAfterA429(_ hold: Hold) async throws {
         let observer = RecordingObserver()
         let down = hold.sharedCacheDown ? ScriptedGroupsCache.unreachable() : nil
-        let service = try Self.service(source, clock: clock, shared: down, observer: observer) {
+        let service = try makeService(shared: down, observer: observer) {
             if let longest = hold.longest { $0.rateLimits.maximumRateLimitHold = longest }
         }
         let asked = hold.retryAfter.map { clock.date.addingTimeInterval($0) }
@@ -127,7 +126,7 @@ struct RateLimitGateTests {
             for: .customerGroups,
             in: .sandbox
         )
-        let service = try Self.service(source, clock: clock, shared: shared)
+        let service = try makeService(shared: shared)
         let held = await expectError { try await service.decide("c1") }
         #expect(held?.code == .rateLimitExceeded)
         #expect(held?.retryAfter == clock.date.addingTimeInterval(3600))
@@ -141,8 +140,8 @@ struct RateLimitGateTests {
 
     @Test("a process re-reads the shared instant: a key deleted in the shared cache opens its gate")
     func deletedSharedKeyReopens() async throws {
-        let first = try Self.service(source, clock: clock, shared: shared)
-        let second = try Self.service(source, clock: clock, shared: shared)
+        let first = try makeService(shared: shared)
+        let second = try makeService(shared: shared)
         source.fail("c1", with: StaticGroupsSource.tooManyRequests(retryAfter: clock.date.addingTimeInterval(600)))
         _ = await expectError { try await first.decide("c1") }
         let held = await expectError { try await second.decide("c2") }
@@ -156,7 +155,7 @@ struct RateLimitGateTests {
 
     @Test("Get Group Members has its own budget, and its 429 holds that endpoint only")
     func membersHaveTheirOwnGate() async throws {
-        let service = try Self.service(source, clock: clock)
+        let service = try makeService()
         let gate = service.rateLimitGate
         // The sandbox's 5 a second for each endpoint: spending the members' leaves decisions alone.
         for _ in 0..<5 {

@@ -14,12 +14,11 @@ struct ServiceLifecycleTests {
 
     @Test("run() sweeps expired answers every sweep interval, and throws CancellationError when cancelled")
     func runSweeps() async throws {
-        let clock = ManualClock()
-        let source = StaticGroupsSource(["c1": Families.member])
-        var configuration = GroupDecisionService.Configuration()
-        configuration.freshness = FreshnessPolicy(timeToLive: .seconds(120))
-        configuration.localCache.sweepInterval = .seconds(60)
-        let service = try ServiceHarness(source: source, clock: clock, configuration: configuration).service
+        let harness = try ServiceHarness(source: StaticGroupsSource(["c1": Families.member])) {
+            $0.freshness = FreshnessPolicy(timeToLive: .seconds(120))
+            $0.localCache.sweepInterval = .seconds(60)
+        }
+        let (service, clock) = (harness.service, harness.clock)
         _ = try await service.decide("c1")
         #expect(service.cachedBytes > 0)
         let runner = Task { try await service.run() }
@@ -36,13 +35,8 @@ struct ServiceLifecycleTests {
         "the observer hears a miss, the fetch and a hit; one that keeps no event is told them all, to no effect"
     )
     func observerEvents() async throws {
-        let observer = RecordingObserver()
-        let service = try ServiceHarness(
-            source: StaticGroupsSource(["c1": Families.member]),
-            time: .system,
-            observer: observer
-        )
-        .service
+        let harness = try ServiceHarness(source: StaticGroupsSource(["c1": Families.member]), time: .system)
+        let service = harness.service
         _ = try await service.decide("c1")
         _ = try await service.decide("c1")
         _ = await expectError { try await service.decide("c2") }
@@ -50,7 +44,7 @@ struct ServiceLifecycleTests {
         try await service.invalidate(anyTransactionID: "c1")
         try await service.invalidateAll()
         #expect(
-            observer.events == [
+            harness.observer.events == [
                 "cache miss", "fetch started: customer-groups", "fetch finished: customer-groups 200", "cache hit",
                 "cache miss", "fetch started: customer-groups", "fetch finished: customer-groups 404", "cache hit",
                 "invalidated one", "invalidated all",
