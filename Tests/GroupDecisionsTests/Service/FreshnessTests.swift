@@ -319,17 +319,14 @@ struct FreshnessTests {
     func queuedRefreshOfReplacedAnswerSendsNothing() async throws {
         let inner = StaticGroupsSource(Families.customers(2))
         let gated = GatedGroupsSource(inner)
-        let service = try makeService(gated, burst: 100, realSleep: true) {
+        // Nothing is due at 200 s: the refreshes come due at 225 s.
+        let (service, background) = try await refreshing(gated, fetched: 2) {
             $0.freshness.refreshAfter = .seconds(225)
             $0.freshness.refreshSpread = .zero
             $0.maximumRefreshesInFlight = 1
         }
-        #expect(try await service.decide("c0").source == .live)
-        #expect(try await service.decide("c1").source == .live)
-        let background = Task { try await service.run() }
         defer { background.cancel() }
-        try await waitUntil { service.refreshes.workerCount >= 1 }
-        clock.advance(by: .seconds(250))
+        clock.advance(by: .seconds(50))
         // The one worker is busy refreshing c1, held at Apple.
         gated.close(holding: "c1")
         #expect(try await service.decide("c1").source == .cache)

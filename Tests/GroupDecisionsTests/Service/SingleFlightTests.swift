@@ -95,23 +95,27 @@ struct SingleFlightTests {
 
     @Test("an invalidation marks the flight under way, and the next caller starts a new one")
     func invalidationOvertakes() async throws {
-        let flights = SingleFlight<Bool>()
+        let flights = SingleFlight<ServingPermit>()
+        let first = await heldFlight(flights)
+        flights.invalidate(customerID: "c1")
+        let second = try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in permit }
+        #expect(second.clears(Self.answer, decoded: nil))
+        gate.open()
+        #expect(try await !first.value.clears(Self.answer, decoded: nil))
+    }
+
+    /// A flight for ``key`` under way, held at ``gate``, that answers its permit.
+    func heldFlight(_ flights: SingleFlight<ServingPermit>) async -> Task<ServingPermit, any Error> {
         let started = Locked(false)
-        let first = Task {
+        let flight = Task {
             try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in
                 started.withLock { $0 = true }
                 await gate.wait()
-                return !permit.clears(Self.answer, decoded: nil)
+                return permit
             }
         }
         while !started.withLock({ $0 }) { await Task.yield() }
-        flights.invalidate(customerID: "c1")
-        let second = try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in
-            !permit.clears(Self.answer, decoded: nil)
-        }
-        #expect(second == false)
-        gate.open()
-        #expect(try await first.value == true)
+        return flight
     }
 
     static let answer = CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date(timeIntervalSince1970: 0))
@@ -124,15 +128,7 @@ struct SingleFlightTests {
     @Test("a group's invalidation overtakes a flight only for an answer holding the group")
     func groupInvalidationOvertakesOnlyItsMembers() async throws {
         let flights = SingleFlight<ServingPermit>()
-        let started = Locked(false)
-        let first = Task {
-            try await flights.run(Self.key) { (permit: ServingPermit) throws(AppStoreGroupsError) in
-                started.withLock { $0 = true }
-                await gate.wait()
-                return permit
-            }
-        }
-        while !started.withLock({ $0 }) { await Task.yield() }
+        let first = await heldFlight(flights)
         flights.invalidate(groupID: "g1")
         gate.open()
         let permit = try await first.value
