@@ -1,3 +1,5 @@
+import GroupPolicyBasics
+
 /// A shadow report row's identity: the capability, gained or lost, the group type, and the rules
 /// behind it under each policy (at most ``ShadowReport/maximumRulesPerList`` each, with how many
 /// more there were), names compared by their bytes, as evaluation compares them; the hash is computed
@@ -61,8 +63,8 @@ package struct ShadowRowKey: Hashable {
         left.byteHash == right.byteHash && left.gained == right.gained
             && left.liveRulesOmitted == right.liveRulesOmitted
             && left.candidateRulesOmitted == right.candidateRulesOmitted
-            && left.capability.utf8.elementsEqual(right.capability.utf8)
-            && left.groupType.utf8.elementsEqual(right.groupType.utf8)
+            && left.capability.isExactly(right.capability)
+            && left.groupType.isExactly(right.groupType)
             && sameBytes(left.liveRules, right.liveRules) && sameBytes(left.candidateRules, right.candidateRules)
     }
 
@@ -80,7 +82,7 @@ package struct ShadowRowKey: Hashable {
     }
 
     private static func sameBytes(_ left: [String], _ right: [String]) -> Bool {
-        left.count == right.count && zip(left, right).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        left.count == right.count && zip(left, right).allSatisfy { $0.isExactly($1) }
     }
 }
 
