@@ -17,24 +17,32 @@ struct BrokenCachesFailConformanceTests {
         /// The check `run()` fails first, and its requirement (on either clock unless `onSuiteClock`
         /// says otherwise).
         var check: Check
-        var requirement: String
+        var requirement = ""
         /// The requirement the operation sequences fail first on the suite's clock.
         var sequences: String
         var onSuiteClock: String?
         /// Further checks that fail on their own, when `run()` stops at an earlier one.
-        var alsoFails: [(Check, String)]
+        var alsoFails: [(Check, String)] = []
         var testDescription: String { "\(fault): \(check.rawValue): \(requirement)" }
 
-        init(
-            _ fault: BrokenFault,
-            _ check: Check,
+        init(_ fault: BrokenFault, _ check: Check, sequences: String) {
+            (self.fault, self.check, self.sequences) = (fault, check, sequences)
+        }
+
+        /// The breakage whose check `run()` fails with `requirement` (`onSuiteClock` on the suite's
+        /// clock), and whose checks `also` fail on their own.
+        func failing(
             _ requirement: String,
-            _ sequences: String,
             onSuiteClock: String? = nil,
-            also alsoFails: [(Check, String)] = []
-        ) {
-            (self.fault, self.check, self.requirement, self.sequences) = (fault, check, requirement, sequences)
-            (self.onSuiteClock, self.alsoFails) = (onSuiteClock, alsoFails)
+            also: [(Check, String)] = []
+        )
+            -> Self
+        {
+            var breakage = self
+            (breakage.requirement, breakage.onSuiteClock, breakage.alsoFails) = (
+                requirement, onSuiteClock, also
+            )
+            return breakage
         }
     }
 
@@ -60,8 +68,10 @@ struct BrokenCachesFailConformanceTests {
     static let refresh =
         "a refresh takes a token only when the reserve stays banked after it, takes it then, and never reserves one ahead"
     static let countNew = "every invalidation changes the count to a value never read before"
-    static let countSame = "without an invalidation, every reading from either instance gives the same count"
-    static let countKept = "a store keeps a count or none: every reading answers a count, or every reading nil"
+    static let countSame =
+        "without an invalidation, every reading from either instance gives the same count"
+    static let countKept =
+        "a store keeps a count or none: every reading answers a count, or every reading nil"
 
     static let reservedAhead =
         "a token reserved ahead is taken with the wait until it is due (1,000 s at 0.001 a second)"
@@ -70,162 +80,111 @@ struct BrokenCachesFailConformanceTests {
     static let sameCount =
         "both reads on both instances give the same count (a store keeps one or none, for every process)"
     static let groupRemoves = "invalidating a group removes the answers holding it"
+    static let fourthToken = "a fourth token at once, beyond the burst, is refused"
 
     static let breakages: [Breakage] = [
-        Breakage(
-            .answerOfLastWrite,
-            .answers,
-            "an answer is kept per environment",
-            answers,
-            also: [(.invalidations, "invalidating customer c1 removes the answer of c1 Sandbox")]
-        ),
-        Breakage(
-            .caseInsensitiveKeys,
-            .identifiers,
-            "customers whose ids differ only in case are distinct: \"admin1\" and \"ADMIN1\" do not share "
-                + "an answer",
-            lockFree
-        ),
-        Breakage(
-            .frozenCount,
-            .invalidationCount,
-            "a customer's invalidation changes the count to a value never read before (counts are "
-                + "compared for equality only)",
-            countNew
-        ),
-        Breakage(
-            .lockFreeWriteIgnoresGeneration,
-            .conditionalWrites,
-            "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is refused",
-            writes
-        ),
+        Breakage(.answerOfLastWrite, .answers, sequences: answers)
+            .failing(
+                "an answer is kept per environment",
+                also: [(.invalidations, "invalidating customer c1 removes the answer of c1 Sandbox")]
+            ),
+        Breakage(.sharesEnvironments, .answers, sequences: answers)
+            .failing("an answer is kept per environment"),
+        Breakage(.caseInsensitiveKeys, .identifiers, sequences: lockFree)
+            .failing(
+                "customers whose ids differ only in case are distinct: \"admin1\" and \"ADMIN1\" do not share "
+                    + "an answer"
+            ),
+        Breakage(.frozenCount, .invalidationCount, sequences: countNew)
+            .failing(
+                "a customer's invalidation changes the count to a value never read before (counts are "
+                    + "compared for equality only)"
+            ),
+        Breakage(.lockFreeWriteIgnoresGeneration, .conditionalWrites, sequences: writes)
+            .failing(
+                "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is refused"
+            ),
         // A refill a thousand times too fast is asked of the suite's clock only: against real time it
         // shows only while the calls come many to the second (a loaded CI machine brought them to a
         // few a second, and the check rightly allowed what that much time refills).
-        Breakage(
-            .budgetPerMillisecond,
-            .fleetBudget,
-            reservedAhead,
-            overBudget,
-            also: [
-                (
-                    .budgetRefill,
-                    "the budget refills at its rate, no faster: 10 ms after it was emptied, 5 a second have "
-                        + "refilled 0.05 token"
-                )
-            ]
-        ),
-        Breakage(.refreshAlwaysGranted, .refreshTokens, reserveNeeded, overBudget),
-        Breakage(
-            .normalizationFoldingKeys,
-            .identifiers,
-            "customers whose ids differ only in Unicode normalisation (\u{E9} as one scalar, and e with a "
-                + "combining accent) are distinct: \"caf\\u{E9}\" and \"cafe\\u{301}\" do not share an answer",
-            answers
-        ),
-        Breakage(.sharesEnvironments, .answers, "an answer is kept per environment", answers),
-        Breakage(
-            .ignoresGenerations,
-            .conditionalWrites,
-            "a write read before the customer's invalidation is refused",
-            writes
-        ),
-        Breakage(
-            .writeIgnoresGroups,
-            .conditionalWrites,
-            "an answer holding a group invalidated after its generation is refused",
-            writes
-        ),
-        Breakage(
-            .releasesAnyOwner,
-            .conditionalWrites,
-            "that write leaves the new holder's lock alone",
-            lockHeld,
-            also: [(.fetchLock, "only the owner releases a lock")]
-        ),
-        Breakage(
-            .lockNeverExpires,
-            .fetchLock,
-            "a lock whose holder never releases it is free within ten seconds of a 200 ms time to live",
-            lockFree,
-            onSuiteClock: "a lock whose holder never releases it is free once its time to live has passed on the "
-                + "cache's clock"
-        ),
-        Breakage(.refusedWriteKeepsLock, .conditionalWrites, "a refused write still released the lock", lockFree),
-        Breakage(
-            .answersNeverExpire,
-            .answers,
-            "an answer is gone within ten seconds of a 200 ms time to live",
-            answers,
-            onSuiteClock: "an answer is gone once its time to live has passed on the cache's clock"
-        ),
-        Breakage(.keepsLastInstant, .rateLimits, "an earlier instant never replaces a later one", rateLimits),
-        Breakage(
-            .truncatesRetryAfter,
-            .rateLimits,
-            "an instant reads back as set, never earlier, from either instance",
-            rateLimits
-        ),
-        Breakage(.endlessBudget, .fleetBudget, "a fourth token at once, beyond the burst, is refused", overBudget),
-        Breakage(.reservesWithoutWait, .fleetBudget, reservedAhead, waits),
-        Breakage(.refreshIgnoresReserve, .refreshTokens, reserveNeeded, waits),
-        Breakage(.budgetPerInstance, .fleetBudget, "a fourth token at once, beyond the burst, is refused", overBudget),
-        Breakage(
-            .budgetStartsFull,
-            .fleetBudget,
-            "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no second token",
-            overBudget
-        ),
-        Breakage(
-            .oneBudgetForAll,
-            .fleetBudget,
-            "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token is taken",
-            overBudget
-        ),
-        Breakage(
-            .customerKeepsProduction,
-            .invalidations,
-            "invalidating customer c1 removes the answer of c1 Production",
-            answers
-        ),
-        Breakage(
-            .groupKeepsAnswers,
-            .invalidations,
-            "invalidating group g2 removes the answer of c2 Sandbox",
-            answers,
-            also: [(.identifiers, groupRemoves)]
-        ),
-        Breakage(
-            .groupIndexMissesProduction,
-            .invalidations,
-            "invalidating group g2 removes the answer of c2 Production",
-            answers,
-            also: [(.identifiers, groupRemoves)]
-        ),
-        Breakage(
-            .everyoneKeepsAnswers,
-            .invalidations,
-            "invalidating everyone removes the answer of c3 Sandbox",
-            answers
-        ),
-        Breakage(.countPerInstance, .invalidationCount, sameCount, countNew),
-        Breakage(
-            .countRestartsFromZero,
-            .invalidationCount,
-            "invalidating everyone changes the count to a value never read before (counts are compared "
-                + "for equality only)",
-            countNew
-        ),
-        Breakage(.combinedReadDropsCount, .invalidationCount, sameCount, countKept),
+        Breakage(.budgetPerMillisecond, .fleetBudget, sequences: overBudget)
+            .failing(
+                reservedAhead,
+                also: [
+                    (
+                        .budgetRefill,
+                        "the budget refills at its rate, no faster: 10 ms after it was emptied, 5 a second have "
+                            + "refilled 0.05 token"
+                    )
+                ]
+            ),
+        Breakage(.refreshAlwaysGranted, .refreshTokens, sequences: overBudget).failing(reserveNeeded),
+        Breakage(.normalizationFoldingKeys, .identifiers, sequences: answers)
+            .failing(
+                "customers whose ids differ only in Unicode normalisation (\u{E9} as one scalar, and e with a "
+                    + "combining accent) are distinct: \"caf\\u{E9}\" and \"cafe\\u{301}\" do not share an answer"
+            ),
+        Breakage(.ignoresGenerations, .conditionalWrites, sequences: writes)
+            .failing("a write read before the customer's invalidation is refused"),
+        Breakage(.writeIgnoresGroups, .conditionalWrites, sequences: writes)
+            .failing("an answer holding a group invalidated after its generation is refused"),
+        Breakage(.releasesAnyOwner, .conditionalWrites, sequences: lockHeld)
+            .failing(
+                "that write leaves the new holder's lock alone",
+                also: [(.fetchLock, "only the owner releases a lock")]
+            ),
+        Breakage(.lockNeverExpires, .fetchLock, sequences: lockFree)
+            .failing(
+                "a lock whose holder never releases it is free within ten seconds of a 200 ms time to live",
+                onSuiteClock:
+                    "a lock whose holder never releases it is free once its time to live has passed on the "
+                    + "cache's clock"
+            ),
+        Breakage(.refusedWriteKeepsLock, .conditionalWrites, sequences: lockFree)
+            .failing("a refused write still released the lock"),
+        Breakage(.answersNeverExpire, .answers, sequences: answers)
+            .failing(
+                "an answer is gone within ten seconds of a 200 ms time to live",
+                onSuiteClock: "an answer is gone once its time to live has passed on the cache's clock"
+            ),
+        Breakage(.keepsLastInstant, .rateLimits, sequences: rateLimits)
+            .failing("an earlier instant never replaces a later one"),
+        Breakage(.truncatesRetryAfter, .rateLimits, sequences: rateLimits)
+            .failing("an instant reads back as set, never earlier, from either instance"),
+        Breakage(.endlessBudget, .fleetBudget, sequences: overBudget).failing(fourthToken),
+        Breakage(.reservesWithoutWait, .fleetBudget, sequences: waits).failing(reservedAhead),
+        Breakage(.refreshIgnoresReserve, .refreshTokens, sequences: waits).failing(reserveNeeded),
+        Breakage(.budgetPerInstance, .fleetBudget, sequences: overBudget).failing(fourthToken),
+        Breakage(.budgetStartsFull, .fleetBudget, sequences: overBudget)
+            .failing(
+                "a new bucket starts with the budget's initial tokens (1 of a burst of 3), not full: no second token"
+            ),
+        Breakage(.oneBudgetForAll, .fleetBudget, sequences: overBudget)
+            .failing(
+                "a new bucket starts with the budget's initial tokens (1 of a burst of 3): its first token is taken"
+            ),
+        Breakage(.customerKeepsProduction, .invalidations, sequences: answers)
+            .failing("invalidating customer c1 removes the answer of c1 Production"),
+        Breakage(.groupKeepsAnswers, .invalidations, sequences: answers)
+            .failing(
+                "invalidating group g2 removes the answer of c2 Sandbox",
+                also: [(.identifiers, groupRemoves)]
+            ),
+        Breakage(.groupIndexMissesProduction, .invalidations, sequences: answers)
+            .failing(
+                "invalidating group g2 removes the answer of c2 Production",
+                also: [(.identifiers, groupRemoves)]
+            ),
+        Breakage(.everyoneKeepsAnswers, .invalidations, sequences: answers)
+            .failing("invalidating everyone removes the answer of c3 Sandbox"),
+        Breakage(.countPerInstance, .invalidationCount, sequences: countNew).failing(sameCount),
+        Breakage(.countRestartsFromZero, .invalidationCount, sequences: countNew)
+            .failing(
+                "invalidating everyone changes the count to a value never read before (counts are compared "
+                    + "for equality only)"
+            ),
+        Breakage(.combinedReadDropsCount, .invalidationCount, sequences: countKept).failing(sameCount),
     ]
-
-    static func onOwnClock(_ fault: BrokenFault) -> SharedGroupsCacheConformance {
-        BrokenStore.conformance(fault, onSuiteClock: false)
-    }
-
-    static func onSuiteClock(_ fault: BrokenFault) -> SharedGroupsCacheConformance {
-        BrokenStore.conformance(fault, onSuiteClock: true)
-    }
 
     @Test("every fault of the list is a breakage below")
     func everyFaultIsListed() {
@@ -238,11 +197,12 @@ struct BrokenCachesFailConformanceTests {
         arguments: breakages
     )
     func runFails(_ breakage: Breakage) async throws {
+        let onSuiteClock = BrokenStore.conformance(breakage.fault, onSuiteClock: true)
         let alone = BrokenStore.conformance(breakage.fault, onSuiteClock: true) { $0.caches([breakage.fault.concern]) }
-        let onSuiteClock = breakage.onSuiteClock ?? breakage.requirement
+        let suiteRequirement = breakage.onSuiteClock ?? breakage.requirement
         for (conformance, requirement) in [
-            (Self.onOwnClock(breakage.fault), breakage.requirement),
-            (Self.onSuiteClock(breakage.fault), onSuiteClock), (alone, onSuiteClock),
+            (BrokenStore.conformance(breakage.fault, onSuiteClock: false), breakage.requirement),
+            (onSuiteClock, suiteRequirement), (alone, suiteRequirement),
         ] {
             let failure = await #expect(throws: ConformanceFailure.self) { try await conformance.run() }
             #expect(failure?.check == breakage.check)
@@ -253,14 +213,14 @@ struct BrokenCachesFailConformanceTests {
         }
         for (check, requirement) in breakage.alsoFails {
             let failure = await #expect(throws: ConformanceFailure.self) {
-                try await Self.onSuiteClock(breakage.fault).run(check)
+                try await onSuiteClock.run(check)
             }
             #expect(failure?.check == check)
             #expect(failure?.requirement == requirement)
         }
         // The operation sequences alone fail it too.
         let sequences = await #expect(throws: ConformanceFailure.self) {
-            try await Self.onSuiteClock(breakage.fault).run(.operationSequences)
+            try await onSuiteClock.run(.operationSequences)
         }
         #expect(sequences?.check == .operationSequences)
         #expect(sequences?.requirement == breakage.sequences)
@@ -286,7 +246,7 @@ struct BrokenCachesFailConformanceTests {
     )
     func sequencesFailOnTheirOwnClock(_ breakage: Breakage) async throws {
         let failure = await #expect(throws: ConformanceFailure.self) {
-            try await Self.onOwnClock(breakage.fault).run(.operationSequences)
+            try await BrokenStore.conformance(breakage.fault, onSuiteClock: false).run(.operationSequences)
         }
         #expect(failure?.check == .operationSequences)
         // Which budget requirement a budget fault meets first depends on the time each call took.
@@ -303,7 +263,7 @@ struct BrokenCachesFailConformanceTests {
 
     @Test("a failing sequence replays from the seed its failure names")
     func sequenceReplays() async throws {
-        let conformance = Self.onSuiteClock(.releasesAnyOwner)
+        let conformance = BrokenStore.conformance(.releasesAnyOwner, onSuiteClock: true)
         let failure = await #expect(throws: ConformanceFailure.self) { try await conformance.run(.operationSequences) }
         let seed = try #require(failure?.seed)
         let replay = await #expect(throws: ConformanceFailure.self) {
