@@ -10,7 +10,7 @@ import Testing
 
 /// The in-process store beyond the contract the conformance suite checks (which invalidations
 /// remove which answers, for one): the byte bound with least-recently-used eviction, its own
-/// single-call fetch lock, what an invalidation frees, and the shared-store encoding.
+/// single-call fetch lock, and what an invalidation frees.
 @Suite("In-memory groups store")
 struct InMemoryGroupsCacheTests {
     static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
@@ -134,22 +134,5 @@ struct InMemoryGroupsCacheTests {
         #expect(try await lock("b"))
         try await store.releaseFetchLock(anyTransactionID: "c", in: .sandbox, owner: "b")
         #expect(try await lock("a"))
-    }
-
-    @Test("the shared-store encoding keeps kind, millisecond fetch time and bytes, and refuses others")
-    func encoding() throws {
-        let answer = CachedGroupsAnswer(
-            kind: .groups,
-            body: Array("{\"groups\":[]}".utf8),
-            fetchedAt: Date(timeIntervalSince1970: 1_800_000_000.123)
-        )
-        let decoded = try #require(CachedGroupsAnswer(encoded: answer.encoded()))
-        #expect(decoded.body == answer.body)
-        #expect(decoded.kind == .groups)
-        #expect(decoded.fetchedAtMilliseconds == 1_800_000_000_123)
-        let notFound = CachedGroupsAnswer(kind: .notFound, body: [], fetchedAt: answer.fetchedAt)
-        #expect(CachedGroupsAnswer(encoded: notFound.encoded())?.kind == .notFound)
-        #expect(CachedGroupsAnswer(encoded: Array("{\"groups\":[]}".utf8)) == nil)
-        #expect(CachedGroupsAnswer(encoded: Array(answer.encoded().prefix(12))) == nil)
     }
 }
