@@ -14,37 +14,6 @@ import Testing
 /// key (it holds a customer id) nor Redis's own text.
 @Suite("Redis store: answers, locks, 429 instants and invalidations shared through Redis, failures named without a key")
 struct RedisGroupsCacheTests {
-    static func answer(
-        _ body: String,
-        at date: Date = Date(timeIntervalSince1970: 1_700_000_000.5)
-    ) -> CachedGroupsAnswer {
-        CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
-    }
-
-    /// The milliseconds Redis gives a key still to live (-2: no such key).
-    static func millisecondsToLive(_ key: [UInt8], in store: RedisGroupsCache) async throws -> Int64? {
-        guard case .integer(let left) = try await store.call([Array("PTTL".utf8), key], "PTTL") else { return nil }
-        return left
-    }
-
-    /// What an answer reads back as, per customer and environment, is the conformance suite's.
-    @Test(
-        "get and set: Apple's bytes and the fetch time come back under the prefix only; Redis drops them at the TTL",
-        .requires(.redisServer)
-    )
-    func getSetTimeToLive() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let store = try server.store()
-        let answer = Self.answer("{\"groups\":[{\"groupId\":\"g1\",\"groupType\":\"CONSUMER\"}]}")
-        try await store.setAnswer(answer, anyTransactionID: "c1", in: .sandbox, timeToLive: .seconds(600))
-        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == answer)
-        let left = try await Self.millisecondsToLive(store.answerKey("c1", .sandbox), in: store)
-        #expect(left.map { (1...600_000).contains($0) } == true)
-        // Another app's prefix does not.
-        #expect(try await server.store(prefix: "other").answer(anyTransactionID: "c1", in: .sandbox) == nil)
-    }
-
     /// The single-call lock, which the conformance suite does not call (only the owner releasing a
     /// lock, the release being the same script, is its).
     @Test(
@@ -61,7 +30,7 @@ struct RedisGroupsCacheTests {
             try await store.acquireFetchLock(anyTransactionID: customer, in: .sandbox, owner: owner, timeToLive: life)
         }
         #expect(try await lock(holder, "c", "h", .seconds(600)))
-        let left = try await Self.millisecondsToLive(holder.lockKey("c", .sandbox), in: holder)
+        let left = try await holder.millisecondsToLive(holder.lockKey("c", .sandbox))
         #expect(left.map { (1...600_000).contains($0) } == true)
         // Taken again by its owner (a command sent twice after a lost connection): still held.
         #expect(try await lock(holder, "c", "h", .seconds(600)))
@@ -82,14 +51,14 @@ struct RedisGroupsCacheTests {
         let instant = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 600).rounded(.down))
         try await first.setRateLimitedUntil(instant, for: .customerGroups, in: .sandbox)
         // Redis drops the key at the instant.
-        let left = try await Self.millisecondsToLive(first.rateKey(.customerGroups, .sandbox), in: first)
+        let left = try await first.millisecondsToLive(first.rateKey(.customerGroups, .sandbox))
         #expect(left.map { (1...600_000).contains($0) } == true)
         // An instant already past sets nothing; a near one lapses in Redis.
         try await first.setRateLimitedUntil(Date().addingTimeInterval(-1), for: .groupMembers, in: .production)
-        #expect(try await Self.millisecondsToLive(first.rateKey(.groupMembers, .production), in: first) == -2)
+        #expect(try await first.millisecondsToLive(first.rateKey(.groupMembers, .production)) == -2)
         try await first.setRateLimitedUntil(Date().addingTimeInterval(0.2), for: .groupMembers, in: .sandbox)
         try await waitUntil {
-            try await Self.millisecondsToLive(first.rateKey(.groupMembers, .sandbox), in: first) == -2
+            try await first.millisecondsToLive(first.rateKey(.groupMembers, .sandbox)) == -2
         }
         #expect(try await second.rateLimitedUntil(.groupMembers, in: .sandbox) == nil)
     }
@@ -103,7 +72,7 @@ struct RedisGroupsCacheTests {
         defer { server.stop() }
         let store = try server.store(prefix: "app*[1]")
         let neighbour = try server.store(prefix: "app")
-        let answer = Self.answer("{}")
+        let answer = SharedGroupsCacheConformance.answer("g1")
         for index in 0..<2_500 {
             try await store.setAnswer(answer, anyTransactionID: "c\(index)", in: .sandbox, timeToLive: .seconds(3600))
         }

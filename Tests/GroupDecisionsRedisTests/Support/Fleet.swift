@@ -100,6 +100,12 @@ extension RedisGroupsCache {
         try await call(words.map { Array($0.utf8) }, words[0])
     }
 
+    /// The milliseconds Redis gives a key still to live (-2: no such key; -1: no expiry).
+    func millisecondsToLive(_ key: [UInt8]) async throws -> Int64? {
+        guard case .integer(let left) = try await call([Array("PTTL".utf8), key], "PTTL") else { return nil }
+        return left
+    }
+
     /// The invalidation count, which must exist, be a value a fresh one may be, and be what Redis
     /// holds under its key.
     func freshCount(sourceLocation: SourceLocation = #_sourceLocation) async throws -> UInt64 {
