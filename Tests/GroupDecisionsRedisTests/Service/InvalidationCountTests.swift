@@ -14,16 +14,22 @@ import Testing
 /// a restart without persistence, an expiry) creates one; a count a lagging replica set back, or one
 /// that went down, is a move like any other. Each case ends with a process serving nothing of the
 /// copy the invalidation removed.
-@Suite("Redis invalidation count: every invalidation a value never read before, a lost count never read as one")
+@Suite(
+    "Redis invalidation count: every invalidation a value never read before, a lost count never read as one",
+    .requires(.redisServer)
+)
 struct InvalidationCountTests {
+    /// The test's own redis-server: Swift Testing makes the suite for each test, and the server
+    /// stops when the test's suite goes.
+    let server: RedisServer
+
+    init() async throws { server = try await RedisServer.start() }
+
     @Test(
         "every kind of invalidation sets a fresh value kept without expiry, in the script that forgets the answers; a read that finds none creates one (real redis-server)",
-        .requires(.redisServer),
         arguments: Invalidation.allCases
     )
     func everyInvalidationSetsAFreshValue(_ invalidation: Invalidation) async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
         let store = try server.store(prefix: "first")
         let other = try server.store(prefix: "second")
         let key = String(decoding: store.invalidationCountKey, as: UTF8.self)
@@ -80,12 +86,9 @@ struct InvalidationCountTests {
 
     @Test(
         "a count lost, set back, gone down or negative never confirms a copy stamped with the one a process remembers (real redis-server)",
-        .requires(.redisServer),
         arguments: Mishap.allCases
     )
     func rememberedCountNeverReadAgain(_ mishap: Mishap) async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
         let clock = ManualClock(Date())
         let (storeA, storeB) = try server.pair(prefix: "m", now: clock.now)
         let apple = StaticGroupsSource(["c": Families.member])
@@ -138,12 +141,9 @@ struct InvalidationCountTests {
     /// kept in the emptied store, served by every process (the fleet simulation's seed 2675 found it
     /// in its model store, which counted as Redis did).
     @Test(
-        "a write read before an invalidation and a flush is refused, with or without the lock (real redis-server)",
-        .requires(.redisServer)
+        "a write read before an invalidation and a flush is refused, with or without the lock (real redis-server)"
     )
     func writeReadBeforeAFlushIsRefused() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
         let store = try server.store(prefix: "flushed")
         func write(_ customer: String, _ generation: InvalidationGeneration) -> AnswerWrite {
             AnswerWrite(
@@ -178,15 +178,12 @@ struct InvalidationCountTests {
 
     @Test(
         "a count out of range or not a number: reads fail closed, the hit falls back to the shared answer, and an invalidation replaces it (real redis-server)",
-        .requires(.redisServer),
         arguments: [
             ("9223372036854775807", true), ("18446744073709551615", true), ("99999999999999999999999", false),
             (" 1", false), ("1.0", false), ("x1", false),
         ]
     )
     func malformedCount(_ value: String, readable: Bool) async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
         let clock = ManualClock(Date())
         let store = try server.store(prefix: "bad", now: clock.now)
         let apple = StaticGroupsSource(["c": Families.member])
@@ -227,12 +224,9 @@ struct InvalidationCountTests {
     }
 
     @Test(
-        "first invalidations and reads from many processes at once on an empty store: every process reads the one value left (real redis-server)",
-        .requires(.redisServer)
+        "first invalidations and reads from many processes at once on an empty store: every process reads the one value left (real redis-server)"
     )
     func concurrentFirstInvalidations() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
         let stores = try (0..<8).map { _ in try server.store(prefix: "race") }
         let readings = try await withThrowingTaskGroup(of: UInt64?.self) { group in
             for (index, store) in stores.enumerated() {
