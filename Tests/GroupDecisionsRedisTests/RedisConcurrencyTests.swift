@@ -201,12 +201,12 @@ struct RedisConcurrencyTests {
     }
 
     @Test(
-        "a pooled connection closed as a command arrives: the command is sent once more, on a new connection, unless it may have run and must not run twice; never a third time"
+        "a pooled connection closed as a command arrives: the command is sent once more, on a new connection, unless it may have run and must not run twice; never a third time; a call on a fresh connection the server closes is not sent again"
     )
     func retryBounds() async throws {
-        // The second command of every connection, and every command of the fourth, meet a closed
-        // connection.
-        let fake = try RedisFakeServer { connection, index, _ in index == 1 || connection == 4 ? .close : .standard }
+        // The second command of every connection, and every command of the fourth and later, meet a
+        // closed connection.
+        let fake = try RedisFakeServer { connection, index, _ in index == 1 || connection >= 4 ? .close : .standard }
         defer { fake.stop() }
         let store = try fake.store()
         #expect(try await store.answer(anyTransactionID: "x", in: .sandbox) == nil)
@@ -221,26 +221,18 @@ struct RedisConcurrencyTests {
         #expect(try await store.answer(anyTransactionID: "z", in: .sandbox) == nil)
         let twice = await expectError { try await store.answer(anyTransactionID: "w", in: .sandbox) }
         #expect(twice?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: the server closed the connection")
+        // Every connection is gone: the next call opens a fresh one, which is not tried again.
+        let fresh = await expectError { try await store.answer(anyTransactionID: "v", in: .sandbox) }
+        #expect(fresh?.message == "Redis at 127.0.0.1:\(fake.port): GET answer: the server closed the connection")
         let key = { (customer: String) in "test:Sandbox:groups:\(customer)" }
         #expect(
             fake.commands == [
                 .init(connection: 1, arguments: ["GET", key("x")]), .init(connection: 1, arguments: ["GET", key("y")]),
                 .init(connection: 2, arguments: ["GET", key("y")]), .init(connection: 2, arguments: ["INCR", "n"]),
                 .init(connection: 3, arguments: ["GET", key("z")]), .init(connection: 3, arguments: ["GET", key("w")]),
-                .init(connection: 4, arguments: ["GET", key("w")]),
+                .init(connection: 4, arguments: ["GET", key("w")]), .init(connection: 5, arguments: ["GET", key("v")]),
             ]
         )
         #expect(store.pool.statistics.retries == 2)
-    }
-
-    @Test("a call on a fresh connection that the server closes is not sent again")
-    func freshConnectionClosed() async throws {
-        let fake = try RedisFakeServer { _, _, _ in .close }
-        defer { fake.stop() }
-        let store = try fake.store()
-        let error = await expectError { try await store.invalidate(anyTransactionID: "x") }
-        #expect(error?.message == "Redis at 127.0.0.1:\(fake.port): EVAL invalidate: the server closed the connection")
-        #expect(fake.commands.count == 1)
-        #expect(store.pool.statistics.retries == 0)
     }
 }
