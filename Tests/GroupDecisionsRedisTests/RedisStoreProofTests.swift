@@ -250,17 +250,14 @@ struct RedisStoreProofTests {
         )
         let stub = StubGroupsSource()
         let lines = RecordingObserver()
-        // A busy machine makes real calls look slow: the cache must not be skipped here.
-        var configuration = GroupDecisionService.Configuration()
-        configuration.sharedCache.health.slowCallsInARow = 0
-        // While the corrupted cache is skipped, the process keeps fetching within a share of its own.
-        configuration.rateLimits.fallbackShare = 0.25
+        // The fleet's configuration: a cache never skipped as slow, and while the corrupted cache is
+        // skipped, the process keeps fetching within a share of its own.
         let service = try ServiceHarness(
             source: stub,
             sharedCache: store,
             time: .system,
             observer: lines,
-            configuration: configuration
+            configuration: .fleet
         )
         .service
         // The corrupted answer is no answer: the customer is fetched.
