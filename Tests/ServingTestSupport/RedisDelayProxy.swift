@@ -26,7 +26,6 @@ package final class RedisDelayProxy: @unchecked Sendable {
     private let wake: (read: Int32, write: Int32)
     private let lock = NSLock()
     private var peak = 0
-    private var accepted = 0
     private var trips = 0
     private var barrier: (count: Int, until: ContinuousClock.Instant)?
     private var barrierReached: Bool?
@@ -69,8 +68,6 @@ package final class RedisDelayProxy: @unchecked Sendable {
 
     /// The most calls in flight at one time so far.
     package var peakInFlight: Int { lock.withLock { peak } }
-    /// Connections accepted so far.
-    package var connections: Int { lock.withLock { accepted } }
     /// Round trips so far: the times a connection that was not waiting for a reply sent bytes
     /// (a call's commands and their echo travel in one write, and wait for their replies together).
     package var roundTrips: Int { lock.withLock { trips } }
@@ -162,7 +159,6 @@ package final class RedisDelayProxy: @unchecked Sendable {
                     LoopbackSocket.setNoDelay(client)
                     LoopbackSocket.setNoDelay(upstream)
                     links.append(Link(client: client, upstream: upstream))
-                    lock.withLock { accepted += 1 }
                 } else if client >= 0 {
                     close(client)
                 }
