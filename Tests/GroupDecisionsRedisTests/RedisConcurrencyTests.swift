@@ -126,12 +126,7 @@ struct RedisConcurrencyTests {
         let listener = try LoopbackSocket(listening: ())
         let fillers = (0..<40).compactMap { _ in LoopbackSocket.dial(listener.port, blocking: false) }
         defer { for descriptor in fillers { close(descriptor) } }
-        let store = try RedisGroupsCache(
-            host: "127.0.0.1",
-            port: listener.port,
-            keyPrefix: "test",
-            timeout: .milliseconds(500)
-        )
+        let store = try listener.store(timeout: .milliseconds(500))
         let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
         #expect(error?.code == .sharedCacheFailure)
         #expect(error?.message == "Redis at 127.0.0.1:\(listener.port): GET answer: timed out waiting for a connection")

@@ -136,12 +136,10 @@ struct RedisGroupsCacheTests {
         // the default two seconds' wait, and later with the default ten seconds' lock, a full
         // parallel test run under two busy loops outlasted them and more requests went out.
         let services = try (0..<4).map { _ in
-            try ServiceHarness(source: stub, sharedCache: server.store(timeout: .seconds(10)), time: .system) {
+            try fleetService(stub, server.store()) {
                 $0.sharedCache.fetchLockWait = .seconds(60)
                 $0.sharedCache.fetchLockTimeToLive = .seconds(90)
-                $0.sharedCache.health.slowCallsInARow = 0
             }
-            .service
         }
         let sources = try await withThrowingTaskGroup(of: ServedDecision.Source.self) { group in
             for service in services {
@@ -157,13 +155,8 @@ struct RedisGroupsCacheTests {
     @Test("a server that accepts and never answers: every call fails within its timeout")
     func silentServer() async throws {
         let silent = try LoopbackSocket(listening: ())
-        let store = try RedisGroupsCache(
-            host: "127.0.0.1",
-            port: silent.port,
-            keyPrefix: "test",
-            // Long enough that a busy machine's loopback connect never meets it: only the reply waits.
-            timeout: .seconds(1)
-        )
+        // Long enough that a busy machine's loopback connect never meets it: only the reply waits.
+        let store = try silent.store(timeout: .seconds(1))
         // Nothing but the deadline can end these calls: the server never answers.
         let error = await expectError { try await store.answer(anyTransactionID: "c", in: .sandbox) }
         #expect(error?.code == .sharedCacheFailure)
@@ -183,11 +176,12 @@ struct RedisGroupsCacheTests {
     func refused() async throws {
         let dead = try LoopbackSocket(refusing: ())
         defer { withExtendedLifetime(dead) {} }
-        let port = dead.port
-        let store = try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: "test")
+        let store = try dead.store()
         let error = await expectError { try await store.invalidate(anyTransactionID: "c") }
         #expect(error?.code == .sharedCacheFailure)
-        #expect(error?.message == "Redis at 127.0.0.1:\(port): EVAL invalidate: cannot connect: Connection refused")
+        #expect(
+            error?.message == "Redis at 127.0.0.1:\(dead.port): EVAL invalidate: cannot connect: Connection refused"
+        )
     }
 
     @Test("invalid configurations are refused before anything is sent")

@@ -223,6 +223,11 @@ package final class LoopbackSocket: @unchecked Sendable {
         return port
     }
 
+    /// A Redis store whose server is this socket: one that never answers, or a connection refused.
+    package func store(prefix: String = "test", timeout: Duration = .milliseconds(250)) throws -> RedisGroupsCache {
+        try RedisGroupsCache(host: "127.0.0.1", port: port, keyPrefix: prefix, timeout: timeout)
+    }
+
     /// Whether something accepts connections on the port.
     package static func accepts(port: Int) -> Bool {
         guard let descriptor = dial(port) else { return false }

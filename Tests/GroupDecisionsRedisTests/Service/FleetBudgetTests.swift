@@ -112,12 +112,7 @@ struct FleetBudgetTests {
         let services = try (0..<4).map { index in
             let cache =
                 index < cutOff
-                ? try RedisGroupsCache(
-                    host: "127.0.0.1",
-                    port: dead.port,
-                    keyPrefix: "partial",
-                    timeout: .milliseconds(500)
-                )
+                ? try dead.store(prefix: "partial", timeout: .milliseconds(500))
                 : try server.store(prefix: "partial", timeout: .seconds(5))
             return try Self.service(apple, cache, burst: 8, fallbackShare: fallbackShare)
         }
