@@ -39,16 +39,13 @@ final class BrokenCache: SharedAnswerCache, SharedFetchLock, SharedInvalidations
 
     /// A customer (byte for byte, as the in-memory cache keeps ids) in an environment.
     struct Slot: Hashable, Sendable {
-        var customerID: String
-        var environment: StoreEnvironment
+        /// The id's bytes: ids equal as strings but not byte for byte are two customers.
+        let bytes: [UInt8]
+        let environment: StoreEnvironment
+        var customerID: String { String(decoding: bytes, as: UTF8.self) }
 
-        static func == (one: Slot, other: Slot) -> Bool {
-            Array(one.customerID.utf8) == Array(other.customerID.utf8) && one.environment == other.environment
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(Array(customerID.utf8))
-            hasher.combine(environment)
+        init(customerID: String, environment: StoreEnvironment) {
+            (bytes, self.environment) = (Array(customerID.utf8), environment)
         }
     }
 
