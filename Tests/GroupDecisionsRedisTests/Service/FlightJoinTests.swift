@@ -136,35 +136,44 @@ struct FlightJoinTests {
     // Five decisions for one customer, 300 ms apart on a manual clock (advanced by hand, after each
     // decision reached its flight), while Apple holds its answers. Without a shared cache, or with
     // a healthy one while Apple is slower than the fetch lock wait, they send Apple one request.
-    // With the shared cache failing, two: the four later decisions began more than an interval
-    // after the fetch, another process's invalidation may have returned since, and no reading of
-    // the count can say; they share one fetch of their own.
+    // With the shared cache failing, at least two: the four later decisions began more than an
+    // interval after the fetch, another process's invalidation may have returned since, and no
+    // reading of the count can say; they fetch again, sharing a fetch of their own while it is
+    // under way (usually one: on a busy machine a decision resumed after it ended fetches once more).
     @Test(
         "decisions arriving over several intervals of a slow fetch share its request to Apple, unless no reading of the count can confirm it",
         .timeLimit(.minutes(5)),
-        arguments: zip(Sharing.allCases, [1, 1, 2])
+        arguments: zip(Sharing.allCases, [1...1, 1...1, 2...5])
     )
-    func slowFetch(_ sharing: Sharing, requests: Int) async throws {
+    func slowFetch(_ sharing: Sharing, requests: ClosedRange<Int>) async throws {
         let clock = ManualClock()
         let through = ScriptedGroupsCache(InMemoryGroupsCache(now: clock.now), countsInvalidations: true)
         if sharing == .failing { through.fail(Self.cacheCalls) }
         let apple = StaticGroupsSource(["c": Families.member])
         let gated = GatedGroupsSource(apple)
-        let service = try fleetService(gated, sharing == .none ? nil : through, clock: clock)
+        let harness = try ServiceHarness(
+            source: gated,
+            sharedCache: sharing == .none ? nil : through,
+            clock: clock,
+            configuration: .fleet
+        )
+        let service = harness.service
         gated.close()
         var decisions = [Task { try await service.decide("c") }]
         try await gated.waitForCalls(1)
-        for _ in 1..<5 {
+        for arrived in 2...5 {
             clock.advance(by: .milliseconds(300))
             decisions.append(Task { try await service.decide("c") })
-            // Time for the decision to reach a flight (or Apple).
+            // The decision reads when it began just after its cache miss, before the clock moves on
+            // (on a busy machine its task may start seconds later); then time to reach a flight.
+            try await waitUntil { harness.observer.events("cache miss").count >= arrived }
             try await Task.sleep(for: .milliseconds(100))
         }
         gated.open()
         for decision in decisions {
             #expect(try await decision.value.decision.capabilities.sorted() == Families.capabilities)
         }
-        #expect(apple.callCount == requests)
+        #expect(requests.contains(apple.callCount))
     }
 
     @Test(
