@@ -85,11 +85,8 @@ final class DecisionServerProcess: @unchecked Sendable {
             #endif
         }
         try process.run()
-        let (line, rest) = try await offCooperativePool { try readFirstLine(outputPipe.fileHandleForReading) }
-        let prefix = "group-decision-server listening on http://127.0.0.1:"
-        guard line.hasPrefix(prefix), let port = Int(line.dropFirst(prefix.count)) else {
-            process.terminate()
-            throw FakeAppStoreError(message: "group-decision-server did not start (printed '\(line)')")
+        let (port, rest) = try await offCooperativePool {
+            try readPort(process, outputPipe, prefix: "group-decision-server listening on http://127.0.0.1:")
         }
         let server = DecisionServerProcess(
             port: port,

@@ -48,27 +48,15 @@ package final class ServerProcess: @unchecked Sendable {
     }
 
     private init() throws {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = [
-            "python3", TestFiles.server.path, "serve",
-            "--public-key", TestFiles.fixture("test-key.pub.pem").path,
-            "--key-id", FakeAppStore.keyID, "--issuer-id", FakeAppStore.issuerID,
-            "--bundle-id", FakeAppStore.bundleID,
-        ]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let text = try readFirstLine(output.fileHandleForReading).line
-        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            throw FakeAppStoreError(message: "the fake server did not start (printed '\(text)')")
-        }
-        self.port = port
-        self.process = process
-        self.input = input
+        let (process, input, output) = try launchPython(
+            TestFiles.server,
+            [
+                "serve", "--public-key", TestFiles.fixture("test-key.pub.pem").path, "--key-id", FakeAppStore.keyID,
+                "--issuer-id", FakeAppStore.issuerID, "--bundle-id", FakeAppStore.bundleID,
+            ]
+        )
+        port = try readPort(process, output).0
+        (self.process, self.input) = (process, input)
     }
 
     deinit {
@@ -161,6 +149,31 @@ package func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () thro
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try work() }) }.start()
     }
+}
+
+/// Starts `python3 script arguments…` with its standard input and output piped: how every
+/// Python server of the tests starts.
+package func launchPython(_ script: URL, _ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+    let process = Process()
+    process.executableURL = URL(filePath: "/usr/bin/env")
+    process.arguments = ["python3", script.path] + arguments
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    return (process, input, output)
+}
+
+/// Reads the line a server prints once it listens, `PORT <n>` for the Python ones (ending the
+/// process when it prints anything else): the port, and the bytes that came after the line.
+package func readPort(_ process: Process, _ output: Pipe, prefix: String = "PORT ") throws -> (Int, [UInt8]) {
+    let (text, rest) = try readFirstLine(output.fileHandleForReading)
+    guard text.hasPrefix(prefix), let port = Int(text.dropFirst(prefix.count)) else {
+        process.terminate()
+        throw FakeAppStoreError(message: "\(process.arguments ?? []) did not start (printed '\(text)')")
+    }
+    return (port, rest)
 }
 
 /// Reads a child's standard output up to its first line (the one naming where it listens): the

@@ -37,24 +37,8 @@ package final class FaultServer: @unchecked Sendable {
     }
 
     private init(_ mode: Mode) throws {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script.path, mode.rawValue]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let (text, pending) = try readFirstLine(output.fileHandleForReading)
-        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            throw FakeAppStoreError(message: "the fault server did not start (printed '\(text)')")
-        }
-        self.port = port
-        self.process = process
-        self.input = input
-        self.output = output
-        self.pending = pending
+        (process, input, output) = try launchPython(Self.script, [mode.rawValue])
+        (port, pending) = try readPort(process, output)
     }
 
     deinit {

@@ -17,16 +17,10 @@ package final class IdleConnections: @unchecked Sendable {
 
     /// Starts the holder for `port`, holding no connection yet.
     package init(port: Int) throws {
-        process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = [
-            "python3", TestFiles.testsDirectory.appending(path: "Server/idle_connections.py").path, String(port),
-        ]
-        input = Pipe()
-        output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
+        (process, input, output) = try launchPython(
+            TestFiles.testsDirectory.appending(path: "Server/idle_connections.py"),
+            [String(port)]
+        )
     }
 
     deinit { close() }
@@ -37,13 +31,7 @@ package final class IdleConnections: @unchecked Sendable {
         let output = output
         try await offCooperativePool {
             input.fileHandleForWriting.write(Data("\(count)\n".utf8))
-            var line: [UInt8] = []
-            while !line.contains(UInt8(ascii: "\n")) {
-                let data = try output.fileHandleForReading.readAvailableBytes()
-                if data.isEmpty { break }
-                line += data
-            }
-            guard String(decoding: line, as: UTF8.self) == "ok\n" else {
+            guard try readFirstLine(output.fileHandleForReading) == ("ok", []) else {
                 throw FakeAppStoreError(message: "the idle connections' holder stopped before connecting \(count)")
             }
         }
