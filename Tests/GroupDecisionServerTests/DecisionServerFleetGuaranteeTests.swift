@@ -79,9 +79,7 @@ struct DecisionServerFleetGuaranteeTests {
 
     /// The instant the decision server writes as `groupsFetchedAt` (milliseconds, UTC).
     static func timestamp(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
+        try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
     }
 
     @Test(

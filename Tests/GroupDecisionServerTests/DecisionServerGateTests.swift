@@ -2,12 +2,6 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The decision server on the library's rate-limit gate: nothing malformed spends the budget, member
 /// listings have a budget and a gate of their own, and a failed invalidation says what to do without
 /// repeating the shared cache's words.

@@ -3,12 +3,6 @@ import ServingTestSupport
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A running group-decision-server on 127.0.0.1, fetching from the fake App Store, stopped when
 /// released: the one way these tests start the server, and (``exchange(_:)``) the one client
 /// they ask it with, over a raw connection, so a test controls every byte it sends.
@@ -200,20 +194,21 @@ final class DecisionServerProcess: @unchecked Sendable {
         }
 
         /// The `groupsSource` the server appended: `live`, `cache` or `stale`.
-        var groupsSource: String? { field("groupsSource") }
+        var groupsSource: String? { DecisionServerProcess.field("groupsSource", in: text) }
 
         /// The `groupsFetchedAt` the server appended.
-        var groupsFetchedAt: String? { field("groupsFetchedAt") }
+        var groupsFetchedAt: String? { DecisionServerProcess.field("groupsFetchedAt", in: text) }
 
         /// The `decisionId` the server appended.
-        var decisionID: String? { field("decisionId") }
+        var decisionID: String? { DecisionServerProcess.field("decisionId", in: text) }
+    }
 
-        private func field(_ name: String) -> String? {
-            guard let start = text.range(of: "\"\(name)\":\"", options: .backwards),
-                let end = text[start.upperBound...].firstIndex(of: "\"")
-            else { return nil }
-            return String(text[start.upperBound..<end])
-        }
+    /// The last string member `name` of a JSON text, as written.
+    static func field(_ name: String, in text: String) -> String? {
+        guard let start = text.range(of: "\"\(name)\":\"", options: .backwards),
+            let end = text[start.upperBound...].firstIndex(of: "\"")
+        else { return nil }
+        return String(text[start.upperBound..<end])
     }
 
     /// `GET path`.

@@ -5,12 +5,6 @@ import ServingTestSupport
 import Synchronization
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// group-decision-server under what deployments meet.
 ///
 /// Policy edits, Apple's rate limit, slow and too many clients, large answers, hostile bytes. Every

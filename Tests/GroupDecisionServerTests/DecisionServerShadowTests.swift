@@ -82,12 +82,8 @@ struct DecisionServerShadowTests {
             #expect(withShadow.groupsSource == without.groupsSource, "\(path)")
         }
         let lines = try await shadowed.outputLines(paths.count)
-        func field(_ name: String, _ line: String) throws -> String {
-            let start = try #require(line.range(of: "\"\(name)\":\""))
-            return String(line[start.upperBound...].prefix(while: { $0 != "\"" }))
-        }
-        let hashes = try lines.map { try field("customer", $0) }
-        #expect(try lines.map { try field("decisionId", $0) } == ids)
+        let hashes = try lines.map { try #require(DecisionServerProcess.field("customer", in: $0)) }
+        #expect(lines.map { DecisionServerProcess.field("decisionId", in: $0) } == ids)
         // Every decision of either process has an id of its own, later ids after earlier ones.
         #expect(Set(ids + plainIDs).count == 2 * paths.count)
         for serverIDs in [ids, plainIDs] {

@@ -2,12 +2,6 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What group-decision-server refuses before it listens, each with one line naming the flag or
 /// variable and exit status 2, and the options its help lists.
 @Suite("Decision server: what it refuses at start, and its help")
