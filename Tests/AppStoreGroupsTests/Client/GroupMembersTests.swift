@@ -23,12 +23,11 @@ struct GroupMembersTests {
                     hasMore: false
                 )
         )
-        let requests = try await server.log()
-        #expect(requests.map(\.path) == ["/groups/v1/group/ok?limit=10"])
-        #expect(requests.first?.authorization == "ok")
         // Without a limit no query is sent.
         #expect(try await server.client().groupMembers(groupID: "placeholder") == .sandboxPlaceholder)
-        #expect(try await server.log().map(\.path) == ["/groups/v1/group/ok?limit=10", "/groups/v1/group/placeholder"])
+        let requests = try await server.log()
+        #expect(requests.map(\.path) == ["/groups/v1/group/ok?limit=10", "/groups/v1/group/placeholder"])
+        #expect(requests.map(\.authorization) == ["ok", "ok"])
     }
 
     @Test(
@@ -41,16 +40,9 @@ struct GroupMembersTests {
             members.append(member.appTransactionID)
         }
         #expect(members == ["a1", "a2", "a3", "a4", "a5"])
-        let requests = try await server.log()
+        // The paths as sent, each token percent-encoded whole.
         #expect(
-            requests.map(\.query) == [
-                ["limit": ["2"]],
-                ["limit": ["2"], "paginationToken": ["page2-token"]],
-                ["limit": ["2"], "paginationToken": ["page3/token+=&x"]],
-            ]
-        )
-        #expect(
-            requests.map(\.path) == [
+            try await server.log().map(\.path) == [
                 "/groups/v1/group/paged?limit=2",
                 "/groups/v1/group/paged?limit=2&paginationToken=page2-token",
                 "/groups/v1/group/paged?limit=2&paginationToken=page3%2Ftoken%2B%3D%26x",

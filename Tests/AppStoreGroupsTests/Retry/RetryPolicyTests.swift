@@ -153,18 +153,11 @@ struct RetryPolicyTests {
 
     @Test("Retry-After is read as a UNIX time in milliseconds, and nothing else")
     func retryAfterParsing() {
-        #expect(
-            RetryAfter.instant("1700000000123")
-                == Date(timeIntervalSince1970: 1_700_000_000.123)
-        )
-        #expect(
-            RetryAfter.instant(" 1700000000123 ")
-                == Date(timeIntervalSince1970: 1_700_000_000.123)
-        )
-        for garbage in [
-            "", "soon", "5", "1700000000", "-1700000000123", "1700000000123.5", "1 700000000123",
-            "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999",
-        ] {
+        let instant = Date(timeIntervalSince1970: 1_700_000_000.123)
+        #expect(RetryAfter.instant("1700000000123") == instant)
+        #expect(RetryAfter.instant(" 1700000000123 ") == instant)
+        // What the fault tests send through the fake server, and a space among the digits.
+        for garbage in FetcherFaultTests.garbageRetryAfter + ["1 700000000123"] {
             #expect(RetryAfter.instant(garbage) == nil, "\(garbage)")
         }
     }
@@ -172,14 +165,11 @@ struct RetryPolicyTests {
     @Test("waits are rounded up to whole milliseconds; an instant in the past is no wait")
     func pastInstant() {
         let now = Date(timeIntervalSince1970: 1_700_000_010)
-        #expect(Duration.roundedUp(from: now, to: Date(timeIntervalSince1970: 1_700_000_000)) == .zero)
-        #expect(
-            Duration.roundedUp(from: now, to: Date(timeIntervalSince1970: 1_700_000_012.5))
-                == .milliseconds(2_500)
-        )
-        #expect(
-            Duration.roundedUp(from: now, to: Date(timeIntervalSince1970: 1_700_000_010.0002))
-                == .milliseconds(1)
-        )
+        func wait(until seconds: Double) -> Duration {
+            Duration.roundedUp(from: now, to: Date(timeIntervalSince1970: seconds))
+        }
+        #expect(wait(until: 1_700_000_000) == .zero)
+        #expect(wait(until: 1_700_000_012.5) == .milliseconds(2_500))
+        #expect(wait(until: 1_700_000_010.0002) == .milliseconds(1))
     }
 }

@@ -54,11 +54,7 @@ struct TransportTests {
             Careless(contentLength: nil, bodySize: (1 << 20) + 1),
             Careless(contentLength: "2000000", bodySize: 10),
         ] {
-            let client = try AppStoreGroupsClient(
-                server: .sandbox,
-                credentials: credentials,
-                transport: transport
-            )
+            let client = try AppStoreGroupsClient(server: .sandbox, credentials: credentials, transport: transport)
             let error = await expectError { try await client.customerGroups(anyTransactionID: "ok") }
             #expect(error?.code == .responseTooLarge)
         }
