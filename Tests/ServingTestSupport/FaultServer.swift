@@ -1,5 +1,7 @@
 package import AppStoreGroups
 package import Foundation
+import GroupPolicyBasics
+import GroupPolicyTestSupport
 import Testing
 
 /// One thing a client did to a fault server (Server/fault_server.py).
@@ -74,13 +76,6 @@ package final class RefusingPort: Sendable {
     }
 }
 
-extension Duration {
-    /// The duration in seconds, as a floating-point number.
-    package var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
-
 /// Retries that cost little real time: 3 attempts, backoff 100 ms then 200 ms, no jitter.
 package let quickRetries = RetryPolicy(
     maximumAttempts: 3,
@@ -91,50 +86,19 @@ package let quickRetries = RetryPolicy(
     jitter: 0
 )
 
-/// Measures how long `body` takes on the continuous clock, running it on ``DedicatedExecutor``.
+/// Measures how long `body` takes on the continuous clock, running it on a thread of its own
+/// (a ``ThreadExecutor``).
 ///
 /// Other suites' CPU-bound tests can keep both cooperative threads of a two-core machine busy
-/// for seconds; a fault test run there would measure their work, not the client's.
+/// for seconds; a fault test run there would measure their work, not the client's. Its waits for
+/// I/O and for timers resume on that thread too, so they never queue behind other tests.
 package func timed<T>(_ body: () async throws -> T) async rethrows -> (value: T, elapsed: Duration) {
-    try await withTaskExecutorPreference(DedicatedExecutor.shared) {
+    let executor = ThreadExecutor(name: "timed")
+    defer { executor.finish() }
+    return try await withTaskExecutorPreference(executor) {
         let started = ContinuousClock.now
         let value = try await body()
         return (value, ContinuousClock.now - started)
-    }
-}
-
-/// A task executor with one thread of its own, for code whose timing a test measures.
-///
-/// Tasks that prefer it run all their jobs there (waits for I/O and for timers resume there too),
-/// so they never queue behind other tests on Swift's cooperative pool.
-package final class DedicatedExecutor: TaskExecutor, @unchecked Sendable {
-    package static let shared = DedicatedExecutor()
-
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-
-    private init() {
-        let thread = Thread { [self] in run() }
-        thread.name = "AppStoreGroupsTests.DedicatedExecutor"
-        thread.start()
-    }
-
-    package func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.withLock {
-            jobs.append(job)
-            condition.signal()
-        }
-    }
-
-    private func run() {
-        while true {
-            let job = condition.withLock {
-                while jobs.isEmpty { condition.wait() }
-                return jobs.removeFirst()
-            }
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
     }
 }
 
