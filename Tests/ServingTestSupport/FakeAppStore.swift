@@ -100,13 +100,8 @@ package struct FakeAppStore: Sendable {
     /// A request the client gave up on at its deadline may not have been read, let alone logged,
     /// when the error comes back; on a loaded machine the server reads it a little later.
     package func log(count: Int, limit: Duration = .seconds(60)) async throws -> [LoggedRequest] {
-        let end = ContinuousClock.now + limit
-        var requests = try await log()
-        while requests.count < count, ContinuousClock.now < end {
-            try await Task.sleep(for: .milliseconds(50))
-            requests = try await log()
-        }
-        return requests
+        try await waitUntil(atMost: limit) { try await log().count >= count }
+        return try await log()
     }
 
     /// Every request this test's namespace saw, oldest first.
