@@ -180,6 +180,8 @@ struct RedisStoreProofTests {
         #expect(CachedGroupsAnswer(encoded: encoded, boundTo: Array("app:Sandbox:groups:".utf8)) == nil)
         #expect(CachedGroupsAnswer(encoded: encoded, boundTo: []) == nil)
         #expect(CachedGroupsAnswer(encoded: Array(encoded.prefix(17 + key.count - 1)), boundTo: key) == nil)
+        // Another format's tag, the rest intact, is no answer.
+        #expect(CachedGroupsAnswer(encoded: Array("GPA1".utf8) + encoded.dropFirst(4), boundTo: key) == nil)
         // The layout before keys were written in: a tag, the kind, the time, the body.
         let earlier = Array("GPA1".utf8) + [0] + Array(encoded[5..<13]) + answer.body
         #expect(CachedGroupsAnswer(encoded: earlier, boundTo: key) == nil)

@@ -33,6 +33,15 @@ package final class GatedGroupsSource: GroupsSource, Sendable {
         .open()
     }
 
+    /// Releases the held calls, and holds later ones until ``open()``.
+    package func release() {
+        state.withLock { state in
+            defer { state.gate = Gate() }
+            return state.gate
+        }?
+        .open()
+    }
+
     /// How many calls have reached the source.
     package var startedCalls: Int { state.withLock { $0.started } }
 
