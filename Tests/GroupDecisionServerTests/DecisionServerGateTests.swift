@@ -98,13 +98,18 @@ struct DecisionServerGateTests {
         )
     }
 
-    @Test("a failed invalidation answers 503 without the shared cache's text, and no log line names the customer")
+    /// Redis refuses a disabled command with an error that repeats its first arguments: the key,
+    /// and in it the customer id.
+    @Test(
+        "a failed invalidation answers 503 without the shared cache's text, and no log line names the customer",
+        .requires(.redisServer)
+    )
     func invalidationFailureSaysNothingOfTheCache() async throws {
-        let listener = try LoopbackSocket(listening: ())
-        Self.refuseEveryCommand(on: listener)
-        defer { shutdown(listener.descriptor, Int32(SHUT_RDWR)) }
+        let disabled = ["GET", "SET", "EVAL"].flatMap { ["--rename-command", $0, ""] }
+        let redis = try await RedisServer.start(arguments: disabled)
+        defer { redis.stop() }
         let server = try await DecisionServerProcess.start(
-            arguments: ["--redis", "127.0.0.1:\(listener.port)", "--fallback-share", "0.25"]
+            arguments: ["--redis", "127.0.0.1:\(redis.port)", "--fallback-share", "0.25"]
         )
         let customer = "ok2000000123456789"
         #expect(try await server.get("/decision?transactionId=\(customer)").status == 200)
@@ -118,33 +123,5 @@ struct DecisionServerGateTests {
         // The store's errors name the command and a reason of its own, never the refused arguments.
         _ = try await server.logLine { $0.hasPrefix("shared groups cache unavailable") }
         #expect(!server.logLines().contains { $0.contains(customer) }, "\(server.logLines())")
-    }
-
-    /// Answers every command with the error Redis gives for a disabled command, which repeats the
-    /// command's first argument: the key, and in it the customer id.
-    static func refuseEveryCommand(on listener: LoopbackSocket) {
-        let descriptor = listener.descriptor
-        Thread.detachNewThread {
-            while true {
-                let connection = accept(descriptor, nil, nil)
-                guard connection >= 0 else { return }
-                Thread.detachNewThread {
-                    var buffer = [UInt8](repeating: 0, count: 65_536)
-                    while true {
-                        let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-                        guard count > 0 else { break }
-                        // `*N $len CMD $len ARG …`: the command and its first argument.
-                        let parts = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\r\n")
-                        let command = parts.count > 2 ? parts[2] : "?"
-                        let argument = parts.count > 4 ? parts[4] : ""
-                        let reply = Array(
-                            "-ERR unknown command '\(command)', with args beginning with: '\(argument)' \r\n".utf8
-                        )
-                        _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    }
-                    close(connection)
-                }
-            }
-        }
     }
 }
