@@ -54,9 +54,8 @@ struct DecisionServerRobustnessTests {
         try tightened.write(to: file, atomically: true, encoding: .utf8)
         let tightenedDecision = try expected()
         #expect(tightenedDecision.hasPrefix(#"{"capabilities":["x.view"],"#))
-        // Two reload intervals on a quiet machine; a busy one (two busy loops and a parallel test
-        // run) once took seven seconds. What is asserted is that the edit is served, and below
-        // that a broken edit never is.
+        // Two reload intervals on a quiet machine, once seven seconds on a busy one: what is asserted
+        // is that the edit is served, and below that a broken edit never is.
         try await waitUntil { try await server.get(path).decisionText == tightenedDecision }
 
         try "{ \"format\": \"group-policy/v1\", \"id\": ".write(to: file, atomically: false, encoding: .utf8)
@@ -107,13 +106,10 @@ struct DecisionServerRobustnessTests {
         #expect(try await store.log().map(\.path) == ["/groups/v1/currentGroups/ratelimitin_3600000"])
     }
 
-    /// Slow clients drip their heads a byte every half second.
-    ///
-    /// Ten new ones a second: without a way to make room, four places stay taken for the whole
-    /// read timeout (five minutes). One every 10 ms: when connections took an answering place from
-    /// their accept, the two places were held by connections under 50 ms old (too young to evict)
-    /// most of the time, and most requests got 503. A request that waited out a minute fails at
-    /// the client's read timeout.
+    /// Ten new slow clients a second: without a way to make room, four places stay taken for the
+    /// read timeout (five minutes); one every 10 ms: when connections took an answering place from
+    /// their accept, connections too young to evict (under 50 ms) held both, and most requests got
+    /// 503; a request that waited out a minute fails at the client's read timeout.
     @Test(
         "slow clients dripping their heads, however fast they come, never keep a normal client from being served",
         arguments: [
@@ -123,12 +119,7 @@ struct DecisionServerRobustnessTests {
     )
     func slowClientsDoNotStarveOthers(arguments: [String], connectionsPerSecond: Int) async throws {
         let server = try await DecisionServerProcess.start(arguments: arguments)
-        let loris = SlowLoris(
-            port: server.port,
-            connectionsPerSecond: connectionsPerSecond,
-            byteInterval: .milliseconds(500)
-        )
-        loris.start()
+        let loris = SlowLoris(port: server.port, connectionsPerSecond: connectionsPerSecond)
         defer { loris.stop() }
         try await Task.sleep(for: .seconds(1))
         var statuses: [Int] = []
@@ -219,9 +210,8 @@ struct DecisionServerRobustnessTests {
                 "GET /decision?transactionId=ok1 HTTP/1.1\r\nHost: x\r\nX-Filler: \(String(repeating: "a", count: 2000))\r\n\r\n"
             )
             #expect(refused.error == nil, "the connection was reset instead of answered")
-            // On a busy machine the eight seconds can pass during these exchanges: a place that a
-            // slow answer freed may serve a newcomer, which is right. So a 200 is allowed only
-            // after a slow answer has arrived; before that, every newcomer is refused whole.
+            // A place a slow answer freed (the eight seconds can pass here on a busy machine) may
+            // rightly serve a newcomer; before a slow answer arrives, every newcomer is refused whole.
             if refused.status == 200 {
                 try await waitUntil(atMost: .seconds(5)) { slowAnswered.withLock { $0 } }
                 break
@@ -242,10 +232,9 @@ struct DecisionServerRobustnessTests {
     @Test("a flood of idle connections far beyond capacity still gets every client an answer, never a reset")
     func idleFloodIsNeverAReset() async throws {
         let server = try await DecisionServerProcess.start(arguments: ["--max-connections", "2"])
-        // A thousand connections that send nothing and never close: each is refused (503) or
-        // evicted (408) and then drains for a second. Closing them without an answer once the
-        // threads that answered refusals were all taken turned the next clients' requests into
-        // resets for that second. A child process holds them (see `IdleConnections`).
+        // A thousand connections (held by a child process, see `IdleConnections`) that send nothing
+        // and never close: each is refused (503) or evicted (408), then drains for a second. Closing
+        // them unanswered once the refusals' threads were all taken reset the next clients' requests.
         let idle = try IdleConnections(port: server.port)
         defer { idle.close() }
         // A request after every fifty of them, so some arrive while the most are draining.
@@ -292,21 +281,12 @@ struct DecisionServerRobustnessTests {
 }
 
 /// Slow-loris clients: new connections at a steady rate, each sending one byte of a request head
-/// at a time and never finishing it.
+/// every half second and never finishing it, from their start until ``stop()``.
 final class SlowLoris: @unchecked Sendable {
-    private let port: Int
-    private let connectionsPerSecond: Int
-    private let byteInterval: Duration
     private let stopped = Atomic(false)
     private let done = DispatchSemaphore(value: 0)
 
-    init(port: Int, connectionsPerSecond: Int, byteInterval: Duration) {
-        self.port = port
-        self.connectionsPerSecond = connectionsPerSecond
-        self.byteInterval = byteInterval
-    }
-
-    func start() {
+    init(port: Int, connectionsPerSecond: Int) {
         Thread.detachNewThread { [self] in
             var open: [(connection: RawConnection, next: ContinuousClock.Instant)] = []
             var nextConnection = ContinuousClock.now
@@ -320,7 +300,7 @@ final class SlowLoris: @unchecked Sendable {
                 }
                 // One the server closed is let go, so this process holds only live ones.
                 open.removeAll { $0.next <= now && !$0.connection.send([UInt8(ascii: "G")]) }
-                for index in open.indices where open[index].next <= now { open[index].next = now + byteInterval }
+                for index in open.indices where open[index].next <= now { open[index].next = now + .milliseconds(500) }
                 usleep(10_000)
             }
             open.removeAll()
