@@ -35,37 +35,6 @@ struct DecisionServerFleetGuaranteeTests {
         return servers
     }
 
-    /// Drives each server with two clients until `end`.
-    ///
-    /// Each client asks for customers nobody asked for before (`<prefix><server>_<client>_<n>`):
-    /// every decision needs Apple, so the fleet spends all the budget it is given, and callers
-    /// always wait on reserved tokens. A refusal for the budget (one of `refusals`, with
-    /// Retry-After) is followed by a pause.
-    static func drive(
-        _ servers: [DecisionServerProcess],
-        prefix: String,
-        until end: ContinuousClock.Instant,
-        refusals: [Int]
-    ) async throws {
-        try await withThrowingTaskGroup { group in
-            for (index, server) in servers.enumerated() {
-                for client in 0..<2 {
-                    group.addTask {
-                        var sequence = 0
-                        while ContinuousClock.now < end {
-                            sequence += 1
-                            let path = "/decision?transactionId=\(prefix)\(index)_\(client)_\(sequence)"
-                            let answer = try await server.get(path)
-                            #expect(([200] + refusals).contains(answer.status))
-                            if answer.status != 200 { try await Task.sleep(for: .milliseconds(50)) }
-                        }
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-    }
-
     /// The most of the sorted instants `times` (milliseconds) within any `window` milliseconds.
     static func busiest(_ times: [Int64], window: Int64) -> Int {
         var busiest = 0
@@ -75,11 +44,6 @@ struct DecisionServerFleetGuaranteeTests {
             busiest = max(busiest, high - low + 1)
         }
         return busiest
-    }
-
-    /// The instant the decision server writes as `groupsFetchedAt` (milliseconds, UTC).
-    static func timestamp(_ text: String) -> Date? {
-        try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
     }
 
     @Test(
@@ -129,7 +93,8 @@ struct DecisionServerFleetGuaranteeTests {
                     if answer.status == 200 {
                         served += 1
                         if index == 3 { servedByCutOff += 1 }
-                        let fetchedAt = try #require(answer.groupsFetchedAt.flatMap(Self.timestamp))
+                        let written = try #require(answer.groupsFetchedAt)
+                        let fetchedAt = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(written)
                         if fetchedAt < invalidatedAt { old += 1 }
                     } else {
                         #expect(answer.status == 503)
@@ -149,27 +114,14 @@ struct DecisionServerFleetGuaranteeTests {
         #expect(served > 0)
     }
 
-    /// How a test loses the fleet's budget.
-    enum Loss: String {
-        /// None: what the fleet sends without a loss, for comparison.
-        case none
-        /// One `FLUSHALL`.
-        case flushOnce
-        /// One `DEL` of the budget keys.
-        case deleteOnce
-        /// A `FLUSHALL` every second.
-        case flushEverySecond
-    }
+    /// How a test loses the fleet's budget: not at all (what the fleet sends without a loss, for
+    /// comparison), one `FLUSHALL`, one `DEL` of the budget keys, or a `FLUSHALL` every second.
+    enum Loss: String { case none, flushOnce, deleteOnce, flushEverySecond }
 
-    /// How the first servers reach Redis.
-    enum Link: String {
-        /// Nothing listens at the address they are given.
-        case refused
-        /// A proxy that accepts and holds every call for an hour.
-        case silent
-        /// A proxy that forwards every call 200 ms late: not cut off.
-        case slow
-    }
+    /// How the first servers reach Redis: refused (nothing listens at the address they are given),
+    /// silent (a proxy that accepts and holds every call for an hour), or slow (a proxy that
+    /// forwards every call 200 ms late: not cut off).
+    enum Link: String { case refused, silent, slow }
 
     /// What befalls the fleet's budget of `rate` requests a second (a burst of as many): the
     /// first `cutOff` servers reach Redis by `link`, and the budget is lost as `loss` says.
@@ -230,8 +182,28 @@ struct DecisionServerFleetGuaranteeTests {
             }
             return count
         }
-        // Refused for the budget with Retry-After: 503, or 429 from a server cut off.
-        try await Self.drive(servers, prefix: "fleet", until: end, refusals: trouble.cutOff == 0 ? [503] : [429, 503])
+        // Two clients a server, each asking for customers nobody asked for before
+        // (`fleet<server>_<client>_<n>`): every decision needs Apple, so the fleet spends all the
+        // budget it is given, and callers always wait on reserved tokens. A refusal for the budget
+        // with Retry-After (503, or 429 from a server cut off) is followed by a pause.
+        let refusals = trouble.cutOff == 0 ? [503] : [429, 503]
+        try await withThrowingTaskGroup { group in
+            for (index, server) in servers.enumerated() {
+                for client in 0..<2 {
+                    group.addTask {
+                        var sequence = 0
+                        while ContinuousClock.now < end {
+                            sequence += 1
+                            let path = "/decision?transactionId=fleet\(index)_\(client)_\(sequence)"
+                            let answer = try await server.get(path)
+                            #expect(([200] + refusals).contains(answer.status))
+                            if answer.status != 200 { try await Task.sleep(for: .milliseconds(50)) }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
         let lost = try await losses.value
         let requests = try await servers[0].appStore.log()
         let times = requests.map(\.timeMs).sorted()
