@@ -37,11 +37,11 @@ final class DecisionServerProcess: @unchecked Sendable {
 
     /// The built binary next to the test runner, or in the package's default build folder.
     static func binary() throws -> URL {
-        var candidates: [URL] = []
-        if let runner = Bundle.main.executableURL {
-            candidates.append(runner.deletingLastPathComponent().appending(path: "group-decision-server"))
-        }
-        candidates.append(TestFiles.packageRoot.appending(path: ".build/debug/group-decision-server"))
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            TestFiles.packageRoot.appending(path: ".build/debug"),
+        ]
+        .compactMap { $0?.appending(path: "group-decision-server") }
         let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
         return try #require(
             found,
