@@ -6,19 +6,15 @@ import Testing
 
 @Suite("Retry policy")
 struct RetryPolicyTests {
-    @Test("backoff doubles from the initial wait up to the maximum")
-    func exponential() {
+    @Test("backoff doubles from the initial wait up to the maximum; jitter takes a random share of the wait off")
+    func backoff() {
         let policy = RetryPolicy(initialBackoff: .milliseconds(500), maximumBackoff: .seconds(3), jitter: 0)
         let waits = (1...6).map { policy.backoff(beforeRetry: $0, random: 0.99) }
         #expect(waits == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3)])
-    }
-
-    @Test("jitter takes a random share of the wait off")
-    func jitter() {
-        let policy = RetryPolicy(initialBackoff: .seconds(1), jitter: 0.5)
-        #expect(policy.backoff(beforeRetry: 1, random: 0) == .seconds(1))
-        #expect(policy.backoff(beforeRetry: 1, random: 0.5) == .milliseconds(750))
-        #expect(policy.backoff(beforeRetry: 2, random: 1) == .seconds(1))
+        let jittered = RetryPolicy(initialBackoff: .seconds(1), jitter: 0.5)
+        #expect(jittered.backoff(beforeRetry: 1, random: 0) == .seconds(1))
+        #expect(jittered.backoff(beforeRetry: 1, random: 0.5) == .milliseconds(750))
+        #expect(jittered.backoff(beforeRetry: 2, random: 1) == .seconds(1))
     }
 
     @Test(
@@ -38,19 +34,9 @@ struct RetryPolicyTests {
         #expect(sleeps.last.map { $0 > .milliseconds(500) && $0 <= .seconds(1) } == true)
     }
 
-    static let totalTwoSeconds = RetryPolicy(
-        maximumAttempts: 10,
-        maximumTotalWait: .seconds(2),
-        initialBackoff: .milliseconds(500),
-        maximumBackoff: .seconds(8),
-        jitter: 0
-    )
-    static let totalExactly = RetryPolicy(
-        maximumAttempts: 3,
-        maximumTotalWait: .milliseconds(1_500),
-        initialBackoff: .milliseconds(500),
-        jitter: 0
-    )
+    // Backoffs of 0.5 s, 1 s, 2 s … (the defaults) without jitter.
+    static let totalTwoSeconds = RetryPolicy(maximumAttempts: 10, maximumTotalWait: .seconds(2), jitter: 0)
+    static let totalExactly = RetryPolicy(maximumTotalWait: .milliseconds(1_500), jitter: 0)
     static let totalZero = RetryPolicy(maximumAttempts: 3, maximumTotalWait: .zero, jitter: 0)
     /// Long waits, spent on the stepping clock only, so the attempts' real time is nothing beside
     /// them (and short enough for the tokens' iat to pass the server's check).
