@@ -184,9 +184,9 @@ struct FetcherFaultTests {
 
     /// Checks that nothing crossed the wire in the clear.
     ///
-    /// A plain server saw one connection per attempt, each sending a TLS handshake record (0x16,
-    /// version 3.x), never an HTTP request, so the Authorization header never went out. A TLS server saw the client judge its certificate and refuse it with an alert: no
-    /// handshake completed, so no request (and no token) ever went out.
+    /// A plain server saw one connection per attempt, each a TLS handshake record (0x16, version
+    /// 3.x), never an HTTP request, so the Authorization header never went out. A TLS server saw the
+    /// client refuse its certificate with an alert: no handshake completed, so no request went out.
     static func checkNothingSentInTheClear(_ events: [FaultServerEvent], plain: Bool, scan: SecretScan) throws {
         guard plain else {
             #expect(events.map(\.event) == ["handshake-failed", "handshake-failed", "handshake-failed"])
@@ -254,12 +254,8 @@ struct FetcherFaultTests {
         let start = Date(timeIntervalSince1970: Double(startMilliseconds) / 1000)
         // This client's clock moves only by its waits.
         let time = RecordingTimeSource(steppingFrom: start, spendsWaits: storm.spendsWaits)
-        let client = try Self.client(
-            server.baseURL,
-            timeout: Self.answerTimeout,
-            retryPolicy: storm.policy,
-            timeSource: time.timeSource
-        )
+        let policy = storm.policy
+        let client = try server.client(retryPolicy: policy, timeout: Self.answerTimeout, timeSource: time.timeSource)
         let step = Int64(storm.step.seconds * 1000)
         let (error, elapsed) = await timed {
             await expectError {
