@@ -91,12 +91,8 @@ struct DecisionServerFleetTests {
         #expect(try await server.post("/invalidate?transactionId=ok1").status == 503)
         #expect(try await server.get("/decision?transactionId=ok1").groupsSource == "live")
         #expect(server.logLines().filter { $0.contains("shared groups cache unavailable") }.count == 1)
-        #expect(
-            try await server.appStore.log().map(\.path) == [
-                "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/unauthorized",
-                "/groups/v1/currentGroups/ok1",
-            ]
-        )
+        let fetched = ["ok1", "ok1", "unauthorized", "ok1"]
+        #expect(try await server.appStore.log().map(\.path) == fetched.map { "/groups/v1/currentGroups/\($0)" })
     }
 
     @Test(
@@ -172,11 +168,7 @@ struct DecisionServerFleetTests {
         #expect(try await server.get("/invalidate?all=true").status == 405)
         #expect(try await server.post("/invalidate").status == 400)
         #expect(try await server.post("/invalidate?transactionId=not%20an%20id").status == 400)
-        #expect(
-            try await server.appStore.log().map(\.path) == [
-                "/groups/v1/currentGroups/ok1", "/groups/v1/currentGroups/ok2", "/groups/v1/currentGroups/ok1",
-                "/groups/v1/currentGroups/ok2",
-            ]
-        )
+        let fetched = ["ok1", "ok2", "ok1", "ok2"]
+        #expect(try await server.appStore.log().map(\.path) == fetched.map { "/groups/v1/currentGroups/\($0)" })
     }
 }

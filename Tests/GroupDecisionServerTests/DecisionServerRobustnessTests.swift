@@ -258,12 +258,8 @@ struct DecisionServerRobustnessTests {
         for id in ["big_100_a", "big_100_b", "big_100_a", "big_100_c", "big_100_a", "big_100_b"] {
             #expect(try await server.get("/decision?transactionId=\(id)").status == 200)
         }
-        #expect(
-            try await server.appStore.log().map(\.path) == [
-                "/groups/v1/currentGroups/big_100_a", "/groups/v1/currentGroups/big_100_b",
-                "/groups/v1/currentGroups/big_100_c", "/groups/v1/currentGroups/big_100_b",
-            ]
-        )
+        let fetched = ["a", "b", "c", "b"]
+        #expect(try await server.appStore.log().map(\.path) == fetched.map { "/groups/v1/currentGroups/big_100_\($0)" })
     }
 
     @Test("the access log escapes control characters in the request path")
