@@ -66,11 +66,13 @@ struct PrivateKeyTests {
     @Test("empty ids fail at configuration")
     func emptyIDs() throws {
         let pem = try TestFiles.text("test-key.p8")
-        for credentials in [
-            AppStoreCredentials(keyID: "", issuerID: "I", bundleID: "B", privateKeyPEM: pem),
-            AppStoreCredentials(keyID: "K", issuerID: "", bundleID: "B", privateKeyPEM: pem),
-            AppStoreCredentials(keyID: "K", issuerID: "I", bundleID: "", privateKeyPEM: pem),
-        ] {
+        for (keyID, issuerID, bundleID) in [("", "I", "B"), ("K", "", "B"), ("K", "I", "")] {
+            let credentials = AppStoreCredentials(
+                keyID: keyID,
+                issuerID: issuerID,
+                bundleID: bundleID,
+                privateKeyPEM: pem
+            )
             #expect(throws: AppStoreGroupsError.self) {
                 try AppStoreGroupsClient(server: .sandbox, credentials: credentials)
             }

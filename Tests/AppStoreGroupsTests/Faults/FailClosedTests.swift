@@ -68,10 +68,7 @@ struct FailClosedTests {
         let refusing = try RefusingPort()
         let clients = [
             (try FetcherFaultTests.client(refusing.baseURL, timeout: .seconds(3), timeSource: .system), "ok"),
-            (
-                try FetcherFaultTests.client(server.baseURL, timeout: .seconds(3), timeSource: .system),
-                "ratelimitin_100"
-            ),
+            (try server.client(retryPolicy: quickRetries, timeout: .seconds(3)), "ratelimitin_100"),
         ]
         let policy = try Policy(contentsOfDirectory: TestFiles.packageRoot.appending(path: "Policies").path)
         var lines: [String] = []
