@@ -101,10 +101,9 @@ final class DecisionServerProcess: @unchecked Sendable {
 
     /// Runs the server with `arguments` until it exits, for what it refuses at start.
     ///
-    /// It runs under `timeout`, so a server that starts and keeps running ends the test (status
-    /// 124) rather than hanging it. The servers stop within a second on an idle machine; the two
-    /// minutes are for a machine busy with the rest of the suite (one CI run saw a server outlast
-    /// 30 seconds).
+    /// It runs under `timeout`, so a server that keeps running ends the test (status 124) rather
+    /// than hanging it: within two minutes, for a machine busy with the rest of the suite (one CI
+    /// run saw a server outlast 30 seconds; on an idle machine they stop within a second).
     static func runToExit(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessResult {
         try await runProcess(
             URL(filePath: "/usr/bin/timeout"),
