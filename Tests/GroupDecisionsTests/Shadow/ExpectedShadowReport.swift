@@ -30,7 +30,6 @@ struct ExpectedShadowReport {
     }
 
     private var rows: [Key: Row] = [:]
-    private var rowsInOrder: [Key] = []
     var decisions = 0
     var changedDecisions = 0
     var dropped = 0
@@ -67,7 +66,6 @@ struct ExpectedShadowReport {
                         continue
                     }
                     rows[key] = Row(key: key)
-                    rowsInOrder.append(key)
                 }
                 rows[key]?.groups += 1
                 if seenInThisDecision.insert(key).inserted {
@@ -101,7 +99,7 @@ struct ExpectedShadowReport {
         func before(_ left: [[UInt8]], _ right: [[UInt8]]) -> Bool {
             left.lexicographicallyPrecedes(right) { $0.lexicographicallyPrecedes($1) }
         }
-        let sorted = rowsInOrder.compactMap { rows[$0] }.sorted { left, right in
+        let sorted = rows.values.sorted { left, right in
             if left.decisions != right.decisions { return left.decisions > right.decisions }
             if left.key.capability != right.key.capability {
                 return left.key.capability.lexicographicallyPrecedes(right.key.capability)

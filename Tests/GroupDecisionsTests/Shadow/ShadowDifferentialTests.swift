@@ -86,7 +86,6 @@ struct ShadowDifferentialTests {
 
     /// Serves 40 decisions for 12 customers through a service with the candidate, and checks its
     /// report against the independent computation of the same decisions.
-    @discardableResult
     private func compare(
         live: PolicyDirectory,
         candidate: PolicyDirectory,
@@ -109,11 +108,7 @@ struct ShadowDifferentialTests {
         for _ in 0..<40 {
             let customer = "c\(random.int(0...11))"
             let context = random.context()
-            let served = try await service.decision(
-                anyTransactionID: customer,
-                entitlements: context.entitlements,
-                environment: context.environment
-            )
+            let served = try await service.decide(customer, in: context)
             let response = try #require(answers[customer])
             expected.add(
                 live: liveStore.current.evaluate(response, in: context),

@@ -51,9 +51,7 @@ struct ShadowQueueTests {
         try await offCooperativePool { entered.wait() }
         #expect(service.shadowReport.decisions == 0)
         // The queue takes 1,000 more; the 7 after are served, not compared, and counted.
-        for _ in 0..<1_007 {
-            _ = try await service.decision(anyTransactionID: "admin", environment: .production)
-        }
+        try await ShadowServiceTests.serve(service, Array(repeating: "admin", count: 1_007))
         #expect(service.shadowReport.skippedDecisions == 7)
         service.shadow.beforeComparison.withLock { $0 = nil }
         release.signal()

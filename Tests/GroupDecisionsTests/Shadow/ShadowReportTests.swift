@@ -79,15 +79,12 @@ struct ShadowReportTests {
             candidatePolicies: try candidate.store()
         )
         .service
-        for customer in 0..<10 {
-            _ = try await service.decision(anyTransactionID: "c\(customer)", environment: .production)
-        }
+        try await ShadowServiceTests.serve(service, (0..<10).map { "c\($0)" })
         var report = await service.settledShadowReport()
         #expect(report.changes.count == 10_000)
         #expect(report.dropped == 0)
         // The eleventh customer's 1,000 types find no room; the first customer's find their rows.
-        _ = try await service.decision(anyTransactionID: "c10", environment: .production)
-        _ = try await service.decision(anyTransactionID: "c0", environment: .production)
+        try await ShadowServiceTests.serve(service, ["c10", "c0"])
         report = await service.settledShadowReport()
         #expect(report.changes.count == ShadowReport.maximumChanges)
         #expect(report.dropped == 1_000)

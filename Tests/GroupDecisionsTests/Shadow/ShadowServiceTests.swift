@@ -77,6 +77,12 @@ struct ShadowServiceTests {
         .service
     }
 
+    /// A report of nothing compared since `seconds` past 08:00, with `candidate` as the candidate's revision.
+    func emptyReport(candidate: String? = nil, since seconds: Double = 0) -> ShadowReport {
+        let since = Date(timeIntervalSince1970: 1_800_000_000 + seconds)
+        return emptyShadowReport(liveRevision: liveStore.revision, candidateRevision: candidate, since: since)
+    }
+
     /// Serves each customer in turn and returns the decisions' ids, in the same order.
     @discardableResult
     static func serve(_ service: GroupDecisionService, _ customers: [String]) async throws -> [String] {
@@ -93,16 +99,17 @@ struct ShadowServiceTests {
         let customers = ["admin", "seat", "family", "both", "nothing", "admin"]
         let ids = try await Self.serve(service, customers)
         let report = await service.settledShadowReport()
-        /// A row with its rules under both policies, and its examples as `<decision index> <group id>`.
-        func row(
-            _ capability: String,
-            _ direction: ShadowReport.Direction,
-            _ type: String,
-            _ live: [String],
-            _ candidate: [String],
-            _ groups: Int,
-            _ examples: String
-        ) -> ShadowReport.Change {
+        // Each row with its rules under both policies, and its examples as `<decision index> <group id>`.
+        let rows: [(String, ShadowReport.Direction, String, [String], [String], Int, String)] = [
+            ("team.templates", .lost, "ORGANIZATION", ["templates"], [], 5, "0 org1, 1 org1, 3 org2, 5 org1"),
+            ("workspace.export", .gained, "ORGANIZATION", [], ["admins-manage"], 3, "0 org1, 3 org2, 5 org1"),
+            ("workspace.view", .gained, "CONSUMER", [], ["consumers-view"], 2, "2 fam1, 3 fam2"),
+            ("workspace.view", .lost, "ORGANIZATION", ["members-view"], ["no-view-for-none"], 1, "1 org1"),
+        ]
+        var expected = emptyReport(candidate: candidateStore.revision)
+        expected.decisions = 6
+        expected.changedDecisions = 5
+        expected.changes = rows.map { capability, direction, type, live, candidate, groups, examples in
             let examples = examples.split(separator: ", ").map { example in
                 let parts = example.split(separator: " ")
                 let index = Int(parts[0]) ?? 0
@@ -120,20 +127,6 @@ struct ShadowServiceTests {
                 examples: examples
             )
         }
-        let expected = ShadowReport(
-            liveRevision: liveStore.revision,
-            candidateRevision: candidateStore.revision,
-            since: Date(timeIntervalSince1970: 1_800_000_000),
-            decisions: 6,
-            changedDecisions: 5,
-            dropped: 0,
-            changes: [
-                row("team.templates", .lost, "ORGANIZATION", ["templates"], [], 5, "0 org1, 1 org1, 3 org2, 5 org1"),
-                row("workspace.export", .gained, "ORGANIZATION", [], ["admins-manage"], 3, "0 org1, 3 org2, 5 org1"),
-                row("workspace.view", .gained, "CONSUMER", [], ["consumers-view"], 2, "2 fam1, 3 fam2"),
-                row("workspace.view", .lost, "ORGANIZATION", ["members-view"], ["no-view-for-none"], 1, "1 org1"),
-            ]
-        )
         #expect(report == expected)
     }
 
@@ -145,16 +138,8 @@ struct ShadowServiceTests {
         for _ in 0..<60 {
             let customer = random.pick(Array(Self.answers.keys).sorted())
             let context = random.context()
-            let served = try await with.decision(
-                anyTransactionID: customer,
-                entitlements: context.entitlements,
-                environment: context.environment
-            )
-            let reference = try await without.decision(
-                anyTransactionID: customer,
-                entitlements: context.entitlements,
-                environment: context.environment
-            )
+            let served = try await with.decide(customer, in: context)
+            let reference = try await without.decide(customer, in: context)
             // Every decision has an id of its own; apart from it, the bytes are the same.
             #expect(served.decisionID != reference.decisionID)
             for (pretty, provenance) in [(false, false), (false, true), (true, false), (true, true)] {
@@ -170,11 +155,26 @@ struct ShadowServiceTests {
         #expect((await without.settledShadowReport()).decisions == 0)
     }
 
-    @Test("without a candidate: no candidate revision, nothing counted; without a log: no customer hash")
+    @Test(
+        "without a candidate: no candidate revision, nothing counted; one that does not load is left out, set once it loads it counts; without a log: no customer hash"
+    )
     func withoutCandidateOrLog() async throws {
+        let broken = try PolicyDirectory(["team.json": "{ \"format\": \"group-policy/v1\", "])
+        #expect(throws: GroupPolicyError.self) { try broken.store() }
         let service = try self.service(candidate: false)
         try await Self.serve(service, ["admin", "seat"])
-        #expect((await service.settledShadowReport()) == emptyShadowReport(liveRevision: liveStore.revision))
+        #expect(await service.settledShadowReport() == emptyReport())
+        try broken.write("team.json", Self.candidate)
+        clock.advance(by: .seconds(5))
+        service.candidatePolicies = try broken.store()
+        #expect(await service.settledShadowReport() == emptyReport(candidate: candidateStore.revision, since: 5))
+        try await Self.serve(service, ["admin"])
+        let counted = await service.settledShadowReport()
+        #expect(counted.decisions == 1)
+        #expect(counted.changedDecisions == 1)
+        service.candidatePolicies = nil
+        try await Self.serve(service, ["admin"])
+        #expect(await service.settledShadowReport() == emptyReport(since: 5))
         let unlogged = try self.service(log: false)
         let ids = try await Self.serve(unlogged, ["seat"])
         let examples = (await unlogged.settledShadowReport()).changes.flatMap(\.examples)
@@ -187,43 +187,28 @@ struct ShadowServiceTests {
         )
     }
 
-    @Test("reset starts the report again from now")
-    func reset() async throws {
+    @Test("a reset, or a reload of the live policy, starts the report again from now, with the new live revision")
+    func resetAndLiveReload() async throws {
         let service = try self.service()
         try await Self.serve(service, ["admin", "seat"])
         #expect((await service.settledShadowReport()).decisions == 2)
         clock.advance(by: .seconds(90))
         service.resetShadowReport()
-        let report = await service.settledShadowReport()
-        #expect(report.decisions == 0)
-        #expect(report.changedDecisions == 0)
-        #expect(report.changes.isEmpty)
-        #expect(report.since == Date(timeIntervalSince1970: 1_800_000_090))
+        #expect(await service.settledShadowReport() == emptyReport(candidate: candidateStore.revision, since: 90))
         try await Self.serve(service, ["family"])
-        #expect((await service.settledShadowReport()).decisions == 1)
-        #expect((await service.settledShadowReport()).changes.map(\.capability) == ["workspace.view"])
-    }
-
-    @Test("a candidate that does not load: the service serves without it; set once it loads, it counts")
-    func candidateThatDoesNotLoad() async throws {
-        let broken = try PolicyDirectory(["team.json": "{ \"format\": \"group-policy/v1\", "])
-        #expect(throws: GroupPolicyError.self) { try broken.store() }
-        let service = try self.service(candidate: false)
-        try await Self.serve(service, ["admin"])
-        #expect((await service.settledShadowReport()).candidateRevision == nil)
-        #expect((await service.settledShadowReport()).decisions == 0)
-        try broken.write("team.json", Self.candidate)
-        clock.advance(by: .seconds(5))
-        service.candidatePolicies = try broken.store()
-        #expect((await service.settledShadowReport()).candidateRevision == candidateStore.revision)
-        #expect((await service.settledShadowReport()).since == Date(timeIntervalSince1970: 1_800_000_005))
-        try await Self.serve(service, ["admin"])
-        #expect((await service.settledShadowReport()).decisions == 1)
-        #expect((await service.settledShadowReport()).changedDecisions == 1)
-        service.candidatePolicies = nil
-        try await Self.serve(service, ["admin"])
-        #expect((await service.settledShadowReport()).candidateRevision == nil)
-        #expect((await service.settledShadowReport()).decisions == 0)
+        let afterReset = await service.settledShadowReport()
+        #expect(afterReset.decisions == 1)
+        #expect(afterReset.changes.map(\.capability) == ["workspace.view"])
+        try liveDirectory.write("team.json", Self.candidate)
+        guard case .reloaded = liveStore.reload() else {
+            Issue.record("the live policy did not reload")
+            return
+        }
+        try await Self.serve(service, ["admin", "seat"])
+        let report = await service.settledShadowReport()
+        #expect(report.liveRevision == candidateStore.revision)
+        #expect(report.decisions == 2)
+        #expect(report.changedDecisions == 0)
     }
 
     @Test("a candidate reload that fails changes nothing; one that succeeds starts the report again")
@@ -239,9 +224,10 @@ struct ShadowServiceTests {
         #expect((await service.settledShadowReport()) == before)
         // Still compared against the last good version.
         try await Self.serve(service, ["family"])
-        #expect((await service.settledShadowReport()).decisions == 4)
-        #expect((await service.settledShadowReport()).candidateRevision == before.candidateRevision)
-        #expect((await service.settledShadowReport()).changes.first { $0.groupType == "CONSUMER" }?.decisions == 2)
+        let still = await service.settledShadowReport()
+        #expect(still.decisions == 4)
+        #expect(still.candidateRevision == before.candidateRevision)
+        #expect(still.changes.first { $0.groupType == "CONSUMER" }?.decisions == 2)
 
         clock.advance(by: .seconds(30))
         try candidateDirectory.write("team.json", Self.live)
@@ -249,29 +235,11 @@ struct ShadowServiceTests {
             Issue.record("the fixed candidate did not reload")
             return
         }
-        let restarted = await service.settledShadowReport()
-        #expect(restarted.candidateRevision == liveStore.revision)
-        #expect(restarted.since == Date(timeIntervalSince1970: 1_800_000_030))
-        #expect(restarted.decisions == 0)
+        #expect(await service.settledShadowReport() == emptyReport(candidate: liveStore.revision, since: 30))
         try await Self.serve(service, ["admin", "seat", "family"])
-        #expect((await service.settledShadowReport()).decisions == 3)
-        #expect((await service.settledShadowReport()).changedDecisions == 0)
-    }
-
-    @Test("a reload of the live policy starts the report again, with the new live revision")
-    func liveReload() async throws {
-        let service = try self.service()
-        try await Self.serve(service, ["admin", "seat"])
-        try liveDirectory.write("team.json", Self.candidate)
-        guard case .reloaded = liveStore.reload() else {
-            Issue.record("the live policy did not reload")
-            return
-        }
-        try await Self.serve(service, ["admin", "seat"])
-        let report = await service.settledShadowReport()
-        #expect(report.liveRevision == candidateStore.revision)
-        #expect(report.decisions == 2)
-        #expect(report.changedDecisions == 0)
+        let unchanged = await service.settledShadowReport()
+        #expect(unchanged.decisions == 3)
+        #expect(unchanged.changedDecisions == 0)
     }
 
     @Test("eight tasks recording at once: every decision and every change counted exactly")

@@ -27,9 +27,9 @@ final class PolicyDirectory: @unchecked Sendable {
         try Data(text.utf8).write(to: url.appending(path: name))
     }
 
-    /// A store over the directory.
-    func store() throws -> PolicyStore {
-        try PolicyStore(contentsOf: path, reloadInterval: .seconds(3600))
+    /// A store over the directory, reloading every `reloadInterval` when run.
+    func store(reloadInterval: Duration = .seconds(3600)) throws -> PolicyStore {
+        try PolicyStore(contentsOf: path, reloadInterval: reloadInterval)
     }
 }
 
@@ -46,12 +46,17 @@ func shadowTestHash(_ customer: String) -> String {
     SHA256Hasher.hex(SHA256Hasher.hash(shadowTestSalt + Array(customer.utf8)))
 }
 
-/// A report without a candidate, of nothing compared since 2027-01-15T08:00:00Z.
-func emptyShadowReport(liveRevision: String) -> ShadowReport {
+/// A report of nothing compared since `since` (2027-01-15T08:00:00Z unless told), without a
+/// candidate unless told its revision.
+func emptyShadowReport(
+    liveRevision: String,
+    candidateRevision: String? = nil,
+    since: Date = Date(timeIntervalSince1970: 1_800_000_000)
+) -> ShadowReport {
     ShadowReport(
         liveRevision: liveRevision,
-        candidateRevision: nil,
-        since: Date(timeIntervalSince1970: 1_800_000_000),
+        candidateRevision: candidateRevision,
+        since: since,
         decisions: 0,
         changedDecisions: 0,
         dropped: 0,
@@ -66,4 +71,15 @@ func policyText(id: String = "p", capabilities: [String], rules: String) -> Stri
         { "format": "group-policy/v1", "id": "\(id)", "capabilities": { \(declarations) },
           "rules": \(rules) }
         """
+}
+
+extension GroupDecisionService {
+    /// The decision for `customer` with `context`'s entitlements, in its environment.
+    func decide(_ customer: String, in context: EvaluationContext) async throws -> ServedDecision {
+        try await decision(
+            anyTransactionID: customer,
+            entitlements: context.entitlements,
+            environment: context.environment
+        )
+    }
 }
