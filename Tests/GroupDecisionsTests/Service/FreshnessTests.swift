@@ -59,12 +59,18 @@ struct FreshnessTests {
         return (service, run)
     }
 
+    /// The compact JSON's last keys of `served`, fetched at the start and served stale for `reason`
+    /// `age` milliseconds after.
+    static func staleKeys(_ served: ServedDecision, reason: String, age: Int) -> String {
+        #""groupsSource":"stale","groupsFetchedAt":"2027-01-15T08:00:00.000Z","#
+            + #""policyRevision":"49c9b1f4e538bd3a","decisionId":"\#(served.decisionID)","#
+            + #""groupsStaleReason":"\#(reason)","groupsAgeMilliseconds":\#(age)}"#
+    }
+
     @Test("a refresh keeps the reserve: a fifth of the burst, at most the burst less one")
     func reserveArithmetic() {
         let configuration = RateLimitGate.Configuration()
-        #expect(configuration.reserve(burst: 50) == 10)
-        #expect(configuration.reserve(burst: 5) == 1)
-        #expect(configuration.reserve(burst: 1) == 0)
+        #expect([50, 5, 1].map { configuration.reserve(burst: $0) } == [10, 1, 0])
         #expect(configuration.reserve(burst: 1.1) == 0.1 + 0.0 || abs(configuration.reserve(burst: 1.1) - 0.1) < 1e-9)
         var bucket = TokenBucket(rate: 0.0001, burst: 5, now: Date(timeIntervalSince1970: 0))
         let now = Date(timeIntervalSince1970: 0)
@@ -100,13 +106,7 @@ struct FreshnessTests {
         #expect(refreshed.age == nil)
         let stale = try await service.decide("c1")
         #expect(stale.decision.capabilities.sorted() == Families.capabilities)
-        #expect(
-            stale.jsonString(pretty: false).hasSuffix(
-                #""groupsSource":"stale","groupsFetchedAt":"2027-01-15T08:00:00.000Z","#
-                    + #""policyRevision":"49c9b1f4e538bd3a","decisionId":"\#(stale.decisionID)","#
-                    + #""groupsStaleReason":"budget","groupsAgeMilliseconds":400000}"#
-            )
-        )
+        #expect(stale.jsonString(pretty: false).hasSuffix(Self.staleKeys(stale, reason: "budget", age: 400_000)))
         #expect(
             stale.jsonString(pretty: true).hasSuffix(
                 #""groupsStaleReason": "budget",\#n  "groupsAgeMilliseconds": 400000\#n}"#
@@ -144,11 +144,7 @@ struct FreshnessTests {
         let stale = try await service.decide("c0")
         #expect(stale.decision.capabilities.sorted() == Families.capabilities)
         #expect(
-            stale.jsonString(pretty: false).hasSuffix(
-                #""groupsSource":"stale","groupsFetchedAt":"2027-01-15T08:00:00.000Z","#
-                    + #""policyRevision":"49c9b1f4e538bd3a","decisionId":"\#(stale.decisionID)","#
-                    + #""groupsStaleReason":"error","groupsAgeMilliseconds":\#(lastStaleAge)000}"#
-            )
+            stale.jsonString(pretty: false).hasSuffix(Self.staleKeys(stale, reason: "error", age: lastStaleAge * 1000))
         )
         clock.advance(by: .seconds(1))
         let error = await expectError { try await service.decide("c0") }
@@ -189,11 +185,7 @@ struct FreshnessTests {
         clock.advance(by: .seconds(400))
         // One token left, the reserve (0.4) would go below it: stale.
         #expect(try await service.decide("c0").source == .stale)
-        if byGroup {
-            try await service.invalidate(groupID: "g1")
-        } else {
-            try await service.invalidate(anyTransactionID: "c0")
-        }
+        try await byGroup ? service.invalidate(groupID: "g1") : service.invalidate(anyTransactionID: "c0")
         #expect(try await shared.answer(anyTransactionID: "c0", in: .sandbox) == nil)
         // A first fetch now: it takes the last token.
         let fetched = try await service.decide("c0")
@@ -255,11 +247,7 @@ struct FreshnessTests {
         #expect(try await service.decide("c0").source == .cache)
         try await gated.waitForCalls(2)
         inner.setAnswer(Families.memberOfG2, for: "c0")
-        if byGroup {
-            try await service.invalidate(groupID: "g1")
-        } else {
-            try await service.invalidate(anyTransactionID: "c0")
-        }
+        try await byGroup ? service.invalidate(groupID: "g1") : service.invalidate(anyTransactionID: "c0")
         gated.open()
         try await waitUntil { service.refreshes.count == 0 }
         #expect(try await shared.answer(anyTransactionID: "c0", in: .sandbox) == nil)

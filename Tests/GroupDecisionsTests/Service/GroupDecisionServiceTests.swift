@@ -8,7 +8,7 @@ import Testing
 @testable import GroupDecisions
 
 /// The decision service with an in-process App Store: single flight, freshness, failing closed,
-/// the negative cache, invalidation, the budget and the 429 gate, and a shared cache.
+/// the negative cache, invalidation, the budget and the 429 gate, a shared cache, malformed ids.
 @Suite("Decision service")
 struct GroupDecisionServiceTests {
     /// The manual clock of most tests, and Apple on it.
@@ -55,9 +55,9 @@ struct GroupDecisionServiceTests {
     }
 
     @Test(
-        "an answer is served from the cache until its time to live passes, then fetched again; the policy applies to it per call"
+        "an answer is served from the cache until its time to live passes, then fetched again; the policy applies to it per call; by default a failed fetch after the time to live fails closed with the fetch's error"
     )
-    func timeToLive() async throws {
+    func timeToLiveThenFailClosed() async throws {
         let service = try Self.service(stub, clock: clock)
         let first = try await service.decide("c1")
         #expect(first.source == .live)
@@ -79,12 +79,6 @@ struct GroupDecisionServiceTests {
         #expect(third.source == .live)
         #expect(third.fetchedAt == clock.date)
         #expect(stub.requests == ["c1", "c1"])
-    }
-
-    @Test("by default a failed fetch after the time to live fails closed with the fetch's error")
-    func failClosed() async throws {
-        let service = try Self.service(stub, clock: clock)
-        _ = try await service.decide("c1")
         stub.answer { _, _ in StubGroupsSource.internalError }
         clock.advance(by: .seconds(300))
         let error = await expectError { try await service.decide("c1") }
@@ -97,7 +91,7 @@ struct GroupDecisionServiceTests {
             try await service.decision(anyTransactionID: "c1", environment: .production)
         }
         #expect(production?.code == .invalidArgument)
-        #expect(stub.requests == ["c1", "c1", "c2"])
+        #expect(stub.requests == ["c1", "c1", "c1", "c2"])
     }
 
     @Test("transaction-not-found is remembered for the negative time to live")
@@ -129,12 +123,8 @@ struct GroupDecisionServiceTests {
         #expect(try await service.decide("a").source == .live)
         #expect(try await service.decide("b").source == .live)
         #expect(stub.requests == ["a", "b", "a", "a", "b"])
-        let decoded = try GetCustomerGroupsResponse(jsonBytes: Array(Families.memberBody.utf8))
-        let entry = LocalGroupsCache.Entry(
-            answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
-            decoded: decoded
-        )
-        #expect(service.cachedBytes == 2 * MemoryFootprint.cost(of: entry, customerID: "a"))
+        // Two answers of one group each: an entry's 1,024 bytes and the group's 80 (LocalGroupsCacheTests).
+        #expect(service.cachedBytes == 2 * (1_024 + 80))
     }
 
     @Test("after a 429, no request leaves before Retry-After: fail fast, or wait when allowed")
@@ -284,6 +274,41 @@ struct GroupDecisionServiceTests {
         #expect(all?.code == .sharedCacheFailure)
         #expect(try await service.decide("c4").source == .live)
         #expect(stub.requests == ["c1", "c2", "c3", "c1", "c4", "c4"])
+    }
+
+    static let malformed = [
+        "", "has space", "semi;colon", "../../etc", String(repeating: "9", count: 129), "é", "a\u{0}b",
+        "sandbox:groups:c1", String(repeating: "9", count: 5000), "*",
+    ]
+
+    /// A malformed transaction id is refused before anything else: no budget spent, no flight, no
+    /// shared-cache call, whether a decision or an invalidation asks.
+    ///
+    /// `invalidate(anyTransactionID:)` took any string, so `POST /invalidate?transactionId=a%00b`
+    /// answered 200 where `GET /decision` answered 400, each such call wrote a generation key of the
+    /// id's size into Redis, and an id holding `:` reached keys outside the customer's own
+    /// (`sandbox:groups:c1` under prefix `app` deleted customer c1's answer under `app:sandbox:groups`).
+    @Test(
+        "a flood of malformed ids spends none of the budget and reaches no cache; a valid customer is served after it"
+    )
+    func malformedIDsSpendNoBudget() async throws {
+        let cache = ScriptedGroupsCache(combinedCalls: .native, forwardsBudget: false, clock: clock)
+        let service = try Self.service(stub, clock: clock, shared: cache) {
+            $0.rateLimits.maximumRateLimitWait = .zero
+        }
+        for _ in 0..<4 {
+            for id in Self.malformed {
+                let error = await expectError { try await service.decide(id) }
+                #expect(error?.code == .invalidArgument, "\(id)")
+                #expect(error?.attempts == 0)
+                let invalidation = await expectError { try await service.invalidate(anyTransactionID: id) }
+                #expect(invalidation?.code == .invalidArgument, "\(id)")
+            }
+        }
+        #expect(cache.calls == [])
+        // The sandbox's whole budget of 5 is left for valid customers.
+        for index in 0..<5 { #expect(try await service.decide("c\(index)").source == .live) }
+        #expect(stub.requests == ["c0", "c1", "c2", "c3", "c4"])
     }
 
     @Test("a service given two clients for one environment is refused")

@@ -26,11 +26,7 @@ struct InvalidationDuringFetchTests {
         try await waitUntil { !stub.requests.isEmpty }
         // The revocation: Apple's state changes, and the notification handler invalidates.
         stub.answer { _, _ in .groups(Array(#"{"groups":[]}"#.utf8)) }
-        if all {
-            try await service.invalidateAll()
-        } else {
-            try await service.invalidate(anyTransactionID: "c1")
-        }
+        try await all ? service.invalidateAll() : service.invalidate(anyTransactionID: "c1")
         // A call made after the invalidation, while the old fetch may still be on its way.
         let after = try await service.decide("c1")
         #expect(after.source == .live)

@@ -66,9 +66,7 @@ struct ServedDecisionTests {
     func generatedID() throws {
         let first = try Self.served(.live, decisionID: nil)
         let second = try Self.served(.live, decisionID: nil)
-        for id in [first.decisionID, second.decisionID] {
-            #expect(DecisionIDs.isVersion7(id), "\(id)")
-        }
+        #expect([first.decisionID, second.decisionID].allSatisfy(DecisionIDs.isVersion7))
         #expect(first.decisionID < second.decisionID)
         #expect(first.jsonString(pretty: false).hasSuffix(#","decisionId":"\#(first.decisionID)"}"#))
     }

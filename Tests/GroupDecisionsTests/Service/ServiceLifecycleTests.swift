@@ -68,16 +68,12 @@ struct ServiceLifecycleTests {
 
     @Test("policy reloads reach the service's observer with their revision, however the store was reloaded")
     func reloadsReachTheObserver() async throws {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "service-reload-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appending(path: "policy.json")
         let policy = try String(
             contentsOf: TestFiles.packageRoot.appending(path: "Policies/family-sharing.json"),
             encoding: .utf8
         )
-        try policy.write(to: file, atomically: true, encoding: .utf8)
-        let store = try PolicyStore(contentsOf: directory.path, reloadInterval: .milliseconds(10))
+        let directory = try PolicyDirectory(["policy.json": policy])
+        let store = try directory.store(reloadInterval: .milliseconds(10))
         let observer = RecordingObserver()
         var service: GroupDecisionService? = try ServiceHarness(
             source: StaticGroupsSource([:]),
@@ -87,14 +83,14 @@ struct ServiceLifecycleTests {
         )
         .service
         let first = store.revision
-        try (policy + "\n").write(to: file, atomically: true, encoding: .utf8)
+        try directory.write("policy.json", policy + "\n")
         let runner = Task { try await store.run() }
         try await waitUntil { store.generation >= 2 }
         let second = store.revision
         #expect(second != first)
         runner.cancel()
         _ = try? await runner.value
-        try "{".write(to: file, atomically: true, encoding: .utf8)
+        try directory.write("policy.json", "{")
         _ = store.reload()
         #expect(
             observer.events == [

@@ -33,10 +33,15 @@ struct SharedCacheGuardTests {
         )
     }
 
-    @Test("a cache answering every call in 200 ms, under its timeout, is skipped after five such calls")
+    @Test(
+        "a cache answering every call in 200 ms, under its timeout, is skipped after five such calls; a customer with no answer in this process is still read from it, not fetched again"
+    )
     func consistentlySlowCacheIsSkipped() async throws {
         cache.delay = .milliseconds(200)
-        let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer)
+        // No answers kept in the process: every decision asks the shared cache first.
+        let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer) {
+            $0.localCache.timeToLive = .zero
+        }
         let start = clock.date
         #expect(try await service.decide("c1").source == .live)
         // Four slow calls (the answer, the lock with the answer and generation, the gate's instant,
@@ -56,11 +61,15 @@ struct SharedCacheGuardTests {
         // this process holds no answer for: cheaper than a first fetch the budget may refuse) and
         // no other cache time.
         let before = clock.date
-        for id in ["c3", "c4"] {
-            #expect(try await service.decide(id).source == .live)
-        }
+        #expect(try await service.decide("c3").source == .live)
+        #expect(try await service.decide("c4").source == .live)
         #expect(abs(clock.date.timeIntervalSince(before) - 0.4) < 0.001)
         #expect(cache.calls.count == 7)
+        // Skipped as slow, the cache still answers for c1, whose answer it holds: no second fetch
+        // (before, the skip sent c1's request to Apple again, or to a 503 once the budget was spent).
+        #expect(try await service.decide("c1").source == .cache)
+        #expect(cache.calls.count == 8)
+        #expect(stub.requests == ["c1", "c2", "c3", "c4"])
         // After the interval the cache is tried again; answering promptly, it is used again.
         cache.delay = .zero
         clock.advance(by: .seconds(5))
@@ -114,24 +123,6 @@ struct SharedCacheGuardTests {
         #expect(await read(true) == .some(nil))
         #expect(cache.calls.count == 15)
         #expect(observer.events("shared cache recovered") == ["shared cache recovered"])
-    }
-
-    @Test("a customer with no answer in this process is read from a cache skipped as slow, not fetched again")
-    func answersAreReadFromASlowCacheRatherThanFetched() async throws {
-        cache.delay = .milliseconds(200)
-        // No answers kept in the process: every decision asks the shared cache first.
-        let service = try GroupDecisionServiceTests.service(stub, clock: clock, shared: cache, observer: observer) {
-            $0.localCache.timeToLive = .zero
-        }
-        #expect(try await service.decide("c1").source == .live)
-        #expect(try await service.decide("c2").source == .live)
-        #expect(observer.events("shared cache failed (slow)").count == 1)
-        // Skipped as slow, the cache still answers for c1, whose answer it holds: no second fetch
-        // (before, the skip sent c1's request to Apple again, or to a 503 once the budget was spent).
-        let calls = cache.calls.count
-        #expect(try await service.decide("c1").source == .cache)
-        #expect(cache.calls.count == calls + 1)
-        #expect(stub.requests == ["c1", "c2"])
     }
 
     @Test("slow calls that are not in a row do not skip the cache; the threshold and count are settings")
