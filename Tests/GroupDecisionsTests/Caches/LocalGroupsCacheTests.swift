@@ -12,15 +12,16 @@ import Testing
 import CMallocInfo
 #endif
 
-/// The service's own cache: what an answer costs against the byte bound, for every size of answer.
-@Suite("Local groups cache")
+/// The service's own cache and its byte bound for every size of answer: what an answer costs, what
+/// filling the cache counts, what an answer really holds, and when freed memory goes back to the system.
+@Suite("Local groups cache and its footprint", .serialized)
 struct LocalGroupsCacheTests {
     @Test("a decoded answer costs each allocation it holds, as the allocator rounds it")
     func decodedAnswerCost() throws {
         // A block is the size asked for plus 8, rounded up to 16. The groups: 32 + 2 × 40 bytes, a
         // 128-byte block. Each group id (18 bytes) and product id (28 bytes): 32 bytes of header and
         // the bytes with their NUL rounded up to 32, an 80-byte block; each roles array 32 + 32, also 80.
-        let response = LocalGroupsCacheFootprintTests.response(groups: 2)
+        let response = LocalGroupsCacheTests.response(groups: 2)
         #expect(MemoryLayout<GroupEntry>.stride == 40)
         #expect(MemoryLayout<RoleEntry>.stride == 32)
         #expect(response.groups.capacity == 2)
@@ -33,10 +34,8 @@ struct LocalGroupsCacheTests {
         ])
         #expect(MemoryFootprint.heapBytes(of: unknown) == 80 + 80)
         // Strings of 16 to 31 bytes take 80; of 32 to 47, 96.
-        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 15)) == 0)
-        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 16)) == 80)
-        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 31)) == 80)
-        #expect(MemoryFootprint.heapBytes(of: String(repeating: "x", count: 32)) == 96)
+        let strings = [15, 16, 31, 32].map { MemoryFootprint.heapBytes(of: String(repeating: "x", count: $0)) }
+        #expect(strings == [0, 80, 80, 96])
         let entry = LocalGroupsCache.Entry(
             answer: CachedGroupsAnswer(kind: .groups, body: [], fetchedAt: Date()),
             decoded: response
@@ -46,22 +45,17 @@ struct LocalGroupsCacheTests {
 
     @Test("a 7,000-group answer costs what it holds, more than the twice its bytes that was counted before")
     func largeAnswerCost() throws {
-        let response = LocalGroupsCacheFootprintTests.response(groups: 7_000)
+        let response = LocalGroupsCacheTests.response(groups: 7_000)
         let body = response.jsonBytes()
         let cost = MemoryFootprint.heapBytes(of: response)
         // The groups array, then per group an 80-byte block each for the id, the roles array and the
         // product id.
         #expect(cost == MemoryFootprint.block(32 + response.groups.capacity * 40) + 7_000 * 240)
         // The previous estimate, twice the body, fell short: the bound did not hold for such answers
-        // (a cache filled with them: the footprint suite).
+        // (a cache filled with them: fillKeepsTheBound).
         #expect(cost > 2 * body.count)
     }
-}
 
-/// The byte bound for every size of answer: what filling the cache counts, what an answer really
-/// holds, and when freed memory goes back to the system.
-@Suite("Local groups cache footprint", .serialized)
-struct LocalGroupsCacheFootprintTests {
     /// Answer sizes from one group to `ResponseLimits`' most.
     static let sizes = [1, 100, 1_000, 7_000, 10_000]
 
@@ -161,6 +155,7 @@ struct LocalGroupsCacheFootprintTests {
         #expect(cache.costBytes == 0)
     }
 
+    // mallinfo2 is glibc's, and exit tests need a platform that spawns processes.
     #if canImport(CMallocInfo) && os(Linux)
     /// The resident set, from `/proc/self/statm`.
     static func residentBytes() -> Int {
@@ -174,22 +169,20 @@ struct LocalGroupsCacheFootprintTests {
         .enabled(if: group_policy_heap_in_use() > 0, "needs glibc's allocator")
     )
     func oneGroupAnswersKeepTheResidentBound() async throws {
-        // 32 MiB filled twice over, each answer decoded between a request's own allocations (a read
-        // buffer and a few small blocks, freed around it) as the service does. With 256 bytes an
-        // entry, a one-group answer counted 576 bytes and pinned about 1 KB of pages. The margin is
-        // the bound's own (10% and 16 MB). The resident set is the whole process's, and a test
-        // running beside this one (a shadow comparison of a million changes) grew it past the margin
-        // in a parallel run: so the measurement runs in a process of its own and prints
-        // `cost growth count`.
+        // 32 MiB filled twice over, each answer decoded among a request's own allocations (a read
+        // buffer, a few small blocks) as the service does: at 256 bytes an entry, a one-group answer
+        // counted 576 bytes and pinned about 1 KB of pages. The resident set is the whole process's (a
+        // shadow comparison beside it grew it past the margin), so this measures in a process of its
+        // own and prints `cost growth count`.
         let capacity = 32 << 20
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let capacity = 32 << 20
             let cache = LocalGroupsCache(capacityBytes: capacity)
-            let body = LocalGroupsCacheFootprintTests.response(groups: 1).jsonBytes()
+            let body = LocalGroupsCacheTests.response(groups: 1).jsonBytes()
             let answer = CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: Date())
             let expires = Date().addingTimeInterval(300)
             LocalGroupsCache.trimHeap()
-            let baseline = LocalGroupsCacheFootprintTests.residentBytes()
+            let baseline = LocalGroupsCacheTests.residentBytes()
             var inFlight: [[UInt8]] = []
             let customers = 2 * capacity / (MemoryFootprint.entryOverhead + 320)
             for index in 0..<customers {
@@ -205,7 +198,7 @@ struct LocalGroupsCacheFootprintTests {
             }
             inFlight.removeAll()
             LocalGroupsCache.trimHeap()
-            let growth = LocalGroupsCacheFootprintTests.residentBytes() - baseline
+            let growth = LocalGroupsCacheTests.residentBytes() - baseline
             FileHandle.standardError.write(Data("\(cache.costBytes) \(growth) \(cache.count)\n".utf8))
         }
         let printed = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
@@ -215,24 +208,19 @@ struct LocalGroupsCacheFootprintTests {
         #expect(cost <= capacity)
         #expect(growth <= capacity + capacity / 10 + 16_000_000, "grew \(growth) bytes for \(count) answers")
     }
-    #endif
 
-    // mallinfo2 is glibc's, and exit tests need a platform that spawns processes.
-    #if canImport(CMallocInfo) && os(Linux)
     @Test(
         "the estimate of a decoded answer is the heap its decoding keeps, within 1% or one 16-byte granule, for every size",
         .enabled(if: group_policy_heap_in_use() > 0, "needs glibc's mallinfo2"),
         arguments: sizes
     )
     func estimateCoversTheHeap(groups: Int) async throws {
-        // The allocator's figure is the whole process's, and the tests running beside this one
-        // allocate and free meanwhile: in a full parallel run every measurement of a minute could be
-        // off by a few percent either way (seen: 15 tries of 100 groups all 4-50% high). So the
-        // measurement runs in a process of its own, where nothing else allocates, and prints
-        // `estimate heap`.
+        // The allocator's figure is the whole process's: in a parallel run the tests beside this one
+        // made every try off (15 tries of 100 groups all 4-50% high), so this measures in a process
+        // of its own, where nothing else allocates, and prints `estimate heap`.
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             [groups] in
-            let body = LocalGroupsCacheFootprintTests.response(groups: groups).jsonBytes()
+            let body = LocalGroupsCacheTests.response(groups: groups).jsonBytes()
             // Enough copies that one measurement is a megabyte or more.
             let copies = max(1, 5_000 / groups)
             var kept: [GetCustomerGroupsResponse] = []

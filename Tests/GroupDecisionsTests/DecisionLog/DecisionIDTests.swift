@@ -85,9 +85,7 @@ struct DecisionIDTests {
         let all = perTask.flatMap { $0 }
         #expect(all.count == 100_000)
         #expect(Set(all).count == 100_000)
-        for ids in perTask {
-            #expect(zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 })
-        }
+        #expect(perTask.allSatisfy { ids in zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 } })
         #expect(all.allSatisfy(DecisionIDs.isVersion7))
         // An id runs ahead of the clock only when a millisecond's counter is used up, and each
         // holds at least 2048 ids: 100,000 ids can be at most 49 milliseconds ahead.

@@ -81,11 +81,8 @@ struct FreshnessPolicyTests {
 
     @Test("refresh points: the spread moves them by the draw, never to the time to live or past it")
     func refreshPoints() {
-        #expect(Self.policy.refreshPoint(draw: 0) == .seconds(225))
-        #expect(Self.policy.refreshPoint(draw: 0.5) == .seconds(240))
-        #expect(Self.policy.refreshPoint(draw: 1) == .seconds(255))
-        #expect(Self.policy.refreshPoint(draw: 7) == .seconds(255))
-        #expect(Self.policy.refreshPoint(draw: -1) == .seconds(225))
+        let points = [0, 0.5, 1, 7, -1].map { Self.policy.refreshPoint(draw: $0) }
+        #expect(points == [225, 240, 255, 255, 225].map { Duration.seconds($0) })
         var wide = Self.policy
         wide.refreshSpread = .seconds(600)
         #expect(wide.refreshPoint(draw: 1) == .milliseconds(299_999))
@@ -221,8 +218,9 @@ struct FreshnessPolicyTests {
     }
 
     /// `problem` accepted any time to live, and `refreshPoint(draw:)` trapped converting the spread
-    /// of `.seconds(Int64.max)` to milliseconds in an `Int64`.
-    @Test("a policy past ten years is refused, and refreshPoint never traps")
+    /// of `.seconds(Int64.max)` to milliseconds in an `Int64`; `min(max(draw, 0), 1)` kept a NaN,
+    /// and `Int64(NaN)` trapped.
+    @Test("a policy past ten years is refused, and refreshPoint never traps; a NaN draw reads as 0")
     func hugePolicyRefusedAndNoTrap() async {
         #expect(
             FreshnessPolicy(timeToLive: .seconds(Int64.max)).problem
@@ -235,20 +233,13 @@ struct FreshnessPolicyTests {
         #expect(tooLong.problem == "timeToLive plus maximumStaleness must be at most 10 years")
         let huge = FreshnessPolicy(timeToLive: .seconds(Int64.max))
         #expect(huge.refreshPoint(draw: 1) == huge.refreshAfter.map { $0 + huge.refreshSpread })
-        await #expect(processExitsWith: .success) {
-            _ = FreshnessPolicy(timeToLive: .seconds(Int64.max)).refreshPoint(draw: 1)
-        }
-    }
-
-    /// `min(max(draw, 0), 1)` kept a NaN, and `Int64(NaN)` trapped.
-    @Test("a NaN draw reads as 0, not a trap")
-    func nanDrawDoesNotTrap() async {
         #expect(FreshnessPolicy().refreshPoint(draw: .nan) == .seconds(225))
         #expect(
             FreshnessPolicy().verdict(.groups, fetchedAt: Self.fetchedAt, now: Self.fetchedAt + 230, draw: .nan)
                 == .refreshDue
         )
         await #expect(processExitsWith: .success) {
+            _ = FreshnessPolicy(timeToLive: .seconds(Int64.max)).refreshPoint(draw: 1)
             _ = FreshnessPolicy().refreshPoint(draw: .nan)
         }
     }
