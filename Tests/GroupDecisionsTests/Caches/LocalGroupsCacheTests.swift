@@ -12,10 +12,27 @@ import Testing
 import CMallocInfo
 #endif
 
-/// The service's own cache and its byte bound for every size of answer: what an answer costs, what
-/// filling the cache counts, what an answer really holds, and when freed memory goes back to the system.
+/// The service's own cache, its keys and its byte bound for every size of answer: what an answer costs,
+/// what filling the cache counts, what an answer really holds, and when freed memory goes back to the system.
 @Suite("Local groups cache and its footprint", .serialized)
 struct LocalGroupsCacheTests {
+    /// A customer's local copies are found by the id's exact bytes, as the shared stores key them.
+    @Test(
+        "one key only for the same bytes: case, Unicode normalisation, and an ASCII id against its canonical equivalent",
+        arguments: [
+            ("c1", "c1", true), ("2000000000000001", "2000000000000001", true), ("caf\u{E9}", "caf\u{E9}", true),
+            ("admin1", "ADMIN1", false), ("caf\u{E9}", "cafe\u{301}", false),
+            // U+037E and U+212A decompose to ASCII ";" and "K": equal as Strings, not as bytes.
+            ("id;", "id\u{37E}", false), ("K1", "\u{212A}1", false),
+        ]
+    )
+    func keysByteForByte(left: String, right: String, same: Bool) {
+        let keys = [left, right].map { CustomerKey(environment: .sandbox, customerID: $0) }
+        #expect((keys[0] == keys[1]) == same)
+        #expect(Set(keys).count == (same ? 1 : 2))
+        #expect(keys[0] != CustomerKey(environment: .production, customerID: left))
+    }
+
     @Test("a decoded answer costs each allocation it holds, as the allocator rounds it")
     func decodedAnswerCost() throws {
         // A block is the size asked for plus 8, rounded up to 16. The groups: 32 + 2 × 40 bytes, a
@@ -48,8 +65,7 @@ struct LocalGroupsCacheTests {
         let response = LocalGroupsCacheTests.response(groups: 7_000)
         let body = response.jsonBytes()
         let cost = MemoryFootprint.heapBytes(of: response)
-        // The groups array, then per group an 80-byte block each for the id, the roles array and the
-        // product id.
+        // The groups array, then per group an 80-byte block each for the id, the roles array and the product id.
         #expect(cost == MemoryFootprint.block(32 + response.groups.capacity * 40) + 7_000 * 240)
         // The previous estimate, twice the body, fell short: the bound did not hold for such answers
         // (a cache filled with them: fillKeepsTheBound).
@@ -169,11 +185,10 @@ struct LocalGroupsCacheTests {
         .enabled(if: group_policy_heap_in_use() > 0, "needs glibc's allocator")
     )
     func oneGroupAnswersKeepTheResidentBound() async throws {
-        // 32 MiB filled twice over, each answer decoded among a request's own allocations (a read
-        // buffer, a few small blocks) as the service does: at 256 bytes an entry, a one-group answer
-        // counted 576 bytes and pinned about 1 KB of pages. The resident set is the whole process's (a
-        // shadow comparison beside it grew it past the margin), so this measures in a process of its
-        // own and prints `cost growth count`.
+        // 32 MiB filled twice over, each answer decoded among a request's own allocations (a read buffer, a few small
+        // blocks) as the service does: at 256 bytes an entry, a one-group answer counted 576 bytes and pinned about 1
+        // KB of pages. The resident set is the whole process's (a shadow comparison beside it grew it past the margin),
+        // so this measures in a process of its own and prints `cost growth count`.
         let capacity = 32 << 20
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let capacity = 32 << 20

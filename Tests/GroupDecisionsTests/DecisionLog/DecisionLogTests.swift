@@ -14,8 +14,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The decision log: one record per decision, the id only as a salted SHA-256, and its JSON Lines
-/// file.
+/// The decision log: one record per decision, the id only as a salted SHA-256, and its JSON Lines file.
 @Suite("Decision log")
 struct DecisionLogTests {
     static let salt = Array("0123456789abcdef".utf8)

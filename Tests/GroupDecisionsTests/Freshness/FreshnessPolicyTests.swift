@@ -59,8 +59,7 @@ struct FreshnessPolicyTests {
         Row(kind: .notFound, age: 30, expected: .expired),
         Row(kind: .notFound, age: 30, circumstance: .budgetShort, expected: .expired),
         Row(kind: .notFound, age: 30, circumstance: .fetchFailed, expected: .expired),
-        // Without a refresh ahead a fresh answer is never due; a zero maximum staleness is a fixed
-        // time to live.
+        // Without a refresh ahead a fresh answer is never due; a zero maximum staleness is a fixed time to live.
         Row(kind: .groups, age: 299.999, draw: 0.99, fixed: true, expected: .fresh),
         Row(kind: .groups, age: 300, circumstance: .budgetShort, fixed: true, expected: .expired),
         Row(kind: .groups, age: 300, circumstance: .fetchFailed, fixed: true, expected: .expired),
@@ -96,8 +95,7 @@ struct FreshnessPolicyTests {
         let one = FreshnessPolicy.draw(customerID: "c1", fetchedAt: Self.fetchedAt)
         #expect(one == FreshnessPolicy.draw(customerID: "c1", fetchedAt: Self.fetchedAt))
         #expect(one != FreshnessPolicy.draw(customerID: "c1", fetchedAt: Self.fetchedAt.addingTimeInterval(0.001)))
-        // 10,000 customers fetched in the same millisecond: every tenth of the spread gets close to
-        // a tenth of them.
+        // 10,000 customers fetched in the same millisecond: every tenth of the spread gets close to a tenth of them.
         var deciles = [Int](repeating: 0, count: 10)
         for index in 0..<10_000 {
             let draw = FreshnessPolicy.draw(customerID: "customer-\(index)", fetchedAt: Self.fetchedAt)

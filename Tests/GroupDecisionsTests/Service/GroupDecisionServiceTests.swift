@@ -17,9 +17,8 @@ struct GroupDecisionServiceTests {
 
     init() { stub = StubGroupsSource(clock: clock.now) }
 
-    /// A service over `stub`: on `clock`, or on the system clock with the shared cache never
-    /// skipped as slow (a busy machine makes every call look slow; the guard's own tests run on a
-    /// manual clock).
+    /// A service over `stub`: on `clock`, or on the system clock with the shared cache never skipped as slow (a busy
+    /// machine makes every call look slow; the guard's own tests run on a manual clock).
     static func service(
         _ stub: StubGroupsSource,
         clock: ManualClock? = nil,

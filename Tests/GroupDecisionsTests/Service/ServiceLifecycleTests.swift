@@ -7,8 +7,7 @@ import Testing
 @testable import AppStoreGroups
 @testable import GroupDecisions
 
-/// The service's background work, and what its observer hears: its own work and the policies'
-/// reloads.
+/// The service's background work, and what its observer hears: its own work and the policies' reloads.
 @Suite("Decision service: lifecycle and observer")
 struct ServiceLifecycleTests {
 

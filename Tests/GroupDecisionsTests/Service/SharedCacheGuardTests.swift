@@ -57,9 +57,8 @@ struct SharedCacheGuardTests {
             observer.lines
                 == ["shared cache failed (slow): the shared cache answered 5 calls in a row in 150 ms or more"]
         )
-        // The next uncached decisions within the retry interval cost one read each (of a customer
-        // this process holds no answer for: cheaper than a first fetch the budget may refuse) and
-        // no other cache time.
+        // The next uncached decisions within the retry interval cost one read each (of a customer this process holds no
+        // answer for: cheaper than a first fetch the budget may refuse) and no other cache time.
         let before = clock.date
         #expect(try await service.decide("c3").source == .live)
         #expect(try await service.decide("c4").source == .live)

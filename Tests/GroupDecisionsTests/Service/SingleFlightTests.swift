@@ -17,11 +17,8 @@ struct SingleFlightTests {
     let runs = Locked(0)
 
     /// A flight's body that counts its runs in `runs`, waits for `gate`, and answers its run's number.
-    static func counted(
-        _ runs: Locked<Int>,
-        _ gate: Gate
-    ) -> @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> Int {
-        { _ in
+    func counted(_ gate: Gate) -> @Sendable (ServingPermit) async throws(AppStoreGroupsError) -> Int {
+        { [runs] _ in
             let run = runs.withLock { runs in
                 runs += 1
                 return runs
@@ -39,7 +36,7 @@ struct SingleFlightTests {
             for _ in 0..<20 {
                 group.addTask {
                     callers.withLock { $0 += 1 }
-                    return try await flights.run(Self.key, Self.counted(runs, gate))
+                    return try await flights.run(Self.key, counted(gate))
                 }
             }
             // Every caller has joined (a caller joins without suspending once it has counted itself)
@@ -64,7 +61,7 @@ struct SingleFlightTests {
         let clock = ManualClock()
         let flights = SingleFlight<Int>(now: clock.now)
         let begun = clock.date
-        let body = Self.counted(runs, gate)
+        let body = counted(gate)
         // Named an instant at the flight's start, a second later: joins it.
         let first = Task { try await flights.run(Self.key, body) }
         while runs.withLock({ $0 }) < 1 { await Task.yield() }
@@ -77,7 +74,7 @@ struct SingleFlightTests {
         // Named an instant after the flight's start: a flight of its own, which the callers after it join.
         let other = CustomerKey(environment: .sandbox, customerID: "c2")
         let secondGate = Gate()
-        let gated = Self.counted(runs, secondGate)
+        let gated = counted(secondGate)
         let second = clock.date
         let old = Task { try await flights.run(other, gated) }
         while runs.withLock({ $0 }) < 2 { await Task.yield() }

@@ -60,33 +60,28 @@ struct ExpectedShadowReport {
                     liveRules: Self.rules(of: capability, in: liveGroup.groupID, live),
                     candidateRules: Self.rules(of: capability, in: liveGroup.groupID, candidate)
                 )
-                if rows[key] == nil {
-                    guard rows.count < maximumRows else {
-                        dropped += 1
-                        continue
-                    }
-                    rows[key] = Row(key: key)
+                // A new row only while there is room; beyond it, the change is dropped.
+                guard var row = rows[key] ?? (rows.count < maximumRows ? Row(key: key) : nil) else {
+                    dropped += 1
+                    continue
                 }
-                rows[key]?.groups += 1
+                row.groups += 1
                 if seenInThisDecision.insert(key).inserted {
-                    rows[key]?.decisions += 1
-                    if (rows[key]?.examples.count ?? 0) < 5 {
-                        rows[key]?.examples.append(
-                            ShadowReport.Example(
-                                decisionID: decisionID,
-                                customerHash: customerHash,
-                                groupID: liveGroup.groupID
-                            )
+                    row.decisions += 1
+                    if row.examples.count < 5 {
+                        let groupID = liveGroup.groupID
+                        row.examples.append(
+                            ShadowReport.Example(decisionID: decisionID, customerHash: customerHash, groupID: groupID)
                         )
                     }
                 }
+                rows[key] = row
             }
         }
         if changed { changedDecisions += 1 }
     }
 
-    /// The rule ids among the decision's grants and denials of `capability` in `groupID`, each once,
-    /// sorted by bytes.
+    /// The rule ids among the decision's grants and denials of `capability` in `groupID`, each once, sorted by bytes.
     private static func rules(of capability: String, in groupID: String, _ decision: Decision) -> [[UInt8]] {
         let granting = decision.grants.filter { $0.capability == capability && $0.groupID == groupID }.map(\.rule)
         let denying = decision.denials.filter { $0.capability == capability && $0.groupID == groupID }.map(\.rule)

@@ -13,8 +13,7 @@ import Testing
 /// queue drops and counts, and one decision's comparison looks at a bounded number of changes.
 @Suite("Shadow: off the request path, bounded")
 struct ShadowQueueTests {
-    /// 1,000 capabilities `c000`…`c999`; live: `rules` rules each granting them all; candidate:
-    /// none granted.
+    /// 1,000 capabilities `c000`…`c999`; live: `rules` rules each granting them all; candidate: none granted.
     static func wide(rules: Int) throws -> (live: PolicyDirectory, candidate: PolicyDirectory) {
         let names = (0..<1_000).map { "c" + String(1_000 + $0).dropFirst() }
         let list = names.map { "\"\($0)\"" }.joined(separator: ", ")

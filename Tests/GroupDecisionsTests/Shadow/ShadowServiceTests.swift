@@ -257,8 +257,7 @@ struct ShadowServiceTests {
             }
             try await group.waitForAll()
         }
-        // 960 decisions (the comparison queue holds 1,000), 192 per customer; all but "nothing"
-        // change.
+        // 960 decisions (the comparison queue holds 1,000), 192 per customer; all but "nothing" change.
         let report = await service.settledShadowReport()
         #expect(report.decisions == 960)
         #expect(report.skippedDecisions == 0)
