@@ -31,17 +31,9 @@ struct BrokenCachesFailConformanceTests {
 
         /// The breakage whose check `run()` fails with `requirement` (`onSuiteClock` on the suite's
         /// clock), and whose checks `also` fail on their own.
-        func failing(
-            _ requirement: String,
-            onSuiteClock: String? = nil,
-            also: [(Check, String)] = []
-        )
-            -> Self
-        {
+        func failing(_ requirement: String, onSuiteClock: String? = nil, also: [(Check, String)] = []) -> Self {
             var breakage = self
-            (breakage.requirement, breakage.onSuiteClock, breakage.alsoFails) = (
-                requirement, onSuiteClock, also
-            )
+            (breakage.requirement, breakage.onSuiteClock, breakage.alsoFails) = (requirement, onSuiteClock, also)
             return breakage
         }
     }
@@ -81,6 +73,9 @@ struct BrokenCachesFailConformanceTests {
         "both reads on both instances give the same count (a store keeps one or none, for every process)"
     static let groupRemoves = "invalidating a group removes the answers holding it"
     static let fourthToken = "a fourth token at once, beyond the burst, is refused"
+    static func countMoves(_ invalidation: String) -> String {
+        "\(invalidation) changes the count to a value never read before (counts are compared for equality only)"
+    }
 
     static let breakages: [Breakage] = [
         Breakage(.answerOfLastWrite, .answers, sequences: answers)
@@ -88,18 +83,14 @@ struct BrokenCachesFailConformanceTests {
                 "an answer is kept per environment",
                 also: [(.invalidations, "invalidating customer c1 removes the answer of c1 Sandbox")]
             ),
-        Breakage(.sharesEnvironments, .answers, sequences: answers)
-            .failing("an answer is kept per environment"),
+        Breakage(.sharesEnvironments, .answers, sequences: answers).failing("an answer is kept per environment"),
         Breakage(.caseInsensitiveKeys, .identifiers, sequences: lockFree)
             .failing(
                 "customers whose ids differ only in case are distinct: \"admin1\" and \"ADMIN1\" do not share "
                     + "an answer"
             ),
         Breakage(.frozenCount, .invalidationCount, sequences: countNew)
-            .failing(
-                "a customer's invalidation changes the count to a value never read before (counts are "
-                    + "compared for equality only)"
-            ),
+            .failing(countMoves("a customer's invalidation")),
         Breakage(.lockFreeWriteIgnoresGeneration, .conditionalWrites, sequences: writes)
             .failing(
                 "setAnswer(_:) at a generation read before the customer's invalidation (a refresh ahead) is refused"
@@ -166,23 +157,14 @@ struct BrokenCachesFailConformanceTests {
         Breakage(.customerKeepsProduction, .invalidations, sequences: answers)
             .failing("invalidating customer c1 removes the answer of c1 Production"),
         Breakage(.groupKeepsAnswers, .invalidations, sequences: answers)
-            .failing(
-                "invalidating group g2 removes the answer of c2 Sandbox",
-                also: [(.identifiers, groupRemoves)]
-            ),
+            .failing("invalidating group g2 removes the answer of c2 Sandbox", also: [(.identifiers, groupRemoves)]),
         Breakage(.groupIndexMissesProduction, .invalidations, sequences: answers)
-            .failing(
-                "invalidating group g2 removes the answer of c2 Production",
-                also: [(.identifiers, groupRemoves)]
-            ),
+            .failing("invalidating group g2 removes the answer of c2 Production", also: [(.identifiers, groupRemoves)]),
         Breakage(.everyoneKeepsAnswers, .invalidations, sequences: answers)
             .failing("invalidating everyone removes the answer of c3 Sandbox"),
         Breakage(.countPerInstance, .invalidationCount, sequences: countNew).failing(sameCount),
         Breakage(.countRestartsFromZero, .invalidationCount, sequences: countNew)
-            .failing(
-                "invalidating everyone changes the count to a value never read before (counts are compared "
-                    + "for equality only)"
-            ),
+            .failing(countMoves("invalidating everyone")),
         Breakage(.combinedReadDropsCount, .invalidationCount, sequences: countKept).failing(sameCount),
     ]
 

@@ -201,12 +201,6 @@ final class BrokenCache: SharedAnswerCache, SharedFetchLock, SharedInvalidations
 
     // MARK: SharedFetchLock
 
-    private func rememberOwner(_ owner: String, of customerID: String, _ environment: StoreEnvironment) {
-        _ = storage.state.withLock {
-            $0.owners[Slot(customerID: customerID, environment: environment), default: []].insert(owner)
-        }
-    }
-
     func releaseFetchLock(
         anyTransactionID customerID: String,
         in environment: StoreEnvironment,
@@ -236,7 +230,9 @@ final class BrokenCache: SharedAnswerCache, SharedFetchLock, SharedInvalidations
         owner: String,
         timeToLive: Duration
     ) async throws(AppStoreGroupsError) -> FetchLockAttempt {
-        rememberOwner(owner, of: key(customerID), environment)
+        _ = storage.state.withLock {
+            $0.owners[Slot(customerID: key(customerID), environment: environment), default: []].insert(owner)
+        }
         var attempt = try await inner.acquireFetchLockAndRead(
             anyTransactionID: key(customerID),
             in: environment,

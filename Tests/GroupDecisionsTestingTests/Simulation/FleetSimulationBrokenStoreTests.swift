@@ -114,11 +114,7 @@ struct FleetSimulationBrokenStoreTests {
 
     @Test("a violation names its promise, seed and step on one line")
     func violationLine() async throws {
-        let simulation = FleetSimulation(
-            store: FleetSimulation.Store(clock: .simulation) { now in
-                FleetSimulation.Store.Instance(caches: BrokenStore(.caseInsensitiveKeys, now: now).caches)
-            }
-        )
+        let simulation = Store.simulationClock.simulation(.caseInsensitiveKeys)
         let violations = try await simulation.run(seed: 1)
         let violation = try #require(violations.first { $0.promise == .ownAnswer })
         #expect(violation.seed == 1)
