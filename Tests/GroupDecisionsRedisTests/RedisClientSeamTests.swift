@@ -54,14 +54,7 @@ struct RedisClientSeamTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let client = ForwardingClient(port: server.port)
-        let prefixes = PrefixCounter()
-        let openSecondInstance: @Sendable (RedisGroupsCache) throws -> RedisGroupsCache = {
-            try server.store(prefix: $0.keyPrefix)
-        }
-        let conformance = SharedGroupsCacheConformance(makeSecondInstance: openSecondInstance) {
-            try RedisGroupsCache(client: client, keyPrefix: "client-\(prefixes.next())")
-        }
-        try await conformance.run()
+        try await RedisConformanceTests.conformance(server, client: client).run()
         #expect(client.labels.withLock { $0.contains("EVAL take-budget-token") })
     }
 

@@ -33,9 +33,16 @@ struct RedisConcurrencyTests {
         }
     }
 
-    static func summary(_ durations: [Duration]) -> String {
-        let sorted = durations.map { Double($0.components.seconds) * 1e3 + Double($0.components.attoseconds) / 1e15 }
-            .sorted()
+    /// How long each run of `body` took: the median, the shortest and the longest.
+    static func timed(_ runs: ClosedRange<Int>, _ body: (Int) async throws -> Void) async rethrows -> String {
+        var milliseconds: [Double] = []
+        for run in runs {
+            let start = ContinuousClock.now
+            try await body(run)
+            let (seconds, attoseconds) = start.duration(to: .now).components
+            milliseconds.append(Double(seconds) * 1e3 + Double(attoseconds) / 1e15)
+        }
+        let sorted = milliseconds.sorted()
         guard let low = sorted.first, let high = sorted.last else { return "none" }
         let median = sorted[sorted.count / 2]
         return String(format: "median %.1f ms (min %.1f, max %.1f, %d runs)", median, low, high, sorted.count)
@@ -54,18 +61,12 @@ struct RedisConcurrencyTests {
         let store = try server.store(prefix: "bench", timeout: .seconds(600))
         let service = try Self.service(store)
         #expect(try await service.decide("warm-up").source == .live)
-        var single: [Duration] = []
-        for run in 0..<5 {
-            let start = ContinuousClock.now
-            #expect(try await service.decide("single-\(run)").source == .live)
-            single.append(start.duration(to: .now))
+        let single = try await Self.timed(1...5) { run in
+            let served = try await service.decide("single-\(run)")
+            #expect(served.source == .live)
         }
-        var concurrent: [Duration] = []
-        for run in 0..<6 {
-            // The first run proves the width: the proxy passes nothing on until every connection
-            // carries a call. (A pool narrower than that would time the hold out instead.)
-            if run == 0 { proxy.hold(untilInFlight: store.maximumConnections, atMost: .seconds(600)) }
-            let start = ContinuousClock.now
+        /// 64 misses at once, each of a customer nobody asked for before.
+        func misses(_ run: Int) async throws {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for customer in 0..<64 {
                     group.addTask {
@@ -75,16 +76,17 @@ struct RedisConcurrencyTests {
                 }
                 try await group.waitForAll()
             }
-            if run == 0 {
-                #expect(proxy.holdWasReached == true)
-                #expect(proxy.peakInFlight == store.maximumConnections)
-            } else {
-                concurrent.append(start.duration(to: .now))
-            }
         }
+        // The first run proves the width: the proxy passes nothing on until every connection
+        // carries a call. (A pool narrower than that would time the hold out instead.)
+        proxy.hold(untilInFlight: store.maximumConnections, atMost: .seconds(600))
+        try await misses(0)
+        #expect(proxy.holdWasReached == true)
+        #expect(proxy.peakInFlight == store.maximumConnections)
+        let concurrent = try await Self.timed(1...5, misses)
         #expect(store.pool.statistics.connectionsOpened == store.maximumConnections)
-        print("Redis 20 ms away, one miss (5 calls): \(Self.summary(single))")
-        print("Redis 20 ms away, 64 concurrent misses: \(Self.summary(concurrent))")
+        print("Redis 20 ms away, one miss (5 calls): \(single)")
+        print("Redis 20 ms away, 64 concurrent misses: \(concurrent)")
     }
 
     @Test(
@@ -174,8 +176,7 @@ struct RedisConcurrencyTests {
             store.pool.statistics.connectionsOpened >= pooled && store.pool.statistics.peakRunning >= pooled
         }
         try await waitUntil {
-            guard case .bulk(let info?) = try await store.call([Array("INFO".utf8), Array("clients".utf8)], "INFO")
-            else { return false }
+            let info = try await store.send(["INFO", "clients"]).bulkValue
             return String(decoding: info, as: UTF8.self).contains("blocked_clients:\(pooled)\r")
         }
         _ = try await store.call([Array("RPUSH".utf8), Array("gate".utf8)] + (0..<pooled).map { _ in [49] }, "RPUSH")
@@ -184,11 +185,7 @@ struct RedisConcurrencyTests {
         let idle = store.pool.statistics.idle
 
         try await server.restart()
-        let answer = CachedGroupsAnswer(
-            kind: .groups,
-            body: Array("{}".utf8),
-            fetchedAt: Date(timeIntervalSince1970: 1_700_000_000)
-        )
+        let answer = SharedGroupsCacheConformance.answer("g1")
         for call in 0...idle {
             try await store.setAnswer(answer, anyTransactionID: "c\(call)", in: .sandbox, timeToLive: .seconds(60))
             #expect(try await store.answer(anyTransactionID: "c\(call)", in: .sandbox) == answer)

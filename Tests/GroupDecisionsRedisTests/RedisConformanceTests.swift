@@ -12,15 +12,21 @@ import Testing
 /// check and sequence under a key prefix of its own, in real time (Redis keeps its own clock).
 @Suite("Redis cache: the shared-cache conformance suite on a real redis-server")
 struct RedisConformanceTests {
-    /// The suite over fresh prefixes of `server`, a second instance being a second client on the
-    /// same server and prefix, as another process of the fleet opens it.
-    static func conformance(_ server: RedisServer) -> SharedGroupsCacheConformance {
+    /// The suite over fresh prefixes of `server`, through an app's `client` when given, a second
+    /// instance being a second client on the same server and prefix, as another process of the
+    /// fleet opens it.
+    static func conformance(
+        _ server: RedisServer,
+        client: (any RedisCommandSending)? = nil
+    ) -> SharedGroupsCacheConformance {
         let prefixes = PrefixCounter()
         let openSecondInstance: @Sendable (RedisGroupsCache) throws -> RedisGroupsCache = {
             try server.store(prefix: $0.keyPrefix)
         }
         return SharedGroupsCacheConformance(makeSecondInstance: openSecondInstance) {
-            try server.store(prefix: "conformance-\(prefixes.next())")
+            let prefix = "conformance-\(prefixes.next())"
+            guard let client else { return try server.store(prefix: prefix) }
+            return try RedisGroupsCache(client: client, keyPrefix: prefix)
         }
     }
 

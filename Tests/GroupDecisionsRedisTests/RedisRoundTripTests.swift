@@ -66,30 +66,6 @@ struct RedisRoundTripTests {
         }
     }
 
-    @Test(
-        "a decision whose fetch fails releases the lock in one call, and leaves no answer",
-        .requires(.redisServer)
-    )
-    func failedFetchReleases() async throws {
-        let server = try await RedisServer.start(proxyDelay: .zero)
-        defer { server.stop() }
-        let proxy = try #require(server.proxy)
-        let store = try server.store(prefix: "test", timeout: .seconds(30))
-        let source = StaticGroupsSource(["c1": Families.member])
-        source.fail(
-            "c1",
-            with: AppStoreGroupsError(code: .generalInternalError, message: "Apple failed", httpStatus: 500)
-        )
-        let service = try fleetService(source, store)
-        let error = await expectError { try await service.decide("c1") }
-        #expect(error?.code == .generalInternalError)
-        // The answer, the lock with the answer and generation, the 429 gate, a budget token, the
-        // release.
-        #expect(proxy.roundTrips == 5)
-        #expect(try await store.call([Array("EXISTS".utf8), store.lockKey("c1", .sandbox)], "EXISTS") == .integer(0))
-        #expect(try await store.answer(anyTransactionID: "c1", in: .sandbox) == nil)
-    }
-
     static let customers = (0..<16).map { "c\($0)" }
 
     static func source() -> StaticGroupsSource {
@@ -121,15 +97,11 @@ struct RedisRoundTripTests {
                     ]
                 )
             }
-            var times: [Duration] = []
             let before = proxy.roundTrips
-            for run in 1...5 {
-                let start = ContinuousClock.now
-                _ = try await service.decide("c\(first + run)")
-                times.append(start.duration(to: .now))
+            let summary = try await RedisConcurrencyTests.timed(1...5) {
+                _ = try await service.decide("c\(first + $0)")
             }
             #expect(proxy.roundTrips - before == 5 * trips, "\(name)")
-            let summary = RedisConcurrencyTests.summary(times)
             figures.append("Redis 200 ms away, one uncached decision, \(name) (\(trips) round trips): \(summary)")
         }
         for figure in figures { print(figure) }

@@ -98,14 +98,15 @@ struct RedisStoreProofTests {
     }
 
     @Test(
-        "a value copied to another customer's, environment's or app's key is no answer there",
+        "a value copied to another customer's, environment's or app's key is no answer there; a fetch time further ahead than the clock skew is no answer, one within it is",
         .requires(.redisServer),
         arguments: ReadPath.allCases
     )
-    func copiedValue(_ path: ReadPath) async throws {
+    func copiedValueAndFutureFetchTime(_ path: ReadPath) async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
-        let store = try server.store()
+        let now = Self.fetchedAt
+        let store = try server.store(now: { now })
         try await store.setAnswer(Self.answer("a"), anyTransactionID: "a", in: .production, timeToLive: .seconds(60))
         let value = try await store.call([Array("GET".utf8), store.answerKey("a", .production)], "GET").bulkValue
         let other = try server.store(prefix: "other")
@@ -118,18 +119,6 @@ struct RedisStoreProofTests {
         #expect(try await path.answer(store, "b", in: .production) == nil)
         #expect(try await path.answer(store, "a", in: .sandbox) == nil)
         #expect(try await path.answer(other, "a", in: .production) == nil)
-    }
-
-    @Test(
-        "a fetch time further ahead than the clock skew is no answer; one within it is",
-        .requires(.redisServer),
-        arguments: ReadPath.allCases
-    )
-    func futureFetchTime(_ path: ReadPath) async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let now = Self.fetchedAt
-        let store = try server.store(now: { now })
         #expect(store.maximumClockSkew == .seconds(5))
         let cases: [(String, Date, Bool)] = [
             ("now", now, true),
@@ -243,40 +232,25 @@ struct RedisStoreProofTests {
         defer { server.stop() }
         let store = try server.store()
         let key = store.answerKey("c1", .sandbox)
-        _ = try await store.call(
-            [
-                Array("SET".utf8), key,
-                Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: Families.memberBody, key: key),
-            ],
-            "SET"
-        )
+        let value = Self.encoded(fetchedAtMilliseconds: UInt64(Int64.max), body: Families.memberBody, key: key)
+        _ = try await store.call([Array("SET".utf8), key, value], "SET")
         let stub = StubGroupsSource()
-        let lines = RecordingObserver()
         // The fleet's configuration: a cache never skipped as slow, and while the corrupted cache is
         // skipped, the process keeps fetching within a share of its own.
-        let service = try ServiceHarness(
-            source: stub,
-            sharedCache: store,
-            time: .system,
-            observer: lines,
-            configuration: .fleet
-        )
-        .service
+        let harness = try ServiceHarness(source: stub, sharedCache: store, time: .system, configuration: .fleet)
+        let service = harness.service
         // The corrupted answer is no answer: the customer is fetched.
         let served = try await service.decide("c1")
         #expect(served.source == .live)
         #expect(stub.requests == ["c1"])
-        _ = try await store.call(
-            [Array("SET".utf8), store.rateKey(.customerGroups, .sandbox), Array(String(Int64.max).utf8)],
-            "SET"
-        )
+        try await store.send(["SET", "test:Sandbox:rate-limited-until:customer-groups", String(Int64.max)])
         // An instant that is not one this store writes is a store failure: logged, and this
         // process carries on with its own gate and budget.
         let second = try await service.decide("c2")
         #expect(second.source == .live)
         #expect(stub.requests == ["c1", "c2"])
         #expect(
-            lines.lines == [
+            harness.observer.lines == [
                 "shared cache failed: Redis at 127.0.0.1:\(server.port): GET rate-limit: the instant is not "
                     + "a number of milliseconds"
             ]

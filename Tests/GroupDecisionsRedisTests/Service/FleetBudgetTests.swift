@@ -16,22 +16,20 @@ import Testing
 /// exact.
 @Suite("Rate limit: one budget for the fleet")
 struct FleetBudgetTests {
-    /// A sandbox budget of 0.01 a second with a burst of `burst`, no wait for a token, and a shared
-    /// cache never skipped as slow (a busy machine makes every call slow).
+    /// A sandbox budget of 0.01 a second with a burst of `burst`, no wait for a token, and the fleet's
+    /// shared cache never skipped as slow (a busy machine makes every call slow).
     static func service(
         _ source: StaticGroupsSource,
         _ shared: (any SharedGroupsCache)?,
         burst: Double,
         fallbackShare: Double = 0
     ) throws -> GroupDecisionService {
-        try ServiceHarness(source: source, sharedCache: shared, time: .system) {
+        try fleetService(source, shared) {
             $0.rateLimits.fallbackShare = fallbackShare
             $0.rateLimits.requestsPerSecond = [.sandbox: 0.01, .production: 0.01]
             $0.rateLimits.requestBurst = [.sandbox: burst]
             $0.rateLimits.maximumRateLimitWait = .zero
-            $0.sharedCache.health.slowCallsInARow = 0
         }
-        .service
     }
 
     /// Sends `attempts` requests through each service's gate in turn: how many went, and the
@@ -139,20 +137,37 @@ struct FleetBudgetTests {
     }
 
     @Test(
-        "Redis's bucket lives a day after its last token, longer than a refill and the longest wait, so a quiet spell ends with a full bucket",
+        "Redis's bucket lives a day after its last token, longer than a refill and the longest wait, so a quiet spell ends with a full bucket; its initial tokens default to the burst, and out of range they are refused by Redis, as a negative reserve is",
         .requires(.redisServer)
     )
-    func redisBucketLifetime() async throws {
+    func redisBucket() async throws {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let store = try server.store(prefix: "bucket")
-        // The bucket's tokens and waits are the conformance suite's; its key and lifetime are Redis's.
+        // The bucket's tokens and waits, and a new bucket starting with its initial tokens, are the
+        // conformance suite's; its key, lifetime and refusals are Redis's.
         let budget = FleetBudget(.customerGroups, in: .production, ratePerSecond: 0.001, burst: 2)
         #expect(try await store.takeBudgetToken(from: budget, maximumWait: .seconds(1_500)) == .taken(wait: .zero))
         let key = store.budgetKey(.customerGroups, .production)
         #expect(String(decoding: key, as: UTF8.self) == "bucket:Production:budget:customer-groups")
         let lifetime = try await store.millisecondsToLive(key)
         #expect(lifetime.map { $0 > 86_300_000 && $0 <= 86_400_000 } == true)
+        #expect(
+            FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.001, burst: 5, initialTokens: 2).initialTokens
+                == 2
+        )
+        #expect(FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 1, burst: 5).initialTokens == 5)
+        // Out of range: refused by Redis, nothing taken.
+        for initial in [-1, 6, Double.nan] {
+            let wrong = FleetBudget(.groupMembers, in: .sandbox, ratePerSecond: 1, burst: 5, initialTokens: initial)
+            let error = await expectError { _ = try await store.takeBudgetToken(from: wrong, maximumWait: .zero) }
+            #expect(error?.code == .invalidArgument)
+        }
+        // A negative reserve kept from refreshes is refused too.
+        let refresh = FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 1, burst: 5)
+        #expect(
+            await expectError { try await store.takeBudgetToken(from: refresh, keeping: -1) }?.code == .invalidArgument
+        )
     }
 
     @Test(
@@ -250,33 +265,6 @@ struct FleetBudgetTests {
     }
 
     @Test(
-        "the initial tokens default to the burst; out of range, they are refused by Redis, as a negative reserve is",
-        .requires(.redisServer)
-    )
-    func initialTokens() async throws {
-        let server = try await RedisServer.start()
-        defer { server.stop() }
-        let store = try server.store(prefix: "initial")
-        // A new bucket starting with them is the conformance suite's check.
-        #expect(
-            FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 0.001, burst: 5, initialTokens: 2).initialTokens
-                == 2
-        )
-        #expect(FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 1, burst: 5).initialTokens == 5)
-        // Out of range: refused by Redis, nothing taken.
-        for initial in [-1, 6, Double.nan] {
-            let wrong = FleetBudget(.groupMembers, in: .sandbox, ratePerSecond: 1, burst: 5, initialTokens: initial)
-            let error = await expectError { _ = try await store.takeBudgetToken(from: wrong, maximumWait: .zero) }
-            #expect(error?.code == .invalidArgument)
-        }
-        // A negative reserve kept from refreshes is refused too.
-        let refresh = FleetBudget(.customerGroups, in: .sandbox, ratePerSecond: 1, burst: 5)
-        #expect(
-            await expectError { try await store.takeBudgetToken(from: refresh, keeping: -1) }?.code == .invalidArgument
-        )
-    }
-
-    @Test(
         "the service starts a fleet bucket with the burst less the rate times the longest wait, never below 0",
         arguments: [(Duration.seconds(672), 3), (.zero, 9), (.seconds(10_000), 0)]
     )
@@ -309,17 +297,16 @@ struct FleetBudgetTests {
         let server = try await RedisServer.start()
         defer { server.stop() }
         let clock = ManualClock()
-        let firstStore = try server.store(prefix: "fleet", now: clock.now)
-        let secondStore = try server.store(prefix: "fleet", now: clock.now)
+        let (storeA, storeB) = try server.pair(prefix: "fleet", now: clock.now)
         let source = StaticGroupsSource(Families.customers(20))
         let harness = try ServiceHarness(
             source: source,
-            sharedCache: firstStore,
+            sharedCache: storeA,
             clock: clock,
             configuration: .exactCounts()
         )
         let first = harness.service
-        let second = try harness.another(sharedCache: secondStore, configuration: .exactCounts()).service
+        let second = try harness.another(sharedCache: storeB, configuration: .exactCounts()).service
         // Burst 5, reserve 1: the two servers' four first fetches leave the reserve.
         for index in 0..<4 {
             #expect(

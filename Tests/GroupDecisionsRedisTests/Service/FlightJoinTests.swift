@@ -25,12 +25,14 @@ struct FlightJoinTests {
     // MARK: A replaced flight and the invalidations after it
 
     /// Starts a flight for `key`, then one that replaces it (the first began more than a second
-    /// before the instant the second names): the first flight's permit, its task's gate still shut.
-    static func replacedFlight(
-        _ flights: SingleFlight<Int>,
-        clock: ManualClock,
-        gate: Gate
-    ) async throws -> (old: ServingPermit, tasks: [Task<Int, any Error>]) {
+    /// before the instant the second names): the flights on their clock, the first flight's permit,
+    /// and the two tasks, held at `gate`.
+    static func replacedFlight() async throws -> (
+        flights: SingleFlight<Int>, clock: ManualClock, gate: Gate, old: ServingPermit, tasks: [Task<Int, any Error>]
+    ) {
+        let clock = ManualClock()
+        let flights = SingleFlight<Int>(now: clock.now)
+        let gate = Gate()
         let permits = Locked<[ServingPermit]>([])
         let body = { @Sendable (permit: ServingPermit) async throws(AppStoreGroupsError) -> Int in
             let count = permits.withLock { permits in
@@ -47,7 +49,7 @@ struct FlightJoinTests {
         let second = Task { try await flights.run(Self.key, joiningFlightsSince: since, body) }
         while permits.withLock({ $0.count }) < 2 { await Task.yield() }
         let old = try #require(permits.withLock { $0.first })
-        return (old, [first, second])
+        return (flights, clock, gate, old, [first, second])
     }
 
     @Test(
@@ -55,10 +57,7 @@ struct FlightJoinTests {
         arguments: ["customer", "all", "group"]
     )
     func replacedFlightStillOvertaken(_ which: String) async throws {
-        let clock = ManualClock()
-        let flights = SingleFlight<Int>(now: clock.now)
-        let gate = Gate()
-        let (old, tasks) = try await Self.replacedFlight(flights, clock: clock, gate: gate)
+        let (flights, clock, gate, old, tasks) = try await Self.replacedFlight()
         switch which {
         case "customer": flights.invalidate(customerID: "c")
         case "all": flights.invalidateAll()
@@ -73,10 +72,7 @@ struct FlightJoinTests {
 
     @Test("a replaced flight that ended is forgotten: an invalidation after it reaches the flight under way only")
     func replacedFlightForgottenOnceEnded() async throws {
-        let clock = ManualClock()
-        let flights = SingleFlight<Int>(now: clock.now)
-        let gate = Gate()
-        let (old, tasks) = try await Self.replacedFlight(flights, clock: clock, gate: gate)
+        let (flights, clock, gate, old, tasks) = try await Self.replacedFlight()
         gate.open()
         #expect(try await tasks[0].value == 1)
         #expect(try await tasks[1].value == 2)
@@ -192,8 +188,7 @@ struct FlightJoinTests {
             $0.sharedCache.fetchLockWait = .milliseconds(300)
         }
         gated.close()
-        var decisions: [Task<ServedDecision, any Error>] = []
-        decisions.append(Task { try await service.decide("c") })
+        var decisions = [Task { try await service.decide("c") }]
         try await gated.waitForCalls(1)
         for _ in 0..<3 {
             try await Task.sleep(for: .milliseconds(400))
@@ -202,8 +197,7 @@ struct FlightJoinTests {
         try await gated.waitForCalls(1)
         gated.open()
         for decision in decisions {
-            let capabilities = try await decision.value.decision.capabilities.sorted()
-            #expect(capabilities == Families.capabilities)
+            #expect(try await decision.value.decision.capabilities.sorted() == Families.capabilities)
         }
         #expect(apple.callCount == 1)
     }

@@ -97,7 +97,7 @@ struct InvalidationLeaseTests {
     }
 
     @Test(
-        "an uncached decision makes 5 round trips (the answer, the lock with the answer and generation, the 429 gate, a budget token, the write releasing the lock); a hit within the check interval none; one after it reads the count alone, and 64 concurrent hits share that read; another process reads the answer in one",
+        "an uncached decision makes 5 round trips (the answer, the lock with the answer and generation, the 429 gate, a budget token, the write releasing the lock); a hit within the check interval none; one after it reads the count alone, and 64 concurrent hits share that read; another process reads the answer in one; a fetch that fails releases the lock in one call, and leaves no answer",
         .requires(.redisServer),
         arguments: [1, 64]
     )
@@ -130,72 +130,71 @@ struct InvalidationLeaseTests {
         #expect(try await other.decide("c1").decision.capabilities.sorted() == Families.capabilities)
         #expect(proxy.roundTrips == 12)
         #expect(source.callCount == 2)
+        // A fetch that fails: the answer, the lock with the answer and generation, the 429 gate, a
+        // budget token, the release.
+        let failure = AppStoreGroupsError(code: .generalInternalError, message: "Apple failed", httpStatus: 500)
+        source.fail("c3", with: failure)
+        #expect(await expectError { try await service.decide("c3") }?.code == .generalInternalError)
+        #expect(proxy.roundTrips == 17)
         #expect(try await store.send(["EXISTS", "trips:Sandbox:lock:c1"]) == .integer(0))
+        #expect(try await store.send(["EXISTS", "trips:Sandbox:lock:c3"]) == .integer(0))
+        #expect(try await store.answer(anyTransactionID: "c3", in: .sandbox) == nil)
     }
 
-    @Test(
-        "a process that skipped its shared cache after one failure serves none of its copies, and reads the count again once the cache is back"
-    )
-    func skippedAfterFailureCacheBack() async throws {
-        let clock = ManualClock()
-        let shared = InMemoryGroupsCache(now: clock.now)
-        let throughB = ScriptedGroupsCache(shared, countsInvalidations: true)
-        let apple = StaticGroupsSource(["c": Families.member])
-        let serviceA = try fleetService(apple, shared, clock: clock)
-        let serviceB = try fleetService(apple, throughB, clock: clock) { $0.rateLimits.fallbackShare = 0 }
-        #expect(try await serviceB.decide("c").source == .live)
-        // One read of the count fails (a timeout, a connection reset): B skips the cache for the
-        // retry interval (5 seconds), and serves no copy the count does not confirm: the customer
-        // is refused with Retry-After, nothing sent to Apple.
-        throughB.fail(["invalidationCount"])
-        clock.advance(by: serviceB.configuration.sharedCache.invalidationCheckInterval)
-        let refused = await expectError { _ = try await serviceB.decide("c") }
-        #expect(refused?.code == .rateLimitExceeded)
-        #expect(apple.callCount == 1)
-        // The cache answers again; through A, an invalidation completes and returns. B reads the
-        // count although it still skips the cache, sees it moved, and fetches.
-        throughB.fail([])
-        apple.setAnswer(Families.noGroups, for: "c")
-        try await serviceA.invalidate(anyTransactionID: "c")
-        let served = try await serviceB.decide("c")
-        #expect(served.source == .live)
-        #expect(served.decision.capabilities.sorted() == [])
-        #expect(apple.callCount == 2)
+    /// How process B comes to skip its shared cache, and whether the cache answers again.
+    enum Skip: String, CaseIterable, Sendable {
+        /// One read of the count fails (a timeout, a connection reset); the cache then answers again.
+        case countReadFailed
+        /// The revocation storm below; the cache then answers again.
+        case storm
+        /// The revocation storm; the cache still fails.
+        case stormStillFailing
     }
 
     // Service A and service B (through a cache whose calls the test fails) share an in-memory
-    // cache on one clock, with a time to live of 1 s and no refresh ahead, as the revocation storm
-    // that once printed a stale answer after an invalidation's 200 ran (`--cache-ttl 1
+    // cache on one clock. In the storm, answers live 1 s with no refresh ahead, as the revocation
+    // storm that once printed a stale answer after an invalidation's 200 ran (`--cache-ttl 1
     // --refresh-ahead 0`): B holds c's answer past its time to live, one of B's calls fails (a
     // timeout on a loaded machine) so B skips the cache, and A invalidates c. Once the cache that
-    // failed answers again, B fetches c; while it still fails, B refuses c rather than serve it stale.
+    // failed answers again, B reads the count although it still skips the cache, sees it moved, and
+    // fetches c; while it still fails, B refuses c rather than serve it stale.
     @Test(
-        "stale serving is under the lease too: a copy past its time to live is never served stale after another's invalidation",
-        arguments: [false, true]
+        "a process that skipped its shared cache after one failure serves none of its copies, fresh or past its time to live, and reads the count again once the cache is back",
+        arguments: Skip.allCases
     )
-    func noStaleCopyAfterSkip(stillFailing: Bool) async throws {
+    func skippedCacheServesNoCopy(_ skip: Skip) async throws {
         let clock = ManualClock()
         let shared = InMemoryGroupsCache(now: clock.now)
         let throughB = ScriptedGroupsCache(shared, countsInvalidations: true)
         let apple = StaticGroupsSource(["c": Families.member])
         let configure = { (configuration: inout GroupDecisionService.Configuration) in
             configuration.rateLimits.fallbackShare = 0
+            guard skip != .countReadFailed else { return }
             configuration.freshness = FreshnessPolicy(timeToLive: .seconds(1))
             configuration.freshness.refreshAfter = nil
         }
         let serviceA = try fleetService(apple, shared, clock: clock, configure: configure)
         let serviceB = try fleetService(apple, throughB, clock: clock, configure: configure)
         #expect(try await serviceB.decide("c").source == .live)
-        // Past the time to live, within the maximum age and the local time to live: B would serve
-        // its copy stale when the budget spares no token for the refresh.
-        clock.advance(by: .milliseconds(1_500))
-        // One of B's calls fails: B skips the cache, and refuses a customer it holds nothing for.
-        throughB.fail(["answer"])
-        #expect(await expectError { _ = try await serviceB.decide("other") }?.code == .rateLimitExceeded)
-        throughB.fail(stillFailing ? ["answer", "invalidationCount"] : [])
+        if skip == .countReadFailed {
+            // B skips the cache for the retry interval (5 seconds), and serves no copy the count
+            // does not confirm: the customer is refused with Retry-After, nothing sent to Apple.
+            throughB.fail(["invalidationCount"])
+            clock.advance(by: serviceB.configuration.sharedCache.invalidationCheckInterval)
+            #expect(await expectError { _ = try await serviceB.decide("c") }?.code == .rateLimitExceeded)
+        } else {
+            // Past the time to live, within the maximum age and the local time to live: B would serve
+            // its copy stale when the budget spares no token for the refresh. One of B's calls fails:
+            // B skips the cache, and refuses a customer it holds nothing for.
+            clock.advance(by: .milliseconds(1_500))
+            throughB.fail(["answer"])
+            #expect(await expectError { _ = try await serviceB.decide("other") }?.code == .rateLimitExceeded)
+        }
+        #expect(apple.callCount == 1)
+        throughB.fail(skip == .stormStillFailing ? ["answer", "invalidationCount"] : [])
         apple.setAnswer(Families.noGroups, for: "c")
         try await serviceA.invalidate(anyTransactionID: "c")
-        if stillFailing {
+        if skip == .stormStillFailing {
             #expect(await expectError { _ = try await serviceB.decide("c") }?.code == .rateLimitExceeded)
             #expect(apple.callCount == 1)
         } else {

@@ -50,10 +50,8 @@ func sources(_ service: GroupDecisionService, _ customers: [String] = ["c1", "c2
 
 /// Where the processes of a fleet share their caches: one in-memory cache, or two stores (two
 /// processes' connections) on one real redis-server of the test's own.
-enum SharedStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+enum SharedStore: String, CaseIterable, Sendable {
     case inMemory, redis
-
-    var testDescription: String { rawValue }
 
     /// The two processes' caches, and the server that holds them (the caller keeps it, and stops it).
     func pair(
