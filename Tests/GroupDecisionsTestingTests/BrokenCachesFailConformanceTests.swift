@@ -60,10 +60,8 @@ struct BrokenCachesFailConformanceTests {
     static let refresh =
         "a refresh takes a token only when the reserve stays banked after it, takes it then, and never reserves one ahead"
     static let countNew = "every invalidation changes the count to a value never read before"
-    static let countSame =
-        "without an invalidation, every reading from either instance gives the same count"
-    static let countKept =
-        "a store keeps a count or none: every reading answers a count, or every reading nil"
+    static let countSame = "without an invalidation, every reading from either instance gives the same count"
+    static let countKept = "a store keeps a count or none: every reading answers a count, or every reading nil"
 
     static let reservedAhead =
         "a token reserved ahead is taken with the wait until it is due (1,000 s at 0.001 a second)"

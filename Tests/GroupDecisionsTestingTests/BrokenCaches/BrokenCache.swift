@@ -126,7 +126,7 @@ final class BrokenCache: SharedAnswerCache, SharedFetchLock, SharedInvalidations
     /// A hundred years: longer than any test.
     private static let forever = Duration.seconds(100 * 365 * 86_400)
 
-    /// Runs `invalidation`, then puts back the answers of `keep` it removed.
+    /// Runs `invalidation`, then puts back the answers of `keep` it removed, and counts it.
     private func keepingAnswers(
         of keep: (Slot) -> Bool,
         _ invalidation: () async throws(AppStoreGroupsError) -> Void
@@ -146,10 +146,6 @@ final class BrokenCache: SharedAnswerCache, SharedFetchLock, SharedInvalidations
                 timeToLive: .seconds(3600)
             )
         }
-        try await countInvalidation()
-    }
-
-    private func countInvalidation() async throws(AppStoreGroupsError) {
         ownInvalidations.withLock { $0 += 1 }
         let restarts = storage.state.withLock { state in
             state.invalidations += 1

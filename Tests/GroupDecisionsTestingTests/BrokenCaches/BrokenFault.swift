@@ -10,7 +10,7 @@ import GroupPolicy
 /// the fleet above its budget, a lock nobody can take: what a conformance suite or a fleet
 /// simulation must reject. Each breaks one concern, in the wrapper of that concern ``BrokenStore``
 /// gives.
-enum BrokenFault: String, Sendable, CaseIterable, CustomStringConvertible {
+enum BrokenFault: String, Sendable, CaseIterable {
     // Answers, the fetch lock and invalidations: `BrokenCache`.
     case answerOfLastWrite  // `answerAndInvalidationCount` gives the answer written last when it has none.
     case caseInsensitiveKeys  // Customer ids are compared case-insensitively: `admin1` reads `ADMIN1`'s answer.
@@ -45,8 +45,6 @@ enum BrokenFault: String, Sendable, CaseIterable, CustomStringConvertible {
     case budgetPerInstance  // Each instance keeps a budget of its own: a fleet of N spends N budgets.
     case budgetStartsFull  // A new (or lost) bucket starts full whatever the budget's initial tokens.
     case oneBudgetForAll  // One budget for every endpoint and environment.
-
-    var description: String { rawValue }
 
     /// The wrappers of ``BrokenStore``, by the concerns they keep.
     enum Concern: Sendable, CaseIterable {

@@ -39,7 +39,9 @@ struct SimulationStoreTests {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let clock = ManualClock(now)
         let store = try await FleetSimulation.Store.inMemory.make(clock.now)
-        let (cache, lock, invalidations) = try Self.concerns(store)
+        let cache = try #require(store.caches.answers)
+        let lock = try #require(store.caches.fetchLock)
+        let invalidations = try #require(store.caches.invalidations)
         let before = try await cache.invalidationGeneration(anyTransactionID: "admin1", in: .production)
         // A write whose generation nothing moved since is kept.
         #expect(try await cache.setAnswer(Self.write(before)) == true)
@@ -61,15 +63,5 @@ struct SimulationStoreTests {
         #expect(try await lock.setAnswer(Self.write(generation), releasingFetchLock: "fetch") == true)
         #expect(try await cache.setAnswer(Self.write(generation)) == true)
         #expect(try await cache.answer(anyTransactionID: "admin1", in: .production)?.body == Self.answer.body)
-    }
-
-    /// The answers, the fetch lock and the invalidations of a store instance.
-    static func concerns(
-        _ store: FleetSimulation.Store.Instance
-    ) throws -> (any SharedAnswerCache, any SharedFetchLock, any SharedInvalidations) {
-        (
-            try #require(store.caches.answers), try #require(store.caches.fetchLock),
-            try #require(store.caches.invalidations)
-        )
     }
 }
