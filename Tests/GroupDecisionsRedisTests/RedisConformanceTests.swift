@@ -12,19 +12,18 @@ import Testing
 /// check and sequence under a key prefix of its own, in real time (Redis keeps its own clock).
 @Suite("Redis cache: the shared-cache conformance suite on a real redis-server")
 struct RedisConformanceTests {
-    /// The suite over fresh prefixes of `server`, through an app's `client` when given, a second
-    /// instance being a second client on the same server and prefix, as another process of the
-    /// fleet opens it.
+    /// The suite over fresh prefixes of `server` (a new UUID each, so every check starts on an empty
+    /// one), through an app's `client` when given, a second instance being a second client on the
+    /// same server and prefix, as another process of the fleet opens it.
     static func conformance(
         _ server: RedisServer,
         client: (any RedisCommandSending)? = nil
     ) -> SharedGroupsCacheConformance {
-        let prefixes = PrefixCounter()
         let openSecondInstance: @Sendable (RedisGroupsCache) throws -> RedisGroupsCache = {
             try server.store(prefix: $0.keyPrefix)
         }
         return SharedGroupsCacheConformance(makeSecondInstance: openSecondInstance) {
-            let prefix = "conformance-\(prefixes.next())"
+            let prefix = "conformance-\(UUID().uuidString.lowercased())"
             guard let client else { return try server.store(prefix: prefix) }
             return try RedisGroupsCache(client: client, keyPrefix: prefix)
         }
@@ -37,17 +36,5 @@ struct RedisConformanceTests {
         var conformance = Self.conformance(server)
         conformance.seeds += Array(1_001...1_100)
         try await conformance.run()
-    }
-}
-
-/// A fresh number for each cache, so every check starts on an empty prefix.
-final class PrefixCounter: Sendable {
-    private let count = Mutex(0)
-
-    func next() -> Int {
-        count.withLock { count in
-            count += 1
-            return count
-        }
     }
 }

@@ -11,29 +11,6 @@ import Testing
 /// invalidation into one of everyone for as long as any answer left off the list lives.
 @Suite("Redis group index: a group's invalidation reaches every answer that holds it")
 struct RedisGroupIndexTests {
-    static func write(
-        _ cache: RedisGroupsCache,
-        _ customer: String,
-        group: String,
-        timeToLive: Duration,
-        generation: InvalidationGeneration? = nil
-    ) async throws -> Bool {
-        var generation = generation
-        if generation == nil {
-            generation = try await cache.invalidationGeneration(anyTransactionID: customer, in: .sandbox)
-        }
-        return try await cache.setAnswer(
-            AnswerWrite(
-                SharedGroupsCacheConformance.answer(group),
-                anyTransactionID: customer,
-                in: .sandbox,
-                timeToLive: timeToLive,
-                groupIDs: [group],
-                ifGeneration: try #require(generation)
-            )
-        )
-    }
-
     // The bug the short answer pins: the overflow mark was set with the time to live of the *last*
     // write that found the list full (`SET …:members-overflow:G 1 PX life`), so a later write with
     // a shorter life (two services with different `freshness.maximumStaleness`, a rolling deploy
@@ -57,13 +34,7 @@ struct RedisGroupIndexTests {
             for lane in 0..<16 {
                 group.addTask {
                     for index in stride(from: lane, to: members, by: 16) {
-                        let kept = try await Self.write(
-                            cache,
-                            "m\(index)",
-                            group: "G",
-                            timeToLive: .seconds(3600),
-                            generation: none
-                        )
+                        let kept = try await cache.setAnswer(.holding("G", for: "m\(index)", at: none))
                         #expect(kept)
                     }
                 }
@@ -75,8 +46,8 @@ struct RedisGroupIndexTests {
         // An hour-long answer that does not fit: left off the list, the mark set for an hour. Then
         // another service, with a one-second maximum age, writes another answer holding G, which
         // expires (and, before the fix, the mark with it).
-        #expect(try await Self.write(cache, "late", group: "G", timeToLive: .seconds(3600), generation: none))
-        #expect(try await Self.write(cache, "short", group: "G", timeToLive: .seconds(1), generation: none))
+        #expect(try await cache.setAnswer(.holding("G", for: "late", at: none)))
+        #expect(try await cache.setAnswer(.holding("G", for: "short", timeToLive: .seconds(1), at: none)))
         try await waitUntil { try await cache.answer(anyTransactionID: "short", in: .sandbox) == nil }
         let answer = SharedGroupsCacheConformance.answer("G")
         try await cache.setAnswer(answer, anyTransactionID: "outsider", in: .sandbox, timeToLive: .seconds(600))
@@ -99,13 +70,15 @@ struct RedisGroupIndexTests {
         defer { server.stop() }
         let onTime = try server.store(prefix: "clock")
         let ahead = try server.store(prefix: "clock", now: { Date().addingTimeInterval(120) })
+        // No customer or group was invalidated: one generation serves every customer's write.
+        let none = try await onTime.invalidationGeneration(anyTransactionID: "c1", in: .sandbox)
         // c1's answer lives 30 s on Redis's clock; the writer ahead writes c2 in the same group.
-        #expect(try await Self.write(onTime, "c1", group: "g1", timeToLive: .seconds(30)))
+        #expect(try await onTime.setAnswer(.holding("g1", for: "c1", timeToLive: .seconds(30), at: none)))
         // c3's answer lives 60 s: its index entry scores earlier than the writer's clock, 120 s ahead
         // (the cache tolerates a skew of 5 s; further ahead only makes the difference plain on a
         // machine slow enough to take seconds between two calls).
-        #expect(try await Self.write(onTime, "c3", group: "g1", timeToLive: .seconds(60)))
-        #expect(try await Self.write(ahead, "c2", group: "g1", timeToLive: .seconds(30)))
+        #expect(try await onTime.setAnswer(.holding("g1", for: "c3", timeToLive: .seconds(60), at: none)))
+        #expect(try await ahead.setAnswer(.holding("g1", for: "c2", timeToLive: .seconds(30), at: none)))
         try await onTime.invalidate(groupID: "g1")
         for customer in ["c1", "c2", "c3"] {
             #expect(try await onTime.answer(anyTransactionID: customer, in: .sandbox) == nil, "\(customer)")

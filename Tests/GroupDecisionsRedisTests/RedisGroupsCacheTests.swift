@@ -127,8 +127,7 @@ struct RedisGroupsCacheTests {
         #expect(served.filter { $0.source == .live }.count == 1)
         #expect(served.filter { $0.source == .cache }.count == 3)
         #expect(served.allSatisfy { $0.decision.allows("family.space") })
-        let limited = await expectError { try await services[0].decide("limited") }
-        #expect(limited?.httpStatus == 429)
+        #expect(await expectError { try await services[0].decide("limited") }?.httpStatus == 429)
         let held = await expectError { try await services[1].decide("c2") }
         #expect(held?.code == .rateLimitExceeded)
         #expect(held?.httpStatus == nil)

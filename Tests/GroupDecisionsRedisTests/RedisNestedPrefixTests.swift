@@ -54,15 +54,7 @@ struct RedisNestedPrefixTests {
 
             #expect(try await inner.invalidationGeneration(anyTransactionID: "c1", in: .sandbox) == generation)
             #expect(try await inner.invalidationCount() == count)
-            let stale = AnswerWrite(
-                SharedGroupsCacheConformance.answer("g1"),
-                anyTransactionID: "c1",
-                in: .sandbox,
-                timeToLive: .seconds(3600),
-                groupIDs: ["g1"],
-                ifGeneration: before
-            )
-            #expect(try await inner.setAnswer(stale) == false, "\(prefix)")
+            #expect(try await inner.setAnswer(.holding("g1", for: "c1", at: before)) == false, "\(prefix)")
             #expect(try await inner.answer(anyTransactionID: "c1", in: .sandbox) == nil)
         }
     }

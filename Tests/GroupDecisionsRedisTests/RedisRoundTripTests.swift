@@ -66,12 +66,6 @@ struct RedisRoundTripTests {
         }
     }
 
-    static let customers = (0..<16).map { "c\($0)" }
-
-    static func source() -> StaticGroupsSource {
-        StaticGroupsSource(Dictionary(uniqueKeysWithValues: customers.map { ($0, Families.member) }))
-    }
-
     @Test(
         "an uncached decision through a Redis 200 ms away: 5 round trips with the combined calls, 8 with the single ones, and its time printed with each",
         .requires(.redisServer)
@@ -86,7 +80,7 @@ struct RedisRoundTripTests {
             ("combined calls", store as any SharedGroupsCache, 5, 0),
             ("single calls", ScriptedGroupsCache(store), 8, 8),
         ] {
-            let service = try fleetService(Self.source(), cache)
+            let service = try fleetService(StaticGroupsSource(Families.customers(16)), cache)
             // A first decision opens the connection.
             _ = try await service.decide("c\(first)")
             if let forwarding = cache as? ScriptedGroupsCache {

@@ -321,12 +321,10 @@ struct FleetBudgetTests {
             #expect(stale.age == .seconds(400))
         }
         #expect(try await second.decide("c10").source == .live)
-        let refused = await expectError { try await first.decide("c11") }
-        #expect(refused?.code == .rateLimitExceeded)
+        #expect(await expectError { try await first.decide("c11") }?.code == .rateLimitExceeded)
         // After an invalidation, nothing of the old answer: a first fetch, refused with the budget spent.
         try await first.invalidate(anyTransactionID: "c1")
-        let gone = await expectError { try await second.decide("c1") }
-        #expect(gone?.code == .rateLimitExceeded)
+        #expect(await expectError { try await second.decide("c1") }?.code == .rateLimitExceeded)
         #expect(source.callCount == 5)
     }
 }

@@ -48,6 +48,31 @@ func sources(_ service: GroupDecisionService, _ customers: [String] = ["c1", "c2
     return sources
 }
 
+extension AnswerWrite {
+    /// A write of the conformance suite's answer holding `group`, for `customer`, kept only if no
+    /// invalidation came after `generation`.
+    static func holding(
+        _ group: String,
+        for customer: String,
+        timeToLive: Duration = .seconds(3600),
+        at generation: InvalidationGeneration
+    ) -> Self {
+        Self(
+            SharedGroupsCacheConformance.answer(group),
+            anyTransactionID: customer,
+            in: .sandbox,
+            timeToLive: timeToLive,
+            groupIDs: [group],
+            ifGeneration: generation
+        )
+    }
+}
+
+extension ServedDecision {
+    /// Where the answer came from, by name, and the capabilities granted, sorted.
+    var outcome: (source: String, capabilities: [String]) { (source.name, decision.capabilities.sorted()) }
+}
+
 /// Where the processes of a fleet share their caches: one in-memory cache, or two stores (two
 /// processes' connections) on one real redis-server of the test's own.
 enum SharedStore: String, CaseIterable, Sendable {
