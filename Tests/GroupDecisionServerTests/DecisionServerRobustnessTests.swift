@@ -151,8 +151,10 @@ struct DecisionServerRobustnessTests {
         let port = server.port
         // The slow reader: a 4 KB receive buffer, 1 KB read every 200 ms, until the test has its
         // answer or the server's close reaches it; false if it gave up after 60 s. Each send of the
-        // server's makes a little progress, so a timeout per send never fires.
+        // server's makes a little progress, so a timeout per send never fires. The first read waits
+        // for the answer's first bytes: the instant the server began writing it.
         let reading = Locked(true)
+        let writing = Locked<ContinuousClock.Instant?>(nil)
         let reader = Task {
             try await offCooperativePool {
                 let connection = try RawConnection(port: port, receiveBuffer: 4096)
@@ -160,6 +162,9 @@ struct DecisionServerRobustnessTests {
                     Array("GET /decision?transactionId=big_1500_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
                 )
                 var chunk = [UInt8](repeating: 0, count: 1024)
+                let first = chunk.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
+                try #require(first > 0, "no answer began within the connection's 60 s")
+                writing.withLock { $0 = .now }
                 let end = ContinuousClock.now + .seconds(60)
                 while reading.withLock({ $0 }) {
                     guard ContinuousClock.now < end else { return false }
@@ -174,15 +179,24 @@ struct DecisionServerRobustnessTests {
         }
         // Once the slow answer has been written for the read timeout, the slot is free again for
         // another client, while the slow reader still reads (what the server had sent before it
-        // closed stays in the kernel's buffers). How soon depends on the machine: a loaded one
-        // took more than four seconds to evaluate the answer, so the test waits for the 200 and
-        // asks the order.
+        // closed stays in the kernel's buffers). A loaded machine took more than four seconds to
+        // evaluate the answer, so the test waits for the 200, asks the order, and times the slot
+        // from the answer's first bytes, each try of ok1 from when it was sent.
         #expect(try await server.appStore.log(count: 1).count == 1)
+        var freed: ContinuousClock.Instant?
         try await waitUntil(atMost: .seconds(60)) {
-            try await server.get("/decision?transactionId=ok1").status == 200
+            let sent = ContinuousClock.now
+            guard try await server.get("/decision?transactionId=ok1").status == 200 else { return false }
+            freed = sent
+            return true
         }
         reading.withLock { $0 = false }
         #expect(try await reader.value, "the slow reader held the only slot until it gave up")
+        // The read timeout is 1 s; the rest is for a busy machine's scheduling and the refusal
+        // before the 200. A write that outlives the read timeout (the default 5 s, the handler's
+        // 30 s, a timeout per send) fails here, not only a write that is never timed out.
+        let held = try #require(freed) - (try #require(writing.withLock { $0 }))
+        #expect(held < .seconds(4), "the slot was free \(held) after the slow answer began")
     }
 
     /// A fetch the App Store never answers ends within the server's own 10 seconds, in one
