@@ -186,9 +186,10 @@ struct LocalGroupsCacheTests {
     )
     func oneGroupAnswersKeepTheResidentBound() async throws {
         // 32 MiB filled twice over, each answer decoded among a request's own allocations (a read buffer, a few small
-        // blocks) as the service does: at 256 bytes an entry, a one-group answer counted 576 bytes and pinned about 1
-        // KB of pages. The resident set is the whole process's (a shadow comparison beside it grew it past the margin),
-        // so this measures in a process of its own and prints `cost growth count`.
+        // blocks) as the service does: at 256 bytes an entry, a one-group answer counted 576 bytes and pinned about
+        // 1 KB of pages. The margin is the bound's own (10% and 16 MB). The resident set is the whole process's (a
+        // shadow comparison beside it grew it past the margin), so this measures in a process of its own and prints
+        // `cost growth count`.
         let capacity = 32 << 20
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let capacity = 32 << 20
