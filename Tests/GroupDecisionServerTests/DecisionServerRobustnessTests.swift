@@ -149,53 +149,40 @@ struct DecisionServerRobustnessTests {
             arguments: ["--max-connections", "1", "--read-timeout", "1"]
         )
         let port = server.port
-        // The slow reader: a 4 KB receive buffer, 1 KB read every 200 ms, until the test has its
-        // answer or the server's close reaches it; false if it gave up after 60 s. Each send of the
-        // server's makes a little progress, so a timeout per send never fires. The first read waits
-        // for the answer's first bytes: the instant the server began writing it.
-        let reading = Locked(true)
-        let writing = Locked<ContinuousClock.Instant?>(nil)
-        let reader = Task {
-            try await offCooperativePool {
-                let connection = try RawConnection(port: port, receiveBuffer: 4096)
-                connection.send(
-                    Array("GET /decision?transactionId=big_1500_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-                )
-                var chunk = [UInt8](repeating: 0, count: 1024)
-                let first = chunk.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
-                try #require(first > 0, "no answer began within the connection's 60 s")
-                writing.withLock { $0 = .now }
-                let end = ContinuousClock.now + .seconds(60)
-                while reading.withLock({ $0 }) {
-                    guard ContinuousClock.now < end else { return false }
-                    let count = chunk.withUnsafeMutableBytes {
-                        recv(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
-                    }
-                    if count == 0 { break }
-                    Thread.sleep(forTimeInterval: 0.2)
+        // The slow reader: a 4 KB receive buffer, 1 KB read every 200 ms, so each send of the
+        // server's makes a little progress and a timeout per send never fires. Its first read waits
+        // for the answer's first bytes: the instant the server began writing it. Between reads the
+        // same thread asks for ok1 (a thread of its own: a busy cooperative pool must not delay a
+        // try) until a 200 or 60 s; the answer is when the 200's request was sent.
+        let (writing, freed) = try await offCooperativePool {
+            () -> (ContinuousClock.Instant, ContinuousClock.Instant?) in
+            let slow = try RawConnection(port: port, receiveBuffer: 4096)
+            slow.send(Array("GET /decision?transactionId=big_1500_slow&explain=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            var chunk = [UInt8](repeating: 0, count: 1024)
+            let first = chunk.withUnsafeMutableBytes { recv(slow.descriptor, $0.baseAddress, $0.count, 0) }
+            try #require(first > 0, "no answer began within the connection's 60 s")
+            let writing = ContinuousClock.now
+            while ContinuousClock.now < writing + .seconds(60) {
+                _ = chunk.withUnsafeMutableBytes {
+                    recv(slow.descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
                 }
-                return true
+                let sent = ContinuousClock.now
+                let other = try RawConnection(port: port)
+                other.send(Array("GET /decision?transactionId=ok1 HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                let (bytes, error) = other.receive(until: RawHTTP.answerEnd)
+                if DecisionServerProcess.Answer(bytes, error: error).status == 200 { return (writing, sent) }
+                Thread.sleep(forTimeInterval: 0.2)
             }
+            return (writing, nil)
         }
         // Once the slow answer has been written for the read timeout, the slot is free again for
-        // another client, while the slow reader still reads (what the server had sent before it
-        // closed stays in the kernel's buffers). A loaded machine took more than four seconds to
-        // evaluate the answer, so the test waits for the 200, asks the order, and times the slot
-        // from the answer's first bytes, each try of ok1 from when it was sent.
-        #expect(try await server.appStore.log(count: 1).count == 1)
-        var freed: ContinuousClock.Instant?
-        try await waitUntil(atMost: .seconds(60)) {
-            let sent = ContinuousClock.now
-            guard try await server.get("/decision?transactionId=ok1").status == 200 else { return false }
-            freed = sent
-            return true
-        }
-        reading.withLock { $0 = false }
-        #expect(try await reader.value, "the slow reader held the only slot until it gave up")
-        // The read timeout is 1 s; the rest is for a busy machine's scheduling and the refusal
+        // another client, while the slow reader is still connected and reading (what the server
+        // had sent before it closed stays in the kernel's buffers). A loaded machine took more than
+        // four seconds to evaluate the answer, so the clock starts at the answer's first bytes.
+        // The read timeout is 1 s; the rest is for a busy machine's scheduling and the refusals
         // before the 200. A write that outlives the read timeout (the default 5 s, the handler's
-        // 30 s, a timeout per send) fails here, not only a write that is never timed out.
-        let held = try #require(freed) - (try #require(writing.withLock { $0 }))
+        // 30 s, a timeout per send, none) fails here.
+        let held = try #require(freed, "the slow reader held the only slot for 60 s") - writing
         #expect(held < .seconds(4), "the slot was free \(held) after the slow answer began")
     }
 
