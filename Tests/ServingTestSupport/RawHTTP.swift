@@ -18,12 +18,6 @@ package enum RawHTTP {
         package var headers: [String: String]
         package var body: [UInt8]
 
-        package init(status: Int, headers: [String: String], body: [UInt8]) {
-            self.status = status
-            self.headers = headers
-            self.body = body
-        }
-
         package var text: String { String(decoding: body, as: UTF8.self) }
 
         /// The body as a JSON object.
@@ -104,67 +98,28 @@ package final class RawConnection: @unchecked Sendable {
 
     /// Connects to 127.0.0.1.
     ///
-    /// A read waits at most `readTimeout` seconds for each chunk of the answer. With
-    /// `receiveBuffer`, the socket's receive buffer is that many bytes (a small one makes a slow
-    /// reader).
+    /// A read waits at most `readTimeout` seconds for each chunk of the answer. With `receiveBuffer`,
+    /// the socket's receive buffer is that many bytes (a small one makes a slow reader).
     package init(port: Int, readTimeout: Int = 60, receiveBuffer: Int32? = nil) throws {
-        #if canImport(Glibc)
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard descriptor >= 0 else { throw HarnessError(message: "socket failed") }
-        #if canImport(Darwin)
-        // A write after the server closed must fail, not end the test process with SIGPIPE.
-        var noSignal: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
-        #endif
-        if var size = receiveBuffer {
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port)).bigEndian
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        let connected = LoopbackSocket.dial(port) { descriptor in
+            if var size = receiveBuffer {
+                setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
             }
+            var timeout = timeval(tv_sec: readTimeout, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }
-        guard connected == 0 else {
-            close(descriptor)
-            throw HarnessError(message: "cannot connect to 127.0.0.1:\(port)")
-        }
+        guard let connected else { throw HarnessError(message: "cannot connect to 127.0.0.1:\(port)") }
+        descriptor = connected
     }
 
     deinit {
         close(descriptor)
     }
 
-    /// Sends what the server takes; false when it no longer takes anything (it answered and closed).
+    /// Sends what the server takes; false when it no longer takes anything (it answered and closed,
+    /// perhaps before reading everything).
     @discardableResult
-    package func send(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer in
-                buffer.baseAddress.map { Self.send(descriptor, $0 + offset, buffer.count - offset) } ?? -1
-            }
-            guard sent > 0 else { return false }  // The server may refuse before reading everything.
-            offset += sent
-        }
-        return true
-    }
-
-    /// `send(2)` that fails rather than raising SIGPIPE when the server has closed the connection.
-    private static func send(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        #if canImport(Glibc)
-        Glibc.send(descriptor, bytes, count, Int32(MSG_NOSIGNAL))
-        #else
-        Darwin.send(descriptor, bytes, count, 0)
-        #endif
-    }
+    package func send(_ bytes: [UInt8]) -> Bool { LoopbackSocket.transmit(bytes, on: descriptor) }
 
     /// Reads until the server closes the connection, and parses the answer.
     package func answer() throws -> RawHTTP.Answer {
@@ -199,7 +154,7 @@ package final class RawConnection: @unchecked Sendable {
     }
 }
 
-/// A harness that could not do what a test asked of it.
+/// A harness or test server that could not do what a test asked of it.
 package struct HarnessError: Error, CustomStringConvertible {
     package var message: String
     package var description: String { message }

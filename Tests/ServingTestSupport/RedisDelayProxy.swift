@@ -35,7 +35,6 @@ package final class RedisDelayProxy: @unchecked Sendable {
         let client: Int32
         let upstream: Int32
         var toUpstream: [(due: ContinuousClock.Instant, bytes: [UInt8])] = []
-        var toClient: [UInt8] = []
         var awaitingReply = false
 
         init(client: Int32, upstream: Int32) {
@@ -50,9 +49,9 @@ package final class RedisDelayProxy: @unchecked Sendable {
         self.upstreamPort = upstreamPort
         self.delay = delay
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw RedisServerError(description: "pipe failed") }
+        guard pipe(&ends) == 0 else { throw HarnessError(message: "pipe failed") }
         wake = (ends[0], ends[1])
-        for descriptor in [listener.descriptor, wake.read] { Self.makeNonBlocking(descriptor) }
+        for descriptor in [listener.descriptor, wake.read] { LoopbackSocket.makeNonBlocking(descriptor) }
         Thread.detachNewThread { [self] in run() }
     }
 
@@ -113,15 +112,9 @@ package final class RedisDelayProxy: @unchecked Sendable {
             // Whether chunks may pass, and until when the hold lasts.
             let (stopped, holdUntil) = lock.withLock { () -> (Bool, ContinuousClock.Instant?) in
                 if let (count, until) = barrier {
-                    if inFlight >= count {
-                        barrier = nil
-                        barrierReached = true
-                    } else if now >= until {
-                        barrier = nil
-                        barrierReached = false
-                    } else {
-                        return (isStopped, until)
-                    }
+                    if inFlight < count, now < until { return (isStopped, until) }
+                    barrier = nil
+                    barrierReached = inFlight >= count
                 }
                 return (isStopped, nil)
             }
@@ -136,13 +129,8 @@ package final class RedisDelayProxy: @unchecked Sendable {
                     if let first = link.toUpstream.first { next = min(next ?? first.due, first.due) }
                 }
             }
-            var descriptors = [
-                pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
-            ]
-            for link in links {
-                descriptors.append(pollfd(fd: link.client, events: Int16(POLLIN), revents: 0))
-                descriptors.append(pollfd(fd: link.upstream, events: Int16(POLLIN), revents: 0))
+            var descriptors = ([listener.descriptor, wake.read] + links.flatMap { [$0.client, $0.upstream] }).map {
+                pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
             }
             var timeout: Int32 = -1
             if let next {
@@ -194,9 +182,5 @@ package final class RedisDelayProxy: @unchecked Sendable {
                 links.removeAll { $0 === link }
             }
         }
-    }
-
-    private static func makeNonBlocking(_ descriptor: Int32) {
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK)
     }
 }

@@ -10,10 +10,6 @@ import Glibc
 import Darwin
 #endif
 
-package struct RedisServerError: Error, CustomStringConvertible {
-    package var description: String
-}
-
 /// A `redis-server` of one test's own on 127.0.0.1, without persistence, stopped by ``stop()`` or
 /// when the object goes away: the one Redis fixture of the tests, where the processes of a fleet
 /// (each a store and a service) share one Redis.
@@ -33,16 +29,10 @@ package final class RedisServer: @unchecked Sendable {
     /// proxy in front of it holding each command for `proxyDelay` when one is given.
     package static func start(arguments: [String] = [], proxyDelay: Duration? = nil) async throws -> RedisServer {
         let server = try await offCooperativePool {
-            var lastError: any Error = RedisServerError(description: "redis-server did not start")
-            for _ in 0..<5 {
-                do {
-                    let port = try LoopbackSocket.freePort()
-                    return RedisServer(port: port, extraArguments: arguments, process: try launch(port, arguments))
-                } catch {
-                    lastError = error
-                }
+            try fiveTries {
+                let port = try LoopbackSocket.freePort()
+                return RedisServer(port: port, extraArguments: arguments, process: try launch(port, arguments))
             }
-            throw lastError
         }
         do {
             server.proxy = try proxyDelay.map { try RedisDelayProxy(upstreamPort: server.port, delay: $0) }
@@ -79,7 +69,7 @@ package final class RedisServer: @unchecked Sendable {
         try process.run()
         let end = Date().addingTimeInterval(10)
         while Date() < end {
-            if !process.isRunning { throw RedisServerError(description: "redis-server exited on port \(port)") }
+            if !process.isRunning { throw HarnessError(message: "redis-server exited on port \(port)") }
             let started = (try? String(contentsOfFile: pidFile, encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             if started == String(process.processIdentifier) && LoopbackSocket.accepts(port: port) {
@@ -88,7 +78,7 @@ package final class RedisServer: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.02)
         }
         process.terminate()
-        throw RedisServerError(description: "redis-server did not listen on port \(port) within 10 s")
+        throw HarnessError(message: "redis-server did not listen on port \(port) within 10 s")
     }
 
     deinit {
@@ -141,19 +131,18 @@ package final class RedisServer: @unchecked Sendable {
     package func restart() async throws {
         try await offCooperativePool {
             self.kill()
-            var lastError: any Error = RedisServerError(description: "redis-server did not restart")
             // The port was just released: a few tries absorb a slow release.
-            for _ in 0..<5 {
-                do {
-                    self.process = try Self.launch(self.port, self.extraArguments)
-                    return
-                } catch {
-                    lastError = error
-                    Thread.sleep(forTimeInterval: 0.2)
-                }
-            }
-            throw lastError
+            self.process = try Self.fiveTries(pause: 0.2) { try Self.launch(self.port, self.extraArguments) }
         }
+    }
+
+    /// What `body` returns on the first of five tries that does not throw, or the fifth's error.
+    private static func fiveTries<T>(pause: TimeInterval = 0, _ body: () throws -> T) throws -> T {
+        for _ in 0..<4 {
+            if let value = try? body() { return value }
+            Thread.sleep(forTimeInterval: pause)
+        }
+        return try body()
     }
 
     /// A store on this server under `prefix`, through the proxy when there is one (unless `direct`).
@@ -198,7 +187,7 @@ package final class LoopbackSocket: @unchecked Sendable {
         let (descriptor, port) = try Self.bound()
         guard listen(descriptor, 16) == 0 else {
             close(descriptor)
-            throw RedisServerError(description: "listen failed")
+            throw HarnessError(message: "listen failed")
         }
         self.descriptor = descriptor
         self.port = port
@@ -235,12 +224,17 @@ package final class LoopbackSocket: @unchecked Sendable {
         return true
     }
 
-    /// A socket connected to the port on 127.0.0.1 (`nil` when refused); a non-blocking one is
-    /// returned still connecting.
-    package static func dial(_ port: Int, blocking: Bool = true) -> Int32? {
+    /// A socket connected to the port on 127.0.0.1 (`nil` when refused), `configure`d before it
+    /// connects; a non-blocking one is returned still connecting.
+    package static func dial(
+        _ port: Int,
+        blocking: Bool = true,
+        configure: (Int32) -> Void = { _ in }
+    ) -> Int32? {
         let descriptor = newSocket()
         guard descriptor >= 0 else { return nil }
-        if !blocking { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK) }
+        configure(descriptor)
+        if !blocking { makeNonBlocking(descriptor) }
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -275,6 +269,11 @@ package final class LoopbackSocket: @unchecked Sendable {
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
+    /// Makes reads and writes on the socket return at once rather than wait.
+    package static func makeNonBlocking(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK)
+    }
+
     private static func newSocket() -> Int32 {
         #if canImport(Glibc)
         return socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -293,7 +292,7 @@ package final class LoopbackSocket: @unchecked Sendable {
 
     private static func bound() throws -> (Int32, Int) {
         let descriptor = newSocket()
-        guard descriptor >= 0 else { throw RedisServerError(description: "socket failed") }
+        guard descriptor >= 0 else { throw HarnessError(message: "socket failed") }
         var address = loopback(port: 0)
         let bound = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -306,7 +305,7 @@ package final class LoopbackSocket: @unchecked Sendable {
         }
         guard bound, named else {
             close(descriptor)
-            throw RedisServerError(description: "bind failed")
+            throw HarnessError(message: "bind failed")
         }
         return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }

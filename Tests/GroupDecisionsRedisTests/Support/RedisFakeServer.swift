@@ -142,40 +142,35 @@ final class RedisFakeServer: @unchecked Sendable {
                 }
                 switch action {
                 case .standard:
-                    replies += standardReply(arguments)
+                    replies += standardReply(name, arguments)
                 case .reply(let bytes):
                     replies += bytes
                 case .standardThenAgain(let delay):
-                    let reply = standardReply(arguments)
+                    let reply = standardReply(name, arguments)
                     replies += reply
                     Thread.detachNewThread {
-                        Thread.sleep(
-                            forTimeInterval: Double(delay.components.seconds)
-                                + Double(delay.components.attoseconds) / 1e18
-                        )
+                        Thread.sleep(forTimeInterval: delay / .seconds(1))
                         self.lock.withLock {
                             guard self.open.contains(connection) else { return }
                             LoopbackSocket.transmit(reply, on: connection)
                             self.repeated += 1
                         }
                     }
-                case .close:
+                case .close, .silence:
                     LoopbackSocket.transmit(replies, on: connection)
                     replies = []
-                    shutdown(connection, Int32(SHUT_RDWR))
-                    return
-                case .silence:
-                    LoopbackSocket.transmit(replies, on: connection)
-                    replies = []
-                    while chunk.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
+                    if case .close = action {
+                        shutdown(connection, Int32(SHUT_RDWR))
+                    } else {
+                        while chunk.withUnsafeMutableBytes({ recv(connection, $0.baseAddress, $0.count, 0) }) > 0 {}
+                    }
                     return
                 }
             }
         }
     }
 
-    private func standardReply(_ arguments: [[UInt8]]) -> [UInt8] {
-        let name = arguments.first.map { String(decoding: $0, as: UTF8.self).uppercased() } ?? ""
+    private func standardReply(_ name: String, _ arguments: [[UInt8]]) -> [UInt8] {
         switch (name, arguments.count) {
         case ("ECHO", 2):
             return Self.bulk(arguments[1])
