@@ -33,48 +33,22 @@ package struct LoggedRequest: Decodable, Sendable {
     package var host: String?
 }
 
-/// A running fake App Store process (Server/fake_app_store.py) on 127.0.0.1.
-///
-/// Its standard input stays open while this object lives; the server exits when it closes, so a
-/// crashed test run leaves no server behind.
-package final class ServerProcess: @unchecked Sendable {
-    package let port: Int
-    private let process: Process
-    private let input: Pipe
-
-    /// Starts a server; the blocking wait for its port runs off Swift's cooperative threads, which
-    /// the network tests need (the machine may have only two).
-    package static func start() async throws -> ServerProcess {
-        try await offCooperativePool { try ServerProcess() }
-    }
-
-    private init() throws {
-        let (process, input, output) = try launchPython(
-            TestFiles.server,
+/// The fake App Store process (Server/fake_app_store.py) on 127.0.0.1 that all tests share, and its
+/// port: started by the first test that needs it, waiting for its port off Swift's cooperative
+/// threads (the network tests need them, and the machine may have only two); it exits when the test
+/// process does.
+private let sharedServer = Task {
+    try await offCooperativePool {
+        let server = try PythonServer(
+            "fake_app_store.py",
             [
                 "serve", "--public-key", TestFiles.fixture("test-key.pub.pem").path, "--key-id", FakeAppStore.keyID,
                 "--issuer-id", FakeAppStore.issuerID, "--bundle-id", FakeAppStore.bundleID,
             ]
         )
-        port = try readPort(process, output).0
-        (self.process, self.input) = (process, input)
-    }
-
-    deinit {
-        stop()
-    }
-
-    /// Ends the server: closing its standard input makes it exit.
-    package func stop() {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        return (server, try readPort(server.process, server.output).0)
     }
 }
-
-/// The server process all tests share, started by the first test that needs it.
-///
-/// It exits when the test process does (its standard input closes).
-private let sharedServer = Task { try await ServerProcess.start() }
 
 /// One test's view of the fake App Store: its own namespace (a path prefix in the base URL) on the
 /// shared server, so its request log and per-id counters are its own.
@@ -83,15 +57,13 @@ package struct FakeAppStore: Sendable {
     package static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
     package static let bundleID = "com.example.groups"
 
-    package let process: ServerProcess
+    package let port: Int
     package let namespace = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
 
     /// A namespace on the shared server.
     package init() async throws {
-        process = try await sharedServer.value
+        port = try await sharedServer.value.1
     }
-
-    package var port: Int { process.port }
 
     package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/t/\(namespace)") ?? URL(filePath: "/") }
 
@@ -147,18 +119,31 @@ package func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () thro
     }
 }
 
-/// Starts `python3 script arguments…` with its standard input and output piped: how every
-/// Python server of the tests starts.
-package func launchPython(_ script: URL, _ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-    let process = Process()
-    process.executableURL = URL(filePath: "/usr/bin/env")
-    process.arguments = ["python3", script.path] + arguments
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    return (process, input, output)
+/// A Python server of the tests started as `python3 Server/<script> arguments…`, its standard input
+/// and output piped: how every Python server of the tests starts.
+///
+/// Its standard input stays open while this object lives; the server exits when it closes, so a
+/// crashed test run leaves no server behind.
+package final class PythonServer: @unchecked Sendable {
+    package let process = Process()
+    package let input = Pipe()
+    package let output = Pipe()
+
+    package init(_ script: String, _ arguments: [String]) throws {
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["python3", TestFiles.testsDirectory.appending(path: "Server/\(script)").path] + arguments
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    deinit {
+        closeInput()
+        if process.isRunning { process.terminate() }
+    }
+
+    /// Closes the server's standard input, which makes it exit.
+    package func closeInput() { try? input.fileHandleForWriting.close() }
 }
 
 /// Reads the line a server prints once it listens, `PORT <n>` for the Python ones (ending the
@@ -167,7 +152,7 @@ package func readPort(_ process: Process, _ output: Pipe, prefix: String = "PORT
     let (text, rest) = try readFirstLine(output.fileHandleForReading)
     guard text.hasPrefix(prefix), let port = Int(text.dropFirst(prefix.count)) else {
         process.terminate()
-        throw FakeAppStoreError(message: "\(process.arguments ?? []) did not start (printed '\(text)')")
+        throw HarnessError(message: "\(process.arguments ?? []) did not start (printed '\(text)')")
     }
     return (port, rest)
 }
@@ -217,43 +202,27 @@ package func runProcess(
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
-        let errorData = LockedData()
-        let errorReader = Thread { errorData.set(Data((try? stderr.fileHandleForReading.readBytesToEnd()) ?? [])) }
-        errorReader.start()
+        // Standard error is read on a thread of its own: a child filling one pipe while the other is
+        // read would wait forever.
+        nonisolated(unsafe) var errorData = Data()
+        let errorRead = DispatchSemaphore(value: 0)
+        Thread {
+            errorData = Data((try? stderr.fileHandleForReading.readBytesToEnd()) ?? [])
+            errorRead.signal()
+        }
+        .start()
         let outputData = try stdout.fileHandleForReading.readBytesToEnd()
         process.waitUntilExit()
         let elapsed = ContinuousClock.now - started
+        errorRead.wait()
         return ProcessResult(
             status: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.waitForValue(), as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self),
             elapsed: elapsed
         )
     }
 }
-
-/// Data handed from one thread to another.
-package final class LockedData: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var value: Data?
-
-    package func set(_ data: Data) {
-        condition.withLock {
-            value = data
-            condition.signal()
-        }
-    }
-
-    package func waitForValue() -> Data {
-        condition.withLock {
-            while value == nil { condition.wait() }
-            return value ?? Data()
-        }
-    }
-}
-
-/// A test server that did not start as it should.
-package typealias FakeAppStoreError = HarnessError
 
 /// A time source that records every wait.
 ///

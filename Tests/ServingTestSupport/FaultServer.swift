@@ -25,12 +25,8 @@ package struct FaultServerEvent: Decodable, Sendable {
 package final class FaultServer: @unchecked Sendable {
     package enum Mode: String { case plain, tls }
 
-    package static let script = TestFiles.testsDirectory.appending(path: "Server/fault_server.py")
-
     package let port: Int
-    private let process: Process
-    private let input: Pipe
-    private let output: Pipe
+    private let server: PythonServer
     private let pending: [UInt8]
 
     /// Starts a server; the blocking wait for its port runs off the cooperative threads.
@@ -39,13 +35,8 @@ package final class FaultServer: @unchecked Sendable {
     }
 
     private init(_ mode: Mode) throws {
-        (process, input, output) = try launchPython(Self.script, [mode.rawValue])
-        (port, pending) = try readPort(process, output)
-    }
-
-    deinit {
-        try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        server = try PythonServer("fault_server.py", [mode.rawValue])
+        (port, pending) = try readPort(server.process, server.output)
     }
 
     /// An `https` base URL for this server.
@@ -54,9 +45,9 @@ package final class FaultServer: @unchecked Sendable {
     /// Ends the server and returns everything it recorded, oldest first.
     package func stop() async throws -> [FaultServerEvent] {
         let data = try await offCooperativePool { [self] in
-            try input.fileHandleForWriting.close()
-            let rest = try output.fileHandleForReading.readBytesToEnd()
-            process.waitUntilExit()
+            server.closeInput()
+            let rest = try server.output.fileHandleForReading.readBytesToEnd()
+            server.process.waitUntilExit()
             return Data(pending) + rest
         }
         let decoder = JSONDecoder()

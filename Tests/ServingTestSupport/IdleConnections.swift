@@ -9,42 +9,25 @@ import Synchronization
 /// the launching process holds about 1,350 descriptors (swift-corelibs-foundation pull request
 /// 5472), so a test holding a thousand sockets itself made any other test's child process launch
 /// crash the whole run.
-package final class IdleConnections: @unchecked Sendable {
-    private let process: Process
-    private let input: Pipe
-    private let output: Pipe
-    private let closed = Mutex(false)
+package final class IdleConnections: Sendable {
+    private let holder: PythonServer
 
     /// Starts the holder for `port`, holding no connection yet.
     package init(port: Int) throws {
-        (process, input, output) = try launchPython(
-            TestFiles.testsDirectory.appending(path: "Server/idle_connections.py"),
-            [String(port)]
-        )
+        holder = try PythonServer("idle_connections.py", [String(port)])
     }
-
-    deinit { close() }
 
     /// Opens `count` more connections, returning once all are connected.
     package func open(_ count: Int) async throws {
-        let input = input
-        let output = output
+        let holder = holder
         try await offCooperativePool {
-            input.fileHandleForWriting.write(Data("\(count)\n".utf8))
-            guard try readFirstLine(output.fileHandleForReading) == ("ok", []) else {
-                throw FakeAppStoreError(message: "the idle connections' holder stopped before connecting \(count)")
+            holder.input.fileHandleForWriting.write(Data("\(count)\n".utf8))
+            guard try readFirstLine(holder.output.fileHandleForReading) == ("ok", []) else {
+                throw HarnessError(message: "the idle connections' holder stopped before connecting \(count)")
             }
         }
     }
 
     /// Closes every connection: the holder exits when its standard input closes.
-    package func close() {
-        guard
-            !closed.withLock({ wasClosed in
-                defer { wasClosed = true }
-                return wasClosed
-            })
-        else { return }
-        try? input.fileHandleForWriting.close()
-    }
+    package func close() { holder.closeInput() }
 }
