@@ -21,14 +21,7 @@ package struct HeavyTest: TestTrait, SuiteTrait, TestScoping {
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        await HeavyTestTurn.shared.take()
-        do {
-            try await function()
-        } catch {
-            await HeavyTestTurn.shared.pass()
-            throw error
-        }
-        await HeavyTestTurn.shared.pass()
+        try await HeavyTestTurn.shared.run(function)
     }
 }
 
@@ -43,15 +36,18 @@ actor HeavyTestTurn {
     private var taken = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    func take() async {
-        guard taken else {
+    /// Runs `body` once the turn is the caller's, then passes the turn on.
+    func run(_ body: @Sendable () async throws -> Void) async throws {
+        if taken {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
             taken = true
-            return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        defer { pass() }
+        try await body()
     }
 
-    func pass() {
+    private func pass() {
         if waiting.isEmpty {
             taken = false
         } else {

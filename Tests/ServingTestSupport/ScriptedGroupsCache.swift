@@ -50,13 +50,7 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         forwardsBudget: Bool = true,
         clock: ManualClock? = nil
     ) {
-        if let inner {
-            self.inner = inner
-        } else if let clock {
-            self.inner = InMemoryGroupsCache(now: clock.now)
-        } else {
-            self.inner = InMemoryGroupsCache()
-        }
+        self.inner = inner ?? InMemoryGroupsCache(now: { clock?.now() ?? Date() })
         self.combinedCalls = combinedCalls
         self.countsInvalidations = countsInvalidations
         self.forwardsBudget = forwardsBudget
@@ -78,9 +72,6 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
         set { script.withLock { $0.everyCallFails = newValue ? Self.unknownCommand : nil } }
     }
 
-    /// Makes every call fail with `error`, or none with `nil`.
-    package func failEveryCall(with error: AppStoreGroupsError?) { script.withLock { $0.everyCallFails = error } }
-
     /// What Redis answers a command it does not know, naming the key (`KEY` in the message).
     private static let unknownCommand = AppStoreGroupsError(
         code: .sharedCacheFailure,
@@ -91,9 +82,8 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     /// A cache that is always down: every call fails as a refused connection does.
     package static func unreachable() -> ScriptedGroupsCache {
         let cache = ScriptedGroupsCache(forwardsBudget: false)
-        cache.failEveryCall(
-            with: AppStoreGroupsError(code: .sharedCacheFailure, message: "Redis at 127.0.0.1:1: connection refused")
-        )
+        let refused = "Redis at 127.0.0.1:1: connection refused"
+        cache.script.withLock { $0.everyCallFails = AppStoreGroupsError(code: .sharedCacheFailure, message: refused) }
         return cache
     }
 
@@ -294,8 +284,7 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
 }
 
 extension SharedCaches {
-    /// Every concern of `store`, none for `nil`; a scripted cache that forwards no budget gives
-    /// none.
+    /// Every concern of `store`, none for `nil`; a scripted cache that forwards no budget gives none.
     package init(testing store: (any SharedGroupsCache)?) {
         self = store.map { SharedCaches($0) } ?? SharedCaches()
         if let scripted = store as? ScriptedGroupsCache, !scripted.forwardsBudget { fleetBudget = nil }
