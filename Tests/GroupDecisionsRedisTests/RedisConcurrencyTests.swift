@@ -1,18 +1,11 @@
 import Foundation
 import GroupDecisionsTesting
-import GroupPolicy
 import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The Redis store's pool: as many calls on the wire as it has connections, the rest queued within
 /// their timeout, `close()` and cancellation ending calls at once, and a pooled connection that died

@@ -2,7 +2,6 @@ import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
 import ServingTestSupport
-import Synchronization
 import Testing
 
 @testable import GroupDecisionsRedis

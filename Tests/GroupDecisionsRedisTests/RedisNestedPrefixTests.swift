@@ -1,7 +1,6 @@
 import AppStoreGroups
 import Foundation
 import GroupDecisions
-import GroupDecisionsTesting
 import ServingTestSupport
 import Testing
 

@@ -1,7 +1,5 @@
-import AppStoreGroups
 import Foundation
 import GroupDecisionsTesting
-import GroupPolicy
 import ServingTestSupport
 import Testing
 

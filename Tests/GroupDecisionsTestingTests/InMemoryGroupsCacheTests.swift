@@ -1,7 +1,5 @@
-import AppStoreGroups
 import Foundation
 import GroupDecisionsTesting
-import GroupPolicy
 import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing

@@ -1,8 +1,6 @@
-import AppStoreGroups
 import Foundation
 import GroupDecisions
 import GroupDecisionsTesting
-import GroupPolicy
 import ServingTestSupport
 import Testing
 

@@ -1,6 +1,5 @@
 package import AppStoreGroups
 package import Foundation
-import GroupPolicyBasics
 import GroupPolicyTestSupport
 import Testing
 

@@ -1,6 +1,5 @@
 import Foundation
 import GroupPolicyTestSupport
-import Synchronization
 
 /// Idle connections to a server on 127.0.0.1 that send nothing and never close, held by a child
 /// process (Server/idle_connections.py) rather than by the test process.

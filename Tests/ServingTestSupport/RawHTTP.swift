@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// HTTP/1.1 over a plain socket.
 ///
 /// A test controls every header (`Host` included) and every byte's timing, and sees the answer's

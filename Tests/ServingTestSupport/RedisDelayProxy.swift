@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A TCP proxy on 127.0.0.1 in front of a server of the test's: a Redis far away.
 ///
 /// It holds every chunk a client sends for ``delay`` before passing it on (each chunk on its own

@@ -1,8 +1,6 @@
-import AppStoreGroups
 package import Foundation
 import GroupDecisions
 package import GroupDecisionsRedis
-import GroupDecisionsTesting
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,4 @@
 import Foundation
-import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 

@@ -1,17 +1,10 @@
 import Foundation
-import GroupDecisionsTesting
 import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A RESP2 server of a test's own on 127.0.0.1: a small in-memory Redis (`GET`, `SET`, `DEL`,
 /// `ECHO`, `PING`; any other command answers `:1`) whose answers a test replaces command by

@@ -1,18 +1,11 @@
 import Foundation
 import GroupDecisionsTesting
-import GroupPolicy
 import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 
 @testable import AppStoreGroups
 @testable import GroupDecisions
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The decision log: one record per decision, the id only as a salted SHA-256, and its JSON Lines file.
 @Suite("Decision log")

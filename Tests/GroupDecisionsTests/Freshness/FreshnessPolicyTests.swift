@@ -1,6 +1,4 @@
 import Foundation
-import GroupDecisionsTesting
-import GroupPolicy
 import ServingTestSupport
 import Testing
 

@@ -1,5 +1,3 @@
-import GroupDecisionsTesting
-import GroupPolicy
 import ServingTestSupport
 import Testing
 

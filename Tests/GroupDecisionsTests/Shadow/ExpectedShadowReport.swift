@@ -1,5 +1,4 @@
 import Foundation
-import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
 import Testing
