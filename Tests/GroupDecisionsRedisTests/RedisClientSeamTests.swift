@@ -1,6 +1,7 @@
 import AppStoreGroups
 import Foundation
 import GroupDecisions
+import GroupDecisionsTesting
 import ServingTestSupport
 import Synchronization
 import Testing

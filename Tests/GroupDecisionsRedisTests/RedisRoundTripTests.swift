@@ -1,5 +1,6 @@
 import Foundation
 import GroupDecisionsTesting
+import GroupPolicy
 import ServingTestSupport
 import Testing
 

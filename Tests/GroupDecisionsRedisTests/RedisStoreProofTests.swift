@@ -1,4 +1,5 @@
 import Foundation
+import GroupDecisionsTesting
 import GroupPolicy
 import ServingTestSupport
 import Testing

@@ -1,5 +1,7 @@
+import AppStoreGroups
 import Foundation
 import GroupDecisionsTesting
+import GroupPolicy
 import ServingTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 package import AppStoreGroups
 package import Foundation
+import GroupPolicyBasics
 import GroupPolicyTestSupport
 import Testing
 

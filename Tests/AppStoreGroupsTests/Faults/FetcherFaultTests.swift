@@ -1,4 +1,5 @@
 import Foundation
+import GroupPolicyBasics
 import ServingTestSupport
 import Testing
 
