@@ -204,10 +204,10 @@ package func runProcess(
         try stdin.fileHandleForWriting.close()
         // Standard error is read on a thread of its own: a child filling one pipe while the other is
         // read would wait forever.
-        nonisolated(unsafe) var errorData = Data()
+        let errorData = Locked(Data())
         let errorRead = DispatchSemaphore(value: 0)
         Thread {
-            errorData = Data((try? stderr.fileHandleForReading.readBytesToEnd()) ?? [])
+            errorData.withLock { $0 = Data((try? stderr.fileHandleForReading.readBytesToEnd()) ?? []) }
             errorRead.signal()
         }
         .start()
@@ -218,7 +218,7 @@ package func runProcess(
         return ProcessResult(
             status: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self),
+            standardError: String(decoding: errorData.withLock { $0 }, as: UTF8.self),
             elapsed: elapsed
         )
     }
