@@ -93,9 +93,14 @@ package struct FakeAppStore: Sendable {
     }
 
     /// A client for this server.
+    ///
+    /// Each attempt may take a minute by default: a test that expects an answer, an error answer or
+    /// a number of attempts must not see one of them turn into a timeout because the machine is
+    /// busy (beside a loaded CI one exchange with the fake took seconds, and a retried call 18.8 s
+    /// in all), which a timeout of 10 s allowed. Tests of the timeout pass their own.
     package func client(
         retryPolicy: RetryPolicy = .default,
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(60),
         timeSource: TimeSource = .system,
         key: String = "test-key.p8",
         transport: (any HTTPTransport)? = nil
