@@ -66,9 +66,13 @@ struct FailClosedTests {
     func failedFetchGrantsNothing() async throws {
         let server = try await FakeAppStore()
         let refusing = try RefusingPort()
+        // Each attempt must fail the way it names (refused, 429), never as a timeout: with 3 s a
+        // refused connection on a busy machine came back as a timeout, so the attempts get the
+        // fault tests' room for answers.
+        let timeout = FetcherFaultTests.answerTimeout
         let clients = [
-            (try FetcherFaultTests.client(refusing.baseURL, timeout: .seconds(3), timeSource: .system), "ok"),
-            (try server.client(retryPolicy: quickRetries, timeout: .seconds(3)), "ratelimitin_100"),
+            (try FetcherFaultTests.client(refusing.baseURL, timeout: timeout, timeSource: .system), "ok"),
+            (try server.client(retryPolicy: quickRetries, timeout: timeout), "ratelimitin_100"),
         ]
         let policy = try Policy(contentsOfDirectory: TestFiles.packageRoot.appending(path: "Policies").path)
         var lines: [String] = []
