@@ -31,6 +31,14 @@ struct FetchCommandTests {
         ]
     }
 
+    /// `--timeout` for a command that must get its answer, or fail the way it names.
+    ///
+    /// The default 10 s bounds the whole request, retries and waits included: on a busy machine a
+    /// refused connection's three attempts, or one exchange with the fake App Store, could outlast
+    /// it, and the command then printed a timeout (or fewer attempts) instead. The test of that
+    /// default gives no `--timeout`.
+    static let answerTimeout = ["--timeout", "60"]
+
     /// Runs `group-policy` and checks that no output holds the key or any token the server saw.
     static func run(
         _ arguments: [String],
@@ -59,7 +67,7 @@ struct FetchCommandTests {
     func groups() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "groups", "--transaction-id", "ok"] + Self.credentialFlags(server),
+            ["fetch", "groups", "--transaction-id", "ok"] + Self.credentialFlags(server) + Self.answerTimeout,
             server: server
         )
         #expect(result.status == 0)
@@ -74,7 +82,8 @@ struct FetchCommandTests {
     func credentialsFromEnvironment() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "groups", "--transaction-id", "empty", "--base-url", server.baseURL.absoluteString],
+            ["fetch", "groups", "--transaction-id", "empty", "--base-url", server.baseURL.absoluteString]
+                + Self.answerTimeout,
             server: server,
             environment: [
                 "APP_STORE_KEY_ID": FakeAppStore.keyID,
@@ -96,7 +105,7 @@ struct FetchCommandTests {
             [
                 "fetch", "groups", "--transaction-id", "ok", "--policy", policyPath,
                 "--entitlement", "com.example.teams.pro", "--explain",
-            ] + Self.credentialFlags(server),
+            ] + Self.credentialFlags(server) + Self.answerTimeout,
             server: server
         )
         let policy = try Policy(contentsOf: policyPath)
@@ -116,7 +125,8 @@ struct FetchCommandTests {
     func allMembers() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "members", "--group-id", "paged", "--limit", "2", "--all"] + Self.credentialFlags(server),
+            ["fetch", "members", "--group-id", "paged", "--limit", "2", "--all"] + Self.credentialFlags(server)
+                + Self.answerTimeout,
             server: server
         )
         let expected = GetGroupMembersResponse(
@@ -133,7 +143,8 @@ struct FetchCommandTests {
     func onePage() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "members", "--group-id", "paged", "--limit", "2"] + Self.credentialFlags(server),
+            ["fetch", "members", "--group-id", "paged", "--limit", "2"] + Self.credentialFlags(server)
+                + Self.answerTimeout,
             server: server
         )
         let expected = GetGroupMembersResponse(
@@ -152,7 +163,7 @@ struct FetchCommandTests {
     func paginationCycle() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "members", "--group-id", "cycle", "--all"] + Self.credentialFlags(server),
+            ["fetch", "members", "--group-id", "cycle", "--all"] + Self.credentialFlags(server) + Self.answerTimeout,
             server: server
         )
         // The first two pages' members were printed as they came, in a document left unterminated.
@@ -185,7 +196,8 @@ struct FetchCommandTests {
     func allMembersStreamed() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "members", "--group-id", "expiring", "--limit", "2", "--all"] + Self.credentialFlags(server),
+            ["fetch", "members", "--group-id", "expiring", "--limit", "2", "--all"] + Self.credentialFlags(server)
+                + Self.answerTimeout,
             server: server
         )
         #expect(result.status == 1)
@@ -205,7 +217,7 @@ struct FetchCommandTests {
     func allMembersEmpty() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "members", "--group-id", "empty", "--all"] + Self.credentialFlags(server),
+            ["fetch", "members", "--group-id", "empty", "--all"] + Self.credentialFlags(server) + Self.answerTimeout,
             server: server
         )
         #expect(result.status == 0)
@@ -265,7 +277,7 @@ struct FetchCommandTests {
     func injectedErrorMessage() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "groups", "--transaction-id", "injected"] + Self.credentialFlags(server),
+            ["fetch", "groups", "--transaction-id", "injected"] + Self.credentialFlags(server) + Self.answerTimeout,
             server: server
         )
         #expect(result.status == 1)
@@ -280,7 +292,8 @@ struct FetchCommandTests {
     func apiError() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "groups", "--transaction-id", "transactionIdNotFound"] + Self.credentialFlags(server),
+            ["fetch", "groups", "--transaction-id", "transactionIdNotFound"] + Self.credentialFlags(server)
+                + Self.answerTimeout,
             server: server
         )
         #expect(result.status == 1)
@@ -296,7 +309,8 @@ struct FetchCommandTests {
     func unauthorized() async throws {
         let server = try await FakeAppStore()
         let result = try await Self.run(
-            ["fetch", "members", "--group-id", "ok"] + Self.credentialFlags(server, key: "other-key.p8"),
+            ["fetch", "members", "--group-id", "ok"] + Self.credentialFlags(server, key: "other-key.p8")
+                + Self.answerTimeout,
             server: server,
             key: "other-key.p8"
         )
@@ -313,7 +327,8 @@ struct FetchCommandTests {
         let server = try await FakeAppStore()
         let retryAfter = Int64(Date().timeIntervalSince1970 * 1000) + 120_000
         let result = try await Self.run(
-            ["fetch", "groups", "--transaction-id", "ratelimit_\(retryAfter)"] + Self.credentialFlags(server),
+            ["fetch", "groups", "--transaction-id", "ratelimit_\(retryAfter)"] + Self.credentialFlags(server)
+                + Self.answerTimeout,
             server: server
         )
         #expect(result.status == 1)
@@ -475,13 +490,13 @@ struct FetchCommandTests {
     func noUsableAnswer() async throws {
         let server = try await FakeAppStore()
         let malformed = try await Self.run(
-            ["fetch", "groups", "--transaction-id", "malformed"] + Self.credentialFlags(server),
+            ["fetch", "groups", "--transaction-id", "malformed"] + Self.credentialFlags(server) + Self.answerTimeout,
             server: server
         )
         #expect(malformed.status == 2)
         #expect(malformed.standardError.contains("(HTTP 200, at groups[0].groupId)"))
         let redirect = try await Self.run(
-            ["fetch", "groups", "--transaction-id", "redirect"] + Self.credentialFlags(server),
+            ["fetch", "groups", "--transaction-id", "redirect"] + Self.credentialFlags(server) + Self.answerTimeout,
             server: server
         )
         #expect(redirect.status == 2)
@@ -494,7 +509,7 @@ struct FetchCommandTests {
         flags[flags.count - 1] = "http://127.0.0.1:\(dead.port)/t/refused"
         let refused = try await runProcess(
             try Self.binary(),
-            ["fetch", "groups", "--transaction-id", "ok"] + flags,
+            ["fetch", "groups", "--transaction-id", "ok"] + flags + Self.answerTimeout,
             environment: Self.environment()
         )
         #expect(refused.status == 2)
