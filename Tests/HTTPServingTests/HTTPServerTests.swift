@@ -40,7 +40,13 @@ import Testing
         }
         #endif
 
-        init(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }, slow: Duration = .zero) throws {
+        /// A server configured by `configure`, whose `GET /slow` takes `slow`, then waits for `held`
+        /// to open when one is given.
+        init(
+            _ configure: (inout HTTPServer.Configuration) -> Void = { _ in },
+            slow: Duration = .zero,
+            held: Gate? = nil
+        ) throws {
             var configuration = HTTPServer.Configuration()
             // A test's request may wait for its task's turn on a busy machine (in one CI run a
             // request came more than 60 s after its connection, and was rightly answered 408):
@@ -53,7 +59,10 @@ import Testing
                     request.path == "/now" ? HTTPResponse(contentType: "text/plain", body: "now") : nil
                 },
                 work: .task { request in
-                    if request.path == "/slow" { try? await Task.sleep(for: slow) }
+                    if request.path == "/slow" {
+                        try? await Task.sleep(for: slow)
+                        await held?.wait()
+                    }
                     let query = request.queryItems()?.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
                     return HTTPResponse(
                         contentType: "text/plain",
@@ -182,7 +191,16 @@ import Testing
     }
 
     @Test func beyondTheRequestsAnsweredAtOnceIs503() async throws {
-        let running = try Running({ $0.limits.maximumRequests = 1 }, slow: .seconds(5))
+        // The slow request is held until the refusal came, not for a time: held 5 s, it could
+        // finish first on a busy machine, and the second request was then rightly served.
+        let held = Gate()
+        let running = try Running(
+            {
+                $0.limits.maximumRequests = 1
+                $0.limits.handlerTimeout = nil
+            },
+            held: held
+        )
         let slow = try await TestClient.connect(running)
         slow.send("GET /slow HTTP/1.1\r\n\r\n")
         try await waitUntil { running.server.requestsInFlight > 0 }
@@ -191,11 +209,15 @@ import Testing
         let answer = try await refused.answer()
         #expect(answer.status == 503)
         #expect(answer.body == "tooManyRequests 1")
+        held.open()
         #expect(try await slow.answer().status == 200)
     }
 
     @Test func aStopFinishesTheRequestInFlightAndClosesIdleConnections() async throws {
-        let running = try Running({ _ in }, slow: .milliseconds(500))
+        // The slow request is held until after the stop, not for a time: held 500 ms, it could be
+        // answered before the stop on a busy machine (kept alive, without `Connection: close`).
+        let held = Gate()
+        let running = try Running({ $0.limits.handlerTimeout = nil }, held: held)
         let idle = try await TestClient.connect(running)
         idle.send("GET /now HTTP/1.1\r\n\r\n")
         let first = try await idle.answer()
@@ -203,8 +225,10 @@ import Testing
         let busy = try await TestClient.connect(running)
         busy.send("GET /slow HTTP/1.1\r\n\r\n")
         try await waitUntil { running.server.requestsInFlight > 0 }
-        running.server.stop(within: .seconds(30))
+        // Grace for a busy machine to come to the opening of the gate below.
+        running.server.stop(within: .seconds(600))
         #expect(await idle.isClosedByServer())
+        held.open()
         let answer = try await busy.answer()
         #expect(answer.status == 200)
         #expect(answer.headers["connection"] == "close")
