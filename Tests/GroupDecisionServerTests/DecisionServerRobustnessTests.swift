@@ -59,6 +59,10 @@ struct DecisionServerRobustnessTests {
         try await waitUntil { try await server.get(path).decisionText == tightenedDecision }
 
         try "{ \"format\": \"group-policy/v1\", \"id\": ".write(to: file, atomically: false, encoding: .utf8)
+        // The failed reload is waited for, not given five seconds: a busy machine had not come to
+        // the next reload by then, and no line was logged yet. Then two more intervals, in which a
+        // server logging the failure at each reload would log it again.
+        _ = try await server.logLine { $0.hasPrefix("policies not reloaded") }
         try await Task.sleep(for: .seconds(5))
         #expect(try await server.get(path).decisionText == tightenedDecision)
         let failures = server.logLines().filter { $0.hasPrefix("policies not reloaded") }
