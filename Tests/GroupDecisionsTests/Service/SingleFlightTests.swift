@@ -62,11 +62,19 @@ struct SingleFlightTests {
         let flights = SingleFlight<Int>(now: clock.now)
         let begun = clock.date
         let body = counted(gate)
+        // The callers that are to join count themselves first: on a busy machine a task may start
+        // later than any fixed wait, and one that came after the flight ended started its own. A
+        // caller joins without suspending once it has counted itself; the sleeps cover that step.
+        let callers = Locked(0)
         // Named an instant at the flight's start, a second later: joins it.
         let first = Task { try await flights.run(Self.key, body) }
         while runs.withLock({ $0 }) < 1 { await Task.yield() }
         clock.advance(by: .seconds(1))
-        let joined = Task { try await flights.run(Self.key, joiningFlightsSince: begun, body) }
+        let joined = Task {
+            callers.withLock { $0 += 1 }
+            return try await flights.run(Self.key, joiningFlightsSince: begun, body)
+        }
+        try await waitUntil { callers.withLock { $0 } == 1 }
         try await Task.sleep(for: .milliseconds(100))
         gate.open()
         #expect(try await first.value == 1)
@@ -81,7 +89,11 @@ struct SingleFlightTests {
         clock.advance(by: .seconds(1))
         let own = Task { try await flights.run(other, joiningFlightsSince: second.addingTimeInterval(0.5), gated) }
         while runs.withLock({ $0 }) < 3 { await Task.yield() }
-        let late = Task { try await flights.run(other, joiningFlightsSince: second.addingTimeInterval(0.5), gated) }
+        let late = Task {
+            callers.withLock { $0 += 1 }
+            return try await flights.run(other, joiningFlightsSince: second.addingTimeInterval(0.5), gated)
+        }
+        try await waitUntil { callers.withLock { $0 } == 2 }
         try await Task.sleep(for: .milliseconds(100))
         secondGate.open()
         #expect(try await old.value == 2)
