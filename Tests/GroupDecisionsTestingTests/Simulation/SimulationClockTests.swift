@@ -46,14 +46,21 @@ struct SimulationClockTests {
     @Test("following the wall clock, time never runs slower than real time, and moves on from an advance")
     func followsTheWallClock() async throws {
         let clock = SimulationClock(start: Date(), followsWallClock: true)
-        let wallBefore = Date()
+        // The wall clock is read inside the interval the clock is read over, so a thread put aside
+        // between two readings (tens of milliseconds on a busy machine) only lengthens the clock's
+        // interval: with the wall read outside it, a pause of a millisecond there failed the test.
         let before = clock.now()
+        let wallBefore = Date()
         try await Task.sleep(for: .milliseconds(20))
+        let wallAfter = Date()
         let elapsed = clock.now().timeIntervalSince(before)
-        #expect(elapsed >= Date().timeIntervalSince(wallBefore) - 0.001)
+        #expect(elapsed >= wallAfter.timeIntervalSince(wallBefore) - 0.001)
+        // Likewise a minute's advance is measured from a wall reading before it: the wall read
+        // after it has moved on by however long the thread was put aside.
+        let wallAtJump = Date()
         clock.advance(to: clock.now().addingTimeInterval(60))
         let jumped = clock.now()
-        #expect(jumped.timeIntervalSince(Date()) >= 59.99)
+        #expect(jumped.timeIntervalSince(wallAtJump) >= 59.99)
         try await Task.sleep(for: .milliseconds(5))
         #expect(clock.now() > jumped)
         // An advance to an instant already passed does not move the clock back.
