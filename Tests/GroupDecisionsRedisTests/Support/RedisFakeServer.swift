@@ -85,7 +85,10 @@ final class RedisFakeServer: @unchecked Sendable {
 
     /// A store on this server whose connections stay open however long the test pauses between
     /// calls (the tests count connections and the commands each received).
-    func store(timeout: Duration = .seconds(10), maximumConnections: Int = 32) throws -> RedisGroupsCache {
+    ///
+    /// Its calls time out after 2 minutes by default, as a real server's stores do: a call that must
+    /// be answered must not time out on a busy machine. Tests of timeouts pass their own.
+    func store(timeout: Duration = .seconds(120), maximumConnections: Int = 32) throws -> RedisGroupsCache {
         try RedisGroupsCache(
             host: "127.0.0.1",
             port: port,
