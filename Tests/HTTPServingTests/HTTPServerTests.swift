@@ -194,6 +194,7 @@ import Testing
         // The slow request is held until the refusal came, not for a time: held 5 s, it could
         // finish first on a busy machine, and the second request was then rightly served.
         let held = Gate()
+        defer { held.open() }
         let running = try Running(
             {
                 $0.limits.maximumRequests = 1
@@ -217,6 +218,7 @@ import Testing
         // The slow request is held until after the stop, not for a time: held 500 ms, it could be
         // answered before the stop on a busy machine (kept alive, without `Connection: close`).
         let held = Gate()
+        defer { held.open() }
         let running = try Running({ $0.limits.handlerTimeout = nil }, held: held)
         let idle = try await TestClient.connect(running)
         idle.send("GET /now HTTP/1.1\r\n\r\n")
@@ -282,13 +284,17 @@ import Testing
     /// A second stop may bring the deadline closer, never put it later: an operator's second
     /// SIGTERM would otherwise hold the process past the grace it was given.
     @Test func aSecondStopNeverPutsTheDeadlineLater() async throws {
-        let running = try Running({ $0.limits.handlerTimeout = nil }, slow: .seconds(120))
+        // The request is held for as long as the test runs, and the second stop gives an hour: a
+        // server that took the later deadline is still running when the wait gives up.
+        let held = Gate()
+        defer { held.open() }
+        let running = try Running({ $0.limits.handlerTimeout = nil }, held: held)
         let busy = try await TestClient.connect(running)
         busy.send("GET /slow HTTP/1.1\r\n\r\n")
         try await waitUntil { running.server.requestsInFlight > 0 }
         running.server.stop(within: .milliseconds(100))
-        running.server.stop(within: .seconds(120))
-        try await waitUntil { running.stopped }
+        running.server.stop(within: .seconds(3600))
+        try await waitUntil(atMost: .seconds(120)) { running.stopped }
         #expect(running.stopped)
         #expect(await busy.isClosedByServer())
     }
