@@ -221,4 +221,17 @@ struct RedisConcurrencyTests {
         )
         #expect(store.pool.statistics.retries == 2)
     }
+
+    @Test("a connection idle for its lifetime is closed, not counted as a surprise, and the next call opens one")
+    func idleConnectionsClose() async throws {
+        let fake = try RedisFakeServer()
+        defer { fake.stop() }
+        let store = try fake.store(idleLifetime: .milliseconds(200))
+        #expect(try await store.answer(anyTransactionID: "a", in: .sandbox) == nil)
+        try await waitUntil(atMost: .seconds(60)) { fake.openConnections == 0 }
+        #expect(try await store.answer(anyTransactionID: "b", in: .sandbox) == nil)
+        #expect(store.pool.statistics.connectionsOpened == 2)
+        #expect(store.pool.statistics.connectionsDiscarded == 0)
+        #expect(fake.connections == 2)
+    }
 }

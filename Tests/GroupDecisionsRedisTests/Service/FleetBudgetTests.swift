@@ -111,7 +111,7 @@ struct FleetBudgetTests {
             let cache =
                 index < cutOff
                 ? try dead.store(prefix: "partial", timeout: .milliseconds(500))
-                : try server.store(prefix: "partial", timeout: .seconds(5))
+                : try server.store(prefix: "partial")
             return try Self.service(apple, cache, burst: 8, fallbackShare: fallbackShare)
         }
         let (sent, refusals) = await Self.send(10, through: services)

@@ -80,15 +80,22 @@ final class RedisFakeServer: @unchecked Sendable {
     var commands: [Command] { lock.withLock { received } }
     /// Connections accepted so far.
     var connections: Int { lock.withLock { accepted } }
+    /// Connections the client has not closed yet.
+    var openConnections: Int { lock.withLock { open.count } }
     /// Replies sent a second time so far.
     var repeatedReplies: Int { lock.withLock { repeated } }
 
     /// A store on this server whose connections stay open however long the test pauses between
     /// calls (the tests count connections and the commands each received).
     ///
-    /// Its calls time out after 2 minutes by default, as a real server's stores do: a call that must
-    /// be answered must not time out on a busy machine. Tests of timeouts pass their own.
-    func store(timeout: Duration = .seconds(120), maximumConnections: Int = 32) throws -> RedisGroupsCache {
+    /// Its calls time out after 30 s by default: a call that must be answered must not time out on a
+    /// busy machine, and a store that missed a reply fails each call within that. Tests of timeouts
+    /// pass their own.
+    func store(
+        timeout: Duration = .seconds(30),
+        maximumConnections: Int = 32,
+        idleLifetime: Duration = .seconds(86_400)
+    ) throws -> RedisGroupsCache {
         try RedisGroupsCache(
             host: "127.0.0.1",
             port: port,
@@ -98,7 +105,7 @@ final class RedisFakeServer: @unchecked Sendable {
             maximumValueBytes: 2 << 20,
             maximumClockSkew: .seconds(5),
             now: { Date() },
-            idleLifetime: .seconds(86_400)
+            idleLifetime: idleLifetime
         )
     }
 
