@@ -28,12 +28,11 @@ struct DecisionServerContractTests {
         #expect(served.text == (try String(contentsOf: Self.document, encoding: .utf8)))
     }
 
-    /// Schemathesis generates requests from the document (its coverage and fuzzing phases, a fixed
-    /// seed) and checks every answer (no 5xx, documented statuses, content types, headers and
-    /// bodies, schema-invalid requests refused), not that every schema-valid request is accepted,
-    /// which no document can promise here (whether `whyNot` names a capability depends on the
-    /// policies loaded; `POST /invalidate` takes exactly one of three parameters, which OpenAPI
-    /// cannot say); the budget is generous so that generated customers are fetched, not refused.
+    /// Schemathesis generates requests from the document (its coverage and fuzzing phases, a fixed seed) and checks
+    /// every answer (no 5xx, documented statuses, content types, headers and bodies, schema-invalid requests refused),
+    /// not that every schema-valid request is accepted, which no document can promise here (whether `whyNot` names a
+    /// capability depends on the policies loaded; `POST /invalidate` takes exactly one of three parameters, which
+    /// OpenAPI cannot say); the budget is generous so that generated customers are fetched, not refused.
     @Test("schemathesis exercises every operation and finds no failure")
     func schemathesisFindsNothing() async throws {
         let server = try await DecisionServerProcess.start(arguments: ["--requests-per-second", "1000000"])

@@ -2,10 +2,9 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-/// The fleet's two promises through four decision servers on one real redis-server, each a process
-/// of its own: an invalidation that answered 200 holds on every server, the one cut off from Redis
-/// included; and the budget holds, as the fake App Store counts it: a lost budget key lets at most
-/// one burst more through, and a server cut off from Redis sends nothing.
+/// The fleet's two promises through four decision server processes on one real redis-server: an invalidation that
+/// answered 200 holds on every server, even the one cut off from Redis; and the budget holds, as the fake App Store
+/// counts it: a lost budget key lets at most one burst more through, and a cut-off server sends nothing.
 @Suite(
     "Decision server: the fleet's guarantees, four servers on one Redis",
     .heavy,
@@ -23,8 +22,7 @@ struct DecisionServerFleetGuaranteeTests {
         return String(decoding: connection.receive { $0.firstIndex(of: UInt8(ascii: "\r")) }.bytes, as: UTF8.self)
     }
 
-    /// Four servers fetching from one fake App Store, the one at each index reaching Redis at the
-    /// port `redisPort` gives it.
+    /// Four servers fetching from one fake App Store, each reaching Redis at the port `redisPort` gives its index.
     static func fleet(arguments: [String] = [], redisPort: (Int) -> Int) async throws -> [DecisionServerProcess] {
         let store = try await FakeAppStore()
         var servers: [DecisionServerProcess] = []
@@ -118,9 +116,8 @@ struct DecisionServerFleetGuaranteeTests {
     /// comparison), one `FLUSHALL`, one `DEL` of the budget keys, or a `FLUSHALL` every second.
     enum Loss: String { case none, flushOnce, deleteOnce, flushEverySecond }
 
-    /// How the first servers reach Redis: refused (nothing listens at the address they are given),
-    /// silent (a proxy that accepts and holds every call for an hour), or slow (a proxy that
-    /// forwards every call 200 ms late: not cut off).
+    /// How the first servers reach Redis: refused (nothing listens at the address they are given), silent (a proxy that
+    /// accepts and holds every call for an hour), or slow (a proxy that forwards every call 200 ms late: not cut off).
     enum Link: String { case refused, silent, slow }
 
     /// What befalls the fleet's budget of `rate` requests a second (a burst of as many): the
@@ -136,13 +133,12 @@ struct DecisionServerFleetGuaranteeTests {
 
     /// Four servers driven for 12 seconds, with customers of their own, count at the fake App Store.
     ///
-    /// A lost budget key (a budget of 10 a second): each loss lets at most one burst more through.
-    /// Servers cut off from Redis (a budget of 2 a second, so that a window holds few): over any 10
-    /// seconds at most the budget plus one burst (22 requests), and none from a cut-off server: it
-    /// sends nothing beyond what Redis granted it, which is nothing. With `--fallback-share 0.25`,
-    /// the behaviour before, the cut-off servers added a bucket of their own each: the busiest
-    /// window held 27, 32 and 39 with one, two and three refused. A server whose Redis answers
-    /// every call 200 ms late (slow, not cut off) still takes its tokens from Redis.
+    /// A lost budget key (a budget of 10 a second): each loss lets at most one burst more through. Servers cut off from
+    /// Redis (a budget of 2 a second, so that a window holds few): over any 10 seconds at most the budget plus one
+    /// burst (22 requests), and none from a cut-off server: it sends nothing beyond what Redis granted it, which is
+    /// nothing. With `--fallback-share 0.25`, the behaviour before, the cut-off servers added a bucket of their own
+    /// each: the busiest window held 27, 32 and 39 with one, two and three refused. A server whose Redis answers every
+    /// call 200 ms late (slow, not cut off) still takes its tokens from Redis.
     @Test(
         "a lost budget key lets at most one burst more through to the App Store, a flush every second at most twice the budget; with 1, 2 or 3 of four servers cut off from Redis, at most the budget plus one burst in any 10 s, none from a cut-off server",
         arguments: [Loss.none, .flushOnce, .deleteOnce, .flushEverySecond].map { Trouble(rate: 10, loss: $0) }
@@ -182,10 +178,9 @@ struct DecisionServerFleetGuaranteeTests {
             }
             return count
         }
-        // Two clients a server, each asking for customers nobody asked for before
-        // (`fleet<server>_<client>_<n>`): every decision needs Apple, so the fleet spends all the
-        // budget it is given, and callers always wait on reserved tokens. A refusal for the budget
-        // with Retry-After (503, or 429 from a server cut off) is followed by a pause.
+        // Two clients a server, each asking for customers nobody asked for before (`fleet<server>_<client>_<n>`): every
+        // decision needs Apple, so the fleet spends all the budget it is given, and callers always wait on reserved
+        // tokens. A refusal for the budget with Retry-After (503, or 429 from a server cut off) is followed by a pause.
         let refusals = trouble.cutOff == 0 ? [503] : [429, 503]
         try await withThrowingTaskGroup { group in
             for (index, server) in servers.enumerated() {

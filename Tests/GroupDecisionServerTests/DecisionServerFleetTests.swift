@@ -134,8 +134,7 @@ struct DecisionServerFleetTests {
         #expect(!server.logLines().contains { $0.contains(#""customer":"#) || $0.contains("DECISION_LOG_SALT") })
     }
 
-    /// `POST /invalidate` takes one target: a request naming two was answered 200 while one of
-    /// them was skipped without a word.
+    /// `POST /invalidate` takes one target: a request naming two was answered 200 while one was skipped without a word.
     @Test(
         "invalidation: one customer, then everyone, and the next decisions fetch again; a request naming more than one target is refused, and nothing is forgotten"
     )

@@ -36,9 +36,8 @@ struct DecisionServerFreshnessTests {
         #expect(try await server.appStore.log().map(\.path) == fetched.map { "/groups/v1/currentGroups/\($0)" })
     }
 
-    /// The time to live comes from its variable, which a server started with `--max-age 1` alone
-    /// would refuse (below the default 300 s); by default an answer past three quarters of it is
-    /// refreshed ahead, with the refresh's own token.
+    /// The time to live comes from its variable, which a server with only `--max-age 1` would refuse (below the default
+    /// 300 s); by default an answer past three quarters of it is refreshed ahead, with the refresh's own token.
     @Test(
         "an answer is reused for its time to live (from GROUP_DECISION_SERVER_CACHE_TTL), then fetched again; --refresh-ahead 0 --max-age TTL is a fixed time to live",
         arguments: [[], ["--max-age", "1", "--refresh-ahead", "0"]]

@@ -2,9 +2,8 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-/// The decision server on the library's rate-limit gate: nothing malformed spends the budget, member
-/// listings have a budget and a gate of their own, and a failed invalidation says what to do without
-/// repeating the shared cache's words.
+/// The decision server on the library's rate-limit gate: nothing malformed spends the budget, member listings have a
+/// budget and gate of their own, and a failed invalidation says what to do without the shared cache's words.
 @Suite("Decision server and the rate-limit gate", .requires(.pythonCryptography))
 struct DecisionServerGateTests {
     @Test("whyNot of an undeclared capability, and malformed ids, are refused before anything goes upstream")

@@ -179,8 +179,7 @@ struct DecisionServerOperationsTests {
     }
 }
 
-/// Clients on kept-alive connections, each asking again as soon as its answer is whole, until the
-/// server closes the connection.
+/// Clients on kept-alive connections, each asking again once its answer is whole, until the server closes it.
 final class Load: Sendable {
     struct Outcome: Sendable {
         /// Whole answers received.

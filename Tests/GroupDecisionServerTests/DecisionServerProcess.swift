@@ -131,8 +131,7 @@ final class DecisionServerProcess: @unchecked Sendable {
         kill(process.processIdentifier, number)
     }
 
-    /// The server's exit status once it has exited and its output has all been read, or `nil` when
-    /// it still runs after `limit`.
+    /// The server's exit status once it has exited and all its output is read; `nil` if it still runs after `limit`.
     func exitStatus(within limit: Duration) async throws -> Int32? {
         let deadline = ContinuousClock.now + limit
         while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
@@ -153,8 +152,7 @@ final class DecisionServerProcess: @unchecked Sendable {
     /// Starts (once) reading a standard error that was ``Stream/unread``.
     func startReadingErrors() { errors.start() }
 
-    /// The next `count` lines the server writes on standard output (its decision log with
-    /// `--decision-log -`), once they have come.
+    /// Waits for the next `count` lines of the server's standard output (with `--decision-log -`, its decision log).
     func outputLines(_ count: Int) async throws -> [String] {
         let taken = outputTaken.withLock { $0 }
         try await waitUntil { output.lines.count >= taken + count }
@@ -220,9 +218,8 @@ final class DecisionServerProcess: @unchecked Sendable {
         try await exchange("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
     }
 
-    /// Sends `request` as it is on a new connection and reads the answer: up to the end of its
-    /// body (the connection may stay open for another request), or what came before the server
-    /// closed or reset the connection.
+    /// Sends `request` as it is on a new connection and reads the answer: up to the end of its body (the connection may
+    /// stay open for another request), or what came before the server closed or reset the connection.
     func exchange(_ request: String) async throws -> Answer {
         let port = port
         return try await offCooperativePool {

@@ -153,11 +153,10 @@ struct DecisionServerRobustnessTests {
             arguments: ["--max-connections", "1", "--read-timeout", "1"]
         )
         let port = server.port
-        // The slow reader: a 4 KB receive buffer, 1 KB read every 200 ms, so each send of the
-        // server's makes a little progress and a timeout per send never fires. Its first read waits
-        // for the answer's first bytes: the instant the server began writing it. Between reads the
-        // same thread asks for ok1 (a thread of its own: a busy cooperative pool must not delay a
-        // try) until a 200 or 60 s; the answer is when the 200's request was sent.
+        // The slow reader: a 4 KB receive buffer, 1 KB read every 200 ms, so each send of the server's makes a little
+        // progress and a timeout per send never fires. Its first read waits for the answer's first bytes: the instant
+        // the server began writing it. Between reads the same thread asks for ok1 (a thread of its own: a busy
+        // cooperative pool must not delay a try) until a 200 or 60 s; the answer is when the 200's request was sent.
         let (writing, freed) = try await offCooperativePool {
             () -> (ContinuousClock.Instant, ContinuousClock.Instant?) in
             let slow = try RawConnection(port: port, receiveBuffer: 4096)
@@ -179,13 +178,12 @@ struct DecisionServerRobustnessTests {
             }
             return (writing, nil)
         }
-        // Once the slow answer has been written for the read timeout, the slot is free again for
-        // another client, while the slow reader is still connected and reading (what the server
-        // had sent before it closed stays in the kernel's buffers). A loaded machine took more than
-        // four seconds to evaluate the answer, so the clock starts at the answer's first bytes.
-        // The read timeout is 1 s; the rest is for a busy machine's scheduling and the refusals
-        // before the 200. A write that outlives the read timeout (the default 5 s, the handler's
-        // 30 s, a timeout per send, none) fails here.
+        // Once the slow answer has been written for the read timeout, the slot is free again for another client, while
+        // the slow reader is still connected and reading (what the server had sent before it closed stays in the
+        // kernel's buffers). A loaded machine took more than four seconds to evaluate the answer, so the clock starts
+        // at the answer's first bytes. The read timeout is 1 s; the rest is for a busy machine's scheduling and the
+        // refusals before the 200. A write that outlives the read timeout (the default 5 s, the handler's 30 s, a
+        // timeout per send, none) fails here.
         let held = try #require(freed, "the slow reader held the only slot for 60 s") - writing
         #expect(held < .seconds(4), "the slot was free \(held) after the slow answer began")
     }

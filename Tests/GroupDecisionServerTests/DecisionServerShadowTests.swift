@@ -5,10 +5,9 @@ import ServingTestSupport
 import ShadowReportReading
 import Testing
 
-/// group-decision-server with `--candidate-policies`: `GET /shadow` reports exactly what the
-/// candidate changes in the decisions served, `POST /shadow/reset` starts it again, the answers
-/// served are those of a server without a candidate, and a candidate that does not load changes
-/// nothing but the report.
+/// group-decision-server with `--candidate-policies`: `GET /shadow` reports exactly what the candidate changes in the
+/// decisions served, `POST /shadow/reset` starts it again, the answers served are those of a server without a
+/// candidate, and a candidate that does not load changes nothing but the report.
 @Suite("Decision server: shadow", .requires(.pythonCryptography))
 struct DecisionServerShadowTests {
     static let salt = "a salt of sixteen bytes or more"

@@ -69,10 +69,9 @@ struct DecisionServerStartTests {
         #expect(!result.standardOutput.contains("listening"))
     }
 
-    /// A huge file, a FIFO nobody writes, a directory or a symbolic link loop is refused without
-    /// being read whole; a symbolic link to a regular file (a mounted secret) is read; a FIFO given
-    /// for the policies (read again every reload interval) held the start, without a line, until
-    /// something wrote to it.
+    /// A huge file, a FIFO nobody writes, a directory or a symbolic link loop is refused without being read whole; a
+    /// symbolic link to a regular file (a mounted secret) is read; a FIFO given for the policies (read again every
+    /// reload interval) held the start, without a line, until something wrote to it.
     @Test("a secret's file, the policies or the decision log that is no small regular file is refused at once")
     func filesRefused() async throws {
         let directory = URL(filePath: NSTemporaryDirectory()).appending(path: "start-files-\(UUID().uuidString)")

@@ -3,8 +3,7 @@ import GroupPolicy
 import ServingTestSupport
 import Testing
 
-/// group-decision-server, run as the built binary on 127.0.0.1 against the fake App Store, and
-/// asked over real HTTP.
+/// group-decision-server, run as the built binary on 127.0.0.1 against the fake App Store, and asked over real HTTP.
 @Suite("Decision server: routes and answers", .requires(.pythonCryptography))
 struct DecisionServerTests {
     @Test(

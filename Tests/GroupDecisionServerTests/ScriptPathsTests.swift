@@ -2,10 +2,9 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-/// The measurement scripts in `Scripts/` start the decision server with the test key and read
-/// other files of the repository by path; a path that moved breaks them only when someone runs
-/// them, long after. (Splitting the test targets moved the key to `Tests/ServingTestSupport`, and
-/// all five scripts naming it then failed to start a server.)
+/// The measurement scripts in `Scripts/` start the decision server with the test key and read other files of the
+/// repository by path; a path that moved breaks them only when someone runs them, long after. (Splitting the test
+/// targets moved the key to `Tests/ServingTestSupport`, and all five scripts naming it then failed to start a server.)
 @Suite("Scripts' paths")
 struct ScriptPathsTests {
     @Test("every path under Tests/ a script names exists")

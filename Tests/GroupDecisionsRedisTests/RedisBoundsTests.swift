@@ -7,19 +7,16 @@ import Testing
 @testable import AppStoreGroups
 @testable import GroupDecisionsRedis
 
-/// Whatever a caller gives the Redis store, every duration it sends is one Redis holds and every
-/// walk it makes ends.
+/// Whatever a caller gives the Redis store, every duration it sends is one Redis holds and every walk it makes ends.
 ///
-/// Two bugs these pin. A time to live of `Int64.max` seconds used to saturate to
-/// `PX 9223372036854775807`, which Redis refuses (`ERR invalid expire time`), so every write with
-/// it failed as a shared-cache failure (the service bounds its own durations at ten years; a
-/// direct caller of the public API may pass any). And durations past the milliseconds that
-/// `RedisGroupsCache.milliseconds(_:)` saturates trapped in the calls themselves: a `timeout` of
-/// more than 9.2 × 10^15 seconds (`.seconds(Int64.max)`, "no timeout") was accepted by the
-/// initializer, then the first call killed the process ("arithmetic overflow" in
-/// `RedisConnectionPool.pollTimeout(now:)`, on the pool's thread), and
-/// `takeBudgetToken(from:maximumWait: .seconds(Int64.max))` overflowed in `takeToken` (the
-/// saturated wait plus the key's lifetime).
+/// Two bugs these pin. A time to live of `Int64.max` seconds used to saturate to `PX 9223372036854775807`, which Redis
+/// refuses (`ERR invalid expire time`), so every write with it failed as a shared-cache failure (the service bounds its
+/// own durations at ten years; a direct caller of the public API may pass any). And durations past the milliseconds
+/// that `RedisGroupsCache.milliseconds(_:)` saturates trapped in the calls themselves: a `timeout` of more than 9.2 ×
+/// 10^15 seconds (`.seconds(Int64.max)`, "no timeout") was accepted by the initializer, then the first call killed the
+/// process ("arithmetic overflow" in `RedisConnectionPool.pollTimeout(now:)`, on the pool's thread), and
+/// `takeBudgetToken(from:maximumWait: .seconds(Int64.max))` overflowed in `takeToken` (the saturated wait plus the
+/// key's lifetime).
 @Suite("Redis store: durations Redis holds, and walks that end")
 struct RedisBoundsTests {
     @Test(

@@ -8,10 +8,9 @@ import Testing
 
 @testable import GroupDecisionsRedis
 
-/// A store over an app's own client: every command goes through ``RedisCommandSending``, with
-/// the keys, scripts and values of a store with its own pool (the conformance suite's second
-/// instance is one), and a client's failure is a store
-/// failure that names the command and the error's type, never its text.
+/// A store over an app's own client: every command goes through ``RedisCommandSending``, with the keys, scripts and
+/// values of a store with its own pool (the conformance suite's second instance is one), and a client's failure is a
+/// store failure that names the command and the error's type, never its text.
 @Suite("Redis cache: over an app's own client")
 struct RedisClientSeamTests {
     /// An app's client: it forwards each command to a pool of its own, and counts them.

@@ -8,16 +8,14 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// The Redis store's pool: as many calls on the wire as it has connections, the rest queued within
-/// their timeout, `close()` and cancellation ending calls at once, and a pooled connection that died
-/// while idle (a Redis restart) costing no call: it is noticed and closed, or the call is sent once
-/// more on a connection opened for it.
+/// The Redis store's pool: as many calls on the wire as it has connections, the rest queued within their timeout,
+/// `close()` and cancellation ending calls at once, and a pooled connection that died while idle (a Redis restart)
+/// costing no call: it is noticed and closed, or the call is sent once more on a connection opened for it.
 @Suite("Redis store's pool: concurrency, closing, cancellation and dead connections")
 struct RedisConcurrencyTests {
-    /// A service over `store`, on a budget no test spends: each decision for a customer nobody has
-    /// cached makes the five calls of a miss (see `RedisRoundTripTests`): the answer (none), the
-    /// fetch lock with the answer and generation, the 429 gate, a budget token, the new answer
-    /// written with the lock's release.
+    /// A service over `store`, on a budget no test spends: each decision for a customer nobody has cached makes the
+    /// five calls of a miss (see `RedisRoundTripTests`): the answer (none), the fetch lock with the answer and
+    /// generation, the 429 gate, a budget token, the new answer written with the lock's release.
     static func service(_ store: RedisGroupsCache) throws -> GroupDecisionService {
         try fleetService(StubGroupsSource(), store) {
             $0.rateLimits.requestsPerSecond = [.sandbox: 100_000, .production: 100_000]
@@ -190,8 +188,7 @@ struct RedisConcurrencyTests {
         "a pooled connection closed as a command arrives: the command is sent once more, on a new connection, unless it may have run and must not run twice; never a third time; a call on a fresh connection the server closes is not sent again"
     )
     func retryBounds() async throws {
-        // The second command of every connection, and every command of the fourth and later, meet a
-        // closed connection.
+        // The second command of every connection, and every command of the fourth and later, meet a closed connection.
         let fake = try RedisFakeServer { connection, index, _ in index == 1 || connection >= 4 ? .close : .standard }
         defer { fake.stop() }
         let store = try fake.store()

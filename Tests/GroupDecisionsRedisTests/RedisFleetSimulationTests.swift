@@ -7,8 +7,7 @@ import Testing
 
 @testable import GroupDecisionsRedis
 
-/// `RedisGroupsCache` under the fleet simulation, on a real redis-server of the test's own: no
-/// promise reported broken.
+/// `RedisGroupsCache` under the fleet simulation, on a real redis-server of the test's own: no promise reported broken.
 @Suite("Fleet simulation: RedisGroupsCache keeps every promise", .heavy)
 struct RedisFleetSimulationTests {
     /// Redis's store, one prefix per run, each service a client of its own, with the faults a

@@ -11,13 +11,12 @@ import Testing
 /// invalidation into one of everyone for as long as any answer left off the list lives.
 @Suite("Redis group index: a group's invalidation reaches every answer that holds it")
 struct RedisGroupIndexTests {
-    // The bug the short answer pins: the overflow mark was set with the time to live of the *last*
-    // write that found the list full (`SET …:members-overflow:G 1 PX life`), so a later write with
-    // a shorter life (two services with different `freshness.maximumStaleness`, a rolling deploy
-    // that changes `--max-age`) shortened the mark below the life of an earlier answer left off
-    // the list. Once the mark lapsed, `invalidate(groupID:)` no longer fell back to invalidating
-    // everyone, and the earlier answer, never listed, survived the group's invalidation. The
-    // list's own expiry is only ever raised (`PEXPIRE` when `PTTL < life`); the mark is too.
+    // The bug the short answer pins: the overflow mark was set with the time to live of the *last* write that found the
+    // list full (`SET …:members-overflow:G 1 PX life`), so a later write with a shorter life (two services with
+    // different `freshness.maximumStaleness`, a rolling deploy that changes `--max-age`) shortened the mark below the
+    // life of an earlier answer left off the list. Once the mark lapsed, `invalidate(groupID:)` no longer fell back to
+    // invalidating everyone, and the earlier answer, never listed, survived the group's invalidation. The list's own
+    // expiry is only ever raised (`PEXPIRE` when `PTTL < life`); the mark is too.
     @Test(
         "a group listing more customers than the bound turns its invalidation into one of everyone, however short the last answer left off it lives",
         .requires(.redisServer)

@@ -8,17 +8,15 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// The Redis store against a real `redis-server` on 127.0.0.1, shared by the processes of a fleet,
-/// and its failures against servers that never answer, refuse or disable commands: errors reach logs
-/// and HTTP bodies, so they name the server, the command and a reason of the library's own, never a
-/// key (it holds a customer id) nor Redis's own text.
+/// The Redis store against a real `redis-server` on 127.0.0.1, shared by the processes of a fleet, and its failures
+/// against servers that never answer, refuse or disable commands: errors reach logs and HTTP bodies, so they name the
+/// server, the command and a reason of the library's own, never a key (it holds a customer id) nor Redis's own text.
 @Suite("Redis store: answers, locks, 429 instants and invalidations shared through Redis, failures named without a key")
 struct RedisGroupsCacheTests {
-    /// The single-call lock, which the conformance suite does not call (only the owner releasing a
-    /// lock, the release being the same script, is its), and the time to live in Redis of an answer
-    /// and of a 429 instant (the suite asks only that an answer is gone within seconds of a short
-    /// one; an instant seen by another instance, only moving later, per endpoint and environment, is
-    /// its too).
+    /// The single-call lock, which the conformance suite does not call (only the owner releasing a lock, the release
+    /// being the same script, is its), and the time to live in Redis of an answer and of a 429 instant (the suite asks
+    /// only that an answer is gone within seconds of a short one; an instant seen by another instance, only moving
+    /// later, per endpoint and environment, is its too).
     @Test(
         "a fetch lock taken alone, an answer and a 429 instant live their time to live in Redis; the lock is taken again by its owner only, and lapses when its holder dies; an instant already past sets nothing",
         .requires(.redisServer)

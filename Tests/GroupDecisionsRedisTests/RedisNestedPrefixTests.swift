@@ -8,11 +8,10 @@ import Testing
 
 /// A prefix that would nest its counters among a shorter prefix's answers is refused.
 ///
-/// A prefix ending in `:Sandbox:groups` or `:Production:groups` would keep its counters (`generation-all`, `group-count`, `invalidations`)
-/// where the shorter prefix keeps its answers, so the shorter prefix's `invalidateAll()` removed
-/// them, and a write read before the longer prefix's own `invalidateAll()` was kept again. Such a
-/// prefix is refused; the counters of every prefix that can be made survive a shorter prefix's
-/// invalidation.
+/// A prefix ending in `:Sandbox:groups` or `:Production:groups` would keep its counters (`generation-all`,
+/// `group-count`, `invalidations`) where the shorter prefix keeps its answers, so the shorter prefix's
+/// `invalidateAll()` removed them, and a write read before the longer prefix's own `invalidateAll()` was kept again.
+/// Such a prefix is refused; the counters of every prefix that can be made survive a shorter prefix's invalidation.
 @Suite("Redis cache: a nested prefix keeps its counters")
 struct RedisNestedPrefixTests {
     @Test("a prefix ending in an environment's ':<Environment>:groups' is refused, with its line")

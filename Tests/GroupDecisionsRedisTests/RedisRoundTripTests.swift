@@ -8,10 +8,9 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// The calls one decision makes to Redis: the fetch lock taken in one script with the answer and
-/// generation, and released by the write that keeps the fetched answer, so an uncached decision waits
-/// for Redis five times (counted by a proxy in front of a real redis-server, each time a connection
-/// that was not waiting for a reply sends a call).
+/// The calls one decision makes to Redis: the fetch lock taken in one script with the answer and generation, and
+/// released by the write that keeps the fetched answer, so an uncached decision waits for Redis five times (counted by
+/// a proxy in front of a real redis-server, each time a connection that was not waiting for a reply sends a call).
 @Suite("Redis store: a decision's calls, the fetch lock in one script with the answer, generation and write")
 struct RedisRoundTripTests {
     @Test(

@@ -10,11 +10,10 @@ import Testing
 
 /// What the Redis store reads must prove where it belongs.
 ///
-/// It must be a reply to the command that asked for it (a
-/// reply nobody asked for fails its call, and its connection is not reused, or it would answer the
-/// next command), a value to the key and environment it is read from, a fetch time no later than
-/// now. A value no process wrote is input like any other: it must not crash the process that reads
-/// it, nor grant anything.
+/// It must be a reply to the command that asked for it (a reply nobody asked for fails its call, and its connection is
+/// not reused, or it would answer the next command), a value to the key and environment it is read from, a fetch time
+/// no later than now. A value no process wrote is input like any other: it must not crash the process that reads it,
+/// nor grant anything.
 @Suite("Redis store: replies and values that prove where they belong, and corrupted ones that grant nothing")
 struct RedisStoreProofTests {
     static let fetchedAt = Date(timeIntervalSince1970: 1_700_000_000.5)
@@ -185,8 +184,7 @@ struct RedisStoreProofTests {
 
     @Test("the extra reply fails its call and goes with its connection, never read as the next command's answer")
     func extraReply() async throws {
-        // The first command of each connection is answered with a null and then an integer 5: one
-        // reply too many.
+        // The first command of each connection is answered with a null and then an integer 5: one reply too many.
         let fake = try RedisFakeServer { _, index, _ in index == 0 ? .reply(Array("$-1\r\n:5\r\n".utf8)) : .standard }
         defer { fake.stop() }
         let store = try fake.store()

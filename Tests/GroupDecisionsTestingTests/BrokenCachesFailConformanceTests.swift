@@ -5,17 +5,15 @@ import GroupPolicyTestSupport
 import ServingTestSupport
 import Testing
 
-/// Every broken cache fails the conformance suite with a named check, on its own clock and on the
-/// suite's, and the operation sequences alone catch each of them too: a suite that cannot fail
-/// proves nothing.
+/// Every broken cache fails the conformance suite with a named check, on its own clock and on the suite's, and the
+/// operation sequences alone catch each of them too: a suite that cannot fail proves nothing.
 @Suite("Shared-cache conformance suite: every broken cache fails a named check", .cpuBound)
 struct BrokenCachesFailConformanceTests {
     typealias Check = SharedGroupsCacheConformance.Check
 
     struct Breakage: Sendable, CustomTestStringConvertible {
         var fault: BrokenFault
-        /// The check `run()` fails first, and its requirement (on either clock unless `onSuiteClock`
-        /// says otherwise).
+        /// The check `run()` fails first, and its requirement (on either clock unless `onSuiteClock` says otherwise).
         var check: Check
         var requirement = ""
         /// The requirement the operation sequences fail first on the suite's clock.

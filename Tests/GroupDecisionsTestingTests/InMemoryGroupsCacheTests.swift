@@ -7,18 +7,16 @@ import Testing
 
 @testable import GroupDecisions
 
-/// The in-process store beyond the contract the conformance suite checks (which invalidations
-/// remove which answers, for one): the byte bound with least-recently-used eviction, its own
-/// single-call fetch lock, and what an invalidation frees.
+/// The in-process store beyond the conformance suite's contract (which invalidations remove which answers, for one):
+/// the byte bound with least-recently-used eviction, its own single-call fetch lock, and what an invalidation frees.
 @Suite("In-memory groups store")
 struct InMemoryGroupsCacheTests {
     static func answer(_ body: String, at date: Date) -> CachedGroupsAnswer {
         CachedGroupsAnswer(kind: .groups, body: Array(body.utf8), fetchedAt: date)
     }
 
-    /// One array of bytes for every answer, and what each costs: an array's capacity is what the
-    /// allocator gave it, which for the same request can differ by a block between allocations,
-    /// and the cost counts capacity.
+    /// One array of bytes for every answer, and what each costs: an array's capacity is what the allocator gave it,
+    /// which for the same request can differ by a block between allocations, and the cost counts capacity.
     static func sameSizeAnswers(_ clock: ManualClock) -> (answer: @Sendable () -> CachedGroupsAnswer, cost: Int) {
         let body = Array(String(repeating: "x", count: 100).utf8)
         let answer = { @Sendable in CachedGroupsAnswer(kind: .groups, body: body, fetchedAt: clock.date) }
@@ -46,8 +44,7 @@ struct InMemoryGroupsCacheTests {
         try await store.setAnswer(huge, anyTransactionID: "huge", in: .sandbox, timeToLive: .seconds(60))
         #expect(try await store.answer(anyTransactionID: "huge", in: .sandbox) == nil)
         #expect(store.costBytes == 3 * cost)
-        // Reading c0 makes c1 the least recently used; one answer twice the size pushes out the two
-        // least recently used.
+        // Reading c0 makes c1 the least recently used; an answer twice the size evicts the two least recently used.
         #expect(try await store.answer(anyTransactionID: "c0", in: .sandbox) != nil)
         let big = Self.answer(String(repeating: "y", count: 100 + cost / 2), at: clock.date)
         try await store.setAnswer(big, anyTransactionID: "c3", in: .sandbox, timeToLive: .seconds(60))

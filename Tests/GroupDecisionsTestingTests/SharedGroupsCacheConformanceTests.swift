@@ -4,9 +4,8 @@ import GroupDecisionsTesting
 import ServingTestSupport
 import Testing
 
-/// The conformance suite passes the stores that keep the contract, on their own clock and on the
-/// suite's, with and without a second instance, counting or not, of every concern or of some; its
-/// failures read as one line that names the check.
+/// The conformance suite passes the stores that keep the contract, on their own clock and the suite's, with and without
+/// a second instance, counting or not, of every concern or some; each failure reads as one line naming the check.
 @Suite("Shared-cache conformance suite: caches that keep the contract pass")
 struct SharedGroupsCacheConformanceTests {
     struct Case: Sendable, CustomTestStringConvertible {

@@ -7,8 +7,7 @@ import Testing
 
 @testable import GroupDecisions
 
-/// The public test seam: a source answering from a dictionary, and a service over it with no key and
-/// no network.
+/// The public test seam: a source answering from a dictionary, and a service over it with no key and no network.
 @Suite("Static groups source")
 struct StaticGroupsSourceTests {
 

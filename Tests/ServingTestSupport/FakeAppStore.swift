@@ -33,10 +33,9 @@ package struct LoggedRequest: Decodable, Sendable {
     package var host: String?
 }
 
-/// The fake App Store process (Server/fake_app_store.py) on 127.0.0.1 that all tests share, and its
-/// port: started by the first test that needs it, waiting for its port off Swift's cooperative
-/// threads (the network tests need them, and the machine may have only two); it exits when the test
-/// process does.
+/// The fake App Store process (Server/fake_app_store.py) on 127.0.0.1 that all tests share, and its port: started by
+/// the first test that needs it, waiting for its port off Swift's cooperative threads (the network tests need them, and
+/// the machine may have only two); it exits when the test process does.
 private let sharedServer = Task {
     try await offCooperativePool {
         let server = try PythonServer(
@@ -207,8 +206,7 @@ package func runProcess(
         try process.run()
         stdin.fileHandleForWriting.write(Data(input.utf8))
         try stdin.fileHandleForWriting.close()
-        // Standard error is read on a thread of its own: a child filling one pipe while the other is
-        // read would wait forever.
+        // Standard error is read on its own thread: a child filling one pipe while the other is read would hang.
         let errorData = Locked(Data())
         let errorRead = DispatchSemaphore(value: 0)
         Thread {

@@ -20,8 +20,7 @@ package struct FaultServerEvent: Decodable, Sendable {
 /// A running fault server on 127.0.0.1 that gets TLS wrong on purpose: `plain` speaks plain HTTP
 /// where the client expects TLS, `tls` presents a self-signed certificate made at start.
 ///
-/// The server prints one JSON event per line; ``stop()`` closes its standard input, which ends it,
-/// and returns every event.
+/// The server prints one JSON event per line; ``stop()`` closes its standard input, ending it, and returns every event.
 package final class FaultServer: @unchecked Sendable {
     package enum Mode: String { case plain, tls }
 
@@ -77,12 +76,11 @@ package let quickRetries = RetryPolicy(
     jitter: 0
 )
 
-/// Measures how long `body` takes on the continuous clock, running it on a thread of its own
-/// (a ``ThreadExecutor``).
+/// Measures how long `body` takes on the continuous clock, running it on a thread of its own (a ``ThreadExecutor``).
 ///
-/// Other suites' CPU-bound tests can keep both cooperative threads of a two-core machine busy
-/// for seconds; a fault test run there would measure their work, not the client's. Its waits for
-/// I/O and for timers resume on that thread too, so they never queue behind other tests.
+/// Other suites' CPU-bound tests can keep both cooperative threads of a two-core machine busy for seconds; a fault test
+/// run there would measure their work, not the client's. Its waits for I/O and for timers resume on that thread too, so
+/// they never queue behind other tests.
 package func timed<T>(_ body: () async throws -> T) async rethrows -> (value: T, elapsed: Duration) {
     let executor = ThreadExecutor(name: "timed")
     defer { executor.finish() }
@@ -107,9 +105,8 @@ private let sleepTimers = DispatchQueue(label: "AppStoreGroupsTests.sleepTimers"
 
 /// The time a failed call may take: every attempt up to its timeout, every wait, and slack.
 ///
-/// The slack is ten minutes: beside two busy loops on two cores, the suite's process was seen to
-/// wait more than a minute for a thread. It still tells a call that ends from one that waits out
-/// a year's `Retry-After` or hangs.
+/// The slack is ten minutes: beside two busy loops on two cores, the suite's process was seen to wait more than a
+/// minute for a thread. It still tells a call that ends from one that waits out a year's `Retry-After` or hangs.
 package func failureBound(
     timeout: Duration,
     attempts: Int,

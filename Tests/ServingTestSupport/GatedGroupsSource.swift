@@ -5,13 +5,11 @@ package import GroupPolicy
 import Synchronization
 import Testing
 
-/// A ``StaticGroupsSource`` whose calls can be held: while the gate is closed, a call reads the
-/// answer it will give (the state at the time Apple received the request), records that it
-/// started, and waits for ``open()``.
+/// A ``StaticGroupsSource`` whose calls can be held: while the gate is closed, a call reads the answer it will give
+/// (the state at the time Apple received the request), records that it started, and waits for ``open()``.
 package final class GatedGroupsSource: GroupsSource, Sendable {
     package let inner: StaticGroupsSource
-    /// The gate calls wait at while closed, the one id held (every id when `nil`), and how many
-    /// calls have started.
+    /// The gate calls wait at while closed, the one id held (every id when `nil`), and how many calls have started.
     private let state = Mutex<(gate: Gate?, held: String?, started: Int)>((nil, nil, 0))
 
     package init(_ inner: StaticGroupsSource) { self.inner = inner }

@@ -3,15 +3,13 @@ package import Testing
 /// Runs a test that loads the whole machine (a fleet of server processes, a browser, a binary
 /// reading 64 MiB) one at a time with the others of its kind.
 ///
-/// The package's tests run in one process, suites in parallel. On a two-core machine that is also
-/// busy with something else, two such tests at once starve every timing-sensitive test of the
-/// other suites for tens of seconds. Marked with `.heavy`, each test case of a suite or test waits
-/// for the one before it to finish; the light tests still run beside it.
+/// The package's tests run in one process, suites in parallel. On a busy two-core machine, two such tests at once
+/// starve every timing-sensitive test of the other suites for tens of seconds. Marked with `.heavy`, each test case of
+/// a suite or test waits for the one before it to finish; the light tests still run beside it.
 package struct HeavyTest: TestTrait, SuiteTrait, TestScoping {
     package var isRecursive: Bool { true }
 
-    /// Scopes each test case, never the suite around them: a suite holding the turn would keep its
-    /// own tests from taking it.
+    /// Scopes each test case, never the suite around them: a suite holding the turn would keep its own tests from it.
     package func scopeProvider(for test: Test, testCase: Test.Case?) -> HeavyTest? {
         testCase == nil ? nil : self
     }

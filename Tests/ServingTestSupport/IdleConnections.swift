@@ -1,13 +1,12 @@
 import Foundation
 import GroupPolicyTestSupport
 
-/// Idle connections to a server on 127.0.0.1 that send nothing and never close, held by a child
-/// process (Server/idle_connections.py) rather than by the test process.
+/// Idle connections to a server on 127.0.0.1 that send nothing and never close, held by a child process
+/// (Server/idle_connections.py) rather than by the test process.
 ///
-/// Foundation's `Process.run()` on Linux reads past the end of glibc's `/proc/self/fd` buffer once
-/// the launching process holds about 1,350 descriptors (swift-corelibs-foundation pull request
-/// 5472), so a test holding a thousand sockets itself made any other test's child process launch
-/// crash the whole run.
+/// Foundation's `Process.run()` on Linux reads past the end of glibc's `/proc/self/fd` buffer once the launching
+/// process holds about 1,350 descriptors (swift-corelibs-foundation pull request 5472), so a test holding a thousand
+/// sockets itself made any other test's child process launch crash the whole run.
 package final class IdleConnections: Sendable {
     private let holder: PythonServer
 

@@ -1,13 +1,12 @@
 import Foundation
 package import Testing
 
-/// Something a test needs that a developer's machine may lack, such as the Python package the fake
-/// App Store verifies tokens with.
+/// Something a test needs that a developer's machine may lack, such as the Python package the fake App Store verifies
+/// tokens with.
 ///
-/// A test that needs a missing component is skipped with one line naming it and how to install it,
-/// so `swift test` passes on a fresh machine. CI installs every component and sets
-/// `GROUP_POLICY_REQUIRE_ALL_TESTS=1`: then such a test runs anyway (and fails on the missing
-/// component), and `.ci/run` also fails on any skipped test.
+/// A test that needs a missing component is skipped with one line naming it and how to install it, so `swift test`
+/// passes on a fresh machine. CI installs every component and sets `GROUP_POLICY_REQUIRE_ALL_TESTS=1`: then such a test
+/// runs anyway (and fails on the missing component), and `.ci/run` also fails on any skipped test.
 package struct OptionalComponent: Sendable {
     /// What is missing, as the skip line names it.
     package var name: String

@@ -2,9 +2,8 @@ import Foundation
 
 /// HTTP/1.1 over a plain socket.
 ///
-/// A test controls every header (`Host` included) and every byte's timing, and sees the answer's
-/// status and headers as sent. Blocking: call it off Swift's
-/// cooperative threads (the playground tests' harnesses do).
+/// A test controls every header (`Host` included) and every byte's timing, and sees the answer's status and headers as
+/// sent. Blocking: call it off Swift's cooperative threads (the playground tests' harnesses do).
 package enum RawHTTP {
     package struct Answer {
         package var status: Int
@@ -51,8 +50,7 @@ package enum RawHTTP {
         return try connection.answer()
     }
 
-    /// Where the first whole answer in `bytes` ends (its head, then `Content-Length` bytes of
-    /// body), or `nil` before it has all come.
+    /// Where the first whole answer in `bytes` ends (head, then `Content-Length` body bytes); `nil` until it has come.
     package static func answerEnd(_ bytes: [UInt8]) -> Int? {
         guard let blank = bytes.indices.first(where: { bytes[$0...].starts(with: [13, 10, 13, 10]) }) else {
             return nil
@@ -85,8 +83,7 @@ package enum RawHTTP {
     }
 }
 
-/// One connection to 127.0.0.1 that a test feeds by hand (a slow or silent client), closed when
-/// released.
+/// One connection to 127.0.0.1 that a test feeds by hand (a slow or silent client), closed when released.
 package final class RawConnection: @unchecked Sendable {
     package let descriptor: Int32
 

@@ -2,16 +2,15 @@ import Foundation
 
 /// A TCP proxy on 127.0.0.1 in front of a server of the test's: a Redis far away.
 ///
-/// It holds every chunk a client sends for ``delay`` before passing it on (each chunk on its own
-/// timer, so one connection's chunks do not queue behind each other), passes the server's bytes
-/// back at once, and counts the calls in flight: connections that sent bytes the server has not
-/// answered yet. ``hold(untilInFlight:atMost:)`` makes it pass nothing on until that many calls are
-/// in flight at once, which proves a client's concurrency without timing anything.
-/// ``roundTrips`` counts the calls a client made through it: each time a connection that was not
-/// waiting for a reply sends bytes.
+/// It holds every chunk a client sends for ``delay`` before passing it on (each chunk on its own timer, so one
+/// connection's chunks do not queue behind each other), passes the server's bytes back at once, and counts the calls in
+/// flight: connections that sent bytes the server has not answered yet. ``hold(untilInFlight:atMost:)`` makes it pass
+/// nothing on until that many calls are in flight at once, which proves a client's concurrency without timing anything.
+/// ``roundTrips`` counts the calls a client made through it: each time a connection that was not waiting for a reply
+/// sends bytes.
 ///
-/// One thread drives every socket with `poll`, so the proxy's own cost stays small and its timers
-/// exact however many connections it carries.
+/// One thread drives every socket with `poll`, so the proxy's own cost stays small and its timers exact however many
+/// connections it carries.
 package final class RedisDelayProxy: @unchecked Sendable {
     package let port: Int
     package let delay: Duration
@@ -76,8 +75,7 @@ package final class RedisDelayProxy: @unchecked Sendable {
         _ = write(wake.write, &byte, 1)
     }
 
-    /// Whether the last hold ended because `count` calls were in flight (`false`: it timed out;
-    /// `nil`: it has not ended).
+    /// Whether the last hold ended because `count` calls were in flight (`false`: it timed out; `nil`: not ended yet).
     package var holdWasReached: Bool? { lock.withLock { barrierReached } }
 
     private func run() {

@@ -8,9 +8,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A `redis-server` of one test's own on 127.0.0.1, without persistence, stopped by ``stop()`` or
-/// when the object goes away: the one Redis fixture of the tests, where the processes of a fleet
-/// (each a store and a service) share one Redis.
+/// A `redis-server` of one test's own on 127.0.0.1, without persistence, stopped by ``stop()`` or when released: the
+/// tests' one Redis fixture, where the processes of a fleet (each a store and a service) share one Redis.
 ///
 /// Started with a delay, it has a ``RedisDelayProxy`` in front of it, which counts round trips and
 /// holds each command that long; stores reach the server through it unless asked for a direct one.
@@ -83,9 +82,8 @@ package final class RedisServer: @unchecked Sendable {
         stop()
     }
 
-    /// Stops the proxy and ends the server (SIGKILL) without waiting for it to go: for `defer` and
-    /// `deinit`, after which nothing needs the port closed, and which may run on one of Swift's
-    /// cooperative threads.
+    /// Stops the proxy and ends the server (SIGKILL) without waiting for it to go: for `defer` and `deinit`, after
+    /// which nothing needs the port closed, and which may run on one of Swift's cooperative threads.
     package func stop() {
         proxy?.stop()
         signalKill()
@@ -93,8 +91,7 @@ package final class RedisServer: @unchecked Sendable {
 
     /// Stops the proxy and ends the server, returning once its port refuses connections.
     ///
-    /// For a test that goes on to use Redis being gone; the wait (at most 5 seconds) runs off
-    /// Swift's cooperative threads.
+    /// For a test that goes on to use Redis being gone; the wait (at most 5 s) runs off Swift's cooperative threads.
     package func stopAndWait() async {
         proxy?.stop()
         _ = try? await offCooperativePool { self.kill() }
@@ -103,9 +100,8 @@ package final class RedisServer: @unchecked Sendable {
     /// Ends the server at once (SIGKILL) and waits, blocking, up to 5 seconds, until its port
     /// refuses connections; the proxy, if any, stays.
     ///
-    /// SIGKILL because a process started from one of Dispatch's threads inherits their blocked
-    /// signals, SIGTERM included; and a wait on the port because `waitUntilExit()` spins a run
-    /// loop that a cooperative thread never serves.
+    /// SIGKILL because a process started from one of Dispatch's threads inherits their blocked signals, SIGTERM
+    /// included; a wait on the port because `waitUntilExit()` spins a run loop no cooperative thread serves.
     private func kill() {
         guard signalKill() else { return }
         let end = Date().addingTimeInterval(5)
@@ -145,14 +141,13 @@ package final class RedisServer: @unchecked Sendable {
 
     /// A store on this server under `prefix`, through the proxy when there is one (unless `direct`).
     ///
-    /// Its calls time out after 2 minutes by default, not the product's 250 ms: a suite run under
-    /// two busy loops saw store calls take longer than 250 ms (and 2 s), and under a load of 20 one
-    /// took more than 10 s, the default before, which a service then met as a failed shared cache.
-    /// Tests of timeouts pass their own.
+    /// Its calls time out after 2 minutes by default, not the product's 250 ms: a suite run under two busy loops saw
+    /// store calls take longer than 250 ms (and 2 s), and under a load of 20 one took more than 10 s, the default
+    /// before, which a service then met as a failed shared cache. Tests of timeouts pass their own.
     ///
-    /// Its idle connections stay open for a day, not the product's minute: a test that counts the
-    /// connections opened (the pool's width) ran for minutes beside a loaded CI, a connection
-    /// opened early sat idle past a minute and was closed, and the pool opened one more.
+    /// Its idle connections stay open for a day, not the product's minute: a test that counts the connections opened
+    /// (the pool's width) ran for minutes beside a loaded CI, a connection opened early sat idle past a minute and was
+    /// closed, and the pool opened one more.
     package func store(
         prefix: String = "test",
         timeout: Duration = .seconds(120),
@@ -182,8 +177,7 @@ package final class RedisServer: @unchecked Sendable {
     }
 }
 
-/// Plain POSIX sockets on 127.0.0.1 for the tests: a free port, a probe, and a listener that never
-/// answers.
+/// Plain POSIX sockets on 127.0.0.1 for the tests: a free port, a probe, and a listener that never answers.
 package final class LoopbackSocket: @unchecked Sendable {
     package let descriptor: Int32
     package let port: Int
@@ -269,8 +263,7 @@ package final class LoopbackSocket: @unchecked Sendable {
         return true
     }
 
-    /// Turns off Nagle's delay, as Redis does: a reply written in two sends must not wait for the
-    /// first's ACK.
+    /// Turns off Nagle's delay, as Redis does: a reply written in two sends must not wait for the first's ACK.
     package static func setNoDelay(_ descriptor: Int32) {
         var one: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -1,9 +1,8 @@
 import Foundation
 package import GroupDecisions
 
-/// A small shadow report with every kind of value (a row without a candidate rule, a row with
-/// omitted rules, examples with and without ids, a quote to escape): the JSON tests write it, and
-/// the CLI's reader tests read it.
+/// A small shadow report with every kind of value (a row without a candidate rule, a row with omitted rules, examples
+/// with and without ids, a quote to escape): the JSON tests write it, and the CLI's reader tests read it.
 package enum SampleShadowReport {
     package static let report = ShadowReport(
         liveRevision: "49c9b1f4e538bd3a",

@@ -5,15 +5,13 @@ package import GroupDecisionsTesting
 package import GroupPolicy
 import Synchronization
 
-/// The one scriptable shared cache of the serving tests: forwards every call to another cache (an
-/// in-memory one unless told) and records it by name; a test scripts calls to fail, to take time
-/// on a manual clock, or reads of answers to find nothing.
+/// The one scriptable shared cache of the serving tests: forwards every call to another cache (an in-memory one unless
+/// told) and records it by name; a test scripts calls to fail, to take time on a manual clock, or answer reads to miss.
 ///
-/// `combinedCalls` chooses how the combined fetch-lock calls are made: `.native` forwards each as
-/// one call (as Redis makes them), `.defaults` makes them from the single calls, one round trip
-/// each, the lock released when a later step fails, as a store that cannot make them atomically
-/// does. The invalidation count and the
-/// fleet budget are forwarded only when asked, as a store that does not keep them behaves.
+/// `combinedCalls` chooses how the combined fetch-lock calls are made: `.native` forwards each as one call (as Redis
+/// makes them), `.defaults` makes them from the single calls, one round trip each, the lock released when a later step
+/// fails, as a store that cannot make them atomically does. The invalidation count and the fleet budget are forwarded
+/// only when asked, as a store that does not keep them behaves.
 package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     package enum CombinedCalls: Sendable {
         case native
@@ -96,8 +94,7 @@ package final class ScriptedGroupsCache: SharedGroupsCache, Sendable {
     /// Makes the named call take `duration` on the clock, whatever ``delay`` says.
     package func delay(_ name: String, by duration: Duration) { script.withLock { $0.delays[name] = duration } }
 
-    /// Makes the next `count` reads of an answer find none, as reads made just before another
-    /// process stored its answer do.
+    /// Makes the next `count` answer reads find none, as reads just before another process stored its answer do.
     package func missAnswerReads(_ count: Int) { script.withLock { $0.missingAnswerReads = count } }
 
     private func record(_ name: String, key: String) throws(AppStoreGroupsError) {

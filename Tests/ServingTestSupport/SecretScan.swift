@@ -2,14 +2,13 @@ package import AppStoreGroups
 import Foundation
 package import Testing
 
-/// What must never appear in an error's text, a log line or the CLI's output: the signing key in
-/// any spelling a leak could take, and bearer tokens.
+/// What must never appear in an error's text, a log line or the CLI's output: the signing key in any spelling a leak
+/// could take, and bearer tokens.
 ///
-/// Forbidden: the PEM's armour and body lines; every 16-character run of the key's base64, in
-/// standard and URL alphabets (so a line rewrapped or cut anywhere is still caught); the raw
-/// private scalar in hex, base64 and base64url; each token the server saw, its claims and its
-/// signature; and `eyJ`, which starts the base64url of `{"` and so every JWT header and claims
-/// segment, including tokens no server saw.
+/// Forbidden: the PEM's armour and body lines; every 16-character run of the key's base64, in standard and URL
+/// alphabets (so a line rewrapped or cut anywhere is still caught); the raw private scalar in hex, base64 and
+/// base64url; each token the server saw, its claims and its signature; and `eyJ`, which starts the base64url of `{"`
+/// and so every JWT header and claims segment, including tokens no server saw.
 package struct SecretScan {
     private var forbidden: [(what: String, text: String)] = []
 

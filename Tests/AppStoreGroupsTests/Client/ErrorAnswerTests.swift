@@ -4,8 +4,7 @@ import Testing
 
 @testable import AppStoreGroups
 
-/// One answer the fake server sends that the client will not use, and what the client must make
-/// of it.
+/// One answer the fake server sends that the client will not use, and what the client must make of it.
 struct ErrorCase: Sendable, CustomTestStringConvertible {
     var endpoint: Endpoint
     /// The id asked for; `{in N}` in it stands for the instant N milliseconds from now.
@@ -39,8 +38,7 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     enum Endpoint: Sendable {
         case groups, members
 
-        /// Calls the endpoint for `id` (one page of at most five members) and returns how many
-        /// groups or members came.
+        /// Calls the endpoint for `id` (one page of at most five members) and returns how many groups or members came.
         func call(_ client: AppStoreGroupsClient, _ id: String) async throws -> Int {
             switch self {
             case .groups: try await client.customerGroups(anyTransactionID: id).groups.count

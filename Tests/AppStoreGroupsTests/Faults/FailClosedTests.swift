@@ -9,8 +9,7 @@ import Testing
 /// grants nothing, and the line it logs holds no secret.
 @Suite("Fail closed")
 struct FailClosedTests {
-    /// The README's recommended handling, as written there: on any error, log it and evaluate an
-    /// empty response.
+    /// The README's recommended handling, as written there: on any error, log it and evaluate an empty response.
     static func decision(
         for transactionID: String,
         client: AppStoreGroupsClient,
@@ -66,9 +65,8 @@ struct FailClosedTests {
     func failedFetchGrantsNothing() async throws {
         let server = try await FakeAppStore()
         let refusing = try RefusingPort()
-        // Each attempt must fail the way it names (refused, 429), never as a timeout: with 3 s a
-        // refused connection on a busy machine came back as a timeout, so the attempts get the
-        // fault tests' room for answers.
+        // Each attempt must fail the way it names (refused, 429), never as a timeout: with 3 s a refused connection on
+        // a busy machine came back as a timeout, so the attempts get the fault tests' room for answers.
         let timeout = FetcherFaultTests.answerTimeout
         let clients = [
             (try FetcherFaultTests.client(refusing.baseURL, timeout: timeout, timeSource: .system), "ok"),

@@ -5,10 +5,9 @@ import Testing
 
 @testable import AppStoreGroups
 
-/// Each way the network can fail the fetcher, against real loopback servers with real clocks: the
-/// call must end in the right ``AppStoreGroupsError`` code, after a bounded number of attempts,
-/// within `timeout × attempts + waits` (plus slack for a loaded machine), and no text it produces
-/// may hold the key or a token.
+/// Each way the network can fail the fetcher, against real loopback servers with real clocks: the call must end in the
+/// right ``AppStoreGroupsError`` code, after a bounded number of attempts, within `timeout × attempts + waits` (plus
+/// slack for a loaded machine), and no text it produces may hold the key or a token.
 @Suite("Fetcher faults", .requires(.pythonCryptography))
 struct FetcherFaultTests {
     /// A client for `baseURL` with quick real-time retries.
@@ -27,10 +26,9 @@ struct FetcherFaultTests {
         )
     }
 
-    /// The timeout of a test whose request fails some other way than by timing out: long enough
-    /// that a machine running the whole suite under two busy loops never reaches it (a refused
-    /// connection came back as a timeout at 3 seconds), while the bound on the whole call still
-    /// catches a hang.
+    /// The timeout of a test whose request fails some other way than by timing out: long enough that a machine running
+    /// the whole suite under two busy loops never reaches it (a refused connection came back as a timeout at 3
+    /// seconds), while the bound on the whole call still catches a hang.
     static let answerTimeout: Duration = .seconds(30)
 
     /// `quickRetries`' waits before the second and third attempts.
@@ -93,9 +91,8 @@ struct FetcherFaultTests {
             // The alert ends each attempt at once; the timeout is wide because a handshake with a
             // Python server under two busy loops and a full test run once took over 3 seconds.
             Fault("https to a self-signed certificate", .untrustedTLS, .transportFailure, timeout: .seconds(20)),
-            // One byte a second for 600 bytes: never idle for the timeout, but ten minutes in all,
-            // so a test process stalled for a minute (two busy loops) cannot see the body finish
-            // before the deadline it was late to run.
+            // One byte a second for 600 bytes: never idle for the timeout, but ten minutes in all, so a test process
+            // stalled for a minute (two busy loops) cannot see the body finish before the deadline it was late to run.
             Fault(
                 "slow loris: a body trickled a byte at a time times out per attempt, however busy the line",
                 .fakeAppStore,
@@ -176,10 +173,9 @@ struct FetcherFaultTests {
             #expect(requests.map(\.authorization) == Array(repeating: "ok", count: fault.attempts))
             scan = try SecretScan(tokens: requests.compactMap(\.token))
         }
-        // Nothing crossed the wire in the clear. A plain server saw one connection per attempt, each
-        // a TLS handshake record (0x16, version 3.x), never an HTTP request, so the Authorization
-        // header never went out. A TLS server saw the client refuse its certificate with an alert:
-        // no handshake completed, so no request went out.
+        // Nothing crossed the wire in the clear. A plain server saw one connection per attempt, each a TLS handshake
+        // record (0x16, version 3.x), never an HTTP request, so the Authorization header never went out. A TLS server
+        // saw the client refuse its certificate with an alert: no handshake completed, so no request went out.
         let events = try await faultServer?.stop() ?? []
         if fault.target == .untrustedTLS {
             #expect(events.map(\.event) == ["handshake-failed", "handshake-failed", "handshake-failed"])

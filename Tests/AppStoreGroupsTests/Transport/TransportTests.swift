@@ -4,8 +4,7 @@ import Testing
 
 @testable import AppStoreGroups
 
-/// The URLSession transport and the client's checks of what any transport returns, against the
-/// real loopback server.
+/// The URLSession transport and the client's checks of what any transport returns, against the real loopback server.
 @Suite("Transport")
 struct TransportTests {
     @Test(

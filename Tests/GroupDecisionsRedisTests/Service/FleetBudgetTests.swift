@@ -10,10 +10,9 @@ import Testing
 
 /// One request budget for the fleet.
 ///
-/// With a shared cache, every process takes its tokens from one bucket in the cache; while the
-/// cache fails, each keeps to its share (none by default); without one, each has its own. The rate
-/// is so low (one token in 100 seconds) that no token comes back during a test, so every count is
-/// exact.
+/// With a shared cache, every process takes its tokens from one bucket in the cache; while the cache fails, each keeps
+/// to its share (none by default); without one, each has its own. The rate is so low (one token in 100 seconds) that no
+/// token comes back during a test, so every count is exact.
 @Suite("Rate limit: one budget for the fleet")
 struct FleetBudgetTests {
     /// A sandbox budget of 0.01 a second with a burst of `burst`, no wait for a token, and the fleet's
@@ -32,8 +31,7 @@ struct FleetBudgetTests {
         }
     }
 
-    /// Sends `attempts` requests through each service's gate in turn: how many went, and the
-    /// messages of the refusals.
+    /// Sends `attempts` requests through each service's gate in turn: how many went, and the messages of the refusals.
     static func send(_ attempts: Int, through services: [GroupDecisionService]) async -> (Int, Set<String>) {
         var sent = 0
         var refusals: Set<String> = []
@@ -195,14 +193,12 @@ struct FleetBudgetTests {
         case forgottenInMemory
     }
 
-    // A lost bucket forgets the tokens reserved by callers still waiting for them, at most the rate
-    // times the longest wait; a new bucket starts with the burst less those, so the two together
-    // send one burst. Four services decide customers nobody asked for until the budget refuses
-    // them: every decision needs Apple, and the source counts what reached it. The rate is 1/128
-    // of a token a second, so no token comes back during a test, and the longest wait, 672 s on a
-    // manual clock (a reserved token's wait passes at once), holds 5.25 tokens of reservations: a
-    // burst of 10 starts a bucket with 4.75, and takes 4 at once and 6 reserved, 10 in all. A
-    // bucket started full took 10 and 5 reserved: 15.
+    // A lost bucket forgets the tokens reserved by callers still waiting for them, at most the rate times the longest
+    // wait; a new bucket starts with the burst less those, so the two together send one burst. Four services decide
+    // customers nobody asked for until the budget refuses them: every decision needs Apple, and the source counts what
+    // reached it. The rate is 1/128 of a token a second, so no token comes back during a test, and the longest wait,
+    // 672 s on a manual clock (a reserved token's wait passes at once), holds 5.25 reserved tokens: a burst of 10
+    // starts a bucket with 4.75, taking 4 at once and 6 reserved, 10 in all; one started full took 15 (10, 5 reserved).
     @Test(
         "a cold fleet sends one burst, and each loss of the budget key one more, never more",
         .requires(.redisServer),

@@ -24,9 +24,8 @@ struct FlightJoinTests {
 
     // MARK: A replaced flight and the invalidations after it
 
-    /// Starts a flight for `key`, then one that replaces it (the first began more than a second
-    /// before the instant the second names): the flights on their clock, the first flight's permit,
-    /// and the two tasks, held at `gate`.
+    /// Starts a flight for `key`, then one that replaces it (the first began more than a second before the instant the
+    /// second names): the flights on their clock, the first flight's permit, and the two tasks, held at `gate`.
     static func replacedFlight() async throws -> (
         flights: SingleFlight<Int>, clock: ManualClock, gate: Gate, old: ServingPermit, tasks: [Task<Int, any Error>]
     ) {
@@ -91,8 +90,7 @@ struct FlightJoinTests {
         gated.close()
         let first = Task { try await service.decide("c") }
         try await gated.waitForCalls(1)
-        // A decision more than an interval later joins the fetch, and takes its answer only as a copy
-        // the invalidation count confirms.
+        // A decision over an interval later joins the fetch, and takes its answer only as a copy the count confirms.
         clock.advance(by: .milliseconds(300))
         let second = Task { try await service.decide("c") }
         // Time for the decision to reach the flight.
@@ -105,9 +103,8 @@ struct FlightJoinTests {
         #expect(try await first.value.decision.capabilities.sorted() == Families.capabilities)
         // The fetch was overtaken and kept nowhere: the second decision fetched again.
         #expect(try await second.value.outcome == ("live", []))
-        // Begun after the invalidation returned, the shared cache failing: the second decision's
-        // answer, kept here, is served only under a reading of the count, which fails, so it is
-        // fetched again within this process's share of the budget.
+        // Begun after the invalidation returned, the shared cache failing: the second decision's answer, kept here, is
+        // served only under a count reading, which fails, so it is fetched again on this process's budget share.
         #expect(try await service.decide("c").outcome == ("live", []))
         #expect(apple.callCount == 3)
     }
@@ -119,12 +116,11 @@ struct FlightJoinTests {
         case none, healthy, failing
     }
 
-    // Five decisions for one customer, 300 ms apart on a manual clock (advanced by hand, after each
-    // decision reached its flight), while Apple holds its answers. Without a shared cache, or with
-    // a healthy one while Apple is slower than the fetch lock wait, they send Apple one request.
-    // With the shared cache failing, two: the four later decisions began more than an interval
-    // after the fetch, another process's invalidation may have returned since, and no reading of
-    // the count can say; they share one fetch of their own, held at Apple while they join it (on a
+    // Five decisions for one customer, 300 ms apart on a manual clock (advanced by hand, after each decision reached
+    // its flight), while Apple holds its answers. Without a shared cache, or with a healthy one while Apple is slower
+    // than the fetch lock wait, they send Apple one request. With the shared cache failing, two: the four later
+    // decisions began more than an interval after the fetch, another process's invalidation may have returned since,
+    // and no reading of the count can say; they share one fetch of their own, held at Apple while they join it (on a
     // very busy machine one resumed after it ended may fetch once more: three).
     @Test(
         "decisions arriving over several intervals of a slow fetch share its request to Apple, unless no reading of the count can confirm it",

@@ -10,17 +10,15 @@ import Testing
 
 /// Redis's invalidation count never comes back to a value a process remembers.
 ///
-/// Every invalidation sets a fresh random value, and a read that finds the count missing (a flush,
-/// a restart without persistence, an expiry) creates one; a count a lagging replica set back, or one
-/// that went down, is a move like any other. Each case ends with a process serving nothing of the
-/// copy the invalidation removed.
+/// Every invalidation sets a fresh random value, and a read that finds the count missing (a flush, a restart without
+/// persistence, an expiry) creates one; a count a lagging replica set back, or one that went down, is a move like any
+/// other. Each case ends with a process serving nothing of the copy the invalidation removed.
 @Suite(
     "Redis invalidation count: every invalidation a value never read before, a lost count never read as one",
     .requires(.redisServer)
 )
 struct InvalidationCountTests {
-    /// The test's own redis-server: Swift Testing makes the suite for each test, and the server
-    /// stops when the test's suite goes.
+    /// The test's own redis-server: Swift Testing makes the suite for each test, and the server stops with that suite.
     let server: RedisServer
 
     init() async throws { server = try await RedisServer.start() }
@@ -134,10 +132,9 @@ struct InvalidationCountTests {
         if mishap != .wentDown { #expect(!read.contains(final)) }
     }
 
-    /// A refresh that read its generation before a group's invalidation, whose answer comes after
-    /// the store lost its keys: every count read as zero again, so the old answer matched and was
-    /// kept in the emptied store, served by every process (the fleet simulation's seed 2675 found it
-    /// in its model store, which counted as Redis did).
+    /// A refresh that read its generation before a group's invalidation, whose answer comes after the store lost its
+    /// keys: every count read as zero again, so the old answer matched and was kept in the emptied store, served by
+    /// every process (the fleet simulation's seed 2675 found it in its model store, which counted as Redis did).
     @Test(
         "a write read before an invalidation and a flush is refused, with or without the lock (real redis-server)"
     )
@@ -203,8 +200,7 @@ struct InvalidationCountTests {
             }
             #expect(both?.message == prefix + "EVAL read-answer-invalidations: an unexpected array")
         }
-        // Another answer in the shared cache, written without an invalidation: the hit past the
-        // check interval serves that one.
+        // Another answer in the shared cache, written with no invalidation: the hit past the check interval serves it.
         let noGroups = CachedGroupsAnswer(kind: .groups, body: Array(#"{"groups":[]}"#.utf8), fetchedAt: clock.date)
         try await store.setAnswer(noGroups, anyTransactionID: "c", in: .sandbox, timeToLive: .seconds(60))
         clock.advance(by: service.configuration.sharedCache.invalidationCheckInterval)

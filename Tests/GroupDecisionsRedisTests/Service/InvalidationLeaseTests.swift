@@ -8,9 +8,8 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// The shared cache's invalidation count: a process serves its own copy of an answer only while a
-/// recent reading of the count confirms it, on every path, so an invalidation through any process
-/// has reached every process when it returns.
+/// The shared cache's invalidation count: a process serves its own copy of an answer only while a recent reading of the
+/// count confirms it, on every path, so an invalidation through any process has reached every process when it returns.
 @Suite("Decision service: an invalidation reaches every process before it returns")
 struct InvalidationLeaseTests {
     @Test(
@@ -125,8 +124,7 @@ struct InvalidationLeaseTests {
         #expect(try await other.decide("c1").decision.capabilities.sorted() == Families.capabilities)
         #expect(proxy.roundTrips == 12)
         #expect(source.callCount == 2)
-        // A fetch that fails: the answer, the lock with the answer and generation, the 429 gate, a
-        // budget token, the release.
+        // A failing fetch: the answer, the lock with answer and generation, the 429 gate, a budget token, the release.
         let failure = AppStoreGroupsError(code: .generalInternalError, message: "Apple failed", httpStatus: 500)
         source.fail("c3", with: failure)
         #expect(await expectError { try await service.decide("c3") }?.code == .generalInternalError)
@@ -146,13 +144,12 @@ struct InvalidationLeaseTests {
         case stormStillFailing
     }
 
-    // Service A and service B (through a cache whose calls the test fails) share an in-memory
-    // cache on one clock. In the storm, answers live 1 s with no refresh ahead, as the revocation
-    // storm that once printed a stale answer after an invalidation's 200 ran (`--cache-ttl 1
-    // --refresh-ahead 0`): B holds c's answer past its time to live, one of B's calls fails (a
-    // timeout on a loaded machine) so B skips the cache, and A invalidates c. Once the cache that
-    // failed answers again, B reads the count although it still skips the cache, sees it moved, and
-    // fetches c; while it still fails, B refuses c rather than serve it stale.
+    // Service A and service B (through a cache whose calls the test fails) share an in-memory cache on one clock. In
+    // the storm, answers live 1 s with no refresh ahead, as the revocation storm that once printed a stale answer after
+    // an invalidation's 200 ran (`--cache-ttl 1 --refresh-ahead 0`): B holds c's answer past its time to live, one of
+    // B's calls fails (a timeout on a loaded machine) so B skips the cache, and A invalidates c. Once the cache that
+    // failed answers again, B reads the count although it still skips the cache, sees it moved, and fetches c; while it
+    // still fails, B refuses c rather than serve it stale.
     @Test(
         "a process that skipped its shared cache after one failure serves none of its copies, fresh or past its time to live, and reads the count again once the cache is back",
         arguments: Skip.allCases

@@ -14,9 +14,8 @@ extension GroupDecisionService.Configuration {
         // The suites fail the shared cache on purpose: each process then fetches within a share of
         // the budget of its own, which is what they need to see the invalidations race.
         configuration.rateLimits.fallbackShare = 0.25
-        // A burst of twice the rate: a new fleet bucket starts with the burst less the rate times
-        // the longest wait (none at the defaults), so a first decision finds a token banked and
-        // makes no round trip more for the wait of a reserved one.
+        // A burst of twice the rate: a new fleet bucket starts with the burst less the rate times the longest wait
+        // (none at the defaults), so a first decision finds a token banked, with no extra round trip to wait for one.
         configuration.rateLimits.requestBurst = [.sandbox: 10, .production: 100]
         return configuration
     }
@@ -116,8 +115,7 @@ enum Invalidation: String, CaseIterable, Sendable {
 }
 
 extension RedisGroupsCache {
-    /// Sends a command the store does not send itself (`SET`, `DEL`, `PTTL`, `FLUSHALL`) on the
-    /// store's own connections.
+    /// Sends a command the store never sends itself (`SET`, `DEL`, `PTTL`, `FLUSHALL`) on the store's connections.
     @discardableResult
     func send(_ words: [String]) async throws -> RESPReply {
         try await call(words.map { Array($0.utf8) }, words[0])
@@ -129,8 +127,7 @@ extension RedisGroupsCache {
         return left
     }
 
-    /// The invalidation count, which must exist, be a value a fresh one may be, and be what Redis
-    /// holds under its key.
+    /// The invalidation count, which must exist, be a value a fresh one may be, and be what Redis holds under its key.
     func freshCount(sourceLocation: SourceLocation = #_sourceLocation) async throws -> UInt64 {
         let count = try #require(try await invalidationCount(), sourceLocation: sourceLocation)
         #expect(Self.invalidationCounts.contains(count), sourceLocation: sourceLocation)

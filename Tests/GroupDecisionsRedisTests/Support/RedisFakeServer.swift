@@ -6,9 +6,8 @@ import Testing
 @testable import GroupDecisions
 @testable import GroupDecisionsRedis
 
-/// A RESP2 server of a test's own on 127.0.0.1: a small in-memory Redis (`GET`, `SET`, `DEL`,
-/// `ECHO`, `PING`; any other command answers `:1`) whose answers a test replaces command by
-/// command, to misbehave as a broken server or proxy would.
+/// A RESP2 server of a test's own on 127.0.0.1: a small in-memory Redis (`GET`, `SET`, `DEL`, `ECHO`, `PING`; any other
+/// command answers `:1`) whose answers a test replaces command by command, to act as a broken server or proxy.
 final class RedisFakeServer: @unchecked Sendable {
     /// What to do with one command.
     enum Action: Sendable {
@@ -85,12 +84,11 @@ final class RedisFakeServer: @unchecked Sendable {
     /// Replies sent a second time so far.
     var repeatedReplies: Int { lock.withLock { repeated } }
 
-    /// A store on this server whose connections stay open however long the test pauses between
-    /// calls (the tests count connections and the commands each received).
+    /// A store on this server whose connections stay open however long the test pauses between calls (the tests count
+    /// connections and the commands each received).
     ///
-    /// Its calls time out after 30 s by default: a call that must be answered must not time out on a
-    /// busy machine, and a store that missed a reply fails each call within that. Tests of timeouts
-    /// pass their own.
+    /// Its calls time out after 30 s by default: a call that must be answered must not time out on a busy machine, and
+    /// a store that missed a reply fails each call within that. Tests of timeouts pass their own.
     func store(
         timeout: Duration = .seconds(30),
         maximumConnections: Int = 32,
@@ -196,8 +194,7 @@ final class RedisFakeServer: @unchecked Sendable {
         Array("$\(bytes.count)\r\n".utf8) + bytes + [13, 10]
     }
 
-    /// The command at the start of `bytes` (an array of bulk strings) and its length, or `nil`
-    /// while it is incomplete.
+    /// The command at the start of `bytes` (an array of bulk strings) and its length, or `nil` while it is incomplete.
     static func parseCommand(_ bytes: [UInt8]) -> ([[UInt8]], Int)? {
         let parser = RESPParser(maximumBulkBytes: 4 << 20, maximumArrayCount: 1 << 20)
         guard case (.array(let arguments?), let length)? = try? parser.parse(bytes[...]) else { return nil }

@@ -6,10 +6,9 @@ import GroupPolicy
 
 /// One plausible way a store breaks a guarantee `GroupDecisionService` relies on.
 ///
-/// One customer served another's answer, a revoked answer served after its invalidation returned,
-/// the fleet above its budget, a lock nobody can take: what a conformance suite or a fleet
-/// simulation must reject. Each breaks one concern, in the wrapper of that concern ``BrokenStore``
-/// gives.
+/// One customer served another's answer, a revoked answer served after its invalidation returned, the fleet above its
+/// budget, a lock nobody can take: what a conformance suite or a fleet simulation must reject. Each breaks one concern,
+/// in the wrapper of that concern ``BrokenStore`` gives.
 enum BrokenFault: String, Sendable, CaseIterable {
     // Answers, the fetch lock and invalidations: `BrokenCache`.
     case answerOfLastWrite  // `answerAndInvalidationCount` gives the answer written last when it has none.
@@ -159,8 +158,7 @@ struct BrokenRateLimits: SharedRateLimitState {
 struct BrokenBudget: SharedFleetBudget {
     let fault: BrokenFault?
     let inner: InMemoryGroupsCache
-    /// Where this instance takes tokens: the storage's cache, or (``BrokenFault/budgetPerInstance``)
-    /// its own.
+    /// Where this instance takes tokens: the storage's cache, or (``BrokenFault/budgetPerInstance``) its own.
     let budgets: InMemoryGroupsCache
     private let now: @Sendable () -> Date
 

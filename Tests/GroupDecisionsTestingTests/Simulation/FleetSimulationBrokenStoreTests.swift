@@ -4,13 +4,12 @@ import GroupDecisionsTesting
 import ServingTestSupport
 import Testing
 
-/// Every broken cache that breaks one of the four promises, as the service sees it, is found by
-/// the fleet simulation within 200 seeds, naming that promise.
+/// Every broken cache that breaks one of the four promises, as the service sees it, is found by the fleet simulation
+/// within 200 seeds, naming that promise.
 ///
-/// Measured over three runs of the suite, the first seed that found each was 1 to 8, except a
-/// lock-free write that ignores the generation (36 each time): well within the 200 asked, which
-/// leaves room for the interleavings a busy machine brings (see the article "Simulating a
-/// fleet", section "Replay").
+/// Measured over three runs of the suite, the first seed that found each was 1 to 8, except a lock-free write that
+/// ignores the generation (36 each time): well within the 200 asked, which leaves room for the interleavings a busy
+/// machine brings (see the article "Simulating a fleet", section "Replay").
 @Suite("Fleet simulation: a store that breaks a promise is found within 200 seeds", .heavy)
 struct FleetSimulationBrokenStoreTests {
     /// A broken cache, the promise it breaks, and the store it is played on.
@@ -32,11 +31,10 @@ struct FleetSimulationBrokenStoreTests {
         case losingKeys = "on a store that loses its keys"
         /// A store of your own on the wall clock, as `makeSharedCache` gives one.
         ///
-        /// The faults that show in one step are found as well. A budget refilled on the wall clock
-        /// refills in real time while a run plays minutes in a fraction of a second, so a fault seen
-        /// only in refreshes ahead (`lockFreeWriteIgnoresGeneration`, `refreshAlwaysGranted`) needs
-        /// the store's clock to be the simulation's (see the article "Simulating a fleet", section
-        /// "Clocks").
+        /// The faults that show in one step are found as well. A budget refilled on the wall clock refills in real time
+        /// while a run plays minutes in a fraction of a second, so a fault seen only in refreshes ahead
+        /// (`lockFreeWriteIgnoresGeneration`, `refreshAlwaysGranted`) needs the store's clock to be the simulation's
+        /// (see the article "Simulating a fleet", section "Clocks").
         case wallClock = "on the wall clock"
 
         func simulation(_ fault: BrokenFault) -> FleetSimulation {
@@ -63,16 +61,14 @@ struct FleetSimulationBrokenStoreTests {
         }
     }
 
-    /// Faults that break none of the four promises through the service (a lock nobody can take, a
-    /// `Retry-After` kept wrong, an answer kept past its time to live, ids the service never
-    /// accepts, one budget for every endpoint and environment, which starts again at each switch
-    /// with the budget's initial tokens and so refuses more but never sends more) are the
-    /// conformance suite's to find.
+    /// Faults that break none of the four promises through the service (a lock nobody can take, a `Retry-After` kept
+    /// wrong, an answer kept past its time to live, ids the service never accepts, one budget for every endpoint and
+    /// environment, which starts again at each switch with the budget's initial tokens and so refuses more but never
+    /// sends more) are the conformance suite's to find.
     ///
-    /// So is a count that goes back once, to 0 at the third
-    /// invalidation (`countRestartsFromZero`): through the service it shows only to a service that
-    /// read the count before the first of those three invalidations, read it in none of them, and
-    /// still holds a copy from then, and 200 seeds met no such service. A bucket that starts full
+    /// So is a count that goes back once, to 0 at the third invalidation (`countRestartsFromZero`): through the service
+    /// it shows only to a service that read the count before the first of those three invalidations, read it in none of
+    /// them, and still holds a copy from then, and 200 seeds met no such service. A bucket that starts full
     /// (`budgetStartsFull`) shows only when the store loses its budget.
     static let cases: [Case] = [
         // The six of the adversarial pass.

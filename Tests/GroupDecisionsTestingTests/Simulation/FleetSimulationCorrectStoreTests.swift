@@ -4,8 +4,7 @@ import GroupDecisionsTesting
 import ServingTestSupport
 import Testing
 
-/// A correct store under the fleet simulation: no promise reported broken, whichever clock the
-/// store keeps.
+/// A correct store under the fleet simulation: no promise reported broken, whichever clock the store keeps.
 @Suite("Fleet simulation: a correct store keeps every promise", .heavy)
 struct FleetSimulationCorrectStoreTests {
     @Test("InMemoryGroupsCache on the simulation's clock, with every fault: 0 violations in 100 seeds")
@@ -16,9 +15,8 @@ struct FleetSimulationCorrectStoreTests {
         #expect(violations.map(\.description) == [])
     }
 
-    /// `InMemoryGroupsCache()` keeps its budget, locks and expiries on the wall clock: the
-    /// simulation's clock then follows the wall clock (never slower), so a budget refilled in real
-    /// time is never counted against a shorter window.
+    /// `InMemoryGroupsCache()` keeps its budget, locks and expiries on the wall clock: the simulation's clock then
+    /// follows it (never slower), so a budget refilled in real time is never counted against a shorter window.
     @Test("InMemoryGroupsCache() through makeSharedCache, on the wall clock: 0 violations in 100 seeds")
     func inMemoryOnTheWallClock() async throws {
         let simulation = FleetSimulation { InMemoryGroupsCache() }
@@ -29,12 +27,11 @@ struct FleetSimulationCorrectStoreTests {
 
     /// A revocation storm, with one service's calls to the store cut off or flapping.
     ///
-    /// Answers live 1 second, are never refreshed ahead and may be served stale for an hour; Apple
-    /// answers a third of the requests 429 and drops one connection in ten. Before copies were
-    /// served only under a reading of the invalidation count, a service whose call to the store had
-    /// just failed served its copy of an answer an invalidation had removed (fresh, or stale in
-    /// place of a fetch the 429s refused): 16 violations in one run of these 100 seeds, the first
-    /// at seed 6.
+    /// Answers live 1 second, are never refreshed ahead and may be served stale for an hour; Apple answers a third of
+    /// the requests 429 and drops one connection in ten. Before copies were served only under a reading of the
+    /// invalidation count, a service whose call to the store had just failed served its copy of an answer an
+    /// invalidation had removed (fresh, or stale in place of a fetch the 429s refused): 16 violations in one run of
+    /// these 100 seeds, the first at seed 6.
     @Test("InMemoryGroupsCache under a revocation storm, one service's store failing: 0 violations in 100 seeds")
     func revocationStorm() async throws {
         let simulation = FleetSimulation(
@@ -48,10 +45,9 @@ struct FleetSimulationCorrectStoreTests {
         #expect(violations.map(\.description) == [])
     }
 
-    /// A store that keeps no fleet budget (each service keeps the whole budget, the promise the
-    /// budget times the services), no fetch lock (each service fetches what it finds no fresh
-    /// answer for, and writes it under the generation it read), or no rate limits; or whose fleet
-    /// budget or rate limits are another store's.
+    /// A store that keeps no fleet budget (each service keeps the whole budget, the promise the budget times the
+    /// services), no fetch lock (each service fetches what it finds no fresh answer for, and writes it under the
+    /// generation it read), or no rate limits; or whose fleet budget or rate limits are another store's.
     @Test(
         "InMemoryGroupsCache with a concern left out or kept by another store: 0 violations in 10 seeds",
         arguments: ["fleetBudget", "fetchLock", "rateLimits", "fleetBudget elsewhere", "rateLimits elsewhere"]

@@ -4,8 +4,7 @@ import Testing
 
 @testable import GroupDecisionsTesting
 
-/// The fleet simulation's clock: sleeps wait for the clock, and a clock that follows the wall clock
-/// never runs slower than it.
+/// The fleet simulation's clock: sleeps wait for it, and one that follows the wall clock never runs slower than it.
 @Suite("Fleet simulation: the clock")
 struct SimulationClockTests {
     @Test("a sleep wakes when the clock reaches its deadline, in the order of the deadlines")

@@ -2,8 +2,7 @@ import Foundation
 import ServingTestSupport
 import Testing
 
-/// `group-decisions-simulation`: a line per violation, then `N seeds, V violations`, and an exit
-/// status for each way it ends.
+/// `group-decisions-simulation`: a line per violation, then `N seeds, V violations`; an exit status per way it ends.
 @Suite("group-decisions-simulation: output and exit statuses")
 struct SimulationCommandTests {
     /// The binary next to the test bundle (both live in the build products directory).

@@ -26,11 +26,10 @@ struct SimulationStoreTests {
 
     /// A write read before a loss of the generations is refused after it.
     ///
-    /// A fetch began, a group it holds was invalidated, the store was flushed, and the fetch's write
-    /// came after: every count read 0 again, so the in-memory counts admitted the write of an answer
-    /// the invalidation had removed, and every service then served it (the simulation's seed 2675,
-    /// once in 8,000 seeds). Had the store kept its counts, the group's invalidation would have
-    /// refused it; after the loss, the generation read before it matches nothing.
+    /// A fetch began, a group it holds was invalidated, the store was flushed, and the fetch's write came after: every
+    /// count read 0 again, so the in-memory counts admitted the write of an answer the invalidation had removed, and
+    /// every service then served it (the simulation's seed 2675, once in 8,000 seeds). Had the store kept its counts,
+    /// the group's invalidation would have refused it; after the loss, the generation read before it matches nothing.
     @Test(
         "a write whose generation was read before a flush or a restart is refused after it; one read after it is kept",
         arguments: ["flush", "restart"]

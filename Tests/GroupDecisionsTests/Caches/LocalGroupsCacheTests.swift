@@ -74,9 +74,8 @@ struct LocalGroupsCacheTests {
     /// Answer sizes from one group to `ResponseLimits`' most.
     static let sizes = [1, 100, 1_000, 7_000, 10_000]
 
-    /// `count` organization groups in Apple's shape (18-digit group ids, one role entry of a 28-byte
-    /// product id) when they fit in Apple's 1 MiB, else with 16-digit ids and a short product id
-    /// (10,000 groups, the most a response may hold).
+    /// `count` organization groups in Apple's shape (18-digit group ids, one role entry of a 28-byte product id) if
+    /// they fit in Apple's 1 MiB, else 16-digit ids and a short product id (10,000 groups, a response's limit).
     static func response(groups count: Int) -> GetCustomerGroupsResponse {
         let appleShaped = count <= 7_000
         return GetCustomerGroupsResponse(
@@ -145,8 +144,7 @@ struct LocalGroupsCacheTests {
         let each = cache.costBytes / 10
         #expect(each > 1 << 20)
         #expect(each < 2 << 20)
-        // Four expired answers, one of them this instant (under 8 MiB): nothing handed back yet; the
-        // others and the byte count kept.
+        // Four expired answers (one this instant; under 8 MiB): none handed back yet; the others and byte count kept.
         #expect(cache.removeExpired(now: now.addingTimeInterval(3)) == 4)
         #expect(released.withLock { $0 } == 0)
         #expect(cache.count == 6)
@@ -185,10 +183,9 @@ struct LocalGroupsCacheTests {
     )
     func oneGroupAnswersKeepTheResidentBound() async throws {
         // 32 MiB filled twice over, each answer decoded among a request's own allocations (a read buffer, a few small
-        // blocks) as the service does: at 256 bytes an entry, a one-group answer counted 576 bytes and pinned about
-        // 1 KB of pages. The margin is the bound's own (10% and 16 MB). The resident set is the whole process's (a
-        // shadow comparison beside it grew it past the margin), so this measures in a process of its own and prints
-        // `cost growth count`.
+        // blocks) as the service does: at 256 bytes an entry, a one-group answer counted 576 bytes but pinned ~1 KB of
+        // pages. The margin is the bound's own (10%, 16 MB). The resident set is the whole process's (a shadow
+        // comparison beside it grew it past the margin): this runs in its own process, printing `cost growth count`.
         let capacity = 32 << 20
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let capacity = 32 << 20

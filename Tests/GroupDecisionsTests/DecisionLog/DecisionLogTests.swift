@@ -214,8 +214,7 @@ struct DecisionLogTests {
             } ?? -1
         }
         let lost = reports.withLock { $0 }
-        // Exactly two reports: the first loss at once, the rest when the log was released (the
-        // minute between reports had not passed).
+        // Exactly two reports: the first loss at once, the rest at release (the minute between reports had not passed).
         #expect(lost.count == 2)
         #expect(lost.allSatisfy { $0.failed == 0 && $0.lastError == nil })
         let dropped = lost.map(\.dropped).reduce(0, +)

@@ -5,10 +5,9 @@ import Testing
 
 @testable import GroupDecisions
 
-/// The service's configuration: every default field by field along its tree (nesting the settings
-/// by concern moved every one, and none may have changed on the way), and every setting out of
-/// range refused with one line naming it by its path, by the service and by the rate-limit gate for
-/// the gate's own settings.
+/// The service's configuration: every default field by field along its tree (nesting the settings by concern moved
+/// every one, and none may have changed on the way), and every setting out of range refused with one line naming it by
+/// its path, by the service and by the rate-limit gate for the gate's own settings.
 @Suite("Configuration: every default, every refusal")
 struct ConfigurationTests {
     typealias Configuration = GroupDecisionService.Configuration

@@ -38,9 +38,8 @@ struct FreshnessTests {
         .service
     }
 
-    /// A service over `gated` whose answers come due for a refresh ahead at 150 s, having fetched
-    /// c0 to c<fetched - 1> and running `run()` with every refresh worker waiting; then the gate is
-    /// closed and the clock moved to 200 s.
+    /// A service over `gated` whose answers come due for a refresh ahead at 150 s, having fetched c0 to c<fetched - 1>
+    /// and running `run()` with every refresh worker waiting; then the gate is closed and the clock moved to 200 s.
     func refreshing(
         _ gated: GatedGroupsSource,
         shared: (any SharedGroupsCache)? = nil,
@@ -59,8 +58,7 @@ struct FreshnessTests {
         return (service, run)
     }
 
-    /// The compact JSON's last keys of `served`, fetched at the start and served stale for `reason`
-    /// `age` milliseconds after.
+    /// The compact JSON's last keys of `served`, fetched at the start and served stale for `reason` `age` ms after.
     static func staleKeys(_ served: ServedDecision, reason: String, age: Int) -> String {
         #""groupsSource":"stale","groupsFetchedAt":"2027-01-15T08:00:00.000Z","#
             + #""policyRevision":"49c9b1f4e538bd3a","decisionId":"\#(served.decisionID)","#
@@ -125,8 +123,7 @@ struct FreshnessTests {
         #expect(source.callCount == 5)
     }
 
-    /// The window ends first (60 s past the time to live), or the maximum age does (600 s past it,
-    /// within a window of an hour).
+    /// The window ends first (60 s past the time to live) or the maximum age does (600 s past it, in an hour's window).
     @Test(
         "stale-if-error serves the last answer marked stale with its age until its window or the maximum age ends, then fails closed",
         arguments: [(60, 3300, 359), (3600, 600, 899)]

@@ -195,8 +195,7 @@ struct GroupDecisionServiceTests {
         let shared = InMemoryGroupsCache(now: clock.now)
         let first = try Self.service(stub, clock: clock, shared: shared)
         #expect(try await first.decide("c1").source == .live)
-        // The second process reads before the first one's answer is there, then takes the lock
-        // the first one has released.
+        // The second process reads before the first one's answer is there, then takes the lock the first has released.
         let missing = ScriptedGroupsCache(shared, forwardsBudget: false)
         missing.missAnswerReads(1)
         let second = try Self.service(stub, clock: clock, shared: missing)
@@ -262,8 +261,7 @@ struct GroupDecisionServiceTests {
         let error = await expectError { try await service.decide("c1") }
         #expect(error?.code == .generalInternalError)
         #expect(log.lines.count == 3)
-        // Reads skip the failed store for a while; an invalidation still tries it, throws its failure,
-        // and this process forgets at once.
+        // Reads skip the failed store a while; an invalidation still tries it and throws; this process forgets at once.
         stub.answer { _, _ in StubGroupsSource.consumerGroup }
         #expect(try await service.decide("c4").source == .live)
         let invalidation = await expectError { try await service.invalidate(anyTransactionID: "c4") }

@@ -41,10 +41,9 @@ struct InvalidationDuringFetchTests {
         #expect(stub.requests == ["c1", "c1"])
     }
 
-    /// Found by a review (fixed): a flight's not-found reached every caller who joined it, the
-    /// permit's `answers(callerBegunAt:countCheckInterval:)` check applied to answers only: a caller
-    /// who began after another process's invalidation (the purchase's notification) was refused
-    /// with the not-found of a request sent before it.
+    /// Found by a review (fixed): a flight's not-found reached every caller who joined it, the permit's
+    /// `answers(callerBegunAt:countCheckInterval:)` check applied to answers only: a caller who began after another
+    /// process's invalidation (the purchase's notification) was refused with the not-found of a request sent before it.
     @Test("a caller who begins after another process's invalidation returned is not refused with an older not-found")
     func joinerAfterRemoteInvalidationGetsNoOldNotFound() async throws {
         let fleet = try TwoProcessFleet(customers: [:])

@@ -33,8 +33,7 @@ struct RateLimitGateTests {
 
     init() { shared = InMemoryGroupsCache(now: clock.now) }
 
-    /// A 429's `Retry-After` (seconds from now, `nil` for none), the longest hold configured, and
-    /// the hold that follows.
+    /// A 429's `Retry-After` (seconds from now, `nil` for none), the longest hold configured, and the resulting hold.
     struct Hold: Sendable, CustomTestStringConvertible {
         var testDescription: String
         var retryAfter: TimeInterval?

@@ -113,8 +113,7 @@ struct SharedCacheGuardTests {
         #expect(cache.calls.count == 13)
         // The read's failure and the write's are each reported.
         #expect(observer.lines.count == 3, "\(observer.lines)")
-        // Once the interval is over and the cache answers promptly, everything is sent again, and the
-        // recovery reported once.
+        // Once the interval ends and the cache answers promptly, all is sent again and the recovery reported once.
         cache.failsEveryCall = false
         cache.delay = .zero
         clock.advance(by: .seconds(5))

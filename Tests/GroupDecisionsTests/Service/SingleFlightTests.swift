@@ -39,8 +39,7 @@ struct SingleFlightTests {
                     return try await flights.run(Self.key, counted(gate))
                 }
             }
-            // Every caller has joined (a caller joins without suspending once it has counted itself)
-            // by the time the body may finish.
+            // Every caller has joined (one joins without suspending once counted) by the time the body may end.
             try await waitUntil { callers.withLock { $0 } == 20 }
             try await Task.sleep(for: .milliseconds(100))
             gate.open()

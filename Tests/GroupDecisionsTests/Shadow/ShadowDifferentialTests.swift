@@ -40,8 +40,7 @@ struct ShadowDifferentialTests {
         #expect(rows.different > 10)
     }
 
-    /// A candidate that is the live policy with a few rules gone or turned around: most decisions
-    /// unchanged, as in a real rollout.
+    /// A candidate: the live policy with a few rules gone or reversed; most decisions unchanged, as in a real rollout.
     @Test(arguments: 0..<4)
     func nearlyIdenticalCandidates(batch: Int) async throws {
         var random = RandomInputs(seed: UInt64(batch) &* 1_000_003 &+ 7)

@@ -45,8 +45,7 @@ func shadowTestHash(_ customer: String) -> String {
     SHA256Hasher.hex(SHA256Hasher.hash(shadowTestSalt + Array(customer.utf8)))
 }
 
-/// A report of nothing compared since `since` (2027-01-15T08:00:00Z unless told), without a
-/// candidate unless told its revision.
+/// A report of nothing compared since `since` (2027-01-15T08:00:00Z by default); a candidate only if told its revision.
 func emptyShadowReport(
     liveRevision: String,
     candidateRevision: String? = nil,
